@@ -1,0 +1,61 @@
+//! `subagent-session`: the conversation as plain data and files.
+//!
+//! Owns:
+//! - the conversation data model ([`ContentBlock`], [`Message`], [`Role`]) and the session
+//!   events a run records ([`SessionEvent`]: `turn_start`, `message`, `turn_end`);
+//! - the append-only [`EventLog`] (`seq == index`) whose clones and forks share their history in
+//!   O(1): forking a log of 1,000,000 events costs what forking one of 10 costs;
+//! - fork seeds: [`EventLog::completed_turn_prefix`] and the repair of dangling tool calls
+//!   ([`repair_dangling_tool_calls`]);
+//! - transcript files: JSONL, appended and flushed at each turn end, loaded back with torn-line
+//!   recovery ([`TranscriptWriter`], [`load_transcript`]).
+//!
+//! Deliberately not here: anything that talks to a model, runs a tool or spawns a process. This
+//! crate depends on no other crate of the workspace.
+
+mod content;
+mod event;
+mod log;
+mod repair;
+mod transcript;
+
+pub use content::{ContentBlock, Message, Role, ToolResultContent};
+pub use event::{SessionEvent, StopReason};
+pub use log::{EventLog, Iter};
+pub use repair::{FORKED_TOOL_RESULT, dangling_tool_calls, repair_dangling_tool_calls};
+pub use transcript::{LoadedTranscript, TranscriptWarning, TranscriptWriter, load_transcript};
+
+/// Errors of this crate.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// Reading or writing a transcript file failed. Returned by [`TranscriptWriter`] and
+    /// [`load_transcript`]; retrying helps only if the cause (disk full, permissions) is fixed.
+    #[error("transcript {path}: {source}")]
+    Io {
+        /// The transcript file.
+        path: std::path::PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A complete (newline-terminated) line of a transcript is not a valid event, or its `seq`
+    /// does not match its position. Returned by [`load_transcript`]; the file is corrupt beyond a
+    /// torn last line, so retrying does not help.
+    #[error("transcript {path}:{line}: {message}")]
+    Corrupt {
+        /// The transcript file.
+        path: std::path::PathBuf,
+        /// 1-based line number.
+        line: usize,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// An event could not be serialized (a `serde_json::Value` with a non-finite number, say).
+    /// Returned by [`TranscriptWriter::append`]; retrying does not help.
+    #[error("cannot serialize event: {0}")]
+    Serialize(#[from] serde_json::Error),
+}
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,221 @@
+//! Transcript files: one JSON object per line, `{"seq":N,"type":…,…}`.
+//!
+//! The writer buffers lines and flushes (and syncs) them at each `turn_end`, so a crash loses at
+//! most the turn in progress. The loader skips a torn last line (a crash mid-write) with a
+//! warning instead of failing, and [`TranscriptWriter::open`] cuts such a tail off before it
+//! appends, so the file stays valid.
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::{Error, EventLog, Result, SessionEvent};
+
+#[derive(Serialize)]
+struct LineOut<'a> {
+    seq: usize,
+    #[serde(flatten)]
+    event: &'a SessionEvent,
+}
+
+#[derive(Deserialize)]
+struct LineIn {
+    seq: usize,
+    #[serde(flatten)]
+    event: SessionEvent,
+}
+
+/// Something the loader skipped, with where it was.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TranscriptWarning {
+    /// The transcript file.
+    pub path: PathBuf,
+    /// 1-based line number.
+    pub line: usize,
+    /// What was skipped and why.
+    pub message: String,
+}
+
+impl std::fmt::Display for TranscriptWarning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}: {}", self.path.display(), self.line, self.message)
+    }
+}
+
+/// A loaded transcript.
+#[derive(Debug)]
+pub struct LoadedTranscript {
+    /// The events, `seq == index`.
+    pub log: EventLog,
+    /// What was skipped (at most the torn last line).
+    pub warnings: Vec<TranscriptWarning>,
+    /// Byte length of the valid part of the file (everything before a torn last line).
+    pub valid_len: u64,
+}
+
+/// Loads a transcript file.
+///
+/// A last line that is cut short (no newline) or does not parse is skipped with a warning: that is
+/// what a crash in the middle of a write leaves. A complete line in the middle that does not parse,
+/// or whose `seq` is not its index, is [`Error::Corrupt`].
+pub fn load_transcript(path: &Path) -> Result<LoadedTranscript> {
+    let bytes = std::fs::read(path).map_err(|source| Error::Io {
+        path: path.to_owned(),
+        source,
+    })?;
+    let mut log = EventLog::new();
+    let mut warnings = Vec::new();
+    let mut valid_len = 0u64;
+    let mut start = 0usize;
+    let mut line_no = 0usize;
+    while start < bytes.len() {
+        line_no += 1;
+        let (end, terminated) = match bytes[start..].iter().position(|&b| b == b'\n') {
+            Some(offset) => (start + offset, true),
+            None => (bytes.len(), false),
+        };
+        let line = &bytes[start..end];
+        let next = if terminated { end + 1 } else { end };
+        let is_last = next >= bytes.len();
+        if line.iter().all(u8::is_ascii_whitespace) {
+            start = next;
+            if terminated {
+                valid_len = next as u64;
+            }
+            continue;
+        }
+        let parsed = if terminated {
+            serde_json::from_slice::<LineIn>(line).map_err(|e| e.to_string())
+        } else {
+            Err("line is cut short (no newline): the write was interrupted".to_owned())
+        };
+        match parsed {
+            Ok(entry) if entry.seq == log.len() => {
+                log.append(entry.event);
+                valid_len = next as u64;
+            }
+            Ok(entry) => {
+                return Err(Error::Corrupt {
+                    path: path.to_owned(),
+                    line: line_no,
+                    message: format!("seq {} where {} was expected", entry.seq, log.len()),
+                });
+            }
+            Err(message) if is_last => {
+                warnings.push(TranscriptWarning {
+                    path: path.to_owned(),
+                    line: line_no,
+                    message: format!("skipped a torn last line ({} bytes): {message}", line.len()),
+                });
+            }
+            Err(message) => {
+                return Err(Error::Corrupt {
+                    path: path.to_owned(),
+                    line: line_no,
+                    message,
+                });
+            }
+        }
+        start = next;
+    }
+    Ok(LoadedTranscript {
+        log,
+        warnings,
+        valid_len,
+    })
+}
+
+/// Appends events to a transcript file.
+#[derive(Debug)]
+pub struct TranscriptWriter {
+    path: PathBuf,
+    out: BufWriter<File>,
+    next_seq: usize,
+}
+
+impl TranscriptWriter {
+    /// Creates (or empties) the file.
+    pub fn create(path: &Path) -> Result<Self> {
+        let file = File::create(path).map_err(|source| Error::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+        Ok(Self {
+            path: path.to_owned(),
+            out: BufWriter::new(file),
+            next_seq: 0,
+        })
+    }
+
+    /// Opens an existing transcript to continue it (creating it when missing): loads it, cuts off
+    /// a torn last line, and appends after the last valid event.
+    pub fn open(path: &Path) -> Result<(Self, LoadedTranscript)> {
+        if !path.exists() {
+            let writer = Self::create(path)?;
+            let loaded = LoadedTranscript {
+                log: EventLog::new(),
+                warnings: Vec::new(),
+                valid_len: 0,
+            };
+            return Ok((writer, loaded));
+        }
+        let loaded = load_transcript(path)?;
+        let io = |source| Error::Io {
+            path: path.to_owned(),
+            source,
+        };
+        let file = OpenOptions::new().write(true).open(path).map_err(io)?;
+        file.set_len(loaded.valid_len).map_err(io)?;
+        let mut out = BufWriter::new(file);
+        std::io::Seek::seek(&mut out, std::io::SeekFrom::End(0)).map_err(io)?;
+        Ok((
+            Self {
+                path: path.to_owned(),
+                out,
+                next_seq: loaded.log.len(),
+            },
+            loaded,
+        ))
+    }
+
+    /// The file written to.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The `seq` the next event gets.
+    pub fn next_seq(&self) -> usize {
+        self.next_seq
+    }
+
+    /// Appends one event; a `turn_end` flushes and syncs the file.
+    pub fn append(&mut self, event: &SessionEvent) -> Result<()> {
+        let line = serde_json::to_vec(&LineOut {
+            seq: self.next_seq,
+            event,
+        })?;
+        let io = |source| Error::Io {
+            path: self.path.clone(),
+            source,
+        };
+        self.out.write_all(&line).map_err(io)?;
+        self.out.write_all(b"\n").map_err(io)?;
+        self.next_seq += 1;
+        if matches!(event, SessionEvent::TurnEnd { .. }) {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Flushes buffered lines and syncs the file's data to disk.
+    pub fn flush(&mut self) -> Result<()> {
+        let io = |source| Error::Io {
+            path: self.path.clone(),
+            source,
+        };
+        self.out.flush().map_err(io)?;
+        self.out.get_ref().sync_data().map_err(io)
+    }
+}

@@ -1,0 +1,3 @@
+mod fork_memory;
+mod serde_round_trip;
+mod transcript;

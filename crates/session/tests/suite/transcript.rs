@@ -1,0 +1,141 @@
+//! Transcripts: round trip, flush at turn end, torn-line recovery.
+
+use std::io::Write;
+
+use pretty_assertions::assert_eq;
+use subagent_session::{
+    Error, EventLog, Message, SessionEvent, StopReason, TranscriptWriter, load_transcript,
+};
+
+fn turn(n: u32, text: &str) -> Vec<SessionEvent> {
+    vec![
+        SessionEvent::TurnStart { turn: n },
+        SessionEvent::message(Message::user(text)),
+        SessionEvent::message(Message::assistant(format!("re: {text}"))),
+        SessionEvent::TurnEnd {
+            stop_reason: StopReason::Completed,
+        },
+    ]
+}
+
+#[test]
+fn round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.jsonl");
+    let events: Vec<_> = turn(0, "héllo ✓")
+        .into_iter()
+        .chain(turn(1, "again"))
+        .collect();
+    let mut writer = TranscriptWriter::create(&path).unwrap();
+    for event in &events {
+        writer.append(event).unwrap();
+    }
+    drop(writer);
+    let loaded = load_transcript(&path).unwrap();
+    assert!(loaded.warnings.is_empty());
+    assert_eq!(loaded.log, EventLog::from_events(events));
+    let first = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        first.starts_with(r#"{"seq":0,"type":"turn_start","turn":0}"#),
+        "{first}"
+    );
+}
+
+#[test]
+fn turn_end_flushes_without_closing() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.jsonl");
+    let mut writer = TranscriptWriter::create(&path).unwrap();
+    let events = turn(0, "q");
+    for event in &events[..3] {
+        writer.append(event).unwrap();
+    }
+    // Mid-turn: buffered, nothing on disk yet.
+    assert_eq!(load_transcript(&path).unwrap().log.len(), 0);
+    writer.append(&events[3]).unwrap();
+    // Turn ended: all four on disk while the writer is still open.
+    assert_eq!(load_transcript(&path).unwrap().log.len(), 4);
+}
+
+#[test]
+fn torn_last_line_is_skipped_with_a_warning_and_cut_before_appending() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.jsonl");
+    let mut writer = TranscriptWriter::create(&path).unwrap();
+    for event in turn(0, "kept").iter().chain(turn(1, "kept too").iter()) {
+        writer.append(event).unwrap();
+    }
+    drop(writer);
+    // A crash mid-write: half a line, no newline, and a cut multi-byte character.
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    file.write_all(&r#"{"seq":8,"type":"message","message":{"role":"user","content":[{"type":"text","text":"✓"#.as_bytes()[..70]).unwrap();
+    drop(file);
+
+    let loaded = load_transcript(&path).unwrap();
+    assert_eq!(loaded.log.len(), 8, "both complete turns survive");
+    assert_eq!(loaded.warnings.len(), 1);
+    assert_eq!(loaded.warnings[0].line, 9);
+    assert!(
+        loaded.warnings[0]
+            .to_string()
+            .contains("t.jsonl:9: skipped a torn last line"),
+        "{}",
+        loaded.warnings[0]
+    );
+
+    // Continuing the transcript cuts the torn tail, so the file is valid again.
+    let (mut writer, reloaded) = TranscriptWriter::open(&path).unwrap();
+    assert_eq!(reloaded.warnings.len(), 1);
+    assert_eq!(writer.next_seq(), 8);
+    for event in turn(2, "after the crash") {
+        writer.append(&event).unwrap();
+    }
+    drop(writer);
+    let loaded = load_transcript(&path).unwrap();
+    assert!(loaded.warnings.is_empty());
+    assert_eq!(loaded.log.len(), 12);
+    assert_eq!(
+        loaded.log.get(9).unwrap().as_message().unwrap().text(),
+        "after the crash"
+    );
+}
+
+#[test]
+fn corruption_in_the_middle_is_an_error_with_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.jsonl");
+    std::fs::write(
+        &path,
+        "{\"seq\":0,\"type\":\"turn_start\",\"turn\":0}\nnot json\n{\"seq\":1,\"type\":\"turn_start\",\"turn\":1}\n",
+    )
+    .unwrap();
+    match load_transcript(&path) {
+        Err(Error::Corrupt { line, .. }) => assert_eq!(line, 2),
+        other => panic!("expected corrupt, got {other:?}"),
+    }
+    std::fs::write(
+        &path,
+        "{\"seq\":0,\"type\":\"turn_start\",\"turn\":0}\n{\"seq\":5,\"type\":\"turn_start\",\"turn\":1}\n",
+    )
+    .unwrap();
+    match load_transcript(&path) {
+        Err(Error::Corrupt { line, message, .. }) => {
+            assert_eq!(line, 2);
+            assert_eq!(message, "seq 5 where 1 was expected");
+        }
+        other => panic!("expected corrupt, got {other:?}"),
+    }
+}
+
+#[test]
+fn missing_file_is_an_io_error_naming_the_path() {
+    let err = load_transcript(std::path::Path::new("/nonexistent/t.jsonl")).unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("transcript /nonexistent/t.jsonl:"),
+        "{err}"
+    );
+}
