@@ -1,1 +1,113 @@
-fn main() {}
+//! Project chores: `cargo xtask ci`, `cargo xtask test`, `cargo xtask bench`.
+//!
+//! `test` is the README's test command: it runs every test of the workspace (with nextest when it
+//! is installed, else `cargo test`). `ci` adds the format check and clippy with warnings denied.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, Result, bail};
+
+const HELP: &str = "\
+cargo xtask <command>
+
+Commands:
+  test    run every test of the workspace (the README's test command)
+  ci      cargo fmt --check, clippy with warnings denied, then every test
+  bench   run the divan benchmarks (results go into docs/performance.md by hand)
+  help    this text
+";
+
+fn main() -> Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let root = workspace_root()?;
+    match args.first().map(String::as_str) {
+        Some("test") => test(&root, &args[1..]),
+        Some("ci") => {
+            fmt_check(&root)?;
+            clippy(&root)?;
+            test(&root, &args[1..])
+        }
+        Some("bench") => bench(&root, &args[1..]),
+        Some("help" | "-h" | "--help") | None => {
+            print!("{HELP}");
+            Ok(())
+        }
+        Some(other) => bail!("unknown command `{other}`\n\n{HELP}"),
+    }
+}
+
+fn workspace_root() -> Result<PathBuf> {
+    let manifest_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    manifest_dir
+        .parent()
+        .map(Path::to_path_buf)
+        .context("xtask has no parent directory")
+}
+
+fn cargo() -> Command {
+    Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+}
+
+fn run(root: &Path, mut command: Command) -> Result<()> {
+    command.current_dir(root);
+    eprintln!("xtask: running {command:?}");
+    let status = command
+        .status()
+        .with_context(|| format!("could not run {command:?}"))?;
+    if !status.success() {
+        bail!("{command:?} failed with {status}");
+    }
+    Ok(())
+}
+
+fn has_nextest() -> bool {
+    cargo()
+        .args(["nextest", "--version"])
+        .output()
+        .is_ok_and(|out| out.status.success())
+}
+
+fn test(root: &Path, extra: &[String]) -> Result<()> {
+    if has_nextest() {
+        let mut command = cargo();
+        command.args(["nextest", "run", "--workspace", "--no-fail-fast"]);
+        command.args(extra);
+        run(root, command)?;
+        // nextest does not run doctests.
+        let mut doc = cargo();
+        doc.args(["test", "--workspace", "--doc"]);
+        run(root, doc)
+    } else {
+        let mut command = cargo();
+        command.args(["test", "--workspace", "--no-fail-fast"]);
+        command.args(extra);
+        run(root, command)
+    }
+}
+
+fn fmt_check(root: &Path) -> Result<()> {
+    let mut command = cargo();
+    command.args(["fmt", "--all", "--", "--check"]);
+    run(root, command)
+}
+
+fn clippy(root: &Path) -> Result<()> {
+    let mut command = cargo();
+    command.args([
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ]);
+    run(root, command)
+}
+
+fn bench(root: &Path, extra: &[String]) -> Result<()> {
+    let mut command = cargo();
+    command.args(["bench", "--workspace"]);
+    command.args(extra);
+    run(root, command)
+}

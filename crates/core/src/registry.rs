@@ -1,0 +1,199 @@
+//! The registry: providers by name, and the gates every start passes.
+
+use std::sync::{Arc, PoisonError, RwLock};
+
+use serde_json::Value;
+
+use crate::{Error, Result, Run, StartRequest, SubagentProvider};
+
+/// The depth cap when none is configured: a top-level agent (depth 0) may delegate three levels
+/// down.
+pub const DEFAULT_MAX_DEPTH: u32 = 3;
+
+/// Told about every run the registry started (never about refused starts).
+pub trait RegistryObserver: Send + Sync {
+    /// A provider accepted a start.
+    fn started(&self, provider: &str, run: &Run);
+}
+
+/// Providers by name, in insertion order, behind the gates of the seam.
+///
+/// A value built once and passed around (wrap it in an `Arc` to share); nothing is global.
+pub struct Registry {
+    providers: RwLock<Vec<Arc<dyn SubagentProvider>>>,
+    max_depth: u32,
+    observers: Vec<Arc<dyn RegistryObserver>>,
+}
+
+impl Default for Registry {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::fmt::Debug for Registry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Registry")
+            .field("providers", &self.names())
+            .field("max_depth", &self.max_depth)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Registry {
+    /// An empty registry with the default depth cap.
+    pub fn new() -> Self {
+        Self::with_max_depth(DEFAULT_MAX_DEPTH)
+    }
+
+    /// An empty registry whose starts may not run deeper than `max_depth`.
+    pub fn with_max_depth(max_depth: u32) -> Self {
+        Self {
+            providers: RwLock::new(Vec::new()),
+            max_depth,
+            observers: Vec::new(),
+        }
+    }
+
+    /// The registry's absolute depth cap.
+    pub fn max_depth(&self) -> u32 {
+        self.max_depth
+    }
+
+    /// Adds an observer of started runs.
+    pub fn add_observer(&mut self, observer: Arc<dyn RegistryObserver>) {
+        self.observers.push(observer);
+    }
+
+    /// Adds a provider. `DUPLICATE_PROVIDER` if its name is taken.
+    pub fn register(&self, provider: Arc<dyn SubagentProvider>) -> Result<()> {
+        let mut providers = self
+            .providers
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        if providers.iter().any(|p| p.name() == provider.name()) {
+            return Err(Error::DuplicateProvider {
+                name: provider.name().to_owned(),
+            });
+        }
+        providers.push(provider);
+        Ok(())
+    }
+
+    /// Removes a provider: new starts are refused, runs already started go on.
+    pub fn remove(&self, name: &str) -> Option<Arc<dyn SubagentProvider>> {
+        let mut providers = self
+            .providers
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        let index = providers.iter().position(|p| p.name() == name)?;
+        Some(providers.remove(index))
+    }
+
+    /// The provider of that name.
+    pub fn get(&self, name: &str) -> Option<Arc<dyn SubagentProvider>> {
+        self.providers
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .find(|p| p.name() == name)
+            .cloned()
+    }
+
+    /// The providers, in insertion order.
+    pub fn providers(&self) -> Vec<Arc<dyn SubagentProvider>> {
+        self.providers
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// The names, in insertion order.
+    pub fn names(&self) -> Vec<String> {
+        self.providers
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .map(|p| p.name().to_owned())
+            .collect()
+    }
+
+    /// Runs every gate without starting anything; returns the provider that would start.
+    ///
+    /// Order: lookup (`UNKNOWN_PROVIDER`) → capabilities (`UNSUPPORTED_CAPABILITY`, naming every
+    /// missing one) → depth (`DEPTH_EXCEEDED`) → output schema (`INVALID_ARGUMENTS`).
+    pub fn check(&self, name: &str, request: &StartRequest) -> Result<Arc<dyn SubagentProvider>> {
+        let provider = self.get(name).ok_or_else(|| Error::UnknownProvider {
+            name: name.to_owned(),
+            known: self.names(),
+        })?;
+        let missing = provider.capabilities().missing_for(request);
+        if !missing.is_empty() {
+            return Err(Error::UnsupportedCapability {
+                provider: name.to_owned(),
+                missing,
+            });
+        }
+        let cap = request
+            .max_depth
+            .map_or(self.max_depth, |requested| requested.min(self.max_depth));
+        let child_depth = request.child_depth();
+        if child_depth > cap {
+            return Err(Error::DepthExceeded {
+                child_depth,
+                max_depth: cap,
+            });
+        }
+        if let Some(schema) = &request.output_schema {
+            check_object_schema(schema)?;
+        }
+        Ok(provider)
+    }
+
+    /// Gates the request (see [`Registry::check`]), fills in the default description, and starts
+    /// the child. On a refusal nothing of the provider runs and no observer hears of it.
+    pub async fn start(&self, name: &str, mut request: StartRequest) -> Result<Run> {
+        let provider = self.check(name, &request)?;
+        if request.cancel.is_cancelled() {
+            return Err(Error::Cancelled);
+        }
+        if request.description.is_none() {
+            request.description = Some(request.description_or_default());
+        }
+        let run = provider.start(request).await?;
+        for observer in &self.observers {
+            observer.started(name, &run);
+        }
+        Ok(run)
+    }
+}
+
+/// `INVALID_ARGUMENTS` unless `schema` is an object-rooted JSON Schema.
+pub(crate) fn check_object_schema(schema: &Value) -> Result<()> {
+    let Some(object) = schema.as_object() else {
+        return Err(Error::invalid(format!(
+            "output_schema must be a JSON Schema object with \"type\": \"object\", got {}",
+            json_kind(schema)
+        )));
+    };
+    match object.get("type") {
+        Some(Value::String(kind)) if kind == "object" => Ok(()),
+        Some(other) => Err(Error::invalid(format!(
+            "output_schema must have \"type\": \"object\" at its root, got \"type\": {other}"
+        ))),
+        None => Err(Error::invalid(
+            "output_schema must have \"type\": \"object\" at its root (no \"type\" given)",
+        )),
+    }
+}
+
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}

@@ -1,0 +1,268 @@
+//! What a caller asks of a provider.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use subagent_session::{ContentBlock, EventLog};
+use tokio_util::sync::CancellationToken;
+
+use crate::{Capability, Extensions, SessionRef, ToolFilter, default_description};
+
+/// A run's id: a random UUID, printed in its hyphenated form.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct RunId(uuid::Uuid);
+
+impl RunId {
+    /// A fresh random id.
+    pub fn new() -> Self {
+        Self(uuid::Uuid::new_v4())
+    }
+
+    /// The id's eight first hex digits, for short labels.
+    pub fn short(&self) -> String {
+        self.0.simple().to_string()[..8].to_owned()
+    }
+}
+
+impl Default for RunId {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::fmt::Display for RunId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::str::FromStr for RunId {
+    type Err = uuid::Error;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        s.parse().map(Self)
+    }
+}
+
+/// Where the delegation comes from.
+#[derive(Clone, Debug, Default)]
+pub struct ParentContext {
+    /// The parent's working directory: product providers run their child here, never in the
+    /// process cwd by accident.
+    pub cwd: PathBuf,
+    /// The parent's delegation depth (0 for a top-level agent). The child runs at `depth + 1`.
+    pub depth: u32,
+    /// The runs above the child, root first.
+    pub lineage: Vec<RunId>,
+    /// The parent's session log, for providers that inherit context (fork).
+    pub log: Option<EventLog>,
+    /// Typed data for a specific provider (e.g. the in-process runtime's parent snapshot).
+    pub extensions: Extensions,
+}
+
+impl ParentContext {
+    /// A top-level parent (depth 0) in `cwd`.
+    pub fn new(cwd: impl Into<PathBuf>) -> Self {
+        Self {
+            cwd: cwd.into(),
+            ..Self::default()
+        }
+    }
+}
+
+/// A request to start a child. Optional fields are gated by [`crate::Capabilities`]: a provider
+/// only sees fields it declared.
+#[derive(Clone, Debug)]
+pub struct StartRequest {
+    /// The task.
+    pub prompt: Vec<ContentBlock>,
+    /// A short label; the registry fills it from the prompt when absent.
+    pub description: Option<String>,
+    /// Where the delegation comes from.
+    pub parent: ParentContext,
+    /// Cancels the start and the run.
+    pub cancel: CancellationToken,
+    /// Structured output wanted: an object-rooted JSON Schema.
+    pub output_schema: Option<Value>,
+    /// Absolute cap on delegation depth for the child and its descendants.
+    pub max_depth: Option<u32>,
+    /// Which tools the child may use.
+    pub tool_filter: Option<ToolFilter>,
+    /// Instructions added to the child's own.
+    pub persona: Option<String>,
+    /// The model the child runs.
+    pub model: Option<String>,
+    /// Turn limit.
+    pub max_turns: Option<u32>,
+    /// A finished run to continue.
+    pub resume: Option<SessionRef>,
+    /// The run goes on without a caller waiting: it must never ask anyone anything.
+    pub background: bool,
+}
+
+impl StartRequest {
+    /// A request with a text prompt from a top-level parent in `cwd`.
+    pub fn new(prompt: impl Into<String>, cwd: impl Into<PathBuf>) -> Self {
+        Self::builder(prompt).cwd(cwd).build()
+    }
+
+    /// A builder with a text prompt.
+    pub fn builder(prompt: impl Into<String>) -> StartRequestBuilder {
+        StartRequestBuilder {
+            request: Self {
+                prompt: vec![ContentBlock::text(prompt)],
+                description: None,
+                parent: ParentContext::default(),
+                cancel: CancellationToken::new(),
+                output_schema: None,
+                max_depth: None,
+                tool_filter: None,
+                persona: None,
+                model: None,
+                max_turns: None,
+                resume: None,
+                background: false,
+            },
+        }
+    }
+
+    /// The prompt's text blocks joined by newlines.
+    pub fn prompt_text(&self) -> String {
+        self.prompt
+            .iter()
+            .filter_map(ContentBlock::as_text)
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// The description, or the default made from the prompt.
+    pub fn description_or_default(&self) -> String {
+        match &self.description {
+            Some(description) => description.clone(),
+            None => default_description(&self.prompt_text()),
+        }
+    }
+
+    /// The depth the child runs at.
+    pub fn child_depth(&self) -> u32 {
+        self.parent.depth.saturating_add(1)
+    }
+
+    /// The capabilities this request needs, in table order.
+    pub fn required_capabilities(&self) -> Vec<Capability> {
+        let mut needed = Vec::new();
+        let mut need = |on: bool, capability| {
+            if on {
+                needed.push(capability);
+            }
+        };
+        need(self.output_schema.is_some(), Capability::OutputSchema);
+        need(self.max_depth.is_some(), Capability::DepthLimit);
+        need(self.tool_filter.is_some(), Capability::ToolFilter);
+        need(self.persona.is_some(), Capability::Persona);
+        need(self.model.is_some(), Capability::ModelOverride);
+        need(self.max_turns.is_some(), Capability::MaxTurns);
+        need(self.resume.is_some(), Capability::Resume);
+        needed
+    }
+}
+
+/// Builds a [`StartRequest`].
+#[derive(Debug)]
+#[must_use]
+pub struct StartRequestBuilder {
+    request: StartRequest,
+}
+
+impl StartRequestBuilder {
+    /// The prompt as blocks (replaces the text prompt).
+    pub fn prompt_blocks(mut self, blocks: Vec<ContentBlock>) -> Self {
+        self.request.prompt = blocks;
+        self
+    }
+
+    /// A short label.
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.request.description = Some(description.into());
+        self
+    }
+
+    /// The parent context (replaces cwd and depth set before).
+    pub fn parent(mut self, parent: ParentContext) -> Self {
+        self.request.parent = parent;
+        self
+    }
+
+    /// The parent's working directory.
+    pub fn cwd(mut self, cwd: impl Into<PathBuf>) -> Self {
+        self.request.parent.cwd = cwd.into();
+        self
+    }
+
+    /// The parent's depth.
+    pub fn depth(mut self, depth: u32) -> Self {
+        self.request.parent.depth = depth;
+        self
+    }
+
+    /// The cancellation token.
+    pub fn cancel(mut self, cancel: CancellationToken) -> Self {
+        self.request.cancel = cancel;
+        self
+    }
+
+    /// An output schema.
+    pub fn output_schema(mut self, schema: Value) -> Self {
+        self.request.output_schema = Some(schema);
+        self
+    }
+
+    /// A depth cap.
+    pub fn max_depth(mut self, max_depth: u32) -> Self {
+        self.request.max_depth = Some(max_depth);
+        self
+    }
+
+    /// A tool filter.
+    pub fn tool_filter(mut self, filter: ToolFilter) -> Self {
+        self.request.tool_filter = Some(filter);
+        self
+    }
+
+    /// A persona.
+    pub fn persona(mut self, persona: impl Into<String>) -> Self {
+        self.request.persona = Some(persona.into());
+        self
+    }
+
+    /// A model.
+    pub fn model(mut self, model: impl Into<String>) -> Self {
+        self.request.model = Some(model.into());
+        self
+    }
+
+    /// A turn limit.
+    pub fn max_turns(mut self, max_turns: u32) -> Self {
+        self.request.max_turns = Some(max_turns);
+        self
+    }
+
+    /// A run to resume.
+    pub fn resume(mut self, session: SessionRef) -> Self {
+        self.request.resume = Some(session);
+        self
+    }
+
+    /// Run in the background.
+    pub fn background(mut self, background: bool) -> Self {
+        self.request.background = background;
+        self
+    }
+
+    /// The request.
+    pub fn build(self) -> StartRequest {
+        self.request
+    }
+}

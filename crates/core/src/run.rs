@@ -1,0 +1,460 @@
+//! The run handle, its events and its outcome, and the helper providers build runs with.
+
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Instant;
+
+use futures::Stream;
+use futures::channel::{mpsc, oneshot};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::{RunId, StartRequest, StopReason};
+
+/// Token and tool counts of a run.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(default)]
+pub struct Usage {
+    /// Input tokens (uncached).
+    pub input_tokens: u64,
+    /// Output tokens.
+    pub output_tokens: u64,
+    /// Input tokens read from the provider's prompt cache.
+    pub cache_read_tokens: u64,
+    /// Input tokens written to the provider's prompt cache.
+    pub cache_write_tokens: u64,
+    /// Tool calls made.
+    pub tool_uses: u64,
+    /// Wall time of the run, in milliseconds.
+    pub duration_ms: u64,
+}
+
+impl Usage {
+    /// Adds the counts of `other` (durations are not added: a run has one wall time).
+    pub fn add(&mut self, other: &Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cache_read_tokens += other.cache_read_tokens;
+        self.cache_write_tokens += other.cache_write_tokens;
+        self.tool_uses += other.tool_uses;
+    }
+}
+
+/// How to find a run's session again, to resume it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SessionRef {
+    /// The provider that ran it.
+    pub provider: String,
+    /// The provider's session id (a Claude Code session id, a Codex thread id, …).
+    pub id: String,
+    /// The working directory the session belongs to, where the provider keys sessions by it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<PathBuf>,
+    /// A transcript file, where there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transcript: Option<PathBuf>,
+}
+
+/// The most a diagnostic keeps, in bytes.
+pub const DIAGNOSTIC_LIMIT: usize = 4096;
+
+/// How a run ended. `status` other than `completed` comes with a `diagnostic`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Outcome {
+    /// Why it stopped.
+    #[schemars(with = "String")]
+    pub status: StopReason,
+    /// The child's final answer (for a failure: whatever partial text there was).
+    pub text: String,
+    /// Structured output, when an output schema was requested and honoured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured: Option<Value>,
+    /// Counts.
+    pub usage: Usage,
+    /// What went wrong, bounded to [`DIAGNOSTIC_LIMIT`] bytes and sanitized.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diagnostic: Option<String>,
+    /// How to resume the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<SessionRef>,
+}
+
+impl Outcome {
+    /// A completed run with this answer.
+    pub fn completed(text: impl Into<String>) -> Self {
+        Self::with_status(StopReason::Completed, text.into(), None)
+    }
+
+    /// A failed run with this diagnostic.
+    pub fn failed(diagnostic: impl Into<String>) -> Self {
+        Self::with_status(StopReason::Failed, String::new(), Some(diagnostic.into()))
+    }
+
+    /// A cancelled run.
+    pub fn cancelled() -> Self {
+        Self::with_status(
+            StopReason::Cancelled,
+            String::new(),
+            Some("the run was cancelled".to_owned()),
+        )
+    }
+
+    /// A run that stopped for `status`.
+    pub fn with_status(status: StopReason, text: String, diagnostic: Option<String>) -> Self {
+        Self {
+            status,
+            text,
+            structured: None,
+            usage: Usage::default(),
+            diagnostic,
+            session: None,
+        }
+    }
+
+    /// Whether the run completed.
+    pub fn is_completed(&self) -> bool {
+        self.status == StopReason::Completed
+    }
+}
+
+/// What a run reports while it goes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum RunEvent {
+    /// The run started.
+    Started {
+        /// Its id.
+        run_id: RunId,
+        /// The provider running it.
+        provider: String,
+        /// Its description.
+        description: String,
+    },
+    /// Text from the child (a delta or a whole block, as the provider sees it).
+    Text {
+        /// The text.
+        text: String,
+        /// Set when a nested agent of the child said it: the id of the call that started it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        parent_tool_use_id: Option<String>,
+    },
+    /// The child's reasoning.
+    Thinking {
+        /// The text.
+        text: String,
+    },
+    /// The child called a tool.
+    ToolCall {
+        /// The call's id.
+        id: String,
+        /// The tool.
+        name: String,
+        /// The arguments.
+        input: Value,
+        /// Set when a nested agent of the child made the call.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        parent_tool_use_id: Option<String>,
+    },
+    /// A tool answered.
+    ToolResult {
+        /// The call's id.
+        id: String,
+        /// The result's text (possibly shortened by the provider).
+        output: String,
+        /// Whether it is an error.
+        is_error: bool,
+        /// Set when it answers a nested agent's call.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        parent_tool_use_id: Option<String>,
+    },
+    /// Usage so far (cumulative).
+    Usage {
+        /// The counts.
+        usage: Usage,
+    },
+    /// Free-form progress (a retry, a phase change).
+    Progress {
+        /// What happened.
+        message: String,
+    },
+    /// The run ended; the outcome is ready.
+    Finished {
+        /// How.
+        status: StopReason,
+    },
+}
+
+/// Removes what must not travel (terminal escapes, control characters, things that look like
+/// credentials) and bounds the text to [`DIAGNOSTIC_LIMIT`] bytes without splitting a character.
+pub fn sanitize_diagnostic(text: &str) -> String {
+    let mut clean = String::with_capacity(text.len().min(DIAGNOSTIC_LIMIT));
+    let mut chars = text.chars().peekable();
+    while let Some(ch) = chars.next() {
+        if ch == '\u{1b}' {
+            // CSI sequence: ESC [ params final-byte; other escapes: drop ESC and the next char.
+            if chars.next_if_eq(&'[').is_some() {
+                for c in chars.by_ref() {
+                    if ('@'..='~').contains(&c) {
+                        break;
+                    }
+                }
+            } else {
+                chars.next();
+            }
+            continue;
+        }
+        if ch.is_control() && ch != '\n' && ch != '\t' {
+            continue;
+        }
+        clean.push(ch);
+    }
+    let redacted = redact_secrets(&clean);
+    truncate_utf8(&redacted, DIAGNOSTIC_LIMIT)
+}
+
+fn redact_secrets(text: &str) -> String {
+    const MARKERS: [&str; 5] = ["sk-", "Bearer ", "bearer ", "x-api-key: ", "api_key="];
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    'scan: while !rest.is_empty() {
+        for marker in MARKERS {
+            if let Some(tail) = rest.strip_prefix(marker) {
+                let secret_len = tail
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || "-_.".contains(c)))
+                    .unwrap_or(tail.len());
+                if secret_len >= 8 {
+                    out.push_str(marker);
+                    out.push_str("[redacted]");
+                    rest = &tail[secret_len..];
+                    continue 'scan;
+                }
+            }
+        }
+        let mut chars = rest.chars();
+        if let Some(ch) = chars.next() {
+            out.push(ch);
+        }
+        rest = chars.as_str();
+    }
+    out
+}
+
+fn truncate_utf8(text: &str, limit: usize) -> String {
+    if text.len() <= limit {
+        return text.to_owned();
+    }
+    const MARK: &str = "…[truncated]";
+    let mut end = limit - MARK.len();
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}{MARK}", &text[..end])
+}
+
+/// The events of a run, as a stream. Ends after [`RunEvent::Finished`].
+pub struct RunEvents {
+    receiver: mpsc::UnboundedReceiver<RunEvent>,
+}
+
+impl Stream for RunEvents {
+    type Item = RunEvent;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<RunEvent>> {
+        Pin::new(&mut self.receiver).poll_next(cx)
+    }
+}
+
+/// A running child, as the caller holds it.
+pub struct Run {
+    id: RunId,
+    provider: String,
+    description: String,
+    events: Option<RunEvents>,
+    outcome: oneshot::Receiver<Outcome>,
+    cancel: CancellationToken,
+}
+
+impl std::fmt::Debug for Run {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Run")
+            .field("id", &self.id)
+            .field("provider", &self.provider)
+            .field("description", &self.description)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Run {
+    /// A ready run for a provider: the [`RunSender`] the provider keeps (emit events, then
+    /// `finish`) and the [`Run`] it returns from `start`. Emits [`RunEvent::Started`].
+    ///
+    /// The run's cancellation token is a child of the request's: cancelling the request cancels
+    /// the run, and [`Run::cancel`] cancels the run only. Providers watch
+    /// [`RunSender::cancel_token`].
+    ///
+    /// `outcome()` always resolves: if the sender is dropped without `finish` (the provider's task
+    /// returned early or panicked), the outcome is `failed` with a diagnostic saying so, or
+    /// `cancelled` when the run had been cancelled.
+    pub fn channel(provider: &str, request: &StartRequest) -> (RunSender, Run) {
+        let id = RunId::new();
+        let description = request.description_or_default();
+        let cancel = request.cancel.child_token();
+        let (events_tx, events_rx) = mpsc::unbounded();
+        let (outcome_tx, outcome_rx) = oneshot::channel();
+        let sender = RunSender {
+            id,
+            events: events_tx,
+            outcome: Some(outcome_tx),
+            cancel: cancel.clone(),
+            started: Instant::now(),
+        };
+        sender.emit(RunEvent::Started {
+            run_id: id,
+            provider: provider.to_owned(),
+            description: description.clone(),
+        });
+        let run = Run {
+            id,
+            provider: provider.to_owned(),
+            description,
+            events: Some(RunEvents {
+                receiver: events_rx,
+            }),
+            outcome: outcome_rx,
+            cancel,
+        };
+        (sender, run)
+    }
+
+    /// The run's id.
+    pub fn id(&self) -> RunId {
+        self.id
+    }
+
+    /// The provider running it.
+    pub fn provider(&self) -> &str {
+        &self.provider
+    }
+
+    /// Its description.
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+
+    /// Takes the event stream (once; later calls return `None`). Events not taken are dropped
+    /// when `outcome()` is awaited.
+    pub fn take_events(&mut self) -> Option<RunEvents> {
+        self.events.take()
+    }
+
+    /// Asks the run to stop. The outcome then reports `cancelled` (or how the run ended, if it
+    /// ended first).
+    pub fn cancel(&self) {
+        self.cancel.cancel();
+    }
+
+    /// A token that cancels this run.
+    pub fn cancel_token(&self) -> CancellationToken {
+        self.cancel.clone()
+    }
+
+    /// Waits for the outcome. Never fails: a broken provider yields `failed` with a diagnostic.
+    pub async fn outcome(self) -> Outcome {
+        let Run {
+            outcome, cancel, ..
+        } = self;
+        // Drop the event receiver (if not taken) so unread events stop piling up.
+        match outcome.await {
+            Ok(outcome) => outcome,
+            Err(_) if cancel.is_cancelled() => Outcome::cancelled(),
+            Err(_) => Outcome::failed("the provider ended the run without an outcome"),
+        }
+    }
+}
+
+/// The provider's side of a [`Run`].
+pub struct RunSender {
+    id: RunId,
+    events: mpsc::UnboundedSender<RunEvent>,
+    outcome: Option<oneshot::Sender<Outcome>>,
+    cancel: CancellationToken,
+    started: Instant,
+}
+
+impl std::fmt::Debug for RunSender {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunSender")
+            .field("id", &self.id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RunSender {
+    /// The run's id.
+    pub fn id(&self) -> RunId {
+        self.id
+    }
+
+    /// Reports an event. Never blocks; dropped silently if nobody listens.
+    pub fn emit(&self, event: RunEvent) {
+        let _ = self.events.unbounded_send(event);
+    }
+
+    /// The token the provider must watch: cancelled when the caller cancels.
+    pub fn cancel_token(&self) -> &CancellationToken {
+        &self.cancel
+    }
+
+    /// Whether the run was cancelled.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+
+    /// Time since the run started.
+    pub fn elapsed(&self) -> std::time::Duration {
+        self.started.elapsed()
+    }
+
+    /// Ends the run: the diagnostic is sanitized, the duration filled in when the provider left
+    /// it at 0, [`RunEvent::Finished`] emitted and the outcome delivered.
+    pub fn finish(mut self, outcome: Outcome) {
+        self.deliver(outcome);
+    }
+
+    fn deliver(&mut self, mut outcome: Outcome) {
+        let Some(sender) = self.outcome.take() else {
+            return;
+        };
+        if outcome.usage.duration_ms == 0 {
+            outcome.usage.duration_ms =
+                u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        }
+        outcome.diagnostic = outcome.diagnostic.as_deref().map(sanitize_diagnostic);
+        self.emit(RunEvent::Finished {
+            status: outcome.status,
+        });
+        self.events.close_channel();
+        let _ = sender.send(outcome);
+    }
+}
+
+impl Drop for RunSender {
+    fn drop(&mut self) {
+        if self.outcome.is_none() {
+            return;
+        }
+        let outcome = if std::thread::panicking() {
+            Outcome::failed("the provider's task panicked before the run finished")
+        } else if self.cancel.is_cancelled() {
+            Outcome::cancelled()
+        } else {
+            Outcome::failed("the provider dropped the run without reporting an outcome")
+        };
+        self.deliver(outcome);
+    }
+}

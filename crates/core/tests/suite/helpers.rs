@@ -1,0 +1,63 @@
+//! Test providers.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use async_trait::async_trait;
+use subagent_core::{
+    Capabilities, Outcome, RegistryObserver, Result, Run, StartRequest, SubagentProvider,
+};
+
+/// Counts its starts; completes at once with the prompt echoed.
+pub struct Counting {
+    pub name: String,
+    pub capabilities: Capabilities,
+    pub starts: AtomicUsize,
+}
+
+impl Counting {
+    pub fn new(name: &str, capabilities: Capabilities) -> Arc<Self> {
+        Arc::new(Self {
+            name: name.to_owned(),
+            capabilities,
+            starts: AtomicUsize::new(0),
+        })
+    }
+
+    pub fn starts(&self) -> usize {
+        self.starts.load(Ordering::SeqCst)
+    }
+}
+
+#[async_trait]
+impl SubagentProvider for Counting {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        self.capabilities
+    }
+
+    async fn start(&self, request: StartRequest) -> Result<Run> {
+        self.starts.fetch_add(1, Ordering::SeqCst);
+        let (sender, run) = Run::channel(&self.name, &request);
+        sender.finish(Outcome::completed(request.prompt_text()));
+        Ok(run)
+    }
+}
+
+/// Records every run the registry reports.
+#[derive(Default)]
+pub struct Observer {
+    pub seen: std::sync::Mutex<Vec<String>>,
+}
+
+impl RegistryObserver for Observer {
+    fn started(&self, provider: &str, run: &Run) {
+        self.seen
+            .lock()
+            .unwrap()
+            .push(format!("{provider}:{}", run.description()));
+    }
+}

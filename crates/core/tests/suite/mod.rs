@@ -1,0 +1,5 @@
+mod codes;
+mod description;
+mod gating;
+mod helpers;
+mod run_helper;

@@ -1,0 +1,167 @@
+//! `Run::channel`: the outcome always resolves, whatever the provider does.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use futures::StreamExt;
+use pretty_assertions::assert_eq;
+use subagent_core::{
+    Capabilities, Outcome, Registry, Result, Run, RunEvent, StartRequest, StopReason,
+    SubagentProvider,
+};
+
+/// What the test provider does after starting.
+#[derive(Clone, Copy)]
+enum Behaviour {
+    Panic,
+    DropSender,
+    WaitForCancel,
+    Finish,
+}
+
+struct Provider(Behaviour);
+
+#[async_trait]
+impl SubagentProvider for Provider {
+    fn name(&self) -> &str {
+        "test"
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::NONE
+    }
+
+    async fn start(&self, request: StartRequest) -> Result<Run> {
+        let (sender, run) = Run::channel("test", &request);
+        let behaviour = self.0;
+        tokio::spawn(async move {
+            sender.emit(RunEvent::Text {
+                text: "working".into(),
+                parent_tool_use_id: None,
+            });
+            match behaviour {
+                Behaviour::Panic => panic!("provider bug"),
+                Behaviour::DropSender => drop(sender),
+                Behaviour::WaitForCancel => {
+                    sender.cancel_token().cancelled().await;
+                    let mut outcome = Outcome::cancelled();
+                    outcome.text = "partial".into();
+                    sender.finish(outcome);
+                }
+                Behaviour::Finish => {
+                    let mut outcome = Outcome::completed("done");
+                    outcome.diagnostic =
+                        Some("\u{1b}[31mred\u{1b}[0m key sk-ant-abcdefghijkl".into());
+                    sender.finish(outcome);
+                }
+            }
+        });
+        Ok(run)
+    }
+}
+
+async fn start(behaviour: Behaviour) -> Run {
+    let registry = Registry::new();
+    registry.register(Arc::new(Provider(behaviour))).unwrap();
+    registry
+        .start("test", StartRequest::new("task", "/tmp"))
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_panicking_provider_yields_failed() {
+    let outcome = start(Behaviour::Panic).await.outcome().await;
+    assert_eq!(outcome.status, StopReason::Failed);
+    assert_eq!(
+        outcome.diagnostic.as_deref(),
+        Some("the provider's task panicked before the run finished")
+    );
+}
+
+#[tokio::test]
+async fn a_dropped_sender_yields_failed() {
+    let mut run = start(Behaviour::DropSender).await;
+    let events: Vec<RunEvent> = run.take_events().unwrap().collect().await;
+    assert!(matches!(
+        events.last(),
+        Some(RunEvent::Finished {
+            status: StopReason::Failed
+        })
+    ));
+    let outcome = run.outcome().await;
+    assert_eq!(outcome.status, StopReason::Failed);
+    assert_eq!(
+        outcome.diagnostic.as_deref(),
+        Some("the provider dropped the run without reporting an outcome")
+    );
+}
+
+#[tokio::test]
+async fn cancel_reaches_the_provider_and_yields_cancelled() {
+    let run = start(Behaviour::WaitForCancel).await;
+    run.cancel();
+    let outcome = run.outcome().await;
+    assert_eq!(outcome.status, StopReason::Cancelled);
+    assert_eq!(outcome.text, "partial");
+}
+
+#[tokio::test]
+async fn cancelling_the_request_token_cancels_the_run_but_not_the_other_way() {
+    let registry = Registry::new();
+    registry
+        .register(Arc::new(Provider(Behaviour::WaitForCancel)))
+        .unwrap();
+    let request = StartRequest::new("task", "/tmp");
+    let parent_token = request.cancel.clone();
+    let run = registry.start("test", request).await.unwrap();
+    parent_token.cancel();
+    assert_eq!(run.outcome().await.status, StopReason::Cancelled);
+
+    let request = StartRequest::new("task", "/tmp");
+    let parent_token = request.cancel.clone();
+    let run = registry.start("test", request).await.unwrap();
+    run.cancel();
+    assert_eq!(run.outcome().await.status, StopReason::Cancelled);
+    assert!(!parent_token.is_cancelled());
+}
+
+#[tokio::test]
+async fn events_arrive_in_order_and_the_outcome_is_sanitized() {
+    let mut run = start(Behaviour::Finish).await;
+    let id = run.id();
+    let events: Vec<RunEvent> = run.take_events().unwrap().collect().await;
+    assert_eq!(
+        events,
+        vec![
+            RunEvent::Started {
+                run_id: id,
+                provider: "test".into(),
+                description: "task".into()
+            },
+            RunEvent::Text {
+                text: "working".into(),
+                parent_tool_use_id: None
+            },
+            RunEvent::Finished {
+                status: StopReason::Completed
+            },
+        ]
+    );
+    assert!(run.take_events().is_none());
+    let outcome = run.outcome().await;
+    assert_eq!(outcome.text, "done");
+    assert_eq!(outcome.diagnostic.as_deref(), Some("red key sk-[redacted]"));
+}
+
+#[test]
+fn diagnostics_are_bounded_on_a_char_boundary() {
+    let long = "ü".repeat(5000);
+    let clean = subagent_core::sanitize_diagnostic(&long);
+    assert!(clean.len() <= subagent_core::DIAGNOSTIC_LIMIT);
+    assert!(clean.ends_with("…[truncated]"));
+    assert_eq!(
+        subagent_core::sanitize_diagnostic("a\u{7}b\r\nBearer abcdefghijklmnop c"),
+        "ab\nBearer [redacted] c"
+    );
+}
