@@ -10,6 +10,7 @@
 //! Deliberately not here: no model client, no process, no socket, no async runtime. Core spawns
 //! nothing; providers do their work on their own tasks and report through the [`RunSender`].
 
+mod agents;
 mod capabilities;
 mod error;
 mod extensions;
@@ -20,6 +21,7 @@ mod request;
 mod run;
 mod text;
 
+pub use agents::{AgentDirectory, AgentProfile, PermissionMode, StaticAgents};
 pub use capabilities::{Capabilities, Capability};
 pub use error::{Error, ErrorCode, Result};
 pub use extensions::Extensions;
