@@ -1,0 +1,351 @@
+//! The OpenAI Chat Completions client (also Ollama, vLLM, llama.cpp's server, LM Studio):
+//! request body and streamed-chunk decoder.
+
+use std::collections::BTreeMap;
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+use subagent_session::{ContentBlock, Role, StopReason};
+use tokio_util::sync::CancellationToken;
+
+use crate::collect::parse_arguments;
+use crate::error::{Error, Result};
+use crate::http::{AuthStyle, Decoder, HttpClient};
+use crate::responses::arguments_string;
+use crate::sse::{SseEvent, SseParser};
+use crate::types::{Model, ModelEvent, ModelRequest, ModelStream, Usage};
+
+/// A model behind an OpenAI-compatible Chat Completions endpoint.
+#[derive(Debug)]
+pub struct ChatModel {
+    http: HttpClient,
+    model: String,
+}
+
+impl ChatModel {
+    pub(crate) fn new(http: HttpClient, model: String) -> Self {
+        Self { http, model }
+    }
+}
+
+/// The JSON body of a request (byte-stable for a given request).
+pub fn request_body(request: &ModelRequest) -> Result<Vec<u8>> {
+    let mut messages = Vec::new();
+    if let Some(system) = request.system.as_ref().filter(|s| !s.is_empty()) {
+        messages.push(json!({"role": "system", "content": system}));
+    }
+    for message in &request.messages {
+        match message.role {
+            Role::User => {
+                let mut text = String::new();
+                for block in &message.content {
+                    match block {
+                        ContentBlock::ToolResult {
+                            tool_use_id,
+                            content,
+                            ..
+                        } => messages.push(json!({
+                            "role": "tool", "tool_call_id": tool_use_id, "content": content.to_text()
+                        })),
+                        ContentBlock::Text { text: t } => {
+                            if !text.is_empty() {
+                                text.push('\n');
+                            }
+                            text.push_str(t);
+                        }
+                        _ => {}
+                    }
+                }
+                if !text.is_empty() {
+                    messages.push(json!({"role": "user", "content": text}));
+                }
+            }
+            Role::Assistant => {
+                let text = message.text();
+                let calls: Vec<Value> = message
+                    .tool_uses()
+                    .map(|(id, name, input)| {
+                        json!({"id": id, "type": "function",
+                               "function": {"name": name, "arguments": arguments_string(input)}})
+                    })
+                    .collect();
+                let mut m = json!({"role": "assistant", "content": if text.is_empty() { Value::Null } else { Value::String(text) }});
+                if !calls.is_empty()
+                    && let Value::Object(map) = &mut m
+                {
+                    map.insert("tool_calls".into(), Value::Array(calls));
+                }
+                messages.push(m);
+            }
+        }
+    }
+    let tools: Vec<Value> = request
+        .tools
+        .iter()
+        .map(|t| {
+            json!({"type": "function", "function":
+                {"name": t.name, "description": t.description, "parameters": t.input_schema}})
+        })
+        .collect();
+    #[derive(serde::Serialize)]
+    struct Body<'a> {
+        model: &'a str,
+        messages: Vec<Value>,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        tools: Vec<Value>,
+        max_tokens: u32,
+        stream: bool,
+        stream_options: Value,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        response_format: Option<Value>,
+    }
+    let response_format = request.output_schema.as_ref().map(|schema| {
+        json!({"type": "json_schema", "json_schema": {"name": "output", "schema": schema}})
+    });
+    serde_json::to_vec(&Body {
+        model: &request.model,
+        messages,
+        tools,
+        max_tokens: request.max_tokens,
+        stream: true,
+        stream_options: json!({"include_usage": true}),
+        response_format,
+    })
+    .map_err(|e| Error::Config {
+        message: format!("cannot serialize request: {e}"),
+    })
+}
+
+#[async_trait]
+impl Model for ChatModel {
+    fn describe(&self) -> String {
+        format!("openai-chat:{} at {}", self.model, self.http.base())
+    }
+
+    fn supports_output_schema(&self) -> bool {
+        true
+    }
+
+    async fn stream(
+        &self,
+        mut request: ModelRequest,
+        cancel: CancellationToken,
+    ) -> Result<ModelStream> {
+        if request.model.is_empty() {
+            request.model.clone_from(&self.model);
+        }
+        let body = request_body(&request)?;
+        self.http
+            .stream(
+                "/v1/chat/completions",
+                AuthStyle::Bearer,
+                &[],
+                body,
+                ChatDecoder::new(),
+                cancel,
+            )
+            .await
+    }
+}
+
+#[derive(Debug, Default)]
+struct PartialCall {
+    call: usize,
+    id: String,
+    name: String,
+    arguments: String,
+}
+
+/// Decodes a streamed Chat Completions answer (`data: {chunk}` lines, `data: [DONE]`).
+#[derive(Debug, Default)]
+pub struct ChatDecoder {
+    sse: SseParser,
+    events: Vec<SseEvent>,
+    calls: BTreeMap<u64, PartialCall>,
+    next_call: usize,
+    finish: Option<StopReason>,
+    usage: Option<Usage>,
+    done: bool,
+}
+
+impl ChatDecoder {
+    /// A fresh decoder.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn close_calls(&mut self, out: &mut Vec<ModelEvent>) -> Result<()> {
+        for (_, call) in std::mem::take(&mut self.calls) {
+            let input = parse_arguments(&call.name, &call.arguments)?;
+            out.push(ModelEvent::ToolCallEnd {
+                index: call.call,
+                id: call.id,
+                name: call.name,
+                input,
+            });
+        }
+        Ok(())
+    }
+
+    fn stop(&mut self, out: &mut Vec<ModelEvent>) -> Result<()> {
+        self.close_calls(out)?;
+        if let Some(usage) = self.usage {
+            out.push(ModelEvent::Usage { usage });
+        }
+        out.push(ModelEvent::Stop {
+            reason: self.finish.unwrap_or(StopReason::Completed),
+        });
+        self.done = true;
+        Ok(())
+    }
+
+    /// Applies one chunk (the JSON of a `data:` line).
+    fn chunk(&mut self, data: &Value, out: &mut Vec<ModelEvent>) -> Result<()> {
+        if let Some(error) = data.get("error") {
+            let field = |k: &str| error.get(k).and_then(Value::as_str).unwrap_or("");
+            let kind = if field("code").is_empty() {
+                field("type")
+            } else {
+                field("code")
+            };
+            let message = match (field("message"), error.as_str()) {
+                ("", Some(m)) => m,
+                ("", None) => "the server reported an error without a message",
+                (m, _) => m,
+            };
+            return Err(Error::from_server(0, kind, message, None));
+        }
+        if let Some(usage) = data.get("usage").filter(|u| u.is_object()) {
+            let get = |p: &str| usage.pointer(p).and_then(Value::as_u64).unwrap_or(0);
+            let cached = get("/prompt_tokens_details/cached_tokens");
+            self.usage = Some(Usage {
+                input_tokens: get("/prompt_tokens").saturating_sub(cached),
+                output_tokens: get("/completion_tokens"),
+                cache_read_tokens: cached,
+                cache_write_tokens: 0,
+            });
+        }
+        let choices = data.get("choices").and_then(Value::as_array);
+        for choice in choices.into_iter().flatten() {
+            if choice.get("index").and_then(Value::as_u64).unwrap_or(0) != 0 {
+                continue;
+            }
+            let delta = choice.get("delta").unwrap_or(&Value::Null);
+            for key in ["reasoning_content", "reasoning"] {
+                if let Some(text) = delta.get(key).and_then(Value::as_str)
+                    && !text.is_empty()
+                {
+                    out.push(ModelEvent::ThinkingDelta { text: text.into() });
+                }
+            }
+            if let Some(text) = delta.get("content").and_then(Value::as_str)
+                && !text.is_empty()
+            {
+                out.push(ModelEvent::TextDelta { text: text.into() });
+            }
+            let tool_calls = delta.get("tool_calls").and_then(Value::as_array);
+            for (pos, tc) in tool_calls.into_iter().flatten().enumerate() {
+                let slot = tc.get("index").and_then(Value::as_u64).unwrap_or(pos as u64);
+                let function = tc.get("function").unwrap_or(&Value::Null);
+                if !self.calls.contains_key(&slot) {
+                    let id = tc.get("id").and_then(Value::as_str).unwrap_or("");
+                    let name = function.get("name").and_then(Value::as_str).unwrap_or("");
+                    if name.is_empty() {
+                        return Err(Error::protocol(format!(
+                            "tool call {slot} starts without a function name"
+                        )));
+                    }
+                    let call = self.next_call;
+                    self.next_call += 1;
+                    let id = if id.is_empty() {
+                        format!("call_{call}")
+                    } else {
+                        id.to_owned()
+                    };
+                    out.push(ModelEvent::ToolCallStart {
+                        index: call,
+                        id: id.clone(),
+                        name: name.to_owned(),
+                    });
+                    self.calls.insert(
+                        slot,
+                        PartialCall {
+                            call,
+                            id,
+                            name: name.to_owned(),
+                            arguments: String::new(),
+                        },
+                    );
+                }
+                if let Some(fragment) = function.get("arguments").and_then(Value::as_str)
+                    && !fragment.is_empty()
+                    && let Some(call) = self.calls.get_mut(&slot)
+                {
+                    call.arguments.push_str(fragment);
+                    out.push(ModelEvent::ToolCallDelta {
+                        index: call.call,
+                        fragment: fragment.to_owned(),
+                    });
+                }
+            }
+            if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
+                self.finish = Some(match reason {
+                    "length" => StopReason::MaxTokens,
+                    "content_filter" => StopReason::Refused,
+                    _ => StopReason::Completed,
+                });
+                self.close_calls(out)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn handle(&mut self, event: &SseEvent, out: &mut Vec<ModelEvent>) -> Result<()> {
+        if self.done {
+            return Ok(());
+        }
+        let data = event.data.trim();
+        if data.is_empty() {
+            return Ok(());
+        }
+        if data == "[DONE]" {
+            if self.finish.is_none() {
+                return Err(Error::protocol(
+                    "the stream said [DONE] before any finish_reason",
+                ));
+            }
+            return self.stop(out);
+        }
+        let value: Value = serde_json::from_str(data)
+            .map_err(|e| Error::protocol(format!("invalid JSON in chat chunk: {e}")))?;
+        self.chunk(&value, out)
+    }
+}
+
+impl Decoder for ChatDecoder {
+    fn feed(&mut self, bytes: &[u8], out: &mut Vec<ModelEvent>) -> Result<()> {
+        self.sse.feed(bytes, &mut self.events)?;
+        let events = std::mem::take(&mut self.events);
+        for event in &events {
+            self.handle(event, out)?;
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self, out: &mut Vec<ModelEvent>) -> Result<()> {
+        self.sse.finish(&mut self.events);
+        let events = std::mem::take(&mut self.events);
+        for event in &events {
+            self.handle(event, out)?;
+        }
+        // Some servers close without `[DONE]` after the finishing chunk: accept that.
+        if !self.done && self.finish.is_some() {
+            self.stop(out)?;
+        }
+        Ok(())
+    }
+
+    fn is_done(&self) -> bool {
+        self.done
+    }
+}

@@ -1,0 +1,230 @@
+//! The error type of model calls and its mapping onto `core`'s codes and stop reasons.
+
+use std::time::Duration;
+
+use subagent_session::StopReason;
+
+/// Which wait ran out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimeoutKind {
+    /// Connecting to the server.
+    Connect,
+    /// Waiting for the response to start (headers and first streamed byte).
+    FirstByte,
+    /// Waiting between two chunks of an already started stream.
+    Idle,
+}
+
+impl std::fmt::Display for TimeoutKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Connect => "connect",
+            Self::FirstByte => "first byte",
+            Self::Idle => "idle",
+        })
+    }
+}
+
+/// Errors of model calls. Messages never contain the API key.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The server refused the credentials (401/403), or the configured key variable is not set.
+    /// Returned by every client and by [`crate::build`]; retrying does not help.
+    #[error("model authentication failed: {message}")]
+    Auth {
+        /// What the server (or the configuration check) said.
+        message: String,
+    },
+    /// The server is rate limiting us (429). Retried automatically before the first byte;
+    /// retrying later can help.
+    #[error("model rate limited: {message}")]
+    RateLimited {
+        /// What the server said.
+        message: String,
+        /// The server's `retry-after`, if any.
+        retry_after: Option<Duration>,
+    },
+    /// The server is overloaded or failing (5xx, Anthropic `overloaded_error`). Retried
+    /// automatically before the first byte; retrying later can help.
+    #[error("model server unavailable ({status}): {message}")]
+    Overloaded {
+        /// HTTP status (0 when reported inside the stream).
+        status: u16,
+        /// What the server said.
+        message: String,
+    },
+    /// The server rejected the request (4xx other than auth, rate limit and context length):
+    /// unknown model, malformed request. Retrying the same request does not help.
+    #[error("model request rejected ({status}): {message}")]
+    BadRequest {
+        /// HTTP status (0 when reported inside the stream).
+        status: u16,
+        /// The server's message.
+        message: String,
+    },
+    /// The conversation does not fit the model's context window. Retrying the same request
+    /// does not help; compacting the conversation does.
+    #[error("model context too long: {message}")]
+    ContextTooLong {
+        /// The server's message.
+        message: String,
+    },
+    /// The connection failed or broke (refused, reset, cut mid-stream). Retried automatically
+    /// before the first byte only; a stream cut midway is not retried.
+    #[error("model network error: {message}")]
+    Network {
+        /// What failed.
+        message: String,
+    },
+    /// The server's answer is not the protocol (malformed SSE or JSON, a stream that ends
+    /// without its final event). Retrying rarely helps.
+    #[error("model protocol error: {message}")]
+    Protocol {
+        /// What was wrong.
+        message: String,
+    },
+    /// A configured timeout ran out. Retrying may help.
+    #[error("model {kind} timeout after {after:?}")]
+    Timeout {
+        /// Which wait.
+        kind: TimeoutKind,
+        /// The configured limit.
+        after: Duration,
+    },
+    /// The caller cancelled the call. Not an error of the model; do not retry.
+    #[error("model call cancelled")]
+    Cancelled,
+    /// The configuration is invalid (unknown scenario file, bad base URL). Returned by
+    /// [`crate::build`]; retrying does not help.
+    #[error("invalid model configuration: {message}")]
+    Config {
+        /// What is wrong.
+        message: String,
+    },
+}
+
+impl Error {
+    /// The stable SCREAMING_SNAKE code: `core`'s code where one fits (`UNAUTHORIZED`,
+    /// `PROTOCOL`, `CANCELLED`, `INVALID_ARGUMENTS`), otherwise a `MODEL_*` code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::Auth { .. } => "UNAUTHORIZED",
+            Self::RateLimited { .. } => "MODEL_RATE_LIMITED",
+            Self::Overloaded { .. } => "MODEL_OVERLOADED",
+            Self::BadRequest { .. } => "MODEL_BAD_REQUEST",
+            Self::ContextTooLong { .. } => "MODEL_CONTEXT_TOO_LONG",
+            Self::Network { .. } => "MODEL_NETWORK",
+            Self::Protocol { .. } => "PROTOCOL",
+            Self::Timeout { .. } => "MODEL_TIMEOUT",
+            Self::Cancelled => "CANCELLED",
+            Self::Config { .. } => "INVALID_ARGUMENTS",
+        }
+    }
+
+    /// How a run that hit this error ends: `Cancelled` for a cancel, `Failed` otherwise.
+    pub fn stop_reason(&self) -> StopReason {
+        match self {
+            Self::Cancelled => StopReason::Cancelled,
+            _ => StopReason::Failed,
+        }
+    }
+
+    /// Whether the error may be retried before the first streamed byte (429, 5xx, connect
+    /// failures).
+    pub fn is_retryable(&self) -> bool {
+        matches!(
+            self,
+            Self::RateLimited { .. } | Self::Overloaded { .. } | Self::Network { .. }
+        )
+    }
+
+    pub(crate) fn protocol(message: impl Into<String>) -> Self {
+        Self::Protocol {
+            message: message.into(),
+        }
+    }
+
+    pub(crate) fn network(message: impl Into<String>) -> Self {
+        Self::Network {
+            message: message.into(),
+        }
+    }
+
+    /// Classifies an error the server reported, by HTTP status (0 inside a stream), the
+    /// provider's error type or code, and its message.
+    pub fn from_server(
+        status: u16,
+        kind: &str,
+        message: impl Into<String>,
+        retry_after: Option<Duration>,
+    ) -> Self {
+        let message = message.into();
+        let lower_kind = kind.to_ascii_lowercase();
+        let lower = message.to_ascii_lowercase();
+        let context = lower_kind.contains("context_length")
+            || lower.contains("prompt is too long")
+            || lower.contains("context length")
+            || lower.contains("context window")
+            || lower.contains("maximum context");
+        if status == 401
+            || status == 403
+            || lower_kind.contains("authentication")
+            || lower_kind.contains("permission")
+            || lower_kind == "invalid_api_key"
+        {
+            Self::Auth { message }
+        } else if status == 429 || lower_kind.contains("rate_limit") {
+            Self::RateLimited {
+                message,
+                retry_after,
+            }
+        } else if context {
+            Self::ContextTooLong { message }
+        } else if status >= 500
+            || lower_kind.contains("overloaded")
+            || lower_kind.contains("server_error")
+            || lower_kind == "api_error"
+        {
+            Self::Overloaded { status, message }
+        } else {
+            Self::BadRequest { status, message }
+        }
+    }
+}
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classification() {
+        assert_eq!(Error::from_server(401, "", "x", None).code(), "UNAUTHORIZED");
+        assert_eq!(
+            Error::from_server(429, "", "x", None).code(),
+            "MODEL_RATE_LIMITED"
+        );
+        assert_eq!(
+            Error::from_server(529, "overloaded_error", "x", None).code(),
+            "MODEL_OVERLOADED"
+        );
+        assert_eq!(
+            Error::from_server(400, "invalid_request_error", "prompt is too long: 1 > 2", None)
+                .code(),
+            "MODEL_CONTEXT_TOO_LONG"
+        );
+        assert_eq!(
+            Error::from_server(400, "context_length_exceeded", "", None).code(),
+            "MODEL_CONTEXT_TOO_LONG"
+        );
+        assert_eq!(
+            Error::from_server(404, "not_found_error", "no model", None).code(),
+            "MODEL_BAD_REQUEST"
+        );
+        assert_eq!(Error::Cancelled.stop_reason(), StopReason::Cancelled);
+        assert_eq!(Error::protocol("x").stop_reason(), StopReason::Failed);
+    }
+}

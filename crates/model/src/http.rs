@@ -1,0 +1,370 @@
+//! The HTTP layer shared by the three clients: sending with retries before the first byte,
+//! classifying error answers, and driving a streamed body through a protocol decoder with
+//! first-byte and idle timeouts and cancellation.
+
+use std::collections::VecDeque;
+use std::pin::Pin;
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures::{Stream, StreamExt};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use serde_json::Value;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::{ApiKey, RetryConfig, Timeouts};
+use crate::error::{Error, Result, TimeoutKind};
+use crate::types::{ModelEvent, ModelStream};
+
+/// How the key travels.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum AuthStyle {
+    /// `x-api-key: KEY` (Anthropic).
+    XApiKey,
+    /// `authorization: Bearer KEY` (OpenAI and compatibles).
+    Bearer,
+}
+
+/// A protocol decoder: bytes of a streamed body in, model events out.
+pub trait Decoder: Send + 'static {
+    /// Feeds a chunk of the body (split anywhere).
+    fn feed(&mut self, bytes: &[u8], out: &mut Vec<ModelEvent>) -> Result<()>;
+    /// The body ended cleanly.
+    fn finish(&mut self, out: &mut Vec<ModelEvent>) -> Result<()>;
+    /// Whether the final `Stop` event was produced.
+    fn is_done(&self) -> bool;
+}
+
+/// An HTTP client bound to one server and key.
+#[derive(Clone, Debug)]
+pub(crate) struct HttpClient {
+    client: reqwest::Client,
+    base: String,
+    key: Option<ApiKey>,
+    timeouts: Timeouts,
+    retry: RetryConfig,
+}
+
+fn is_loopback(base: &str) -> bool {
+    let rest = base
+        .strip_prefix("http://")
+        .or_else(|| base.strip_prefix("https://"))
+        .unwrap_or(base);
+    rest.starts_with("127.") || rest.starts_with("localhost") || rest.starts_with("[::1]")
+}
+
+/// The error with its sources, one line.
+pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(inner) = source {
+        let s = inner.to_string();
+        if !text.contains(&s) {
+            text.push_str(": ");
+            text.push_str(&s);
+        }
+        source = inner.source();
+    }
+    text
+}
+
+impl HttpClient {
+    pub(crate) fn new(
+        base: &str,
+        key: Option<ApiKey>,
+        timeouts: Timeouts,
+        retry: RetryConfig,
+    ) -> Result<Self> {
+        if !(base.starts_with("http://") || base.starts_with("https://")) {
+            return Err(Error::Config {
+                message: format!("base URL must start with http:// or https://: {base}"),
+            });
+        }
+        let mut builder =
+            reqwest::Client::builder().connect_timeout(Duration::from_millis(timeouts.connect_ms));
+        if is_loopback(base) {
+            builder = builder.no_proxy();
+        }
+        let client = builder.build().map_err(|e| Error::Config {
+            message: error_chain(&e),
+        })?;
+        Ok(Self {
+            client,
+            base: base.trim_end_matches('/').to_owned(),
+            key,
+            timeouts,
+            retry,
+        })
+    }
+
+    pub(crate) fn base(&self) -> &str {
+        &self.base
+    }
+
+    fn url(&self, path: &str) -> String {
+        match (self.base.ends_with("/v1"), path.strip_prefix("/v1")) {
+            (true, Some(rest)) => format!("{}{rest}", self.base),
+            _ => format!("{}{path}", self.base),
+        }
+    }
+
+    fn headers(&self, auth: AuthStyle, extra: &[(&'static str, &str)]) -> Result<HeaderMap> {
+        let mut headers = HeaderMap::new();
+        headers.insert("content-type", HeaderValue::from_static("application/json"));
+        headers.insert("accept", HeaderValue::from_static("text/event-stream"));
+        for (name, value) in extra {
+            let value = HeaderValue::from_str(value).map_err(|_| Error::Config {
+                message: format!("invalid value for header {name}"),
+            })?;
+            headers.insert(HeaderName::from_static(name), value);
+        }
+        if let Some(key) = &self.key {
+            let (name, text) = match auth {
+                AuthStyle::XApiKey => ("x-api-key", key.expose().to_owned()),
+                AuthStyle::Bearer => ("authorization", format!("Bearer {}", key.expose())),
+            };
+            let mut value = HeaderValue::from_str(&text).map_err(|_| Error::Config {
+                message: "the API key contains characters not allowed in a header".into(),
+            })?;
+            value.set_sensitive(true);
+            headers.insert(name, value);
+        }
+        Ok(headers)
+    }
+
+    /// Posts `body` and returns a stream of decoded events. Retries 429, 5xx and connection
+    /// failures with backoff while nothing of the answer has arrived; never after.
+    pub(crate) async fn stream<D: Decoder>(
+        &self,
+        path: &str,
+        auth: AuthStyle,
+        extra_headers: &[(&'static str, &str)],
+        body: Vec<u8>,
+        decoder: D,
+        cancel: CancellationToken,
+    ) -> Result<ModelStream> {
+        let headers = self.headers(auth, extra_headers)?;
+        let body = Bytes::from(body);
+        let url = self.url(path);
+        let first_byte = Duration::from_millis(self.timeouts.first_byte_ms);
+        let mut attempt = 0u32;
+        loop {
+            let deadline = Instant::now() + first_byte;
+            let send = self
+                .client
+                .post(&url)
+                .headers(headers.clone())
+                .body(body.clone())
+                .send();
+            let outcome = tokio::select! {
+                biased;
+                () = cancel.cancelled() => return Err(Error::Cancelled),
+                r = tokio::time::timeout_at(deadline, send) => r,
+            };
+            let error = match outcome {
+                Err(_) => {
+                    return Err(Error::Timeout {
+                        kind: TimeoutKind::FirstByte,
+                        after: first_byte,
+                    });
+                }
+                Ok(Ok(response)) if response.status().is_success() => {
+                    return Ok(event_stream(
+                        response,
+                        decoder,
+                        cancel,
+                        deadline,
+                        first_byte,
+                        Duration::from_millis(self.timeouts.idle_ms),
+                    ));
+                }
+                Ok(Ok(response)) => error_from_response(response, deadline).await,
+                Ok(Err(e)) if e.is_timeout() && e.is_connect() => Error::Timeout {
+                    kind: TimeoutKind::Connect,
+                    after: Duration::from_millis(self.timeouts.connect_ms),
+                },
+                Ok(Err(e)) if e.is_connect() => {
+                    Error::network(format!("cannot connect to {}: {}", self.base, error_chain(&e)))
+                }
+                Ok(Err(e)) => Error::network(error_chain(&e)),
+            };
+            if !error.is_retryable() || attempt >= self.retry.max_retries {
+                return Err(error);
+            }
+            attempt += 1;
+            let wait = self.retry.delay(attempt, &error);
+            tokio::select! {
+                biased;
+                () = cancel.cancelled() => return Err(Error::Cancelled),
+                () = tokio::time::sleep(wait) => {}
+            }
+        }
+    }
+}
+
+/// Parses `retry-after` (seconds, possibly fractional) or `retry-after-ms`.
+pub fn parse_retry_after(headers: &HeaderMap) -> Option<Duration> {
+    if let Some(ms) = headers
+        .get("retry-after-ms")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|v| v.is_finite() && *v >= 0.0)
+    {
+        return Some(Duration::from_secs_f64(ms / 1000.0));
+    }
+    headers
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|v| v.is_finite() && *v >= 0.0 && *v < 1e9)
+        .map(Duration::from_secs_f64)
+}
+
+/// Reads a server error body: Anthropic `{error:{type,message}}`, OpenAI
+/// `{error:{message,type,code}}`, or raw text.
+pub(crate) fn parse_error_body(text: &str) -> (String, String) {
+    let value: Option<Value> = serde_json::from_str(text).ok();
+    let error = value.as_ref().and_then(|v| v.get("error")).or(value.as_ref());
+    let field = |name: &str| {
+        error
+            .and_then(|e| e.get(name))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
+    let message = field("message").unwrap_or_else(|| {
+        let mut t = text.trim().to_owned();
+        if t.len() > 2000 {
+            let mut cut = 2000;
+            while !t.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            t.truncate(cut);
+        }
+        t
+    });
+    let kind = field("type")
+        .filter(|t| t != "error")
+        .or_else(|| field("code"))
+        .unwrap_or_default();
+    (kind, message)
+}
+
+async fn error_from_response(response: reqwest::Response, deadline: Instant) -> Error {
+    let status = response.status();
+    let retry_after = parse_retry_after(response.headers());
+    let text = tokio::time::timeout_at(deadline, response.text())
+        .await
+        .ok()
+        .and_then(|r| r.ok())
+        .unwrap_or_default();
+    let (kind, mut message) = parse_error_body(&text);
+    if message.is_empty() {
+        message = status.to_string();
+    }
+    Error::from_server(status.as_u16(), &kind, message, retry_after)
+}
+
+type Body = Pin<Box<dyn Stream<Item = reqwest::Result<Bytes>> + Send>>;
+
+struct Driver<D> {
+    body: Option<Body>,
+    decoder: D,
+    pending: VecDeque<Result<ModelEvent>>,
+    cancel: CancellationToken,
+    first_deadline: Option<Instant>,
+    first_byte: Duration,
+    idle: Duration,
+    scratch: Vec<ModelEvent>,
+}
+
+impl<D: Decoder> Driver<D> {
+    fn end(&mut self, error: Option<Error>) {
+        // Dropping the body closes the connection.
+        self.body = None;
+        if let Some(error) = error {
+            self.pending.push_back(Err(error));
+        }
+    }
+
+    fn take_scratch(&mut self) {
+        self.pending.extend(self.scratch.drain(..).map(Ok));
+    }
+
+    async fn step(&mut self) {
+        let Some(body) = self.body.as_mut() else {
+            return;
+        };
+        let (deadline, kind, after) = match self.first_deadline {
+            Some(d) => (d, TimeoutKind::FirstByte, self.first_byte),
+            None => (Instant::now() + self.idle, TimeoutKind::Idle, self.idle),
+        };
+        let next = tokio::select! {
+            biased;
+            () = self.cancel.cancelled() => {
+                self.end(Some(Error::Cancelled));
+                return;
+            }
+            r = tokio::time::timeout_at(deadline, body.next()) => r,
+        };
+        match next {
+            Err(_) => self.end(Some(Error::Timeout { kind, after })),
+            Ok(Some(Err(e))) => self.end(Some(Error::network(format!(
+                "the stream broke before the answer was complete: {}",
+                error_chain(&e)
+            )))),
+            Ok(Some(Ok(bytes))) => {
+                if !bytes.is_empty() {
+                    self.first_deadline = None;
+                }
+                let result = self.decoder.feed(&bytes, &mut self.scratch);
+                self.take_scratch();
+                if let Err(e) = result {
+                    self.end(Some(e));
+                } else if self.decoder.is_done() {
+                    self.end(None);
+                }
+            }
+            Ok(None) => {
+                let result = self.decoder.finish(&mut self.scratch);
+                self.take_scratch();
+                match result {
+                    Err(e) => self.end(Some(e)),
+                    Ok(()) if !self.decoder.is_done() => self.end(Some(Error::protocol(
+                        "the stream ended before the model finished its answer",
+                    ))),
+                    Ok(()) => self.end(None),
+                }
+            }
+        }
+    }
+}
+
+fn event_stream<D: Decoder>(
+    response: reqwest::Response,
+    decoder: D,
+    cancel: CancellationToken,
+    first_deadline: Instant,
+    first_byte: Duration,
+    idle: Duration,
+) -> ModelStream {
+    let driver = Driver {
+        body: Some(Box::pin(response.bytes_stream())),
+        decoder,
+        pending: VecDeque::new(),
+        cancel,
+        first_deadline: Some(first_deadline),
+        first_byte,
+        idle,
+        scratch: Vec::new(),
+    };
+    Box::pin(futures::stream::unfold(driver, |mut d| async move {
+        loop {
+            if let Some(item) = d.pending.pop_front() {
+                return Some((item, d));
+            }
+            d.body.as_ref()?;
+            d.step().await;
+        }
+    }))
+}

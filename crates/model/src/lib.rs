@@ -1,0 +1,45 @@
+//! `subagent-model`: talking to models.
+//!
+//! Owns:
+//! - the [`Model`] trait: one call streams one assistant answer as [`ModelEvent`]s (text,
+//!   thinking, tool call start / argument fragments / end with parsed input, usage, stop) and
+//!   honours a `CancellationToken`; [`collect`] / [`complete`] drain a stream into a finished
+//!   assistant [`subagent_session::Message`] (a stream that ends without its stop event is a
+//!   [`Error::Protocol`], never a partial success);
+//! - the clients: Anthropic Messages ([`AnthropicModel`], prompt-cache markers on the stable
+//!   prefix), OpenAI Responses ([`ResponsesModel`]), OpenAI Chat Completions ([`ChatModel`]; also
+//!   Ollama, vLLM, llama.cpp, LM Studio), each over reqwest with connect / first-byte / idle
+//!   timeouts and retries (429, 5xx, connect failures) only before the first streamed byte;
+//! - the incremental SSE parser ([`sse`]) and the three protocol decoders;
+//! - [`ModelConfig`] (serde + JSON Schema, embedded in presets) and [`build`];
+//! - scenario files ([`scenario`]) and the offline [`ScriptedModel`] that replays them. The fake
+//!   HTTP servers of `subagent-test-support` use the same scenario code.
+//!
+//! Deliberately not here: the agent loop, tools, turn limits, retries of whole turns, structured
+//! output validation (all in `runtime`), and `core`'s error type (this crate depends only on
+//! `session`; [`Error::code`] returns `core`'s stable codes where one fits).
+
+pub mod anthropic;
+pub mod chat;
+mod collect;
+mod config;
+mod error;
+mod http;
+pub mod responses;
+pub mod scenario;
+mod scripted;
+pub mod sse;
+mod types;
+
+pub use anthropic::AnthropicModel;
+pub use chat::ChatModel;
+pub use collect::{ModelResponse, ResponseBuilder, collect, complete};
+pub use config::{
+    ApiKey, ModelConfig, ModelKind, RetryConfig, Timeouts, build, build_with_env,
+};
+pub use error::{Error, Result, TimeoutKind};
+pub use http::{Decoder, parse_retry_after};
+pub use responses::ResponsesModel;
+pub use scenario::{Gate, Gates, Scenarios};
+pub use scripted::ScriptedModel;
+pub use types::{Model, ModelEvent, ModelRequest, ModelStream, ToolSpec, Usage};

@@ -1,0 +1,164 @@
+//! The request, the streamed events and the `Model` trait.
+
+use std::pin::Pin;
+
+use async_trait::async_trait;
+use futures::Stream;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use subagent_session::{Message, StopReason};
+use tokio_util::sync::CancellationToken;
+
+use crate::error::Result;
+
+/// A tool the model may call. The order of a request's tools is kept as given, and
+/// serialization is byte-stable: the same request always yields the same bytes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    /// The tool's name.
+    pub name: String,
+    /// What the model reads about it.
+    pub description: String,
+    /// The JSON Schema of its input (an object schema).
+    pub input_schema: Value,
+}
+
+/// One call of a model.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ModelRequest {
+    /// The model id sent to the server.
+    pub model: String,
+    /// The system prompt.
+    pub system: Option<String>,
+    /// The conversation so far (ends with a user message).
+    pub messages: Vec<Message>,
+    /// The tools, in the order the model sees them.
+    pub tools: Vec<ToolSpec>,
+    /// The output token limit.
+    pub max_tokens: u32,
+    /// An object JSON Schema the final answer must follow. Sent natively by the OpenAI clients
+    /// (`text.format` / `response_format`); the Anthropic client does not send it (see
+    /// [`Model::supports_output_schema`]), the runtime then uses a capture tool or validation.
+    pub output_schema: Option<Value>,
+}
+
+impl ModelRequest {
+    /// A request with no system prompt, tools or output schema.
+    pub fn new(model: impl Into<String>, messages: Vec<Message>) -> Self {
+        Self {
+            model: model.into(),
+            system: None,
+            messages,
+            tools: Vec::new(),
+            max_tokens: 4096,
+            output_schema: None,
+        }
+    }
+}
+
+/// Token counts of one call.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Input tokens not read from the cache.
+    pub input_tokens: u64,
+    /// Output tokens.
+    pub output_tokens: u64,
+    /// Input tokens read from the prompt cache.
+    pub cache_read_tokens: u64,
+    /// Input tokens written to the prompt cache.
+    pub cache_write_tokens: u64,
+}
+
+impl Usage {
+    /// Adds another call's usage.
+    pub fn add(&mut self, other: &Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cache_read_tokens += other.cache_read_tokens;
+        self.cache_write_tokens += other.cache_write_tokens;
+    }
+}
+
+/// One event of a streamed answer. A well-formed stream ends with exactly one
+/// [`ModelEvent::Stop`]; tool call events of one call share its `index`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ModelEvent {
+    /// A piece of the answer's text.
+    TextDelta {
+        /// The text.
+        text: String,
+    },
+    /// A piece of visible reasoning.
+    ThinkingDelta {
+        /// The text.
+        text: String,
+    },
+    /// The signature of the current thinking block (Anthropic), to be sent back unchanged.
+    ThinkingSignature {
+        /// The signature.
+        signature: String,
+    },
+    /// A tool call begins.
+    ToolCallStart {
+        /// Position of the call in this answer (0-based, unique per answer).
+        index: usize,
+        /// The call's id.
+        id: String,
+        /// The tool's name.
+        name: String,
+    },
+    /// A fragment of a tool call's JSON arguments.
+    ToolCallDelta {
+        /// The call's index.
+        index: usize,
+        /// The fragment (not valid JSON on its own).
+        fragment: String,
+    },
+    /// A tool call is complete; `input` is the parsed arguments.
+    ToolCallEnd {
+        /// The call's index.
+        index: usize,
+        /// The call's id.
+        id: String,
+        /// The tool's name.
+        name: String,
+        /// The parsed arguments (`{}` when the model sent none).
+        input: Value,
+    },
+    /// Token counts (sent once, before `Stop`, when the server reports them).
+    Usage {
+        /// The counts.
+        usage: Usage,
+    },
+    /// The answer is complete.
+    Stop {
+        /// Why it ended: `Completed` (including "stopped to call tools"), `MaxTokens`, or
+        /// `Refused`.
+        reason: StopReason,
+    },
+}
+
+/// The stream of a model call.
+pub type ModelStream = Pin<Box<dyn Stream<Item = Result<ModelEvent>> + Send>>;
+
+/// A model: one call streams one assistant answer.
+#[async_trait]
+pub trait Model: Send + Sync {
+    /// A short description for logs and diagnostics, e.g. `anthropic:claude-sonnet-5`. Never
+    /// contains secrets.
+    fn describe(&self) -> String;
+
+    /// Whether `ModelRequest::output_schema` is sent to the server natively.
+    fn supports_output_schema(&self) -> bool {
+        false
+    }
+
+    /// Starts one call. Errors before the answer starts (auth, rate limits after retries,
+    /// first-byte timeout) are returned here; errors during the answer arrive in the stream,
+    /// which then ends. Cancelling `cancel` ends the stream with [`crate::Error::Cancelled`] and
+    /// closes the connection.
+    async fn stream(&self, request: ModelRequest, cancel: CancellationToken)
+    -> Result<ModelStream>;
+}

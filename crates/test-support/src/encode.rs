@@ -1,0 +1,425 @@
+//! Turning a scenario [`Plan`] into the SSE bytes of each protocol.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use serde_json::{Value, json};
+use subagent_model::scenario::{Action, HttpErrorSpec, PlannedCall, Plan, StepStop};
+
+/// One unit of a response body.
+#[derive(Clone, Debug)]
+pub enum Chunk {
+    /// Bytes to send.
+    Bytes(Bytes),
+    /// Pause.
+    Sleep(Duration),
+    /// Wait for a gate.
+    Gate(String),
+    /// Cut the connection.
+    Disconnect,
+}
+
+/// Which wire protocol a request speaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Protocol {
+    /// Anthropic Messages.
+    Anthropic,
+    /// OpenAI Responses.
+    Responses,
+    /// OpenAI Chat Completions.
+    Chat,
+}
+
+fn sse(event: Option<&str>, data: &Value) -> Chunk {
+    let text = match event {
+        Some(e) => format!("event: {e}\ndata: {data}\n\n"),
+        None => format!("data: {data}\n\n"),
+    };
+    Chunk::Bytes(Bytes::from(text))
+}
+
+fn passthrough(action: &Action, out: &mut Vec<Chunk>) -> bool {
+    match action {
+        Action::Sleep(d) => out.push(Chunk::Sleep(*d)),
+        Action::WaitGate(g) => out.push(Chunk::Gate(g.clone())),
+        Action::Disconnect => out.push(Chunk::Disconnect),
+        _ => return false,
+    }
+    true
+}
+
+fn call_id(call: &PlannedCall, prefix: &str) -> String {
+    if call.explicit_id {
+        call.id.clone()
+    } else {
+        format!("{prefix}{}", call.id)
+    }
+}
+
+/// The JSON body of an HTTP error answer.
+pub fn error_body(protocol: Protocol, error: &HttpErrorSpec) -> Value {
+    match protocol {
+        Protocol::Anthropic => json!({"type": "error", "error": {"type": error.kind, "message": error.message}}),
+        _ => json!({"error": {"message": error.message, "type": error.kind, "code": error.kind, "param": null}}),
+    }
+}
+
+/// Encodes a plan as a streamed body.
+pub fn encode(protocol: Protocol, plan: &Plan, model: &str, seed: usize) -> Vec<Chunk> {
+    match protocol {
+        Protocol::Anthropic => anthropic(plan, model, seed),
+        Protocol::Responses => responses(plan, model, seed),
+        Protocol::Chat => chat(plan, model, seed),
+    }
+}
+
+#[derive(PartialEq)]
+enum Open {
+    None,
+    Text,
+    Thinking,
+}
+
+fn anthropic(plan: &Plan, model: &str, seed: usize) -> Vec<Chunk> {
+    let mut out = Vec::new();
+    let u = plan.usage;
+    out.push(sse(
+        Some("message_start"),
+        &json!({"type": "message_start", "message": {
+            "id": format!("msg_fake_{seed}"), "type": "message", "role": "assistant", "model": model,
+            "content": [], "stop_reason": null, "stop_sequence": null,
+            "usage": {"input_tokens": u.input_tokens, "output_tokens": 1,
+                      "cache_creation_input_tokens": u.cache_write_tokens,
+                      "cache_read_input_tokens": u.cache_read_tokens}}}),
+    ));
+    out.push(sse(Some("ping"), &json!({"type": "ping"})));
+    let mut index = 0usize;
+    let mut open = Open::None;
+    let close = |open: &mut Open, index: &mut usize, out: &mut Vec<Chunk>| {
+        if *open == Open::Thinking {
+            out.push(sse(Some("content_block_delta"), &json!({"type": "content_block_delta", "index": *index,
+                "delta": {"type": "signature_delta", "signature": "fake-signature"}})));
+        }
+        if *open != Open::None {
+            out.push(sse(
+                Some("content_block_stop"),
+                &json!({"type": "content_block_stop", "index": *index}),
+            ));
+            *index += 1;
+            *open = Open::None;
+        }
+    };
+    for action in &plan.actions {
+        if passthrough(action, &mut out) {
+            continue;
+        }
+        match action {
+            Action::Thinking(text) | Action::Text(text) => {
+                let thinking = matches!(action, Action::Thinking(_));
+                let want = if thinking { Open::Thinking } else { Open::Text };
+                if open != want {
+                    close(&mut open, &mut index, &mut out);
+                    let block = if thinking {
+                        json!({"type": "thinking", "thinking": "", "signature": ""})
+                    } else {
+                        json!({"type": "text", "text": ""})
+                    };
+                    out.push(sse(Some("content_block_start"), &json!({"type": "content_block_start", "index": index, "content_block": block})));
+                    open = want;
+                }
+                let delta = if thinking {
+                    json!({"type": "thinking_delta", "thinking": text})
+                } else {
+                    json!({"type": "text_delta", "text": text})
+                };
+                out.push(sse(
+                    Some("content_block_delta"),
+                    &json!({"type": "content_block_delta", "index": index, "delta": delta}),
+                ));
+            }
+            Action::ToolCall(call) => {
+                close(&mut open, &mut index, &mut out);
+                out.push(sse(Some("content_block_start"), &json!({"type": "content_block_start", "index": index,
+                    "content_block": {"type": "tool_use", "id": call_id(call, "toolu_"), "name": call.name, "input": {}}})));
+                for fragment in &call.fragments {
+                    out.push(sse(Some("content_block_delta"), &json!({"type": "content_block_delta", "index": index,
+                        "delta": {"type": "input_json_delta", "partial_json": fragment}})));
+                }
+                out.push(sse(
+                    Some("content_block_stop"),
+                    &json!({"type": "content_block_stop", "index": index}),
+                ));
+                index += 1;
+            }
+            Action::StreamError(e) => {
+                out.push(sse(
+                    Some("error"),
+                    &json!({"type": "error", "error": {"type": e.kind, "message": e.message}}),
+                ));
+            }
+            _ => {}
+        }
+    }
+    if plan.complete {
+        close(&mut open, &mut index, &mut out);
+        let reason = match plan.stop {
+            StepStop::MaxTokens => "max_tokens",
+            StepStop::Refusal => "refusal",
+            StepStop::EndTurn if plan.has_tool_calls => "tool_use",
+            StepStop::EndTurn => "end_turn",
+        };
+        out.push(sse(Some("message_delta"), &json!({"type": "message_delta",
+            "delta": {"stop_reason": reason, "stop_sequence": null},
+            "usage": {"output_tokens": u.output_tokens}})));
+        out.push(sse(Some("message_stop"), &json!({"type": "message_stop"})));
+    }
+    out
+}
+
+struct Seq(u64);
+
+impl Seq {
+    fn ev(&mut self, out: &mut Vec<Chunk>, kind: &str, mut data: Value) {
+        if let Value::Object(map) = &mut data {
+            map.insert("type".into(), json!(kind));
+            map.insert("sequence_number".into(), json!(self.0));
+        }
+        self.0 += 1;
+        out.push(sse(Some(kind), &data));
+    }
+}
+
+fn responses(plan: &Plan, model: &str, seed: usize) -> Vec<Chunk> {
+    let mut out = Vec::new();
+    let mut seq = Seq(0);
+    let id = format!("resp_fake_{seed}");
+    let base = json!({"id": id, "object": "response", "created_at": 0, "model": model});
+    let mut response = base.clone();
+    if let Value::Object(m) = &mut response {
+        m.insert("status".into(), json!("in_progress"));
+        m.insert("output".into(), json!([]));
+    }
+    seq.ev(&mut out, "response.created", json!({"response": response}));
+    seq.ev(&mut out, "response.in_progress", json!({"response": response}));
+    let mut items: Vec<Value> = Vec::new();
+    // The open item: (kind, id, accumulated text).
+    let mut open: Option<(Open, String, String)> = None;
+    let close = |open: &mut Option<(Open, String, String)>,
+                 items: &mut Vec<Value>,
+                 seq: &mut Seq,
+                 out: &mut Vec<Chunk>| {
+        let Some((kind, item_id, text)) = open.take() else {
+            return;
+        };
+        let oi = items.len();
+        let item = if kind == Open::Thinking {
+            seq.ev(out, "response.reasoning_summary_text.done", json!({"item_id": item_id, "output_index": oi, "summary_index": 0, "text": text}));
+            seq.ev(out, "response.reasoning_summary_part.done", json!({"item_id": item_id, "output_index": oi, "summary_index": 0, "part": {"type": "summary_text", "text": text}}));
+            json!({"type": "reasoning", "id": item_id, "summary": [{"type": "summary_text", "text": text}]})
+        } else {
+            let part = json!({"type": "output_text", "text": text, "annotations": []});
+            seq.ev(out, "response.output_text.done", json!({"item_id": item_id, "output_index": oi, "content_index": 0, "text": text}));
+            seq.ev(out, "response.content_part.done", json!({"item_id": item_id, "output_index": oi, "content_index": 0, "part": part}));
+            json!({"type": "message", "id": item_id, "status": "completed", "role": "assistant", "content": [part]})
+        };
+        seq.ev(
+            out,
+            "response.output_item.done",
+            json!({"output_index": oi, "item": item}),
+        );
+        items.push(item);
+    };
+    for action in &plan.actions {
+        if passthrough(action, &mut out) {
+            continue;
+        }
+        match action {
+            Action::Thinking(text) | Action::Text(text) => {
+                let thinking = matches!(action, Action::Thinking(_));
+                let want = if thinking { Open::Thinking } else { Open::Text };
+                if open.as_ref().is_some_and(|o| o.0 != want) {
+                    close(&mut open, &mut items, &mut seq, &mut out);
+                }
+                let oi = items.len();
+                if open.is_none() {
+                    let item_id = format!("{}_fake_{seed}_{oi}", if thinking { "rs" } else { "msg" });
+                    if thinking {
+                        seq.ev(&mut out, "response.output_item.added", json!({"output_index": oi, "item": {"type": "reasoning", "id": item_id, "summary": []}}));
+                        seq.ev(&mut out, "response.reasoning_summary_part.added", json!({"item_id": item_id, "output_index": oi, "summary_index": 0, "part": {"type": "summary_text", "text": ""}}));
+                    } else {
+                        seq.ev(&mut out, "response.output_item.added", json!({"output_index": oi, "item": {"type": "message", "id": item_id, "status": "in_progress", "role": "assistant", "content": []}}));
+                        seq.ev(&mut out, "response.content_part.added", json!({"item_id": item_id, "output_index": oi, "content_index": 0, "part": {"type": "output_text", "text": "", "annotations": []}}));
+                    }
+                    open = Some((want, item_id, String::new()));
+                }
+                if let Some((_, item_id, acc)) = open.as_mut() {
+                    acc.push_str(text);
+                    if thinking {
+                        seq.ev(&mut out, "response.reasoning_summary_text.delta", json!({"item_id": item_id, "output_index": oi, "summary_index": 0, "delta": text}));
+                    } else {
+                        seq.ev(&mut out, "response.output_text.delta", json!({"item_id": item_id, "output_index": oi, "content_index": 0, "delta": text}));
+                    }
+                }
+            }
+            Action::ToolCall(call) => {
+                close(&mut open, &mut items, &mut seq, &mut out);
+                let oi = items.len();
+                let cid = call_id(call, "call_");
+                let raw: String = call.fragments.concat();
+                let (item_id, mut item, delta_kind, done_kind, field) = if call.custom {
+                    (
+                        format!("ctc_fake_{seed}_{oi}"),
+                        json!({"type": "custom_tool_call", "call_id": cid, "name": call.name}),
+                        "response.custom_tool_call_input.delta",
+                        "response.custom_tool_call_input.done",
+                        "input",
+                    )
+                } else {
+                    (
+                        format!("fc_fake_{seed}_{oi}"),
+                        json!({"type": "function_call", "call_id": cid, "name": call.name}),
+                        "response.function_call_arguments.delta",
+                        "response.function_call_arguments.done",
+                        "arguments",
+                    )
+                };
+                if let Value::Object(m) = &mut item {
+                    m.insert("id".into(), json!(item_id));
+                    if let Some(ns) = &call.namespace {
+                        m.insert("namespace".into(), json!(ns));
+                    }
+                    m.insert(field.into(), json!(""));
+                    m.insert("status".into(), json!("in_progress"));
+                }
+                seq.ev(
+                    &mut out,
+                    "response.output_item.added",
+                    json!({"output_index": oi, "item": item}),
+                );
+                for fragment in &call.fragments {
+                    seq.ev(
+                        &mut out,
+                        delta_kind,
+                        json!({"item_id": item_id, "output_index": oi, "delta": fragment}),
+                    );
+                }
+                seq.ev(
+                    &mut out,
+                    done_kind,
+                    json!({"item_id": item_id, "output_index": oi, field: raw}),
+                );
+                if let Value::Object(m) = &mut item {
+                    m.insert(field.into(), json!(raw));
+                    m.insert("status".into(), json!("completed"));
+                }
+                seq.ev(
+                    &mut out,
+                    "response.output_item.done",
+                    json!({"output_index": oi, "item": item}),
+                );
+                items.push(item);
+            }
+            Action::StreamError(e) => {
+                let mut failed = base.clone();
+                if let Value::Object(m) = &mut failed {
+                    m.insert("status".into(), json!("failed"));
+                    m.insert(
+                        "error".into(),
+                        json!({"code": e.kind, "message": e.message}),
+                    );
+                }
+                seq.ev(&mut out, "response.failed", json!({"response": failed}));
+            }
+            _ => {}
+        }
+    }
+    if plan.complete {
+        close(&mut open, &mut items, &mut seq, &mut out);
+        let u = plan.usage;
+        let mut done = base;
+        let (kind, status) = match plan.stop {
+            StepStop::MaxTokens => ("response.incomplete", "incomplete"),
+            _ => ("response.completed", "completed"),
+        };
+        if let Value::Object(m) = &mut done {
+            m.insert("status".into(), json!(status));
+            m.insert("output".into(), Value::Array(items));
+            m.insert("usage".into(), json!({
+                "input_tokens": u.input_tokens + u.cache_read_tokens,
+                "input_tokens_details": {"cached_tokens": u.cache_read_tokens},
+                "output_tokens": u.output_tokens,
+                "output_tokens_details": {"reasoning_tokens": 0},
+                "total_tokens": u.input_tokens + u.cache_read_tokens + u.output_tokens}));
+            if plan.stop == StepStop::MaxTokens {
+                m.insert(
+                    "incomplete_details".into(),
+                    json!({"reason": "max_output_tokens"}),
+                );
+            }
+        }
+        seq.ev(&mut out, kind, json!({"response": done}));
+    }
+    out
+}
+
+fn chat(plan: &Plan, model: &str, seed: usize) -> Vec<Chunk> {
+    let mut out = Vec::new();
+    let id = format!("chatcmpl-fake-{seed}");
+    let chunk = |delta: Value, finish: Value| {
+        sse(
+            None,
+            &json!({"id": id, "object": "chat.completion.chunk", "created": 0, "model": model,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}),
+        )
+    };
+    out.push(chunk(json!({"role": "assistant", "content": ""}), Value::Null));
+    let mut calls = 0usize;
+    for action in &plan.actions {
+        if passthrough(action, &mut out) {
+            continue;
+        }
+        match action {
+            Action::Thinking(text) => {
+                out.push(chunk(json!({"reasoning_content": text}), Value::Null));
+            }
+            Action::Text(text) => out.push(chunk(json!({"content": text}), Value::Null)),
+            Action::ToolCall(call) => {
+                let i = calls;
+                calls += 1;
+                out.push(chunk(json!({"tool_calls": [{"index": i, "id": call_id(call, "call_"), "type": "function",
+                    "function": {"name": call.name, "arguments": ""}}]}), Value::Null));
+                for fragment in &call.fragments {
+                    out.push(chunk(
+                        json!({"tool_calls": [{"index": i, "function": {"arguments": fragment}}]}),
+                        Value::Null,
+                    ));
+                }
+            }
+            Action::StreamError(e) => out.push(sse(
+                None,
+                &json!({"error": {"message": e.message, "type": e.kind, "code": e.kind}}),
+            )),
+            _ => {}
+        }
+    }
+    if plan.complete {
+        let reason = match plan.stop {
+            StepStop::MaxTokens => "length",
+            StepStop::Refusal => "content_filter",
+            StepStop::EndTurn if plan.has_tool_calls => "tool_calls",
+            StepStop::EndTurn => "stop",
+        };
+        out.push(chunk(json!({}), json!(reason)));
+        let u = plan.usage;
+        out.push(sse(
+            None,
+            &json!({"id": id, "object": "chat.completion.chunk", "created": 0, "model": model, "choices": [],
+                "usage": {"prompt_tokens": u.input_tokens + u.cache_read_tokens,
+                          "completion_tokens": u.output_tokens,
+                          "total_tokens": u.input_tokens + u.cache_read_tokens + u.output_tokens,
+                          "prompt_tokens_details": {"cached_tokens": u.cache_read_tokens}}}),
+        ));
+        out.push(Chunk::Bytes(Bytes::from_static(b"data: [DONE]\n\n")));
+    }
+    out
+}

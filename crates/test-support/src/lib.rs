@@ -1,0 +1,139 @@
+//! `subagent-test-support`: fake model servers for tests, `xtask` and humans.
+//!
+//! Owns [`FakeServer`]: one HTTP server on 127.0.0.1 (port 0) that speaks Anthropic
+//! `POST /v1/messages` (also `?beta=true`), OpenAI `POST /v1/responses` and
+//! `POST /v1/chat/completions` with real SSE streaming, answers `HEAD /` and `GET /v1/models`,
+//! and is scripted by scenario files (`subagent_model::scenario`: the same code the offline
+//! scripted model uses). It records every request (secrets redacted), checks protocol
+//! invariants, offers gates for timeout and cancel tests, and counts streams the client dropped.
+//! The `fake-model` binary serves a scenario file until killed.
+//!
+//! Deliberately not here: any model client (that is `subagent-model`), and assertions: the
+//! server reports, tests decide.
+
+mod encode;
+pub mod normalize;
+mod server;
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+
+pub use encode::{Chunk, Protocol, encode, error_body};
+pub use server::RecordedRequest;
+pub use subagent_model::scenario::{Gate, Scenarios};
+
+use server::State;
+
+/// A running fake model server; it stops when dropped.
+pub struct FakeServer {
+    addr: SocketAddr,
+    state: Arc<State>,
+    task: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+impl std::fmt::Debug for FakeServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FakeServer").field("addr", &self.addr).finish()
+    }
+}
+
+impl FakeServer {
+    /// Starts a server on 127.0.0.1 with an OS-chosen port.
+    pub async fn start(scenarios: Scenarios) -> std::io::Result<Self> {
+        Self::start_on(scenarios, 0).await
+    }
+
+    /// Starts a server on 127.0.0.1:`port` (0 = any).
+    pub async fn start_on(scenarios: Scenarios, port: u16) -> std::io::Result<Self> {
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
+        let addr = server::local_addr(&listener)?;
+        let state = Arc::new(State::new(scenarios));
+        let task = tokio::spawn(server::serve(listener, Arc::clone(&state)));
+        Ok(Self { addr, state, task })
+    }
+
+    /// Starts a server from scenario YAML.
+    pub async fn from_yaml(yaml: &str) -> std::io::Result<Self> {
+        let scenarios = Scenarios::from_yaml(yaml).map_err(std::io::Error::other)?;
+        Self::start(scenarios).await
+    }
+
+    /// Starts a server from a scenario file.
+    pub async fn from_file(path: &Path) -> std::io::Result<Self> {
+        let scenarios = Scenarios::load(path).map_err(std::io::Error::other)?;
+        Self::start(scenarios).await
+    }
+
+    /// The bound address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The port.
+    pub fn port(&self) -> u16 {
+        self.addr.port()
+    }
+
+    /// `http://127.0.0.1:PORT` (no trailing slash, no `/v1`).
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The gate of this name (created closed on first use).
+    pub fn gate(&self, name: &str) -> Gate {
+        self.state.gates.gate(name)
+    }
+
+    /// Every request received so far, in order.
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        self.state.requests()
+    }
+
+    /// The model requests (POSTs to a model endpoint) so far.
+    pub fn model_requests(&self) -> Vec<RecordedRequest> {
+        self.requests()
+            .into_iter()
+            .filter(|r| r.method == "POST" && encode_protocol(&r.path).is_some())
+            .collect()
+    }
+
+    /// Protocol invariant violations seen so far (empty is good).
+    pub fn violations(&self) -> Vec<String> {
+        self.state.violations()
+    }
+
+    /// How many streams the client dropped before their end (cancels, timeouts).
+    pub fn dropped_streams(&self) -> usize {
+        *self.state.dropped.borrow()
+    }
+
+    /// Waits until at least `n` streams were dropped by the client.
+    pub async fn wait_dropped(&self, n: usize) {
+        let mut rx = self.state.dropped.subscribe();
+        let _ = rx.wait_for(|count| *count >= n).await;
+    }
+
+    /// Waits until at least `n` requests were received.
+    pub async fn wait_requests(&self, n: usize) {
+        let mut rx = self.state.requests_seen.subscribe();
+        let _ = rx.wait_for(|count| *count >= n).await;
+    }
+}
+
+fn encode_protocol(path: &str) -> Option<Protocol> {
+    let bare = path.split('?').next().unwrap_or(path);
+    let bare = bare.strip_prefix("/v1").unwrap_or(bare);
+    match bare {
+        "/messages" => Some(Protocol::Anthropic),
+        "/responses" => Some(Protocol::Responses),
+        "/chat/completions" => Some(Protocol::Chat),
+        _ => None,
+    }
+}
+
+impl Drop for FakeServer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
