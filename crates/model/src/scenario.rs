@@ -71,6 +71,10 @@ pub struct HttpErrorSpec {
     /// `retry-after` in seconds.
     #[serde(default)]
     pub retry_after: Option<f64>,
+    /// Fail only the first `times` requests that reach this step (a flaky server); later
+    /// attempts get the normal answer. Default: always.
+    #[serde(default)]
+    pub times: Option<u32>,
 }
 
 /// An error event in the middle of the stream.
@@ -459,6 +463,7 @@ impl Step {
 #[derive(Clone, Debug)]
 pub struct Scenarios {
     entries: Vec<(regex_lite::Regex, String, Scenario)>,
+    hits: Arc<Mutex<HashMap<(String, usize), u32>>>,
 }
 
 /// The scenario file the offline main job uses.
@@ -486,7 +491,10 @@ impl Scenarios {
             })?;
             entries.push((regex, name, scenario));
         }
-        Ok(Self { entries })
+        Ok(Self {
+            entries,
+            hits: Arc::default(),
+        })
     }
 
     /// Reads a scenario file.
@@ -513,7 +521,7 @@ impl Scenarios {
     }
 
     /// Picks the scenario and step for a conversation (system text is never looked at) and
-    /// plans the answer.
+    /// plans the answer. Each call counts as one attempt of that step (for `error.times`).
     pub fn plan(&self, messages: &[Message]) -> Result<Plan, SelectError> {
         let (index, prompt) = genuine_prompt(messages).unwrap_or((0, String::new()));
         let Some((_, name, scenario)) = self.entries.iter().find(|(r, _, _)| r.is_match(&prompt))
@@ -535,7 +543,23 @@ impl Scenarios {
                 step,
             });
         };
-        Ok(spec.plan(name, step, messages.len()))
+        let mut plan = spec.plan(name, step, messages.len());
+        // Count attempts per step so `error.times` can let later attempts through.
+        let hits = {
+            let mut hits = self.hits.lock().unwrap_or_else(PoisonError::into_inner);
+            let count = hits.entry((name.clone(), step)).or_insert(0);
+            *count += 1;
+            *count
+        };
+        if plan
+            .http_error
+            .as_ref()
+            .and_then(|e| e.times)
+            .is_some_and(|times| hits > times)
+        {
+            plan.http_error = None;
+        }
+        Ok(plan)
     }
 }
 
@@ -656,7 +680,7 @@ mod tests {
     fn words_and_fragments() {
         assert_eq!(split_words("hi from fake"), vec!["hi", " from", " fake"]);
         assert_eq!(split_fragments("abcdefg", 3), vec!["abc", "def", "g"]);
-        assert_eq!(split_fragments("", 3), vec![""]);
+        assert_eq!(split_fragments("", 3), Vec::<String>::new());
     }
 
     proptest! {

@@ -174,6 +174,7 @@ pub(crate) async fn handle(state: Arc<State>, request: Request) -> Response {
             kind: "invalid_request_error".into(),
             message: "fake model: the request body is not JSON".into(),
             retry_after: None,
+            times: None,
         };
         return json_response(StatusCode::BAD_REQUEST, &error_body(protocol, &spec));
     };
@@ -202,6 +203,7 @@ pub(crate) async fn handle(state: Arc<State>, request: Request) -> Response {
                 kind: "invalid_request_error".into(),
                 message: e.to_string(),
                 retry_after: None,
+                times: None,
             };
             return json_response(StatusCode::BAD_REQUEST, &error_body(protocol, &spec));
         }
@@ -283,6 +285,9 @@ fn body_stream(
                     gate.wait().await;
                 }
                 Chunk::Disconnect => {
+                    // Let hyper flush what was sent so far before the connection is cut.
+                    tokio::task::yield_now().await;
+                    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
                     b.guard.finished = true;
                     b.chunks.clear();
                     return Some((

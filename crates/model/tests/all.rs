@@ -1,0 +1,3 @@
+//! Integration tests of `subagent-model`: every client against the fake server over real HTTP.
+
+mod suite;

@@ -1,0 +1,7 @@
+mod clients;
+mod errors;
+mod request_shape;
+mod retries;
+mod scripted;
+mod support;
+mod timeouts;

@@ -1,0 +1,86 @@
+//! Retries happen for 429/5xx/connect failures before the first byte, and never after.
+
+use pretty_assertions::assert_eq;
+use subagent_model::collect;
+use subagent_test_support::FakeServer;
+use tokio_util::sync::CancellationToken;
+
+use super::support::{KINDS, build, config, request};
+
+const SCENARIOS: &str = r#"
+- match: "^flaky$"
+  steps: [{error: {status: 503, type: overloaded_error, message: "try again", times: 2}, text: "finally"}]
+- match: "^limited$"
+  steps: [{error: {status: 429, type: rate_limit_error, message: "wait", retry_after: 0.01, times: 1}, text: "ok"}]
+- match: "^bad$"
+  steps: [{error: {status: 400, type: invalid_request_error, message: "no"}}]
+- match: "^cut$"
+  steps: [{text: "started", disconnect: true}]
+"#;
+
+fn with_retries(url: &str, kind: subagent_model::ModelKind, n: u32) -> subagent_model::ModelConfig {
+    let mut c = config(url, kind);
+    c.retry.max_retries = n;
+    c
+}
+
+#[tokio::test]
+async fn transient_errors_are_retried_before_the_first_byte() {
+    for kind in KINDS {
+        let server = FakeServer::from_yaml(SCENARIOS).await.unwrap();
+        let model = build(&with_retries(&server.url(), kind, 2));
+        let response = collect(model.stream(request("flaky"), CancellationToken::new()).await.unwrap())
+            .await
+            .unwrap();
+        assert_eq!(response.message.text(), "finally", "{kind:?}");
+        assert_eq!(server.model_requests().len(), 3, "{kind:?}");
+
+        let response = collect(model.stream(request("limited"), CancellationToken::new()).await.unwrap())
+            .await
+            .unwrap();
+        assert_eq!(response.message.text(), "ok", "{kind:?}");
+        assert_eq!(server.model_requests().len(), 5, "{kind:?}");
+    }
+}
+
+#[tokio::test]
+async fn retries_are_bounded() {
+    for kind in KINDS {
+        let server = FakeServer::from_yaml(SCENARIOS).await.unwrap();
+        let model = build(&with_retries(&server.url(), kind, 1));
+        let error = model
+            .stream(request("flaky"), CancellationToken::new())
+            .await
+            .err()
+            .unwrap();
+        assert_eq!(error.code(), "MODEL_OVERLOADED", "{kind:?}");
+        assert_eq!(server.model_requests().len(), 2, "{kind:?}");
+    }
+}
+
+#[tokio::test]
+async fn bad_requests_are_not_retried() {
+    for kind in KINDS {
+        let server = FakeServer::from_yaml(SCENARIOS).await.unwrap();
+        let model = build(&with_retries(&server.url(), kind, 3));
+        let error = model
+            .stream(request("bad"), CancellationToken::new())
+            .await
+            .err()
+            .unwrap();
+        assert_eq!(error.code(), "MODEL_BAD_REQUEST");
+        assert_eq!(server.model_requests().len(), 1, "{kind:?}");
+    }
+}
+
+#[tokio::test]
+async fn never_resent_once_output_began() {
+    for kind in KINDS {
+        let server = FakeServer::from_yaml(SCENARIOS).await.unwrap();
+        let model = build(&with_retries(&server.url(), kind, 3));
+        let stream = model.stream(request("cut"), CancellationToken::new()).await.unwrap();
+        let error = collect(stream).await.unwrap_err();
+        assert_eq!(error.code(), "MODEL_NETWORK", "{kind:?}: {error}");
+        assert_eq!(server.model_requests().len(), 1, "{kind:?}: the cut stream was re-sent");
+    }
+}

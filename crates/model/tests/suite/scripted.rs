@@ -1,0 +1,147 @@
+//! The offline scripted model replays scenarios deterministically, in-process.
+
+use std::time::Duration;
+
+use pretty_assertions::assert_eq;
+use serde_json::json;
+use subagent_model::{
+    Error, Model, ModelConfig, ModelEvent, ModelKind, ScriptedModel, Scenarios, build_with_env,
+    collect,
+};
+use subagent_session::{ContentBlock, Message, Role, StopReason};
+use tokio_util::sync::CancellationToken;
+
+use super::support::{drain, request, text_of};
+
+const SCENARIOS: &str = r#"
+- name: tools
+  match: "(?i)use the tool"
+  steps:
+    - text: "Calling."
+      tool_calls: [{name: subagent, input: {prompt: "sub task"}, fragments: 4}]
+    - text: "All done."
+- name: slow
+  match: "slow"
+  steps: [{delay_ms: 60000, text: "after a minute", event_delay_ms: 1000}]
+- name: gated
+  match: "gated"
+  steps: [{text: "one", wait_gate_mid: g}]
+- name: fallback
+  match: ".*"
+  steps: [{text: "fallback answer"}]
+"#;
+
+fn scripted() -> ScriptedModel {
+    ScriptedModel::new("demo", Scenarios::from_yaml(SCENARIOS).unwrap())
+}
+
+#[tokio::test]
+async fn replays_a_scenario_deterministically() {
+    let model = scripted();
+    let mut runs = Vec::new();
+    for _ in 0..2 {
+        let mut messages = vec![Message::user("please use the tool")];
+        let first = collect(
+            model
+                .stream(
+                    subagent_model::ModelRequest::new("demo", messages.clone()),
+                    CancellationToken::new(),
+                )
+                .await
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+        let (id, _, input) = first.message.tool_uses().next().unwrap();
+        assert_eq!(input, &json!({"prompt": "sub task"}));
+        let id = id.to_owned();
+        messages.push(first.message.clone());
+        messages.push(Message::new(
+            Role::User,
+            vec![ContentBlock::tool_result(id, "sub result", false)],
+        ));
+        let second = collect(
+            model
+                .stream(
+                    subagent_model::ModelRequest::new("demo", messages),
+                    CancellationToken::new(),
+                )
+                .await
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+        assert_eq!(second.message.text(), "All done.");
+        assert_eq!(second.stop, StopReason::Completed);
+        runs.push((first, second));
+    }
+    assert_eq!(runs[0], runs[1]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn delays_follow_tokio_time() {
+    let model = scripted();
+    let start = tokio::time::Instant::now();
+    let response = collect(
+        model
+            .stream(request("slow please"), CancellationToken::new())
+            .await
+            .unwrap(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(response.message.text(), "after a minute");
+    // 60 s before the answer plus 1 s between each of the three words.
+    assert_eq!(start.elapsed(), Duration::from_secs(62));
+}
+
+#[tokio::test]
+async fn gates_and_cancel() {
+    let model = scripted();
+    let cancel = CancellationToken::new();
+    let mut stream = model.stream(request("gated"), cancel.clone()).await.unwrap();
+    use futures::StreamExt;
+    assert_eq!(
+        stream.next().await.unwrap().unwrap(),
+        ModelEvent::TextDelta { text: "one".into() }
+    );
+    cancel.cancel();
+    assert!(matches!(stream.next().await.unwrap(), Err(Error::Cancelled)));
+    assert!(stream.next().await.is_none());
+
+    let stream = model
+        .stream(request("gated"), CancellationToken::new())
+        .await
+        .unwrap();
+    model.gates().gate("g").open();
+    let (events, error) = drain(stream).await;
+    assert!(error.is_none());
+    assert_eq!(text_of(&events), "one");
+}
+
+#[tokio::test]
+async fn offline_demo_is_the_default_scripted_config() {
+    let model = build_with_env(&ModelConfig::new(ModelKind::Scripted, "offline"), |_| None)
+        .unwrap();
+    assert!(model.describe().contains("offline"));
+    let response = collect(
+        model
+            .stream(request("please delegate this"), CancellationToken::new())
+            .await
+            .unwrap(),
+    )
+    .await
+    .unwrap();
+    let (_, name, input) = response.message.tool_uses().next().unwrap();
+    assert_eq!(name, "subagent");
+    assert!(input.get("prompt").is_some());
+    let hello = collect(
+        model
+            .stream(request("hello"), CancellationToken::new())
+            .await
+            .unwrap(),
+    )
+    .await
+    .unwrap();
+    assert!(hello.message.text().contains("offline"));
+}
