@@ -1,0 +1,349 @@
+//! The `codex exec` command line for one request: argv (never a shell), working directory and the
+//! environment additions. Pure: nothing here touches the process table.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use crate::config::{CodexConfig, ModelProviderConfig};
+use crate::error::{Error, Result};
+
+/// What a run asks of the command line, taken from the request and the provider's config.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Invocation {
+    /// The prompt text.
+    pub prompt: String,
+    /// The working directory (the parent's cwd).
+    pub cwd: PathBuf,
+    /// The model (request, else config).
+    pub model: Option<String>,
+    /// Developer instructions added to codex's own.
+    pub persona: Option<String>,
+    /// A file holding the output schema.
+    pub output_schema_file: Option<PathBuf>,
+    /// A thread to continue.
+    pub resume_thread: Option<String>,
+}
+
+/// A command ready to hand to the process owner.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CodexCommand {
+    /// The program as configured (a bare name is looked up on `PATH` by the process owner).
+    pub program: PathBuf,
+    /// The arguments after the program.
+    pub args: Vec<OsString>,
+    /// The child's working directory.
+    pub cwd: PathBuf,
+    /// Variables set for the child, on top of the scrubbed environment.
+    pub env: Vec<(String, String)>,
+    /// Variables of our environment passed through the scrubber.
+    pub pass_env: Vec<String>,
+}
+
+/// Encodes `text` as a TOML basic string. JSON string escapes (`\"`, `\\`, `\n`, `\uXXXX`) are
+/// all valid TOML basic-string escapes, so serde_json's encoding is exact.
+pub fn toml_string(text: &str) -> String {
+    serde_json::Value::String(text.to_owned()).to_string()
+}
+
+/// Whether `id` can be written as a bare TOML key (codex's `model_providers.<id>`).
+fn is_bare_key(id: &str) -> bool {
+    !id.is_empty()
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+/// Checks what the command line cannot express, at build time.
+pub fn validate(config: &CodexConfig) -> Result<()> {
+    if config.binary.as_os_str().is_empty() {
+        return Err(Error::config("`binary` is empty"));
+    }
+    if let Some(provider) = &config.model_provider {
+        if !is_bare_key(&provider.id) {
+            return Err(Error::config(format!(
+                "model_provider.id {:?} must be letters, digits, `_` or `-`",
+                provider.id
+            )));
+        }
+        if !(provider.base_url.starts_with("http://") || provider.base_url.starts_with("https://"))
+        {
+            return Err(Error::config(format!(
+                "model_provider.base_url {:?} must start with http:// or https://",
+                provider.base_url
+            )));
+        }
+        if provider.env_key.is_empty() {
+            return Err(Error::config("model_provider.env_key is empty"));
+        }
+    }
+    for name in config.env.keys().chain(config.pass_env.iter()) {
+        if name.is_empty() || name.contains('=') || name.contains('\0') {
+            return Err(Error::config(format!(
+                "environment variable name {name:?} is invalid"
+            )));
+        }
+    }
+    if config.config_overrides.iter().any(|o| !o.contains('=')) {
+        return Err(Error::config(
+            "every config_overrides entry must be `key=value`",
+        ));
+    }
+    Ok(())
+}
+
+fn provider_table(provider: &ModelProviderConfig) -> String {
+    format!(
+        "{{name={},base_url={},wire_api=\"responses\",env_key={},request_max_retries={},stream_max_retries={}}}",
+        toml_string(&provider.id),
+        toml_string(&provider.base_url),
+        toml_string(&provider.env_key),
+        provider.request_max_retries,
+        provider.stream_max_retries,
+    )
+}
+
+/// Whether `dir` or one of its ancestors holds a `.git` (directory or worktree file).
+pub fn inside_git_repo(dir: &Path) -> bool {
+    dir.ancestors().any(|d| d.join(".git").exists())
+}
+
+/// Builds the command line for one run.
+pub fn build(config: &CodexConfig, invocation: &Invocation) -> CodexCommand {
+    let mut args: Vec<OsString> = vec!["exec".into()];
+    let override_ = |args: &mut Vec<OsString>, value: String| {
+        args.push("-c".into());
+        args.push(value.into());
+    };
+    if let Some(provider) = &config.model_provider {
+        override_(
+            &mut args,
+            format!("model_provider={}", toml_string(&provider.id)),
+        );
+        override_(
+            &mut args,
+            format!(
+                "model_providers.{}={}",
+                provider.id,
+                provider_table(provider)
+            ),
+        );
+    }
+    if config.disable_analytics {
+        override_(&mut args, "analytics.enabled=false".to_owned());
+    }
+    if let Some(persona) = &invocation.persona {
+        override_(
+            &mut args,
+            format!("developer_instructions={}", toml_string(persona)),
+        );
+    }
+    for extra in &config.config_overrides {
+        override_(&mut args, extra.clone());
+    }
+    if config.disable_plugins {
+        args.extend(["--disable".into(), "plugins".into()]);
+    }
+    args.push("--json".into());
+    if !inside_git_repo(&invocation.cwd) {
+        args.push("--skip-git-repo-check".into());
+    }
+    args.extend(["--sandbox".into(), config.sandbox.as_str().into()]);
+    if let Some(model) = invocation.model.as_ref().or(config.model.as_ref()) {
+        args.extend(["-m".into(), model.into()]);
+    }
+    if config.ephemeral {
+        args.push("--ephemeral".into());
+    }
+    if let Some(file) = &invocation.output_schema_file {
+        args.push("--output-schema".into());
+        args.push(file.clone().into_os_string());
+    }
+    if let Some(thread) = &invocation.resume_thread {
+        args.push("resume".into());
+        args.push(thread.into());
+    }
+    // `--` so a prompt starting with `-` is never read as a flag.
+    args.push("--".into());
+    args.push(invocation.prompt.clone().into());
+
+    let mut env: Vec<(String, String)> = config
+        .env
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    if let Some(home) = &config.codex_home {
+        env.retain(|(k, _)| k != "CODEX_HOME");
+        env.push(("CODEX_HOME".into(), home.display().to_string()));
+    }
+    CodexCommand {
+        program: config.binary.clone(),
+        args,
+        cwd: invocation.cwd.clone(),
+        env,
+        pass_env: config.pass_env.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::SandboxMode;
+    use pretty_assertions::assert_eq;
+
+    fn strings(command: &CodexCommand) -> Vec<String> {
+        command
+            .args
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    fn outside_repo() -> PathBuf {
+        // The filesystem root has no `.git` on any machine these tests run on.
+        PathBuf::from("/")
+    }
+
+    #[test]
+    fn full_command_line() {
+        let config = CodexConfig {
+            model_provider: Some(ModelProviderConfig {
+                id: "local".into(),
+                base_url: "http://127.0.0.1:9/v1".into(),
+                env_key: "OPENAI_API_KEY".into(),
+                request_max_retries: 0,
+                stream_max_retries: 1,
+            }),
+            sandbox: SandboxMode::WorkspaceWrite,
+            codex_home: Some("/h/codex".into()),
+            env: [("HOME".to_owned(), "/h".to_owned())].into(),
+            ..CodexConfig::default()
+        };
+        let invocation = Invocation {
+            prompt: "-say \"hi\"".into(),
+            cwd: outside_repo(),
+            model: Some("gpt-5.5".into()),
+            persona: Some("Be \"terse\".\nAlways.".into()),
+            output_schema_file: Some("/t/schema.json".into()),
+            resume_thread: Some("thread-1".into()),
+        };
+        let command = build(&config, &invocation);
+        assert_eq!(
+            strings(&command),
+            vec![
+                "exec",
+                "-c",
+                "model_provider=\"local\"",
+                "-c",
+                "model_providers.local={name=\"local\",base_url=\"http://127.0.0.1:9/v1\",wire_api=\"responses\",env_key=\"OPENAI_API_KEY\",request_max_retries=0,stream_max_retries=1}",
+                "-c",
+                "analytics.enabled=false",
+                "-c",
+                "developer_instructions=\"Be \\\"terse\\\".\\nAlways.\"",
+                "--disable",
+                "plugins",
+                "--json",
+                "--skip-git-repo-check",
+                "--sandbox",
+                "workspace-write",
+                "-m",
+                "gpt-5.5",
+                "--output-schema",
+                "/t/schema.json",
+                "resume",
+                "thread-1",
+                "--",
+                "-say \"hi\"",
+            ]
+        );
+        assert_eq!(
+            command.env,
+            vec![
+                ("HOME".to_owned(), "/h".to_owned()),
+                ("CODEX_HOME".to_owned(), "/h/codex".to_owned())
+            ]
+        );
+        assert_eq!(command.program, PathBuf::from("codex"));
+    }
+
+    #[test]
+    fn minimal_command_line_uses_config_model() {
+        let config = CodexConfig {
+            model: Some("gpt-5.5".into()),
+            disable_analytics: false,
+            disable_plugins: false,
+            ephemeral: true,
+            ..CodexConfig::default()
+        };
+        let command = build(
+            &config,
+            &Invocation {
+                prompt: "hi".into(),
+                cwd: outside_repo(),
+                ..Invocation::default()
+            },
+        );
+        assert_eq!(
+            strings(&command),
+            vec![
+                "exec",
+                "--json",
+                "--skip-git-repo-check",
+                "--sandbox",
+                "read-only",
+                "-m",
+                "gpt-5.5",
+                "--ephemeral",
+                "--",
+                "hi"
+            ]
+        );
+    }
+
+    #[test]
+    fn git_repo_detection() {
+        let dir = tempfile::tempdir().unwrap();
+        let nested = dir.path().join("a/b");
+        std::fs::create_dir_all(&nested).unwrap();
+        std::fs::create_dir(dir.path().join(".git")).unwrap();
+        assert!(inside_git_repo(&nested));
+        let command = build(
+            &CodexConfig::default(),
+            &Invocation {
+                prompt: "hi".into(),
+                cwd: nested,
+                ..Invocation::default()
+            },
+        );
+        assert!(!strings(&command).contains(&"--skip-git-repo-check".to_owned()));
+    }
+
+    #[test]
+    fn validation() {
+        let mut config = CodexConfig {
+            model_provider: Some(ModelProviderConfig {
+                id: "bad id".into(),
+                base_url: "http://x/v1".into(),
+                env_key: "K".into(),
+                request_max_retries: 0,
+                stream_max_retries: 0,
+            }),
+            ..CodexConfig::default()
+        };
+        assert!(validate(&config).is_err());
+        if let Some(p) = config.model_provider.as_mut() {
+            p.id = "ok".into();
+            p.base_url = "ftp://x".into();
+        }
+        assert!(validate(&config).is_err());
+        config.model_provider = None;
+        config.config_overrides = vec!["novalue".into()];
+        assert!(validate(&config).is_err());
+        config.config_overrides = vec!["a.b=1".into()];
+        assert!(validate(&config).is_ok());
+    }
+
+    #[test]
+    fn toml_strings_escape_controls() {
+        assert_eq!(toml_string("a\u{1}b\\"), "\"a\\u0001b\\\\\"");
+    }
+}

@@ -1,0 +1,307 @@
+//! `subagent-codex`: the OpenAI Codex CLI (`codex` 0.171.0) as a subagent provider.
+//!
+//! Owns mapping a [`StartRequest`] onto one `codex exec --json` child (run through
+//! `subagent-process`, in the parent's cwd, stdin `/dev/null`, scrubbed environment), reading
+//! its JSONL events into [`RunEvent`]s and the child's end into an [`Outcome`]; and the
+//! [`CodexFactory`] (kind `codex`) that builds providers from a preset's config
+//! ([`CodexConfig`]). Deliberately not here: owning processes (`subagent-process` does), any
+//! model client, gating (the registry refuses what [`CAPABILITIES`] does not declare), and
+//! installing the CLI (`cargo xtask install-clis`).
+//!
+//! # `exec --json`, not `app-server`
+//!
+//! Both were tried against the fake model server. `codex app-server` (JSON-RPC over stdio,
+//! `initialize` → `thread/start {cwd, sandbox, developerInstructions, ephemeral}` →
+//! `turn/start {input, outputSchema}` → `turn/interrupt`) works well: it streams text deltas and
+//! `turn/interrupt` ends a running command and still reports `turn/completed` with status
+//! `interrupted` and usage. `codex exec --json` was chosen anyway:
+//!
+//! * it is the documented non-interactive surface; `app-server` is marked *experimental*, its
+//!   protocol has 100+ methods that change between releases, and it can send requests the
+//!   client must answer (approvals, user input) — a state machine to keep in step with codex;
+//! * every capability we map has a stable exec flag: `--output-schema FILE`, `-m`,
+//!   `-c developer_instructions=…`, `exec resume THREAD_ID`, `--sandbox`;
+//! * cancellation is as good where it matters: on SIGTERM codex ends its sandboxed command
+//!   (observed; the command runs in its own session under bwrap, so a process-group signal
+//!   alone would not reach it), and the process owner SIGKILLs the whole tree after the grace
+//!   period. What exec loses is the usage of a cancelled turn and text deltas (exec reports whole
+//!   messages), neither of which the seam needs;
+//! * one-way JSONL with stdin closed is simpler to drive and to test, and start-up costs the
+//!   same (~0.3 s native).
+//!
+//! Should streaming deltas or graceful interrupts become important, an `app-server` driver can
+//! replace `run.rs` behind the same provider.
+//!
+//! # Mapping
+//!
+//! | request | codex |
+//! |---|---|
+//! | prompt | the positional prompt, after `--` |
+//! | `model` (or config `model`) | `-m MODEL` |
+//! | `persona` | `-c developer_instructions="…"` (a developer message before codex's own) |
+//! | `output_schema` | `--output-schema FILE` (a temp file); the final agent message is parsed as JSON and validated |
+//! | `resume` | `exec … resume THREAD_ID PROMPT` (thread ids work from any cwd) |
+//! | `parent.cwd` | the child's cwd; `--skip-git-repo-check` when it is not inside a git repo |
+//! | `cancel` | SIGTERM to the group, grace, SIGKILL of the tree |
+//!
+//! Always: `--json`, `--sandbox` from config (default `read-only`), `-c analytics.enabled=false`
+//! and `--disable plugins` (no traffic beyond the model server), and for a configured model
+//! provider `request_max_retries`/`stream_max_retries` (default 0).
+//!
+//! Not declared (see [`CAPABILITIES`]): `tool_filter` (codex has no per-tool allow list in exec),
+//! `max_turns` (no turn limit), and `depth_limit`: codex can run its own sub-agents
+//! (`spawn_agent`, governed by codex's `agents.max_depth`), which this provider does not cap.
+
+mod command;
+mod config;
+mod error;
+mod events;
+mod run;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde_json::Value;
+use subagent_core::{
+    BuildContext, Capabilities, ProviderFactory, Run, StartRequest, SubagentProvider,
+};
+
+pub use command::{CodexCommand, Invocation, build as build_command, inside_git_repo};
+pub use config::{CodexConfig, ModelProviderConfig, SandboxMode};
+pub use error::{Error, INSTALL_HINT, Result};
+pub use events::{Activity, RECONNECTING_PREFIX, StreamState, TOOL_OUTPUT_LIMIT};
+
+#[doc(no_inline)]
+pub use subagent_core::{Outcome, RunEvent};
+
+/// The provider kind, as written in a preset.
+pub const KIND: &str = "codex";
+
+/// What a codex provider honours: exactly what the end-to-end tests against the real CLI prove
+/// (`tests/suite/e2e.rs`).
+pub const CAPABILITIES: Capabilities = {
+    let mut caps = Capabilities::NONE;
+    caps.output_schema = true;
+    caps.persona = true;
+    caps.model_override = true;
+    caps.resume = true;
+    caps
+};
+
+/// Runs requests with the `codex` CLI.
+#[derive(Clone, Debug)]
+pub struct CodexProvider {
+    name: String,
+    config: Arc<CodexConfig>,
+}
+
+impl CodexProvider {
+    /// A provider named `name` with `config` (checked here).
+    pub fn new(name: impl Into<String>, config: CodexConfig) -> Result<Self> {
+        command::validate(&config)?;
+        Ok(Self {
+            name: name.into(),
+            config: Arc::new(config),
+        })
+    }
+
+    /// The config.
+    pub fn config(&self) -> &CodexConfig {
+        &self.config
+    }
+
+    /// The command line a request would run (no file is written: a schema file path is shown
+    /// as `<output-schema.json>`).
+    pub fn command_for(&self, request: &StartRequest) -> CodexCommand {
+        let invocation = self.invocation(
+            request,
+            request
+                .output_schema
+                .as_ref()
+                .map(|_| "<output-schema.json>".into()),
+        );
+        command::build(&self.config, &invocation)
+    }
+
+    fn invocation(
+        &self,
+        request: &StartRequest,
+        output_schema_file: Option<std::path::PathBuf>,
+    ) -> Invocation {
+        Invocation {
+            prompt: request.prompt_text(),
+            cwd: request.parent.cwd.clone(),
+            model: request.model.clone(),
+            persona: request.persona.clone(),
+            output_schema_file,
+            resume_thread: request.resume.as_ref().map(|s| s.id.clone()),
+        }
+    }
+}
+
+fn write_schema(schema: &Value) -> Result<tempfile::TempPath> {
+    let mut file = tempfile::Builder::new()
+        .prefix("subagent-codex-schema-")
+        .suffix(".json")
+        .tempfile()
+        .map_err(Error::SchemaFile)?;
+    serde_json::to_writer(&mut file, schema)
+        .map_err(|e| Error::SchemaFile(std::io::Error::other(e)))?;
+    Ok(file.into_temp_path())
+}
+
+#[async_trait]
+impl SubagentProvider for CodexProvider {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        CAPABILITIES
+    }
+
+    async fn start(&self, request: StartRequest) -> subagent_core::Result<Run> {
+        if request.cancel.is_cancelled() {
+            return Err(subagent_core::Error::Cancelled);
+        }
+        if request.prompt_text().trim().is_empty() {
+            return Err(subagent_core::Error::invalid(
+                "the prompt has no text (codex takes a text prompt)",
+            ));
+        }
+        if let Some(session) = &request.resume
+            && session.id.trim().is_empty()
+        {
+            return Err(subagent_core::Error::NotResumable {
+                message: "the session reference has no codex thread id".to_owned(),
+            });
+        }
+        let schema = match &request.output_schema {
+            Some(schema) => Some((schema.clone(), write_schema(schema)?)),
+            None => None,
+        };
+        let invocation = self.invocation(
+            &request,
+            schema.as_ref().map(|(_, path)| path.to_path_buf()),
+        );
+        let plan = run::RunPlan {
+            provider: self.name.clone(),
+            command: command::build(&self.config, &invocation),
+            schema,
+            ephemeral: self.config.ephemeral,
+            timeout: self.config.timeout(),
+            idle_timeout: self.config.idle_timeout(),
+            reconnect_timeout: self.config.reconnect_timeout(),
+            grace: self.config.grace(),
+            base_env: None,
+        };
+        let (sender, run) = Run::channel(&self.name, &request);
+        let process = run::spawn(&plan, sender.cancel_token().clone())?;
+        tracing::debug!(provider = %self.name, pid = process.pid(), "codex started");
+        tokio::spawn(run::drive(process, sender, plan));
+        Ok(run)
+    }
+}
+
+/// Builds codex providers from a preset's `config:` block ([`CodexConfig`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CodexFactory;
+
+fn resolve_against(base: &Path, path: &Path) -> std::path::PathBuf {
+    if path.is_absolute() || base.as_os_str().is_empty() {
+        path.to_path_buf()
+    } else {
+        base.join(path)
+    }
+}
+
+impl ProviderFactory for CodexFactory {
+    fn kind(&self) -> &str {
+        KIND
+    }
+
+    fn summary(&self) -> &str {
+        "runs the OpenAI Codex CLI (`codex exec --json`) as a child process"
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        CAPABILITIES
+    }
+
+    fn config_schema(&self) -> schemars::Schema {
+        schemars::schema_for!(CodexConfig)
+    }
+
+    fn build(
+        &self,
+        name: &str,
+        config: &Value,
+        context: &BuildContext,
+    ) -> subagent_core::Result<Arc<dyn SubagentProvider>> {
+        let mut config: CodexConfig = serde_json::from_value(config.clone()).map_err(|e| {
+            subagent_core::Error::invalid(format!("invalid codex provider config: {e}"))
+        })?;
+        // A binary given as a relative path (with a `/`) is relative to the preset; a bare name
+        // stays a PATH lookup.
+        if config.binary.components().count() > 1 {
+            config.binary = resolve_against(&context.base_dir, &config.binary);
+        }
+        if let Some(home) = &config.codex_home {
+            config.codex_home = Some(resolve_against(&context.base_dir, home));
+        }
+        Ok(Arc::new(CodexProvider::new(name, config)?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+    use subagent_core::ErrorCode;
+
+    #[test]
+    fn factory_builds_and_resolves_paths() {
+        let context = BuildContext {
+            base_dir: "/presets".into(),
+            ..BuildContext::default()
+        };
+        let provider = CodexFactory
+            .build(
+                "cx",
+                &serde_json::json!({"binary": "bin/codex", "codex_home": "home"}),
+                &context,
+            )
+            .unwrap();
+        assert_eq!(provider.name(), "cx");
+        assert_eq!(provider.capabilities(), CAPABILITIES);
+        let Err(err) = CodexFactory.build("cx", &serde_json::json!({"nope": 1}), &context) else {
+            panic!("an unknown field was accepted");
+        };
+        assert_eq!(err.code(), ErrorCode::InvalidArguments);
+        let schema = CodexFactory.config_schema();
+        assert!(
+            schema
+                .as_value()
+                .to_string()
+                .contains("reconnect_timeout_secs")
+        );
+    }
+
+    #[test]
+    fn capability_table() {
+        assert_eq!(
+            (
+                CAPABILITIES.output_schema,
+                CAPABILITIES.persona,
+                CAPABILITIES.model_override,
+                CAPABILITIES.resume,
+                CAPABILITIES.tool_filter,
+                CAPABILITIES.max_turns,
+                CAPABILITIES.depth_limit,
+                CAPABILITIES.inherits_parent_context,
+            ),
+            (true, true, true, true, false, false, false, false)
+        );
+    }
+}
