@@ -1,0 +1,629 @@
+//! The agent loop.
+
+use std::sync::{Arc, PoisonError};
+
+use futures::StreamExt;
+use serde_json::Value;
+use subagent_core::{
+    CancellationToken, DEFAULT_MAX_DEPTH, Outcome, Run, RunEvent, RunId, RunSender, StartRequest,
+    StopReason, Usage,
+};
+use subagent_model::{Model, ModelEvent, ModelRequest, ModelResponse, ResponseBuilder};
+use subagent_session::{ContentBlock, EventLog, Message, Role, SessionEvent};
+
+use crate::Result;
+use crate::delegation::ParentSnapshot;
+use crate::permissions::{PermissionPolicy, PermissionRequest};
+use crate::structured::DEFAULT_STRUCTURED_RETRIES;
+use crate::structured::{
+    Capture, ENFORCE_PREFIX, OutputMode, SchemaValidator, StructuredOutputTool,
+    capture_instructions, parse_json_answer,
+};
+use crate::tasks::TaskTable;
+use crate::tools::{Roots, ToolContext, ToolOutput, ToolSet};
+
+/// The model in-process providers use when a request names none: put it in
+/// `BuildContext::extensions` (or in a parent's run) as `DefaultModel(model)`.
+#[derive(Clone)]
+pub struct DefaultModel(pub Arc<dyn Model>);
+
+impl std::fmt::Debug for DefaultModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("DefaultModel")
+            .field(&self.0.describe())
+            .finish()
+    }
+}
+
+/// What a run's tools see of it.
+#[derive(Debug)]
+pub struct RunEnv {
+    /// This run's id.
+    pub run_id: RunId,
+    /// Where file tools may go.
+    pub roots: Roots,
+    /// The run's delegation depth (0 = top-level agent).
+    pub depth: u32,
+    /// The absolute depth cap: this run may start children only while `depth < max_depth`.
+    pub max_depth: u32,
+    /// The run goes on without anyone waiting: it never asks for permission.
+    pub background: bool,
+    /// The runs above this one, root first.
+    pub lineage: Vec<RunId>,
+    /// How tool calls are permitted.
+    pub permissions: PermissionPolicy,
+    /// Background children of this run.
+    pub tasks: Arc<TaskTable>,
+}
+
+/// How a run starts: a log to continue (empty for a fresh conversation, a parent's prefix for a
+/// fork) and the user message that opens the first turn.
+#[derive(Clone, Debug)]
+pub struct Seed {
+    /// The conversation so far (shared with whoever else holds it).
+    pub log: EventLog,
+    /// The message that opens the first turn.
+    pub prompt: Message,
+}
+
+impl Seed {
+    /// A fresh conversation opened by `prompt`.
+    pub fn fresh(prompt: Vec<ContentBlock>) -> Self {
+        Self {
+            log: EventLog::new(),
+            prompt: Message::new(Role::User, prompt),
+        }
+    }
+}
+
+/// Everything a run needs.
+#[derive(Clone)]
+pub struct AgentConfig {
+    /// The model.
+    pub model: Arc<dyn Model>,
+    /// The model id sent in requests; `None` = the model client's own.
+    pub model_id: Option<String>,
+    /// The system prompt.
+    pub system: Option<String>,
+    /// The tools, in the order the model sees them (already filtered).
+    pub tools: ToolSet,
+    /// Turn limit (model calls of this run).
+    pub max_turns: Option<u32>,
+    /// Output token limit per model call.
+    pub max_tokens: u32,
+    /// How many tool calls of one assistant message run at once.
+    pub tool_concurrency: usize,
+    /// Structured output.
+    pub output: OutputMode,
+    /// Invalid structured outputs tolerated before the run fails.
+    pub structured_retries: u32,
+    /// Where file tools may go.
+    pub roots: Roots,
+    /// How tool calls are permitted.
+    pub permissions: PermissionPolicy,
+    /// The run's delegation depth.
+    pub depth: u32,
+    /// The absolute depth cap (see [`RunEnv::max_depth`]).
+    pub max_depth: u32,
+    /// Nobody waits: never ask for permission.
+    pub background: bool,
+    /// The runs above, root first.
+    pub lineage: Vec<RunId>,
+}
+
+impl std::fmt::Debug for AgentConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentConfig")
+            .field("model", &self.model.describe())
+            .field("tools", &self.tools)
+            .field("depth", &self.depth)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AgentConfig {
+    /// A top-level agent (depth 0, default depth cap) with no tools, 10 concurrent tool calls,
+    /// 8192 output tokens per call, and the default permission mode.
+    pub fn new(model: Arc<dyn Model>, roots: Roots) -> Self {
+        Self {
+            model,
+            model_id: None,
+            system: None,
+            tools: ToolSet::default(),
+            max_turns: None,
+            max_tokens: 8192,
+            tool_concurrency: 10,
+            output: OutputMode::Text,
+            structured_retries: DEFAULT_STRUCTURED_RETRIES,
+            roots,
+            permissions: PermissionPolicy::default(),
+            depth: 0,
+            max_depth: DEFAULT_MAX_DEPTH,
+            background: false,
+            lineage: Vec::new(),
+        }
+    }
+}
+
+/// A configured agent, ready to run once.
+pub struct Agent {
+    config: AgentConfig,
+    system: Option<Arc<str>>,
+    capture: Option<Arc<std::sync::Mutex<Capture>>>,
+    final_validator: Option<SchemaValidator>,
+}
+
+impl std::fmt::Debug for Agent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Agent")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+fn usage_of(model: &subagent_model::Usage) -> Usage {
+    Usage {
+        input_tokens: model.input_tokens,
+        output_tokens: model.output_tokens,
+        cache_read_tokens: model.cache_read_tokens,
+        cache_write_tokens: model.cache_write_tokens,
+        ..Usage::default()
+    }
+}
+
+struct State {
+    log: EventLog,
+    messages: Vec<Message>,
+    turn: u32,
+    turns_done: u32,
+    usage: Usage,
+    text: String,
+    retries_used: u32,
+}
+
+impl Agent {
+    /// Prepares a run. With [`OutputMode::CaptureTool`] the `structured_output` tool is added
+    /// last and its instructions appended to the system prompt; `Config` when the schema does
+    /// not compile.
+    pub fn new(mut config: AgentConfig) -> Result<Self> {
+        let mut capture = None;
+        let mut final_validator = None;
+        match &config.output {
+            OutputMode::Text => {}
+            OutputMode::CaptureTool { schema } => {
+                let tool = StructuredOutputTool::new(schema.clone())?;
+                capture = Some(tool.capture());
+                config.tools = config.tools.with([Arc::new(tool) as Arc<dyn crate::Tool>]);
+                let instructions = capture_instructions();
+                config.system = Some(match config.system.take() {
+                    Some(system) if !system.is_empty() => format!("{system}\n\n{instructions}"),
+                    _ => instructions,
+                });
+            }
+            OutputMode::FinalAnswer { schema } => {
+                final_validator = Some(SchemaValidator::new(schema)?);
+            }
+        }
+        let system = config.system.as_deref().map(Arc::from);
+        Ok(Self {
+            config,
+            system,
+            capture,
+            final_validator,
+        })
+    }
+
+    /// The configuration (with the capture tool added, if any).
+    pub fn config(&self) -> &AgentConfig {
+        &self.config
+    }
+
+    /// Starts the run on a new task and returns its handle. `request` gives the run's
+    /// description and cancellation (see `Run::channel`).
+    pub fn start(self, provider: &str, request: &StartRequest, seed: Seed) -> Run {
+        let (sender, run) = Run::channel(provider, request);
+        tokio::spawn(async move {
+            let (outcome, _log) = self.run(seed, &sender).await;
+            sender.finish(outcome);
+        });
+        run
+    }
+
+    /// Starts a top-level run of `prompt` (what a CLI does).
+    pub fn start_prompt(self, prompt: impl Into<String>, cancel: CancellationToken) -> Run {
+        let prompt = prompt.into();
+        let request = StartRequest::builder(prompt.clone())
+            .cwd(self.config.roots.cwd())
+            .depth(self.config.depth)
+            .cancel(cancel)
+            .build();
+        self.start(
+            "runtime",
+            &request,
+            Seed::fresh(vec![ContentBlock::text(prompt)]),
+        )
+    }
+
+    /// Runs to the end, reporting through `sender` (which the caller then finishes with the
+    /// outcome). Returns the outcome and the session log.
+    pub async fn run(self, seed: Seed, sender: &RunSender) -> (Outcome, EventLog) {
+        let cancel = sender.cancel_token().clone();
+        let env = Arc::new(RunEnv {
+            run_id: sender.id(),
+            roots: self.config.roots.clone(),
+            depth: self.config.depth,
+            max_depth: self.config.max_depth,
+            background: self.config.background,
+            lineage: self.config.lineage.clone(),
+            permissions: self.config.permissions.clone(),
+            tasks: Arc::default(),
+        });
+        let mut turn = 0;
+        let mut messages = Vec::with_capacity(seed.log.len() / 2 + 8);
+        for event in seed.log.iter() {
+            match &*event {
+                SessionEvent::Message { message } => messages.push(message.clone()),
+                SessionEvent::TurnStart { .. } => turn += 1,
+                _ => {}
+            }
+        }
+        let mut state = State {
+            log: seed.log,
+            messages,
+            turn,
+            turns_done: 0,
+            usage: Usage::default(),
+            text: String::new(),
+            retries_used: 0,
+        };
+        let outcome = self
+            .drive(&mut state, seed.prompt, &env, &cancel, sender)
+            .await;
+        env.tasks.cancel_all();
+        let mut outcome = outcome;
+        outcome.usage.input_tokens = state.usage.input_tokens;
+        outcome.usage.output_tokens = state.usage.output_tokens;
+        outcome.usage.cache_read_tokens = state.usage.cache_read_tokens;
+        outcome.usage.cache_write_tokens = state.usage.cache_write_tokens;
+        outcome.usage.tool_uses = state.usage.tool_uses;
+        (outcome, state.log)
+    }
+
+    fn end(&self, state: &State, status: StopReason, diagnostic: Option<String>) -> Outcome {
+        Outcome::with_status(status, state.text.clone(), diagnostic)
+    }
+
+    async fn drive(
+        &self,
+        state: &mut State,
+        first: Message,
+        env: &Arc<RunEnv>,
+        cancel: &CancellationToken,
+        sender: &RunSender,
+    ) -> Outcome {
+        let mut pending = first;
+        loop {
+            if cancel.is_cancelled() {
+                return Outcome::cancelled();
+            }
+            if let Some(limit) = self.config.max_turns
+                && state.turns_done >= limit
+            {
+                return self.end(
+                    state,
+                    StopReason::MaxTurns,
+                    Some(format!("the run reached its turn limit ({limit})")),
+                );
+            }
+            state
+                .log
+                .append(SessionEvent::TurnStart { turn: state.turn });
+            state.turn += 1;
+            state.log.append(SessionEvent::message(pending.clone()));
+            state.messages.push(pending);
+            let request = ModelRequest {
+                model: self.config.model_id.clone().unwrap_or_default(),
+                system: self.system.as_deref().map(str::to_owned),
+                messages: state.messages.clone(),
+                tools: self.config.tools.specs().to_vec(),
+                max_tokens: self.config.max_tokens,
+                output_schema: None,
+            };
+            let response = match self.call_model(request, cancel, sender).await {
+                Ok(response) => response,
+                Err(error) => {
+                    let status = if cancel.is_cancelled()
+                        || matches!(error, subagent_model::Error::Cancelled)
+                    {
+                        StopReason::Cancelled
+                    } else {
+                        StopReason::Failed
+                    };
+                    state.log.append(SessionEvent::TurnEnd {
+                        stop_reason: status,
+                    });
+                    let diagnostic = match status {
+                        StopReason::Cancelled => "the run was cancelled".to_owned(),
+                        _ => format!("model call failed: {error}"),
+                    };
+                    return self.end(state, status, Some(diagnostic));
+                }
+            };
+            state.turns_done += 1;
+            state.usage.add(&usage_of(&response.usage));
+            sender.emit(RunEvent::Usage { usage: state.usage });
+            let message = response.message;
+            state.text = message.text();
+            state.log.append(SessionEvent::message(message.clone()));
+            state.log.append(SessionEvent::TurnEnd {
+                stop_reason: response.stop,
+            });
+            state.messages.push(message.clone());
+            match response.stop {
+                StopReason::MaxTokens => {
+                    return self.end(
+                        state,
+                        StopReason::MaxTokens,
+                        Some("the model reached its output token limit".into()),
+                    );
+                }
+                StopReason::Refused => {
+                    return self.end(state, StopReason::Refused, Some("the model refused".into()));
+                }
+                _ => {}
+            }
+            let calls: Vec<(String, String, Value)> = message
+                .tool_uses()
+                .map(|(id, name, input)| (id.to_owned(), name.to_owned(), input.clone()))
+                .collect();
+            if calls.is_empty() {
+                match self.after_answer(state, env, cancel).await {
+                    Next::Done(outcome) => return outcome,
+                    Next::Continue(next) => {
+                        pending = next;
+                        continue;
+                    }
+                }
+            }
+            let results = self.run_tools(state, &calls, env, cancel, sender).await;
+            if cancel.is_cancelled() {
+                return Outcome::cancelled();
+            }
+            if let Some(capture) = &self.capture {
+                let capture = capture.lock().unwrap_or_else(PoisonError::into_inner);
+                if let Some(value) = &capture.value {
+                    let mut outcome = self.end(state, StopReason::Completed, None);
+                    if outcome.text.is_empty() {
+                        outcome.text = value.to_string();
+                    }
+                    outcome.structured = Some(value.clone());
+                    return outcome;
+                }
+                if capture.failures > self.config.structured_retries {
+                    return self.end(
+                        state,
+                        StopReason::Failed,
+                        Some(format!(
+                            "structured output still invalid after {} attempts: {}",
+                            capture.failures,
+                            capture.last_problem.as_deref().unwrap_or("")
+                        )),
+                    );
+                }
+            }
+            let mut content: Vec<ContentBlock> = results;
+            for notification in env.tasks.take_finished() {
+                content.push(ContentBlock::text(notification.to_text()));
+            }
+            pending = Message::new(Role::User, content);
+        }
+    }
+
+    async fn after_answer(
+        &self,
+        state: &mut State,
+        env: &Arc<RunEnv>,
+        cancel: &CancellationToken,
+    ) -> Next {
+        let mut structured = None;
+        if let Some(validator) = &self.final_validator {
+            let verdict =
+                parse_json_answer(&state.text).and_then(|value| match validator.validate(&value) {
+                    Ok(()) => Ok(value),
+                    Err(problems) => Err(format!("it does not match the schema:\n{problems}")),
+                });
+            match verdict {
+                Ok(value) => structured = Some(value),
+                Err(problem) => return self.retry(state, &problem),
+            }
+        }
+        if let Some(capture) = &self.capture {
+            let captured = capture
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .value
+                .is_some();
+            if !captured {
+                return self.retry(
+                    state,
+                    "you ended your answer without calling the structured_output tool",
+                );
+            }
+        }
+        let finished = env.tasks.take_finished();
+        let next = if finished.is_empty() && env.tasks.running() > 0 {
+            let waited = tokio::select! {
+                biased;
+                () = cancel.cancelled() => return Next::Done(Outcome::cancelled()),
+                next = env.tasks.next_finished() => next,
+            };
+            waited.into_iter().collect()
+        } else {
+            finished
+        };
+        if !next.is_empty() {
+            let blocks = next
+                .iter()
+                .map(|n| ContentBlock::text(n.to_text()))
+                .collect();
+            return Next::Continue(Message::new(Role::User, blocks));
+        }
+        let mut outcome = self.end(state, StopReason::Completed, None);
+        outcome.structured = structured;
+        Next::Done(outcome)
+    }
+
+    fn retry(&self, state: &mut State, problem: &str) -> Next {
+        if state.retries_used >= self.config.structured_retries {
+            return Next::Done(self.end(
+                state,
+                StopReason::Failed,
+                Some(format!(
+                    "no valid structured output after {} retries: {problem}",
+                    state.retries_used
+                )),
+            ));
+        }
+        state.retries_used += 1;
+        let ask = match self.capture {
+            Some(_) => "Call the structured_output tool now with your final result.",
+            None => "Answer again with only a JSON value valid against the schema.",
+        };
+        Next::Continue(Message::user(format!(
+            "{ENFORCE_PREFIX} Your final answer is not accepted: {problem}\n{ask}"
+        )))
+    }
+
+    async fn call_model(
+        &self,
+        request: ModelRequest,
+        cancel: &CancellationToken,
+        sender: &RunSender,
+    ) -> subagent_model::Result<ModelResponse> {
+        let mut stream = tokio::select! {
+            biased;
+            () = cancel.cancelled() => return Err(subagent_model::Error::Cancelled),
+            stream = self.config.model.stream(request, cancel.clone()) => stream?,
+        };
+        let mut builder = ResponseBuilder::new();
+        loop {
+            let next = tokio::select! {
+                biased;
+                () = cancel.cancelled() => return Err(subagent_model::Error::Cancelled),
+                next = stream.next() => next,
+            };
+            let Some(event) = next else { break };
+            let event = event?;
+            match &event {
+                ModelEvent::TextDelta { text } => sender.emit(RunEvent::Text {
+                    text: text.clone(),
+                    parent_tool_use_id: None,
+                }),
+                ModelEvent::ThinkingDelta { text } => {
+                    sender.emit(RunEvent::Thinking { text: text.clone() });
+                }
+                ModelEvent::ToolCallEnd {
+                    id, name, input, ..
+                } => sender.emit(RunEvent::ToolCall {
+                    id: id.clone(),
+                    name: name.clone(),
+                    input: input.clone(),
+                    parent_tool_use_id: None,
+                }),
+                _ => {}
+            }
+            builder.push(event)?;
+            if builder.is_finished() {
+                break;
+            }
+        }
+        builder.finish()
+    }
+
+    async fn run_tools(
+        &self,
+        state: &mut State,
+        calls: &[(String, String, Value)],
+        env: &Arc<RunEnv>,
+        cancel: &CancellationToken,
+        sender: &RunSender,
+    ) -> Vec<ContentBlock> {
+        state.usage.tool_uses += calls.len() as u64;
+        let snapshot = Arc::new(ParentSnapshot {
+            system: self.system.clone(),
+            tools: self.config.tools.clone(),
+            model: Arc::clone(&self.config.model),
+            model_id: self.config.model_id.clone(),
+            max_tokens: self.config.max_tokens,
+            log: state.log.clone(),
+            call_id: String::new(),
+            env: Arc::clone(env),
+        });
+        let concurrency = self.config.tool_concurrency.max(1);
+        let mut futures: Vec<futures::future::BoxFuture<'_, ToolOutput>> =
+            Vec::with_capacity(calls.len());
+        for (id, name, input) in calls {
+            let context = ToolContext {
+                call_id: id.clone(),
+                cancel: cancel.clone(),
+                env: Arc::clone(env),
+                snapshot: Arc::clone(&snapshot),
+            };
+            futures.push(Box::pin(self.run_tool(name, input.clone(), context)));
+        }
+        let outputs: Vec<ToolOutput> = futures::stream::iter(futures)
+            .buffered(concurrency)
+            .collect()
+            .await;
+        calls
+            .iter()
+            .zip(outputs)
+            .map(|((id, _, _), output)| {
+                sender.emit(RunEvent::ToolResult {
+                    id: id.clone(),
+                    output: output.content.clone(),
+                    is_error: output.is_error,
+                    parent_tool_use_id: None,
+                });
+                ContentBlock::tool_result(id.clone(), output.content, output.is_error)
+            })
+            .collect()
+    }
+
+    async fn run_tool(&self, name: &str, input: Value, context: ToolContext) -> ToolOutput {
+        let Some(tool) = self.config.tools.get(name) else {
+            return ToolOutput::error(format!(
+                "No tool named {name:?} is available. Available tools: {}",
+                self.config.tools.names().join(", ")
+            ));
+        };
+        let request = PermissionRequest {
+            tool: name.to_owned(),
+            subject: tool.permission_subject(&input),
+            input: input.clone(),
+            depth: context.env.depth,
+        };
+        if let Err(reason) = context
+            .env
+            .permissions
+            .check(request, tool.kind(), context.env.background)
+            .await
+        {
+            return ToolOutput::error(reason);
+        }
+        let cancel = context.cancel.clone();
+        tokio::select! {
+            biased;
+            result = tool.call(input, &context) => match result {
+                Ok(output) => output,
+                Err(error) => ToolOutput::error(error.to_string()),
+            },
+            () = cancel.cancelled() => ToolOutput::error("cancelled"),
+        }
+    }
+}
+
+enum Next {
+    Done(Outcome),
+    Continue(Message),
+}

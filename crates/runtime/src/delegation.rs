@@ -1,0 +1,440 @@
+//! The delegation tool: what the model calls to hand a task to a subagent.
+//!
+//! Routing, in order: the caller at its depth cap → the refusal text [`NESTED_REFUSAL`] (a
+//! plain result, decided before the arguments are even read) → no `subagent_type` and fork
+//! enabled → the fork provider (always in the background) → a `subagent_type` → its
+//! [`AgentProfile`] (`UNKNOWN_AGENT_TYPE` listing the available ones) and its provider (or the
+//! row's) → no type and no fork → the row's provider as is. Every start goes through the
+//! [`Registry`], so capability and depth gating apply; a refused start becomes an error result
+//! carrying the stable code.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use subagent_core::{
+    AgentDirectory, AgentProfile, Error as CoreError, Outcome, ParentContext, PermissionMode,
+    Registry, StartRequest, ToolFilter, default_description,
+};
+use subagent_model::{Model, ToolSpec};
+use subagent_session::EventLog;
+
+use crate::agent::RunEnv;
+use crate::tools::{Tool, ToolContext, ToolKind, ToolOutput, ToolSet};
+use crate::{Error, Result};
+
+/// What the delegation tool answers a caller that may not delegate (inside a fork, or at its
+/// depth cap).
+pub const NESTED_REFUSAL: &str = "You are a subagent and cannot delegate to another subagent. Complete this task yourself instead of calling this tool again.";
+
+/// The text that opens a fork's task, in the same user message as the placeholder results.
+pub const FORK_PREAMBLE: &str = "You are now a forked copy of the agent above. You share its conversation up to this point, but from here on you work alone, in the background, on the task below; the tool calls in the previous message were not run for you. Do the task yourself with your tools (you cannot delegate it further), then reply with a concise report of what you did and found: that report is the only thing the agent that forked you will see.";
+
+/// The parent's state when it called the delegation tool: what a fork starts from. The runtime
+/// puts it into `ParentContext::extensions`; every field is cheap to clone (the log shares its
+/// history).
+#[derive(Clone)]
+pub struct ParentSnapshot {
+    /// The parent's system prompt.
+    pub system: Option<Arc<str>>,
+    /// The parent's tools, in order, with their specs as the model saw them.
+    pub tools: ToolSet,
+    /// The parent's model.
+    pub model: Arc<dyn Model>,
+    /// The model id the parent sent.
+    pub model_id: Option<String>,
+    /// The parent's output token limit.
+    pub max_tokens: u32,
+    /// The parent's log, up to and including the assistant message that made the call (and its
+    /// `turn_end`).
+    pub log: EventLog,
+    /// The delegation call's id (empty outside a delegation call).
+    pub call_id: String,
+    /// The parent's environment (roots, permissions, depth).
+    pub env: Arc<RunEnv>,
+}
+
+impl std::fmt::Debug for ParentSnapshot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ParentSnapshot")
+            .field("tools", &self.tools)
+            .field("log_len", &self.log.len())
+            .field("call_id", &self.call_id)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The permission mode an agent type asks for, handed to in-process providers through
+/// `ParentContext::extensions` (the seam's request has no permission field). Providers
+/// intersect it with the parent's mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChildPermissions(pub PermissionMode);
+
+/// Whether delegations of a row may, must or must not run in the background.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum BackgroundMode {
+    /// The model chooses with `run_in_background`.
+    #[default]
+    Allowed,
+    /// Every delegation runs in the background.
+    Always,
+    /// `run_in_background` is ignored: the parent waits (forks still run in the background).
+    Never,
+}
+
+/// One delegation tool, as a preset row configures it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DelegationToolConfig {
+    /// The tool's name (default `subagent`).
+    #[serde(default = "default_name")]
+    pub name: String,
+    /// The provider that runs agent types without a `provider` of their own, and calls without
+    /// a type when forking is not enabled.
+    pub provider: String,
+    /// The fork provider for calls without a `subagent_type`; when absent, forking is enabled
+    /// only if `provider` itself inherits the parent's context.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fork: Option<String>,
+    /// Absolute depth cap for children started by this tool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_depth: Option<u32>,
+    /// Background policy.
+    #[serde(default)]
+    pub background: BackgroundMode,
+    /// Tools every child of this row may use (intersected with the agent type's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_filter: Option<ToolFilter>,
+    /// Instructions added to every child of this row (before the agent type's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub persona: Option<String>,
+    /// The opening of the tool's description (a default is used when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+fn default_name() -> String {
+    "subagent".to_owned()
+}
+
+impl DelegationToolConfig {
+    /// A row named `subagent` routing to `provider`, nothing else set.
+    pub fn new(provider: impl Into<String>) -> Self {
+        Self {
+            name: default_name(),
+            provider: provider.into(),
+            fork: None,
+            max_depth: None,
+            background: BackgroundMode::Allowed,
+            tool_filter: None,
+            persona: None,
+            description: None,
+        }
+    }
+}
+
+/// The arguments the model sends.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Arguments {
+    prompt: String,
+    #[serde(default)]
+    description: Option<String>,
+    #[serde(default)]
+    subagent_type: Option<String>,
+    #[serde(default)]
+    model: Option<String>,
+    #[serde(default)]
+    run_in_background: Option<bool>,
+    #[serde(default)]
+    isolation: Option<String>,
+    #[serde(default)]
+    output_schema: Option<Value>,
+}
+
+/// The delegation tool of one row.
+pub struct DelegationTool {
+    config: DelegationToolConfig,
+    registry: Arc<Registry>,
+    agents: Arc<dyn AgentDirectory>,
+}
+
+impl std::fmt::Debug for DelegationTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DelegationTool")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+fn error_result(error: &CoreError) -> ToolOutput {
+    ToolOutput::error(Error::Core(error.clone()).to_string())
+}
+
+fn usage_line(outcome: &Outcome) -> String {
+    let u = &outcome.usage;
+    format!(
+        "<usage>input_tokens: {}, output_tokens: {}, tool_uses: {}, duration_ms: {}</usage>",
+        u.input_tokens, u.output_tokens, u.tool_uses, u.duration_ms
+    )
+}
+
+/// The tool result for a child's outcome: its text (or structured JSON) plus usage; anything but
+/// `completed` is an error result with the status, diagnostic and partial text.
+pub fn outcome_result(outcome: &Outcome) -> ToolOutput {
+    if outcome.is_completed() {
+        let body = match &outcome.structured {
+            Some(value) => value.to_string(),
+            None => outcome.text.clone(),
+        };
+        return ToolOutput::ok(format!("{body}\n\n{}", usage_line(outcome)));
+    }
+    let mut text = format!("The subagent did not complete: {}", outcome.status);
+    if let Some(diagnostic) = &outcome.diagnostic {
+        text.push_str(&format!("\nDiagnostic: {diagnostic}"));
+    }
+    if !outcome.text.is_empty() {
+        text.push_str(&format!("\nPartial output:\n{}", outcome.text));
+    }
+    text.push_str(&format!("\n\n{}", usage_line(outcome)));
+    ToolOutput::error(text)
+}
+
+impl DelegationTool {
+    /// A delegation tool starting children through `registry`, offering the agent types of
+    /// `agents`.
+    pub fn new(
+        config: DelegationToolConfig,
+        registry: Arc<Registry>,
+        agents: Arc<dyn AgentDirectory>,
+    ) -> Self {
+        Self {
+            config,
+            registry,
+            agents,
+        }
+    }
+
+    /// The row's configuration.
+    pub fn config(&self) -> &DelegationToolConfig {
+        &self.config
+    }
+
+    /// The fork provider untyped calls go to, if forking is enabled.
+    fn fork_provider(&self) -> Option<String> {
+        if let Some(fork) = &self.config.fork {
+            return Some(fork.clone());
+        }
+        self.registry
+            .get(&self.config.provider)
+            .filter(|p| p.capabilities().inherits_parent_context)
+            .map(|_| self.config.provider.clone())
+    }
+
+    /// The depth cap the calling run is under.
+    fn cap(&self, env: &RunEnv) -> u32 {
+        env.max_depth
+            .min(self.registry.max_depth())
+            .min(self.config.max_depth.unwrap_or(u32::MAX))
+    }
+
+    fn description_text(&self) -> String {
+        let mut text = self.config.description.clone().unwrap_or_else(|| {
+            "Delegate a self-contained task to a subagent. The subagent works on its own and its final report comes back as this tool's result. Give it a complete prompt: it does not see this conversation unless it is a fork.".to_owned()
+        });
+        let forks = self.fork_provider().is_some();
+        if forks {
+            text.push_str("\n\nWithout subagent_type, the task goes to a fork: a copy of you that inherits this conversation and runs in the background; its report arrives later as a <task-notification>.");
+        } else {
+            text.push_str("\n\nThe subagent starts with a fresh context: it does not inherit this conversation, so put everything it needs in the prompt.");
+        }
+        let agents = self.agents.agents();
+        if !agents.is_empty() {
+            text.push_str("\n\nAvailable agent types (subagent_type):");
+            for agent in &agents {
+                text.push_str(&format!("\n- {}: {}", agent.name, agent.description));
+            }
+        }
+        text.push_str("\n\nSet run_in_background to true to get the result later as a <task-notification> instead of waiting.");
+        text
+    }
+
+    fn start_request(
+        &self,
+        args: &Arguments,
+        profile: Option<&AgentProfile>,
+        context: &ToolContext,
+        background: bool,
+        fork: bool,
+    ) -> StartRequest {
+        let env = &context.env;
+        let mut snapshot = ParentSnapshot::clone(&context.snapshot);
+        snapshot.call_id.clone_from(&context.call_id);
+        let mut lineage = env.lineage.clone();
+        lineage.push(env.run_id);
+        let mut extensions = subagent_core::Extensions::new();
+        let log = snapshot.log.clone();
+        if let Some(mode) = profile.and_then(|p| p.permission_mode) {
+            extensions.insert(ChildPermissions(mode));
+        }
+        extensions.insert(snapshot);
+        let parent = ParentContext {
+            cwd: env.roots.cwd().to_path_buf(),
+            depth: env.depth,
+            lineage,
+            log: Some(log),
+            extensions,
+        };
+        let description = args
+            .description
+            .clone()
+            .filter(|d| !d.trim().is_empty())
+            .unwrap_or_else(|| default_description(&args.prompt));
+        let mut builder = StartRequest::builder(args.prompt.clone())
+            .description(description)
+            .parent(parent)
+            .cancel(context.cancel.child_token())
+            .background(background);
+        if let Some(schema) = &args.output_schema {
+            builder = builder.output_schema(schema.clone());
+        }
+        // Forward a depth cap only when this row, or the caller's own cap, is tighter than the
+        // registry's (providers without depth_limit stay usable otherwise).
+        let cap = self.cap(env);
+        if self.config.max_depth.is_some() || cap < self.registry.max_depth() {
+            builder = builder.max_depth(cap);
+        }
+        if !fork {
+            let filter = match (
+                &self.config.tool_filter,
+                profile.and_then(|p| p.tool_filter.as_ref()),
+            ) {
+                (Some(a), Some(b)) => Some(a.intersect(b)),
+                (Some(a), None) | (None, Some(a)) => Some(a.clone()),
+                (None, None) => None,
+            };
+            if let Some(filter) = filter {
+                builder = builder.tool_filter(filter);
+            }
+            let persona: Vec<&str> = self
+                .config
+                .persona
+                .as_deref()
+                .into_iter()
+                .chain(profile.and_then(|p| p.instructions.as_deref()))
+                .filter(|s| !s.trim().is_empty())
+                .collect();
+            if !persona.is_empty() {
+                builder = builder.persona(persona.join("\n\n"));
+            }
+            if let Some(model) = args
+                .model
+                .clone()
+                .or_else(|| profile.and_then(|p| p.model.clone()))
+                .filter(|m| m != "inherit")
+            {
+                builder = builder.model(model);
+            }
+            if let Some(turns) = profile.and_then(|p| p.max_turns) {
+                builder = builder.max_turns(turns);
+            }
+        } else if let Some(model) = &args.model {
+            // A fork cannot change model; let the gate say so.
+            builder = builder.model(model.clone());
+        }
+        builder.build()
+    }
+}
+
+#[async_trait]
+impl Tool for DelegationTool {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: self.config.name.clone(),
+            description: self.description_text(),
+            input_schema: json!({
+                "type": "object",
+                "properties": {
+                    "prompt": {"type": "string", "description": "The complete task for the subagent."},
+                    "description": {"type": "string", "description": "A short (3-5 word) label for the task."},
+                    "subagent_type": {"type": "string", "description": "The agent type to use (see the list in the tool description)."},
+                    "model": {"type": "string", "description": "A model for the subagent (default: the agent type's, else yours)."},
+                    "run_in_background": {"type": "boolean", "description": "Return at once; the result arrives later as a <task-notification>."},
+                    "isolation": {"type": "string", "description": "Isolation for the subagent's changes (e.g. worktree), where available."},
+                    "output_schema": {"type": "object", "description": "A JSON Schema (type object) the subagent's result must follow."}
+                },
+                "required": ["prompt"]
+            }),
+        }
+    }
+
+    fn kind(&self) -> ToolKind {
+        ToolKind::Delegate
+    }
+
+    async fn call(&self, input: Value, context: &ToolContext) -> Result<ToolOutput> {
+        // Depth first: a subagent at its cap is refused before its arguments are looked at.
+        if context.env.depth >= self.cap(&context.env) {
+            return Ok(ToolOutput::ok(NESTED_REFUSAL));
+        }
+        let args: Arguments = match serde_json::from_value(input) {
+            Ok(args) => args,
+            Err(e) => return Ok(error_result(&CoreError::invalid(e.to_string()))),
+        };
+        if args.prompt.trim().is_empty() {
+            return Ok(error_result(&CoreError::invalid(
+                "\"prompt\" must not be empty",
+            )));
+        }
+        if let Some(isolation) = &args.isolation {
+            return Ok(error_result(&CoreError::invalid(format!(
+                "isolation \"{isolation}\" is not available for in-process delegation; omit it"
+            ))));
+        }
+        let (provider, profile, fork) = match (&args.subagent_type, self.fork_provider()) {
+            (None, Some(fork)) => (fork, None, true),
+            (None, None) => (self.config.provider.clone(), None, false),
+            (Some(name), _) => match self.agents.get(name) {
+                Some(profile) => {
+                    let provider = profile
+                        .provider
+                        .clone()
+                        .unwrap_or_else(|| self.config.provider.clone());
+                    (provider, Some(profile), false)
+                }
+                None => {
+                    let available = self.agents.agents().into_iter().map(|a| a.name).collect();
+                    return Ok(error_result(&CoreError::UnknownAgentType {
+                        name: name.clone(),
+                        available,
+                    }));
+                }
+            },
+        };
+        let background = fork
+            || profile.as_ref().is_some_and(|p| p.background)
+            || match self.config.background {
+                BackgroundMode::Always => true,
+                BackgroundMode::Never => false,
+                BackgroundMode::Allowed => args.run_in_background.unwrap_or(false),
+            };
+        let request = self.start_request(&args, profile.as_ref(), context, background, fork);
+        let run = match self.registry.start(&provider, request).await {
+            Ok(run) => run,
+            Err(error) => return Ok(error_result(&error)),
+        };
+        if background {
+            let description = run.description().to_owned();
+            let id = context.env.tasks.adopt(run, context.call_id.clone());
+            return Ok(ToolOutput::ok(format!(
+                "Started background subagent {id} ({description}) with provider {provider}. Its result will arrive as a <task-notification>; do not wait for it by polling."
+            )));
+        }
+        let outcome = run.outcome().await;
+        Ok(outcome_result(&outcome))
+    }
+}

@@ -1,0 +1,104 @@
+//! `subagent-runtime`: the in-process agent loop and everything it runs.
+//!
+//! Owns:
+//! - the agent loop ([`Agent`], [`AgentConfig`]): turns until the model stops or the turn limit
+//!   (`max_turns` → `StopReason::MaxTurns`); the tool calls of one assistant message run
+//!   concurrently (bounded, default 10) and their results return in call order; text, tool
+//!   calls, tool results and usage are reported as `RunEvent`s; cancellation works mid-stream
+//!   and mid-tool. Every run records its conversation in a session [`EventLog`]
+//!   (`turn_start` / `message` / `turn_end`), which is what a fork seeds from;
+//! - the tool registry ([`ToolSet`]: stable order, specs computed once so descriptions are
+//!   byte-identical across runs and forks) and the built-in tools ([`tools`]): `ls`,
+//!   `read_file`, `write_file`, `edit_file`, `delete`, `glob`, `grep`, `bash`. File tools are
+//!   confined to the run's [`Roots`];
+//! - permissions ([`PermissionPolicy`]: allow / deny / ask rules with patterns, the modes of
+//!   `subagent_core::PermissionMode`, a [`PermissionBroker`] for `ask`; background runs never
+//!   ask);
+//! - tool filters (`subagent_core::ToolFilter`, applied when the tool list is built:
+//!   [`ToolSet::filtered`]);
+//! - structured output ([`structured`]): a `structured_output` capture tool validated with
+//!   JSON Schema, or validation of the final answer (for forks, whose tool list must not change);
+//! - the delegation tool ([`DelegationTool`], [`DelegationToolConfig`]): routing (depth cap →
+//!   fork → agent definition), starting children through the gating `Registry`, turning their
+//!   outcome into a tool result, background runs with `<task-notification>` delivery
+//!   ([`TaskTable`]), and the [`ParentSnapshot`] it hands to the fork provider.
+//!
+//! Deliberately not here: model clients (`subagent-model`), agent definition files
+//! (`subagent-catalog`; the delegation tool reads `subagent_core::AgentDirectory`), and the
+//! providers themselves (`subagent-spawn`, `subagent-fork` build on this crate).
+
+mod agent;
+pub mod delegation;
+mod permissions;
+pub mod structured;
+mod tasks;
+pub mod tools;
+
+pub use agent::{Agent, AgentConfig, DefaultModel, RunEnv, Seed};
+pub use delegation::{
+    BackgroundMode, ChildPermissions, DelegationTool, DelegationToolConfig, FORK_PREAMBLE,
+    NESTED_REFUSAL, ParentSnapshot,
+};
+pub use permissions::{
+    Decision, PermissionBroker, PermissionPolicy, PermissionRequest, PermissionRule,
+};
+pub use structured::OutputMode;
+pub use tasks::{TaskNotification, TaskTable};
+pub use tools::{Roots, Tool, ToolContext, ToolKind, ToolOutput, ToolSet};
+
+/// Errors of this crate.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A configuration value is unusable (an empty root list, a bad permission rule, an output
+    /// schema that does not compile). Returned by constructors; retrying does not help.
+    #[error("invalid configuration: {0}")]
+    Config(String),
+    /// A path names something outside the run's roots (`..`, an absolute path elsewhere, a
+    /// symlink pointing out). Returned by file tools as an error result; retrying with a path
+    /// inside the roots helps.
+    #[error("path {path} is outside the allowed roots ({roots}): {reason}")]
+    PathEscape {
+        /// The path as given.
+        path: String,
+        /// The roots, comma-separated.
+        roots: String,
+        /// Why it is outside.
+        reason: String,
+    },
+    /// A tool's arguments are missing or of the wrong type. Returned by tools as an error
+    /// result; retrying with correct arguments helps.
+    #[error("invalid arguments: {0}")]
+    Arguments(String),
+    /// A tool failed while doing its work (file not found, no unique match, command failed to
+    /// start). Returned by tools as an error result; whether retrying helps depends on the cause.
+    #[error("{0}")]
+    Tool(String),
+    /// An I/O error on a path. Returned by file tools as an error result.
+    #[error("{path}: {source}")]
+    Io {
+        /// The path.
+        path: String,
+        /// The error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// An error of the seam (a refused start). Returned by the delegation tool as an error
+    /// result carrying the stable code.
+    #[error("{code}: {0}", code = .0.code())]
+    Core(#[from] subagent_core::Error),
+}
+
+impl Error {
+    pub(crate) fn io(path: impl std::fmt::Display, source: std::io::Error) -> Self {
+        Self::Io {
+            path: path.to_string(),
+            source,
+        }
+    }
+}
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+pub use subagent_session::EventLog;

@@ -1,0 +1,298 @@
+//! Permissions: rules, modes, and the broker that answers `ask`.
+//!
+//! Order of evaluation for one call: `plan` mode refuses every tool that is not read-only →
+//! deny rules → ask rules → allow rules → the mode's default (read-only and harness tools are
+//! allowed in every mode; `accept-edits` allows edits; `bypass` allows everything; `default`
+//! asks; `dont-ask` denies) → an `ask` goes to the [`PermissionBroker`], except in a background
+//! run, which never asks: it is denied.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use subagent_core::{PermissionMode, wildcard_match};
+
+use crate::tools::ToolKind;
+use crate::{Error, Result};
+
+/// What a rule (or the broker) decides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Decision {
+    /// The call runs.
+    Allow,
+    /// The call is refused with an error result.
+    Deny,
+    /// Someone is asked.
+    Ask,
+}
+
+/// One rule: a tool name pattern, optionally a pattern on the call's subject (a path, a
+/// command), both with `*` wildcards. Written `tool` or `tool(subject)`, e.g. `bash(git *)`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct PermissionRule {
+    /// Tool name pattern.
+    pub tool: String,
+    /// Subject pattern; `None` matches every call of the tool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
+    /// What the rule decides.
+    pub decision: Decision,
+}
+
+impl PermissionRule {
+    /// Parses `tool` or `tool(subject)`.
+    pub fn parse(text: &str, decision: Decision) -> Result<Self> {
+        let text = text.trim();
+        let (tool, subject) = match text.split_once('(') {
+            Some((tool, rest)) => {
+                let Some(subject) = rest.strip_suffix(')') else {
+                    return Err(Error::Config(format!(
+                        "permission rule {text:?}: missing closing parenthesis"
+                    )));
+                };
+                (tool.trim(), Some(subject.to_owned()))
+            }
+            None => (text, None),
+        };
+        if tool.is_empty() {
+            return Err(Error::Config(format!(
+                "permission rule {text:?}: no tool name"
+            )));
+        }
+        Ok(Self {
+            tool: tool.to_owned(),
+            subject,
+            decision,
+        })
+    }
+
+    fn matches(&self, tool: &str, subject: Option<&str>) -> bool {
+        wildcard_match(&self.tool, tool)
+            && match (&self.subject, subject) {
+                (None, _) => true,
+                (Some(pattern), Some(subject)) => wildcard_match(pattern, subject),
+                (Some(_), None) => false,
+            }
+    }
+}
+
+/// A call waiting for a decision.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PermissionRequest {
+    /// The tool.
+    pub tool: String,
+    /// The call's arguments.
+    pub input: Value,
+    /// The subject rules match (a path, a command).
+    pub subject: Option<String>,
+    /// The asking run's depth (0 = the top-level agent).
+    pub depth: u32,
+}
+
+/// Answers `ask` decisions (the CLI prompts the user). Must answer `Allow` or `Deny`; anything
+/// else is taken as `Deny`.
+#[async_trait]
+pub trait PermissionBroker: Send + Sync {
+    /// Decides one call.
+    async fn ask(&self, request: PermissionRequest) -> Decision;
+}
+
+/// How a run's tool calls are permitted.
+#[derive(Clone, Default)]
+pub struct PermissionPolicy {
+    /// The mode.
+    pub mode: PermissionMode,
+    /// Rules, in any order (deny beats ask beats allow).
+    pub rules: Vec<PermissionRule>,
+    /// Who answers `ask`; without one, `ask` is denied.
+    pub broker: Option<Arc<dyn PermissionBroker>>,
+}
+
+impl std::fmt::Debug for PermissionPolicy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PermissionPolicy")
+            .field("mode", &self.mode)
+            .field("rules", &self.rules)
+            .field("broker", &self.broker.is_some())
+            .finish()
+    }
+}
+
+impl PermissionPolicy {
+    /// A policy with this mode, no rules and no broker.
+    pub fn new(mode: PermissionMode) -> Self {
+        Self {
+            mode,
+            rules: Vec::new(),
+            broker: None,
+        }
+    }
+
+    /// Everything allowed.
+    pub fn bypass() -> Self {
+        Self::new(PermissionMode::Bypass)
+    }
+
+    /// Adds a rule.
+    #[must_use]
+    pub fn rule(mut self, rule: PermissionRule) -> Self {
+        self.rules.push(rule);
+        self
+    }
+
+    /// Sets the broker.
+    #[must_use]
+    pub fn with_broker(mut self, broker: Arc<dyn PermissionBroker>) -> Self {
+        self.broker = Some(broker);
+        self
+    }
+
+    /// The same policy with the stricter of the two modes.
+    #[must_use]
+    pub fn restricted_to(&self, mode: PermissionMode) -> Self {
+        let mut policy = self.clone();
+        policy.mode = policy.mode.intersect(mode);
+        policy
+    }
+
+    /// What rules and mode say, before anyone is asked.
+    pub fn evaluate(&self, tool: &str, kind: ToolKind, subject: Option<&str>) -> Decision {
+        if self.mode == PermissionMode::Plan && !kind.is_read_only() {
+            return Decision::Deny;
+        }
+        if kind == ToolKind::Internal {
+            return Decision::Allow;
+        }
+        for wanted in [Decision::Deny, Decision::Ask, Decision::Allow] {
+            if self
+                .rules
+                .iter()
+                .any(|r| r.decision == wanted && r.matches(tool, subject))
+            {
+                return wanted;
+            }
+        }
+        if kind.is_read_only() {
+            return Decision::Allow;
+        }
+        match self.mode {
+            PermissionMode::Bypass => Decision::Allow,
+            PermissionMode::AcceptEdits if kind == ToolKind::Edit => Decision::Allow,
+            PermissionMode::DontAsk | PermissionMode::Plan => Decision::Deny,
+            _ => Decision::Ask,
+        }
+    }
+
+    /// Decides one call: `Ok(())` to run it, `Err(reason)` to refuse it.
+    pub async fn check(
+        &self,
+        request: PermissionRequest,
+        kind: ToolKind,
+        background: bool,
+    ) -> std::result::Result<(), String> {
+        let decision = self.evaluate(&request.tool, kind, request.subject.as_deref());
+        let tool = request.tool.clone();
+        match decision {
+            Decision::Allow => Ok(()),
+            Decision::Deny if self.mode == PermissionMode::Plan && !kind.is_read_only() => Err(
+                format!("permission denied: {tool} is not read-only and this run is in plan mode"),
+            ),
+            Decision::Deny => Err(format!(
+                "permission denied: a rule or the {} permission mode refuses {tool}",
+                self.mode
+            )),
+            Decision::Ask if background => Err(format!(
+                "permission denied: {tool} needs approval, and a background run never asks (auto-denied)"
+            )),
+            Decision::Ask => match &self.broker {
+                None => Err(format!(
+                    "permission denied: {tool} needs approval and no one can be asked"
+                )),
+                Some(broker) => match broker.ask(request).await {
+                    Decision::Allow => Ok(()),
+                    _ => Err(format!(
+                        "permission denied: approval for {tool} was refused"
+                    )),
+                },
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rules_and_modes() {
+        let policy = PermissionPolicy::new(PermissionMode::Default)
+            .rule(PermissionRule::parse("bash(git *)", Decision::Allow).unwrap())
+            .rule(PermissionRule::parse("bash(git push*)", Decision::Deny).unwrap());
+        let bash = ToolKind::Execute;
+        assert_eq!(
+            policy.evaluate("bash", bash, Some("git status")),
+            Decision::Allow
+        );
+        assert_eq!(
+            policy.evaluate("bash", bash, Some("git push -f")),
+            Decision::Deny
+        );
+        assert_eq!(
+            policy.evaluate("bash", bash, Some("rm -rf /")),
+            Decision::Ask
+        );
+        assert_eq!(
+            policy.evaluate("read_file", ToolKind::ReadOnly, None),
+            Decision::Allow
+        );
+        let plan = policy.restricted_to(PermissionMode::Plan);
+        assert_eq!(
+            plan.evaluate("bash", bash, Some("git status")),
+            Decision::Deny
+        );
+        assert_eq!(
+            plan.evaluate("write_file", ToolKind::Edit, None),
+            Decision::Deny
+        );
+        let edits = PermissionPolicy::new(PermissionMode::AcceptEdits);
+        assert_eq!(
+            edits.evaluate("write_file", ToolKind::Edit, None),
+            Decision::Allow
+        );
+        assert_eq!(edits.evaluate("bash", bash, None), Decision::Ask);
+        let dont = PermissionPolicy::new(PermissionMode::DontAsk);
+        assert_eq!(dont.evaluate("bash", bash, None), Decision::Deny);
+        assert!(PermissionRule::parse("bash(x", Decision::Allow).is_err());
+    }
+
+    #[tokio::test]
+    async fn background_never_asks() {
+        struct Yes;
+        #[async_trait]
+        impl PermissionBroker for Yes {
+            async fn ask(&self, _: PermissionRequest) -> Decision {
+                Decision::Allow
+            }
+        }
+        let policy = PermissionPolicy::new(PermissionMode::Default).with_broker(Arc::new(Yes));
+        let request = PermissionRequest {
+            tool: "bash".into(),
+            input: Value::Null,
+            subject: Some("ls".into()),
+            depth: 1,
+        };
+        assert!(
+            policy
+                .check(request.clone(), ToolKind::Execute, false)
+                .await
+                .is_ok()
+        );
+        let denied = policy
+            .check(request, ToolKind::Execute, true)
+            .await
+            .unwrap_err();
+        assert!(denied.contains("background run never asks"), "{denied}");
+    }
+}

@@ -1,0 +1,274 @@
+//! Tools: the trait, the ordered tool set the model sees, and the built-in tools.
+
+mod bash;
+mod fs;
+mod paths;
+mod search;
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde_json::Value;
+use subagent_core::{CancellationToken, ToolFilter};
+use subagent_model::ToolSpec;
+
+pub use bash::{BashConfig, BashTool};
+pub use fs::{DeleteTool, EditFileTool, LsTool, ReadFileTool, WriteFileTool};
+pub use paths::Roots;
+pub use search::{GlobTool, GrepTool};
+
+use crate::agent::RunEnv;
+use crate::delegation::ParentSnapshot;
+use crate::{Error, Result};
+
+/// What a tool does, for permissions and read-only modes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ToolKind {
+    /// Reads only (ls, read_file, glob, grep).
+    ReadOnly,
+    /// Changes files (write_file, edit_file, delete).
+    Edit,
+    /// Runs commands (bash).
+    Execute,
+    /// Starts another agent (the delegation tool). Its child has its own permissions.
+    Delegate,
+    /// Part of the harness (structured output capture): always allowed.
+    Internal,
+}
+
+impl ToolKind {
+    /// Whether `plan` mode (read-only) keeps the tool.
+    pub fn is_read_only(self) -> bool {
+        matches!(self, Self::ReadOnly | Self::Delegate | Self::Internal)
+    }
+}
+
+/// What a tool returns to the model.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolOutput {
+    /// The result text.
+    pub content: String,
+    /// Whether it is an error result.
+    pub is_error: bool,
+}
+
+impl ToolOutput {
+    /// A successful result.
+    pub fn ok(content: impl Into<String>) -> Self {
+        Self {
+            content: content.into(),
+            is_error: false,
+        }
+    }
+
+    /// An error result.
+    pub fn error(content: impl Into<String>) -> Self {
+        Self {
+            content: content.into(),
+            is_error: true,
+        }
+    }
+}
+
+/// What a tool call knows about its run.
+#[derive(Clone)]
+pub struct ToolContext {
+    /// The call's id.
+    pub call_id: String,
+    /// Cancelled when the run is cancelled: long tools must watch it.
+    pub cancel: CancellationToken,
+    /// The run's environment (roots, depth, permissions, background tasks).
+    pub env: Arc<RunEnv>,
+    /// The run's state at this call (system prompt, tools, log up to the calling assistant
+    /// message): what the delegation tool hands to a fork.
+    pub snapshot: Arc<ParentSnapshot>,
+}
+
+/// A tool the model can call.
+#[async_trait]
+pub trait Tool: Send + Sync {
+    /// The name, description and input schema the model sees. Must be the same on every call
+    /// for a given tool value: [`ToolSet`] computes it once.
+    fn spec(&self) -> ToolSpec;
+
+    /// What the tool does.
+    fn kind(&self) -> ToolKind;
+
+    /// The text permission rule patterns are matched against (a path, a command), if any.
+    fn permission_subject(&self, _input: &Value) -> Option<String> {
+        None
+    }
+
+    /// Runs the call. `Err` becomes an error result with the error's text.
+    async fn call(&self, input: Value, context: &ToolContext) -> Result<ToolOutput>;
+}
+
+/// The tools of a run, in the order the model sees them. Specs are computed once, so cloning a
+/// set (as a fork does) keeps descriptions byte-identical. Cloning is O(1).
+#[derive(Clone, Default)]
+pub struct ToolSet {
+    tools: Arc<[Arc<dyn Tool>]>,
+    specs: Arc<[ToolSpec]>,
+}
+
+impl std::fmt::Debug for ToolSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.specs.iter().map(|s| &s.name))
+            .finish()
+    }
+}
+
+impl ToolSet {
+    /// A set of these tools, in this order. A later tool with the name of an earlier one is
+    /// dropped (names are unique in what the model sees).
+    pub fn new(tools: impl IntoIterator<Item = Arc<dyn Tool>>) -> Self {
+        let mut kept: Vec<Arc<dyn Tool>> = Vec::new();
+        let mut specs: Vec<ToolSpec> = Vec::new();
+        for tool in tools {
+            let spec = tool.spec();
+            if specs.iter().any(|s| s.name == spec.name) {
+                continue;
+            }
+            kept.push(tool);
+            specs.push(spec);
+        }
+        Self {
+            tools: kept.into(),
+            specs: specs.into(),
+        }
+    }
+
+    /// The built-in tools in their fixed order: ls, read_file, write_file, edit_file, delete,
+    /// glob, grep, bash.
+    pub fn builtin(bash: BashConfig) -> Vec<Arc<dyn Tool>> {
+        vec![
+            Arc::new(LsTool),
+            Arc::new(ReadFileTool),
+            Arc::new(WriteFileTool),
+            Arc::new(EditFileTool),
+            Arc::new(DeleteTool),
+            Arc::new(GlobTool),
+            Arc::new(GrepTool),
+            Arc::new(BashTool::new(bash)),
+        ]
+    }
+
+    /// The tools passing `filter`, order kept: a filtered tool is absent from what the model
+    /// sees (and so cannot be called).
+    #[must_use]
+    pub fn filtered(&self, filter: &ToolFilter) -> Self {
+        self.retain(|_, spec| filter.permits(&spec.name))
+    }
+
+    /// The tools for which `keep` is true, order kept.
+    #[must_use]
+    pub fn retain(&self, mut keep: impl FnMut(&dyn Tool, &ToolSpec) -> bool) -> Self {
+        let mut tools = Vec::new();
+        let mut specs = Vec::new();
+        for (tool, spec) in self.tools.iter().zip(self.specs.iter()) {
+            if keep(tool.as_ref(), spec) {
+                tools.push(Arc::clone(tool));
+                specs.push(spec.clone());
+            }
+        }
+        Self {
+            tools: tools.into(),
+            specs: specs.into(),
+        }
+    }
+
+    /// This set followed by `more` (tools whose name is taken are dropped).
+    #[must_use]
+    pub fn with(&self, more: impl IntoIterator<Item = Arc<dyn Tool>>) -> Self {
+        Self::new(self.tools.iter().cloned().chain(more))
+    }
+
+    /// The tools, in order.
+    pub fn tools(&self) -> &[Arc<dyn Tool>] {
+        &self.tools
+    }
+
+    /// The specs the model sees, in order.
+    pub fn specs(&self) -> &[ToolSpec] {
+        &self.specs
+    }
+
+    /// The names, in order.
+    pub fn names(&self) -> Vec<&str> {
+        self.specs.iter().map(|s| s.name.as_str()).collect()
+    }
+
+    /// The tool of that name.
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        self.specs
+            .iter()
+            .position(|s| s.name == name)
+            .and_then(|i| self.tools.get(i))
+    }
+
+    /// Number of tools.
+    pub fn len(&self) -> usize {
+        self.tools.len()
+    }
+
+    /// Whether the set is empty.
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+}
+
+/// A required string argument.
+pub(crate) fn str_arg<'a>(input: &'a Value, key: &str) -> Result<&'a str> {
+    match input.get(key) {
+        Some(Value::String(s)) => Ok(s),
+        Some(other) => Err(Error::Arguments(format!(
+            "\"{key}\" must be a string, got {other}"
+        ))),
+        None => Err(Error::Arguments(format!("\"{key}\" is required"))),
+    }
+}
+
+/// An optional string argument.
+pub(crate) fn opt_str<'a>(input: &'a Value, key: &str) -> Result<Option<&'a str>> {
+    match input.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(other) => Err(Error::Arguments(format!(
+            "\"{key}\" must be a string, got {other}"
+        ))),
+    }
+}
+
+/// An optional non-negative integer argument.
+pub(crate) fn opt_u64(input: &Value, key: &str) -> Result<Option<u64>> {
+    match input.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(value) => value.as_u64().map(Some).ok_or_else(|| {
+            Error::Arguments(format!(
+                "\"{key}\" must be a non-negative integer, got {value}"
+            ))
+        }),
+    }
+}
+
+/// An optional boolean argument.
+pub(crate) fn opt_bool(input: &Value, key: &str) -> Result<Option<bool>> {
+    match input.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Bool(b)) => Ok(Some(*b)),
+        Some(other) => Err(Error::Arguments(format!(
+            "\"{key}\" must be a boolean, got {other}"
+        ))),
+    }
+}
+
+/// Runs blocking file work off the async threads.
+pub(crate) async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T> + Send + 'static,
+) -> Result<T> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| Error::Tool(format!("the tool's worker failed: {e}")))?
+}

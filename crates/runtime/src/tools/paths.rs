@@ -1,0 +1,157 @@
+//! Confinement of file tools to the run's roots.
+
+use std::path::{Component, Path, PathBuf};
+
+use crate::{Error, Result};
+
+/// The directories a run's file tools may touch: the working directory first, then any added
+/// directories. Paths are resolved against the working directory; `..` components, absolute
+/// paths outside every root, and symlinks that lead outside are refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Roots {
+    /// Canonical root directories; `dirs[0]` is the working directory.
+    dirs: Vec<PathBuf>,
+}
+
+impl Roots {
+    /// Roots made of `cwd` (canonicalized). `Config` when it does not exist.
+    pub fn new(cwd: impl AsRef<Path>) -> Result<Self> {
+        Self::with_dirs(cwd, std::iter::empty::<PathBuf>())
+    }
+
+    /// Roots made of `cwd` and `extra` directories (all canonicalized).
+    pub fn with_dirs(
+        cwd: impl AsRef<Path>,
+        extra: impl IntoIterator<Item = impl AsRef<Path>>,
+    ) -> Result<Self> {
+        let mut dirs = Vec::new();
+        for dir in std::iter::once(cwd.as_ref().to_path_buf())
+            .chain(extra.into_iter().map(|d| d.as_ref().to_path_buf()))
+        {
+            let canonical = dir
+                .canonicalize()
+                .map_err(|e| Error::Config(format!("root directory {}: {e}", dir.display())))?;
+            dirs.push(canonical);
+        }
+        Ok(Self { dirs })
+    }
+
+    /// The working directory.
+    pub fn cwd(&self) -> &Path {
+        &self.dirs[0]
+    }
+
+    /// Every root, working directory first.
+    pub fn dirs(&self) -> &[PathBuf] {
+        &self.dirs
+    }
+
+    fn describe(&self) -> String {
+        self.dirs
+            .iter()
+            .map(|d| d.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    fn escape(&self, path: &str, reason: impl Into<String>) -> Error {
+        Error::PathEscape {
+            path: path.to_owned(),
+            roots: self.describe(),
+            reason: reason.into(),
+        }
+    }
+
+    fn inside(&self, path: &Path) -> bool {
+        self.dirs.iter().any(|root| path.starts_with(root))
+    }
+
+    /// Resolves a path given to a tool to an absolute path inside the roots. The path need not
+    /// exist (a file about to be written), but its nearest existing ancestor, symlinks
+    /// resolved, must be inside a root, and so must the path itself when it exists.
+    pub fn resolve(&self, given: &str) -> Result<PathBuf> {
+        let raw = Path::new(given);
+        if raw.components().any(|c| matches!(c, Component::ParentDir)) {
+            return Err(self.escape(given, "\"..\" components are not allowed"));
+        }
+        let joined = if raw.is_absolute() {
+            raw.to_path_buf()
+        } else {
+            self.cwd().join(raw)
+        };
+        // Lexical normalization: drop `.` components.
+        let lexical: PathBuf = joined
+            .components()
+            .filter(|c| !matches!(c, Component::CurDir))
+            .collect();
+        if !self.inside(&lexical) {
+            return Err(self.escape(given, "it is not under any root"));
+        }
+        // Resolve symlinks on the longest existing prefix.
+        let mut existing = lexical.as_path();
+        let mut rest = Vec::new();
+        loop {
+            match existing.symlink_metadata() {
+                Ok(_) => break,
+                Err(_) => match (existing.parent(), existing.file_name()) {
+                    (Some(parent), Some(name)) => {
+                        rest.push(name.to_owned());
+                        existing = parent;
+                    }
+                    _ => return Err(self.escape(given, "no part of it exists")),
+                },
+            }
+        }
+        let canonical = existing
+            .canonicalize()
+            .map_err(|e| self.escape(given, format!("cannot resolve it: {e}")))?;
+        if !self.inside(&canonical) {
+            return Err(self.escape(
+                given,
+                format!("it resolves through a symlink to {}", canonical.display()),
+            ));
+        }
+        let mut resolved = canonical;
+        for name in rest.into_iter().rev() {
+            resolved.push(name);
+        }
+        Ok(resolved)
+    }
+
+    /// The path shown back to the model: relative to the working directory when inside it.
+    pub fn display(&self, path: &Path) -> String {
+        match path.strip_prefix(self.cwd()) {
+            Ok(rel) if rel.as_os_str().is_empty() => ".".to_owned(),
+            Ok(rel) => rel.display().to_string(),
+            Err(_) => path.display().to_string(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret"), "x").unwrap();
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("link")).unwrap();
+        let roots = Roots::new(dir.path()).unwrap();
+        assert!(roots.resolve("a/b.txt").is_ok());
+        assert!(roots.resolve("./a").is_ok());
+        for bad in [
+            "../x",
+            "a/../../x",
+            "/etc/passwd",
+            "link/secret",
+            "link/new-file",
+        ] {
+            let err = roots.resolve(bad).unwrap_err();
+            assert!(matches!(err, Error::PathEscape { .. }), "{bad}: {err}");
+        }
+        let abs = dir.path().join("inside.txt");
+        assert!(roots.resolve(abs.to_str().unwrap()).is_ok());
+    }
+}
