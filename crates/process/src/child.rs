@@ -1,0 +1,368 @@
+//! A running child: [`Process`], and how it ended: [`Exit`].
+
+use std::path::PathBuf;
+use std::process::ExitStatus;
+use std::time::Duration;
+
+use rustix::process::Pid;
+use tokio::io::{AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin, ChildStdout};
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::kill::{self, Known, Signal, kill_tree, signal_group, signal_process, survey};
+use crate::lines::{LineReader, Tail};
+use crate::spec::{ProcessSpec, SignalTarget, StopPolicy};
+use crate::{Error, Result};
+
+/// How long `wait` waits for stderr's end after the child exited (only a descendant that escaped
+/// the kill can hold it open).
+const STDERR_DRAIN: Duration = Duration::from_millis(250);
+
+/// Why the owner stopped the child.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum StopCause {
+    /// The cancellation token fired.
+    Cancelled,
+    /// The overall timeout passed.
+    OverallTimeout,
+    /// Stdout stayed silent for the idle timeout.
+    IdleTimeout,
+    /// A stdout line exceeded the bound.
+    LineTooLong,
+    /// Reading stdout failed.
+    Io,
+    /// The caller asked ([`Process::stop`]).
+    Requested,
+}
+
+impl StopCause {
+    /// A short description, for diagnostics.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Self::Cancelled => "cancelled",
+            Self::OverallTimeout => "overall timeout reached",
+            Self::IdleTimeout => "no output for the idle timeout",
+            Self::LineTooLong => "output line too long",
+            Self::Io => "reading the output failed",
+            Self::Requested => "stop requested",
+        }
+    }
+}
+
+/// How a child ended.
+#[derive(Clone, Debug)]
+pub struct Exit {
+    /// The exit status.
+    pub status: ExitStatus,
+    /// Set when the owner stopped the child, with why.
+    pub stopped: Option<StopCause>,
+    /// Whether the grace period ran out and the tree was killed with SIGKILL.
+    pub killed: bool,
+    /// The end of stderr (lossy UTF-8), for diagnostics.
+    pub stderr_tail: String,
+}
+
+impl Exit {
+    /// The exit code, when the child exited (not killed by a signal).
+    pub fn code(&self) -> Option<i32> {
+        self.status.code()
+    }
+
+    /// The signal that ended the child, if one did.
+    pub fn signal(&self) -> Option<i32> {
+        std::os::unix::process::ExitStatusExt::signal(&self.status)
+    }
+
+    /// Exit code 0 and not stopped by the owner.
+    pub fn success(&self) -> bool {
+        self.status.success() && self.stopped.is_none()
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Timer {
+    Kill,
+    Overall,
+    Idle,
+}
+
+enum Wake {
+    Line(Result<Option<Vec<u8>>>),
+    Cancelled,
+    Timer(Timer),
+}
+
+enum WaitWake {
+    Exited(std::io::Result<ExitStatus>),
+    StdoutDone,
+    Cancelled,
+    Timer(Timer),
+}
+
+/// A running child process, owned: its process group dies with it (on [`Process::wait`] after
+/// it exits, or at once on drop), and it is always reaped.
+#[derive(Debug)]
+pub struct Process {
+    child: Child,
+    pid: Pid,
+    program: PathBuf,
+    stdout: LineReader<BufReader<ChildStdout>>,
+    stdin: Option<ChildStdin>,
+    tail: Tail,
+    tail_task: Option<JoinHandle<()>>,
+    cancel: CancellationToken,
+    stop: StopPolicy,
+    deadline: Option<Instant>,
+    idle: Option<Duration>,
+    last_output: Instant,
+    stopping: Option<(StopCause, Instant)>,
+    killed: bool,
+    reaped: bool,
+    known: Known,
+}
+
+impl Process {
+    pub(crate) fn start(mut child: Child, program: PathBuf, spec: &ProcessSpec) -> Result<Self> {
+        let pid = child.id().and_then(kill::pid).ok_or_else(|| Error::Spawn {
+            program: program.clone(),
+            source: std::io::Error::other("the child has no pid"),
+        })?;
+        let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
+            kill_tree(pid, &Known::default());
+            return Err(Error::Spawn {
+                program,
+                source: std::io::Error::other("the child's output pipes are missing"),
+            });
+        };
+        let tail = Tail::new(spec.stderr_tail_bytes);
+        let tail_task = tokio::spawn(tail.clone().fill_from(stderr));
+        let now = Instant::now();
+        Ok(Self {
+            stdin: child.stdin.take(),
+            child,
+            pid,
+            program,
+            stdout: LineReader::new(BufReader::new(stdout), spec.max_line_bytes),
+            tail,
+            tail_task: Some(tail_task),
+            cancel: spec.cancel.clone(),
+            stop: spec.stop,
+            deadline: spec.overall_timeout.map(|timeout| now + timeout),
+            idle: spec.idle_timeout,
+            last_output: now,
+            stopping: None,
+            killed: false,
+            reaped: false,
+            known: Known::default(),
+        })
+    }
+
+    /// The child's pid, which is also its process group id.
+    pub fn pid(&self) -> u32 {
+        self.pid.as_raw_pid().unsigned_abs()
+    }
+
+    /// The program that runs.
+    pub fn program(&self) -> &std::path::Path {
+        &self.program
+    }
+
+    /// The next stdout line (lossy UTF-8, without the newline), `None` at the end of stdout.
+    ///
+    /// Meanwhile it watches the cancellation token and the timeouts: when one fires the polite
+    /// signal goes out and lines keep coming (a CLI may report its interruption) until the
+    /// child closes stdout or the grace period ends, when the whole tree is killed. Cancel-safe.
+    pub async fn next_line(&mut self) -> Result<Option<String>> {
+        loop {
+            if self.stdout.is_done() {
+                return Ok(None);
+            }
+            let timer = self.next_timer();
+            let wake = tokio::select! {
+                biased;
+                line = self.stdout.next_line() => Wake::Line(line),
+                () = self.cancel.cancelled(), if self.stopping.is_none() => Wake::Cancelled,
+                () = sleep_until(timer) => Wake::Timer(timer.map_or(Timer::Kill, |(_, t)| t)),
+            };
+            match wake {
+                Wake::Line(Ok(Some(bytes))) => {
+                    self.last_output = Instant::now();
+                    return Ok(Some(String::from_utf8_lossy(&bytes).into_owned()));
+                }
+                Wake::Line(Ok(None)) => return Ok(None),
+                Wake::Line(Err(err)) => {
+                    self.begin_stop(match err {
+                        Error::LineTooLong { .. } => StopCause::LineTooLong,
+                        _ => StopCause::Io,
+                    });
+                    return Err(err);
+                }
+                Wake::Cancelled => self.begin_stop(StopCause::Cancelled),
+                Wake::Timer(timer) => self.on_timer(timer),
+            }
+        }
+    }
+
+    /// Writes `line` and a newline to the child's stdin (needs [`crate::StdinMode::Piped`]).
+    pub async fn write_line(&mut self, line: &str) -> Result<()> {
+        let stdin = self.stdin.as_mut().ok_or_else(|| {
+            Error::Io(std::io::Error::new(
+                std::io::ErrorKind::BrokenPipe,
+                "the child's stdin is not an open pipe",
+            ))
+        })?;
+        stdin.write_all(line.as_bytes()).await?;
+        stdin.write_all(b"\n").await?;
+        stdin.flush().await?;
+        Ok(())
+    }
+
+    /// Takes the stdin pipe (for callers that write on their own task).
+    pub fn take_stdin(&mut self) -> Option<ChildStdin> {
+        self.stdin.take()
+    }
+
+    /// Closes stdin (the child sees its end).
+    pub fn close_stdin(&mut self) {
+        self.stdin = None;
+    }
+
+    /// Starts the stop now: the polite signal, then SIGKILL to the tree after the grace period
+    /// (enforced while `next_line` or `wait` runs).
+    pub fn stop(&mut self) {
+        self.begin_stop(StopCause::Requested);
+    }
+
+    /// Kills the whole tree with SIGKILL now.
+    pub fn kill(&mut self) {
+        if self.stopping.is_none() {
+            self.stopping = Some((StopCause::Requested, Instant::now()));
+        }
+        self.kill_now();
+    }
+
+    /// Sends `signal` to the child only (not its group), now, outside any stop policy.
+    pub fn signal(&self, signal: Signal) {
+        if !self.reaped {
+            signal_process(self.pid, signal.raw());
+        }
+    }
+
+    /// The stderr tail so far.
+    pub fn stderr_tail(&self) -> String {
+        self.tail.text()
+    }
+
+    /// Waits for the child to exit (reading and discarding any stdout left, still enforcing the
+    /// cancellation token, the timeouts and the grace period), reaps it, kills what is left of
+    /// its process group, and reports how it ended.
+    pub async fn wait(mut self) -> Result<Exit> {
+        self.close_stdin();
+        let status = loop {
+            let timer = self.next_timer();
+            let wake = tokio::select! {
+                biased;
+                status = self.child.wait() => WaitWake::Exited(status),
+                () = self.stdout.discard(), if !self.stdout.is_done() => WaitWake::StdoutDone,
+                () = self.cancel.cancelled(), if self.stopping.is_none() => WaitWake::Cancelled,
+                () = sleep_until(timer) => WaitWake::Timer(timer.map_or(Timer::Kill, |(_, t)| t)),
+            };
+            match wake {
+                WaitWake::Exited(status) => break status?,
+                WaitWake::StdoutDone => {}
+                WaitWake::Cancelled => self.begin_stop(StopCause::Cancelled),
+                WaitWake::Timer(timer) => self.on_timer(timer),
+            }
+        };
+        self.reaped = true;
+        // The leader is gone; whatever stayed in its group goes with it.
+        signal_group(self.pid, rustix::process::Signal::KILL);
+        if let Some(task) = self.tail_task.take() {
+            let abort = task.abort_handle();
+            if tokio::time::timeout(STDERR_DRAIN, task).await.is_err() {
+                tracing::debug!(pid = self.pid(), "stderr still open after exit");
+                abort.abort();
+            }
+        }
+        tracing::debug!(pid = self.pid(), ?status, "exited");
+        Ok(Exit {
+            status,
+            stopped: self.stopping.map(|(cause, _)| cause),
+            killed: self.killed,
+            stderr_tail: self.tail.text(),
+        })
+    }
+
+    fn next_timer(&self) -> Option<(Instant, Timer)> {
+        match self.stopping {
+            Some((_, kill_at)) if !self.killed => Some((kill_at, Timer::Kill)),
+            Some(_) => None,
+            None => {
+                let overall = self.deadline.map(|at| (at, Timer::Overall));
+                let idle = self.idle.map(|idle| (self.last_output + idle, Timer::Idle));
+                match (overall, idle) {
+                    (Some(a), Some(b)) => Some(if a.0 <= b.0 { a } else { b }),
+                    (a, b) => a.or(b),
+                }
+            }
+        }
+    }
+
+    fn on_timer(&mut self, timer: Timer) {
+        match timer {
+            Timer::Kill => self.kill_now(),
+            Timer::Overall => self.begin_stop(StopCause::OverallTimeout),
+            Timer::Idle => self.begin_stop(StopCause::IdleTimeout),
+        }
+    }
+
+    fn begin_stop(&mut self, cause: StopCause) {
+        if self.stopping.is_some() || self.reaped {
+            return;
+        }
+        tracing::debug!(pid = self.pid(), cause = cause.describe(), "stopping");
+        self.stopping = Some((cause, Instant::now() + self.stop.grace));
+        // Remember the tree while the child still holds it: the polite signal may kill the
+        // child and orphan a descendant that left the group.
+        survey(self.pid, &mut self.known);
+        let signal = self.stop.signal.raw();
+        match self.stop.target {
+            SignalTarget::Group => signal_group(self.pid, signal),
+            SignalTarget::Leader => signal_process(self.pid, signal),
+        }
+        if self.stop.grace.is_zero() {
+            self.kill_now();
+        }
+    }
+
+    fn kill_now(&mut self) {
+        if self.killed || self.reaped {
+            return;
+        }
+        tracing::debug!(pid = self.pid(), "killing the tree");
+        self.killed = true;
+        kill_tree(self.pid, &self.known);
+    }
+}
+
+async fn sleep_until(timer: Option<(Instant, Timer)>) {
+    match timer {
+        Some((at, _)) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        if let Some(task) = self.tail_task.take() {
+            task.abort();
+        }
+        if !self.reaped {
+            // Killed now, reaped by tokio's orphan reaper.
+            kill_tree(self.pid, &self.known);
+        }
+    }
+}

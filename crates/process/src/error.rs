@@ -1,0 +1,75 @@
+//! The crate's one error type.
+
+use std::path::PathBuf;
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// What can go wrong owning a child process.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The program was not found. Returned by [`crate::ProcessSpec::spawn`]; retrying helps only
+    /// once the program is installed. `searched` lists the directories of `PATH` that were
+    /// looked in (empty when the program was given as a path).
+    #[error("{}", not_found_message(program, searched))]
+    NotFound {
+        /// The program as configured.
+        program: PathBuf,
+        /// The `PATH` directories searched, for a bare name.
+        searched: Vec<PathBuf>,
+    },
+    /// The program exists but is not an executable file. Returned by `spawn`.
+    #[error("{} is not an executable file", program.display())]
+    NotExecutable {
+        /// The path found.
+        program: PathBuf,
+    },
+    /// The working directory is missing, not a directory, or not absolute. Returned by `spawn`;
+    /// a relative or empty cwd is refused so that a child never runs in the process cwd by
+    /// accident.
+    #[error("working directory {}: {reason}", cwd.display())]
+    InvalidCwd {
+        /// The directory given.
+        cwd: PathBuf,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// The operating system refused to start the child. Returned by `spawn`.
+    #[error("could not start {}: {source}", program.display())]
+    Spawn {
+        /// The resolved program.
+        program: PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A stdout line exceeded the configured bound without a newline. Returned by
+    /// [`crate::Process::next_line`]; the process is being stopped. Retrying the same child
+    /// does not help: its output is not line-delimited as expected.
+    #[error("a line of the child's output exceeded {limit} bytes without a newline")]
+    LineTooLong {
+        /// The bound in bytes.
+        limit: usize,
+    },
+    /// Reading from or writing to the child failed. Returned by `next_line`, `wait` and
+    /// `write_line`.
+    #[error("i/o with the child failed: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+fn not_found_message(program: &std::path::Path, searched: &[PathBuf]) -> String {
+    if searched.is_empty() {
+        format!("{} was not found", program.display())
+    } else {
+        let dirs = searched
+            .iter()
+            .map(|dir| dir.display().to_string())
+            .collect::<Vec<_>>()
+            .join(":");
+        format!(
+            "{} was not found on PATH (searched {dirs})",
+            program.display()
+        )
+    }
+}

@@ -1,0 +1,240 @@
+//! Signals, the whole-tree kill, and the parent-death signal hook.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use rustix::process::{Pid, Signal as RawSignal};
+
+/// A signal the owner may send.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Signal {
+    /// SIGINT: what Ctrl-C sends. Claude Code answers it with a structured result.
+    Interrupt,
+    /// SIGTERM: the conventional polite stop (codex).
+    Terminate,
+    /// SIGHUP.
+    Hangup,
+    /// SIGKILL: cannot be caught.
+    Kill,
+}
+
+impl Signal {
+    pub(crate) fn raw(self) -> RawSignal {
+        match self {
+            Self::Interrupt => RawSignal::INT,
+            Self::Terminate => RawSignal::TERM,
+            Self::Hangup => RawSignal::HUP,
+            Self::Kill => RawSignal::KILL,
+        }
+    }
+
+    /// The signal's number (`SIGINT` = 2…), as exit statuses report it.
+    pub fn number(self) -> i32 {
+        self.raw().as_raw()
+    }
+}
+
+pub(crate) fn pid(raw: u32) -> Option<Pid> {
+    i32::try_from(raw).ok().and_then(Pid::from_raw)
+}
+
+/// Sends `signal` to one process. A process that is already gone is not an error.
+pub(crate) fn signal_process(target: Pid, signal: RawSignal) {
+    if let Err(err) = rustix::process::kill_process(target, signal)
+        && err != rustix::io::Errno::SRCH
+    {
+        tracing::debug!(pid = target.as_raw_pid(), %err, "kill failed");
+    }
+}
+
+/// Sends `signal` to a process group. A group that is already empty is not an error.
+pub(crate) fn signal_group(group: Pid, signal: RawSignal) {
+    if let Err(err) = rustix::process::kill_process_group(group, signal)
+        && err != rustix::io::Errno::SRCH
+    {
+        tracing::debug!(pgid = group.as_raw_pid(), %err, "killpg failed");
+    }
+}
+
+/// One row of `/proc/<pid>/stat`.
+#[derive(Clone, Copy, Debug)]
+struct ProcRow {
+    pid: i32,
+    ppid: i32,
+    pgrp: i32,
+    /// Start time in clock ticks since boot: with the pid, it names one process (pids recycle).
+    start: u64,
+}
+
+fn parse_stat(text: &str) -> Option<ProcRow> {
+    // "pid (comm) state ppid pgrp …": comm may hold spaces and parentheses, so split after the
+    // last ')'.
+    let (head, tail) = text.rsplit_once(')')?;
+    let pid = head.split_whitespace().next()?.parse().ok()?;
+    let fields: Vec<&str> = tail.split_whitespace().collect();
+    Some(ProcRow {
+        pid,
+        ppid: fields.get(1)?.parse().ok()?,
+        pgrp: fields.get(2)?.parse().ok()?,
+        start: fields.get(19)?.parse().ok()?,
+    })
+}
+
+fn snapshot() -> Vec<ProcRow> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|entry| {
+            let entry = entry.ok()?;
+            let name = entry.file_name();
+            let name = name.to_str()?;
+            if !name.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            let text = std::fs::read_to_string(entry.path().join("stat")).ok()?;
+            parse_stat(&text)
+        })
+        .collect()
+}
+
+/// Processes seen in the child's tree earlier, by pid and start time, so that the kill still
+/// finds a descendant that left the group after its parent (the child) died of the polite
+/// signal.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Known(BTreeSet<(i32, u64)>);
+
+/// The tree rooted at `leader` (itself included), every member of the process group `leader`
+/// leads, the `known` processes still alive under the same identity, and all their descendants,
+/// from one `/proc` snapshot.
+fn tree_and_group(leader: i32, known: &Known, rows: &[ProcRow]) -> BTreeMap<i32, u64> {
+    let mut children: HashMap<i32, Vec<&ProcRow>> = HashMap::new();
+    for row in rows {
+        children.entry(row.ppid).or_default().push(row);
+    }
+    let mut found: BTreeMap<i32, u64> = rows
+        .iter()
+        .filter(|row| {
+            row.pgrp == leader || row.pid == leader || known.0.contains(&(row.pid, row.start))
+        })
+        .map(|row| (row.pid, row.start))
+        .collect();
+    let mut stack: Vec<i32> = found.keys().copied().collect();
+    while let Some(pid) = stack.pop() {
+        for child in children.get(&pid).into_iter().flatten() {
+            if found.insert(child.pid, child.start).is_none() {
+                stack.push(child.pid);
+            }
+        }
+    }
+    found
+}
+
+/// Records the child's current tree (before the polite signal may kill its top).
+pub(crate) fn survey(leader: Pid, known: &mut Known) {
+    let found = tree_and_group(leader.as_raw_pid(), known, &snapshot());
+    known.0.extend(found);
+}
+
+/// Kills the child's whole tree: every descendant of `leader` (also those that left its process
+/// group or session, found through `/proc`), every member of its process group and every `known`
+/// process still alive. Each round freezes what it finds with SIGSTOP (a stopped process cannot
+/// fork), until a round finds nothing new; then everything gets SIGKILL, and the group once more.
+pub(crate) fn kill_tree(leader: Pid, known: &Known) {
+    let raw_leader = leader.as_raw_pid();
+    let mut frozen: BTreeSet<i32> = BTreeSet::new();
+    for _round in 0..16 {
+        let found = tree_and_group(raw_leader, known, &snapshot());
+        let fresh: Vec<i32> = found
+            .keys()
+            .filter(|pid| !frozen.contains(pid))
+            .copied()
+            .collect();
+        if fresh.is_empty() {
+            break;
+        }
+        for raw in fresh {
+            if let Some(target) = Pid::from_raw(raw) {
+                signal_process(target, RawSignal::STOP);
+            }
+            frozen.insert(raw);
+        }
+    }
+    for raw in &frozen {
+        if let Some(target) = Pid::from_raw(*raw) {
+            signal_process(target, RawSignal::KILL);
+        }
+    }
+    signal_process(leader, RawSignal::KILL);
+    signal_group(leader, RawSignal::KILL);
+}
+
+/// Installs the `pre_exec` hook that asks the kernel to send `signal` to the child when the
+/// thread that spawned it dies, and exits at once if the parent is already gone.
+///
+/// Why `unsafe`: `CommandExt::pre_exec` is unsafe because the closure runs in the forked child
+/// before `exec`, where only async-signal-safe operations are allowed. The closure below makes
+/// two raw system calls (`prctl(PR_SET_PDEATHSIG)` and `getppid`) through rustix, allocates
+/// nothing and takes no lock, which is what that contract asks.
+#[allow(unsafe_code)]
+pub(crate) fn set_parent_death_signal(command: &mut tokio::process::Command, signal: Signal) {
+    let raw = signal.raw();
+    let parent = rustix::process::getpid();
+    // SAFETY: see the doc comment: the closure only issues async-signal-safe system calls.
+    unsafe {
+        command.pre_exec(move || {
+            rustix::process::set_parent_process_death_signal(Some(raw))
+                .map_err(std::io::Error::from)?;
+            // The parent may have died between fork and prctl: then nobody will send the signal.
+            if rustix::process::getppid() != Some(parent) {
+                return Err(std::io::Error::other("the parent exited before exec"));
+            }
+            Ok(())
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stat_with_odd_comm() {
+        let stat = "42 (a (weird) name) S 7 42 7 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 987 1 2";
+        let row = parse_stat(stat).map(|r| (r.pid, r.ppid, r.pgrp, r.start));
+        assert_eq!(row, Some((42, 7, 42, 987)));
+    }
+
+    fn row(pid: i32, ppid: i32, pgrp: i32) -> ProcRow {
+        ProcRow {
+            pid,
+            ppid,
+            pgrp,
+            start: 100,
+        }
+    }
+
+    #[test]
+    fn tree_follows_children_group_and_known() {
+        let rows = [
+            row(10, 1, 10),
+            row(11, 10, 10),
+            row(12, 11, 12), // left the group, still a descendant
+            row(13, 12, 12),
+            row(14, 1, 10), // reparented, still in the group
+            row(15, 14, 15),
+            row(20, 1, 20), // unrelated
+            row(30, 1, 30), // known from an earlier survey: its parent died
+            row(31, 30, 30),
+            ProcRow {
+                pid: 40,
+                ppid: 1,
+                pgrp: 40,
+                start: 999,
+            }, // pid reused: not the known one
+        ];
+        let known = Known([(30, 100), (40, 100)].into_iter().collect());
+        let found: Vec<i32> = tree_and_group(10, &known, &rows).into_keys().collect();
+        assert_eq!(found, vec![10, 11, 12, 13, 14, 15, 30, 31]);
+    }
+}

@@ -1,0 +1,61 @@
+//! `subagent-process`: the one owner of child processes.
+//!
+//! Owns starting a product's CLI and making sure it goes away: [`ProcessSpec`] says what to run
+//! (program and argv, never a shell; an explicit absolute working directory, never the process
+//! cwd by accident; stdin `/dev/null` unless a pipe is asked for), with an environment scrubbed
+//! of other products' keys and tokens ([`is_scrubbed`]: the names in [`SCRUBBED_NAMES`], the
+//! prefixes in [`SCRUBBED_PREFIXES`], the suffixes in [`SCRUBBED_SUFFIXES`]) unless passed
+//! explicitly, plus the configured variables. [`ProcessSpec::spawn`] puts the child in its own
+//! process group and arms the Linux parent-death signal. [`Process`] reads stdout as bounded
+//! lines (a line over the bound is [`Error::LineTooLong`], never an out-of-memory), keeps the
+//! tail of stderr for diagnostics, and enforces the cancellation token, the overall and the
+//! idle-output timeouts: the polite signal of the [`StopPolicy`] (SIGINT for Claude Code, SIGTERM
+//! for codex), a grace period, then SIGKILL to the whole tree (the process group and every
+//! descendant found under the child in `/proc`, also those that left the group). A dropped
+//! [`Process`] kills its tree at once; the child is always reaped.
+//!
+//! Deliberately not here: what the output means (each provider parses its CLI's stream), the
+//! seam's error codes (providers map [`Error`] to `SPAWN_FAILED` and friends), and anything
+//! product-specific beyond the stop signal, which is configuration.
+//!
+//! Limits: the parent-death signal reaches the direct child only (the kernel clears it on fork),
+//! and it fires when the *thread* that spawned the child exits, so spawn from an async runtime's
+//! worker thread. A descendant that left the process group is only found while its ancestors
+//! are alive, which is why the kill walks the tree before anything dies.
+//!
+//! ```no_run
+//! # async fn demo() -> subagent_process::Result<()> {
+//! use std::time::Duration;
+//! use subagent_process::{ProcessSpec, Signal, SignalTarget, StopPolicy};
+//!
+//! let mut child = ProcessSpec::new("claude", "/path/to/project")
+//!     .args(["-p", "say hi", "--output-format", "stream-json", "--verbose"])
+//!     .env("ANTHROPIC_API_KEY", "dummy")
+//!     .stop_policy(StopPolicy::new(Signal::Interrupt).target(SignalTarget::Leader))
+//!     .idle_timeout(Some(Duration::from_secs(600)))
+//!     .spawn()?;
+//! while let Some(line) = child.next_line().await? {
+//!     println!("{line}");
+//! }
+//! let exit = child.wait().await?;
+//! println!("{:?} {:?} {}", exit.code(), exit.stopped, exit.stderr_tail);
+//! # Ok(())
+//! # }
+//! ```
+
+mod child;
+mod env;
+mod error;
+mod kill;
+mod lines;
+mod spec;
+
+pub use child::{Exit, Process, StopCause};
+pub use env::{SCRUBBED_NAMES, SCRUBBED_PREFIXES, SCRUBBED_SUFFIXES, child_env, is_scrubbed};
+pub use error::{Error, Result};
+pub use kill::Signal;
+pub use spec::{
+    DEFAULT_GRACE, DEFAULT_MAX_LINE_BYTES, DEFAULT_STDERR_TAIL_BYTES, ProcessSpec, SignalTarget,
+    StdinMode, StopPolicy,
+};
+pub use tokio_util::sync::CancellationToken;

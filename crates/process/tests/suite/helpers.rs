@@ -1,0 +1,74 @@
+//! Shared helpers: waiting for a pid to die without sleeping, reading `/proc`.
+
+use std::time::Duration;
+
+use rustix::event::{PollFd, PollFlags, poll};
+use rustix::process::{Pid, PidfdFlags, pidfd_open};
+
+/// A temp dir is not needed for most tests: run in `/tmp`, which exists and is absolute.
+pub const CWD: &str = "/tmp";
+
+/// Whether `pid` is alive (exists and is not a zombie).
+pub fn alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .and_then(|(_, tail)| tail.split_whitespace().next())
+            .is_some_and(|state| state != "Z" && state != "X"),
+        Err(_) => false,
+    }
+}
+
+/// Pids of live processes in process group `pgid`.
+pub fn group_members(pgid: i32) -> Vec<i32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        let Some((_, tail)) = stat.rsplit_once(')') else {
+            continue;
+        };
+        let fields: Vec<&str> = tail.split_whitespace().collect();
+        if fields.get(2).and_then(|g| g.parse::<i32>().ok()) == Some(pgid)
+            && fields[0] != "Z"
+            && fields[0] != "X"
+        {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// A handle that resolves when a process ends (exits, zombie included), via a pidfd: no polling.
+pub struct Death(Option<rustix::fd::OwnedFd>);
+
+impl Death {
+    /// Opens a pidfd for `pid` (the process may already be gone).
+    pub fn watch(pid: i32) -> Self {
+        Self(Pid::from_raw(pid).and_then(|pid| pidfd_open(pid, PidfdFlags::empty()).ok()))
+    }
+
+    /// Waits until the process ended; panics after `limit`.
+    pub async fn wait(self, limit: Duration) {
+        let Some(fd) = self.0 else { return };
+        let ready = tokio::task::spawn_blocking(move || {
+            let timeout = rustix::event::Timespec {
+                tv_sec: i64::try_from(limit.as_secs()).unwrap(),
+                tv_nsec: i64::from(limit.subsec_nanos()),
+            };
+            let mut fds = [PollFd::new(&fd, PollFlags::IN)];
+            poll(&mut fds, Some(&timeout)).unwrap()
+        })
+        .await
+        .unwrap();
+        assert_eq!(ready, 1, "process still alive after {limit:?}");
+    }
+}

@@ -1,0 +1,3 @@
+mod helpers;
+mod lifecycle;
+mod pdeathsig;
