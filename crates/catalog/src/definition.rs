@@ -1,0 +1,182 @@
+//! One agent definition, as written, and what it becomes for the delegation tool.
+
+use serde::Serialize;
+use subagent_core::{AgentProfile, Capability, PermissionMode, ToolFilter};
+
+use crate::source::{Origin, Source};
+use crate::tools::with_aliases;
+use crate::warning::Location;
+
+/// Where a child runs its file tools.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Isolation {
+    /// A fresh git worktree of the parent's repository.
+    Worktree,
+    /// A remote instance.
+    Remote,
+}
+
+impl Isolation {
+    /// Parses `worktree` or `remote`.
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "worktree" => Some(Self::Worktree),
+            "remote" => Some(Self::Remote),
+            _ => None,
+        }
+    }
+
+    /// The name as written in a definition.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Worktree => "worktree",
+            Self::Remote => "remote",
+        }
+    }
+}
+
+/// An agent definition: the frontmatter fields of a Markdown file (Claude Code's plus our
+/// `provider` and `persona`) and its body. Fields are kept as written; [`Definition::profile`]
+/// turns them into what the delegation tool starts.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct Definition {
+    /// The type name (`subagent_type`). From `name`, else the file stem.
+    pub name: String,
+    /// When to use it; shown to the model in the delegation tool's description.
+    pub description: String,
+    /// The body: the child's system prompt.
+    pub prompt: String,
+    /// `tools`: only these tools (`None` = inherit every tool; `Some([])` = no tools).
+    pub tools: Option<Vec<String>>,
+    /// `disallowedTools`: never these tools.
+    pub disallowed_tools: Vec<String>,
+    /// `model`: an alias or id the provider resolves; `None` = `inherit` or absent.
+    pub model: Option<String>,
+    /// `maxTurns`.
+    pub max_turns: Option<u32>,
+    /// `permissionMode` (ours or Claude Code's spelling).
+    pub permission_mode: Option<PermissionMode>,
+    /// `background`: always run in the background.
+    pub background: bool,
+    /// `isolation`.
+    pub isolation: Option<Isolation>,
+    /// `provider` (ours): the provider that runs it; `None` = the delegation tool's own.
+    pub provider: Option<String>,
+    /// `persona` (ours): text appended to the body in the child's instructions.
+    pub persona: Option<String>,
+    /// `effort` (reasoning effort: an alias the provider resolves).
+    pub effort: Option<String>,
+    /// `color` (for a user interface).
+    pub color: Option<String>,
+    /// `initialPrompt`.
+    pub initial_prompt: Option<String>,
+    /// `memory` (Claude Code's memory scope).
+    pub memory: Option<String>,
+    /// `skills`.
+    pub skills: Vec<String>,
+    /// `mcpServers`, kept as written for the layer that starts MCP servers.
+    pub mcp_servers: Option<serde_json::Value>,
+    /// `hooks`, kept as written.
+    pub hooks: Option<serde_json::Value>,
+    /// The source it belongs to.
+    pub source: Source,
+    /// Where it was read from.
+    pub origin: Origin,
+    /// Where each field was written in the file (canonical field name → location).
+    #[serde(skip)]
+    pub(crate) locations: Vec<(&'static str, Location)>,
+}
+
+impl Definition {
+    /// A definition given as a value (by a preset or a plugin) rather than read from a file:
+    /// origin [`Origin::Inline`], source [`Source::Flag`] until [`Definition::with_source`].
+    pub fn new(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        prompt: impl Into<String>,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            description: description.into(),
+            prompt: prompt.into(),
+            ..Self::default()
+        }
+    }
+
+    /// Where a field (Claude Code's spelling, e.g. `tools`) was written in its file.
+    pub fn field_location(&self, field: &str) -> Option<Location> {
+        self.locations
+            .iter()
+            .find(|(name, _)| *name == field)
+            .map(|(_, location)| *location)
+    }
+
+    /// The same definition in another source.
+    #[must_use]
+    pub fn with_source(mut self, source: Source) -> Self {
+        self.source = source;
+        self
+    }
+
+    /// The tool filter it asks for: `tools` → allow, `disallowedTools` → deny, each name followed
+    /// by its other-vocabulary alias (see [`with_aliases`](crate::with_aliases)). `None` when
+    /// it restricts nothing.
+    pub fn tool_filter(&self) -> Option<ToolFilter> {
+        if self.tools.is_none() && self.disallowed_tools.is_empty() {
+            return None;
+        }
+        Some(ToolFilter {
+            allow: self.tools.as_deref().map(with_aliases),
+            deny: with_aliases(&self.disallowed_tools),
+        })
+    }
+
+    /// The child's instructions: the body, then the persona, separated by a blank line; `None`
+    /// when both are blank.
+    pub fn instructions(&self) -> Option<String> {
+        let parts: Vec<&str> = [Some(self.prompt.as_str()), self.persona.as_deref()]
+            .into_iter()
+            .flatten()
+            .map(str::trim)
+            .filter(|part| !part.is_empty())
+            .collect();
+        (!parts.is_empty()).then(|| parts.join("\n\n"))
+    }
+
+    /// The profile the delegation tool starts.
+    pub fn profile(&self) -> AgentProfile {
+        let mut profile = AgentProfile::new(self.name.clone(), self.description.clone());
+        profile.provider = self.provider.clone();
+        profile.instructions = self.instructions();
+        profile.tool_filter = self.tool_filter();
+        profile.model = self.model.clone();
+        profile.max_turns = self.max_turns;
+        profile.permission_mode = self.permission_mode;
+        profile.background = self.background;
+        profile.source = self.origin.to_string();
+        profile
+    }
+
+    /// The request capabilities starting it needs from its provider, in table order:
+    /// `tool_filter` for `tools`/`disallowedTools`, `persona` for a body or persona, `model_override`
+    /// for a model, `max_turns` for a turn limit.
+    pub fn required_capabilities(&self) -> Vec<Capability> {
+        let mut needed = Vec::new();
+        if self.tool_filter().is_some() {
+            needed.push(Capability::ToolFilter);
+        }
+        if self.instructions().is_some() {
+            needed.push(Capability::Persona);
+        }
+        if self.model.is_some() {
+            needed.push(Capability::ModelOverride);
+        }
+        if self.max_turns.is_some() {
+            needed.push(Capability::MaxTurns);
+        }
+        needed
+    }
+}

@@ -1,0 +1,48 @@
+//! `subagent-catalog`: agent definitions.
+//!
+//! Owns:
+//! - reading definition files: Markdown with YAML frontmatter, Claude Code's fields plus our
+//!   `provider` and `persona`, the body being the system prompt ([`parse_definition`],
+//!   [`load_file`]; the decisions on unknown fields, missing names and bad values are in the
+//!   `parse` module's docs);
+//! - sources and their priority (`builtin < plugin < user < project < flag < policy`,
+//!   [`Source`]), the standard directories computed from a home and a project root the caller
+//!   gives ([`standard_dirs`]), duplicates within one source reported ([`WarningKind::Duplicate`]);
+//! - the built-ins `general-purpose`, `explore`, `plan` ([`builtins`]);
+//! - the [`Catalog`]: load, reload, listing with the source of each definition and what it
+//!   overrides, load warnings with `path:line:column`, and [`AgentDirectory`] for the delegation
+//!   tool (definitions become [`AgentProfile`](subagent_core::AgentProfile)s);
+//! - checking definitions against their providers' capabilities ([`capability_warnings`]);
+//! - effective-config resolution: request > definition > persona > parent, permission modes and
+//!   tool filters intersected ([`resolve`]).
+//!
+//! Deliberately not here: where the home directory or the project root is (the CLI decides and
+//! passes them), watching files (the caller calls [`Catalog::reload`]), resolving model aliases
+//! (the provider does), and starting anything (the delegation tool reads profiles through
+//! [`AgentDirectory`] and goes through the registry).
+//!
+//! [`AgentDirectory`]: subagent_core::AgentDirectory
+
+mod builtin;
+mod capability;
+mod catalog;
+mod definition;
+mod error;
+mod parse;
+mod resolve;
+mod source;
+mod tools;
+mod warning;
+
+pub use builtin::{BUILTIN_NAMES, BuiltinOptions, EXPLORE_MAX_TURNS, READ_ONLY_TOOLS, builtins};
+pub use capability::{ProviderTable, capability_warnings};
+pub use catalog::{Catalog, CatalogConfig, Entry, MAX_DIR_DEPTH, Reloaded};
+pub use definition::{Definition, Isolation};
+pub use error::{Error, Result};
+pub use parse::{
+    KNOWN_FIELDS, MAX_FILE_BYTES, MAX_NAME_CHARS, Parsed, load_file, parse_definition,
+};
+pub use resolve::{Effective, Layers, Settings, intersect_filters, resolve};
+pub use source::{Origin, Source, SourceDir, standard_dirs};
+pub use tools::{TOOL_ALIASES, split_tool_list, tool_aliases, with_aliases};
+pub use warning::{Location, Warning, WarningKind};

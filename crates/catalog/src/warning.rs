@@ -1,0 +1,145 @@
+//! Load warnings: what a listing shows next to the agents, each naming a file and a line.
+
+use std::fmt;
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+/// A place in a definition file: 1-based line and column, either possibly unknown. Displays as
+/// `:line:column`, `:line` or nothing, to follow a path (`agents/x.md:3:7`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub struct Location {
+    /// 1-based line in the file (not in the frontmatter).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
+    /// 1-based column, in characters.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub column: Option<u32>,
+}
+
+impl Location {
+    /// Nowhere in particular (the whole file).
+    pub const NONE: Self = Self {
+        line: None,
+        column: None,
+    };
+
+    /// A line and column.
+    pub fn at(line: u32, column: u32) -> Self {
+        Self {
+            line: Some(line),
+            column: Some(column),
+        }
+    }
+
+    /// A whole line.
+    pub fn line(line: u32) -> Self {
+        Self {
+            line: Some(line),
+            column: None,
+        }
+    }
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.line, self.column) {
+            (Some(line), Some(column)) => write!(f, ":{line}:{column}"),
+            (Some(line), None) => write!(f, ":{line}"),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// What kind of problem a [`Warning`] reports, and so what happened to the file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum WarningKind {
+    /// A file or directory could not be read. The file is skipped.
+    Unreadable,
+    /// The file is not a valid definition (no frontmatter, bad YAML, a known field with a bad
+    /// value, a bad name). The file is skipped; a lower-priority definition of the same name, if
+    /// any, stays in effect.
+    Invalid,
+    /// A field this catalog does not know. The field is ignored and the definition loads.
+    UnknownField,
+    /// No `description`: the definition loads, but the model is not told when to use it.
+    MissingDescription,
+    /// Two definitions of one name in one source. The first (directory order, then path order)
+    /// is used; the warning names both.
+    Duplicate,
+    /// The definition asks for something its provider cannot do (see
+    /// [`capability_warnings`](crate::capability_warnings)). It loads; starting it fails with
+    /// `UNSUPPORTED_CAPABILITY`.
+    Unsupported,
+    /// The definition names a provider that is not registered. It loads; starting it fails with
+    /// `UNKNOWN_PROVIDER`.
+    UnknownProvider,
+}
+
+/// One load warning. `Display` gives `path:line:column: message` (the parts that are known).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Warning {
+    /// What kind of problem.
+    pub kind: WarningKind,
+    /// The file (or directory) it is about; `None` for a built-in.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<PathBuf>,
+    /// Where in the file.
+    #[serde(flatten)]
+    pub location: Location,
+    /// What is wrong, for a person.
+    pub message: String,
+}
+
+impl Warning {
+    /// A warning about a file.
+    pub fn new(
+        kind: WarningKind,
+        path: impl Into<PathBuf>,
+        location: Location,
+        message: impl Into<String>,
+    ) -> Self {
+        Self {
+            kind,
+            path: Some(path.into()),
+            location,
+            message: message.into(),
+        }
+    }
+
+    /// A warning about no file in particular (a built-in definition).
+    pub fn unplaced(kind: WarningKind, message: impl Into<String>) -> Self {
+        Self {
+            kind,
+            path: None,
+            location: Location::NONE,
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.path {
+            Some(path) => write!(f, "{}{}: {}", path.display(), self.location, self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
+impl From<crate::Error> for Warning {
+    fn from(error: crate::Error) -> Self {
+        match error {
+            crate::Error::Io { path, message } => {
+                Warning::new(WarningKind::Unreadable, path, Location::NONE, message)
+            }
+            crate::Error::Invalid {
+                path,
+                location,
+                message,
+            } => Warning::new(WarningKind::Invalid, path, location, message),
+        }
+    }
+}

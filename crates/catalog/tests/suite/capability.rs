@@ -1,0 +1,124 @@
+//! Definitions asking for what their provider cannot do are load warnings.
+
+use pretty_assertions::assert_eq;
+use subagent_catalog::{
+    Catalog, CatalogConfig, Definition, ProviderTable, Source, WarningKind, capability_warnings,
+};
+use subagent_core::{Capabilities, Capability};
+
+use super::support::{shown, write};
+
+fn fork_like() -> Capabilities {
+    Capabilities::ALL
+        .with(Capability::ToolFilter, false)
+        .with(Capability::Persona, false)
+        .with(Capability::ModelOverride, false)
+}
+
+#[test]
+fn unsupported_and_unknown_providers_are_reported_with_lines() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("agents");
+    write(
+        &dir,
+        "limited.md",
+        "---\nname: limited\ndescription: d\nprovider: acp\nmodel: m\ntools: ls\nmaxTurns: 2\n---\nbody\n",
+    );
+    write(
+        &dir,
+        "fine.md",
+        "---\nname: fine\ndescription: d\nprovider: claude-code\ntools: Read\n---\nbody\n",
+    );
+    write(
+        &dir,
+        "nowhere.md",
+        "---\nname: nowhere\ndescription: d\n\nprovider: nope\n---\n",
+    );
+    write(&dir, "plain.md", "---\nname: plain\ndescription: d\n---\n");
+    let table = ProviderTable::new(Some("spawn".into()))
+        .with("spawn", Capabilities::ALL)
+        .with("claude-code", Capabilities::ALL)
+        .with("acp", Capabilities::NONE);
+    let catalog = Catalog::load(
+        CatalogConfig::new()
+            .dir(Source::Project, &dir)
+            .providers(table),
+    );
+    assert_eq!(
+        shown(&catalog.warnings(), root.path()),
+        vec![
+            "<root>/agents/limited.md:6:1: agent `limited` asks for tool_filter (for \
+             tools/disallowedTools), persona (for persona/body), model_override (for model), \
+             max_turns (for maxTurns) which provider `acp` does not support: starting it will \
+             fail with UNSUPPORTED_CAPABILITY",
+            "<root>/agents/nowhere.md:5:1: agent `nowhere` runs on provider `nope`, which is not \
+             registered: starting it will fail with UNKNOWN_PROVIDER",
+        ]
+    );
+    let kinds: Vec<WarningKind> = catalog.warnings().iter().map(|w| w.kind).collect();
+    assert_eq!(
+        kinds,
+        vec![WarningKind::Unsupported, WarningKind::UnknownProvider]
+    );
+
+    // Checking against a default provider that cannot filter tools flags the read-only built-ins
+    // (which would otherwise run with every tool) — set after loading, without rereading.
+    catalog.set_providers(Some(
+        ProviderTable::new(Some("fork".into()))
+            .with("fork", fork_like())
+            .with("claude-code", Capabilities::ALL)
+            .with("acp", Capabilities::ALL),
+    ));
+    assert_eq!(
+        shown(&catalog.warnings(), root.path()),
+        vec![
+            "agent `general-purpose` asks for persona (for persona/body) which provider `fork` \
+             does not support: starting it will fail with UNSUPPORTED_CAPABILITY",
+            "agent `explore` asks for tool_filter (for tools/disallowedTools), persona (for \
+             persona/body) which provider `fork` does not support: starting it will fail with \
+             UNSUPPORTED_CAPABILITY",
+            "agent `plan` asks for tool_filter (for tools/disallowedTools), persona (for \
+             persona/body) which provider `fork` does not support: starting it will fail with \
+             UNSUPPORTED_CAPABILITY",
+            "<root>/agents/nowhere.md:5:1: agent `nowhere` runs on provider `nope`, which is not \
+             registered: starting it will fail with UNKNOWN_PROVIDER",
+        ]
+    );
+
+    // No table: no check.
+    catalog.set_providers(None);
+    assert_eq!(catalog.warnings(), vec![]);
+}
+
+#[test]
+fn the_lookup_function_form() {
+    let mut needs_all = Definition::new("x", "d", "prompt");
+    needs_all.tools = Some(vec!["ls".into()]);
+    needs_all.max_turns = Some(1);
+    assert_eq!(
+        needs_all.required_capabilities(),
+        vec![
+            Capability::ToolFilter,
+            Capability::Persona,
+            Capability::MaxTurns
+        ]
+    );
+    let bare = Definition::new("y", "d", "  ");
+    assert_eq!(bare.required_capabilities(), vec![]);
+
+    let lookup = |name: &str| (name == "spawn").then_some(Capabilities::ALL);
+    assert_eq!(
+        capability_warnings([&needs_all, &bare], Some("spawn"), lookup),
+        vec![]
+    );
+    // Without a default provider, definitions that name none are not checked.
+    assert_eq!(capability_warnings([&needs_all], None, |_| None), vec![]);
+    let warnings = capability_warnings([&needs_all], Some("codex"), |_| Some(Capabilities::NONE));
+    assert_eq!(warnings.len(), 1);
+    assert_eq!(
+        warnings[0].to_string(),
+        "agent `x` asks for tool_filter (for tools/disallowedTools), persona (for persona/body), \
+         max_turns (for maxTurns) which provider `codex` does not support: starting it will fail \
+         with UNSUPPORTED_CAPABILITY"
+    );
+}
