@@ -1,0 +1,281 @@
+//! `subagent-fork`: the in-process provider whose child starts from the parent's conversation.
+//!
+//! Started from the runtime's delegation tool, the child reads the parent's
+//! [`ParentSnapshot`] from the request's extensions and continues the parent's [`EventLog`]
+//! (an `Arc`-shared prefix: no copy, so starting a fork costs the same for a 10-message and a
+//! 10,000-message parent). Its first model request is the parent's exact prefix: the same system
+//! prompt, the same tools in the same order with byte-identical descriptions (the very same
+//! [`ToolSet`]), the same messages up to and including the assistant message that made the
+//! delegation call. Every tool call of that message is answered with the error result
+//! [`FORKED_TOOL_RESULT`], followed in the same user message by [`FORK_PREAMBLE`] and the task
+//! (and, with an output schema, the schema: the tool list never changes; the final answer is
+//! validated as JSON with bounded retry turns). The delegation tool stays in the list and refuses
+//! at call time: a fork runs at its depth cap.
+//!
+//! Outside a tool call (no snapshot, but a parent log: a CLI or a resume), the seed is the log's
+//! completed-turn prefix with dangling calls repaired, run with the provider's own model and the
+//! built-in tools.
+//!
+//! Declares `output_schema`, `depth_limit`, `max_turns` and `inherits_parent_context`; not
+//! `tool_filter`, `persona` or `model_override` (each would change the shared prefix), nor
+//! `resume`.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use subagent_core::{
+    BuildContext, Capabilities, Capability, Error, ProviderFactory, Run, StartRequest,
+    SubagentProvider,
+};
+use subagent_model::Model;
+use subagent_runtime::structured::final_answer_instructions;
+use subagent_runtime::tools::BashConfig;
+use subagent_runtime::{
+    Agent, AgentConfig, DefaultModel, FORK_PREAMBLE, OutputMode, ParentSnapshot, PermissionPolicy,
+    Roots, Seed, ToolSet,
+};
+use subagent_session::{
+    ContentBlock, EventLog, FORKED_TOOL_RESULT, Message, Role, SessionEvent,
+    repair_dangling_tool_calls,
+};
+
+/// The kind name in presets.
+pub const KIND: &str = "fork";
+
+/// What a fork provider is configured with.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct ForkConfig {
+    /// Turn limit when the request gives none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_turns: Option<u32>,
+    /// Invalid structured answers tolerated before the run fails (default 3).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub structured_retries: Option<u32>,
+    /// The model for forks taken outside a tool call (no parent snapshot); default: the build
+    /// context's `DefaultModel`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<subagent_model::ModelConfig>,
+}
+
+/// What every fork provider honours.
+pub fn capabilities() -> Capabilities {
+    Capabilities::NONE
+        .with(Capability::OutputSchema, true)
+        .with(Capability::DepthLimit, true)
+        .with(Capability::MaxTurns, true)
+        .inheriting_parent_context(true)
+}
+
+/// The fork provider.
+pub struct ForkProvider {
+    name: String,
+    config: ForkConfig,
+    fallback_model: Option<Arc<dyn Model>>,
+}
+
+impl std::fmt::Debug for ForkProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ForkProvider")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The text that follows the placeholder results: the preamble, the task, and the schema section
+/// when one is requested.
+pub fn fork_task_text(task: &str, schema: Option<&Value>) -> String {
+    let mut text = format!("{FORK_PREAMBLE}\n\nTask:\n{task}");
+    if let Some(schema) = schema {
+        text.push_str("\n\n");
+        text.push_str(&final_answer_instructions(schema));
+    }
+    text
+}
+
+/// The seed of a fork taken inside a delegation call: the parent's log as is (shared), and a
+/// user message answering every call of the log's last assistant message with
+/// [`FORKED_TOOL_RESULT`], followed by `task_text`. O(1) in the length of the parent's history.
+pub fn seed_from_snapshot(snapshot: &ParentSnapshot, task_text: String) -> Seed {
+    let log = snapshot.log.clone();
+    let mut calls = Vec::new();
+    // The log ends with the calling assistant message and its turn_end: walk back to it.
+    for seq in (0..log.len()).rev() {
+        let Some(event) = log.get(seq) else { break };
+        if let SessionEvent::Message { message } = &*event {
+            if message.role == Role::Assistant {
+                calls.extend(message.tool_uses().map(|(id, _, _)| id.to_owned()));
+            }
+            break;
+        }
+    }
+    let mut content: Vec<ContentBlock> = calls
+        .into_iter()
+        .map(|id| ContentBlock::tool_result(id, FORKED_TOOL_RESULT, true))
+        .collect();
+    content.push(ContentBlock::text(task_text));
+    Seed {
+        log,
+        prompt: Message::new(Role::User, content),
+    }
+}
+
+/// The seed of a fork taken outside a tool call: the completed-turn prefix of `log`, dangling
+/// calls repaired; when the prefix ends with an assistant message whose calls were just
+/// answered, `task_text` joins that same user message.
+pub fn seed_from_log(log: &EventLog, task_text: String) -> Seed {
+    let prefix = log.completed_turn_prefix();
+    let mut messages = repair_dangling_tool_calls(prefix.messages());
+    let mut prompt = Message::new(Role::User, vec![ContentBlock::text(task_text.clone())]);
+    if messages.last().is_some_and(|m| m.role == Role::User)
+        && let Some(mut last) = messages.pop()
+    {
+        last.content.push(ContentBlock::text(task_text));
+        prompt = last;
+    }
+    let mut seeded = EventLog::new();
+    if !messages.is_empty() {
+        seeded.append(SessionEvent::TurnStart { turn: 0 });
+        seeded.extend(messages.into_iter().map(SessionEvent::message));
+        seeded.append(SessionEvent::TurnEnd {
+            stop_reason: subagent_core::StopReason::Completed,
+        });
+    }
+    Seed {
+        log: seeded,
+        prompt,
+    }
+}
+
+impl ForkProvider {
+    /// A fork provider. `fallback_model` serves forks taken outside a tool call; without it
+    /// such forks are refused (`INVALID_ARGUMENTS`).
+    pub fn new(
+        name: impl Into<String>,
+        config: ForkConfig,
+        fallback_model: Option<Arc<dyn Model>>,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            config,
+            fallback_model,
+        }
+    }
+
+    fn agent_and_seed(&self, request: &StartRequest) -> Result<(AgentConfig, Seed), Error> {
+        let task = fork_task_text(&request.prompt_text(), request.output_schema.as_ref());
+        let depth = request.child_depth();
+        let (mut config, seed) = match request.parent.extensions.get::<ParentSnapshot>() {
+            Some(snapshot) => {
+                let mut config =
+                    AgentConfig::new(Arc::clone(&snapshot.model), snapshot.env.roots.clone());
+                config.model_id.clone_from(&snapshot.model_id);
+                config.system = snapshot.system.as_deref().map(str::to_owned);
+                config.tools = snapshot.tools.clone();
+                config.max_tokens = snapshot.max_tokens;
+                config.permissions = snapshot.env.permissions.clone();
+                let seed = seed_from_snapshot(&snapshot, task);
+                (config, seed)
+            }
+            None => {
+                let (Some(log), Some(model)) = (&request.parent.log, &self.fallback_model) else {
+                    return Err(Error::invalid(
+                        "a fork needs the parent's conversation: start it from the in-process delegation tool, or give the parent's log and configure a model",
+                    ));
+                };
+                let roots = Roots::new(&request.parent.cwd)
+                    .map_err(|e| Error::invalid(format!("working directory: {e}")))?;
+                let mut config = AgentConfig::new(Arc::clone(model), roots);
+                config.tools = ToolSet::new(ToolSet::builtin(BashConfig::default()));
+                config.permissions = PermissionPolicy::default();
+                (config, seed_from_log(log, task))
+            }
+        };
+        if request.background {
+            config.permissions.broker = None;
+        }
+        config.max_turns = request.max_turns.or(self.config.max_turns);
+        if let Some(retries) = self.config.structured_retries {
+            config.structured_retries = retries;
+        }
+        config.output = match &request.output_schema {
+            Some(schema) => OutputMode::FinalAnswer {
+                schema: schema.clone(),
+            },
+            None => OutputMode::Text,
+        };
+        config.depth = depth;
+        // A fork never delegates: it runs at its own depth cap, so its delegation tool refuses.
+        config.max_depth = depth;
+        config.background = request.background;
+        config.lineage = request.parent.lineage.clone();
+        Ok((config, seed))
+    }
+}
+
+#[async_trait]
+impl SubagentProvider for ForkProvider {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        capabilities()
+    }
+
+    async fn start(&self, request: StartRequest) -> Result<Run, Error> {
+        let (config, seed) = self.agent_and_seed(&request)?;
+        let agent = Agent::new(config).map_err(|e| Error::invalid(e.to_string()))?;
+        Ok(agent.start(&self.name, &request, seed))
+    }
+}
+
+/// Builds fork providers from preset config. The fallback model comes from `config.model` or
+/// the build context's [`DefaultModel`] (optional).
+#[derive(Debug, Default)]
+pub struct ForkFactory;
+
+impl ProviderFactory for ForkFactory {
+    fn kind(&self) -> &str {
+        KIND
+    }
+
+    fn summary(&self) -> &str {
+        "an in-process agent that continues the parent's conversation (shared prompt-cache prefix)"
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        capabilities()
+    }
+
+    fn config_schema(&self) -> schemars::Schema {
+        schemars::schema_for!(ForkConfig)
+    }
+
+    fn build(
+        &self,
+        name: &str,
+        config: &Value,
+        context: &BuildContext,
+    ) -> Result<Arc<dyn SubagentProvider>, Error> {
+        let config: ForkConfig = if config.is_null() {
+            ForkConfig::default()
+        } else {
+            serde_json::from_value(config.clone())
+                .map_err(|e| Error::invalid(format!("fork provider {name}: {e}")))?
+        };
+        let model = match &config.model {
+            Some(model) => Some(
+                subagent_model::build(model)
+                    .map_err(|e| Error::invalid(format!("fork provider {name}: model: {e}")))?,
+            ),
+            None => context
+                .extensions
+                .get::<DefaultModel>()
+                .map(|m| Arc::clone(&m.0)),
+        };
+        Ok(Arc::new(ForkProvider::new(name, config, model)))
+    }
+}

@@ -1,0 +1,289 @@
+//! `subagent-spawn`: the in-process provider that starts a child with a fresh conversation.
+//!
+//! The child is a `subagent-runtime` agent: its system prompt is the provider's (or a default)
+//! plus the request's persona; its tools are the built-in tools (as configured), any extra tools
+//! the embedder added, and the parent's delegation tools when the parent is an in-process run
+//! (read from the `ParentSnapshot` in the request's extensions), then the request's tool filter.
+//! It honours, and declares, `output_schema` (a `structured_output` capture tool validated
+//! against the schema), `depth_limit`, `tool_filter`, `persona`, `model_override` (the request's
+//! model id is sent to the provider's model client) and `max_turns`. It does not declare
+//! `resume`.
+//!
+//! Deliberately not here: the agent loop and tools (`subagent-runtime`), the parent's
+//! conversation (that is `subagent-fork`).
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use subagent_core::{
+    BuildContext, Capabilities, Capability, DEFAULT_MAX_DEPTH, Error, PermissionMode,
+    ProviderFactory, Run, StartRequest, SubagentProvider,
+};
+use subagent_model::Model;
+use subagent_runtime::tools::BashConfig;
+use subagent_runtime::{
+    Agent, AgentConfig, ChildPermissions, DefaultModel, OutputMode, ParentSnapshot,
+    PermissionPolicy, Roots, Seed, Tool, ToolKind, ToolSet,
+};
+
+/// The kind name in presets.
+pub const KIND: &str = "spawn";
+
+/// The system prompt of a child when the configuration gives none.
+pub const DEFAULT_SYSTEM_PROMPT: &str = "You are a subagent: another agent gave you the task in the first user message. Work on it with your tools until it is done, then answer with a concise, complete report; that answer is all the other agent will see.";
+
+/// What a spawn provider is configured with (a preset's `config:` block).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct SpawnConfig {
+    /// The child's system prompt (default: [`DEFAULT_SYSTEM_PROMPT`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub system_prompt: Option<String>,
+    /// Which built-in tools the child has, by name (default: all of them).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tools: Option<Vec<String>>,
+    /// Turn limit when the request gives none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_turns: Option<u32>,
+    /// Output token limit per model call (default 8192).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
+    /// Permission mode of children (intersected with the parent's and the agent type's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub permission_mode: Option<PermissionMode>,
+    /// Tool calls of one message run at once (default 10).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_concurrency: Option<usize>,
+    /// Limits of the bash tool.
+    pub bash: BashConfig,
+    /// The model of children; when absent, the `DefaultModel` of the build context.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<subagent_model::ModelConfig>,
+}
+
+/// The spawn provider.
+pub struct SpawnProvider {
+    name: String,
+    config: SpawnConfig,
+    model: Arc<dyn Model>,
+    extra_tools: Vec<Arc<dyn Tool>>,
+    permissions: PermissionPolicy,
+}
+
+impl std::fmt::Debug for SpawnProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SpawnProvider")
+            .field("name", &self.name)
+            .field("model", &self.model.describe())
+            .finish_non_exhaustive()
+    }
+}
+
+/// What every spawn provider honours.
+pub fn capabilities() -> Capabilities {
+    let mut caps = Capabilities::NONE;
+    for capability in [
+        Capability::OutputSchema,
+        Capability::DepthLimit,
+        Capability::ToolFilter,
+        Capability::Persona,
+        Capability::ModelOverride,
+        Capability::MaxTurns,
+    ] {
+        caps = caps.with(capability, true);
+    }
+    caps
+}
+
+impl SpawnProvider {
+    /// A provider named `name` running children on `model`.
+    pub fn new(name: impl Into<String>, model: Arc<dyn Model>, config: SpawnConfig) -> Self {
+        Self {
+            name: name.into(),
+            config,
+            model,
+            extra_tools: Vec::new(),
+            permissions: PermissionPolicy::default(),
+        }
+    }
+
+    /// Adds tools every child gets after the built-in ones.
+    #[must_use]
+    pub fn with_tools(mut self, tools: impl IntoIterator<Item = Arc<dyn Tool>>) -> Self {
+        self.extra_tools.extend(tools);
+        self
+    }
+
+    /// The permission policy of children started outside an in-process parent (inside one, the
+    /// parent's policy is inherited).
+    #[must_use]
+    pub fn with_permissions(mut self, policy: PermissionPolicy) -> Self {
+        self.permissions = policy;
+        self
+    }
+
+    fn agent_config(&self, request: &StartRequest) -> Result<AgentConfig, Error> {
+        let snapshot = request.parent.extensions.get::<ParentSnapshot>();
+        let roots = match &snapshot {
+            Some(snapshot) => snapshot.env.roots.clone(),
+            None => Roots::new(&request.parent.cwd)
+                .map_err(|e| Error::invalid(format!("working directory: {e}")))?,
+        };
+        let mut permissions = match &snapshot {
+            Some(snapshot) => snapshot.env.permissions.clone(),
+            None => self.permissions.clone(),
+        };
+        if let Some(mode) = self.config.permission_mode {
+            permissions = permissions.restricted_to(mode);
+        }
+        if let Some(ChildPermissions(mode)) = request
+            .parent
+            .extensions
+            .get::<ChildPermissions>()
+            .as_deref()
+        {
+            permissions = permissions.restricted_to(*mode);
+        }
+        let builtin = ToolSet::builtin(self.config.bash.clone())
+            .into_iter()
+            .filter(|tool| {
+                self.config
+                    .tools
+                    .as_ref()
+                    .is_none_or(|names| names.contains(&tool.spec().name))
+            });
+        let inherited: Vec<Arc<dyn Tool>> = snapshot
+            .as_ref()
+            .map(|s| {
+                s.tools
+                    .tools()
+                    .iter()
+                    .filter(|t| t.kind() == ToolKind::Delegate)
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut tools = ToolSet::new(
+            builtin
+                .chain(self.extra_tools.iter().cloned())
+                .chain(inherited),
+        );
+        if permissions.mode == PermissionMode::Plan {
+            tools = tools.retain(|tool, _| tool.kind().is_read_only());
+        }
+        if let Some(filter) = &request.tool_filter {
+            tools = tools.filtered(filter);
+        }
+        let mut system = self
+            .config
+            .system_prompt
+            .clone()
+            .unwrap_or_else(|| DEFAULT_SYSTEM_PROMPT.to_owned());
+        if let Some(persona) = &request.persona {
+            system.push_str("\n\n");
+            system.push_str(persona);
+        }
+        let max_depth = request
+            .max_depth
+            .or(snapshot.as_ref().map(|s| s.env.max_depth))
+            .unwrap_or(DEFAULT_MAX_DEPTH);
+        permissions.broker = if request.background {
+            None
+        } else {
+            permissions.broker
+        };
+        let mut config = AgentConfig::new(Arc::clone(&self.model), roots);
+        config.model_id = request.model.clone();
+        config.system = Some(system);
+        config.tools = tools;
+        config.max_turns = request.max_turns.or(self.config.max_turns);
+        if let Some(max_tokens) = self.config.max_tokens {
+            config.max_tokens = max_tokens;
+        }
+        if let Some(concurrency) = self.config.tool_concurrency {
+            config.tool_concurrency = concurrency;
+        }
+        config.output = match &request.output_schema {
+            Some(schema) => OutputMode::CaptureTool {
+                schema: schema.clone(),
+            },
+            None => OutputMode::Text,
+        };
+        config.permissions = permissions;
+        config.depth = request.child_depth();
+        config.max_depth = max_depth;
+        config.background = request.background;
+        config.lineage = request.parent.lineage.clone();
+        Ok(config)
+    }
+}
+
+#[async_trait]
+impl SubagentProvider for SpawnProvider {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        capabilities()
+    }
+
+    async fn start(&self, request: StartRequest) -> Result<Run, Error> {
+        let config = self.agent_config(&request)?;
+        let agent = Agent::new(config).map_err(|e| Error::invalid(e.to_string()))?;
+        let seed = Seed::fresh(request.prompt.clone());
+        Ok(agent.start(&self.name, &request, seed))
+    }
+}
+
+/// Builds spawn providers from preset config. The model comes from
+/// `BuildContext::extensions` as a [`DefaultModel`].
+#[derive(Debug, Default)]
+pub struct SpawnFactory;
+
+impl ProviderFactory for SpawnFactory {
+    fn kind(&self) -> &str {
+        KIND
+    }
+
+    fn summary(&self) -> &str {
+        "an in-process agent with a fresh conversation"
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        capabilities()
+    }
+
+    fn config_schema(&self) -> schemars::Schema {
+        schemars::schema_for!(SpawnConfig)
+    }
+
+    fn build(
+        &self,
+        name: &str,
+        config: &Value,
+        context: &BuildContext,
+    ) -> Result<Arc<dyn SubagentProvider>, Error> {
+        let config: SpawnConfig = if config.is_null() {
+            SpawnConfig::default()
+        } else {
+            serde_json::from_value(config.clone())
+                .map_err(|e| Error::invalid(format!("spawn provider {name}: {e}")))?
+        };
+        let model = match &config.model {
+            Some(model) => subagent_model::build(model)
+                .map_err(|e| Error::invalid(format!("spawn provider {name}: model: {e}")))?,
+            None => match context.extensions.get::<DefaultModel>().as_deref().cloned() {
+                Some(DefaultModel(model)) => model,
+                None => {
+                    return Err(Error::invalid(format!(
+                        "spawn provider {name}: no model; set config.model or put a DefaultModel in BuildContext::extensions"
+                    )));
+                }
+            },
+        };
+        Ok(Arc::new(SpawnProvider::new(name, model, config)))
+    }
+}
