@@ -55,15 +55,23 @@ impl ToolFilter {
         let allow = match (&self.allow, &other.allow) {
             (None, None) => None,
             (Some(a), None) | (None, Some(a)) => Some(a.clone()),
-            (Some(a), Some(b)) => Some(
-                a.iter()
-                    .filter(|p| {
-                        b.iter()
-                            .any(|q| wildcard_match(q, p) || wildcard_match(p, q))
-                    })
+            // Keep each pattern that is covered by a pattern of the other list (`q` matches `p`
+            // read as text). Two overlapping patterns neither of which covers the other
+            // (`read_*` and `*_file`) are dropped: the result may be narrower than the exact
+            // intersection, never wider.
+            (Some(a), Some(b)) => {
+                let mut allow: Vec<String> = a
+                    .iter()
+                    .filter(|p| b.iter().any(|q| wildcard_match(q, p)))
                     .cloned()
-                    .collect(),
-            ),
+                    .collect();
+                for p in b {
+                    if a.iter().any(|q| wildcard_match(q, p)) && !allow.contains(p) {
+                        allow.push(p.clone());
+                    }
+                }
+                Some(allow)
+            }
         };
         let mut deny = self.deny.clone();
         deny.extend(
@@ -139,5 +147,26 @@ mod tests {
         assert!(!filter.permits("bash"));
         assert!(!filter.permits("read_secrets"));
         assert!(ToolFilter::default().permits("anything"));
+    }
+
+    #[test]
+    fn intersection_never_widens() {
+        let all = ToolFilter::allow(["*"]);
+        let read = ToolFilter::allow(["read_file"]);
+        assert_eq!(all.intersect(&read).allow, Some(vec!["read_file".to_owned()]));
+        assert_eq!(read.intersect(&all).allow, Some(vec!["read_file".to_owned()]));
+        let a = ToolFilter::allow(["read_*", "ls"]);
+        let b = ToolFilter {
+            allow: Some(vec!["read_file".into(), "bash".into()]),
+            deny: vec!["ls".into()],
+        };
+        let both = a.intersect(&b);
+        for tool in ["read_file", "read_secret", "ls", "bash", "write_file"] {
+            assert!(
+                !both.permits(tool) || (a.permits(tool) && b.permits(tool)),
+                "{tool} widened"
+            );
+        }
+        assert!(both.permits("read_file"));
     }
 }
