@@ -153,8 +153,14 @@ mod tests {
     fn intersection_never_widens() {
         let all = ToolFilter::allow(["*"]);
         let read = ToolFilter::allow(["read_file"]);
-        assert_eq!(all.intersect(&read).allow, Some(vec!["read_file".to_owned()]));
-        assert_eq!(read.intersect(&all).allow, Some(vec!["read_file".to_owned()]));
+        assert_eq!(
+            all.intersect(&read).allow,
+            Some(vec!["read_file".to_owned()])
+        );
+        assert_eq!(
+            read.intersect(&all).allow,
+            Some(vec!["read_file".to_owned()])
+        );
         let a = ToolFilter::allow(["read_*", "ls"]);
         let b = ToolFilter {
             allow: Some(vec!["read_file".into(), "bash".into()]),
