@@ -102,9 +102,14 @@ fn provider_table(provider: &ModelProviderConfig) -> String {
     )
 }
 
-/// Whether `dir` or one of its ancestors holds a `.git` (directory or worktree file).
+/// Whether `dir` or one of its ancestors holds a git repository: a `.git` file (worktree) or a
+/// `.git` directory with a `HEAD`. An empty `.git` directory does not count: codex's
+/// workspace-write sandbox leaves one in `/tmp` as a bind-mount target.
 pub fn inside_git_repo(dir: &Path) -> bool {
-    dir.ancestors().any(|d| d.join(".git").exists())
+    dir.ancestors().any(|d| {
+        let git = d.join(".git");
+        git.is_file() || git.join("HEAD").is_file()
+    })
 }
 
 /// Builds the command line for one run.
@@ -305,6 +310,8 @@ mod tests {
         let nested = dir.path().join("a/b");
         std::fs::create_dir_all(&nested).unwrap();
         std::fs::create_dir(dir.path().join(".git")).unwrap();
+        assert!(!inside_git_repo(&nested), "an empty .git is no repository");
+        std::fs::write(dir.path().join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
         assert!(inside_git_repo(&nested));
         let command = build(
             &CodexConfig::default(),

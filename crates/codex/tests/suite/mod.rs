@@ -1,1 +1,11 @@
-//! Integration tests of subagent-codex.
+//! Integration tests of subagent-codex. `spawn` needs no CLI; `e2e` (feature `e2e`) runs the real
+//! `codex` CLI installed under `target/clis` against the fake model server.
+
+mod spawn;
+
+#[cfg(feature = "e2e")]
+mod e2e;
+#[cfg(feature = "e2e")]
+mod e2e_failures;
+#[cfg(feature = "e2e")]
+mod harness;

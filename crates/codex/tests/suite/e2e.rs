@@ -1,0 +1,306 @@
+//! The real `codex` CLI against the fake model server: what the capability table claims.
+
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+use subagent_core::{RunEvent, StopReason, SubagentProvider, Usage};
+
+use super::harness::{Harness, MODEL, finish, texts};
+
+/// Scenarios of the tests in this file and `e2e_failures.rs`: matched on the latest genuine
+/// user prompt, never on codex's developer prompts.
+pub const SCENARIOS: &str = r#"
+- name: hello
+  match: "(?i)^say hi$"
+  steps:
+    - text: "hi from fake"
+- name: tools
+  match: "(?i)use the tools"
+  steps:
+    - text: "Running it."
+      tool_calls:
+        - name: exec_command
+          input: {cmd: "echo hello-from-codex > out.txt && cat out.txt"}
+    - text: "Patching."
+      tool_calls:
+        - name: apply_patch
+          custom: true
+          input: "*** Begin Patch\n*** Add File: hello.txt\n+hello from a patch\n*** End Patch\n"
+    - text: "Done: wrote out.txt and hello.txt"
+- name: json
+  match: "(?i)describe the widget"
+  steps:
+    - text: '{"name":"widget","n":3}'
+- name: remember
+  match: "(?i)remember BETA"
+  steps:
+    - text: "remembered"
+- name: recall
+  match: "(?i)what did I ask you to remember"
+  steps:
+    - text: "you asked me to remember BETA"
+- name: bad-request
+  match: "(?i)trigger a model error"
+  steps:
+    - error: {status: 400, type: invalid_request_error, message: "fake bad request"}
+- name: long-command
+  match: "(?i)run the long command"
+  steps:
+    - text: "Sleeping."
+      tool_calls:
+        - name: exec_command
+          input: {cmd: "sleep 31337 && echo never"}
+    - text: "slept"
+- name: stall
+  match: "(?i)stall forever"
+  steps:
+    - wait_gate: never-opened
+      text: "too late"
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hello_completes_with_text_usage_and_a_session() {
+    let harness = Harness::new(SCENARIOS).await;
+    let provider = harness.provider(|_| {});
+    let run = provider
+        .start(harness.request("say hi").build())
+        .await
+        .unwrap();
+    let (events, outcome) = finish(run).await;
+    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    assert_eq!(outcome.text, "hi from fake");
+    assert_eq!(outcome.diagnostic, None);
+    assert_eq!(
+        Usage {
+            duration_ms: 0,
+            ..outcome.usage
+        },
+        Usage {
+            input_tokens: 10,
+            output_tokens: 5,
+            ..Usage::default()
+        }
+    );
+    let session = outcome.session.unwrap();
+    assert_eq!(session.provider, "codex");
+    assert!(!session.id.is_empty());
+    assert_eq!(session.cwd, Some(harness.project()));
+    assert_eq!(texts(&events), vec!["hi from fake".to_owned()]);
+    assert!(matches!(events.first(), Some(RunEvent::Started { .. })));
+    assert!(matches!(
+        events.last(),
+        Some(RunEvent::Finished {
+            status: StopReason::Completed
+        })
+    ));
+    let requests = harness.server.model_requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(requests[0].path, "/v1/responses");
+    assert_eq!(harness.server.violations(), Vec::<String>::new());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exec_command_and_apply_patch_round_trips_in_workspace_write() {
+    let harness = Harness::new(SCENARIOS).await;
+    let provider = harness.provider(|c| c.sandbox = subagent_codex::SandboxMode::WorkspaceWrite);
+    let run = provider
+        .start(harness.request("use the tools please").build())
+        .await
+        .unwrap();
+    let (events, outcome) = finish(run).await;
+    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    assert_eq!(outcome.text, "Done: wrote out.txt and hello.txt");
+    assert_eq!(outcome.usage.tool_uses, 2);
+    let project = harness.project();
+    assert_eq!(
+        std::fs::read_to_string(project.join("out.txt")).unwrap(),
+        "hello-from-codex\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(project.join("hello.txt")).unwrap(),
+        "hello from a patch\n"
+    );
+    let tools: Vec<(String, String)> = events
+        .iter()
+        .filter_map(|e| match e {
+            RunEvent::ToolCall { id, name, .. } => Some((format!("call {name}"), id.clone())),
+            RunEvent::ToolResult {
+                id,
+                output,
+                is_error,
+                ..
+            } => Some((format!("result {output:?} error={is_error}"), id.clone())),
+            _ => None,
+        })
+        .collect();
+    let hello = project.join("hello.txt");
+    assert_eq!(
+        tools
+            .iter()
+            .map(|(what, _)| what.clone())
+            .collect::<Vec<_>>(),
+        vec![
+            "call exec_command".to_owned(),
+            "result \"hello-from-codex\\n\" error=false".to_owned(),
+            "call apply_patch".to_owned(),
+            format!("result \"add {}\" error=false", hello.display()),
+        ]
+    );
+    assert_eq!(tools[0].1, tools[1].1, "a result answers its call");
+    assert_eq!(tools[2].1, tools[3].1, "a result answers its call");
+    assert_eq!(
+        texts(&events),
+        vec![
+            "Running it.".to_owned(),
+            "Patching.".to_owned(),
+            "Done: wrote out.txt and hello.txt".to_owned()
+        ]
+    );
+    assert_eq!(harness.server.model_requests().len(), 3);
+    assert_eq!(harness.server.violations(), Vec::<String>::new());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn output_schema_gives_validated_structured_output() {
+    let harness = Harness::new(SCENARIOS).await;
+    let schema = json!({
+        "type": "object",
+        "properties": {"name": {"type": "string"}, "n": {"type": "integer"}},
+        "required": ["name", "n"],
+        "additionalProperties": false
+    });
+    let provider = harness.provider(|_| {});
+    let run = provider
+        .start(
+            harness
+                .request("describe the widget")
+                .output_schema(schema.clone())
+                .build(),
+        )
+        .await
+        .unwrap();
+    let (_, outcome) = finish(run).await;
+    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    assert_eq!(outcome.structured, Some(json!({"name": "widget", "n": 3})));
+    let body = harness.server.model_requests()[0].body.clone().unwrap();
+    assert_eq!(
+        body["text"]["format"],
+        json!({"type": "json_schema", "strict": true, "schema": schema, "name": "codex_output_schema"})
+    );
+
+    // The same answer against a schema it does not satisfy: Failed, the text kept.
+    let strict = json!({"type": "object", "required": ["missing"]});
+    let run = provider
+        .start(
+            harness
+                .request("describe the widget")
+                .output_schema(strict)
+                .build(),
+        )
+        .await
+        .unwrap();
+    let (_, outcome) = finish(run).await;
+    assert_eq!(outcome.status, StopReason::Failed);
+    assert_eq!(outcome.text, r#"{"name":"widget","n":3}"#);
+    let diagnostic = outcome.diagnostic.unwrap();
+    assert!(
+        diagnostic.starts_with("codex's final answer does not match the output schema"),
+        "{diagnostic}"
+    );
+}
+
+fn developer_texts(body: &Value) -> Vec<String> {
+    body["input"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|item| item["role"] == "developer")
+        .flat_map(|item| item["content"].as_array().into_iter().flatten())
+        .filter_map(|part| part["text"].as_str().map(str::to_owned))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn persona_and_model_reach_the_model_request() {
+    let harness = Harness::new(SCENARIOS).await;
+    // No model in the config: the request's model must be the one sent.
+    let provider = harness.provider(|c| c.model = None);
+    let persona = "PERSONA-7f3a: you are a terse reviewer.\nAnswer in \"one\" line.";
+    let run = provider
+        .start(
+            harness
+                .request("say hi")
+                .persona(persona)
+                .model("gpt-6-sol")
+                .build(),
+        )
+        .await
+        .unwrap();
+    let (_, outcome) = finish(run).await;
+    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    let body = harness.server.model_requests()[0].body.clone().unwrap();
+    assert_eq!(body["model"], "gpt-6-sol");
+    let developer = developer_texts(&body);
+    assert!(
+        developer.iter().any(|text| text == persona),
+        "persona not among the developer texts: {developer:#?}"
+    );
+
+    // Without a persona, nothing of it is sent; the config's model applies.
+    let provider = harness.provider(|_| {});
+    let run = provider
+        .start(harness.request("say hi").build())
+        .await
+        .unwrap();
+    let (_, outcome) = finish(run).await;
+    assert_eq!(outcome.status, StopReason::Completed);
+    let body = harness.server.model_requests()[1].body.clone().unwrap();
+    assert_eq!(body["model"], MODEL);
+    assert!(!body.to_string().contains("PERSONA-7f3a"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resume_continues_the_thread_with_its_history() {
+    let harness = Harness::new(SCENARIOS).await;
+    let provider = harness.provider(|_| {});
+    let run = provider
+        .start(harness.request("remember BETA").build())
+        .await
+        .unwrap();
+    let (_, first) = finish(run).await;
+    assert_eq!(first.status, StopReason::Completed, "{first:?}");
+    let session = first.session.clone().unwrap();
+
+    let run = provider
+        .start(
+            harness
+                .request("what did I ask you to remember?")
+                .resume(session.clone())
+                .build(),
+        )
+        .await
+        .unwrap();
+    let (_, second) = finish(run).await;
+    assert_eq!(second.status, StopReason::Completed, "{second:?}");
+    assert_eq!(second.text, "you asked me to remember BETA");
+    assert_eq!(second.session.as_ref().map(|s| &s.id), Some(&session.id));
+    let requests = harness.server.model_requests();
+    assert_eq!(requests.len(), 2);
+    let history = requests[1].body.clone().unwrap().to_string();
+    assert!(history.contains("remember BETA"), "no history re-sent");
+    assert!(history.contains("remembered"), "no history re-sent");
+
+    // An unknown thread: Failed with codex's own explanation.
+    let mut unknown = session;
+    unknown.id = "01a229ea-0000-7000-8000-000000000000".into();
+    let run = provider
+        .start(harness.request("say hi").resume(unknown).build())
+        .await
+        .unwrap();
+    let (_, outcome) = finish(run).await;
+    assert_eq!(outcome.status, StopReason::Failed);
+    let diagnostic = outcome.diagnostic.unwrap();
+    assert!(
+        diagnostic.contains("no rollout found for thread id 01a229ea-0000-7000-8000-000000000000"),
+        "{diagnostic}"
+    );
+}

@@ -1,0 +1,159 @@
+//! What every end-to-end test needs: the installed CLI, a fake model server, and a sandbox of
+//! temp dirs (HOME, CODEX_HOME, TMPDIR, a project outside any git repo) passed to codex through
+//! the provider's config, never through this process's environment.
+
+use std::path::{Path, PathBuf};
+
+use futures::StreamExt;
+use subagent_codex::{CodexConfig, CodexProvider, ModelProviderConfig, SandboxMode};
+use subagent_core::{Outcome, Run, RunEvent, StartRequest, StartRequestBuilder};
+use subagent_test_support::FakeServer;
+use tempfile::TempDir;
+
+/// The model slug the tests ask for: in codex's bundled catalog, so no metadata warning.
+pub const MODEL: &str = "gpt-5.5";
+
+/// The installed codex: the native binary when present (~100 ms faster), else the npm wrapper.
+pub fn codex_binary() -> PathBuf {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let clis = workspace.join("target/clis/node_modules");
+    let native = clis.join("@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex");
+    if native.is_file() {
+        return native;
+    }
+    let wrapper = clis.join(".bin/codex");
+    assert!(
+        wrapper.is_file(),
+        "the e2e tests need the codex CLI at {} (or the native binary at {}); install it with \
+         `cargo xtask install-clis` or `npm install --prefix target/clis @openai/codex@0.171.0`",
+        wrapper.display(),
+        native.display()
+    );
+    wrapper
+}
+
+/// A fake server plus the temp dirs of one test.
+pub struct Harness {
+    pub server: FakeServer,
+    root: TempDir,
+}
+
+impl Harness {
+    pub async fn new(scenarios: &str) -> Self {
+        let server = FakeServer::from_yaml(scenarios).await.unwrap();
+        let root = tempfile::Builder::new()
+            .prefix("subagent-codex-e2e-")
+            .tempdir()
+            .unwrap();
+        for dir in ["home", "codex-home", "tmp", "project"] {
+            std::fs::create_dir(root.path().join(dir)).unwrap();
+        }
+        let harness = Self { server, root };
+        assert!(
+            !subagent_codex::inside_git_repo(&harness.project()),
+            "the project dir must be outside any git repo"
+        );
+        harness
+    }
+
+    pub fn project(&self) -> PathBuf {
+        self.root.path().join("project")
+    }
+
+    pub fn codex_home(&self) -> PathBuf {
+        self.root.path().join("codex-home")
+    }
+
+    /// The config every test starts from.
+    pub fn config(&self) -> CodexConfig {
+        let dir = |name: &str| self.root.path().join(name).display().to_string();
+        CodexConfig {
+            binary: codex_binary(),
+            model: Some(MODEL.into()),
+            model_provider: Some(ModelProviderConfig {
+                id: "fake".into(),
+                base_url: format!("{}/v1", self.server.url()),
+                env_key: "OPENAI_API_KEY".into(),
+                request_max_retries: 0,
+                stream_max_retries: 0,
+            }),
+            sandbox: SandboxMode::ReadOnly,
+            codex_home: Some(self.codex_home()),
+            env: [
+                ("HOME".to_owned(), dir("home")),
+                ("TMPDIR".to_owned(), dir("tmp")),
+                ("OPENAI_API_KEY".to_owned(), "dummy".to_owned()),
+            ]
+            .into(),
+            grace_ms: 1000,
+            idle_timeout_secs: 120,
+            timeout_secs: Some(120),
+            ..CodexConfig::default()
+        }
+    }
+
+    pub fn provider(&self, adjust: impl FnOnce(&mut CodexConfig)) -> CodexProvider {
+        let mut config = self.config();
+        adjust(&mut config);
+        CodexProvider::new("codex", config).unwrap()
+    }
+
+    pub fn request(&self, prompt: &str) -> StartRequestBuilder {
+        StartRequest::builder(prompt).cwd(self.project())
+    }
+}
+
+/// Collects every event and the outcome of a run.
+pub async fn finish(mut run: Run) -> (Vec<RunEvent>, Outcome) {
+    let events = run.take_events().unwrap();
+    let collected = tokio::spawn(events.collect::<Vec<_>>());
+    let outcome = run.outcome().await;
+    (collected.await.unwrap(), outcome)
+}
+
+/// The texts of the run's `Text` events.
+pub fn texts(events: &[RunEvent]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            RunEvent::Text { text, .. } => Some(text.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Live (non-zombie) processes whose command line contains `needle`.
+pub fn live_processes_matching(needle: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return found;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
+        else {
+            continue;
+        };
+        let proc_dir = entry.path();
+        let Ok(stat) = std::fs::read_to_string(proc_dir.join("stat")) else {
+            continue;
+        };
+        // The state follows the `(comm)` field, which may itself contain spaces or parens.
+        let state = stat
+            .rsplit_once(") ")
+            .and_then(|(_, rest)| rest.chars().next());
+        if state == Some('Z') || state == Some('X') {
+            continue;
+        }
+        let Ok(cmdline) = std::fs::read(proc_dir.join("cmdline")) else {
+            continue;
+        };
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        if cmdline.contains(needle) {
+            found.push(format!("{pid}: {cmdline}"));
+        }
+    }
+    found
+}
