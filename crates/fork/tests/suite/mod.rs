@@ -1,0 +1,2 @@
+mod prefix;
+mod support;

@@ -1,0 +1,68 @@
+//! A parent agent with delegation tools, wired to a fake model server.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use subagent_core::{AgentDirectory, Registry, StaticAgents};
+use subagent_fork::{ForkConfig, ForkProvider};
+use subagent_model::{Model, ModelConfig, ModelKind};
+use subagent_runtime::tools::BashConfig;
+use subagent_runtime::{
+    AgentConfig, DelegationTool, DelegationToolConfig, PermissionPolicy, Roots, Tool, ToolSet,
+};
+use subagent_spawn::{SpawnConfig, SpawnProvider};
+use subagent_test_support::FakeServer;
+
+pub const PARENT_SYSTEM: &str = "You are the parent agent under test.";
+
+pub fn model(kind: ModelKind, server: &FakeServer) -> Arc<dyn Model> {
+    let mut config = ModelConfig::new(kind, "fake-model").with_base_url(server.url());
+    config.retry.max_retries = 0;
+    subagent_model::build_with_env(&config, |_| Some("test-key".to_owned())).unwrap()
+}
+
+pub fn registry(model: &Arc<dyn Model>) -> Arc<Registry> {
+    let registry = Registry::new();
+    registry
+        .register(Arc::new(SpawnProvider::new(
+            "spawn",
+            Arc::clone(model),
+            SpawnConfig::default(),
+        )))
+        .unwrap();
+    registry
+        .register(Arc::new(ForkProvider::new(
+            "fork",
+            ForkConfig::default(),
+            None,
+        )))
+        .unwrap();
+    Arc::new(registry)
+}
+
+pub fn parent_config(
+    model: &Arc<dyn Model>,
+    dir: &Path,
+    registry: &Arc<Registry>,
+    row: DelegationToolConfig,
+) -> AgentConfig {
+    let agents: Arc<dyn AgentDirectory> = Arc::new(StaticAgents::default());
+    let delegation: Arc<dyn Tool> =
+        Arc::new(DelegationTool::new(row, Arc::clone(registry), agents));
+    let tools = ToolSet::new(
+        ToolSet::builtin(BashConfig::default())
+            .into_iter()
+            .chain([delegation]),
+    );
+    let mut config = AgentConfig::new(Arc::clone(model), Roots::new(dir).unwrap());
+    config.system = Some(PARENT_SYSTEM.to_owned());
+    config.tools = tools;
+    config.permissions = PermissionPolicy::bypass();
+    config
+}
+
+pub fn fork_row() -> DelegationToolConfig {
+    let mut row = DelegationToolConfig::new("spawn");
+    row.fork = Some("fork".to_owned());
+    row
+}
