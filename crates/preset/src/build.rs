@@ -1,0 +1,131 @@
+//! Building a loaded preset: providers into a [`Registry`], and the listing of every row.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde::Serialize;
+use subagent_core::{BuildContext, Capabilities, Extensions, ProviderFactory, Registry};
+
+use crate::format::{ModelSection, ToolRow};
+use crate::{Error, Position, Preset, Result, Site};
+
+/// What [`Preset::build`] returns: everything the CLI (or a server) runs with.
+#[derive(Debug)]
+pub struct Built {
+    /// The enabled providers, in row order, behind a registry capped at the preset's
+    /// `max_depth`.
+    pub registry: Registry,
+    /// The delegation-tool rows, in order (each refers to a registered provider).
+    pub tools: Vec<ToolRow>,
+    /// The default model of in-process agents, if the preset names one.
+    pub model: Option<ModelSection>,
+    /// The agent definition directories, resolved against the preset's directory.
+    pub agents: Vec<PathBuf>,
+}
+
+/// One provider row as `subagent providers` shows it (disabled rows included).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ProviderListing {
+    /// The row's name.
+    pub name: String,
+    /// The row's kind.
+    pub kind: String,
+    /// Whether the row is disabled (listed, not built).
+    pub disabled: bool,
+    /// The factory's one-line summary.
+    pub summary: String,
+    /// What providers of this kind can honour.
+    pub capabilities: Capabilities,
+    /// Where the row starts in the preset.
+    pub location: Position,
+}
+
+fn factory<'f>(
+    factories: &'f [Arc<dyn ProviderFactory>],
+    kind: &str,
+) -> Option<&'f Arc<dyn ProviderFactory>> {
+    factories.iter().find(|factory| factory.kind() == kind)
+}
+
+impl Preset {
+    /// A build context for this preset: its directory as `base_dir` (where relative paths in
+    /// provider configs resolve) and the caller's shared services.
+    pub fn build_context(&self, extensions: Extensions) -> BuildContext {
+        BuildContext {
+            base_dir: self.base_dir.clone(),
+            extensions,
+        }
+    }
+
+    /// Every provider row, disabled ones included, with its kind's summary and capabilities.
+    /// A row whose kind is not among `factories` (possible only with other factories than the
+    /// preset was loaded with) is listed with no capabilities and an empty summary.
+    pub fn listing(&self, factories: &[Arc<dyn ProviderFactory>]) -> Vec<ProviderListing> {
+        self.providers
+            .iter()
+            .map(|row| {
+                let factory = factory(factories, &row.kind);
+                ProviderListing {
+                    name: row.name.clone(),
+                    kind: row.kind.clone(),
+                    disabled: row.disabled,
+                    summary: factory.map(|f| f.summary().to_owned()).unwrap_or_default(),
+                    capabilities: factory.map_or(Capabilities::NONE, |f| f.capabilities()),
+                    location: row.location,
+                }
+            })
+            .collect()
+    }
+
+    /// Builds every enabled provider row with its factory (in row order) into a registry capped
+    /// at the preset's `max_depth`.
+    ///
+    /// `context` is passed to every factory as is; [`Preset::build_context`] makes one whose
+    /// `base_dir` is the preset's directory. `factories` should be the ones the preset was
+    /// loaded with; a row whose kind is missing is reported as [`Error::UnknownKind`]. A
+    /// factory's or the registry's refusal is [`Error::Build`] at the row.
+    pub fn build(
+        &self,
+        factories: &[Arc<dyn ProviderFactory>],
+        context: &BuildContext,
+    ) -> Result<Built> {
+        let registry = Registry::with_max_depth(self.max_depth);
+        for (i, row) in self.providers.iter().enumerate() {
+            if row.disabled {
+                continue;
+            }
+            let site = |key: &str| {
+                Box::new(Site {
+                    file: self.path.clone(),
+                    position: row.location,
+                    key: format!("providers[{i}]{key}"),
+                })
+            };
+            let Some(factory) = factory(factories, &row.kind) else {
+                return Err(Error::UnknownKind {
+                    site: site(".kind"),
+                    kind: row.kind.clone(),
+                    known: factories.iter().map(|f| f.kind().to_owned()).collect(),
+                });
+            };
+            let provider = factory
+                .build(&row.name, &row.config, context)
+                .map_err(|source| Error::Build {
+                    site: site(""),
+                    provider: row.name.clone(),
+                    source,
+                })?;
+            registry.register(provider).map_err(|source| Error::Build {
+                site: site(""),
+                provider: row.name.clone(),
+                source,
+            })?;
+        }
+        Ok(Built {
+            registry,
+            tools: self.tools.clone(),
+            model: self.model.clone(),
+            agents: self.agents.clone(),
+        })
+    }
+}

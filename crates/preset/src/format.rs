@@ -1,0 +1,210 @@
+//! The preset file format: the types serde reads and schemars describes.
+//!
+//! [`Document`] is the file as written (with source positions); the public row types are what
+//! a loaded [`crate::Preset`] holds.
+
+use std::path::PathBuf;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use serde_saphyr::Spanned;
+use subagent_core::ToolFilter;
+
+use crate::Position;
+
+/// The protocol of the default model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum ModelKind {
+    /// Anthropic Messages API.
+    Anthropic,
+    /// OpenAI Responses API.
+    OpenaiResponses,
+    /// OpenAI Chat Completions (also Ollama, vLLM, llama.cpp, LM Studio).
+    OpenaiChat,
+    /// The offline scripted model, driven by a scenario file.
+    Scripted,
+}
+
+impl ModelKind {
+    /// The name written in presets.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Anthropic => "anthropic",
+            Self::OpenaiResponses => "openai-responses",
+            Self::OpenaiChat => "openai-chat",
+            Self::Scripted => "scripted",
+        }
+    }
+}
+
+/// Timeouts of model requests in milliseconds; an absent field keeps the model client's default.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ModelTimeouts {
+    /// Connecting (TCP + TLS).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connect_ms: Option<u64>,
+    /// From sending a request to the first byte of the answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_byte_ms: Option<u64>,
+    /// The longest gap between two chunks of a streamed answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_ms: Option<u64>,
+}
+
+/// Retries of failed model requests; an absent field keeps the model client's default.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ModelRetry {
+    /// Retries after the first attempt (0 = none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_retries: Option<u32>,
+    /// The first backoff; it doubles on each retry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backoff_base_ms: Option<u64>,
+    /// The longest wait between two attempts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_backoff_ms: Option<u64>,
+}
+
+/// The default model of in-process agents (`model:`). Secrets are never in it: only the name of
+/// the variable holding the key.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ModelSection {
+    /// The protocol: `anthropic`, `openai-responses`, `openai-chat` or `scripted`.
+    pub kind: ModelKind,
+    /// The model id sent to the server (for `scripted`, a name echoed back).
+    pub name: String,
+    /// The server's base URL, without `/v1` (default: the protocol's public API).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    /// The environment variable holding the API key (default: `ANTHROPIC_API_KEY` or
+    /// `OPENAI_API_KEY`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_key_env: Option<String>,
+    /// `scripted` only: the scenario file, relative to the preset's directory (default: the
+    /// built-in offline demo). A loaded preset holds it resolved against that directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scenario: Option<PathBuf>,
+    /// Request timeouts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeouts: Option<ModelTimeouts>,
+    /// Retries before the first streamed byte.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry: Option<ModelRetry>,
+}
+
+/// One provider row (`providers:`): a provider built by the factory of `kind`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderRow {
+    /// The name tool rows and requests use (unique in the preset).
+    pub name: String,
+    /// Which factory builds it (`spawn`, `fork`, `claude-code`, `codex`, …).
+    pub kind: String,
+    /// A disabled row is checked (kind, config) and listed, but not built; no tool row may use
+    /// it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub disabled: bool,
+    /// The kind's configuration, validated against its factory's config schema (absent = `{}`).
+    #[serde(default = "empty_object")]
+    #[schemars(extend("default" = {}))]
+    pub config: Value,
+    /// Where the row starts in the file.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub location: Position,
+}
+
+/// Whether the delegation tool may run children in the background.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Background {
+    /// The model chooses with `run_in_background`.
+    #[default]
+    Allowed,
+    /// Every child runs in the background.
+    Always,
+    /// Every child runs in the foreground; `run_in_background` is refused.
+    Never,
+}
+
+/// The tool name used when a tool row has none.
+pub const DEFAULT_TOOL_NAME: &str = "subagent";
+
+fn default_tool_name() -> String {
+    DEFAULT_TOOL_NAME.to_owned()
+}
+
+fn empty_object() -> Value {
+    Value::Object(serde_json::Map::new())
+}
+
+/// One delegation-tool row (`tools:`): a tool the parent model sees, routed to a provider.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ToolRow {
+    /// The tool's name as the model sees it (unique in the preset).
+    #[serde(default = "default_tool_name")]
+    pub name: String,
+    /// The provider row it delegates to (enabled).
+    pub provider: String,
+    /// A tighter depth cap for starts through this tool (at most the preset's `max_depth`).
+    /// Only for providers with the `depth_limit` capability.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_depth: Option<u32>,
+    /// Whether children may, must or must not run in the background.
+    #[serde(default)]
+    pub background: Background,
+    /// Which tools children may use (`allow`/`deny`, `*` wildcards).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_filter: Option<ToolFilter>,
+    /// Text added to every child's instructions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub persona: Option<String>,
+    /// The tool's description for the model (default: the runtime's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Where the row starts in the file.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub location: Position,
+}
+
+/// A preset file as written.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(
+    title = "subagent preset",
+    description = "Providers, delegation-tool rows and the default model of `subagent` (docs/presets.md)."
+)]
+pub(crate) struct Document {
+    /// The format version; this build reads `1`.
+    #[schemars(with = "u32", range(min = 1, max = 1))]
+    pub version: Spanned<u32>,
+    /// The absolute delegation depth cap (a top-level agent is depth 0; default 3).
+    #[serde(default)]
+    #[schemars(with = "Option<u32>")]
+    pub max_depth: Option<Spanned<u32>>,
+    /// The default model of in-process agents.
+    #[serde(default)]
+    #[schemars(with = "Option<ModelSection>")]
+    pub model: Option<Spanned<ModelSection>>,
+    /// Directories of agent definitions (Markdown + YAML frontmatter), relative to the preset's
+    /// directory.
+    #[serde(default)]
+    #[schemars(with = "Vec<String>")]
+    pub agents: Vec<Spanned<String>>,
+    /// Provider rows, in registration order.
+    #[serde(default)]
+    #[schemars(with = "Vec<ProviderRow>")]
+    pub providers: Vec<Spanned<ProviderRow>>,
+    /// Delegation-tool rows, in the order the model sees the tools.
+    #[serde(default)]
+    #[schemars(with = "Vec<ToolRow>")]
+    pub tools: Vec<Spanned<ToolRow>>,
+}

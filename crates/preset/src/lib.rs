@@ -1,0 +1,245 @@
+//! `subagent-preset`: preset files (YAML) → a checked [`Preset`] → a [`Registry`] of providers
+//! and the delegation-tool rows.
+//!
+//! A preset names the default model of in-process agents, the agent definition directories,
+//! the provider rows (`{name, kind, disabled, config}`, each built by the [`ProviderFactory`]
+//! of its kind) and the delegation-tool rows. [`Preset::load`] checks everything that can be
+//! checked without starting anything, and every error carries `file:line:column` and the key
+//! path ([`Site`]):
+//!
+//! - the YAML itself, read with budgets (size ≤ [`MAX_PRESET_BYTES`], alias expansion, nodes,
+//!   depth) so a hostile file cannot exhaust memory; unknown keys are errors (typos caught);
+//! - `version` ([`PRESET_VERSION`]);
+//! - `${VAR}` references in string values, looked up through a function the caller passes
+//!   (the process environment is never read here);
+//! - each row's kind (the known kinds are listed) and its `config` against the kind's JSON
+//!   Schema;
+//! - tool rows: a known, enabled provider; a numeric `max_depth` only for a provider with the
+//!   `depth_limit` capability and never above the preset's `max_depth`.
+//!
+//! **Depth.** The preset's top-level `max_depth` (default [`DEFAULT_MAX_DEPTH`]) is the
+//! registry's absolute cap ([`Registry::with_max_depth`]): it applies to every provider,
+//! whatever its capabilities. A tool row's `max_depth` is a tighter cap the delegation tool puts
+//! in each request (`StartRequest::max_depth`); the registry takes the smaller of the two, and
+//! the request needs the provider's `depth_limit` capability, hence the load-time check.
+//!
+//! [`Preset::build`] turns the enabled rows into providers. [`preset_schema`] is the JSON
+//! Schema of the format (committed as `docs/preset.schema.json`).
+//!
+//! Deliberately not here: no model client, no runtime, no provider crate. The `model:`
+//! section and the tool rows are plain data the caller converts; the caller owns the list of
+//! factories and builds the agent catalog from [`Preset::agents`].
+//!
+//! [`Registry`]: subagent_core::Registry
+//! [`Registry::with_max_depth`]: subagent_core::Registry::with_max_depth
+//! [`DEFAULT_MAX_DEPTH`]: subagent_core::DEFAULT_MAX_DEPTH
+
+mod build;
+mod error;
+mod format;
+mod load;
+mod vars;
+mod yaml;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::Serialize;
+use subagent_core::ProviderFactory;
+
+pub use build::{Built, ProviderListing};
+pub use error::{Error, Position, Result, Site};
+pub use format::{
+    Background, DEFAULT_TOOL_NAME, ModelKind, ModelRetry, ModelSection, ModelTimeouts, ProviderRow,
+    ToolRow,
+};
+
+/// How `${VAR}` references are looked up: the variable's value, or `None` when unset. The CLI
+/// passes `&|name| std::env::var(name).ok()`; tests pass a map.
+pub type Env = dyn Fn(&str) -> Option<String>;
+
+/// The format version this build reads.
+pub const PRESET_VERSION: u32 = 1;
+
+/// The largest preset file read, in bytes (1 MiB); a larger one is refused unread.
+pub const MAX_PRESET_BYTES: usize = 1024 * 1024;
+
+/// A loaded and checked preset. Relative paths are resolved against the preset's directory and
+/// `${VAR}` references are expanded.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Preset {
+    /// The file it was read from (as given).
+    pub path: PathBuf,
+    /// The directory relative paths resolve against (the file's directory).
+    pub base_dir: PathBuf,
+    /// The format version ([`PRESET_VERSION`]).
+    pub version: u32,
+    /// The absolute delegation depth cap.
+    pub max_depth: u32,
+    /// The default model of in-process agents.
+    pub model: Option<ModelSection>,
+    /// Agent definition directories, resolved against `base_dir`, in the preset's order.
+    pub agents: Vec<PathBuf>,
+    /// Provider rows, disabled ones included, in order.
+    pub providers: Vec<ProviderRow>,
+    /// Delegation-tool rows, in order.
+    pub tools: Vec<ToolRow>,
+}
+
+impl Preset {
+    /// Reads and checks the preset at `path`.
+    ///
+    /// `factories` are the provider kinds this build knows (their capabilities and config
+    /// schemas are used; nothing is built). `env` looks up `${VAR}` references; the CLI passes
+    /// `&|name| std::env::var(name).ok()`, tests a map. A file larger than
+    /// [`MAX_PRESET_BYTES`] is refused without being read whole.
+    pub fn load(
+        path: impl AsRef<Path>,
+        factories: &[Arc<dyn ProviderFactory>],
+        env: &Env,
+    ) -> Result<Preset> {
+        let path = path.as_ref();
+        let io_error = |error: std::io::Error| Error::Io {
+            path: path.to_path_buf(),
+            message: error.to_string(),
+        };
+        let size = std::fs::metadata(path).map_err(io_error)?.len();
+        let size = usize::try_from(size).unwrap_or(usize::MAX);
+        if size > MAX_PRESET_BYTES {
+            return Err(Error::TooLarge {
+                site: Box::new(Site {
+                    file: path.to_path_buf(),
+                    ..Site::default()
+                }),
+                size,
+                limit: MAX_PRESET_BYTES,
+            });
+        }
+        let bytes = std::fs::read(path).map_err(io_error)?;
+        let text = String::from_utf8(bytes).map_err(|_| Error::Io {
+            path: path.to_path_buf(),
+            message: "the preset is not valid UTF-8".into(),
+        })?;
+        Self::parse(&text, path, factories, env)
+    }
+
+    /// Checks a preset given as text; `path` names it in errors and its directory is the base
+    /// of relative paths.
+    pub fn parse(
+        text: &str,
+        path: impl AsRef<Path>,
+        factories: &[Arc<dyn ProviderFactory>],
+        env: &Env,
+    ) -> Result<Preset> {
+        load::Loader {
+            file: path.as_ref(),
+            factories,
+            env,
+        }
+        .load(text)
+    }
+
+    /// The enabled provider rows, in order.
+    pub fn enabled_providers(&self) -> impl Iterator<Item = &ProviderRow> {
+        self.providers.iter().filter(|row| !row.disabled)
+    }
+
+    /// Where a position of this preset is, for messages of the caller's own.
+    pub fn site(&self, position: Position, key: impl Into<String>) -> Site {
+        Site {
+            file: self.path.clone(),
+            position,
+            key: key.into(),
+        }
+    }
+}
+
+/// The JSON Schema (draft 2020-12) of the preset format, for editors and
+/// `subagent preset schema`. Provider `config` blocks are free-form here: their schemas belong
+/// to the factories (see [`preset_schema_for`]).
+pub fn preset_schema() -> serde_json::Value {
+    schemars::schema_for!(format::Document).to_value()
+}
+
+/// [`preset_schema`] with each provider row's `config` checked against its kind's schema (one
+/// `if kind = K then config: schema(K)` per factory), and `kind` limited to the known kinds.
+pub fn preset_schema_for(factories: &[Arc<dyn ProviderFactory>]) -> serde_json::Value {
+    let mut schema = preset_schema();
+    let kinds: Vec<serde_json::Value> = factories
+        .iter()
+        .map(|factory| factory.kind().into())
+        .collect();
+    let mut hoisted = serde_json::Map::new();
+    let conditions: Vec<serde_json::Value> = factories
+        .iter()
+        .map(|factory| {
+            let kind = factory.kind();
+            let mut config = factory.config_schema().to_value();
+            rename_refs(&mut config, kind);
+            if let Some(defs) = config
+                .as_object_mut()
+                .and_then(|object| object.remove("$defs"))
+                .and_then(|defs| match defs {
+                    serde_json::Value::Object(defs) => Some(defs),
+                    _ => None,
+                })
+            {
+                for (name, def) in defs {
+                    hoisted.insert(format!("{kind}.{name}"), def);
+                }
+            }
+            if let Some(object) = config.as_object_mut() {
+                object.remove("$schema");
+            }
+            serde_json::json!({
+                "if": { "properties": { "kind": { "const": kind } }, "required": ["kind"] },
+                "then": { "properties": { "config": config } }
+            })
+        })
+        .collect();
+    if let Some(defs) = schema
+        .pointer_mut("/$defs")
+        .and_then(serde_json::Value::as_object_mut)
+    {
+        defs.extend(hoisted);
+    }
+    if let Some(row) = schema
+        .pointer_mut("/$defs/ProviderRow")
+        .and_then(serde_json::Value::as_object_mut)
+    {
+        row.insert("allOf".into(), conditions.into());
+        if let Some(kind) = row
+            .get_mut("properties")
+            .and_then(|properties| properties.get_mut("kind"))
+            .and_then(serde_json::Value::as_object_mut)
+        {
+            kind.insert("enum".into(), kinds.into());
+        }
+    }
+    schema
+}
+
+/// Rewrites `#/$defs/X` references of a factory's schema to `#/$defs/<kind>.X`, where
+/// [`preset_schema_for`] hoists them.
+fn rename_refs(value: &mut serde_json::Value, kind: &str) {
+    match value {
+        serde_json::Value::Object(object) => {
+            for (key, item) in object.iter_mut() {
+                match item {
+                    serde_json::Value::String(target) if key == "$ref" => {
+                        if let Some(name) = target.strip_prefix("#/$defs/") {
+                            *target = format!("#/$defs/{kind}.{name}");
+                        }
+                    }
+                    _ => rename_refs(item, kind),
+                }
+            }
+        }
+        serde_json::Value::Array(items) => {
+            for item in items {
+                rename_refs(item, kind);
+            }
+        }
+        _ => {}
+    }
+}

@@ -1,0 +1,251 @@
+//! Bad presets: each error with its exact file:line:column, key and message.
+
+use pretty_assertions::assert_eq;
+use subagent_core::ErrorCode;
+use subagent_preset::{Error, MAX_PRESET_BYTES, Preset};
+
+use super::support::{env, factories, no_env};
+
+fn error(text: &str) -> Error {
+    match Preset::parse(text, "dir/p.yaml", &factories(), &no_env) {
+        Ok(preset) => panic!("loaded: {preset:?}"),
+        Err(error) => error,
+    }
+}
+
+const PROVIDERS: &str = "version: 1\nproviders:\n  - name: a\n    kind: spawn\n  - name: c\n    kind: codex\n  - name: off\n    kind: fork\n    disabled: true\n";
+
+#[test]
+fn bad_presets() {
+    let cases: Vec<(&str, String, &str)> = vec![
+        (
+            "unknown top-level key (typo)",
+            "version: 1\nverison: 2\n".into(),
+            "dir/p.yaml:2:1: verison: unknown field `verison`, expected one of version, max_depth, model, agents, providers, tools",
+        ),
+        (
+            "unknown row key (typo)",
+            "version: 1\nproviders:\n  - name: a\n    kidn: spawn\n".into(),
+            "dir/p.yaml:4:5: providers[0].kidn: unknown field `kidn`, expected one of name, kind, disabled, config",
+        ),
+        (
+            "unknown model key",
+            "version: 1\nmodel:\n  kind: anthropic\n  name: m\n  api_key: sk\n".into(),
+            "dir/p.yaml:5:3: model.api_key: unknown field `api_key`, expected one of kind, name, base_url, api_key_env, scenario, timeouts, retry",
+        ),
+        (
+            "missing version",
+            "max_depth: 3\n".into(),
+            "dir/p.yaml:1:1: max_depth: missing field `version`",
+        ),
+        (
+            "unsupported version",
+            "version: 2\n".into(),
+            "dir/p.yaml:1:10: version: unsupported preset version 2 (this build reads version 1)",
+        ),
+        (
+            "wrong type",
+            "version: 1\nmax_depth: -1\n".into(),
+            "dir/p.yaml:2:12: max_depth: invalid u32",
+        ),
+        (
+            "strict booleans",
+            "version: 1\nproviders:\n  - name: a\n    kind: spawn\n    disabled: yes\n".into(),
+            "dir/p.yaml:5:15: providers[0].disabled: invalid boolean (strict mode expects true/false)",
+        ),
+        (
+            "unknown model kind",
+            "version: 1\nmodel:\n  kind: gemini\n  name: m\n".into(),
+            "dir/p.yaml:3:9: model.kind: unknown variant `gemini`, expected one of anthropic, openai-responses, openai-chat, scripted",
+        ),
+        (
+            "unknown provider kind lists the known kinds",
+            "version: 1\nproviders:\n  - name: a\n    kind: spwan\n".into(),
+            "dir/p.yaml:4:5: providers[0].kind: unknown provider kind \"spwan\" (known kinds: \"spawn\", \"fork\", \"claude-code\", \"codex\")",
+        ),
+        (
+            "config schema violation",
+            "version: 1\nproviders:\n  - name: a\n    kind: spawn\n    config:\n      max_turns: 0\n      bogus: 1\n".into(),
+            "dir/p.yaml:6:7: providers[0].config.max_turns: invalid config for provider \"a\" (kind spawn): /max_turns: value is less than the minimum of 1; /: Additional properties are not allowed ('bogus' was unexpected)",
+        ),
+        (
+            "config schema violation, nested, value masked",
+            "version: 1\nproviders:\n  - name: cc\n    kind: claude-code\n    config:\n      env:\n        TOKEN: 42\n".into(),
+            "dir/p.yaml:7:9: providers[0].config.env.TOKEN: invalid config for provider \"cc\" (kind claude-code): /env/TOKEN: value is not of type \"string\"",
+        ),
+        (
+            "config on a disabled row is checked too",
+            "version: 1\nproviders:\n  - name: a\n    kind: claude-code\n    disabled: true\n    config: {x: 1}\n".into(),
+            "dir/p.yaml:6:5: providers[0].config: invalid config for provider \"a\" (kind claude-code): /: Additional properties are not allowed ('x' was unexpected)",
+        ),
+        (
+            "duplicate provider name",
+            "version: 1\nproviders:\n  - name: a\n    kind: spawn\n  - name: a\n    kind: fork\n".into(),
+            "dir/p.yaml:5:5: providers[1].name: duplicate provider name \"a\" (first defined at 3:5)",
+        ),
+        (
+            "empty provider name",
+            "version: 1\nproviders:\n  - name: ''\n    kind: spawn\n".into(),
+            "dir/p.yaml:3:5: providers[0].name: a provider name must not be empty",
+        ),
+        (
+            "duplicate key",
+            "version: 1\nversion: 1\n".into(),
+            "dir/p.yaml:2:1: version: duplicate mapping key: version",
+        ),
+        (
+            "tool on an unknown provider lists the providers",
+            format!("{PROVIDERS}tools:\n  - provider: x\n"),
+            "dir/p.yaml:11:5: tools[0].provider: tool \"subagent\" refers to unknown provider \"x\" (providers: \"a\", \"c\", \"off\")",
+        ),
+        (
+            "tool on a disabled provider",
+            format!("{PROVIDERS}tools:\n  - name: t\n    provider: off\n"),
+            "dir/p.yaml:12:5: tools[0].provider: tool \"t\" refers to provider \"off\", which is disabled (set disabled: false on its row at 7:5)",
+        ),
+        (
+            "max_depth on a provider without depth_limit",
+            format!("{PROVIDERS}tools:\n  - provider: c\n    max_depth: 2\n"),
+            "dir/p.yaml:12:5: tools[0].max_depth: tool \"subagent\" sets max_depth but provider \"c\" (kind codex) does not support depth_limit (remove max_depth; the preset's top-level max_depth still caps every provider)",
+        ),
+        (
+            "tool_filter on a provider without tool_filter",
+            format!("{PROVIDERS}tools:\n  - provider: c\n    tool_filter: {{deny: [bash]}}\n"),
+            "dir/p.yaml:12:5: tools[0].tool_filter: tool \"subagent\" sets tool_filter but provider \"c\" (kind codex) does not support tool_filter (remove tool_filter)",
+        ),
+        (
+            "max_depth above the preset's cap",
+            format!("{PROVIDERS}max_depth: 2\ntools:\n  - provider: a\n    max_depth: 3\n"),
+            "dir/p.yaml:13:5: tools[0].max_depth: tool \"subagent\" sets max_depth 3, above the preset's max_depth 2 (a tool row can only lower the cap)",
+        ),
+        (
+            "duplicate tool name",
+            format!("{PROVIDERS}tools:\n  - provider: a\n  - provider: a\n"),
+            "dir/p.yaml:12:5: tools[1].name: duplicate tool name \"subagent\" (first defined at 11:5)",
+        ),
+        (
+            "unknown background mode",
+            format!("{PROVIDERS}tools:\n  - provider: a\n    background: sometimes\n"),
+            "dir/p.yaml:12:17: tools[0].background: unknown variant `sometimes`, expected one of allowed, always, never",
+        ),
+        (
+            "scenario on a non-scripted model",
+            "version: 1\nmodel:\n  kind: anthropic\n  name: m\n  scenario: s.yaml\n".into(),
+            "dir/p.yaml:5:3: model.scenario: scenario is only for kind scripted (this model is anthropic)",
+        ),
+        (
+            "missing scenario file",
+            "version: 1\nmodel:\n  kind: scripted\n  name: m\n  scenario: nowhere.yaml\n".into(),
+            "dir/p.yaml:5:3: model.scenario: scenario file dir/nowhere.yaml not found",
+        ),
+        (
+            "unset variable",
+            "version: 1\nmodel:\n  kind: scripted\n  name: ${NAME}\n".into(),
+            "dir/p.yaml:4:9: model.name: environment variable NAME is not set (referenced as ${NAME}; set it, give a default with ${NAME:-…}, or write $${ for a literal ${)",
+        ),
+        (
+            "unset variable deep in a config",
+            "version: 1\nproviders:\n  - name: cc\n    kind: claude-code\n    config:\n      env:\n        - x\n        - \"key ${API_TOKEN}\"\n".into(),
+            "dir/p.yaml:8:11: providers[0].config.env[1]: environment variable API_TOKEN is not set (referenced as ${API_TOKEN}; set it, give a default with ${API_TOKEN:-…}, or write $${ for a literal ${)",
+        ),
+        (
+            "malformed variable",
+            "version: 1\nagents: [\"${1DIR}/x\"]\n".into(),
+            "dir/p.yaml:2:10: agents[0]: malformed variable reference \"${1DIR}/x\" (expected ${NAME} or ${NAME:-default}; write $${ for a literal ${)",
+        ),
+        (
+            "a row that is not a mapping",
+            "version: 1\nproviders: [a, b]\n".into(),
+            "dir/p.yaml:2:13: providers[0]: expected mapping start",
+        ),
+        (
+            "syntax error",
+            "version: 1\nmodel: {kind: scripted, name: m\n".into(),
+            "dir/p.yaml:2:8: model: unclosed bracket '{'",
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (name, text, expected) in &cases {
+        let got = error(text).to_string();
+        if got != *expected {
+            failures.push(format!(
+                "{name}:\n  expected: {expected}\n  got:      {got}"
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn yaml_bomb_is_refused_by_budget() {
+    let mut text = String::from(
+        "version: 1\nproviders:\n- name: a\n  kind: spawn\n  config:\n    x0: &a0 [\"lol\", \"lol\", \"lol\", \"lol\", \"lol\", \"lol\", \"lol\", \"lol\", \"lol\"]\n",
+    );
+    for level in 1..10 {
+        let prev = level - 1;
+        text.push_str(&format!(
+            "    x{level}: &a{level} [*a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}]\n"
+        ));
+    }
+    let error = error(&text);
+    assert!(matches!(error, Error::Budget { .. }), "{error}");
+    assert!(error.to_string().starts_with("dir/p.yaml:"), "{error}");
+}
+
+#[test]
+fn oversized_text_is_refused_unparsed() {
+    let text = format!("version: 1\n#{}\n", "x".repeat(MAX_PRESET_BYTES));
+    let error = error(&text);
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "dir/p.yaml: the preset is {} bytes, more than the limit of {MAX_PRESET_BYTES} bytes",
+            text.len()
+        )
+    );
+}
+
+#[test]
+fn oversized_file_is_refused_unread() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.yaml");
+    std::fs::write(&path, vec![b'#'; MAX_PRESET_BYTES + 1]).unwrap();
+    let error = Preset::load(&path, &factories(), &no_env).unwrap_err();
+    assert!(matches!(error, Error::TooLarge { size, .. } if size == MAX_PRESET_BYTES + 1));
+}
+
+#[test]
+fn missing_file() {
+    let error = Preset::load("/nonexistent/p.yaml", &factories(), &no_env).unwrap_err();
+    assert!(matches!(error, Error::Io { .. }), "{error}");
+    assert!(error.site().is_none());
+}
+
+#[test]
+fn errors_as_json_carry_code_and_location() {
+    let error = error("version: 1\nverison: 2\n");
+    assert_eq!(error.code(), ErrorCode::InvalidArguments);
+    assert_eq!(
+        error.to_json(),
+        serde_json::json!({
+            "code": "INVALID_ARGUMENTS",
+            "message": error.to_string(),
+            "file": "dir/p.yaml",
+            "line": 2,
+            "column": 1,
+            "key": "verison",
+        })
+    );
+}
+
+#[test]
+fn variable_values_are_not_expanded_again_nor_parsed_as_yaml() {
+    let preset = Preset::parse(
+        "version: 1\nmodel:\n  kind: scripted\n  name: ${NAME}\n",
+        "p.yaml",
+        &factories(),
+        &env(&[("NAME", "${OTHER}\nkind: x")]),
+    )
+    .unwrap();
+    assert_eq!(preset.model.unwrap().name, "${OTHER}\nkind: x");
+}

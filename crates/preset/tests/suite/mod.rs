@@ -1,0 +1,4 @@
+mod errors;
+mod load;
+mod shipped;
+mod support;
