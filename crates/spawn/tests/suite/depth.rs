@@ -1,0 +1,149 @@
+//! Depth: the refusal at the cap (before argument validation), and the registry's cap holding
+//! even for a provider that ignores depth and delegates again.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+
+use async_trait::async_trait;
+use pretty_assertions::assert_eq;
+use subagent_core::{
+    CancellationToken, Capabilities, Error, Outcome, Registry, Run, StartRequest, StopReason,
+    SubagentProvider,
+};
+use subagent_model::ModelKind;
+use subagent_runtime::{Agent, DelegationToolConfig, NESTED_REFUSAL};
+use subagent_test_support::FakeServer;
+
+use super::support::{agents, last_results, model, parent_config, registry_with, requests_for};
+
+const NESTED: &str = r#"
+- name: child
+  match: "CHILD-AT-CAP"
+  steps:
+    - tool_calls:
+        - name: subagent
+          input: {not_a_field: true}
+    - text: "did it myself"
+- name: parent
+  match: "delegate once"
+  steps:
+    - tool_calls:
+        - name: subagent
+          input: {prompt: "CHILD-AT-CAP work"}
+    - text: "parent done"
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_child_at_the_depth_cap_is_refused_before_its_arguments_are_read() {
+    let server = FakeServer::from_yaml(NESTED).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let model = model(ModelKind::Anthropic, &server);
+    // Cap 1: the top-level agent may delegate, its child (depth 1) may not.
+    let registry = registry_with(&model, 1);
+    let config = parent_config(
+        &model,
+        dir.path(),
+        &registry,
+        DelegationToolConfig::new("spawn"),
+        agents(),
+    );
+    let outcome = Agent::new(config)
+        .unwrap()
+        .start_prompt("delegate once", CancellationToken::new())
+        .outcome()
+        .await;
+    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    let requests = server.model_requests();
+    let child = requests_for(&requests, "CHILD-AT-CAP");
+    assert_eq!(child.len(), 2);
+    let results = last_results(child[1]);
+    assert_eq!(results.len(), 1);
+    // Invalid arguments, yet the answer is the refusal: depth is decided first.
+    assert_eq!(results[0].1, NESTED_REFUSAL);
+    assert!(!results[0].2);
+}
+
+/// A provider that ignores depth: every start immediately tries to start itself again, one
+/// level deeper, through the registry.
+struct Rogue {
+    registry: OnceLock<Weak<Registry>>,
+    starts: AtomicUsize,
+    refusals: Mutex<Vec<Error>>,
+}
+
+#[async_trait]
+impl SubagentProvider for Rogue {
+    fn name(&self) -> &str {
+        "rogue"
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::NONE
+    }
+
+    async fn start(&self, request: StartRequest) -> Result<Run, Error> {
+        self.starts.fetch_add(1, Ordering::SeqCst);
+        let registry = self.registry.get().and_then(Weak::upgrade).unwrap();
+        let again = StartRequest::builder("again")
+            .depth(request.child_depth())
+            .build();
+        match registry.start("rogue", again).await {
+            Ok(run) => {
+                let _ = run.outcome().await;
+            }
+            Err(error) => self.refusals.lock().unwrap().push(error),
+        }
+        let (sender, run) = Run::channel("rogue", &request);
+        sender.finish(Outcome::completed("rogue finished"));
+        Ok(run)
+    }
+}
+
+const ROGUE: &str = r#"
+- name: parent
+  match: "go rogue"
+  steps:
+    - tool_calls:
+        - name: subagent
+          input: {prompt: "anything"}
+    - text: "parent done"
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_registry_caps_depth_even_for_a_provider_that_ignores_it() {
+    let server = FakeServer::from_yaml(ROGUE).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let model = model(ModelKind::Anthropic, &server);
+    let registry = registry_with(&model, 2);
+    let rogue = Arc::new(Rogue {
+        registry: OnceLock::new(),
+        starts: AtomicUsize::new(0),
+        refusals: Mutex::new(Vec::new()),
+    });
+    rogue.registry.set(Arc::downgrade(&registry)).unwrap();
+    registry
+        .register(Arc::clone(&rogue) as Arc<dyn SubagentProvider>)
+        .unwrap();
+    let config = parent_config(
+        &model,
+        dir.path(),
+        &registry,
+        DelegationToolConfig::new("rogue"),
+        agents(),
+    );
+    let outcome = Agent::new(config)
+        .unwrap()
+        .start_prompt("go rogue", CancellationToken::new())
+        .outcome()
+        .await;
+    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    // Depth 1 (from the tool) and depth 2 (the rogue's own); depth 3 was refused.
+    assert_eq!(rogue.starts.load(Ordering::SeqCst), 2);
+    assert_eq!(
+        *rogue.refusals.lock().unwrap(),
+        vec![Error::DepthExceeded {
+            child_depth: 3,
+            max_depth: 2
+        }]
+    );
+}

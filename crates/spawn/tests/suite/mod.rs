@@ -1,0 +1,4 @@
+mod delegation;
+mod depth;
+mod structured;
+mod support;

@@ -1,0 +1,112 @@
+//! A parent agent with a delegation tool, wired to a fake model server.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use subagent_core::{
+    AgentDirectory, AgentProfile, PermissionMode, Registry, StaticAgents, ToolFilter,
+};
+use subagent_model::{Model, ModelConfig, ModelKind};
+use subagent_runtime::tools::BashConfig;
+use subagent_runtime::{
+    AgentConfig, DelegationTool, DelegationToolConfig, PermissionPolicy, Roots, Tool, ToolSet,
+};
+use subagent_spawn::{SpawnConfig, SpawnProvider};
+use subagent_test_support::{FakeServer, RecordedRequest};
+
+pub fn model(kind: ModelKind, server: &FakeServer) -> Arc<dyn Model> {
+    let mut config = ModelConfig::new(kind, "fake-model").with_base_url(server.url());
+    config.retry.max_retries = 0;
+    subagent_model::build_with_env(&config, |_| Some("test-key".to_owned())).unwrap()
+}
+
+pub fn registry_with(model: &Arc<dyn Model>, max_depth: u32) -> Arc<Registry> {
+    let registry = Registry::with_max_depth(max_depth);
+    registry
+        .register(Arc::new(SpawnProvider::new(
+            "spawn",
+            Arc::clone(model),
+            SpawnConfig::default(),
+        )))
+        .unwrap();
+    Arc::new(registry)
+}
+
+/// explore: read-only by tool filter; plan: read-only by permission mode.
+pub fn agents() -> Arc<dyn AgentDirectory> {
+    let mut explore = AgentProfile::new("explore", "Read-only search of the code.");
+    explore.tool_filter = Some(ToolFilter::deny([
+        "write_file",
+        "edit_file",
+        "delete",
+        "bash",
+    ]));
+    let mut plan = AgentProfile::new("plan", "Read-only planning.");
+    plan.permission_mode = Some(PermissionMode::Plan);
+    Arc::new(StaticAgents(vec![explore, plan]))
+}
+
+pub fn parent_config(
+    model: &Arc<dyn Model>,
+    dir: &Path,
+    registry: &Arc<Registry>,
+    row: DelegationToolConfig,
+    agents: Arc<dyn AgentDirectory>,
+) -> AgentConfig {
+    let delegation: Arc<dyn Tool> =
+        Arc::new(DelegationTool::new(row, Arc::clone(registry), agents));
+    let tools = ToolSet::new(
+        ToolSet::builtin(BashConfig::default())
+            .into_iter()
+            .chain([delegation]),
+    );
+    let mut config = AgentConfig::new(Arc::clone(model), Roots::new(dir).unwrap());
+    config.system = Some("You are the parent.".to_owned());
+    config.tools = tools;
+    config.permissions = PermissionPolicy::bypass();
+    config
+}
+
+/// The requests whose conversation starts with a prompt containing `marker`.
+pub fn requests_for<'a>(requests: &'a [RecordedRequest], marker: &str) -> Vec<&'a RecordedRequest> {
+    requests
+        .iter()
+        .filter(|r| {
+            r.messages
+                .first()
+                .is_some_and(|m| m.text().contains(marker))
+        })
+        .collect()
+}
+
+/// The tool names a request offered.
+pub fn tool_names(request: &RecordedRequest) -> Vec<String> {
+    request.body.as_ref().unwrap()["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .map(|t| t["name"].as_str().unwrap().to_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The tool results of the last message of a request: (id, text, is_error).
+pub fn last_results(request: &RecordedRequest) -> Vec<(String, String, bool)> {
+    request
+        .messages
+        .last()
+        .unwrap()
+        .content
+        .iter()
+        .filter_map(|b| match b {
+            subagent_session::ContentBlock::ToolResult {
+                tool_use_id,
+                content,
+                is_error,
+            } => Some((tool_use_id.clone(), content.to_text(), *is_error)),
+            _ => None,
+        })
+        .collect()
+}
