@@ -1,0 +1,122 @@
+//! bash: output, timeouts, and cancellation that leaves no process behind.
+
+use std::io::Read;
+
+use pretty_assertions::assert_eq;
+use subagent_core::{CancellationToken, StopReason};
+use subagent_runtime::Agent;
+use subagent_test_support::FakeServer;
+
+use super::support::{config, last_results, run};
+
+const CANCEL: &str = r#"
+- name: long
+  match: "long command"
+  steps:
+    - tool_calls:
+        - {name: bash, input: {command: "sleep 300 & bash -c 'sleep 300' & echo \"$$ $! $(jobs -p | tr '\\n' ' ')\" > pids.fifo; wait"}}
+    - text: "never reached"
+"#;
+
+/// Whether a process is gone (or dead and waiting to be reaped by whoever adopted it).
+fn gone(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_some_and(|state| state == "Z" || state == "X"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_mid_bash_kills_the_whole_process_tree() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("pids.fifo");
+    let status = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let server = FakeServer::from_yaml(CANCEL).await.unwrap();
+    let cancel = CancellationToken::new();
+    let run = Agent::new(config(&server, dir.path()))
+        .unwrap()
+        .start_prompt("run the long command", cancel.clone());
+    // Opening the FIFO blocks until the command writes its pids: a gate, not a sleep.
+    let pids = tokio::task::spawn_blocking(move || {
+        let mut text = String::new();
+        std::fs::File::open(&fifo)
+            .unwrap()
+            .read_to_string(&mut text)
+            .unwrap();
+        text
+    })
+    .await
+    .unwrap();
+    let pids: Vec<u32> = pids
+        .split_whitespace()
+        .map(|p| p.parse().unwrap())
+        .collect();
+    assert!(pids.len() >= 3, "{pids:?}");
+    for pid in &pids {
+        assert!(
+            !gone(*pid),
+            "process {pid} should be running before the cancel"
+        );
+    }
+    cancel.cancel();
+    let outcome = run.outcome().await;
+    assert_eq!(outcome.status, StopReason::Cancelled);
+    // SIGKILL was sent to the whole group before the outcome; wait for the kernel to finish
+    // the job (bounded, no sleeping).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    for pid in pids {
+        while !gone(pid) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "process {pid} survived the cancel"
+            );
+            std::thread::yield_now();
+        }
+    }
+}
+
+const OUTPUT: &str = r#"
+- name: out
+  match: "outputs"
+  steps:
+    - tool_calls:
+        - {name: bash, input: {command: "echo out; echo err >&2; exit 3"}}
+        - {name: bash, input: {command: "head -c 100000 /dev/zero | tr '\\0' a"}}
+        - {name: bash, input: {command: "sleep 5 & echo started; wait", timeout_ms: 200}}
+    - text: "done"
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bash_reports_exit_codes_caps_output_and_times_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = FakeServer::from_yaml(OUTPUT).await.unwrap();
+    let outcome = run(config(&server, dir.path()), "outputs").await;
+    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    let results = last_results(&server.model_requests()[1]);
+    assert_eq!(
+        results[0],
+        (
+            "exit code 3\n<stdout>\nout\n\n</stdout>\n<stderr>\nerr\n\n</stderr>".to_owned(),
+            true
+        )
+    );
+    assert!(
+        results[1]
+            .0
+            .ends_with("(output cut at 30000 bytes per stream)")
+    );
+    assert!(results[1].0.len() < 30_100);
+    assert!(
+        results[2].0.starts_with("timed out after 200 ms; killed"),
+        "{}",
+        results[2].0
+    );
+    assert!(results[2].1);
+}

@@ -1,0 +1,160 @@
+//! File and search tools through the agent loop: confinement, edits, gitignore, permissions,
+//! result order.
+
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use pretty_assertions::assert_eq;
+use subagent_core::{PermissionMode, StopReason};
+use subagent_runtime::{Decision, PermissionBroker, PermissionPolicy, PermissionRequest};
+use subagent_test_support::FakeServer;
+
+use super::support::{config, last_results, run};
+
+const ESCAPES: &str = r#"
+- name: escapes
+  match: "escape"
+  steps:
+    - tool_calls:
+        - {name: read_file, input: {path: "../outside/secret.txt"}}
+        - {name: read_file, input: {path: "OUTSIDE_ABS"}}
+        - {name: read_file, input: {path: "link/secret.txt"}}
+        - {name: write_file, input: {path: "link/planted.txt", content: "x"}}
+        - {name: ls, input: {path: "link"}}
+        - {name: read_file, input: {path: "inside.txt"}}
+    - text: "done"
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn path_escapes_are_refused_symlinks_included() {
+    let top = tempfile::tempdir().unwrap();
+    let work = top.path().join("work");
+    let outside = top.path().join("outside");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("secret.txt"), "secret").unwrap();
+    std::fs::write(work.join("inside.txt"), "one\ntwo\n").unwrap();
+    std::os::unix::fs::symlink(&outside, work.join("link")).unwrap();
+    let scenario = ESCAPES.replace("OUTSIDE_ABS", outside.join("secret.txt").to_str().unwrap());
+    let server = FakeServer::from_yaml(&scenario).await.unwrap();
+    let outcome = run(config(&server, &work), "escape please").await;
+    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    let requests = server.model_requests();
+    let results = last_results(&requests[1]);
+    assert_eq!(results.len(), 6);
+    for (text, is_error) in &results[..5] {
+        assert!(is_error, "{text}");
+        assert!(text.contains("is outside the allowed roots"), "{text}");
+        assert!(!text.contains("secret\n"), "{text}");
+    }
+    assert!(results[0].0.contains("\"..\" components are not allowed"));
+    assert!(results[2].0.contains("symlink"), "{}", results[2].0);
+    assert_eq!(results[5], ("     1\tone\n     2\ttwo\n".to_owned(), false));
+    assert!(!outside.join("planted.txt").exists());
+}
+
+const EDITS: &str = r#"
+- name: edits
+  match: "edit"
+  steps:
+    - tool_calls:
+        - {name: edit_file, input: {path: "a.txt", old_string: "x", new_string: "y"}}
+        - {name: edit_file, input: {path: "b.txt", old_string: "absent", new_string: "y"}}
+        - {name: edit_file, input: {path: "c.txt", old_string: "x", new_string: "y", replace_all: true}}
+        - {name: edit_file, input: {path: "d.txt", old_string: "only", new_string: "one"}}
+        - {name: glob, input: {pattern: "**/*.txt"}}
+        - {name: grep, input: {pattern: "needle", output_mode: "content"}}
+    - text: "done"
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn edits_need_a_unique_match_and_search_respects_gitignore() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(root.join("a.txt"), "x x").unwrap();
+    std::fs::write(root.join("b.txt"), "x").unwrap();
+    std::fs::write(root.join("c.txt"), "x x").unwrap();
+    std::fs::write(root.join("d.txt"), "the only needle").unwrap();
+    std::fs::write(root.join(".gitignore"), "ignored.txt\n").unwrap();
+    std::fs::write(root.join("ignored.txt"), "needle").unwrap();
+    let server = FakeServer::from_yaml(EDITS).await.unwrap();
+    let outcome = run(config(&server, root), "edit please").await;
+    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    let results = last_results(&server.model_requests()[1]);
+    assert_eq!(
+        results,
+        vec![
+            (
+                "old_string occurs 2 times in a.txt; give more context to make it unique, or set replace_all; nothing changed".to_owned(),
+                true
+            ),
+            ("old_string was not found in b.txt; nothing changed".to_owned(), true),
+            ("Replaced 2 occurrences in c.txt".to_owned(), false),
+            ("Replaced 1 occurrence in d.txt".to_owned(), false),
+            ("a.txt\nb.txt\nc.txt\nd.txt".to_owned(), false),
+            ("d.txt:1:the one needle".to_owned(), false),
+        ]
+    );
+    assert_eq!(std::fs::read_to_string(root.join("a.txt")).unwrap(), "x x");
+    assert_eq!(std::fs::read_to_string(root.join("c.txt")).unwrap(), "y y");
+}
+
+struct Recorder {
+    asked: Mutex<Vec<String>>,
+    answer: Decision,
+}
+
+#[async_trait]
+impl PermissionBroker for Recorder {
+    async fn ask(&self, request: PermissionRequest) -> Decision {
+        self.asked
+            .lock()
+            .unwrap()
+            .push(request.subject.unwrap_or_default());
+        self.answer
+    }
+}
+
+const WRITE: &str = r#"
+- name: write
+  match: "write"
+  steps:
+    - tool_calls:
+        - {name: write_file, input: {path: "new.txt", content: "hi"}}
+        - {name: read_file, input: {path: "missing.txt"}}
+    - text: "done"
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ask_goes_to_the_broker_except_in_the_background() {
+    for (background, answer, asked, written) in [
+        (false, Decision::Deny, 1, false),
+        (false, Decision::Allow, 1, true),
+        (true, Decision::Allow, 0, false),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let server = FakeServer::from_yaml(WRITE).await.unwrap();
+        let broker = Arc::new(Recorder {
+            asked: Mutex::new(Vec::new()),
+            answer,
+        });
+        let mut config = config(&server, dir.path());
+        config.permissions =
+            PermissionPolicy::new(PermissionMode::Default).with_broker(broker.clone());
+        config.background = background;
+        let outcome = run(config, "write it").await;
+        assert_eq!(outcome.status, StopReason::Completed);
+        assert_eq!(broker.asked.lock().unwrap().len(), asked);
+        assert_eq!(dir.path().join("new.txt").exists(), written);
+        let results = last_results(&server.model_requests()[1]);
+        if background {
+            assert!(
+                results[0].0.contains("background run never asks"),
+                "{}",
+                results[0].0
+            );
+        }
+        // Read-only tools are never asked about.
+        assert!(results[1].0.contains("missing.txt"), "{}", results[1].0);
+    }
+}

@@ -1,0 +1,3 @@
+mod bash;
+mod files;
+mod support;

@@ -1,0 +1,47 @@
+//! An agent wired to a fake model server.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use subagent_core::{CancellationToken, Outcome};
+use subagent_model::{ModelConfig, ModelKind};
+use subagent_runtime::tools::BashConfig;
+use subagent_runtime::{Agent, AgentConfig, PermissionPolicy, Roots, ToolSet};
+use subagent_session::ContentBlock;
+use subagent_test_support::{FakeServer, RecordedRequest};
+
+pub fn config(server: &FakeServer, dir: &Path) -> AgentConfig {
+    let mut model =
+        ModelConfig::new(ModelKind::Anthropic, "fake-model").with_base_url(server.url());
+    model.retry.max_retries = 0;
+    let model = subagent_model::build_with_env(&model, |_| Some("k".to_owned())).unwrap();
+    let mut config = AgentConfig::new(Arc::clone(&model), Roots::new(dir).unwrap());
+    config.tools = ToolSet::new(ToolSet::builtin(BashConfig::default()));
+    config.permissions = PermissionPolicy::bypass();
+    config
+}
+
+pub async fn run(config: AgentConfig, prompt: &str) -> Outcome {
+    Agent::new(config)
+        .unwrap()
+        .start_prompt(prompt, CancellationToken::new())
+        .outcome()
+        .await
+}
+
+/// The tool results of the last message of a request: (text, is_error).
+pub fn last_results(request: &RecordedRequest) -> Vec<(String, bool)> {
+    request
+        .messages
+        .last()
+        .unwrap()
+        .content
+        .iter()
+        .filter_map(|b| match b {
+            ContentBlock::ToolResult {
+                content, is_error, ..
+            } => Some((content.to_text(), *is_error)),
+            _ => None,
+        })
+        .collect()
+}
