@@ -207,7 +207,10 @@ impl AnthropicDecoder {
             return Ok(());
         }
         let data: Value = serde_json::from_str(&event.data).map_err(|e| {
-            Error::protocol(format!("invalid JSON in Anthropic event {}: {e}", event.event))
+            Error::protocol(format!(
+                "invalid JSON in Anthropic event {}: {e}",
+                event.event
+            ))
         })?;
         let kind = data
             .get("type")
@@ -256,7 +259,13 @@ impl AnthropicDecoder {
             }
             "content_block_delta" => {
                 let delta = data.get("delta").unwrap_or(&Value::Null);
-                let text = |k: &str| delta.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
+                let text = |k: &str| {
+                    delta
+                        .get(k)
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_owned()
+                };
                 match delta.get("type").and_then(Value::as_str) {
                     Some("text_delta") => out.push(ModelEvent::TextDelta { text: text("text") }),
                     Some("thinking_delta") => out.push(ModelEvent::ThinkingDelta {
@@ -318,8 +327,10 @@ impl AnthropicDecoder {
                 }
             }
             "message_stop" => {
-                if let Some((_, Open::Tool { name, .. })) =
-                    self.open.iter().find(|(_, o)| matches!(o, Open::Tool { .. }))
+                if let Some((_, Open::Tool { name, .. })) = self
+                    .open
+                    .iter()
+                    .find(|(_, o)| matches!(o, Open::Tool { .. }))
                 {
                     return Err(Error::protocol(format!(
                         "message ended with tool call {name} still open"

@@ -245,7 +245,10 @@ impl ChatDecoder {
             }
             let tool_calls = delta.get("tool_calls").and_then(Value::as_array);
             for (pos, tc) in tool_calls.into_iter().flatten().enumerate() {
-                let slot = tc.get("index").and_then(Value::as_u64).unwrap_or(pos as u64);
+                let slot = tc
+                    .get("index")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(pos as u64);
                 let function = tc.get("function").unwrap_or(&Value::Null);
                 if !self.calls.contains_key(&slot) {
                     let id = tc.get("id").and_then(Value::as_str).unwrap_or("");

@@ -281,7 +281,9 @@ mod tests {
     #[test]
     fn missing_key_names_the_variable_only() {
         let config = ModelConfig::new(ModelKind::Anthropic, "m").with_base_url("http://x");
-        let err = build_with_env(&config, |_| None).err().map(|e| e.to_string());
+        let err = build_with_env(&config, |_| None)
+            .err()
+            .map(|e| e.to_string());
         assert_eq!(
             err.as_deref(),
             Some("model authentication failed: environment variable ANTHROPIC_API_KEY is not set")

@@ -202,7 +202,10 @@ mod tests {
 
     #[test]
     fn classification() {
-        assert_eq!(Error::from_server(401, "", "x", None).code(), "UNAUTHORIZED");
+        assert_eq!(
+            Error::from_server(401, "", "x", None).code(),
+            "UNAUTHORIZED"
+        );
         assert_eq!(
             Error::from_server(429, "", "x", None).code(),
             "MODEL_RATE_LIMITED"
@@ -212,8 +215,13 @@ mod tests {
             "MODEL_OVERLOADED"
         );
         assert_eq!(
-            Error::from_server(400, "invalid_request_error", "prompt is too long: 1 > 2", None)
-                .code(),
+            Error::from_server(
+                400,
+                "invalid_request_error",
+                "prompt is too long: 1 > 2",
+                None
+            )
+            .code(),
             "MODEL_CONTEXT_TOO_LONG"
         );
         assert_eq!(

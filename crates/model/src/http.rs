@@ -184,9 +184,11 @@ impl HttpClient {
                     kind: TimeoutKind::Connect,
                     after: Duration::from_millis(self.timeouts.connect_ms),
                 },
-                Ok(Err(e)) if e.is_connect() => {
-                    Error::network(format!("cannot connect to {}: {}", self.base, error_chain(&e)))
-                }
+                Ok(Err(e)) if e.is_connect() => Error::network(format!(
+                    "cannot connect to {}: {}",
+                    self.base,
+                    error_chain(&e)
+                )),
                 Ok(Err(e)) => Error::network(error_chain(&e)),
             };
             if !error.is_retryable() || attempt >= self.retry.max_retries {
@@ -225,7 +227,10 @@ pub fn parse_retry_after(headers: &HeaderMap) -> Option<Duration> {
 /// `{error:{message,type,code}}`, or raw text.
 pub(crate) fn parse_error_body(text: &str) -> (String, String) {
     let value: Option<Value> = serde_json::from_str(text).ok();
-    let error = value.as_ref().and_then(|v| v.get("error")).or(value.as_ref());
+    let error = value
+        .as_ref()
+        .and_then(|v| v.get("error"))
+        .or(value.as_ref());
     let field = |name: &str| {
         error
             .and_then(|e| e.get(name))

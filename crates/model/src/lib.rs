@@ -23,6 +23,8 @@ pub mod anthropic;
 pub mod chat;
 mod collect;
 mod config;
+#[cfg(test)]
+mod decoder_props;
 mod error;
 mod http;
 pub mod responses;
@@ -34,9 +36,7 @@ mod types;
 pub use anthropic::AnthropicModel;
 pub use chat::ChatModel;
 pub use collect::{ModelResponse, ResponseBuilder, collect, complete};
-pub use config::{
-    ApiKey, ModelConfig, ModelKind, RetryConfig, Timeouts, build, build_with_env,
-};
+pub use config::{ApiKey, ModelConfig, ModelKind, RetryConfig, Timeouts, build, build_with_env};
 pub use error::{Error, Result, TimeoutKind};
 pub use http::{Decoder, parse_retry_after};
 pub use responses::ResponsesModel;

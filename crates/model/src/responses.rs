@@ -221,7 +221,10 @@ impl ResponsesDecoder {
             return Ok(());
         }
         let data: Value = serde_json::from_str(&event.data).map_err(|e| {
-            Error::protocol(format!("invalid JSON in Responses event {}: {e}", event.event))
+            Error::protocol(format!(
+                "invalid JSON in Responses event {}: {e}",
+                event.event
+            ))
         })?;
         let kind = data
             .get("type")
@@ -303,7 +306,8 @@ impl ResponsesDecoder {
                 match item.get("type").and_then(Value::as_str).unwrap_or("") {
                     t @ ("function_call" | "custom_tool_call") => {
                         let item_id = item.get("id").and_then(Value::as_str).unwrap_or("");
-                        let probe = json!({"item_id": item_id, "output_index": data.get("output_index")});
+                        let probe =
+                            json!({"item_id": item_id, "output_index": data.get("output_index")});
                         let Some(pos) = self
                             .find_call(&probe)
                             .map(|c| c.call)

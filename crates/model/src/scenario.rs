@@ -425,7 +425,10 @@ impl Step {
                     other => other.clone(),
                 };
                 push(Action::ToolCall(PlannedCall {
-                    id: call.id.clone().unwrap_or_else(|| format!("fake_{seed}_{i}")),
+                    id: call
+                        .id
+                        .clone()
+                        .unwrap_or_else(|| format!("fake_{seed}_{i}")),
                     explicit_id: call.id.is_some(),
                     name: call.name.clone(),
                     input,
@@ -644,7 +647,10 @@ mod tests {
                 ],
             ),
         ];
-        assert_eq!(genuine_prompt(&messages), Some((0, "please delegate".into())));
+        assert_eq!(
+            genuine_prompt(&messages),
+            Some((0, "please delegate".into()))
+        );
         assert!(check_invariants(&messages).is_empty());
     }
 
@@ -653,7 +659,10 @@ mod tests {
         let messages = vec![
             Message::user("hi"),
             Message::new(Role::Assistant, vec![]),
-            Message::new(Role::User, vec![ContentBlock::tool_result("nope", "x", false)]),
+            Message::new(
+                Role::User,
+                vec![ContentBlock::tool_result("nope", "x", false)],
+            ),
         ];
         assert_eq!(
             check_invariants(&messages),
@@ -686,7 +695,7 @@ mod tests {
     proptest! {
         #[test]
         fn fragments_rejoin(text in ".{0,40}", n in 1usize..10) {
-            prop_assert_eq!(split_fragments(&text, n).concat(), text.clone());
+            prop_assert_eq!(&split_fragments(&text, n).concat(), &text);
             prop_assert_eq!(split_words(&text).concat(), text);
         }
     }

@@ -147,7 +147,11 @@ impl Model for ScriptedModel {
         format!("scripted:{} (offline)", self.model)
     }
 
-    async fn stream(&self, request: ModelRequest, cancel: CancellationToken) -> Result<ModelStream> {
+    async fn stream(
+        &self,
+        request: ModelRequest,
+        cancel: CancellationToken,
+    ) -> Result<ModelStream> {
         let plan = self
             .scenarios
             .plan(&request.messages)
@@ -175,16 +179,19 @@ impl Model for ScriptedModel {
             calls: 0,
             ended: false,
         };
-        Ok(Box::pin(futures::stream::unfold(replay, |mut r| async move {
-            loop {
-                if let Some(item) = r.pending.pop_front() {
-                    return Some((item, r));
+        Ok(Box::pin(futures::stream::unfold(
+            replay,
+            |mut r| async move {
+                loop {
+                    if let Some(item) = r.pending.pop_front() {
+                        return Some((item, r));
+                    }
+                    if r.ended {
+                        return None;
+                    }
+                    r.step().await;
                 }
-                if r.ended {
-                    return None;
-                }
-                r.step().await;
-            }
-        })))
+            },
+        )))
     }
 }

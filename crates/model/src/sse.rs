@@ -138,7 +138,8 @@ mod tests {
 
     #[test]
     fn events_split_anywhere() {
-        let text = b"event: a\ndata: 1\n\n: comment\r\nevent: b\r\ndata: x\r\ndata:y\r\n\r\ndata: last";
+        let text =
+            b"event: a\ndata: 1\n\n: comment\r\nevent: b\r\ndata: x\r\ndata:y\r\n\r\ndata: last";
         let whole = parse_all(&[text]);
         assert_eq!(
             whole,

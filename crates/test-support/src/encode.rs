@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use serde_json::{Value, json};
-use subagent_model::scenario::{Action, HttpErrorSpec, PlannedCall, Plan, StepStop};
+use subagent_model::scenario::{Action, HttpErrorSpec, Plan, PlannedCall, StepStop};
 
 /// One unit of a response body.
 #[derive(Clone, Debug)]
@@ -59,8 +59,12 @@ fn call_id(call: &PlannedCall, prefix: &str) -> String {
 /// The JSON body of an HTTP error answer.
 pub fn error_body(protocol: Protocol, error: &HttpErrorSpec) -> Value {
     match protocol {
-        Protocol::Anthropic => json!({"type": "error", "error": {"type": error.kind, "message": error.message}}),
-        _ => json!({"error": {"message": error.message, "type": error.kind, "code": error.kind, "param": null}}),
+        Protocol::Anthropic => {
+            json!({"type": "error", "error": {"type": error.kind, "message": error.message}})
+        }
+        _ => {
+            json!({"error": {"message": error.message, "type": error.kind, "code": error.kind, "param": null}})
+        }
     }
 }
 
@@ -97,8 +101,11 @@ fn anthropic(plan: &Plan, model: &str, seed: usize) -> Vec<Chunk> {
     let mut open = Open::None;
     let close = |open: &mut Open, index: &mut usize, out: &mut Vec<Chunk>| {
         if *open == Open::Thinking {
-            out.push(sse(Some("content_block_delta"), &json!({"type": "content_block_delta", "index": *index,
-                "delta": {"type": "signature_delta", "signature": "fake-signature"}})));
+            out.push(sse(
+                Some("content_block_delta"),
+                &json!({"type": "content_block_delta", "index": *index,
+                "delta": {"type": "signature_delta", "signature": "fake-signature"}}),
+            ));
         }
         if *open != Open::None {
             out.push(sse(
@@ -142,8 +149,11 @@ fn anthropic(plan: &Plan, model: &str, seed: usize) -> Vec<Chunk> {
                 out.push(sse(Some("content_block_start"), &json!({"type": "content_block_start", "index": index,
                     "content_block": {"type": "tool_use", "id": call_id(call, "toolu_"), "name": call.name, "input": {}}})));
                 for fragment in &call.fragments {
-                    out.push(sse(Some("content_block_delta"), &json!({"type": "content_block_delta", "index": index,
-                        "delta": {"type": "input_json_delta", "partial_json": fragment}})));
+                    out.push(sse(
+                        Some("content_block_delta"),
+                        &json!({"type": "content_block_delta", "index": index,
+                        "delta": {"type": "input_json_delta", "partial_json": fragment}}),
+                    ));
                 }
                 out.push(sse(
                     Some("content_block_stop"),
@@ -168,9 +178,12 @@ fn anthropic(plan: &Plan, model: &str, seed: usize) -> Vec<Chunk> {
             StepStop::EndTurn if plan.has_tool_calls => "tool_use",
             StepStop::EndTurn => "end_turn",
         };
-        out.push(sse(Some("message_delta"), &json!({"type": "message_delta",
+        out.push(sse(
+            Some("message_delta"),
+            &json!({"type": "message_delta",
             "delta": {"stop_reason": reason, "stop_sequence": null},
-            "usage": {"output_tokens": u.output_tokens}})));
+            "usage": {"output_tokens": u.output_tokens}}),
+        ));
         out.push(sse(Some("message_stop"), &json!({"type": "message_stop"})));
     }
     out
@@ -200,7 +213,11 @@ fn responses(plan: &Plan, model: &str, seed: usize) -> Vec<Chunk> {
         m.insert("output".into(), json!([]));
     }
     seq.ev(&mut out, "response.created", json!({"response": response}));
-    seq.ev(&mut out, "response.in_progress", json!({"response": response}));
+    seq.ev(
+        &mut out,
+        "response.in_progress",
+        json!({"response": response}),
+    );
     let mut items: Vec<Value> = Vec::new();
     // The open item: (kind, id, accumulated text).
     let mut open: Option<(Open, String, String)> = None;
@@ -213,13 +230,25 @@ fn responses(plan: &Plan, model: &str, seed: usize) -> Vec<Chunk> {
         };
         let oi = items.len();
         let item = if kind == Open::Thinking {
-            seq.ev(out, "response.reasoning_summary_text.done", json!({"item_id": item_id, "output_index": oi, "summary_index": 0, "text": text}));
+            seq.ev(
+                out,
+                "response.reasoning_summary_text.done",
+                json!({"item_id": item_id, "output_index": oi, "summary_index": 0, "text": text}),
+            );
             seq.ev(out, "response.reasoning_summary_part.done", json!({"item_id": item_id, "output_index": oi, "summary_index": 0, "part": {"type": "summary_text", "text": text}}));
             json!({"type": "reasoning", "id": item_id, "summary": [{"type": "summary_text", "text": text}]})
         } else {
             let part = json!({"type": "output_text", "text": text, "annotations": []});
-            seq.ev(out, "response.output_text.done", json!({"item_id": item_id, "output_index": oi, "content_index": 0, "text": text}));
-            seq.ev(out, "response.content_part.done", json!({"item_id": item_id, "output_index": oi, "content_index": 0, "part": part}));
+            seq.ev(
+                out,
+                "response.output_text.done",
+                json!({"item_id": item_id, "output_index": oi, "content_index": 0, "text": text}),
+            );
+            seq.ev(
+                out,
+                "response.content_part.done",
+                json!({"item_id": item_id, "output_index": oi, "content_index": 0, "part": part}),
+            );
             json!({"type": "message", "id": item_id, "status": "completed", "role": "assistant", "content": [part]})
         };
         seq.ev(
@@ -242,7 +271,8 @@ fn responses(plan: &Plan, model: &str, seed: usize) -> Vec<Chunk> {
                 }
                 let oi = items.len();
                 if open.is_none() {
-                    let item_id = format!("{}_fake_{seed}_{oi}", if thinking { "rs" } else { "msg" });
+                    let item_id =
+                        format!("{}_fake_{seed}_{oi}", if thinking { "rs" } else { "msg" });
                     if thinking {
                         seq.ev(&mut out, "response.output_item.added", json!({"output_index": oi, "item": {"type": "reasoning", "id": item_id, "summary": []}}));
                         seq.ev(&mut out, "response.reasoning_summary_part.added", json!({"item_id": item_id, "output_index": oi, "summary_index": 0, "part": {"type": "summary_text", "text": ""}}));
@@ -344,12 +374,15 @@ fn responses(plan: &Plan, model: &str, seed: usize) -> Vec<Chunk> {
         if let Value::Object(m) = &mut done {
             m.insert("status".into(), json!(status));
             m.insert("output".into(), Value::Array(items));
-            m.insert("usage".into(), json!({
+            m.insert(
+                "usage".into(),
+                json!({
                 "input_tokens": u.input_tokens + u.cache_read_tokens,
                 "input_tokens_details": {"cached_tokens": u.cache_read_tokens},
                 "output_tokens": u.output_tokens,
                 "output_tokens_details": {"reasoning_tokens": 0},
-                "total_tokens": u.input_tokens + u.cache_read_tokens + u.output_tokens}));
+                "total_tokens": u.input_tokens + u.cache_read_tokens + u.output_tokens}),
+            );
             if plan.stop == StepStop::MaxTokens {
                 m.insert(
                     "incomplete_details".into(),
@@ -372,7 +405,10 @@ fn chat(plan: &Plan, model: &str, seed: usize) -> Vec<Chunk> {
                 "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}),
         )
     };
-    out.push(chunk(json!({"role": "assistant", "content": ""}), Value::Null));
+    out.push(chunk(
+        json!({"role": "assistant", "content": ""}),
+        Value::Null,
+    ));
     let mut calls = 0usize;
     for action in &plan.actions {
         if passthrough(action, &mut out) {

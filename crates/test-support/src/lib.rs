@@ -34,7 +34,9 @@ pub struct FakeServer {
 
 impl std::fmt::Debug for FakeServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("FakeServer").field("addr", &self.addr).finish()
+        f.debug_struct("FakeServer")
+            .field("addr", &self.addr)
+            .finish()
     }
 }
 

@@ -46,7 +46,12 @@ fn str_of<'a>(v: &'a Value, key: &str) -> &'a str {
 /// Anthropic Messages: `messages` (with claude's `role: "system"` entries skipped).
 pub fn anthropic(body: &Value) -> Vec<Message> {
     let mut out = Vec::new();
-    for m in body.get("messages").and_then(Value::as_array).into_iter().flatten() {
+    for m in body
+        .get("messages")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         let role = match str_of(m, "role") {
             "user" => Role::User,
             "assistant" => Role::Assistant,
@@ -123,10 +128,7 @@ pub fn responses(body: &Value) -> Vec<Message> {
                 push(&mut out, role, blocks);
             }
             "reasoning" => {
-                let summary = item
-                    .get("summary")
-                    .map(text_of)
-                    .unwrap_or_default();
+                let summary = item.get("summary").map(text_of).unwrap_or_default();
                 push(
                     &mut out,
                     Role::Assistant,
@@ -141,7 +143,11 @@ pub fn responses(body: &Value) -> Vec<Message> {
                 push(
                     &mut out,
                     Role::User,
-                    vec![ContentBlock::tool_result(str_of(item, "call_id"), output, false)],
+                    vec![ContentBlock::tool_result(
+                        str_of(item, "call_id"),
+                        output,
+                        false,
+                    )],
                 );
             }
             k if k.ends_with("_call") => {
@@ -173,7 +179,12 @@ pub fn responses(body: &Value) -> Vec<Message> {
 /// OpenAI Chat Completions: `messages`, system/developer skipped, `tool` messages as results.
 pub fn chat(body: &Value) -> Vec<Message> {
     let mut out = Vec::new();
-    for m in body.get("messages").and_then(Value::as_array).into_iter().flatten() {
+    for m in body
+        .get("messages")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         match str_of(m, "role") {
             "user" => {
                 let blocks = match m.get("content") {
@@ -195,7 +206,12 @@ pub fn chat(body: &Value) -> Vec<Message> {
                 if !text.is_empty() {
                     blocks.push(ContentBlock::text(text));
                 }
-                for call in m.get("tool_calls").and_then(Value::as_array).into_iter().flatten() {
+                for call in m
+                    .get("tool_calls")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
                     let function = call.get("function").unwrap_or(&Value::Null);
                     blocks.push(ContentBlock::tool_use(
                         str_of(call, "id"),

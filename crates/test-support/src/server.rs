@@ -11,8 +11,8 @@ use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
 use axum::response::Response;
 use bytes::Bytes;
 use serde_json::{Value, json};
-use subagent_model::scenario::{Action, Gate, Gates, HttpErrorSpec, Scenarios};
 use subagent_model::scenario::check_invariants;
+use subagent_model::scenario::{Action, Gate, Gates, HttpErrorSpec, Scenarios};
 use subagent_session::Message;
 use tokio::sync::watch;
 
@@ -218,7 +218,8 @@ pub(crate) async fn handle(state: Arc<State>, request: Request) -> Response {
         }
     }
     if let Some(error) = &plan.http_error {
-        let status = StatusCode::from_u16(error.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let status =
+            StatusCode::from_u16(error.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         let mut response = json_response(status, &error_body(protocol, error));
         if let Some(after) = error.retry_after
             && let Ok(value) = HeaderValue::from_str(&after.to_string())
@@ -234,7 +235,10 @@ pub(crate) async fn handle(state: Arc<State>, request: Request) -> Response {
     let chunks = encode(protocol, &plan, model, messages.len());
     let mut response = Response::new(Body::from_stream(body_stream(state, chunks)));
     let headers = response.headers_mut();
-    headers.insert("content-type", HeaderValue::from_static("text/event-stream"));
+    headers.insert(
+        "content-type",
+        HeaderValue::from_static("text/event-stream"),
+    );
     headers.insert("cache-control", HeaderValue::from_static("no-cache"));
     response
 }

@@ -111,7 +111,11 @@ async fn tool_call_arguments_in_many_fragments() {
                 _ => None,
             })
             .collect();
-        assert!(fragments.len() >= 9, "{kind:?}: {} fragments", fragments.len());
+        assert!(
+            fragments.len() >= 9,
+            "{kind:?}: {} fragments",
+            fragments.len()
+        );
         let joined: serde_json::Value = serde_json::from_str(&fragments.concat()).unwrap();
         assert_eq!(joined, expected, "{kind:?}");
         let end = events
@@ -167,7 +171,9 @@ async fn parallel_tool_calls_round_trip() {
             Role::User,
             calls
                 .iter()
-                .map(|(id, _, input)| ContentBlock::tool_result(id.clone(), format!("contents of {input}"), false))
+                .map(|(id, _, input)| {
+                    ContentBlock::tool_result(id.clone(), format!("contents of {input}"), false)
+                })
                 .collect(),
         ));
         let second = collect(model.stream(req, CancellationToken::new()).await.unwrap())
@@ -183,7 +189,9 @@ async fn parallel_tool_calls_round_trip() {
         .collect();
     assert_eq!(
         steps,
-        [0, 1, 0, 1, 0, 1].map(|s| ("parallel".to_owned(), s)).to_vec()
+        [0, 1, 0, 1, 0, 1]
+            .map(|s| ("parallel".to_owned(), s))
+            .to_vec()
     );
 }
 

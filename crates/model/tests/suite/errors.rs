@@ -39,7 +39,11 @@ async fn http_error_classes_carry_the_server_message() {
         ("rate", "MODEL_RATE_LIMITED", "slow down please"),
         ("overloaded", "MODEL_OVERLOADED", "Overloaded"),
         ("internal", "MODEL_OVERLOADED", "fake internal"),
-        ("bad", "MODEL_BAD_REQUEST", "fake bad request: tools.0 is wrong"),
+        (
+            "bad",
+            "MODEL_BAD_REQUEST",
+            "fake bad request: tools.0 is wrong",
+        ),
         ("model", "MODEL_BAD_REQUEST", "model: bogus-model-9"),
         ("context", "MODEL_CONTEXT_TOO_LONG", "prompt is too long"),
     ];
@@ -112,7 +116,11 @@ async fn a_stream_cut_midway_is_an_error_never_partial_success() {
             .unwrap();
         assert!(collect(stream).await.is_err(), "{kind:?}");
     }
-    assert_eq!(server.dropped_streams(), 0, "scripted cuts are not client drops");
+    assert_eq!(
+        server.dropped_streams(),
+        0,
+        "scripted cuts are not client drops"
+    );
 }
 
 #[tokio::test]
@@ -190,7 +198,9 @@ async fn no_matching_scenario_is_a_clear_error() {
             .unwrap();
         assert_eq!(error.code(), "MODEL_BAD_REQUEST");
         assert!(
-            error.to_string().contains("no scenario matches the prompt \"something else\""),
+            error
+                .to_string()
+                .contains("no scenario matches the prompt \"something else\""),
             "{error}"
         );
     }

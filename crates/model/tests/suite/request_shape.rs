@@ -22,7 +22,10 @@ fn conversation() -> ModelRequest {
                     ContentBlock::tool_use("call_1", "ls", json!({"path": "."})),
                 ],
             ),
-            Message::new(Role::User, vec![ContentBlock::tool_result("call_1", "a.txt\nb.txt", false)]),
+            Message::new(
+                Role::User,
+                vec![ContentBlock::tool_result("call_1", "a.txt\nb.txt", false)],
+            ),
         ],
     );
     request.system = Some("You are terse.".into());
@@ -58,7 +61,10 @@ async fn recorded_body(kind: ModelKind, request: ModelRequest) -> Value {
 async fn anthropic_marks_the_stable_prefix_for_caching() {
     let body = recorded_body(ModelKind::Anthropic, conversation()).await;
     let eph = json!({"type": "ephemeral"});
-    assert_eq!(body["system"], json!([{"type": "text", "text": "You are terse.", "cache_control": eph}]));
+    assert_eq!(
+        body["system"],
+        json!([{"type": "text", "text": "You are terse.", "cache_control": eph}])
+    );
     let tools = body["tools"].as_array().unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
     assert_eq!(names, ["ls", "read_file", "grep"]);
@@ -78,14 +84,26 @@ async fn anthropic_marks_the_stable_prefix_for_caching() {
 #[tokio::test]
 async fn responses_sends_function_call_items() {
     let mut request = conversation();
-    request.output_schema = Some(json!({"type": "object", "properties": {"n": {"type": "integer"}}}));
+    request.output_schema =
+        Some(json!({"type": "object", "properties": {"n": {"type": "integer"}}}));
     let body = recorded_body(ModelKind::OpenaiResponses, request).await;
     assert_eq!(body["instructions"], json!("You are terse."));
     let input = body["input"].as_array().unwrap();
     let types: Vec<&str> = input.iter().map(|i| i["type"].as_str().unwrap()).collect();
-    assert_eq!(types, ["message", "message", "function_call", "function_call_output"]);
+    assert_eq!(
+        types,
+        [
+            "message",
+            "message",
+            "function_call",
+            "function_call_output"
+        ]
+    );
     assert_eq!(input[2]["arguments"], json!("{\"path\":\".\"}"));
-    assert_eq!(input[3], json!({"type": "function_call_output", "call_id": "call_1", "output": "a.txt\nb.txt"}));
+    assert_eq!(
+        input[3],
+        json!({"type": "function_call_output", "call_id": "call_1", "output": "a.txt\nb.txt"})
+    );
     assert_eq!(body["text"]["format"]["type"], json!("json_schema"));
     assert_eq!(body["tools"][0]["type"], json!("function"));
 }
@@ -94,9 +112,15 @@ async fn responses_sends_function_call_items() {
 async fn chat_sends_tool_messages() {
     let body = recorded_body(ModelKind::OpenaiChat, conversation()).await;
     let messages = body["messages"].as_array().unwrap();
-    let roles: Vec<&str> = messages.iter().map(|m| m["role"].as_str().unwrap()).collect();
+    let roles: Vec<&str> = messages
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
     assert_eq!(roles, ["system", "user", "assistant", "tool"]);
-    assert_eq!(messages[2]["tool_calls"][0]["function"]["name"], json!("ls"));
+    assert_eq!(
+        messages[2]["tool_calls"][0]["function"]["name"],
+        json!("ls")
+    );
     assert_eq!(messages[3]["tool_call_id"], json!("call_1"));
     assert_eq!(body["stream_options"], json!({"include_usage": true}));
 }
@@ -124,8 +148,10 @@ fn bodies_are_byte_stable() {
     let mut longer = request.clone();
     longer.messages.push(Message::assistant("more"));
     longer.messages.push(Message::user("again"));
-    let short = String::from_utf8(subagent_model::anthropic::request_body(&request).unwrap()).unwrap();
-    let long = String::from_utf8(subagent_model::anthropic::request_body(&longer).unwrap()).unwrap();
+    let short =
+        String::from_utf8(subagent_model::anthropic::request_body(&request).unwrap()).unwrap();
+    let long =
+        String::from_utf8(subagent_model::anthropic::request_body(&longer).unwrap()).unwrap();
     let prefix = |s: &str| s[..s.find("\"messages\"").unwrap()].to_owned();
     assert_eq!(prefix(&short), prefix(&long));
     let _ = KINDS;

@@ -29,15 +29,25 @@ async fn transient_errors_are_retried_before_the_first_byte() {
     for kind in KINDS {
         let server = FakeServer::from_yaml(SCENARIOS).await.unwrap();
         let model = build(&with_retries(&server.url(), kind, 2));
-        let response = collect(model.stream(request("flaky"), CancellationToken::new()).await.unwrap())
-            .await
-            .unwrap();
+        let response = collect(
+            model
+                .stream(request("flaky"), CancellationToken::new())
+                .await
+                .unwrap(),
+        )
+        .await
+        .unwrap();
         assert_eq!(response.message.text(), "finally", "{kind:?}");
         assert_eq!(server.model_requests().len(), 3, "{kind:?}");
 
-        let response = collect(model.stream(request("limited"), CancellationToken::new()).await.unwrap())
-            .await
-            .unwrap();
+        let response = collect(
+            model
+                .stream(request("limited"), CancellationToken::new())
+                .await
+                .unwrap(),
+        )
+        .await
+        .unwrap();
         assert_eq!(response.message.text(), "ok", "{kind:?}");
         assert_eq!(server.model_requests().len(), 5, "{kind:?}");
     }
@@ -78,9 +88,16 @@ async fn never_resent_once_output_began() {
     for kind in KINDS {
         let server = FakeServer::from_yaml(SCENARIOS).await.unwrap();
         let model = build(&with_retries(&server.url(), kind, 3));
-        let stream = model.stream(request("cut"), CancellationToken::new()).await.unwrap();
+        let stream = model
+            .stream(request("cut"), CancellationToken::new())
+            .await
+            .unwrap();
         let error = collect(stream).await.unwrap_err();
         assert_eq!(error.code(), "MODEL_NETWORK", "{kind:?}: {error}");
-        assert_eq!(server.model_requests().len(), 1, "{kind:?}: the cut stream was re-sent");
+        assert_eq!(
+            server.model_requests().len(),
+            1,
+            "{kind:?}: the cut stream was re-sent"
+        );
     }
 }

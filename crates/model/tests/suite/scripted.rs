@@ -5,7 +5,7 @@ use std::time::Duration;
 use pretty_assertions::assert_eq;
 use serde_json::json;
 use subagent_model::{
-    Error, Model, ModelConfig, ModelEvent, ModelKind, ScriptedModel, Scenarios, build_with_env,
+    Error, Model, ModelConfig, ModelEvent, ModelKind, Scenarios, ScriptedModel, build_with_env,
     collect,
 };
 use subagent_session::{ContentBlock, Message, Role, StopReason};
@@ -99,14 +99,20 @@ async fn delays_follow_tokio_time() {
 async fn gates_and_cancel() {
     let model = scripted();
     let cancel = CancellationToken::new();
-    let mut stream = model.stream(request("gated"), cancel.clone()).await.unwrap();
+    let mut stream = model
+        .stream(request("gated"), cancel.clone())
+        .await
+        .unwrap();
     use futures::StreamExt;
     assert_eq!(
         stream.next().await.unwrap().unwrap(),
         ModelEvent::TextDelta { text: "one".into() }
     );
     cancel.cancel();
-    assert!(matches!(stream.next().await.unwrap(), Err(Error::Cancelled)));
+    assert!(matches!(
+        stream.next().await.unwrap(),
+        Err(Error::Cancelled)
+    ));
     assert!(stream.next().await.is_none());
 
     let stream = model
@@ -121,8 +127,8 @@ async fn gates_and_cancel() {
 
 #[tokio::test]
 async fn offline_demo_is_the_default_scripted_config() {
-    let model = build_with_env(&ModelConfig::new(ModelKind::Scripted, "offline"), |_| None)
-        .unwrap();
+    let model =
+        build_with_env(&ModelConfig::new(ModelKind::Scripted, "offline"), |_| None).unwrap();
     assert!(model.describe().contains("offline"));
     let response = collect(
         model

@@ -22,7 +22,12 @@ const SCENARIOS: &str = r#"
   steps: [{text: "before", wait_gate_mid: go}]
 "#;
 
-fn short(url: &str, kind: subagent_model::ModelKind, first_byte_ms: u64, idle_ms: u64) -> subagent_model::ModelConfig {
+fn short(
+    url: &str,
+    kind: subagent_model::ModelKind,
+    first_byte_ms: u64,
+    idle_ms: u64,
+) -> subagent_model::ModelConfig {
     let mut c = config(url, kind);
     c.timeouts.first_byte_ms = first_byte_ms;
     c.timeouts.idle_ms = idle_ms;
@@ -46,7 +51,13 @@ async fn first_byte_timeout() {
             .err()
             .unwrap();
         assert!(
-            matches!(error, Error::Timeout { kind: TimeoutKind::FirstByte, .. }),
+            matches!(
+                error,
+                Error::Timeout {
+                    kind: TimeoutKind::FirstByte,
+                    ..
+                }
+            ),
             "{kind:?}: {error:?}"
         );
         assert_eq!(error.code(), "MODEL_TIMEOUT");
@@ -72,7 +83,13 @@ async fn idle_timeout_after_the_stream_started() {
         };
         assert_eq!(text, "first words", "{kind:?}");
         assert!(
-            matches!(error, Error::Timeout { kind: TimeoutKind::Idle, .. }),
+            matches!(
+                error,
+                Error::Timeout {
+                    kind: TimeoutKind::Idle,
+                    ..
+                }
+            ),
             "{kind:?}: {error:?}"
         );
         assert!(stream.next().await.is_none());

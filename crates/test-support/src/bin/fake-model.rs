@@ -76,13 +76,19 @@ async fn main() -> ExitCode {
     if let Some(file) = &args.port_file {
         // Write then rename, so a reader never sees a half-written port.
         let tmp = file.with_extension("tmp");
-        if let Err(e) = std::fs::write(&tmp, format!("{port}\n")).and_then(|()| std::fs::rename(&tmp, file)) {
+        if let Err(e) =
+            std::fs::write(&tmp, format!("{port}\n")).and_then(|()| std::fs::rename(&tmp, file))
+        {
             eprintln!("fake-model: cannot write {}: {e}", file.display());
             return ExitCode::FAILURE;
         }
     }
     println!("{port}");
-    eprintln!("fake-model: serving {} on {}", args.scenario.display(), server.url());
+    eprintln!(
+        "fake-model: serving {} on {}",
+        args.scenario.display(),
+        server.url()
+    );
     let _ = tokio::signal::ctrl_c().await;
     ExitCode::SUCCESS
 }

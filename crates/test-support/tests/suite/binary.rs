@@ -8,7 +8,11 @@ async fn fake_model_binary_serves_until_killed() {
     let dir = std::env::temp_dir().join(format!("fake-model-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let scenario = dir.join("s.yaml");
-    std::fs::write(&scenario, "- match: \".*\"\n  steps: [{text: \"hi from fake\"}]\n").unwrap();
+    std::fs::write(
+        &scenario,
+        "- match: \".*\"\n  steps: [{text: \"hi from fake\"}]\n",
+    )
+    .unwrap();
     let port_file = dir.join("port");
     let mut child = Command::new(env!("CARGO_BIN_EXE_fake-model"))
         .arg("--scenario")
@@ -31,8 +35,10 @@ async fn fake_model_binary_serves_until_killed() {
     );
     let text = reqwest::Client::new()
         .post(format!("http://127.0.0.1:{port}/v1/messages?beta=true"))
-        .json(&serde_json::json!({"model": "m", "max_tokens": 10, "stream": true,
-            "messages": [{"role": "user", "content": "hello"}]}))
+        .json(
+            &serde_json::json!({"model": "m", "max_tokens": 10, "stream": true,
+            "messages": [{"role": "user", "content": "hello"}]}),
+        )
         .send()
         .await
         .unwrap()

@@ -90,7 +90,10 @@ async fn claude_round_trip_matches_the_prompt_not_system_text() {
         .unwrap();
     let id = tool["content_block"]["id"].as_str().unwrap().to_owned();
     assert!(id.starts_with("toolu_"));
-    let stop = events.iter().find(|e| e["type"] == "message_delta").unwrap();
+    let stop = events
+        .iter()
+        .find(|e| e["type"] == "message_delta")
+        .unwrap();
     assert_eq!(stop["delta"]["stop_reason"], json!("tool_use"));
 
     let second = claude_body(vec![
@@ -144,7 +147,12 @@ async fn codex_round_trip_with_custom_and_namespaced_calls() {
         .collect();
     assert_eq!(items[0]["type"], json!("custom_tool_call"));
     assert_eq!(items[0]["name"], json!("apply_patch"));
-    assert!(items[0]["input"].as_str().unwrap().starts_with("*** Begin Patch"));
+    assert!(
+        items[0]["input"]
+            .as_str()
+            .unwrap()
+            .starts_with("*** Begin Patch")
+    );
     assert_eq!(items[1]["type"], json!("function_call"));
     assert_eq!(items[1]["namespace"], json!("multi_agent_v1"));
     let (patch_id, spawn_id) = (
@@ -188,12 +196,25 @@ async fn invariant_violations_are_reported() {
     // The fallback has no step 2 (a 400 answer); the violations are recorded all the same.
     let (status, text) = post(&url, &body).await;
     assert_eq!(status, 400);
-    assert!(text.contains("has 1 step(s) but the conversation asks for step 2"), "{text}");
+    assert!(
+        text.contains("has 1 step(s) but the conversation asks for step 2"),
+        "{text}"
+    );
     let violations = server.violations();
     assert_eq!(violations.len(), 3, "{violations:#?}");
-    assert!(violations[0].contains("is empty") || violations.iter().any(|v| v.contains("is empty")));
-    assert!(violations.iter().any(|v| v.contains("tool result c2 answers no tool call")));
-    assert!(violations.iter().any(|v| v.contains("tool call x (c1) is not answered")));
+    assert!(
+        violations[0].contains("is empty") || violations.iter().any(|v| v.contains("is empty"))
+    );
+    assert!(
+        violations
+            .iter()
+            .any(|v| v.contains("tool result c2 answers no tool call"))
+    );
+    assert!(
+        violations
+            .iter()
+            .any(|v| v.contains("tool call x (c1) is not answered"))
+    );
 }
 
 #[tokio::test]
