@@ -1,0 +1,156 @@
+//! The provider's configuration (a preset's `config:` block).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// Claude Code's `--permission-mode`. Our names (`accept-edits`, `dont-ask`, `bypass`) are
+/// accepted as aliases.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[non_exhaustive]
+pub enum PermissionMode {
+    /// `default`: in `-p` mode tools that would ask are denied.
+    #[serde(rename = "default")]
+    Default,
+    /// `acceptEdits`: file edits inside the cwd (and `--add-dir`s) are allowed.
+    #[serde(rename = "acceptEdits", alias = "accept-edits")]
+    AcceptEdits,
+    /// `plan`: read-only.
+    #[serde(rename = "plan")]
+    Plan,
+    /// `dontAsk` (the default): whatever is not pre-approved (`allowed_tools`) is denied.
+    #[default]
+    #[serde(rename = "dontAsk", alias = "dont-ask")]
+    DontAsk,
+    /// `auto`.
+    #[serde(rename = "auto")]
+    Auto,
+    /// `bypassPermissions`: everything allowed. As root Claude Code needs `IS_SANDBOX=1`.
+    #[serde(rename = "bypassPermissions", alias = "bypass")]
+    BypassPermissions,
+}
+
+impl PermissionMode {
+    /// The value of `--permission-mode`.
+    pub fn as_flag(self) -> &'static str {
+        match self {
+            Self::Default => "default",
+            Self::AcceptEdits => "acceptEdits",
+            Self::Plan => "plan",
+            Self::DontAsk => "dontAsk",
+            Self::Auto => "auto",
+            Self::BypassPermissions => "bypassPermissions",
+        }
+    }
+}
+
+/// How a `claude-code` provider runs the CLI.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct ClaudeCodeConfig {
+    /// The `claude` executable: a bare name is looked up on `PATH` (default `claude`).
+    pub binary: PathBuf,
+    /// `--permission-mode` (default `dontAsk`).
+    pub permission_mode: PermissionMode,
+    /// Tools pre-approved with `--allowedTools` (e.g. `Bash`, `Bash(git:*)`, `Write`): they run
+    /// without asking. This is permission, not visibility (the request's tool filter decides
+    /// which tools the child sees).
+    pub allowed_tools: Vec<String>,
+    /// Variables set in the child (e.g. `ANTHROPIC_BASE_URL`, `ANTHROPIC_API_KEY`, `HOME`,
+    /// `CLAUDE_CONFIG_DIR`). Set variables win over everything.
+    pub env: BTreeMap<String, String>,
+    /// Variables of ours the scrub would withhold but the child may see (e.g.
+    /// `ANTHROPIC_API_KEY`, `CLAUDE_CONFIG_DIR`).
+    pub pass_env: Vec<String>,
+    /// `CLAUDE_CODE_MAX_RETRIES` (default 0: claude's own default retries 401/5xx ten times with
+    /// backoff for minutes).
+    pub max_retries: u32,
+    /// Sets `CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1`, `DISABLE_TELEMETRY=1`,
+    /// `DISABLE_ERROR_REPORTING=1` and `DISABLE_AUTOUPDATER=1` (default on: the only traffic left
+    /// is to the model endpoint).
+    pub disable_nonessential_traffic: bool,
+    /// Overall limit of one run, in seconds (default none).
+    pub timeout_secs: Option<u64>,
+    /// Stop a run whose stdout stays silent this long, in seconds (default 600; a long tool call
+    /// is silent too). `null` disables it.
+    pub idle_timeout_secs: Option<u64>,
+    /// Time between SIGINT and SIGKILL of the whole tree, in milliseconds (default 5000).
+    pub grace_ms: u64,
+    /// Arguments added after ours (e.g. `--bare`, `--add-dir`, `/some/dir`).
+    pub extra_args: Vec<String>,
+}
+
+impl Default for ClaudeCodeConfig {
+    fn default() -> Self {
+        Self {
+            binary: PathBuf::from("claude"),
+            permission_mode: PermissionMode::DontAsk,
+            allowed_tools: Vec::new(),
+            env: BTreeMap::new(),
+            pass_env: Vec::new(),
+            max_retries: 0,
+            disable_nonessential_traffic: true,
+            timeout_secs: None,
+            idle_timeout_secs: Some(600),
+            grace_ms: 5000,
+            extra_args: Vec::new(),
+        }
+    }
+}
+
+impl ClaudeCodeConfig {
+    /// The overall timeout.
+    pub fn timeout(&self) -> Option<Duration> {
+        self.timeout_secs.map(Duration::from_secs)
+    }
+
+    /// The idle-output timeout.
+    pub fn idle_timeout(&self) -> Option<Duration> {
+        self.idle_timeout_secs.map(Duration::from_secs)
+    }
+
+    /// The grace period.
+    pub fn grace(&self) -> Duration {
+        Duration::from_millis(self.grace_ms)
+    }
+
+    /// Checks what serde cannot.
+    pub fn validate(&self) -> crate::Result<()> {
+        if self.binary.as_os_str().is_empty() {
+            return Err(crate::Error::Config("`binary` is empty".into()));
+        }
+        if self.idle_timeout_secs == Some(0) || self.timeout_secs == Some(0) {
+            return Err(crate::Error::Config(
+                "timeouts must be at least one second (or null for none)".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_and_aliases() {
+        let config: ClaudeCodeConfig = serde_json::from_value(serde_json::json!({
+            "permission_mode": "accept-edits",
+        }))
+        .unwrap_or_default();
+        assert_eq!(config.permission_mode, PermissionMode::AcceptEdits);
+        assert_eq!(config.binary, PathBuf::from("claude"));
+        assert!(config.disable_nonessential_traffic);
+        assert_eq!(config.max_retries, 0);
+        let mode: PermissionMode =
+            serde_json::from_value(serde_json::json!("bypassPermissions")).unwrap_or_default();
+        assert_eq!(mode, PermissionMode::BypassPermissions);
+        assert!(
+            serde_json::from_value::<ClaudeCodeConfig>(serde_json::json!({"bogus": 1})).is_err()
+        );
+    }
+}

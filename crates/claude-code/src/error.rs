@@ -1,0 +1,122 @@
+//! The crate's one error type, and how it becomes the seam's [`subagent_core::Error`].
+
+use std::path::PathBuf;
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// How to install the pinned CLI, part of every "not found" message.
+pub const INSTALL_HINT: &str = "install it with `cargo xtask install-clis` (into target/clis) or \
+`npm install -g @anthropic-ai/claude-code@2.1.197`, or set `binary` in the provider's config to \
+its path";
+
+/// What can go wrong before a `claude` child exists.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The provider's config is invalid. Returned by the factory's `build` and by
+    /// `ClaudeCodeProvider::new`; becomes `INVALID_ARGUMENTS`. Retrying does not help until the
+    /// config is fixed.
+    #[error("invalid claude-code provider config: {0}")]
+    Config(String),
+    /// A request field cannot be mapped onto the CLI (a relative cwd, a schema that is not
+    /// JSON…). Returned by `start`; becomes `INVALID_ARGUMENTS`.
+    #[error("{0}")]
+    Request(String),
+    /// The session asked to resume belongs to another provider or another directory. Returned by
+    /// `start`; becomes `NOT_RESUMABLE`. Claude Code keys sessions by cwd, so resuming elsewhere
+    /// cannot work.
+    #[error("{0}")]
+    NotResumable(String),
+    /// `bypassPermissions` while running as root without `IS_SANDBOX=1`: Claude Code refuses it
+    /// ("--dangerously-skip-permissions cannot be used with root/sudo privileges"). Returned by
+    /// `start`; becomes `SPAWN_FAILED`. Retrying helps once the config sets `IS_SANDBOX=1` in
+    /// `env` (only inside a real sandbox) or picks another permission mode.
+    #[error(
+        "Claude Code refuses permission mode bypassPermissions when running as root \
+         (\"--dangerously-skip-permissions cannot be used with root/sudo privileges\"); set \
+         IS_SANDBOX=1 in the provider's `env` if this really is a sandbox, or use another \
+         permission_mode (acceptEdits, dontAsk, …)"
+    )]
+    BypassAsRoot,
+    /// The `claude` executable was not found. Returned by `start`; becomes `SPAWN_FAILED`.
+    /// Retrying helps once the CLI is installed.
+    #[error("the claude CLI was not found ({tried}); {INSTALL_HINT}", tried = tried_text(program, searched))]
+    NotFound {
+        /// The path or name tried.
+        program: PathBuf,
+        /// The `PATH` directories searched for a bare name.
+        searched: Vec<PathBuf>,
+    },
+    /// The child could not be started for another reason (not executable, bad cwd, OS
+    /// refusal). Returned by `start`; becomes `SPAWN_FAILED`.
+    #[error("could not start claude: {0}")]
+    Spawn(#[source] subagent_process::Error),
+}
+
+fn tried_text(program: &std::path::Path, searched: &[PathBuf]) -> String {
+    if searched.is_empty() {
+        format!("tried {}", program.display())
+    } else {
+        let dirs = searched
+            .iter()
+            .map(|d| d.display().to_string())
+            .collect::<Vec<_>>()
+            .join(":");
+        format!("tried `{}` on PATH {dirs}", program.display())
+    }
+}
+
+impl From<subagent_process::Error> for Error {
+    fn from(error: subagent_process::Error) -> Self {
+        match error {
+            subagent_process::Error::NotFound { program, searched } => {
+                Self::NotFound { program, searched }
+            }
+            subagent_process::Error::InvalidCwd { .. } => Self::Request(error.to_string()),
+            other => Self::Spawn(other),
+        }
+    }
+}
+
+impl From<Error> for subagent_core::Error {
+    fn from(error: Error) -> Self {
+        match error {
+            Error::Config(_) | Error::Request(_) => {
+                subagent_core::Error::invalid(error.to_string())
+            }
+            Error::NotResumable(message) => subagent_core::Error::NotResumable { message },
+            _ => subagent_core::Error::spawn_failed(error.to_string()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use subagent_core::ErrorCode;
+
+    #[test]
+    fn not_found_names_the_path_and_how_to_install() {
+        let error: subagent_core::Error = Error::from(subagent_process::Error::NotFound {
+            program: "/opt/none/claude".into(),
+            searched: Vec::new(),
+        })
+        .into();
+        assert_eq!(error.code(), ErrorCode::SpawnFailed);
+        let text = error.to_string();
+        assert!(text.contains("tried /opt/none/claude"), "{text}");
+        assert!(text.contains("cargo xtask install-clis"), "{text}");
+        assert!(
+            text.contains("npm install -g @anthropic-ai/claude-code@2.1.197"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn bypass_as_root_says_is_sandbox() {
+        let error: subagent_core::Error = Error::BypassAsRoot.into();
+        assert_eq!(error.code(), ErrorCode::SpawnFailed);
+        assert!(error.to_string().contains("IS_SANDBOX=1"));
+    }
+}

@@ -1,0 +1,186 @@
+//! `subagent-claude-code`: the Claude Code CLI (`claude` 2.1.197) as a subagent provider.
+//!
+//! Owns mapping a [`StartRequest`] onto one `claude -p --output-format stream-json --verbose`
+//! child (run through `subagent-process` in the parent's cwd, the prompt on stdin, a scrubbed
+//! environment plus the configured variables), reading its stream-json events into
+//! [`RunEvent`]s and its end into an [`Outcome`]; and the [`ClaudeCodeFactory`] (kind
+//! `claude-code`) that builds providers from a preset's config ([`ClaudeCodeConfig`]).
+//! Deliberately not here: owning processes (`subagent-process` does), any model client, gating
+//! (the registry refuses what [`CAPABILITIES`] does not declare), and installing the CLI
+//! (`cargo xtask install-clis`).
+//!
+//! # Mapping
+//!
+//! | request | claude |
+//! |---|---|
+//! | prompt | stdin (then EOF): no argv size limit, never read as a flag |
+//! | `parent.cwd` | the child's cwd (claude has no `--cwd`) |
+//! | `model` | `--model` |
+//! | `max_turns` | `--max-turns`; `result/error_max_turns` → `max_turns` |
+//! | `persona` | `--append-system-prompt` |
+//! | `tool_filter` | allow → `--tools a,b` (exact list the model sees), deny → `--disallowedTools`; `*` patterns expand against [`KNOWN_TOOLS`] |
+//! | `output_schema` | `--json-schema`; `result.structured_output` (validated again here) → `Outcome.structured`; no structured output → `failed` |
+//! | `max_depth` | at the cap the child's own sub-agent tool is removed (`--disallowedTools Agent Task`) |
+//! | `resume` | `--resume ID` in the same cwd (claude keys sessions by cwd; another cwd is `NOT_RESUMABLE`) |
+//! | `cancel` | SIGINT to claude (it ends its tools and reports `error_during_execution`), grace, SIGKILL of the whole tree |
+//!
+//! Always: `--permission-mode` from config (default `dontAsk`; `bypassPermissions` as root needs
+//! `IS_SANDBOX=1`, refused up front with that advice otherwise), `CLAUDE_CODE_MAX_RETRIES`
+//! (default 0) and, by default, `CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1` and friends.
+//!
+//! Events: assistant text → `Text`, thinking → `Thinking`, `tool_use` → `ToolCall`,
+//! `tool_result` → `ToolResult`, nested agents' events carry `parent_tool_use_id`, `init`,
+//! retries and nested-agent task notices → `Progress`, the `result`'s usage → `Usage`.
+//! Success is a `result` with `is_error` false **and** exit code 0; anything else is `failed`
+//! with claude's own error text (model errors arrive as subtype `success` with `is_error` true).
+//! The outcome's `session` (claude's session id and the cwd) resumes the run.
+
+mod command;
+mod config;
+mod error;
+mod events;
+mod run;
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde_json::Value;
+use subagent_core::{
+    BuildContext, Capabilities, ProviderFactory, Run, StartRequest, SubagentProvider,
+};
+
+pub use command::{
+    AGENT_TOOLS, Invocation, KNOWN_TOOLS, at_depth_cap, build as build_command, tool_flags,
+};
+pub use config::{ClaudeCodeConfig, PermissionMode};
+pub use error::{Error, INSTALL_HINT, Result};
+pub use events::{ResultEvent, StreamState, TOOL_OUTPUT_LIMIT, usage_of};
+
+#[doc(no_inline)]
+pub use subagent_core::{Outcome, RunEvent};
+
+/// The provider kind, as written in a preset.
+pub const KIND: &str = "claude-code";
+
+/// What this provider honours: each flag is proven by an end-to-end test against the real CLI
+/// (`tests/suite/e2e*.rs`, feature `e2e`).
+pub const CAPABILITIES: Capabilities = {
+    let mut caps = Capabilities::NONE;
+    caps.output_schema = true;
+    caps.depth_limit = true;
+    caps.tool_filter = true;
+    caps.persona = true;
+    caps.model_override = true;
+    caps.max_turns = true;
+    caps.resume = true;
+    caps
+};
+
+/// Runs requests with the `claude` CLI.
+#[derive(Clone, Debug)]
+pub struct ClaudeCodeProvider {
+    name: String,
+    config: Arc<ClaudeCodeConfig>,
+}
+
+impl ClaudeCodeProvider {
+    /// A provider named `name`.
+    pub fn new(name: impl Into<String>, config: ClaudeCodeConfig) -> Result<Self> {
+        config.validate()?;
+        Ok(Self {
+            name: name.into(),
+            config: Arc::new(config),
+        })
+    }
+
+    /// Its config.
+    pub fn config(&self) -> &ClaudeCodeConfig {
+        &self.config
+    }
+
+    /// The invocation a request would run (for tests and `--dry-run`-style tooling).
+    pub fn invocation(&self, request: &StartRequest) -> Result<Invocation> {
+        let is_root = rustix::process::geteuid().is_root();
+        let sandbox = std::env::var("IS_SANDBOX").ok();
+        command::build(
+            &self.config,
+            request,
+            &self.name,
+            is_root,
+            sandbox.as_deref(),
+        )
+    }
+}
+
+#[async_trait]
+impl SubagentProvider for ClaudeCodeProvider {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        CAPABILITIES
+    }
+
+    async fn start(&self, request: StartRequest) -> subagent_core::Result<Run> {
+        if request.cancel.is_cancelled() {
+            return Err(subagent_core::Error::Cancelled);
+        }
+        let invocation = self.invocation(&request)?;
+        let plan = run::RunPlan {
+            provider: self.name.clone(),
+            invocation,
+            schema: request.output_schema.clone(),
+            timeout: self.config.timeout(),
+            idle_timeout: self.config.idle_timeout(),
+            grace: self.config.grace(),
+        };
+        let (sender, run) = Run::channel(&self.name, &request);
+        let process = run::spawn(&plan, sender.cancel_token().clone())?;
+        tracing::debug!(provider = %self.name, pid = process.pid(), "claude started");
+        tokio::spawn(run::drive(process, sender, plan));
+        Ok(run)
+    }
+}
+
+/// Builds `claude-code` providers from a preset's config.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ClaudeCodeFactory;
+
+impl ProviderFactory for ClaudeCodeFactory {
+    fn kind(&self) -> &str {
+        KIND
+    }
+
+    fn summary(&self) -> &str {
+        "runs the Claude Code CLI (`claude -p --output-format stream-json`) in the parent's directory"
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        CAPABILITIES
+    }
+
+    fn config_schema(&self) -> schemars::Schema {
+        schemars::schema_for!(ClaudeCodeConfig)
+    }
+
+    fn build(
+        &self,
+        name: &str,
+        config: &Value,
+        context: &BuildContext,
+    ) -> subagent_core::Result<Arc<dyn SubagentProvider>> {
+        let config = if config.is_null() {
+            Value::Object(serde_json::Map::new())
+        } else {
+            config.clone()
+        };
+        let mut config: ClaudeCodeConfig = serde_json::from_value(config)
+            .map_err(|e| subagent_core::Error::from(Error::Config(e.to_string())))?;
+        // A relative path with a directory part is relative to the preset, not to our cwd.
+        if config.binary.is_relative() && config.binary.components().count() > 1 {
+            config.binary = context.base_dir.join(&config.binary);
+        }
+        Ok(Arc::new(ClaudeCodeProvider::new(name, config)?))
+    }
+}

@@ -1,0 +1,382 @@
+//! Driving one `claude` child: spawn it through `subagent-process`, feed the prompt on stdin,
+//! turn its stream into events, and its end into an [`Outcome`].
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::Value;
+use subagent_core::{CancellationToken, Outcome, RunSender, SessionRef, StopReason};
+use subagent_process::{
+    Exit, Process, ProcessSpec, Signal, SignalTarget, StdinMode, StopCause, StopPolicy,
+};
+use tokio::io::AsyncWriteExt;
+
+use crate::Result;
+use crate::command::Invocation;
+use crate::events::StreamState;
+
+/// What `drive` needs besides the process.
+#[derive(Clone, Debug)]
+pub(crate) struct RunPlan {
+    pub provider: String,
+    pub invocation: Invocation,
+    pub schema: Option<Value>,
+    pub timeout: Option<Duration>,
+    pub idle_timeout: Option<Duration>,
+    pub grace: Duration,
+}
+
+/// Starts the child: stdin a pipe (the prompt, then EOF), SIGINT to the child alone to stop it
+/// (claude then ends its tools and reports `error_during_execution`), then SIGKILL to the tree.
+pub(crate) fn spawn(plan: &RunPlan, cancel: CancellationToken) -> Result<Process> {
+    let invocation = &plan.invocation;
+    let mut spec = ProcessSpec::new(&invocation.program, &invocation.cwd)
+        .args(&invocation.args)
+        .envs(invocation.env.iter().cloned())
+        .stdin(StdinMode::Piped)
+        .stop_policy(
+            StopPolicy::new(Signal::Interrupt)
+                .target(SignalTarget::Leader)
+                .grace(plan.grace),
+        )
+        .overall_timeout(plan.timeout)
+        .idle_timeout(plan.idle_timeout)
+        .cancel(cancel);
+    for name in &invocation.pass_env {
+        spec = spec.pass_env(name);
+    }
+    Ok(spec.spawn()?)
+}
+
+/// Runs the child to its end and finishes the run.
+pub(crate) async fn drive(mut process: Process, sender: RunSender, plan: RunPlan) {
+    if let Some(mut stdin) = process.take_stdin() {
+        let prompt = plan.invocation.prompt.clone();
+        tokio::spawn(async move {
+            // A child that dies early closes the pipe: its exit tells the story, not this error.
+            let _ = stdin.write_all(prompt.as_bytes()).await;
+            let _ = stdin.shutdown().await;
+        });
+    }
+    let mut state = StreamState::default();
+    let mut read_error = None;
+    loop {
+        match process.next_line().await {
+            Ok(Some(line)) => {
+                for event in state.on_line(&line) {
+                    sender.emit(event);
+                }
+            }
+            Ok(None) => break,
+            Err(error) => {
+                read_error = Some(error.to_string());
+                break;
+            }
+        }
+    }
+    let outcome = match process.wait().await {
+        Ok(exit) => outcome(&state, &exit, read_error.as_deref(), &plan),
+        Err(error) => Outcome::failed(format!("waiting for claude failed: {error}")),
+    };
+    sender.finish(outcome);
+}
+
+fn exit_text(exit: &Exit) -> String {
+    match (exit.code(), exit.signal()) {
+        (Some(code), _) => format!("exit code {code}"),
+        (None, Some(signal)) => format!("signal {signal}"),
+        _ => "an unknown status".to_owned(),
+    }
+}
+
+fn with_stderr(message: String, exit: &Exit) -> String {
+    let tail = exit.stderr_tail.trim();
+    if tail.is_empty() {
+        message
+    } else {
+        let hint = if tail.contains("cannot be used with root/sudo privileges") {
+            " (as root, bypassPermissions needs IS_SANDBOX=1 in the provider's env)"
+        } else {
+            ""
+        };
+        format!("{message}{hint}; stderr: {tail}")
+    }
+}
+
+/// How the run ended, from what the stream said and how the child exited. Success is a
+/// `result` with `is_error` false and exit code 0; anything else carries the CLI's own words.
+pub(crate) fn outcome(
+    state: &StreamState,
+    exit: &Exit,
+    read_error: Option<&str>,
+    plan: &RunPlan,
+) -> Outcome {
+    let mut outcome = decide(state, exit, read_error, plan);
+    if let Some(result) = &state.result {
+        outcome.usage = result.usage;
+    } else {
+        outcome.usage.tool_uses = state.tool_uses;
+    }
+    outcome.session = state.session_id.as_ref().map(|id| SessionRef {
+        provider: plan.provider.clone(),
+        id: id.clone(),
+        cwd: Some(plan.invocation.cwd.clone()),
+        transcript: None::<PathBuf>,
+    });
+    outcome
+}
+
+fn decide(state: &StreamState, exit: &Exit, read_error: Option<&str>, plan: &RunPlan) -> Outcome {
+    let partial = state.last_text.clone();
+    match exit.stopped {
+        Some(StopCause::Cancelled) => {
+            let mut outcome = Outcome::cancelled();
+            outcome.text = partial;
+            return outcome;
+        }
+        Some(cause @ (StopCause::OverallTimeout | StopCause::IdleTimeout)) => {
+            return failed(
+                partial,
+                with_stderr(format!("claude was stopped: {}", cause.describe()), exit),
+            );
+        }
+        _ => {}
+    }
+    if let Some(error) = read_error {
+        return failed(
+            partial,
+            with_stderr(format!("reading claude's output failed: {error}"), exit),
+        );
+    }
+    let Some(result) = &state.result else {
+        let mut message = format!("claude ended with {} without a result", exit_text(exit));
+        if let Some(error) = &state.assistant_error {
+            message = format!("{message}: {error}");
+        }
+        return failed(partial, with_stderr(message, exit));
+    };
+    let text = result.result.clone().unwrap_or_default();
+    let errors = result.errors.join("; ");
+    if result.subtype == "error_max_turns" {
+        let diagnostic = if errors.is_empty() {
+            "claude reached its turn limit".to_owned()
+        } else {
+            errors
+        };
+        return Outcome::with_status(StopReason::MaxTurns, partial, Some(diagnostic));
+    }
+    if result.is_error || result.subtype != "success" {
+        let mut message = [text.as_str(), errors.as_str()]
+            .into_iter()
+            .filter(|s| !s.is_empty())
+            .collect::<Vec<_>>()
+            .join("; ");
+        if message.is_empty() {
+            message = format!("claude reported an error ({})", result.subtype);
+        }
+        if let Some(status) = result.api_error_status {
+            message = format!("{message} (model API status {status})");
+        }
+        return failed(partial, message);
+    }
+    if exit.code() != Some(0) {
+        return failed(
+            text,
+            with_stderr(
+                format!("claude reported success but ended with {}", exit_text(exit)),
+                exit,
+            ),
+        );
+    }
+    match result.stop_reason.as_deref() {
+        Some("refusal") => {
+            return Outcome::with_status(
+                StopReason::Refused,
+                text,
+                Some("the model refused".into()),
+            );
+        }
+        Some("max_tokens") => {
+            return Outcome::with_status(
+                StopReason::MaxTokens,
+                text,
+                Some("the model reached its output token limit".into()),
+            );
+        }
+        _ => {}
+    }
+    let Some(schema) = &plan.schema else {
+        return Outcome::completed(text);
+    };
+    let Some(structured) = result.structured_output.clone() else {
+        return failed(
+            text,
+            "the output schema was not honoured: the model answered without calling the \
+             StructuredOutput tool"
+                .to_owned(),
+        );
+    };
+    if let Err(problem) = validate(schema, &structured) {
+        return failed(
+            text,
+            format!("the structured output does not match the schema: {problem}"),
+        );
+    }
+    let mut outcome = Outcome::completed(text);
+    outcome.structured = Some(structured);
+    outcome
+}
+
+fn failed(text: String, diagnostic: String) -> Outcome {
+    let mut outcome = Outcome::failed(diagnostic);
+    outcome.text = text;
+    outcome
+}
+
+fn validate(schema: &Value, value: &Value) -> std::result::Result<(), String> {
+    let validator =
+        jsonschema::validator_for(schema).map_err(|e| format!("invalid schema: {e}"))?;
+    let problems: Vec<String> = validator
+        .iter_errors(value)
+        .map(|e| e.to_string())
+        .take(5)
+        .collect();
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("; "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::process::ExitStatusExt;
+
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    use super::*;
+
+    fn plan(schema: Option<Value>) -> RunPlan {
+        RunPlan {
+            provider: "cc".into(),
+            invocation: Invocation {
+                program: "claude".into(),
+                args: vec![],
+                env: vec![],
+                pass_env: vec![],
+                cwd: "/tmp/p".into(),
+                prompt: "x".into(),
+            },
+            schema,
+            timeout: None,
+            idle_timeout: None,
+            grace: Duration::from_secs(1),
+        }
+    }
+
+    fn exit(code: i32, stopped: Option<StopCause>) -> Exit {
+        Exit {
+            status: std::process::ExitStatus::from_raw(code << 8),
+            stopped,
+            killed: false,
+            stderr_tail: String::new(),
+        }
+    }
+
+    fn state(lines: &[Value]) -> StreamState {
+        let mut state = StreamState::default();
+        for line in lines {
+            state.on_line(&line.to_string());
+        }
+        state
+    }
+
+    fn result(extra: Value) -> Value {
+        let mut base = json!({"type":"result","subtype":"success","is_error":false,"result":"ok","session_id":"s1"});
+        if let (Some(base), Some(extra)) = (base.as_object_mut(), extra.as_object()) {
+            base.extend(extra.clone());
+        }
+        base
+    }
+
+    #[test]
+    fn success_needs_is_error_false_and_exit_zero() {
+        let s = state(&[result(json!({}))]);
+        let o = outcome(&s, &exit(0, None), None, &plan(None));
+        assert_eq!((o.status, o.text.as_str()), (StopReason::Completed, "ok"));
+        assert_eq!(
+            o.session.map(|s| (s.id, s.cwd)),
+            Some(("s1".into(), Some("/tmp/p".into())))
+        );
+        let o = outcome(&s, &exit(1, None), None, &plan(None));
+        assert_eq!(o.status, StopReason::Failed);
+    }
+
+    #[test]
+    fn api_errors_come_as_success_with_is_error() {
+        let s = state(&[result(
+            json!({"is_error":true,"result":"API Error: 400 fake bad request","api_error_status":400}),
+        )]);
+        let o = outcome(&s, &exit(1, None), None, &plan(None));
+        assert_eq!(o.status, StopReason::Failed);
+        assert_eq!(
+            o.diagnostic.as_deref(),
+            Some("API Error: 400 fake bad request (model API status 400)")
+        );
+    }
+
+    #[test]
+    fn max_turns_and_cancel() {
+        let s = state(&[result(
+            json!({"subtype":"error_max_turns","is_error":true,"errors":["Reached maximum number of turns (1)"]}),
+        )]);
+        let o = outcome(&s, &exit(1, None), None, &plan(None));
+        assert_eq!(
+            (o.status, o.diagnostic.as_deref()),
+            (
+                StopReason::MaxTurns,
+                Some("Reached maximum number of turns (1)")
+            )
+        );
+        let s = state(&[result(
+            json!({"subtype":"error_during_execution","is_error":true}),
+        )]);
+        let o = outcome(&s, &exit(1, Some(StopCause::Cancelled)), None, &plan(None));
+        assert_eq!(o.status, StopReason::Cancelled);
+    }
+
+    #[test]
+    fn structured_output_is_required_and_validated() {
+        let schema =
+            json!({"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]});
+        let good = state(&[result(json!({"structured_output":{"n":3}}))]);
+        let o = outcome(&good, &exit(0, None), None, &plan(Some(schema.clone())));
+        assert_eq!(
+            (o.status, o.structured),
+            (StopReason::Completed, Some(json!({"n":3})))
+        );
+        let missing = state(&[result(json!({}))]);
+        let o = outcome(&missing, &exit(0, None), None, &plan(Some(schema.clone())));
+        assert_eq!(o.status, StopReason::Failed);
+        let wrong = state(&[result(json!({"structured_output":{"n":"x"}}))]);
+        let o = outcome(&wrong, &exit(0, None), None, &plan(Some(schema)));
+        assert_eq!(o.status, StopReason::Failed);
+    }
+
+    #[test]
+    fn no_result_reports_the_exit_and_stderr() {
+        let mut e = exit(1, None);
+        e.stderr_tail =
+            "Error: --dangerously-skip-permissions cannot be used with root/sudo privileges\n"
+                .into();
+        let o = outcome(&StreamState::default(), &e, None, &plan(None));
+        assert_eq!(o.status, StopReason::Failed);
+        let diagnostic = o.diagnostic.unwrap_or_default();
+        assert!(
+            diagnostic.contains("exit code 1 without a result"),
+            "{diagnostic}"
+        );
+        assert!(diagnostic.contains("IS_SANDBOX=1"), "{diagnostic}");
+    }
+}

@@ -1,0 +1,237 @@
+//! What every end-to-end test needs: the installed CLI, a fake model server, and a sandbox of
+//! temp dirs (HOME, CLAUDE_CONFIG_DIR, CLAUDE_CODE_TMPDIR, a project outside any git repo)
+//! passed to claude through the provider's config, never through this process's environment.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use futures::StreamExt;
+use serde_json::Value;
+use subagent_claude_code::{ClaudeCodeConfig, ClaudeCodeProvider};
+use subagent_core::{Outcome, Run, RunEvent, StartRequest, StartRequestBuilder};
+use subagent_test_support::{FakeServer, RecordedRequest};
+use tempfile::TempDir;
+
+/// The scenarios of the suite: each test picks one by a marker word in its prompt.
+pub const SCENARIOS: &str = r#"
+- name: bash
+  match: "BASH-ROUND-TRIP"
+  steps:
+    - text: "Running it."
+      tool_calls:
+        - name: Bash
+          input: {command: "echo hello-from-bash > out.txt && cat out.txt", description: "write a file"}
+    - text: "The command printed hello-from-bash."
+- name: schema
+  match: "SCHEMA-WIDGET"
+  steps:
+    - tool_calls:
+        - name: StructuredOutput
+          input: {name: widget, n: 3}
+    - text: "done"
+- name: schema-ignored
+  match: "SCHEMA-IGNORED"
+  steps:
+    - text: "just text"
+    - text: "still just text"
+- name: turns
+  match: "MAX-TURNS"
+  steps:
+    - tool_calls: [{name: Bash, input: {command: "true", description: "one"}}]
+    - tool_calls: [{name: Bash, input: {command: "true", description: "two"}}]
+    - text: "never reached"
+- name: cancel
+  match: "CANCEL-MID-TOOL"
+  steps:
+    - tool_calls:
+        - name: Bash
+          input: {command: "sleep 3017 & echo $! > started.fifo; wait", description: "wait forever"}
+    - text: "should not get here"
+- name: model-error
+  match: "MODEL-ERROR"
+  steps:
+    - error: {status: 400, type: invalid_request_error, message: "fake bad request"}
+- name: remember
+  match: "REMEMBER"
+  steps: [{text: "I will remember 42."}]
+- name: recall
+  match: "RECALL"
+  steps: [{text: "You said 42."}]
+- name: hello
+  match: ".*"
+  steps: [{text: "hi from fake"}]
+"#;
+
+/// The installed claude (`cargo xtask install-clis`).
+pub fn claude_binary() -> PathBuf {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let binary = workspace.join("target/clis/node_modules/.bin/claude");
+    assert!(
+        binary.is_file(),
+        "the e2e tests need the claude CLI at {}; install it with `cargo xtask install-clis` or \
+         `npm install --prefix target/clis @anthropic-ai/claude-code@2.1.197`",
+        binary.display()
+    );
+    binary
+}
+
+/// Whether `dir` is inside a git work tree: a `.git` directory with a `HEAD`, or a `.git` file
+/// (a linked worktree), in it or any ancestor.
+pub fn inside_git_repo(dir: &Path) -> bool {
+    dir.ancestors()
+        .any(|d| d.join(".git/HEAD").is_file() || d.join(".git").is_file())
+}
+
+/// A fake server plus the temp dirs of one test.
+pub struct Harness {
+    pub server: FakeServer,
+    root: TempDir,
+}
+
+impl Harness {
+    pub async fn new() -> Self {
+        let server = FakeServer::from_yaml(SCENARIOS).await.unwrap();
+        let root = tempfile::Builder::new()
+            .prefix("subagent-claude-e2e-")
+            .tempdir()
+            .unwrap();
+        for dir in ["home", "home/.claude", "tmp", "project"] {
+            std::fs::create_dir(root.path().join(dir)).unwrap();
+        }
+        let harness = Self { server, root };
+        assert!(
+            !inside_git_repo(&harness.project()),
+            "the project dir {} must be outside any git repo",
+            harness.project().display()
+        );
+        harness
+    }
+
+    pub fn project(&self) -> PathBuf {
+        self.root.path().join("project")
+    }
+
+    /// The config every test starts from.
+    pub fn config(&self) -> ClaudeCodeConfig {
+        let dir = |name: &str| self.root.path().join(name).display().to_string();
+        ClaudeCodeConfig {
+            binary: claude_binary(),
+            env: [
+                ("HOME".to_owned(), dir("home")),
+                ("CLAUDE_CONFIG_DIR".to_owned(), dir("home/.claude")),
+                ("CLAUDE_CODE_TMPDIR".to_owned(), dir("tmp")),
+                ("ANTHROPIC_BASE_URL".to_owned(), self.server.url()),
+                ("ANTHROPIC_API_KEY".to_owned(), "dummy".to_owned()),
+            ]
+            .into(),
+            grace_ms: 5000,
+            idle_timeout_secs: Some(60),
+            timeout_secs: Some(120),
+            ..ClaudeCodeConfig::default()
+        }
+    }
+
+    pub fn provider(&self, adjust: impl FnOnce(&mut ClaudeCodeConfig)) -> ClaudeCodeProvider {
+        let mut config = self.config();
+        adjust(&mut config);
+        ClaudeCodeProvider::new("claude", config).unwrap()
+    }
+
+    pub fn request(&self, prompt: &str) -> StartRequestBuilder {
+        StartRequest::builder(prompt).cwd(self.project())
+    }
+
+    /// The model requests so far (`POST /v1/messages`).
+    pub fn model_requests(&self) -> Vec<RecordedRequest> {
+        self.server.model_requests()
+    }
+}
+
+/// Collects every event and the outcome of a run.
+pub async fn finish(mut run: Run) -> (Vec<RunEvent>, Outcome) {
+    let events = run.take_events().unwrap();
+    let collected = tokio::spawn(events.collect::<Vec<_>>());
+    let outcome = tokio::time::timeout(Duration::from_secs(120), run.outcome())
+        .await
+        .expect("the run did not end within 120 s");
+    (collected.await.unwrap(), outcome)
+}
+
+/// The names of the tools a recorded request offered.
+pub fn tool_names(request: &RecordedRequest) -> Vec<String> {
+    request
+        .body
+        .as_ref()
+        .and_then(|b| b.get("tools"))
+        .and_then(Value::as_array)
+        .map(|tools| {
+            tools
+                .iter()
+                .filter_map(|t| t.get("name").and_then(Value::as_str).map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The system prompt text of a recorded request.
+pub fn system_text(request: &RecordedRequest) -> String {
+    match request.body.as_ref().and_then(|b| b.get("system")) {
+        Some(Value::String(text)) => text.clone(),
+        Some(Value::Array(blocks)) => blocks
+            .iter()
+            .filter_map(|b| b.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// Live (non-zombie) processes whose cwd is `dir` or below it, or whose command line contains
+/// `needle`.
+pub fn live_processes(dir: &Path, needle: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return found;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
+        else {
+            continue;
+        };
+        let proc_dir = entry.path();
+        let Ok(stat) = std::fs::read_to_string(proc_dir.join("stat")) else {
+            continue;
+        };
+        let state = stat
+            .rsplit_once(") ")
+            .and_then(|(_, rest)| rest.chars().next());
+        if state == Some('Z') || state == Some('X') {
+            continue;
+        }
+        let cmdline = std::fs::read(proc_dir.join("cmdline"))
+            .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+            .unwrap_or_default();
+        let in_dir = std::fs::read_link(proc_dir.join("cwd")).is_ok_and(|cwd| cwd.starts_with(dir));
+        if in_dir || cmdline.contains(needle) {
+            found.push(format!("{pid}: {cmdline}"));
+        }
+    }
+    found
+}
+
+/// The texts of the run's top-level `Text` events.
+pub fn texts(events: &[RunEvent]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            RunEvent::Text {
+                text,
+                parent_tool_use_id: None,
+            } => Some(text.clone()),
+            _ => None,
+        })
+        .collect()
+}
