@@ -1,4 +1,5 @@
-//! Project chores: `cargo xtask ci`, `cargo xtask test`, `cargo xtask bench`.
+//! Project chores: `cargo xtask ci`, `cargo xtask test`, `cargo xtask bench`,
+//! `cargo xtask install-clis` (the pinned product CLIs for the end-to-end tests, see `clis.rs`).
 //!
 //! `test` is the README's test command: it runs every test of the workspace (with nextest when it
 //! is installed, else `cargo test`). `ci` adds the format check and clippy with warnings denied.
@@ -8,11 +9,16 @@ use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 
+mod clis;
+
 const HELP: &str = "\
 cargo xtask <command>
 
 Commands:
-  test    run every test of the workspace (the README's test command)
+  test    install the pinned CLIs if missing, then run every test of the workspace,
+          the end-to-end tests against the real CLIs included (the README's test command)
+  install-clis
+          npm-install the pinned claude and codex CLIs into target/clis when missing
   ci      cargo fmt --check, clippy with warnings denied, then every test
   bench   run the divan benchmarks (results go into docs/performance.md by hand)
   help    this text
@@ -29,6 +35,7 @@ fn main() -> Result<()> {
             test(&root, &args[1..])
         }
         Some("bench") => bench(&root, &args[1..]),
+        Some("install-clis") => clis::install(&root),
         Some("help" | "-h" | "--help") | None => {
             print!("{HELP}");
             Ok(())
@@ -69,9 +76,12 @@ fn has_nextest() -> bool {
 }
 
 fn test(root: &Path, extra: &[String]) -> Result<()> {
+    clis::install(root)?;
+    let features = clis::E2E_FEATURES.join(",");
     if has_nextest() {
         let mut command = cargo();
         command.args(["nextest", "run", "--workspace", "--no-fail-fast"]);
+        command.args(["--features", &features]);
         command.args(extra);
         run(root, command)?;
         // nextest does not run doctests.
@@ -81,6 +91,7 @@ fn test(root: &Path, extra: &[String]) -> Result<()> {
     } else {
         let mut command = cargo();
         command.args(["test", "--workspace", "--no-fail-fast"]);
+        command.args(["--features", &features]);
         command.args(extra);
         run(root, command)
     }
