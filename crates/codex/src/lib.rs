@@ -48,9 +48,33 @@
 //! and `--disable plugins` (no traffic beyond the model server), and for a configured model
 //! provider `request_max_retries`/`stream_max_retries` (default 0).
 //!
-//! Not declared (see [`CAPABILITIES`]): `tool_filter` (codex has no per-tool allow list in exec),
-//! `max_turns` (no turn limit), and `depth_limit`: codex can run its own sub-agents
-//! (`spawn_agent`, governed by codex's `agents.max_depth`), which this provider does not cap.
+//! Persona note: `developer_instructions` given here replaces one set in the user's
+//! `CODEX_HOME/config.toml`.
+//!
+//! # Capabilities
+//!
+//! Declared ([`CAPABILITIES`]), each proven by an end-to-end test against the real CLI
+//! (`tests/suite/e2e.rs`): `output_schema` (the request's `text.format` carries the schema; the
+//! answer is validated with `jsonschema`, a mismatch is `Failed` with the text kept), `persona`
+//! (a developer text of the recorded request), `model_override` (the request's `model`),
+//! `resume` (same thread id, history re-sent; an unknown id is `Failed` with codex's message).
+//!
+//! Not declared: `tool_filter` (codex exec has no per-tool allow/deny list; the sandbox is the
+//! only lever and it is config, not a filter), `max_turns` (exec runs one turn with no limit on
+//! model round trips), and `depth_limit`: codex can run its own sub-agents (`spawn_agent` of the
+//! `multi_agent` feature, governed by codex's `agents.max_depth`), and this provider does not
+//! yet map the seam's cap onto those settings with a test to prove it.
+//!
+//! # Observed pitfalls (codex 0.171.0)
+//!
+//! * A refused connection is retried forever (an `error` event "Reconnecting..." every 5 s):
+//!   hence the reconnect timer in `run.rs`.
+//! * The sandboxed command runs under bwrap in its own session, outside codex's process group;
+//!   codex ends it on SIGTERM, and the process owner's tree kill covers it otherwise.
+//! * The workspace-write sandbox leaves an empty `/tmp/.git` directory (a bind-mount target), so
+//!   "inside a git repo" means a `.git` file or a `.git/HEAD`, not any `.git`.
+//! * Exit code 1 with `Error: …` and a backtrace on stderr, and no JSONL, when `exec resume`
+//!   names an unknown thread: the diagnostic is the `Error:` line.
 
 mod command;
 mod config;
@@ -194,7 +218,6 @@ impl SubagentProvider for CodexProvider {
             idle_timeout: self.config.idle_timeout(),
             reconnect_timeout: self.config.reconnect_timeout(),
             grace: self.config.grace(),
-            base_env: None,
         };
         let (sender, run) = Run::channel(&self.name, &request);
         let process = run::spawn(&plan, sender.cancel_token().clone())?;

@@ -40,8 +40,6 @@ pub(crate) struct RunPlan {
     pub reconnect_timeout: Duration,
     /// SIGTERM → SIGKILL grace.
     pub grace: Duration,
-    /// The environment the child starts from instead of ours (tests; `None` = ours).
-    pub base_env: Option<Vec<(String, String)>>,
 }
 
 /// Starts the child. Fails only before it exists.
@@ -55,9 +53,6 @@ pub(crate) fn spawn(
         .stop_policy(StopPolicy::new(Signal::Terminate).grace(plan.grace))
         .overall_timeout(plan.timeout)
         .cancel(cancel);
-    if let Some(base) = &plan.base_env {
-        spec = spec.base_env(base.iter().cloned());
-    }
     for name in &command.pass_env {
         spec = spec.pass_env(name);
     }
