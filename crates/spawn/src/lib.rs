@@ -131,9 +131,16 @@ impl SpawnProvider {
             None => Roots::new(&request.parent.cwd)
                 .map_err(|e| Error::invalid(format!("working directory: {e}")))?,
         };
-        let mut permissions = match &snapshot {
-            Some(snapshot) => snapshot.env.permissions.clone(),
-            None => self.permissions.clone(),
+        // A child of an in-process parent inherits the parent's policy; a top-level start (the
+        // CLI's `delegate`, a remote caller) gets the provider's configured mode as its base.
+        let mut permissions = match (&snapshot, self.config.permission_mode) {
+            (Some(snapshot), _) => snapshot.env.permissions.clone(),
+            (None, Some(mode)) if self.permissions.mode == PermissionMode::Default => {
+                let mut policy = self.permissions.clone();
+                policy.mode = mode;
+                policy
+            }
+            (None, _) => self.permissions.clone(),
         };
         if let Some(mode) = self.config.permission_mode {
             permissions = permissions.restricted_to(mode);

@@ -1,0 +1,121 @@
+//! Command-line arguments.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// Delegate a task to another agent — in-process, Claude Code, Codex — through one seam.
+#[derive(Debug, Parser)]
+#[command(name = "subagent", version, about, long_about = None, after_help = EXIT_CODES)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The exit codes, shown in `--help`.
+pub const EXIT_CODES: &str = "\
+Exit codes:
+  0    the run completed
+  1    the child ran but did not complete (failed, max_turns, max_tokens, refused)
+  2    refused before anything started (bad arguments or preset, unknown provider or agent,
+       unsupported capability, depth, the child could not be spawned)
+  130  cancelled (Ctrl-C)";
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Start one child on a provider (or agent type) and print its outcome.
+    Delegate(DelegateArgs),
+    /// Run a parent agent with the preset's delegation tools; print its answer and the
+    /// delegations it made.
+    Run(RunArgs),
+    /// Show the capability table of the preset's providers (disabled rows marked).
+    Providers(ListArgs),
+    /// Show the effective agent catalog with sources and warnings.
+    Agents(ListArgs),
+    /// Check a preset file or print the JSON Schema of the format.
+    #[command(subcommand)]
+    Preset(PresetCommand),
+}
+
+/// Options every command that loads a preset shares.
+#[derive(Debug, Args)]
+pub struct PresetArgs {
+    /// The preset file (default: the built-in copy of presets/standard.yaml).
+    #[arg(long, short = 'p', value_name = "FILE")]
+    pub preset: Option<PathBuf>,
+    /// The working directory of the parent (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    /// Use the scripted offline model even when an API key is set (no network).
+    #[arg(long)]
+    pub offline: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct DelegateArgs {
+    #[command(flatten)]
+    pub preset: PresetArgs,
+    /// The provider to run the child on (default: the first enabled provider).
+    #[arg(long, conflicts_with = "agent")]
+    pub provider: Option<String>,
+    /// The agent type (definition) to run; its provider comes from the definition.
+    #[arg(long)]
+    pub agent: Option<String>,
+    /// The model the child runs.
+    #[arg(long)]
+    pub model: Option<String>,
+    /// A JSON Schema file (object-rooted): the outcome then carries structured output.
+    #[arg(long, value_name = "FILE")]
+    pub output_schema: Option<PathBuf>,
+    /// Stop the child after this many turns.
+    #[arg(long)]
+    pub max_turns: Option<u32>,
+    /// Instructions added to the child's own.
+    #[arg(long)]
+    pub persona: Option<String>,
+    /// Print events as JSON lines, then the outcome object (for machines).
+    #[arg(long)]
+    pub json: bool,
+    /// The task; `-` reads it from stdin.
+    pub prompt: String,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub preset: PresetArgs,
+    /// The parent's model (default: the preset's).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Stop the parent after this many turns.
+    #[arg(long, default_value_t = 20)]
+    pub max_turns: u32,
+    /// Print events as JSON lines, then the outcome object (for machines).
+    #[arg(long)]
+    pub json: bool,
+    /// The task; `-` reads it from stdin.
+    pub prompt: String,
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    #[command(flatten)]
+    pub preset: PresetArgs,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PresetCommand {
+    /// Load and check a preset; print what it configures, or its errors with file:line:column.
+    Validate {
+        /// The preset file.
+        file: PathBuf,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the JSON Schema of the preset format (for editor completion).
+    Schema,
+}

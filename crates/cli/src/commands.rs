@@ -1,0 +1,489 @@
+//! The subcommands.
+
+use std::io::Read;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use subagent_core::{AgentDirectory, PermissionMode, StartRequest, StopReason};
+use subagent_runtime::tools::BashConfig;
+use subagent_runtime::{
+    AgentConfig, BackgroundMode, ChildPermissions, DelegationTool, DelegationToolConfig,
+    PermissionPolicy, Roots, Tool, ToolSet,
+};
+
+use crate::args::{Command, DelegateArgs, ListArgs, PresetCommand, RunArgs};
+use crate::drive::drive;
+use crate::render::{self, Mode, Progress};
+use crate::setup::{self, Runnable};
+use crate::{EXIT_CANCELLED, EXIT_COMPLETED, EXIT_NOT_COMPLETED, EXIT_REFUSED, Refusal};
+
+pub async fn dispatch(command: Command) -> ExitCode {
+    match command {
+        Command::Delegate(args) => {
+            let json = args.json;
+            delegate(args).await.unwrap_or_else(|r| r.report(json))
+        }
+        Command::Run(args) => {
+            let json = args.json;
+            run(args).await.unwrap_or_else(|r| r.report(json))
+        }
+        Command::Providers(args) => {
+            let json = args.json;
+            providers(&args).unwrap_or_else(|r| r.report(json))
+        }
+        Command::Agents(args) => {
+            let json = args.json;
+            agents(&args).unwrap_or_else(|r| r.report(json))
+        }
+        Command::Preset(PresetCommand::Validate { file, json }) => validate(&file, json),
+        Command::Preset(PresetCommand::Schema) => {
+            let schema = subagent_preset::preset_schema_for(&setup::factories());
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&schema).unwrap_or_default()
+            );
+            ExitCode::from(EXIT_COMPLETED)
+        }
+    }
+}
+
+fn read_prompt(prompt: &str) -> Result<String, Refusal> {
+    let text = if prompt == "-" {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .map_err(|e| Refusal::invalid(format!("cannot read the prompt from stdin: {e}")))?;
+        text
+    } else {
+        prompt.to_owned()
+    };
+    if text.trim().is_empty() {
+        return Err(Refusal::invalid("the prompt is empty"));
+    }
+    Ok(text)
+}
+
+fn exit_for(status: StopReason, interrupted: bool) -> ExitCode {
+    ExitCode::from(match status {
+        StopReason::Completed => EXIT_COMPLETED,
+        StopReason::Cancelled => EXIT_CANCELLED,
+        _ if interrupted => EXIT_CANCELLED,
+        _ => EXIT_NOT_COMPLETED,
+    })
+}
+
+fn notice(runnable: &Runnable, mode: Mode) {
+    if let Some(notice) = &runnable.model.notice {
+        if mode == Mode::Json {
+            render::print_json_line(&json!({"type": "notice", "message": notice}));
+        } else {
+            eprintln!("{notice}");
+        }
+    }
+}
+
+async fn delegate(args: DelegateArgs) -> Result<ExitCode, Refusal> {
+    let prompt = read_prompt(&args.prompt)?;
+    let mode = Mode::pick(args.json);
+    let runnable = setup::runnable(&args.preset, None)?;
+    let profile = match &args.agent {
+        Some(name) => Some(runnable.catalog.get(name).ok_or_else(|| {
+            Refusal::from(subagent_core::Error::UnknownAgentType {
+                name: name.clone(),
+                available: runnable.catalog.names(),
+            })
+        })?),
+        None => None,
+    };
+    let provider = match (
+        &args.provider,
+        profile.as_ref().and_then(|p| p.provider.clone()),
+    ) {
+        (Some(provider), _) => provider.clone(),
+        (None, Some(provider)) => provider,
+        (None, None) => runnable
+            .tools
+            .first()
+            .map(|row| row.provider.clone())
+            .or_else(|| runnable.registry.names().into_iter().next())
+            .ok_or_else(|| Refusal::invalid("the preset enables no provider"))?,
+    };
+    let mut builder = StartRequest::builder(prompt).cwd(&runnable.cwd);
+    let mut persona = Vec::new();
+    if let Some(profile) = &profile {
+        builder = builder.description(format!("{}: {}", profile.name, profile.description));
+        if let Some(instructions) = &profile.instructions {
+            persona.push(instructions.clone());
+        }
+        if let Some(filter) = &profile.tool_filter {
+            builder = builder.tool_filter(filter.clone());
+        }
+        if let Some(model) = &profile.model {
+            builder = builder.model(model.clone());
+        }
+        if let Some(turns) = profile.max_turns {
+            builder = builder.max_turns(turns);
+        }
+    }
+    if let Some(extra) = &args.persona {
+        persona.push(extra.clone());
+    }
+    if !persona.is_empty() {
+        builder = builder.persona(persona.join("\n\n"));
+    }
+    if let Some(model) = &args.model {
+        builder = builder.model(model.clone());
+    }
+    if let Some(turns) = args.max_turns {
+        builder = builder.max_turns(turns);
+    }
+    if let Some(path) = &args.output_schema {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Refusal::invalid(format!("--output-schema {}: {e}", path.display())))?;
+        let schema: Value = serde_json::from_str(&text).map_err(|e| {
+            Refusal::invalid(format!("--output-schema {}: not JSON: {e}", path.display()))
+        })?;
+        builder = builder.output_schema(schema);
+    }
+    let mut request = builder.build();
+    request.parent.extensions = setup::extensions(&runnable.model);
+    if let Some(mode) = profile.as_ref().and_then(|p| p.permission_mode) {
+        request.parent.extensions.insert(ChildPermissions(mode));
+    }
+    notice(&runnable, mode);
+    let run = runnable.registry.start(&provider, request).await?;
+    let run_id = run.id();
+    let mut progress = Progress::new(mode, provider.clone());
+    let driven = drive(run, &mut progress).await;
+    if mode == Mode::Json {
+        render::print_json_line(&render::outcome_json(run_id, &provider, &driven.outcome));
+    } else {
+        render::print_outcome_human(&driven.outcome);
+    }
+    Ok(exit_for(driven.outcome.status, driven.interrupted))
+}
+
+/// The system prompt of the `run` parent.
+const PARENT_SYSTEM: &str = "You are a coding agent working in the user's project directory. \
+You can read and change files and run commands with your tools, and you can hand a self-contained \
+subtask to a subagent with a delegation tool: give it a complete prompt, since it does not see \
+this conversation unless it is a fork. Report the result to the user concisely.";
+
+fn delegation_config(runnable: &Runnable, row: &subagent_preset::ToolRow) -> DelegationToolConfig {
+    // Untyped calls fork when the preset enables a fork provider.
+    let fork = runnable
+        .preset
+        .enabled_providers()
+        .find(|p| p.kind == "fork")
+        .map(|p| p.name.clone());
+    let mut config = DelegationToolConfig::new(row.provider.clone());
+    config.name.clone_from(&row.name);
+    config.fork = fork;
+    config.max_depth = row.max_depth;
+    config.background = match row.background {
+        subagent_preset::Background::Always => BackgroundMode::Always,
+        subagent_preset::Background::Never => BackgroundMode::Never,
+        _ => BackgroundMode::Allowed,
+    };
+    config.tool_filter.clone_from(&row.tool_filter);
+    config.persona.clone_from(&row.persona);
+    config.description.clone_from(&row.description);
+    config
+}
+
+async fn run(args: RunArgs) -> Result<ExitCode, Refusal> {
+    let prompt = read_prompt(&args.prompt)?;
+    let mode = Mode::pick(args.json);
+    let runnable = setup::runnable(&args.preset, args.model.as_deref())?;
+    let directory: Arc<dyn subagent_core::AgentDirectory> = runnable.catalog.clone();
+    let delegation_names: Vec<String> = runnable.tools.iter().map(|row| row.name.clone()).collect();
+    let delegations = runnable.tools.iter().map(|row| {
+        Arc::new(DelegationTool::new(
+            delegation_config(&runnable, row),
+            Arc::clone(&runnable.registry),
+            Arc::clone(&directory),
+        )) as Arc<dyn Tool>
+    });
+    let tools = ToolSet::new(
+        ToolSet::builtin(BashConfig::default())
+            .into_iter()
+            .chain(delegations),
+    );
+    let roots = Roots::new(&runnable.cwd).map_err(|e| Refusal::invalid(e.to_string()))?;
+    let mut config = AgentConfig::new(Arc::clone(&runnable.model.model), roots);
+    config.system = Some(PARENT_SYSTEM.to_owned());
+    config.tools = tools;
+    config.max_turns = Some(args.max_turns);
+    config.max_depth = runnable.preset.max_depth;
+    // The parent may edit inside its directory; anything else that would ask is refused (no
+    // prompt on a pipe).
+    config.permissions = PermissionPolicy::new(PermissionMode::AcceptEdits);
+    let agent =
+        subagent_runtime::Agent::new(config).map_err(|e| Refusal::invalid(e.to_string()))?;
+    notice(&runnable, mode);
+    let run = agent.start_prompt(prompt, subagent_core::CancellationToken::new());
+    let run_id = run.id();
+    let mut progress = Progress::new(mode, "parent");
+    let driven = drive(run, &mut progress).await;
+    let made = delegations_made(&driven.events, &delegation_names);
+    if mode == Mode::Json {
+        let mut value = render::outcome_json(run_id, "parent", &driven.outcome);
+        if let Some(object) = value.as_object_mut() {
+            object.insert(
+                "delegations".into(),
+                Value::Array(made.iter().map(|d| d.json()).collect()),
+            );
+        }
+        render::print_json_line(&value);
+    } else {
+        render::print_outcome_human(&driven.outcome);
+        if made.is_empty() {
+            eprintln!("delegations: none");
+        } else {
+            eprintln!("delegations: {}", made.len());
+            for delegation in &made {
+                eprintln!("  {}", delegation.line());
+            }
+        }
+    }
+    Ok(exit_for(driven.outcome.status, driven.interrupted))
+}
+
+/// One delegation the parent made, from its events.
+struct Delegation {
+    tool: String,
+    input: Value,
+    result: Option<(bool, String)>,
+}
+
+impl Delegation {
+    fn line(&self) -> String {
+        let field = |key: &str| {
+            self.input
+                .get(key)
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        };
+        let label = field("description")
+            .or_else(|| field("prompt").map(|p| subagent_core::default_description(&p)))
+            .unwrap_or_default();
+        let kind = field("subagent_type").unwrap_or_else(|| "fork/default".into());
+        let status = match &self.result {
+            Some((false, text)) => format!("ok: {}", render::one_line(first_part(text), 80)),
+            Some((true, text)) => format!("error: {}", render::one_line(first_part(text), 80)),
+            None => "no result".to_owned(),
+        };
+        format!("{} [{kind}] “{label}” → {status}", self.tool)
+    }
+
+    fn json(&self) -> Value {
+        json!({
+            "tool": self.tool,
+            "input": self.input,
+            "is_error": self.result.as_ref().map(|(e, _)| *e),
+            "result": self.result.as_ref().map(|(_, text)| text.clone()),
+        })
+    }
+}
+
+/// A tool result without its trailing `<usage>` block.
+fn first_part(text: &str) -> &str {
+    text.split("<usage>").next().unwrap_or(text).trim()
+}
+
+fn delegations_made(events: &[subagent_core::RunEvent], names: &[String]) -> Vec<Delegation> {
+    use subagent_core::RunEvent;
+    let mut made: Vec<(String, Delegation)> = Vec::new();
+    for event in events {
+        match event {
+            RunEvent::ToolCall {
+                id,
+                name,
+                input,
+                parent_tool_use_id: None,
+                ..
+            } if names.contains(name) => {
+                made.push((
+                    id.clone(),
+                    Delegation {
+                        tool: name.clone(),
+                        input: input.clone(),
+                        result: None,
+                    },
+                ));
+            }
+            RunEvent::ToolResult {
+                id,
+                output,
+                is_error,
+                ..
+            } => {
+                if let Some((_, delegation)) = made.iter_mut().find(|(call, _)| call == id) {
+                    delegation.result = Some((*is_error, output.clone()));
+                }
+            }
+            _ => {}
+        }
+    }
+    made.into_iter().map(|(_, d)| d).collect()
+}
+
+fn check(on: bool) -> &'static str {
+    if on { "yes" } else { "-" }
+}
+
+fn providers(args: &ListArgs) -> Result<ExitCode, Refusal> {
+    let factories = setup::factories();
+    let preset = setup::load_preset(&args.preset, &factories)?;
+    let listing = preset.listing(&factories);
+    if args.json {
+        let value = serde_json::to_value(&listing).unwrap_or(Value::Null);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&value).unwrap_or_default()
+        );
+        return Ok(ExitCode::from(EXIT_COMPLETED));
+    }
+    println!("{}", providers_table(&listing));
+    Ok(ExitCode::from(EXIT_COMPLETED))
+}
+
+/// The capability table as text.
+pub fn providers_table(listing: &[subagent_preset::ProviderListing]) -> String {
+    let headers = [
+        "provider",
+        "kind",
+        "state",
+        "output_schema",
+        "depth_limit",
+        "tool_filter",
+        "persona",
+        "model_override",
+        "max_turns",
+        "resume",
+        "inherits_context",
+    ];
+    let mut rows = vec![headers.iter().map(|h| (*h).to_owned()).collect::<Vec<_>>()];
+    for row in listing {
+        let c = &row.capabilities;
+        rows.push(vec![
+            row.name.clone(),
+            row.kind.clone(),
+            if row.disabled {
+                "disabled".into()
+            } else {
+                "enabled".into()
+            },
+            check(c.output_schema).into(),
+            check(c.depth_limit).into(),
+            check(c.tool_filter).into(),
+            check(c.persona).into(),
+            check(c.model_override).into(),
+            check(c.max_turns).into(),
+            check(c.resume).into(),
+            check(c.inherits_parent_context).into(),
+        ]);
+    }
+    let widths: Vec<usize> = (0..headers.len())
+        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
+        .collect();
+    rows.iter()
+        .map(|row| {
+            row.iter()
+                .zip(&widths)
+                .map(|(cell, width)| format!("{cell:<width$}"))
+                .collect::<Vec<_>>()
+                .join("  ")
+                .trim_end()
+                .to_owned()
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn agents(args: &ListArgs) -> Result<ExitCode, Refusal> {
+    let runnable = setup::runnable(&args.preset, None)?;
+    let entries = runnable.catalog.entries();
+    let warnings = runnable.catalog.warnings();
+    if args.json {
+        let value = json!({ "agents": entries, "warnings": warnings });
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&value).unwrap_or_default()
+        );
+        return Ok(ExitCode::from(EXIT_COMPLETED));
+    }
+    for entry in &entries {
+        let profile = entry.definition.profile();
+        println!(
+            "{:<18} {:<12} {:<10} {}",
+            profile.name,
+            profile
+                .provider
+                .clone()
+                .unwrap_or_else(|| "(default)".into()),
+            entry.definition.source.as_str(),
+            render::one_line(&profile.description, 80)
+        );
+        println!("{:<18} from {}", "", entry.definition.origin);
+        for overridden in &entry.overridden {
+            println!(
+                "{:<18} overrides {} ({})",
+                "",
+                overridden.source.as_str(),
+                overridden.origin
+            );
+        }
+    }
+    if !warnings.is_empty() {
+        eprintln!("warnings:");
+        for warning in &warnings {
+            eprintln!("  {warning}");
+        }
+    }
+    Ok(ExitCode::from(EXIT_COMPLETED))
+}
+
+fn validate(file: &std::path::Path, json: bool) -> ExitCode {
+    let factories = setup::factories();
+    let env = |name: &str| std::env::var(name).ok();
+    match subagent_preset::Preset::load(file, &factories, &env) {
+        Ok(preset) => {
+            let listing = preset.listing(&factories);
+            if json {
+                println!(
+                    "{}",
+                    json!({
+                        "valid": true,
+                        "file": file,
+                        "max_depth": preset.max_depth,
+                        "providers": listing,
+                        "tools": preset.tools.iter().map(|t| &t.name).collect::<Vec<_>>(),
+                    })
+                );
+            } else {
+                println!("{}: valid", file.display());
+                println!("{}", providers_table(&listing));
+                let tools: Vec<&str> = preset.tools.iter().map(|t| t.name.as_str()).collect();
+                println!(
+                    "delegation tools: {}",
+                    if tools.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        tools.join(", ")
+                    }
+                );
+            }
+            ExitCode::from(EXIT_COMPLETED)
+        }
+        Err(error) => {
+            if json {
+                println!("{}", error.to_json());
+            } else {
+                eprintln!("error[{}]: {error}", error.code().as_str());
+            }
+            ExitCode::from(EXIT_REFUSED)
+        }
+    }
+}

@@ -1,0 +1,224 @@
+//! How a run looks: live progress on a terminal, plain lines otherwise, JSON lines for machines.
+
+use std::io::{IsTerminal, Write};
+use std::time::Instant;
+
+use serde_json::{Value, json};
+use subagent_core::{Outcome, RunEvent, RunId, Usage};
+
+/// How to print.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Events as JSON lines on stdout, then the outcome object.
+    Json,
+    /// A live status line on stderr (stderr is a terminal).
+    Live,
+    /// One plain line per event on stderr.
+    Plain,
+}
+
+impl Mode {
+    /// JSON when asked, else live on a terminal, else plain.
+    pub fn pick(json: bool) -> Self {
+        if json {
+            Self::Json
+        } else if std::io::stderr().is_terminal() {
+            Self::Live
+        } else {
+            Self::Plain
+        }
+    }
+}
+
+/// Follows one run's events and prints them.
+pub struct Progress {
+    mode: Mode,
+    label: String,
+    started: Instant,
+    tool_uses: u64,
+    usage: Usage,
+    last: String,
+    drawn: bool,
+}
+
+/// Shortens `text` to `max` characters on one line.
+pub fn one_line(text: &str, max: usize) -> String {
+    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= max {
+        return flat;
+    }
+    let mut cut: String = flat.chars().take(max.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
+}
+
+fn tokens(usage: &Usage) -> u64 {
+    usage.input_tokens + usage.output_tokens + usage.cache_read_tokens + usage.cache_write_tokens
+}
+
+fn human_tokens(n: u64) -> String {
+    if n >= 10_000 {
+        format!("{:.0}k", n as f64 / 1000.0)
+    } else if n >= 1000 {
+        format!("{:.1}k", n as f64 / 1000.0)
+    } else {
+        n.to_string()
+    }
+}
+
+impl Progress {
+    /// Progress of a run labelled `label` (the provider or agent).
+    pub fn new(mode: Mode, label: impl Into<String>) -> Self {
+        Self {
+            mode,
+            label: label.into(),
+            started: Instant::now(),
+            tool_uses: 0,
+            usage: Usage::default(),
+            last: "starting".into(),
+            drawn: false,
+        }
+    }
+
+    /// The status line.
+    fn status(&self) -> String {
+        format!(
+            "{} · {:.1}s · {} tool use{} · {} tokens · {}",
+            self.label,
+            self.started.elapsed().as_secs_f64(),
+            self.tool_uses,
+            if self.tool_uses == 1 { "" } else { "s" },
+            human_tokens(tokens(&self.usage)),
+            self.last
+        )
+    }
+
+    /// Takes one event into account and prints what the mode prints.
+    pub fn event(&mut self, event: &RunEvent) {
+        if self.mode == Mode::Json {
+            print_json_line(&serde_json::to_value(event).unwrap_or(Value::Null));
+            return;
+        }
+        let line = match event {
+            RunEvent::Started { description, .. } => Some(format!("started: {description}")),
+            RunEvent::Text { text, .. } => {
+                self.last = format!("“{}”", one_line(text, 40));
+                None
+            }
+            RunEvent::Thinking { .. } => {
+                self.last = "thinking".into();
+                None
+            }
+            RunEvent::ToolCall { name, input, .. } => {
+                self.tool_uses += 1;
+                self.last = format!("{name} {}", one_line(&input.to_string(), 50));
+                Some(format!("tool {name} {}", one_line(&input.to_string(), 100)))
+            }
+            RunEvent::ToolResult {
+                output, is_error, ..
+            } => Some(format!(
+                "{} {}",
+                if *is_error {
+                    "tool error:"
+                } else {
+                    "tool result:"
+                },
+                one_line(output, 100)
+            )),
+            RunEvent::Usage { usage } => {
+                self.usage = *usage;
+                None
+            }
+            RunEvent::Progress { message } => {
+                self.last = one_line(message, 50);
+                Some(message.clone())
+            }
+            RunEvent::Finished { status } => Some(format!("finished: {status}")),
+            _ => None,
+        };
+        match self.mode {
+            Mode::Plain => {
+                if let Some(line) = line {
+                    eprintln!(
+                        "[{} {:.1}s] {line}",
+                        self.label,
+                        self.started.elapsed().as_secs_f64()
+                    );
+                }
+            }
+            Mode::Live => self.redraw(),
+            Mode::Json => {}
+        }
+    }
+
+    /// Redraws the live line (call on a timer too, so elapsed time moves).
+    pub fn redraw(&mut self) {
+        if self.mode != Mode::Live {
+            return;
+        }
+        let mut err = std::io::stderr().lock();
+        let _ = write!(err, "\r\x1b[2K{}", one_line(&self.status(), 120));
+        let _ = err.flush();
+        self.drawn = true;
+    }
+
+    /// Clears the live line before the outcome is printed.
+    pub fn clear(&mut self) {
+        if self.drawn {
+            let mut err = std::io::stderr().lock();
+            let _ = write!(err, "\r\x1b[2K");
+            let _ = err.flush();
+            self.drawn = false;
+        }
+    }
+}
+
+/// Prints one JSON value as a line on stdout.
+pub fn print_json_line(value: &Value) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{value}");
+    let _ = out.flush();
+}
+
+/// The outcome object of `--json`.
+pub fn outcome_json(run_id: RunId, provider: &str, outcome: &Outcome) -> Value {
+    let mut value = json!({ "type": "outcome", "run_id": run_id, "provider": provider });
+    if let (Some(object), Ok(Value::Object(fields))) =
+        (value.as_object_mut(), serde_json::to_value(outcome))
+    {
+        object.extend(fields);
+    }
+    value
+}
+
+/// The error object of `--json` for a refusal before start.
+pub fn error_json(code: &str, message: &str) -> Value {
+    json!({ "type": "error", "code": code, "message": message })
+}
+
+/// Prints an outcome for people: the answer on stdout, the summary on stderr.
+pub fn print_outcome_human(outcome: &Outcome) {
+    if let Some(structured) = &outcome.structured {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(structured).unwrap_or_default()
+        );
+    } else if !outcome.text.is_empty() {
+        println!("{}", outcome.text);
+    }
+    let u = &outcome.usage;
+    eprintln!(
+        "{} · {:.1}s · {} tool use{} · {} in / {} out tokens",
+        outcome.status,
+        u.duration_ms as f64 / 1000.0,
+        u.tool_uses,
+        if u.tool_uses == 1 { "" } else { "s" },
+        u.input_tokens + u.cache_read_tokens + u.cache_write_tokens,
+        u.output_tokens
+    );
+    if let Some(diagnostic) = &outcome.diagnostic
+        && !outcome.is_completed()
+    {
+        eprintln!("diagnostic: {diagnostic}");
+    }
+}

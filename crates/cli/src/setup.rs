@@ -1,0 +1,237 @@
+//! From a preset to something that runs: factories, the model, the registry, the catalog.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use subagent_catalog::{Catalog, CatalogConfig, ProviderTable, Source, SourceDir, standard_dirs};
+use subagent_core::{Extensions, ProviderFactory, Registry};
+use subagent_model::{Model, ModelConfig, ModelKind};
+use subagent_preset::{ModelSection, Preset, ToolRow};
+use subagent_runtime::DefaultModel;
+
+use crate::Refusal;
+use crate::args::PresetArgs;
+
+/// The standard preset, compiled in for when `--preset` is not given.
+const STANDARD_PRESET: &str = include_str!("../../../presets/standard.yaml");
+
+/// Every provider kind this build knows: the one place that links every provider.
+pub fn factories() -> Vec<Arc<dyn ProviderFactory>> {
+    vec![
+        Arc::new(subagent_spawn::SpawnFactory),
+        Arc::new(subagent_fork::ForkFactory),
+        Arc::new(subagent_claude_code::ClaudeCodeFactory),
+        Arc::new(subagent_codex::CodexFactory),
+    ]
+}
+
+fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|value| !value.is_empty())
+}
+
+/// Loads the preset named by the arguments, or the built-in standard preset.
+pub fn load_preset(
+    args: &PresetArgs,
+    factories: &[Arc<dyn ProviderFactory>],
+) -> Result<Preset, Refusal> {
+    let result = match &args.preset {
+        Some(path) => Preset::load(path, factories, &env),
+        None => Preset::parse(
+            STANDARD_PRESET,
+            Path::new("presets/standard.yaml (built in)"),
+            factories,
+            &env,
+        ),
+    };
+    result.map_err(|error| Refusal::new(error.code().as_str(), error.to_string()))
+}
+
+/// The parent's working directory: `--cwd`, else the current directory, made absolute.
+pub fn cwd(args: &PresetArgs) -> Result<PathBuf, Refusal> {
+    let dir = match &args.cwd {
+        Some(dir) => dir.clone(),
+        None => std::env::current_dir()
+            .map_err(|e| Refusal::invalid(format!("cannot read the current directory: {e}")))?,
+    };
+    std::fs::canonicalize(&dir)
+        .map_err(|e| Refusal::invalid(format!("--cwd {}: {e}", dir.display())))
+}
+
+/// The model in-process agents use, and how it was chosen.
+pub struct ChosenModel {
+    /// The model.
+    pub model: Arc<dyn Model>,
+    /// A line for the user when the choice needs saying (offline, switched).
+    pub notice: Option<String>,
+}
+
+fn section_to_config(section: &ModelSection) -> ModelConfig {
+    let kind = match section.kind {
+        subagent_preset::ModelKind::Anthropic => ModelKind::Anthropic,
+        subagent_preset::ModelKind::OpenaiResponses => ModelKind::OpenaiResponses,
+        subagent_preset::ModelKind::OpenaiChat => ModelKind::OpenaiChat,
+        _ => ModelKind::Scripted,
+    };
+    let mut config = ModelConfig::new(kind, section.name.clone());
+    config.base_url.clone_from(&section.base_url);
+    config.api_key_env.clone_from(&section.api_key_env);
+    config.scenario.clone_from(&section.scenario);
+    if let Some(timeouts) = &section.timeouts {
+        if let Some(ms) = timeouts.connect_ms {
+            config.timeouts.connect_ms = ms;
+        }
+        if let Some(ms) = timeouts.first_byte_ms {
+            config.timeouts.first_byte_ms = ms;
+        }
+        if let Some(ms) = timeouts.idle_ms {
+            config.timeouts.idle_ms = ms;
+        }
+    }
+    if let Some(retry) = &section.retry {
+        if let Some(n) = retry.max_retries {
+            config.retry.max_retries = n;
+        }
+        if let Some(ms) = retry.backoff_base_ms {
+            config.retry.backoff_base_ms = ms;
+        }
+        if let Some(ms) = retry.max_backoff_ms {
+            config.retry.max_backoff_ms = ms;
+        }
+    }
+    config
+}
+
+/// The default model names used when a scripted preset meets a real key.
+const ANTHROPIC_DEFAULT: &str = "claude-sonnet-4-5";
+const OPENAI_DEFAULT: &str = "gpt-5.5";
+
+/// Chooses the model: the preset's, with `--model` replacing its name. A scripted preset uses a
+/// real model when `ANTHROPIC_API_KEY` or `OPENAI_API_KEY` is set (unless `offline`); a real
+/// preset without its key falls back to the scripted offline model. Both are announced.
+pub fn choose_model(
+    section: Option<&ModelSection>,
+    model_flag: Option<&str>,
+    offline: bool,
+) -> Result<ChosenModel, Refusal> {
+    let mut config = match section {
+        Some(section) => section_to_config(section),
+        None => ModelConfig::new(ModelKind::Scripted, "scripted-offline"),
+    };
+    let mut notice = None;
+    if config.kind == ModelKind::Scripted && !offline {
+        if env("ANTHROPIC_API_KEY").is_some() {
+            config = ModelConfig::new(ModelKind::Anthropic, ANTHROPIC_DEFAULT);
+            notice = Some(format!(
+                "ANTHROPIC_API_KEY is set: using the Anthropic model {} instead of the preset's scripted model (--offline keeps it)",
+                model_flag.unwrap_or(ANTHROPIC_DEFAULT)
+            ));
+        } else if env("OPENAI_API_KEY").is_some() {
+            config = ModelConfig::new(ModelKind::OpenaiResponses, OPENAI_DEFAULT);
+            notice = Some(format!(
+                "OPENAI_API_KEY is set: using the OpenAI model {} instead of the preset's scripted model (--offline keeps it)",
+                model_flag.unwrap_or(OPENAI_DEFAULT)
+            ));
+        }
+    }
+    if let Some(name) = model_flag {
+        config.model = name.to_owned();
+    }
+    let key_env = config
+        .api_key_env
+        .clone()
+        .or_else(|| config.kind.default_api_key_env().map(str::to_owned));
+    let needs_key = matches!(
+        config.kind,
+        ModelKind::Anthropic | ModelKind::OpenaiResponses
+    );
+    if (offline || (needs_key && key_env.as_deref().and_then(env).is_none()))
+        && config.kind != ModelKind::Scripted
+    {
+        {
+            notice = Some(if offline {
+                "offline: --offline given, the scripted model answers (no network)".to_owned()
+            } else {
+                format!(
+                    "offline: {} is not set, so the scripted offline model answers instead of {} {} (no network). Set it to use the real model.",
+                    key_env.as_deref().unwrap_or("the API key"),
+                    config.kind.as_str(),
+                    config.model
+                )
+            });
+            config = ModelConfig::new(ModelKind::Scripted, "scripted-offline");
+        }
+    }
+    if config.kind == ModelKind::Scripted && notice.is_none() {
+        notice = Some(format!(
+            "offline: the scripted model answers from {} (no network)",
+            config
+                .scenario
+                .as_deref()
+                .map_or("the built-in offline demo scenario".to_owned(), |p| p
+                    .display()
+                    .to_string())
+        ));
+    }
+    let model = subagent_model::build_with_env(&config, env)
+        .map_err(|e| Refusal::new(e.code(), format!("model: {e}")))?;
+    Ok(ChosenModel { model, notice })
+}
+
+/// Extensions every in-process provider reads: the default model.
+pub fn extensions(model: &ChosenModel) -> Extensions {
+    let mut extensions = Extensions::new();
+    extensions.insert(DefaultModel(Arc::clone(&model.model)));
+    extensions
+}
+
+/// A loaded preset made runnable.
+pub struct Runnable {
+    pub preset: Preset,
+    pub registry: Arc<Registry>,
+    pub tools: Vec<ToolRow>,
+    pub catalog: Arc<Catalog>,
+    pub model: ChosenModel,
+    pub cwd: PathBuf,
+}
+
+/// Loads the preset, chooses the model, builds the registry and the catalog.
+pub fn runnable(args: &PresetArgs, model_flag: Option<&str>) -> Result<Runnable, Refusal> {
+    let factories = factories();
+    let preset = load_preset(args, &factories)?;
+    let cwd = cwd(args)?;
+    let model = choose_model(preset.model.as_ref(), model_flag, args.offline)?;
+    let context = preset.build_context(extensions(&model));
+    let built = preset
+        .build(&factories, &context)
+        .map_err(|error| Refusal::new(error.code().as_str(), error.to_string()))?;
+    let registry = Arc::new(built.registry);
+    let catalog = Arc::new(load_catalog(&preset, &registry, &cwd));
+    Ok(Runnable {
+        preset,
+        registry,
+        tools: built.tools,
+        catalog,
+        model,
+        cwd,
+    })
+}
+
+/// The catalog: built-ins, the user's and the project's directories, and the preset's.
+pub fn load_catalog(preset: &Preset, registry: &Registry, cwd: &Path) -> Catalog {
+    let home = env("HOME").map(PathBuf::from);
+    let default_provider = preset.tools.first().map(|row| row.provider.clone());
+    let mut table = ProviderTable::new(default_provider);
+    for provider in registry.providers() {
+        table = table.with(provider.name(), provider.capabilities());
+    }
+    let config = CatalogConfig::new()
+        .dirs(standard_dirs(home.as_deref(), Some(cwd)))
+        .dirs(
+            preset
+                .agents
+                .iter()
+                .map(|dir| SourceDir::new(Source::Flag, dir.clone())),
+        )
+        .providers(table);
+    Catalog::load(config)
+}

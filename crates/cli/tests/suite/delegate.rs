@@ -1,0 +1,348 @@
+//! `subagent delegate`, driven as a user would.
+
+use pretty_assertions::assert_eq;
+use serde_json::json;
+use subagent_test_support::FakeServer;
+
+use super::support::{fake_preset, json_lines, preset, redact, stderr, stdout, subagent};
+
+#[test]
+fn delegates_offline_and_prints_the_answer() {
+    let home = tempfile::tempdir().unwrap();
+    let output = subagent(home.path())
+        .args(["delegate", "--preset"])
+        .arg(preset("offline.yaml"))
+        .arg("Say hello from the subagent")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(
+        stdout(&output),
+        "[offline scripted model] Hello from the subagent.\n"
+    );
+    let err = stderr(&output);
+    assert!(err.contains("offline: the scripted model answers"), "{err}");
+    assert!(
+        err.contains("[spawn "),
+        "plain progress lines when not a terminal: {err}"
+    );
+    assert!(err.contains("completed ·"), "{err}");
+}
+
+#[test]
+fn json_outcome_snapshot() {
+    let home = tempfile::tempdir().unwrap();
+    let output = subagent(home.path())
+        .args(["delegate", "--json", "--preset"])
+        .arg(preset("offline.yaml"))
+        .arg("Say hello from the subagent")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let root = super::support::root().display().to_string();
+    let mut lines = json_lines(&output);
+    for line in &mut lines {
+        redact(line);
+        if let Some(message) = line.get_mut("message") {
+            *message = message.as_str().unwrap().replace(&root, "[root]").into();
+        }
+    }
+    insta::assert_json_snapshot!(lines, @r#"
+    [
+      {
+        "message": "offline: the scripted model answers from [root]/presets/../crates/model/scenarios/offline.yaml (no network)",
+        "type": "notice"
+      },
+      {
+        "description": "Say hello from the subagent",
+        "provider": "spawn",
+        "run_id": "[run_id]",
+        "type": "started"
+      },
+      {
+        "text": "[offline",
+        "type": "text"
+      },
+      {
+        "text": " scripted",
+        "type": "text"
+      },
+      {
+        "text": " model]",
+        "type": "text"
+      },
+      {
+        "text": " Hello",
+        "type": "text"
+      },
+      {
+        "text": " from",
+        "type": "text"
+      },
+      {
+        "text": " the",
+        "type": "text"
+      },
+      {
+        "text": " subagent.",
+        "type": "text"
+      },
+      {
+        "type": "usage",
+        "usage": {
+          "cache_read_tokens": 0,
+          "cache_write_tokens": 0,
+          "duration_ms": "[duration]",
+          "input_tokens": 10,
+          "output_tokens": 5,
+          "tool_uses": 0
+        }
+      },
+      {
+        "status": "completed",
+        "type": "finished"
+      },
+      {
+        "provider": "spawn",
+        "run_id": "[run_id]",
+        "status": "completed",
+        "text": "[offline scripted model] Hello from the subagent.",
+        "type": "outcome",
+        "usage": {
+          "cache_read_tokens": 0,
+          "cache_write_tokens": 0,
+          "duration_ms": "[duration]",
+          "input_tokens": 10,
+          "output_tokens": 5,
+          "tool_uses": 0
+        }
+      }
+    ]
+    "#);
+}
+
+#[test]
+fn prompt_from_stdin() {
+    let home = tempfile::tempdir().unwrap();
+    let output = subagent(home.path())
+        .args(["delegate", "--preset"])
+        .arg(preset("offline.yaml"))
+        .arg("-")
+        .write_stdin("Say hello from the subagent, please")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(stdout(&output).contains("Hello from the subagent."));
+}
+
+#[test]
+fn unknown_provider_is_refused_with_its_code_and_the_known_names() {
+    let home = tempfile::tempdir().unwrap();
+    let output = subagent(home.path())
+        .args(["delegate", "--json", "--provider", "nope", "--preset"])
+        .arg(preset("offline.yaml"))
+        .arg("hello")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let lines = json_lines(&output);
+    assert_eq!(
+        lines.last().unwrap(),
+        &json!({
+            "type": "error",
+            "code": "UNKNOWN_PROVIDER",
+            "message": "no subagent provider named \"nope\" (known: \"spawn\", \"fork\")"
+        })
+    );
+    // Human form on stderr.
+    let output = subagent(home.path())
+        .args(["delegate", "--provider", "nope", "--preset"])
+        .arg(preset("offline.yaml"))
+        .arg("hello")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("error[UNKNOWN_PROVIDER]: no subagent provider named \"nope\"")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unsupported_capability_is_refused_and_nothing_starts() {
+    let server =
+        FakeServer::from_yaml("- match: '.*'\n  steps:\n    - text: should never be asked\n")
+            .await
+            .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let preset = fake_preset(dir.path(), &server.url(), "");
+    let output = subagent(dir.path())
+        .env("FAKE_KEY", "test-key")
+        .args([
+            "delegate",
+            "--json",
+            "--provider",
+            "fork",
+            "--model",
+            "other",
+            "--max-turns",
+            "2",
+            "--preset",
+        ])
+        .arg(&preset)
+        .arg("hello")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert_eq!(
+        json_lines(&output).last().unwrap(),
+        &json!({
+            "type": "error",
+            "code": "UNSUPPORTED_CAPABILITY",
+            "message": "subagent provider \"fork\" does not support the capability: \"model_override\""
+        })
+    );
+    assert!(
+        server.model_requests().is_empty(),
+        "a refused start reached the model"
+    );
+}
+
+#[test]
+fn unknown_agent_type_lists_the_available_ones() {
+    let home = tempfile::tempdir().unwrap();
+    let output = subagent(home.path())
+        .args(["delegate", "--agent", "reviewer", "--preset"])
+        .arg(preset("offline.yaml"))
+        .arg("hello")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains(
+            "error[UNKNOWN_AGENT_TYPE]: unknown agent type \"reviewer\" (available: \"general-purpose\", \"explore\", \"plan\")"
+        ),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn empty_prompt_and_bad_schema_file_are_invalid_arguments() {
+    let home = tempfile::tempdir().unwrap();
+    let output = subagent(home.path())
+        .args(["delegate", "--preset"])
+        .arg(preset("offline.yaml"))
+        .arg("  ")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("error[INVALID_ARGUMENTS]: the prompt is empty"));
+
+    let schema = home.path().join("schema.json");
+    std::fs::write(&schema, r#"{"type": "array"}"#).unwrap();
+    let output = subagent(home.path())
+        .args(["delegate", "--output-schema"])
+        .arg(&schema)
+        .arg("--preset")
+        .arg(preset("offline.yaml"))
+        .arg("hello")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("error[INVALID_ARGUMENTS]: invalid arguments: output_schema must have \"type\": \"object\" at its root"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn structured_output_and_agent_types_over_a_real_model_protocol() {
+    let server = FakeServer::from_yaml(
+        r#"
+- match: "count the files"
+  steps:
+    - tool_calls:
+        - name: structured_output
+          input: {"count": 3}
+    - text: done
+"#,
+    )
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let preset = fake_preset(dir.path(), &server.url(), "");
+    let schema = dir.path().join("schema.json");
+    std::fs::write(
+        &schema,
+        r#"{"type": "object", "properties": {"count": {"type": "integer"}}, "required": ["count"]}"#,
+    )
+    .unwrap();
+    let output = subagent(dir.path())
+        .env("FAKE_KEY", "test-key")
+        .args([
+            "delegate",
+            "--json",
+            "--agent",
+            "explore",
+            "--output-schema",
+        ])
+        .arg(&schema)
+        .arg("--preset")
+        .arg(&preset)
+        .arg("count the files")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let outcome = json_lines(&output).pop().unwrap();
+    assert_eq!(outcome["status"], "completed");
+    assert_eq!(outcome["structured"], json!({"count": 3}));
+    // explore is read-only: the child's tool list has no writing tool.
+    let request = &server.model_requests()[0];
+    let tools: Vec<&str> = request.body.as_ref().unwrap()["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(tools.contains(&"read_file"), "{tools:?}");
+    for writer in ["write_file", "edit_file", "delete", "bash"] {
+        assert!(
+            !tools.contains(&writer),
+            "{writer} offered to explore: {tools:?}"
+        );
+    }
+    assert_eq!(request.header("x-api-key"), Some("<redacted>"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_child_exits_1_with_the_diagnostic() {
+    let server = FakeServer::from_yaml(
+        r#"
+- match: ".*"
+  steps:
+    - error: {status: 400, type: invalid_request_error, message: "fake bad request"}
+"#,
+    )
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let preset = fake_preset(dir.path(), &server.url(), "");
+    let output = subagent(dir.path())
+        .env("FAKE_KEY", "test-key")
+        .args(["delegate", "--json", "--preset"])
+        .arg(&preset)
+        .arg("hello")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let outcome = json_lines(&output).pop().unwrap();
+    assert_eq!(outcome["status"], "failed");
+    assert!(
+        outcome["diagnostic"]
+            .as_str()
+            .unwrap()
+            .contains("fake bad request"),
+        "{outcome}"
+    );
+}

@@ -1,0 +1,92 @@
+//! `subagent providers` and `subagent agents`.
+
+use pretty_assertions::assert_eq;
+
+use super::support::{preset, stderr, stdout, subagent};
+
+#[test]
+fn providers_table_of_the_standard_preset() {
+    let home = tempfile::tempdir().unwrap();
+    let output = subagent(home.path()).arg("providers").output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    insta::assert_snapshot!(stdout(&output), @r"
+    provider     kind         state     output_schema  depth_limit  tool_filter  persona  model_override  max_turns  resume  inherits_context
+    spawn        spawn        enabled   yes            yes          yes          yes      yes             yes        -       -
+    fork         fork         enabled   yes            yes          -            -        -               yes        -       yes
+    claude-code  claude-code  disabled  yes            yes          yes          yes      yes             yes        yes     -
+    codex        codex        disabled  yes            -            -            yes      yes             -          yes     -
+    ");
+}
+
+#[test]
+fn providers_json_marks_disabled_rows() {
+    let home = tempfile::tempdir().unwrap();
+    let output = subagent(home.path())
+        .args(["providers", "--json", "--preset"])
+        .arg(preset("cross-product.yaml"))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let rows: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let names: Vec<(&str, bool)> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["name"].as_str().unwrap(),
+                r["disabled"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert!(
+        names.iter().any(|(n, d)| *n == "claude-code" && !d),
+        "{names:?}"
+    );
+    assert!(names.iter().any(|(n, d)| *n == "codex" && !d), "{names:?}");
+}
+
+#[test]
+fn agents_lists_builtins_and_project_definitions_with_warnings() {
+    let home = tempfile::tempdir().unwrap();
+    let project = home.path().join("project");
+    let agents = project.join(".claude/agents");
+    std::fs::create_dir_all(&agents).unwrap();
+    std::fs::write(
+        agents.join("reviewer.md"),
+        "---\nname: reviewer\ndescription: Reviews diffs.\ntools: Read, Grep\n---\nReview carefully.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        agents.join("broken.md"),
+        "---\nname: [unclosed\n---\nbody\n",
+    )
+    .unwrap();
+    let output = subagent(home.path())
+        .args(["agents", "--cwd"])
+        .arg(&project)
+        .args(["--preset"])
+        .arg(preset("offline.yaml"))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let out = stdout(&output);
+    for name in ["general-purpose", "explore", "plan", "reviewer"] {
+        assert!(out.contains(name), "{name} missing: {out}");
+    }
+    assert!(out.contains("reviewer.md"), "{out}");
+    let err = stderr(&output);
+    assert!(err.contains("warnings:"), "{err}");
+    assert!(err.contains("broken.md:2:"), "a located warning: {err}");
+
+    let output = subagent(home.path())
+        .args(["agents", "--json", "--cwd"])
+        .arg(&project)
+        .args(["--preset"])
+        .arg(preset("offline.yaml"))
+        .output()
+        .unwrap();
+    let value: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(value["agents"].as_array().unwrap().len(), 4);
+    assert_eq!(value["warnings"].as_array().unwrap().len(), 1);
+}

@@ -1,0 +1,6 @@
+mod delegate;
+mod lists;
+mod preset;
+mod run;
+mod sigint;
+mod support;

@@ -1,0 +1,118 @@
+//! Ctrl-C (SIGINT) to `subagent delegate` mid-run cancels the child and leaves no process.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use subagent_test_support::FakeServer;
+
+/// Pids of live processes whose command line contains `needle`.
+fn processes_with(needle: &str) -> Vec<u32> {
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return found;
+    };
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        let state = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        let zombie = state
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z'));
+        if cmdline.contains(needle) && !zombie && pid != std::process::id() {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// Waits (bounded) until `condition` holds; the child's progress is only observable in /proc.
+fn wait_for(what: &str, mut condition: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !condition() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn preset(dir: &Path, url: &str) -> std::path::PathBuf {
+    let path = dir.join("sigint.yaml");
+    std::fs::write(
+        &path,
+        format!(
+            "version: 1\nmodel:\n  kind: anthropic\n  name: fake-model\n  base_url: {url}\n  api_key_env: FAKE_KEY\nproviders:\n  - name: spawn\n    kind: spawn\n    config:\n      permission_mode: bypass\ntools:\n  - name: subagent\n    provider: spawn\n"
+        ),
+    )
+    .unwrap();
+    path
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigint_mid_tool_cancels_and_leaves_no_process() {
+    // A unique sleep length marks the child's grandchild in /proc.
+    let marker = format!("sleep {}", 4000 + std::process::id() % 1000);
+    let server = FakeServer::from_yaml(&format!(
+        "- match: 'run the sleeper'\n  steps:\n    - tool_calls:\n        - name: bash\n          input: {{command: '{marker}'}}\n    - text: never\n"
+    ))
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let preset = preset(dir.path(), &server.url());
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("subagent"))
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", dir.path())
+        .env("FAKE_KEY", "test-key")
+        .current_dir(dir.path())
+        .args(["delegate", "--json", "--preset"])
+        .arg(&preset)
+        .arg("run the sleeper")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let marker_for_wait = marker.clone();
+    tokio::task::spawn_blocking(move || {
+        wait_for("the bash tool's sleep to start", || {
+            !processes_with(&marker_for_wait).is_empty()
+        })
+    })
+    .await
+    .unwrap();
+
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let output = tokio::task::spawn_blocking(move || {
+        let _ = child.stdin.take();
+        child.wait_with_output().unwrap()
+    })
+    .await
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(
+        output.status.code(),
+        Some(130),
+        "stdout: {stdout}\nstderr: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let outcome: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(outcome["status"], "cancelled");
+    assert!(
+        processes_with(&marker).is_empty(),
+        "the bash tool's process survived the cancel"
+    );
+}
