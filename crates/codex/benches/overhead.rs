@@ -80,13 +80,18 @@ fn main() {
     let request = || StartRequest::new("say hi", dir("project"));
     let command = provider.command_for(&request());
 
+    // The provider's child gets our environment minus the scrubbed names; so does the raw run,
+    // or a variable like RUST_BACKTRACE (which makes codex capture backtraces) would skew it.
+    let inherited: Vec<(std::ffi::OsString, std::ffi::OsString)> = std::env::vars_os()
+        .filter(|(name, _)| !subagent_process::is_scrubbed(name))
+        .collect();
     let raw = || {
         let started = Instant::now();
         let output = Command::new(&command.program)
             .args(&command.args)
             .current_dir(&command.cwd)
             .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .envs(inherited.iter().cloned())
             .envs(env.iter().cloned())
             .stdin(Stdio::null())
             .output()
