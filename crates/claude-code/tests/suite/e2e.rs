@@ -284,3 +284,63 @@ async fn cancel_mid_tool_leaves_no_process() {
     let left = live_processes(&h.project(), "sleep 3017");
     assert!(left.is_empty(), "left behind: {left:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nested_agent_events_carry_the_parent_call() {
+    let h = Harness::new().await;
+    let run = h
+        .provider(|_| {})
+        .start(h.request("DELEGATE-NESTED").build())
+        .await
+        .unwrap();
+    let (events, outcome) = finish(run).await;
+    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    assert_eq!(outcome.text, "parent done");
+    let agent_call = events
+        .iter()
+        .find_map(|e| match e {
+            RunEvent::ToolCall {
+                id,
+                name,
+                parent_tool_use_id: None,
+                ..
+            } if name == "Agent" => Some(id.clone()),
+            _ => None,
+        })
+        .expect("the Agent call");
+    // The nested agent's own tool call and its result carry the Agent call's id.
+    let nested_call = events
+        .iter()
+        .find_map(|e| match e {
+            RunEvent::ToolCall {
+                id,
+                name,
+                parent_tool_use_id: Some(parent),
+                ..
+            } if name == "Bash" && *parent == agent_call => Some(id.clone()),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no nested Bash call in {events:#?}"));
+    let nested_result = events.iter().find_map(|e| match e {
+        RunEvent::ToolResult {
+            id,
+            output,
+            parent_tool_use_id: Some(parent),
+            ..
+        } if *id == nested_call && *parent == agent_call => Some(output.clone()),
+        _ => None,
+    });
+    assert_eq!(nested_result.as_deref(), Some("nested-bash"));
+    let agent_result = events.iter().find_map(|e| match e {
+        RunEvent::ToolResult {
+            id,
+            output,
+            parent_tool_use_id: None,
+            ..
+        } if *id == agent_call => Some(output.clone()),
+        _ => None,
+    });
+    assert!(agent_result.unwrap_or_default().contains("sub result 42"));
+    // The nested agent's text is not the child's answer.
+    assert_eq!(texts(&events), ["parent done"]);
+}

@@ -51,6 +51,18 @@ pub const SCENARIOS: &str = r#"
   match: "MODEL-ERROR"
   steps:
     - error: {status: 400, type: invalid_request_error, message: "fake bad request"}
+- name: delegate
+  match: "DELEGATE-NESTED"
+  steps:
+    - tool_calls:
+        - name: Agent
+          input: {description: "sub task", prompt: "SUBTASK-XYZ answer with the number", subagent_type: "general-purpose"}
+    - text: "parent done"
+- name: subtask
+  match: "SUBTASK-XYZ"
+  steps:
+    - tool_calls: [{name: Bash, input: {command: "echo nested-bash", description: "nested"}}]
+    - text: "sub result 42"
 - name: remember
   match: "REMEMBER"
   steps: [{text: "I will remember 42."}]
