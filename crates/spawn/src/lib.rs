@@ -68,7 +68,8 @@ pub struct SpawnProvider {
     name: String,
     config: SpawnConfig,
     model: Arc<dyn Model>,
-    extra_tools: Vec<Arc<dyn Tool>>,
+    /// The built-in tools (as configured) and the extra tools, specs computed once.
+    base_tools: ToolSet,
     permissions: PermissionPolicy,
 }
 
@@ -100,11 +101,17 @@ pub fn capabilities() -> Capabilities {
 impl SpawnProvider {
     /// A provider named `name` running children on `model`.
     pub fn new(name: impl Into<String>, model: Arc<dyn Model>, config: SpawnConfig) -> Self {
+        let base_tools = ToolSet::new(ToolSet::builtin(config.bash.clone())).retain(|_, spec| {
+            config
+                .tools
+                .as_ref()
+                .is_none_or(|names| names.contains(&spec.name))
+        });
         Self {
             name: name.into(),
             config,
             model,
-            extra_tools: Vec::new(),
+            base_tools,
             permissions: PermissionPolicy::default(),
         }
     }
@@ -112,7 +119,7 @@ impl SpawnProvider {
     /// Adds tools every child gets after the built-in ones.
     #[must_use]
     pub fn with_tools(mut self, tools: impl IntoIterator<Item = Arc<dyn Tool>>) -> Self {
-        self.extra_tools.extend(tools);
+        self.base_tools = self.base_tools.with(tools);
         self
     }
 
@@ -153,30 +160,15 @@ impl SpawnProvider {
         {
             permissions = permissions.restricted_to(*mode);
         }
-        let builtin = ToolSet::builtin(self.config.bash.clone())
-            .into_iter()
-            .filter(|tool| {
-                self.config
+        // The parent's delegation tools, with the specs the parent computed.
+        let mut tools = match &snapshot {
+            Some(snapshot) => self.base_tools.concat(
+                &snapshot
                     .tools
-                    .as_ref()
-                    .is_none_or(|names| names.contains(&tool.spec().name))
-            });
-        let inherited: Vec<Arc<dyn Tool>> = snapshot
-            .as_ref()
-            .map(|s| {
-                s.tools
-                    .tools()
-                    .iter()
-                    .filter(|t| t.kind() == ToolKind::Delegate)
-                    .cloned()
-                    .collect()
-            })
-            .unwrap_or_default();
-        let mut tools = ToolSet::new(
-            builtin
-                .chain(self.extra_tools.iter().cloned())
-                .chain(inherited),
-        );
+                    .retain(|tool, _| tool.kind() == ToolKind::Delegate),
+            ),
+            None => self.base_tools.clone(),
+        };
         if permissions.mode == PermissionMode::Plan {
             tools = tools.retain(|tool, _| tool.kind().is_read_only());
         }

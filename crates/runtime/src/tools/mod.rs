@@ -179,10 +179,33 @@ impl ToolSet {
         }
     }
 
-    /// This set followed by `more` (tools whose name is taken are dropped).
+    /// This set followed by `more` (tools whose name is taken are dropped). Specs already
+    /// computed are reused; only the new tools' specs are computed.
     #[must_use]
     pub fn with(&self, more: impl IntoIterator<Item = Arc<dyn Tool>>) -> Self {
-        Self::new(self.tools.iter().cloned().chain(more))
+        self.concat(&Self::new(more))
+    }
+
+    /// This set followed by the tools of `other` whose names are not taken, reusing both sets'
+    /// specs (no spec is recomputed).
+    #[must_use]
+    pub fn concat(&self, other: &Self) -> Self {
+        if other.is_empty() {
+            return self.clone();
+        }
+        let mut tools: Vec<Arc<dyn Tool>> = self.tools.to_vec();
+        let mut specs: Vec<ToolSpec> = self.specs.to_vec();
+        for (tool, spec) in other.tools.iter().zip(other.specs.iter()) {
+            if specs.iter().any(|s| s.name == spec.name) {
+                continue;
+            }
+            tools.push(Arc::clone(tool));
+            specs.push(spec.clone());
+        }
+        Self {
+            tools: tools.into(),
+            specs: specs.into(),
+        }
     }
 
     /// The tools, in order.
