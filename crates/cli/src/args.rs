@@ -104,6 +104,9 @@ pub struct ListArgs {
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// Print the table as Markdown (what docs/providers.md holds).
+    #[arg(long, conflicts_with = "json")]
+    pub markdown: bool,
 }
 
 #[derive(Debug, Subcommand)]

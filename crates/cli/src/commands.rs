@@ -345,8 +345,42 @@ fn providers(args: &ListArgs) -> Result<ExitCode, Refusal> {
         );
         return Ok(ExitCode::from(EXIT_COMPLETED));
     }
-    println!("{}", providers_table(&listing));
+    if args.markdown {
+        print!("{}", providers_markdown(&listing));
+    } else {
+        println!("{}", providers_table(&listing));
+    }
     Ok(ExitCode::from(EXIT_COMPLETED))
+}
+
+/// The capability table as Markdown, one row per provider.
+pub fn providers_markdown(listing: &[subagent_preset::ProviderListing]) -> String {
+    let mut out = String::from(
+        "| provider | kind | output_schema | depth_limit | tool_filter | persona | model_override | max_turns | resume | inherits context |\n\
+         | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n",
+    );
+    for row in listing {
+        let c = &row.capabilities;
+        let cells = [
+            c.output_schema,
+            c.depth_limit,
+            c.tool_filter,
+            c.persona,
+            c.model_override,
+            c.max_turns,
+            c.resume,
+            c.inherits_parent_context,
+        ]
+        .map(check);
+        out.push_str(&format!(
+            "| {}{} | {} | {} |\n",
+            row.name,
+            if row.disabled { " (disabled)" } else { "" },
+            row.kind,
+            cells.join(" | ")
+        ));
+    }
+    out
 }
 
 /// The capability table as text.

@@ -90,3 +90,23 @@ fn agents_lists_builtins_and_project_definitions_with_warnings() {
     assert_eq!(value["agents"].as_array().unwrap().len(), 4);
     assert_eq!(value["warnings"].as_array().unwrap().len(), 1);
 }
+
+#[test]
+fn docs_providers_table_is_generated_from_the_code() {
+    let home = tempfile::tempdir().unwrap();
+    let output = subagent(home.path())
+        .args(["providers", "--markdown", "--preset"])
+        .arg(preset("cross-product.yaml"))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let generated = stdout(&output);
+    let doc = std::fs::read_to_string(super::support::root().join("docs/providers.md")).unwrap();
+    let start = doc.find("<!-- capability-table:start -->\n").unwrap() + 32;
+    let end = doc.find("<!-- capability-table:end -->").unwrap();
+    assert_eq!(
+        &doc[start..end],
+        generated,
+        "docs/providers.md is stale: paste the output of `subagent providers --markdown --preset presets/cross-product.yaml`"
+    );
+}
