@@ -87,19 +87,19 @@ fn expand(patterns: &[String]) -> Vec<String> {
 /// (`--disallowedTools`), from the filter and the depth cap.
 pub fn tool_flags(
     filter: Option<&ToolFilter>,
-    at_depth_cap: bool,
+    without_agents: bool,
 ) -> (Option<Vec<String>>, Vec<String>) {
     let allow = filter
         .and_then(|f| f.allow.as_ref())
         .map(|allow| expand(allow))
         .map(|mut allow| {
-            if at_depth_cap {
+            if without_agents {
                 allow.retain(|tool| !AGENT_TOOLS.contains(&tool.as_str()));
             }
             allow
         });
     let mut deny = filter.map(|f| expand(&f.deny)).unwrap_or_default();
-    if at_depth_cap {
+    if without_agents {
         for tool in AGENT_TOOLS {
             if !deny.iter().any(|d| d == tool) {
                 deny.push(tool.to_owned());
@@ -109,11 +109,13 @@ pub fn tool_flags(
     (allow, deny)
 }
 
-/// Whether the child runs at the request's depth cap (so it must not delegate further).
-pub fn at_depth_cap(request: &StartRequest) -> bool {
-    request
-        .max_depth
-        .is_some_and(|cap| request.child_depth() >= cap)
+/// Whether the child must not run Claude Code's own sub-agents: whenever the request carries a
+/// depth cap. Claude's sub-agents nest without a limit of their own (observed with 2.1.197: a
+/// sub-agent's `Agent` call ran a sub-sub-agent), so removing the tool only at the cap would let
+/// a child below the cap nest past it; the only nesting depth claude can be held to is none.
+/// Without `max_depth` the child keeps the tool: its in-process agents are then its own affair.
+pub fn no_sub_agents(request: &StartRequest) -> bool {
+    request.max_depth.is_some()
 }
 
 /// Builds the invocation. `is_root` and `sandbox_env` (our own `IS_SANDBOX`) decide whether
@@ -200,7 +202,7 @@ pub fn build(
         }
         flag("--resume", session.id.clone());
     }
-    let (allow, deny) = tool_flags(request.tool_filter.as_ref(), at_depth_cap(request));
+    let (allow, deny) = tool_flags(request.tool_filter.as_ref(), no_sub_agents(request));
     if let Some(allow) = allow {
         flag("--tools", allow.join(","));
     }
@@ -345,14 +347,14 @@ mod tests {
     }
 
     #[test]
-    fn the_agent_tool_stays_below_the_cap() {
-        let below = request().max_depth(2).build();
-        assert_eq!(tool_flags(None, at_depth_cap(&below)), (None, vec![]));
+    fn any_depth_cap_removes_the_agent_tool() {
+        let uncapped = request().build();
+        assert_eq!(tool_flags(None, no_sub_agents(&uncapped)), (None, vec![]));
+        let agents = (None, vec!["Agent".to_owned(), "Task".to_owned()]);
         let at = request().max_depth(1).build();
-        assert_eq!(
-            tool_flags(None, at_depth_cap(&at)),
-            (None, vec!["Agent".to_owned(), "Task".to_owned()])
-        );
+        assert_eq!(tool_flags(None, no_sub_agents(&at)), agents);
+        let below = request().max_depth(5).build();
+        assert_eq!(tool_flags(None, no_sub_agents(&below)), agents);
     }
 
     #[test]

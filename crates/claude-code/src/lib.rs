@@ -20,7 +20,7 @@
 //! | `persona` | `--append-system-prompt` |
 //! | `tool_filter` | allow → `--tools a,b` (exact list the model sees), deny → `--disallowedTools`; `*` patterns expand against [`KNOWN_TOOLS`] |
 //! | `output_schema` | `--json-schema`; `result.structured_output` (validated again here) → `Outcome.structured`; no structured output → `failed` |
-//! | `max_depth` | at the cap the child's own sub-agent tool is removed (`--disallowedTools Agent Task`) |
+//! | `max_depth` | the child's own sub-agent tool is removed (`--disallowedTools Agent Task`): claude's sub-agents nest without a limit of their own, so under any cap the child runs none (see [`no_sub_agents`]) |
 //! | `resume` | `--resume ID` in the same cwd (claude keys sessions by cwd; another cwd is `NOT_RESUMABLE`) |
 //! | `cancel` | SIGINT to claude (it ends its tools and reports `error_during_execution`), grace, SIGKILL of the whole tree |
 //!
@@ -50,7 +50,7 @@ use subagent_core::{
 };
 
 pub use command::{
-    AGENT_TOOLS, Invocation, KNOWN_TOOLS, at_depth_cap, build as build_command, tool_flags,
+    AGENT_TOOLS, Invocation, KNOWN_TOOLS, build as build_command, no_sub_agents, tool_flags,
 };
 pub use config::{ClaudeCodeConfig, PermissionMode};
 pub use error::{Error, INSTALL_HINT, Result};

@@ -36,7 +36,7 @@ async fn hello() {
     let requests = h.model_requests();
     assert_eq!(requests.len(), 1);
     assert_eq!(requests[0].path, "/v1/messages?beta=true");
-    // Below any depth cap claude keeps its own sub-agent tool.
+    // Without a depth cap claude keeps its own sub-agent tool.
     assert!(tool_names(&requests[0]).contains(&"Agent".to_owned()));
     assert!(live_processes(&h.project(), "subagent-claude-e2e-no-such-marker").is_empty());
 }
@@ -141,11 +141,12 @@ async fn tool_filter_and_depth_cap_shape_the_tool_list() {
     tools.sort();
     assert_eq!(tools, ["Read", "WebFetch"]);
 
-    // The cap alone removes only the sub-agent tool.
+    // A cap alone removes only the sub-agent tool, also below the cap: claude's own sub-agents
+    // nest without limit, so under a cap the child may start none.
     let h = Harness::new().await;
     let run = h
         .provider(|_| {})
-        .start(h.request("say hi").max_depth(1).build())
+        .start(h.request("say hi").max_depth(3).build())
         .await
         .unwrap();
     let (_, outcome) = finish(run).await;
@@ -343,4 +344,24 @@ async fn nested_agent_events_carry_the_parent_call() {
     assert!(agent_result.unwrap_or_default().contains("sub result 42"));
     // The nested agent's text is not the child's answer.
     assert_eq!(texts(&events), ["parent done"]);
+}
+
+/// Why any depth cap removes claude's sub-agent tool: without one, a sub-agent's own `Agent`
+/// call runs a sub-sub-agent (claude sets no nesting limit of its own).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_sub_agents_nest_without_a_limit_of_their_own() {
+    let h = Harness::new().await;
+    let run = h
+        .provider(|_| {})
+        .start(h.request("NEST-TOP").build())
+        .await
+        .unwrap();
+    let (_, outcome) = finish(run).await;
+    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    let reached = h.model_requests().iter().any(|r| {
+        r.scenario
+            .as_ref()
+            .is_some_and(|(name, _)| name == "nest-two")
+    });
+    assert!(reached, "the second nesting level never asked the model");
 }

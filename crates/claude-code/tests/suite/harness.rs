@@ -63,6 +63,19 @@ pub const SCENARIOS: &str = r#"
   steps:
     - tool_calls: [{name: Bash, input: {command: "echo nested-bash", description: "nested"}}]
     - text: "sub result 42"
+- name: nest-top
+  match: "NEST-TOP"
+  steps:
+    - tool_calls: [{name: Agent, input: {description: "level one", prompt: "NEST-LEVEL-ONE go", subagent_type: "general-purpose"}}]
+    - text: "top done"
+- name: nest-one
+  match: "NEST-LEVEL-ONE"
+  steps:
+    - tool_calls: [{name: Agent, input: {description: "level two", prompt: "NEST-LEVEL-TWO go", subagent_type: "general-purpose"}}]
+    - text: "one done"
+- name: nest-two
+  match: "NEST-LEVEL-TWO"
+  steps: [{text: "two reached"}]
 - name: remember
   match: "REMEMBER"
   steps: [{text: "I will remember 42."}]
