@@ -63,8 +63,10 @@ pub struct ClaudeCodeConfig {
     /// Variables set in the child (e.g. `ANTHROPIC_BASE_URL`, `ANTHROPIC_API_KEY`, `HOME`,
     /// `CLAUDE_CONFIG_DIR`). Set variables win over everything.
     pub env: BTreeMap<String, String>,
-    /// Variables of ours the scrub would withhold but the child may see (e.g.
-    /// `ANTHROPIC_API_KEY`, `CLAUDE_CONFIG_DIR`).
+    /// Variables of ours the scrub would withhold but the child may see. Default
+    /// [`DEFAULT_PASS_ENV`]: Claude Code's own credentials and endpoint (a user's
+    /// `ANTHROPIC_API_KEY` must reach `claude`); other products' keys stay scrubbed. Setting this
+    /// list replaces the default (`[]` passes nothing).
     pub pass_env: Vec<String>,
     /// `CLAUDE_CODE_MAX_RETRIES` (default 0: claude's own default retries 401/5xx ten times with
     /// backoff for minutes).
@@ -84,6 +86,14 @@ pub struct ClaudeCodeConfig {
     pub extra_args: Vec<String>,
 }
 
+/// Claude Code's own variables, passed through the scrub by default.
+pub const DEFAULT_PASS_ENV: &[&str] = &[
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "ANTHROPIC_BASE_URL",
+    "CLAUDE_CONFIG_DIR",
+];
+
 impl Default for ClaudeCodeConfig {
     fn default() -> Self {
         Self {
@@ -91,7 +101,10 @@ impl Default for ClaudeCodeConfig {
             permission_mode: PermissionMode::DontAsk,
             allowed_tools: Vec::new(),
             env: BTreeMap::new(),
-            pass_env: Vec::new(),
+            pass_env: DEFAULT_PASS_ENV
+                .iter()
+                .map(|name| (*name).to_owned())
+                .collect(),
             max_retries: 0,
             disable_nonessential_traffic: true,
             timeout_secs: None,
@@ -152,5 +165,27 @@ mod tests {
         assert!(
             serde_json::from_value::<ClaudeCodeConfig>(serde_json::json!({"bogus": 1})).is_err()
         );
+    }
+}
+
+#[cfg(test)]
+mod pass_env_tests {
+    use super::*;
+
+    #[test]
+    fn own_credentials_pass_by_default_and_an_explicit_list_replaces_them() {
+        let config = ClaudeCodeConfig::default();
+        assert!(
+            config
+                .pass_env
+                .iter()
+                .any(|name| name == "ANTHROPIC_API_KEY")
+        );
+        assert!(!config.pass_env.iter().any(|name| name == "OPENAI_API_KEY"));
+        let parsed: ClaudeCodeConfig = serde_json::from_value(serde_json::json!({})).unwrap();
+        assert_eq!(parsed.pass_env, config.pass_env);
+        let none: ClaudeCodeConfig =
+            serde_json::from_value(serde_json::json!({"pass_env": []})).unwrap();
+        assert!(none.pass_env.is_empty());
     }
 }

@@ -31,7 +31,9 @@ pub struct CodexConfig {
     /// here too.
     pub env: BTreeMap<String, String>,
     /// Names of variables of our own environment passed to the child even though the scrubber
-    /// would remove them (e.g. `OPENAI_API_KEY`, `CODEX_API_KEY`).
+    /// would remove them. Default [`DEFAULT_PASS_ENV`]: Codex's own credentials, endpoint and
+    /// home (a user's `OPENAI_API_KEY` must reach `codex`); other products' keys stay scrubbed.
+    /// Setting this list replaces the default (`[]` passes nothing).
     pub pass_env: Vec<String>,
     /// More `-c key=value` overrides, passed as given (value parsed by codex as TOML).
     pub config_overrides: Vec<String>,
@@ -56,6 +58,14 @@ pub struct CodexConfig {
     pub grace_ms: u64,
 }
 
+/// Codex's own variables, passed through the scrub by default.
+pub const DEFAULT_PASS_ENV: &[&str] = &[
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "CODEX_API_KEY",
+    "CODEX_HOME",
+];
+
 impl Default for CodexConfig {
     fn default() -> Self {
         Self {
@@ -65,7 +75,10 @@ impl Default for CodexConfig {
             sandbox: SandboxMode::default(),
             codex_home: None,
             env: BTreeMap::new(),
-            pass_env: Vec::new(),
+            pass_env: DEFAULT_PASS_ENV
+                .iter()
+                .map(|name| (*name).to_owned())
+                .collect(),
             config_overrides: Vec::new(),
             disable_analytics: true,
             disable_plugins: true,
@@ -190,5 +203,27 @@ mod tests {
     fn unknown_fields_are_refused() {
         let err = serde_json::from_value::<CodexConfig>(serde_json::json!({"sandboxx": 1}));
         assert!(err.is_err());
+    }
+}
+
+#[cfg(test)]
+mod pass_env_tests {
+    use super::*;
+
+    #[test]
+    fn own_credentials_pass_by_default_and_an_explicit_list_replaces_them() {
+        let config = CodexConfig::default();
+        assert!(config.pass_env.iter().any(|name| name == "OPENAI_API_KEY"));
+        assert!(
+            !config
+                .pass_env
+                .iter()
+                .any(|name| name == "ANTHROPIC_API_KEY")
+        );
+        let parsed: CodexConfig = serde_json::from_value(serde_json::json!({})).unwrap();
+        assert_eq!(parsed.pass_env, config.pass_env);
+        let none: CodexConfig =
+            serde_json::from_value(serde_json::json!({"pass_env": []})).unwrap();
+        assert!(none.pass_env.is_empty());
     }
 }
