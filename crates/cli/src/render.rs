@@ -38,6 +38,8 @@ pub struct Progress {
     tool_uses: u64,
     usage: Usage,
     last: String,
+    /// The text streamed since the last tool call (its tail is the last activity).
+    recent_text: String,
     drawn: bool,
 }
 
@@ -76,6 +78,7 @@ impl Progress {
             tool_uses: 0,
             usage: Usage::default(),
             last: "starting".into(),
+            recent_text: String::new(),
             drawn: false,
         }
     }
@@ -102,7 +105,11 @@ impl Progress {
         let line = match event {
             RunEvent::Started { description, .. } => Some(format!("started: {description}")),
             RunEvent::Text { text, .. } => {
-                self.last = format!("“{}”", one_line(text, 40));
+                self.recent_text.push_str(text);
+                let flat = one_line(&self.recent_text, usize::MAX);
+                let count = flat.chars().count();
+                let tail: String = flat.chars().skip(count.saturating_sub(50)).collect();
+                self.last = format!("“{}{tail}”", if count > 50 { "…" } else { "" });
                 None
             }
             RunEvent::Thinking { .. } => {
@@ -111,6 +118,7 @@ impl Progress {
             }
             RunEvent::ToolCall { name, input, .. } => {
                 self.tool_uses += 1;
+                self.recent_text.clear();
                 self.last = format!("{name} {}", one_line(&input.to_string(), 50));
                 Some(format!("tool {name} {}", one_line(&input.to_string(), 100)))
             }
