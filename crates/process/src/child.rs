@@ -12,7 +12,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::kill::{self, Known, Signal, kill_tree, signal_group, signal_process, survey};
-use crate::lines::{LineReader, Tail};
+use crate::lines::{Head, LineReader, Tail};
 use crate::spec::{ProcessSpec, SignalTarget, StopPolicy};
 use crate::{Error, Result};
 
@@ -82,6 +82,21 @@ impl Exit {
     }
 }
 
+/// How a child ended and what it wrote: [`Process::wait_with_output`].
+#[derive(Clone, Debug)]
+pub struct Captured {
+    /// How it ended.
+    pub exit: Exit,
+    /// The first bytes of stdout, up to [`ProcessSpec::capture_output`], byte-exact.
+    pub stdout: Vec<u8>,
+    /// Whether stdout went on past them.
+    pub stdout_truncated: bool,
+    /// The first bytes of stderr, up to the same bound.
+    pub stderr: Vec<u8>,
+    /// Whether stderr went on past them.
+    pub stderr_truncated: bool,
+}
+
 #[derive(Clone, Copy, Debug)]
 enum Timer {
     Kill,
@@ -112,6 +127,8 @@ pub struct Process {
     stdout: LineReader<BufReader<ChildStdout>>,
     stdin: Option<ChildStdin>,
     tail: Tail,
+    stderr_head: Head,
+    capture_bytes: usize,
     tail_task: Option<JoinHandle<()>>,
     cancel: CancellationToken,
     stop: StopPolicy,
@@ -138,7 +155,8 @@ impl Process {
             });
         };
         let tail = Tail::new(spec.stderr_tail_bytes);
-        let tail_task = tokio::spawn(tail.clone().fill_from(stderr));
+        let stderr_head = Head::new(spec.capture_bytes);
+        let tail_task = tokio::spawn(tail.clone().fill_from(stderr, stderr_head.clone()));
         let now = Instant::now();
         Ok(Self {
             stdin: child.stdin.take(),
@@ -147,6 +165,8 @@ impl Process {
             program,
             stdout: LineReader::new(BufReader::new(stdout), spec.max_line_bytes),
             tail,
+            stderr_head,
+            capture_bytes: spec.capture_bytes,
             tail_task: Some(tail_task),
             cancel: spec.cancel.clone(),
             stop: spec.stop,
@@ -259,14 +279,39 @@ impl Process {
     /// Waits for the child to exit (reading and discarding any stdout left, still enforcing the
     /// cancellation token, the timeouts and the grace period), reaps it, kills what is left of
     /// its process group, and reports how it ended.
-    pub async fn wait(mut self) -> Result<Exit> {
+    pub async fn wait(self) -> Result<Exit> {
+        self.finish(None).await
+    }
+
+    /// Like [`Process::wait`], but keeps the first bytes of stdout and stderr (up to
+    /// [`ProcessSpec::capture_output`], each) byte-exact instead of discarding stdout: for a
+    /// child whose output is a blob, not lines. Stdout lines already read with
+    /// [`Process::next_line`] are not in it.
+    pub async fn wait_with_output(self) -> Result<Captured> {
+        let stdout = Head::new(self.capture_bytes);
+        let stderr = self.stderr_head.clone();
+        let exit = self.finish(Some(&stdout)).await?;
+        let (stdout, stdout_truncated) = stdout.take();
+        let (stderr, stderr_truncated) = stderr.take();
+        Ok(Captured {
+            exit,
+            stdout,
+            stdout_truncated,
+            stderr,
+            stderr_truncated,
+        })
+    }
+
+    async fn finish(mut self, capture: Option<&Head>) -> Result<Exit> {
         self.close_stdin();
         let status = loop {
             let timer = self.next_timer();
             let wake = tokio::select! {
                 biased;
                 status = self.child.wait() => WaitWake::Exited(status),
-                () = self.stdout.discard(), if !self.stdout.is_done() => WaitWake::StdoutDone,
+                () = drain(&mut self.stdout, capture), if !self.stdout.is_done() => {
+                    WaitWake::StdoutDone
+                }
                 () = self.cancel.cancelled(), if self.stopping.is_none() => WaitWake::Cancelled,
                 () = sleep_until(timer) => WaitWake::Timer(timer.map_or(Timer::Kill, |(_, t)| t)),
             };
@@ -280,6 +325,16 @@ impl Process {
         self.reaped = true;
         // The leader is gone; whatever stayed in its group goes with it.
         signal_group(self.pid, rustix::process::Signal::KILL);
+        // What the child wrote just before it exited may still sit in the pipe. Only a
+        // descendant that escaped the kill can hold stdout open, so the wait is bounded.
+        if capture.is_some()
+            && !self.stdout.is_done()
+            && tokio::time::timeout(STDERR_DRAIN, drain(&mut self.stdout, capture))
+                .await
+                .is_err()
+        {
+            tracing::debug!(pid = self.pid(), "stdout still open after exit");
+        }
         if let Some(task) = self.tail_task.take() {
             let abort = task.abort_handle();
             if tokio::time::timeout(STDERR_DRAIN, task).await.is_err() {
@@ -345,6 +400,14 @@ impl Process {
         tracing::debug!(pid = self.pid(), "killing the tree");
         self.killed = true;
         kill_tree(self.pid, &self.known);
+    }
+}
+
+/// Reads the rest of stdout into `capture`, or discards it.
+async fn drain(stdout: &mut LineReader<BufReader<ChildStdout>>, capture: Option<&Head>) {
+    match capture {
+        Some(head) => stdout.read_into(head).await,
+        None => stdout.discard().await,
     }
 }
 

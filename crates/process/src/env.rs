@@ -71,6 +71,67 @@ pub fn is_scrubbed(name: &OsStr) -> bool {
         || SCRUBBED_SUFFIXES.iter().any(|s| upper.ends_with(s))
 }
 
+/// Exact names of model products' variables (withheld under [`Scrub::ModelKeys`]).
+pub const MODEL_KEY_NAMES: &[&str] = &["CLAUDECODE", "GOOGLE_API_KEY"];
+
+/// Name prefixes of model products' variables (withheld under [`Scrub::ModelKeys`]): the
+/// agent's own model keys and endpoints, and every other model product's.
+pub const MODEL_KEY_PREFIXES: &[&str] = &[
+    "ANTHROPIC_",
+    "CLAUDE_",
+    "OPENAI_",
+    "CODEX_",
+    "AZURE_OPENAI_",
+    "VERTEX_",
+    "GEMINI_",
+    "MISTRAL_",
+    "GROQ_",
+    "OPENROUTER_",
+    "DEEPSEEK_",
+    "XAI_",
+    "COHERE_",
+    "TOGETHER_",
+];
+
+/// Which of our variables a child does not inherit (unless passed explicitly).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Scrub {
+    /// Everything [`is_scrubbed`] names: model products' keys, cloud credentials and anything
+    /// that looks like a token. For product CLIs, which get only what they are configured with.
+    #[default]
+    Credentials,
+    /// Only the model products' variables ([`is_model_key`]). For a command run on the user's
+    /// behalf in the user's own project (the runtime's bash tool): it sees the user's
+    /// environment (their `GITHUB_TOKEN`, `SSH_AUTH_SOCK`, cloud profile…) as their shell
+    /// would, but not the agent's model keys, which a model-written command could leak.
+    ModelKeys,
+    /// Nothing is withheld.
+    Nothing,
+}
+
+impl Scrub {
+    /// Whether this policy withholds `name`.
+    pub fn withholds(self, name: &OsStr) -> bool {
+        match self {
+            Self::Credentials => is_scrubbed(name),
+            Self::ModelKeys => is_model_key(name),
+            Self::Nothing => false,
+        }
+    }
+}
+
+/// Whether a variable belongs to a model product: exact names in [`MODEL_KEY_NAMES`], prefixes
+/// in [`MODEL_KEY_PREFIXES`] (compared case-insensitively). Names that are not UTF-8 are kept.
+pub fn is_model_key(name: &OsStr) -> bool {
+    let Some(name) = name.to_str() else {
+        return false;
+    };
+    let upper = name.to_ascii_uppercase();
+    MODEL_KEY_NAMES.contains(&upper.as_str())
+        || MODEL_KEY_PREFIXES.iter().any(|p| upper.starts_with(p))
+}
+
 /// Builds a child's environment: `base` minus the scrubbed names (except those in `pass`), then
 /// `set` on top (set variables always win, scrubbed or not). Sorted by name.
 pub fn child_env<I>(
@@ -81,9 +142,22 @@ pub fn child_env<I>(
 where
     I: IntoIterator<Item = (OsString, OsString)>,
 {
+    child_env_with(Scrub::Credentials, base, pass, set)
+}
+
+/// [`child_env`] under another [`Scrub`] policy.
+pub fn child_env_with<I>(
+    scrub: Scrub,
+    base: I,
+    pass: &[OsString],
+    set: &[(OsString, OsString)],
+) -> Vec<(OsString, OsString)>
+where
+    I: IntoIterator<Item = (OsString, OsString)>,
+{
     let mut env: BTreeMap<OsString, OsString> = base
         .into_iter()
-        .filter(|(name, _)| !is_scrubbed(name) || pass.iter().any(|p| p == name))
+        .filter(|(name, _)| !scrub.withholds(name) || pass.iter().any(|p| p == name))
         .collect();
     for (name, value) in set {
         env.insert(name.clone(), value.clone());
@@ -131,6 +205,36 @@ mod tests {
         ] {
             assert!(!is_scrubbed(OsStr::new(name)), "{name}");
         }
+    }
+
+    #[test]
+    fn model_keys_policy_keeps_the_users_own_credentials() {
+        let env = child_env_with(
+            Scrub::ModelKeys,
+            os(&[
+                ("PATH", "/bin"),
+                ("GITHUB_TOKEN", "gh"),
+                ("SSH_AUTH_SOCK", "/tmp/agent"),
+                ("AWS_PROFILE", "dev"),
+                ("OPENAI_API_KEY", "sk"),
+                ("anthropic_api_key", "real"),
+                ("CLAUDECODE", "1"),
+                ("GOOGLE_API_KEY", "g"),
+            ]),
+            &[],
+            &[],
+        );
+        assert_eq!(
+            env,
+            os(&[
+                ("AWS_PROFILE", "dev"),
+                ("GITHUB_TOKEN", "gh"),
+                ("PATH", "/bin"),
+                ("SSH_AUTH_SOCK", "/tmp/agent"),
+            ])
+        );
+        let everything = child_env_with(Scrub::Nothing, os(&[("OPENAI_API_KEY", "sk")]), &[], &[]);
+        assert_eq!(everything, os(&[("OPENAI_API_KEY", "sk")]));
     }
 
     #[test]

@@ -5,13 +5,18 @@
 //! cwd by accident; stdin `/dev/null` unless a pipe is asked for), with an environment scrubbed
 //! of other products' keys and tokens ([`is_scrubbed`]: the names in [`SCRUBBED_NAMES`], the
 //! prefixes in [`SCRUBBED_PREFIXES`], the suffixes in [`SCRUBBED_SUFFIXES`]) unless passed
-//! explicitly, plus the configured variables. [`ProcessSpec::spawn`] puts the child in its own
+//! explicitly, plus the configured variables (or, with [`Scrub::ModelKeys`], of the model
+//! products' keys only: for commands run in the user's own project on the user's behalf).
+//! [`ProcessSpec::spawn`] puts the child in its own
 //! process group and arms the Linux parent-death signal. [`Process`] reads stdout as bounded
 //! lines (a line over the bound is [`Error::LineTooLong`], never an out-of-memory), keeps the
 //! tail of stderr for diagnostics, and enforces the cancellation token, the overall and the
 //! idle-output timeouts: the polite signal of the [`StopPolicy`] (SIGINT for Claude Code, SIGTERM
 //! for codex), a grace period, then SIGKILL to the whole tree (the process group and every
-//! descendant found under the child in `/proc`, also those that left the group). A dropped
+//! descendant found under the child in `/proc`, also those that left the group). A child whose
+//! output is a blob rather than lines (a shell command) is read with
+//! [`Process::wait_with_output`]: the first bytes of stdout and stderr up to
+//! [`ProcessSpec::capture_output`], byte-exact, with the same timeouts and stop. A dropped
 //! [`Process`] kills its tree at once; the child is always reaped.
 //!
 //! Deliberately not here: what the output means (each provider parses its CLI's stream), the
@@ -50,8 +55,11 @@ mod kill;
 mod lines;
 mod spec;
 
-pub use child::{Exit, Process, StopCause};
-pub use env::{SCRUBBED_NAMES, SCRUBBED_PREFIXES, SCRUBBED_SUFFIXES, child_env, is_scrubbed};
+pub use child::{Captured, Exit, Process, StopCause};
+pub use env::{
+    MODEL_KEY_NAMES, MODEL_KEY_PREFIXES, SCRUBBED_NAMES, SCRUBBED_PREFIXES, SCRUBBED_SUFFIXES,
+    Scrub, child_env, child_env_with, is_model_key, is_scrubbed,
+};
 pub use error::{Error, Result};
 pub use kill::Signal;
 pub use spec::{

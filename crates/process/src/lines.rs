@@ -72,6 +72,24 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
         self.done
     }
 
+    /// Reads the rest into `head` (a partial line first), to the end. Cancel-safe: what was read
+    /// is in `head` when the future is dropped.
+    pub(crate) async fn read_into(&mut self, head: &Head) {
+        if !self.partial.is_empty() {
+            head.push(&std::mem::take(&mut self.partial));
+        }
+        while !self.done {
+            match self.inner.fill_buf().await {
+                Ok([]) | Err(_) => self.done = true,
+                Ok(available) => {
+                    let n = available.len();
+                    head.push(available);
+                    self.inner.consume(n);
+                }
+            }
+        }
+    }
+
     /// Reads and throws away the rest, so a child blocked on a full pipe can go on.
     pub(crate) async fn discard(&mut self) {
         while !self.done {
@@ -124,14 +142,54 @@ impl Tail {
         text.trim_start_matches('\u{fffd}').to_owned()
     }
 
-    /// Copies everything `reader` yields into the tail until its end.
-    pub(crate) async fn fill_from<R: AsyncRead + Unpin>(self, mut reader: R) {
+    /// Copies everything `reader` yields into the tail and into `head` until its end.
+    pub(crate) async fn fill_from<R: AsyncRead + Unpin>(self, mut reader: R, head: Head) {
         let mut chunk = vec![0_u8; 8192];
         loop {
             match reader.read(&mut chunk).await {
                 Ok(0) | Err(_) => break,
-                Ok(n) => self.push(&chunk[..n]),
+                Ok(n) => {
+                    self.push(&chunk[..n]);
+                    head.push(&chunk[..n]);
+                }
             }
+        }
+    }
+}
+
+/// The first `capacity` bytes a reader produced and whether more came, shared with the task
+/// that fills it.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Head {
+    inner: Arc<Mutex<(Vec<u8>, bool)>>,
+    capacity: usize,
+}
+
+impl Head {
+    pub(crate) fn new(capacity: usize) -> Self {
+        Self {
+            inner: Arc::default(),
+            capacity,
+        }
+    }
+
+    pub(crate) fn push(&self, chunk: &[u8]) {
+        let Ok(mut inner) = self.inner.lock() else {
+            return;
+        };
+        let (bytes, truncated) = &mut *inner;
+        let room = self.capacity.saturating_sub(bytes.len());
+        if chunk.len() > room {
+            *truncated = true;
+        }
+        bytes.extend_from_slice(&chunk[..chunk.len().min(room)]);
+    }
+
+    /// The bytes kept and whether more came.
+    pub(crate) fn take(&self) -> (Vec<u8>, bool) {
+        match self.inner.lock() {
+            Ok(mut inner) => std::mem::take(&mut *inner),
+            Err(_) => (Vec::new(), false),
         }
     }
 }
@@ -157,6 +215,16 @@ mod tests {
             Err(Error::LineTooLong { limit: 16 })
         ));
         assert!(reader.next_line().await.ok().flatten().is_none());
+    }
+
+    #[test]
+    fn head_keeps_the_start_and_notes_the_rest() {
+        let head = Head::new(8);
+        head.push(b"hello ");
+        assert_eq!(head.take(), (b"hello ".to_vec(), false));
+        head.push(b"hello ");
+        head.push(b"world!");
+        assert_eq!(head.take(), (b"hello wo".to_vec(), true));
     }
 
     #[test]

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::env::child_env;
+use crate::env::{Scrub, child_env_with};
 use crate::kill::{Signal, set_parent_death_signal};
 use crate::{Error, Process, Result};
 
@@ -106,6 +106,8 @@ pub struct ProcessSpec {
     pub(crate) stderr_tail_bytes: usize,
     pub(crate) cancel: CancellationToken,
     pub(crate) parent_death_signal: Option<Signal>,
+    pub(crate) scrub: Scrub,
+    pub(crate) capture_bytes: usize,
 }
 
 impl ProcessSpec {
@@ -127,6 +129,8 @@ impl ProcessSpec {
             stderr_tail_bytes: DEFAULT_STDERR_TAIL_BYTES,
             cancel: CancellationToken::new(),
             parent_death_signal: Some(Signal::Kill),
+            scrub: Scrub::Credentials,
+            capture_bytes: 0,
         }
     }
 
@@ -254,6 +258,24 @@ impl ProcessSpec {
         self
     }
 
+    /// Which of the base environment's variables the child does not inherit (default
+    /// [`Scrub::Credentials`]; variables passed with [`ProcessSpec::pass_env`] or set with
+    /// [`ProcessSpec::env`] always reach it).
+    #[must_use]
+    pub fn scrub(mut self, scrub: Scrub) -> Self {
+        self.scrub = scrub;
+        self
+    }
+
+    /// Keeps the first `bytes` of stdout and of stderr (each) for
+    /// [`Process::wait_with_output`] (default 0: nothing is kept). For children whose output
+    /// is a blob rather than lines, like a shell command's.
+    #[must_use]
+    pub fn capture_output(mut self, bytes: usize) -> Self {
+        self.capture_bytes = bytes;
+        self
+    }
+
     /// The program as configured.
     pub fn program(&self) -> &Path {
         &self.program
@@ -277,8 +299,18 @@ impl ProcessSpec {
     /// The environment the child gets, sorted by name.
     pub fn child_env(&self) -> Vec<(OsString, OsString)> {
         match &self.base_env {
-            Some(base) => child_env(base.iter().cloned(), &self.pass_env, &self.set_env),
-            None => child_env(std::env::vars_os(), &self.pass_env, &self.set_env),
+            Some(base) => child_env_with(
+                self.scrub,
+                base.iter().cloned(),
+                &self.pass_env,
+                &self.set_env,
+            ),
+            None => child_env_with(
+                self.scrub,
+                std::env::vars_os(),
+                &self.pass_env,
+                &self.set_env,
+            ),
         }
     }
 

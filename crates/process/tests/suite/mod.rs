@@ -1,3 +1,4 @@
+mod capture;
 mod helpers;
 mod lifecycle;
 mod pdeathsig;

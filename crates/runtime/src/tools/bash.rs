@@ -1,15 +1,22 @@
-//! The bash tool: one command per call, in its own process group, with a timeout and an output
-//! cap. On timeout, cancellation, or when the command's shell exits, the whole group is killed
-//! (SIGKILL), so no grandchild outlives the call.
+//! The bash tool: one command per call, run by `subagent-process` (the one owner of child
+//! processes): its own process group, the parent-death signal, stdin `/dev/null`, stdout and
+//! stderr captured up to the output cap. On timeout or cancellation the group gets SIGTERM, then
+//! after a short grace the whole tree SIGKILL; when the command's shell exits, what is left of
+//! its group is killed, so no grandchild outlives the call. (When the run drops the call on
+//! cancellation, dropping the process kills the tree at once.)
+//!
+//! Environment: the user's own, minus the model products' variables
+//! (`subagent_process::Scrub::ModelKeys`). The command runs in the user's project on the user's
+//! behalf, so it sees what their shell would (`GITHUB_TOKEN`, `SSH_AUTH_SOCK`, a cloud profile),
+//! but not the agent's model keys, which a model-written command could print or send away.
 
-use std::process::Stdio;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use subagent_model::ToolSpec;
-use tokio::io::{AsyncRead, AsyncReadExt};
+use subagent_process::{ProcessSpec, Scrub, StopCause, StopPolicy};
 
 use super::{Tool, ToolContext, ToolKind, ToolOutput, opt_u64, str_arg};
 use crate::{Error, Result};
@@ -49,42 +56,9 @@ impl BashTool {
     }
 }
 
-/// Kills every process of the group led by `pid`. Errors (the group is already gone) are
-/// ignored.
-fn kill_group(pid: Option<u32>) {
-    let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) else {
-        return;
-    };
-    if let Some(pid) = rustix::process::Pid::from_raw(pid) {
-        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-    }
-}
-
-/// Reads a pipe to its end, keeping at most `limit` bytes; returns them and whether more came.
-async fn read_capped(mut pipe: impl AsyncRead + Unpin, limit: usize) -> (Vec<u8>, bool) {
-    let mut kept = Vec::new();
-    let mut buffer = [0u8; 8192];
-    let mut truncated = false;
-    loop {
-        match pipe.read(&mut buffer).await {
-            Ok(0) | Err(_) => break,
-            Ok(n) => {
-                let room = limit.saturating_sub(kept.len());
-                if n > room {
-                    truncated = true;
-                }
-                kept.extend_from_slice(&buffer[..n.min(room)]);
-            }
-        }
-    }
-    (kept, truncated)
-}
-
-enum Ending {
-    Exited(std::process::ExitStatus),
-    TimedOut,
-    Cancelled,
-}
+/// How long a command may take to exit after SIGTERM (on timeout or cancellation) before its
+/// whole tree gets SIGKILL.
+const GRACE: Duration = Duration::from_secs(2);
 
 #[async_trait]
 impl Tool for BashTool {
@@ -120,61 +94,36 @@ impl Tool for BashTool {
         let timeout = opt_u64(&input, "timeout_ms")?
             .unwrap_or(self.config.default_timeout_ms)
             .min(self.config.max_timeout_ms);
-        // The command is one argv element: bash parses it, we never interpolate it.
-        let mut child = tokio::process::Command::new("bash")
-            .arg("-c")
-            .arg(command)
-            .current_dir(context.env.roots.cwd())
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .kill_on_drop(true)
+        let limit = self.config.output_limit;
+        // `bash -c <command>`: the model's command string IS the program here, so this is the
+        // one legitimate `-c`. It is passed as one argv element, unchanged; nothing else is ever
+        // interpolated into it.
+        let child = ProcessSpec::new("bash", context.env.roots.cwd())
+            .args(["-c", command])
+            .scrub(Scrub::ModelKeys)
+            .capture_output(limit)
+            .overall_timeout(Some(Duration::from_millis(timeout)))
+            .stop_policy(StopPolicy::default().grace(GRACE))
+            .cancel(context.cancel.clone())
             .spawn()
             .map_err(|e| Error::Tool(format!("cannot start bash: {e}")))?;
-        let pid = child.id();
-        // If this future is dropped mid-command, the group must still die.
-        let mut guard = GroupGuard(pid);
-        let limit = self.config.output_limit;
-        let stdout = child.stdout.take();
-        let stderr = child.stderr.take();
-        let out_task = tokio::spawn(async move {
-            match stdout {
-                Some(pipe) => read_capped(pipe, limit).await,
-                None => (Vec::new(), false),
-            }
-        });
-        let err_task = tokio::spawn(async move {
-            match stderr {
-                Some(pipe) => read_capped(pipe, limit).await,
-                None => (Vec::new(), false),
-            }
-        });
-        let ending = tokio::select! {
-            biased;
-            () = context.cancel.cancelled() => Ending::Cancelled,
-            () = tokio::time::sleep(Duration::from_millis(timeout)) => Ending::TimedOut,
-            status = child.wait() => match status {
-                Ok(status) => Ending::Exited(status),
-                Err(e) => return Err(Error::Tool(format!("waiting for bash failed: {e}"))),
-            },
-        };
-        // Whatever happened, nothing of the command's group survives the call.
-        kill_group(pid);
-        guard.0 = None;
-        let _ = child.wait().await;
-        let (stdout, out_cut) = out_task.await.unwrap_or_default();
-        let (stderr, err_cut) = err_task.await.unwrap_or_default();
+        let output = child
+            .wait_with_output()
+            .await
+            .map_err(|e| Error::Tool(format!("waiting for bash failed: {e}")))?;
         let mut text = String::new();
-        let stdout = String::from_utf8_lossy(&stdout);
-        let stderr = String::from_utf8_lossy(&stderr);
-        let (code, is_error) = match &ending {
-            Ending::Exited(status) => match status.code() {
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let (code, is_error) = match output.exit.stopped {
+            Some(StopCause::OverallTimeout) => {
+                (format!("timed out after {timeout} ms; killed"), true)
+            }
+            Some(StopCause::Cancelled) => ("cancelled; killed".to_owned(), true),
+            Some(other) => (format!("stopped ({}); killed", other.describe()), true),
+            None => match output.exit.code() {
                 Some(code) => (format!("exit code {code}"), code != 0),
                 None => ("killed by a signal".to_owned(), true),
             },
-            Ending::TimedOut => (format!("timed out after {timeout} ms; killed"), true),
-            Ending::Cancelled => ("cancelled; killed".to_owned(), true),
         };
         text.push_str(&code);
         if !stdout.is_empty() {
@@ -187,20 +136,12 @@ impl Tool for BashTool {
             text.push_str(&stderr);
             text.push_str("\n</stderr>");
         }
-        if out_cut || err_cut {
+        if output.stdout_truncated || output.stderr_truncated {
             text.push_str(&format!("\n(output cut at {limit} bytes per stream)"));
         }
         Ok(ToolOutput {
             content: text,
             is_error,
         })
-    }
-}
-
-struct GroupGuard(Option<u32>);
-
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        kill_group(self.0);
     }
 }
