@@ -11,7 +11,7 @@ use std::sync::Arc;
 use serde_json::json;
 use subagent_core::{Extensions, ParentContext, RunId, StartRequest, StopReason, SubagentProvider};
 use subagent_fork::{ForkConfig, ForkProvider, fork_task_text, seed_from_snapshot};
-use subagent_model::{Model, Scenarios, ScriptedModel};
+use subagent_model::{Messages, Model, Scenarios, ScriptedModel};
 use subagent_runtime::tools::BashConfig;
 use subagent_runtime::{ParentSnapshot, PermissionPolicy, Roots, RunEnv, TaskTable, ToolSet};
 use subagent_session::{ContentBlock, EventLog, Message, Role, SessionEvent, StopReason as Stop};
@@ -59,6 +59,7 @@ fn snapshot(messages: usize, dir: &std::path::Path) -> ParentSnapshot {
         model,
         model_id: None,
         max_tokens: 4096,
+        messages: Messages::from(log.messages()),
         log,
         call_id: "call_1".into(),
         env: Arc::new(RunEnv {

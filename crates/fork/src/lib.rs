@@ -29,7 +29,7 @@ use subagent_core::{
     BuildContext, Capabilities, Capability, Error, ProviderFactory, Run, StartRequest,
     SubagentProvider,
 };
-use subagent_model::Model;
+use subagent_model::{Messages, Model};
 use subagent_runtime::structured::final_answer_instructions;
 use subagent_runtime::tools::BashConfig;
 use subagent_runtime::{
@@ -118,6 +118,8 @@ pub fn seed_from_snapshot(snapshot: &ParentSnapshot, task_text: String) -> Seed 
     content.push(ContentBlock::text(task_text));
     Seed {
         log,
+        // The parent's own list: shared, so the fork copies no message.
+        messages: Some(snapshot.messages.clone()),
         prompt: Message::new(Role::User, content),
     }
 }
@@ -138,13 +140,14 @@ pub fn seed_from_log(log: &EventLog, task_text: String) -> Seed {
     let mut seeded = EventLog::new();
     if !messages.is_empty() {
         seeded.append(SessionEvent::TurnStart { turn: 0 });
-        seeded.extend(messages.into_iter().map(SessionEvent::message));
+        seeded.extend(messages.iter().cloned().map(SessionEvent::message));
         seeded.append(SessionEvent::TurnEnd {
             stop_reason: subagent_core::StopReason::Completed,
         });
     }
     Seed {
         log: seeded,
+        messages: Some(Messages::from(messages)),
         prompt,
     }
 }

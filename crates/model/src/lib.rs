@@ -6,6 +6,8 @@
 //!   honours a `CancellationToken`; [`collect`] / [`complete`] drain a stream into a finished
 //!   assistant [`subagent_session::Message`] (a stream that ends without its stop event is a
 //!   [`Error::Protocol`], never a partial success);
+//! - [`ModelRequest`], whose conversation ([`Messages`]: a persistent, `Arc`-shared list) and
+//!   tools (`Arc<[ToolSpec]>`) are shared, so a turn or a fork copies no history;
 //! - the clients: Anthropic Messages ([`AnthropicModel`], prompt-cache markers on the stable
 //!   prefix), OpenAI Responses ([`ResponsesModel`]), OpenAI Chat Completions ([`ChatModel`]; also
 //!   Ollama, vLLM, llama.cpp, LM Studio), each over reqwest with connect / first-byte / idle
@@ -27,6 +29,7 @@ mod config;
 mod decoder_props;
 mod error;
 mod http;
+mod messages;
 pub mod responses;
 pub mod scenario;
 mod scripted;
@@ -39,6 +42,7 @@ pub use collect::{ModelResponse, ResponseBuilder, collect, complete};
 pub use config::{ApiKey, ModelConfig, ModelKind, RetryConfig, Timeouts, build, build_with_env};
 pub use error::{Error, Result, TimeoutKind};
 pub use http::{Decoder, parse_retry_after};
+pub use messages::{Conversation, MAX_CHAIN, Messages, RevIter};
 pub use responses::ResponsesModel;
 pub use scenario::{Gate, Gates, Scenarios};
 pub use scripted::ScriptedModel;

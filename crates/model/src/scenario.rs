@@ -41,6 +41,7 @@ use subagent_session::{ContentBlock, Message, Role};
 use tokio::sync::watch;
 
 use crate::error::{Error, Result};
+use crate::messages::Conversation;
 use crate::types::Usage;
 
 /// One scenario of a file.
@@ -292,8 +293,10 @@ pub fn is_injected(text: &str) -> bool {
 /// The latest genuine user prompt: the genuine text blocks of the last user message that has
 /// any, joined with `\n`, and that message's index. Tool results, `<system-reminder>` blocks
 /// and other injected items are skipped; system and developer text never reaches `messages`.
-pub fn genuine_prompt(messages: &[Message]) -> Option<(usize, String)> {
-    messages.iter().enumerate().rev().find_map(|(i, m)| {
+pub fn genuine_prompt<C: Conversation + ?Sized>(messages: &C) -> Option<(usize, String)> {
+    let len = messages.len();
+    messages.newest_first().enumerate().find_map(|(back, m)| {
+        let i = len - 1 - back;
         if m.role != Role::User {
             return None;
         }
@@ -525,7 +528,7 @@ impl Scenarios {
 
     /// Picks the scenario and step for a conversation (system text is never looked at) and
     /// plans the answer. Each call counts as one attempt of that step (for `error.times`).
-    pub fn plan(&self, messages: &[Message]) -> Result<Plan, SelectError> {
+    pub fn plan<C: Conversation + ?Sized>(&self, messages: &C) -> Result<Plan, SelectError> {
         let (index, prompt) = genuine_prompt(messages).unwrap_or((0, String::new()));
         let Some((_, name, scenario)) = self.entries.iter().find(|(r, _, _)| r.is_match(&prompt))
         else {
@@ -534,9 +537,10 @@ impl Scenarios {
                 names: self.names().join(", "),
             });
         };
+        // The assistant messages after the prompt, counted from the end: no walk of the history.
         let step = messages
-            .iter()
-            .skip(index + 1)
+            .newest_first()
+            .take(messages.len().saturating_sub(index + 1))
             .filter(|m| m.role == Role::Assistant)
             .count();
         let Some(spec) = scenario.steps.get(step) else {

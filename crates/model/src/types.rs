@@ -1,15 +1,17 @@
 //! The request, the streamed events and the `Model` trait.
 
 use std::pin::Pin;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use futures::Stream;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use subagent_session::{Message, StopReason};
+use subagent_session::StopReason;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::Result;
+use crate::messages::Messages;
 
 /// A tool the model may call. The order of a request's tools is kept as given, and
 /// serialization is byte-stable: the same request always yields the same bytes.
@@ -24,16 +26,20 @@ pub struct ToolSpec {
 }
 
 /// One call of a model.
+///
+/// The conversation, the tools and the system prompt are shared, not owned: building a request
+/// for turn *n* (or for a fork's first turn) copies no message and no schema, and cloning a
+/// request is O(1) whatever the history.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ModelRequest {
     /// The model id sent to the server.
     pub model: String,
     /// The system prompt.
-    pub system: Option<String>,
-    /// The conversation so far (ends with a user message).
-    pub messages: Vec<Message>,
-    /// The tools, in the order the model sees them.
-    pub tools: Vec<ToolSpec>,
+    pub system: Option<Arc<str>>,
+    /// The conversation so far (ends with a user message), shared.
+    pub messages: Messages,
+    /// The tools, in the order the model sees them, shared.
+    pub tools: Arc<[ToolSpec]>,
     /// The output token limit.
     pub max_tokens: u32,
     /// An object JSON Schema the final answer must follow. Sent natively by the OpenAI clients
@@ -44,12 +50,12 @@ pub struct ModelRequest {
 
 impl ModelRequest {
     /// A request with no system prompt, tools or output schema.
-    pub fn new(model: impl Into<String>, messages: Vec<Message>) -> Self {
+    pub fn new(model: impl Into<String>, messages: impl Into<Messages>) -> Self {
         Self {
             model: model.into(),
             system: None,
-            messages,
-            tools: Vec::new(),
+            messages: messages.into(),
+            tools: Arc::from([]),
             max_tokens: 4096,
             output_schema: None,
         }

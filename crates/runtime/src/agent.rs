@@ -8,7 +8,7 @@ use subagent_core::{
     CancellationToken, DEFAULT_MAX_DEPTH, Outcome, Run, RunEvent, RunId, RunSender, StartRequest,
     StopReason, Usage,
 };
-use subagent_model::{Model, ModelEvent, ModelRequest, ModelResponse, ResponseBuilder};
+use subagent_model::{Messages, Model, ModelEvent, ModelRequest, ModelResponse, ResponseBuilder};
 use subagent_session::{ContentBlock, EventLog, Message, Role, SessionEvent};
 
 use crate::Result;
@@ -62,6 +62,9 @@ pub struct RunEnv {
 pub struct Seed {
     /// The conversation so far (shared with whoever else holds it).
     pub log: EventLog,
+    /// The messages of `log`, in order, when the caller has them shared already (a fork takes
+    /// its parent's list: O(1)). `None`: they are read from the log (a copy of each message).
+    pub messages: Option<Messages>,
     /// The message that opens the first turn.
     pub prompt: Message,
 }
@@ -71,9 +74,22 @@ impl Seed {
     pub fn fresh(prompt: Vec<ContentBlock>) -> Self {
         Self {
             log: EventLog::new(),
+            messages: Some(Messages::new()),
             prompt: Message::new(Role::User, prompt),
         }
     }
+}
+
+/// The number of the next turn of `log`: one past its last `turn_start` (read from the end, so
+/// a long history is not walked).
+fn next_turn(log: &EventLog) -> u32 {
+    (0..log.len())
+        .rev()
+        .find_map(|seq| match log.get(seq).as_deref() {
+            Some(SessionEvent::TurnStart { turn }) => Some(turn + 1),
+            _ => None,
+        })
+        .unwrap_or(0)
 }
 
 /// Everything a run needs.
@@ -173,7 +189,7 @@ fn usage_of(model: &subagent_model::Usage) -> Usage {
 
 struct State {
     log: EventLog,
-    messages: Vec<Message>,
+    messages: Messages,
     turn: u32,
     turns_done: u32,
     usage: Usage,
@@ -258,15 +274,15 @@ impl Agent {
             permissions: self.config.permissions.clone(),
             tasks: Arc::default(),
         });
-        let mut turn = 0;
-        let mut messages = Vec::with_capacity(seed.log.len() / 2 + 8);
-        for event in seed.log.iter() {
-            match &*event {
-                SessionEvent::Message { message } => messages.push(message.clone()),
-                SessionEvent::TurnStart { .. } => turn += 1,
-                _ => {}
-            }
-        }
+        let turn = next_turn(&seed.log);
+        let messages = match seed.messages {
+            Some(messages) => messages,
+            None => seed
+                .log
+                .iter()
+                .filter_map(|event| event.as_message().cloned())
+                .collect(),
+        };
         let mut state = State {
             log: seed.log,
             messages,
@@ -321,11 +337,13 @@ impl Agent {
             state.turn += 1;
             state.log.append(SessionEvent::message(pending.clone()));
             state.messages.push(pending);
+            // Shared, not copied: the request holds the history and the tool specs by reference
+            // count (and drops them when the call ends, so the next push is in place).
             let request = ModelRequest {
                 model: self.config.model_id.clone().unwrap_or_default(),
-                system: self.system.as_deref().map(str::to_owned),
+                system: self.system.clone(),
                 messages: state.messages.clone(),
-                tools: self.config.tools.specs().to_vec(),
+                tools: self.config.tools.shared_specs(),
                 max_tokens: self.config.max_tokens,
                 output_schema: None,
             };
@@ -358,7 +376,11 @@ impl Agent {
             state.log.append(SessionEvent::TurnEnd {
                 stop_reason: response.stop,
             });
-            state.messages.push(message.clone());
+            let calls: Vec<(String, String, Value)> = message
+                .tool_uses()
+                .map(|(id, name, input)| (id.to_owned(), name.to_owned(), input.clone()))
+                .collect();
+            state.messages.push(message);
             match response.stop {
                 StopReason::MaxTokens => {
                     return self.end(
@@ -372,10 +394,6 @@ impl Agent {
                 }
                 _ => {}
             }
-            let calls: Vec<(String, String, Value)> = message
-                .tool_uses()
-                .map(|(id, name, input)| (id.to_owned(), name.to_owned(), input.clone()))
-                .collect();
             if calls.is_empty() {
                 match self.after_answer(state, env, cancel).await {
                     Next::Done(outcome) => return outcome,
@@ -556,6 +574,7 @@ impl Agent {
             model_id: self.config.model_id.clone(),
             max_tokens: self.config.max_tokens,
             log: state.log.clone(),
+            messages: state.messages.clone(),
             call_id: String::new(),
             env: Arc::clone(env),
         });

@@ -17,7 +17,7 @@ use subagent_core::{
     AgentDirectory, AgentProfile, Error as CoreError, Outcome, ParentContext, PermissionMode,
     Registry, StartRequest, ToolFilter, default_description,
 };
-use subagent_model::{Model, ToolSpec};
+use subagent_model::{Messages, Model, ToolSpec};
 use subagent_session::EventLog;
 
 use crate::agent::RunEnv;
@@ -49,6 +49,8 @@ pub struct ParentSnapshot {
     /// The parent's log, up to and including the assistant message that made the call (and its
     /// `turn_end`).
     pub log: EventLog,
+    /// The messages of `log`, shared with the parent's run (what a fork's requests continue).
+    pub messages: Messages,
     /// The delegation call's id (empty outside a delegation call).
     pub call_id: String,
     /// The parent's environment (roots, permissions, depth).

@@ -1,2 +1,3 @@
 mod prefix;
+mod sharing;
 mod support;

@@ -147,7 +147,8 @@ async fn parallel_tool_calls_round_trip() {
             name: "read_file".into(),
             description: "Reads a file.".into(),
             input_schema: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
-        }];
+        }]
+        .into();
         let first = collect(
             model
                 .stream(req.clone(), CancellationToken::new())

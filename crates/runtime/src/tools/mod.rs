@@ -218,6 +218,11 @@ impl ToolSet {
         &self.specs
     }
 
+    /// The specs, shared (what a model request carries: no copy).
+    pub fn shared_specs(&self) -> Arc<[ToolSpec]> {
+        Arc::clone(&self.specs)
+    }
+
     /// The names, in order.
     pub fn names(&self) -> Vec<&str> {
         self.specs.iter().map(|s| s.name.as_str()).collect()

@@ -1,0 +1,366 @@
+//! [`Messages`]: a conversation shared between turns, requests and forks without copying it.
+//!
+//! A [`crate::ModelRequest`] carries the whole conversation on every turn, and a fork starts
+//! from its parent's. With an owned `Vec<Message>` each turn (and each fork) deep-copied the
+//! history. `Messages` is a persistent list instead: a view `(head, len)` over immutable chunks
+//! that continue their parent chunk. Cloning is two words and one reference count, whatever the
+//! length; `push` extends the head chunk in place when this view is its only owner (the usual
+//! case: the previous request was dropped when its call ended) and otherwise starts a new chunk
+//! on top of the shared one, so one view's pushes never show in another. No message is ever
+//! copied, except when a long chain of divergences is flattened (every [`MAX_CHAIN`] chunks).
+//!
+//! [`Conversation`] is the read access scenario selection needs (from the end backwards),
+//! implemented for slices, vectors and `Messages` alike.
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use subagent_session::Message;
+
+/// Chunks in a chain before a push flattens it into one (bounds the walk of [`Messages::get`]).
+pub const MAX_CHAIN: usize = 64;
+
+#[derive(Debug)]
+struct Chunk {
+    /// The chunk this one continues; its first `base` messages are ours.
+    parent: Option<Arc<Chunk>>,
+    /// Global index of `items[0]`.
+    base: usize,
+    /// Chunks in the chain, this one included.
+    chain: usize,
+    items: Vec<Message>,
+}
+
+/// A conversation as a shared, append-only list of messages: `clone()` is O(1) and shares the
+/// history; `push` never changes what another clone sees.
+#[derive(Clone, Default)]
+pub struct Messages {
+    head: Option<Arc<Chunk>>,
+    len: usize,
+}
+
+impl Messages {
+    /// An empty conversation.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Number of messages.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether there is no message.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Appends a message: in place when this view owns its head chunk alone, else on a new chunk
+    /// sharing everything before it.
+    pub fn push(&mut self, message: Message) {
+        if let Some(head) = self.head.as_mut()
+            && let Some(chunk) = Arc::get_mut(head)
+            && chunk.base + chunk.items.len() == self.len
+        {
+            chunk.items.push(message);
+            self.len += 1;
+            return;
+        }
+        let chain = self.head.as_ref().map_or(0, |h| h.chain) + 1;
+        let chunk = if chain > MAX_CHAIN {
+            let mut items = Vec::with_capacity(self.len + 8);
+            items.extend(self.iter().cloned());
+            items.push(message);
+            Chunk {
+                parent: None,
+                base: 0,
+                chain: 1,
+                items,
+            }
+        } else {
+            let mut items = Vec::with_capacity(4);
+            items.push(message);
+            Chunk {
+                parent: self.head.take(),
+                base: self.len,
+                chain,
+                items,
+            }
+        };
+        self.head = Some(Arc::new(chunk));
+        self.len += 1;
+    }
+
+    /// The message at `index` (O(chunks walked back), usually 1).
+    pub fn get(&self, index: usize) -> Option<&Message> {
+        if index >= self.len {
+            return None;
+        }
+        let mut chunk = self.head.as_deref()?;
+        while index < chunk.base {
+            chunk = chunk.parent.as_deref()?;
+        }
+        chunk.items.get(index - chunk.base)
+    }
+
+    /// The first message.
+    pub fn first(&self) -> Option<&Message> {
+        self.get(0)
+    }
+
+    /// The last message.
+    pub fn last(&self) -> Option<&Message> {
+        self.len.checked_sub(1).and_then(|i| self.get(i))
+    }
+
+    /// The slices of the chain, oldest first.
+    fn slices(&self) -> Vec<&[Message]> {
+        let mut out = Vec::with_capacity(self.head.as_ref().map_or(0, |h| h.chain));
+        let mut end = self.len;
+        let mut next = self.head.as_deref();
+        while let Some(chunk) = next {
+            out.push(&chunk.items[..end - chunk.base]);
+            end = chunk.base;
+            next = chunk.parent.as_deref();
+        }
+        out.reverse();
+        out
+    }
+
+    /// The messages, oldest first.
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = &Message> + '_ {
+        self.slices().into_iter().flatten()
+    }
+
+    /// The messages, newest first (no allocation).
+    pub fn iter_rev(&self) -> RevIter<'_> {
+        RevIter {
+            chunk: self.head.as_deref(),
+            end: self.len,
+        }
+    }
+
+    /// The messages as an owned vector (a deep copy: for callers that need one).
+    pub fn to_vec(&self) -> Vec<Message> {
+        self.iter().cloned().collect()
+    }
+
+    /// Whether message `index` of both lists is the very same allocation (a shared history,
+    /// not a copy). False when either is shorter.
+    pub fn shares(&self, other: &Self, index: usize) -> bool {
+        match (self.get(index), other.get(index)) {
+            (Some(a), Some(b)) => std::ptr::eq(a, b),
+            _ => false,
+        }
+    }
+}
+
+/// Iterator over [`Messages`] from the newest to the oldest.
+#[derive(Debug)]
+pub struct RevIter<'a> {
+    chunk: Option<&'a Chunk>,
+    end: usize,
+}
+
+impl<'a> Iterator for RevIter<'a> {
+    type Item = &'a Message;
+
+    fn next(&mut self) -> Option<&'a Message> {
+        loop {
+            let chunk = self.chunk?;
+            if self.end > chunk.base {
+                self.end -= 1;
+                return chunk.items.get(self.end - chunk.base);
+            }
+            self.chunk = chunk.parent.as_deref();
+        }
+    }
+}
+
+impl std::fmt::Debug for Messages {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl PartialEq for Messages {
+    fn eq(&self, other: &Self) -> bool {
+        self.len == other.len && self.iter().eq(other.iter())
+    }
+}
+
+impl From<Vec<Message>> for Messages {
+    fn from(items: Vec<Message>) -> Self {
+        if items.is_empty() {
+            return Self::new();
+        }
+        let len = items.len();
+        Self {
+            head: Some(Arc::new(Chunk {
+                parent: None,
+                base: 0,
+                chain: 1,
+                items,
+            })),
+            len,
+        }
+    }
+}
+
+impl FromIterator<Message> for Messages {
+    fn from_iter<I: IntoIterator<Item = Message>>(iter: I) -> Self {
+        Self::from(iter.into_iter().collect::<Vec<_>>())
+    }
+}
+
+impl Extend<Message> for Messages {
+    fn extend<I: IntoIterator<Item = Message>>(&mut self, iter: I) {
+        for message in iter {
+            self.push(message);
+        }
+    }
+}
+
+impl<'a> IntoIterator for &'a Messages {
+    type Item = &'a Message;
+    type IntoIter = std::iter::Flatten<std::vec::IntoIter<&'a [Message]>>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.slices().into_iter().flatten()
+    }
+}
+
+impl Serialize for Messages {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.iter())
+    }
+}
+
+impl<'de> Deserialize<'de> for Messages {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Vec::<Message>::deserialize(deserializer).map(Self::from)
+    }
+}
+
+/// Read access to a conversation from its end, for a slice, a vector or [`Messages`] alike.
+pub trait Conversation {
+    /// Number of messages.
+    fn len(&self) -> usize;
+
+    /// Whether there is no message.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The messages from the newest to the oldest.
+    fn newest_first(&self) -> impl Iterator<Item = &Message>;
+}
+
+impl Conversation for [Message] {
+    fn len(&self) -> usize {
+        <[Message]>::len(self)
+    }
+
+    fn newest_first(&self) -> impl Iterator<Item = &Message> {
+        self.iter().rev()
+    }
+}
+
+impl<const N: usize> Conversation for [Message; N] {
+    fn len(&self) -> usize {
+        N
+    }
+
+    fn newest_first(&self) -> impl Iterator<Item = &Message> {
+        self.iter().rev()
+    }
+}
+
+impl Conversation for Vec<Message> {
+    fn len(&self) -> usize {
+        Vec::len(self)
+    }
+
+    fn newest_first(&self) -> impl Iterator<Item = &Message> {
+        self.iter().rev()
+    }
+}
+
+impl Conversation for Messages {
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn newest_first(&self) -> impl Iterator<Item = &Message> {
+        self.iter_rev()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(messages: &Messages) -> Vec<String> {
+        messages.iter().map(Message::text).collect()
+    }
+
+    #[test]
+    fn clones_share_and_diverge() {
+        let mut a: Messages = ["0", "1"].into_iter().map(Message::user).collect();
+        let mut b = a.clone();
+        b.push(Message::user("b2"));
+        a.push(Message::user("a2"));
+        a.push(Message::user("a3"));
+        assert_eq!(texts(&a), ["0", "1", "a2", "a3"]);
+        assert_eq!(texts(&b), ["0", "1", "b2"]);
+        assert!(a.shares(&b, 0) && a.shares(&b, 1));
+        assert!(!a.shares(&b, 2));
+        let rev: Vec<String> = a.iter_rev().map(Message::text).collect();
+        assert_eq!(rev, ["a3", "a2", "1", "0"]);
+        assert_eq!(a.last().map(Message::text).as_deref(), Some("a3"));
+        assert_eq!(b.get(2).map(Message::text).as_deref(), Some("b2"));
+        assert_eq!(b.get(3), None);
+        assert_eq!(a, Messages::from(a.to_vec()));
+    }
+
+    #[test]
+    fn a_sole_owner_appends_in_place() {
+        let mut a = Messages::new();
+        for i in 0..10 {
+            let request = a.clone();
+            drop(request);
+            a.push(Message::user(i.to_string()));
+        }
+        assert_eq!(a.head.as_ref().map(|h| h.chain), Some(1));
+    }
+
+    #[test]
+    fn long_chains_are_flattened() {
+        let mut a = Messages::new();
+        let mut held = Vec::new();
+        for i in 0..(MAX_CHAIN * 2 + 3) {
+            held.push(a.clone());
+            a.push(Message::user(i.to_string()));
+        }
+        assert!(a.head.as_ref().is_some_and(|h| h.chain <= MAX_CHAIN));
+        assert_eq!(a.len(), MAX_CHAIN * 2 + 3);
+        let expected: Vec<String> = (0..MAX_CHAIN * 2 + 3).map(|i| i.to_string()).collect();
+        assert_eq!(texts(&a), expected);
+        for (i, view) in held.iter().enumerate() {
+            assert_eq!(view.len(), i);
+        }
+    }
+
+    #[test]
+    fn serializes_as_a_plain_array() {
+        let mut a = Messages::from(vec![Message::user("x")]);
+        let b = a.clone();
+        a.push(Message::assistant("y"));
+        let json = serde_json::to_value(&a).unwrap_or_default();
+        let plain = serde_json::to_value(a.to_vec()).unwrap_or_default();
+        assert_eq!(json, plain);
+        let back: Messages = serde_json::from_value(json).unwrap_or_default();
+        assert_eq!(back, a);
+        assert_eq!(b.len(), 1);
+    }
+}
