@@ -20,7 +20,7 @@ use crate::structured::{
     capture_instructions, parse_json_answer,
 };
 use crate::tasks::TaskTable;
-use crate::tools::{Roots, ToolContext, ToolOutput, ToolSet};
+use crate::tools::{EventSink, Roots, ToolContext, ToolOutput, ToolSet};
 
 /// The model in-process providers use when a request names none: put it in
 /// `BuildContext::extensions` (or in a parent's run) as `DefaultModel(model)`.
@@ -579,6 +579,9 @@ impl Agent {
             env: Arc::clone(env),
         });
         let concurrency = self.config.tool_concurrency.max(1);
+        // Tools report events (a foreground child's, forwarded by the delegation tool) through a
+        // channel drained into this run's stream while the calls run.
+        let (sink, mut forwarded) = EventSink::channel();
         let mut futures: Vec<futures::future::BoxFuture<'_, ToolOutput>> =
             Vec::with_capacity(calls.len());
         for (id, name, input) in calls {
@@ -587,13 +590,26 @@ impl Agent {
                 cancel: cancel.clone(),
                 env: Arc::clone(env),
                 snapshot: Arc::clone(&snapshot),
+                events: sink.clone(),
             };
             futures.push(Box::pin(self.run_tool(name, input.clone(), context)));
         }
-        let outputs: Vec<ToolOutput> = futures::stream::iter(futures)
+        drop(sink);
+        let all = futures::stream::iter(futures)
             .buffered(concurrency)
-            .collect()
-            .await;
+            .collect::<Vec<ToolOutput>>();
+        let mut all = std::pin::pin!(all);
+        let outputs: Vec<ToolOutput> = loop {
+            tokio::select! {
+                biased;
+                Some(event) = forwarded.next() => sender.emit(event),
+                outputs = &mut all => break outputs,
+            }
+        };
+        // Whatever was reported before the last call returned comes before the results.
+        while let Ok(event) = forwarded.try_recv() {
+            sender.emit(event);
+        }
         calls
             .iter()
             .zip(outputs)

@@ -11,11 +11,12 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use futures::{FutureExt, StreamExt};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use subagent_core::{
     AgentDirectory, AgentProfile, Error as CoreError, Outcome, ParentContext, PermissionMode,
-    Registry, StartRequest, ToolFilter, default_description,
+    Registry, Run, RunEvent, StartRequest, ToolFilter, default_description,
 };
 use subagent_model::{Messages, Model, ToolSpec};
 use subagent_session::EventLog;
@@ -436,7 +437,77 @@ impl Tool for DelegationTool {
                 "Started background subagent {id} ({description}) with provider {provider}. Its result will arrive as a <task-notification>; do not wait for it by polling."
             )));
         }
-        let outcome = run.outcome().await;
+        let outcome = forward_until_outcome(run, context).await;
         Ok(outcome_result(&outcome))
     }
+}
+
+/// The child's event as the parent reports it: its text, tool calls and tool results, tagged
+/// with the delegation call's id (a grandchild's keep the id of the call nearest to them).
+/// Lifecycle, usage and thinking events stay the child's own.
+fn forwarded(event: RunEvent, call_id: &str) -> Option<RunEvent> {
+    let tag = |id: Option<String>| Some(id.unwrap_or_else(|| call_id.to_owned()));
+    match event {
+        RunEvent::Text {
+            text,
+            parent_tool_use_id,
+        } => Some(RunEvent::Text {
+            text,
+            parent_tool_use_id: tag(parent_tool_use_id),
+        }),
+        RunEvent::ToolCall {
+            id,
+            name,
+            input,
+            parent_tool_use_id,
+        } => Some(RunEvent::ToolCall {
+            id,
+            name,
+            input,
+            parent_tool_use_id: tag(parent_tool_use_id),
+        }),
+        RunEvent::ToolResult {
+            id,
+            output,
+            is_error,
+            parent_tool_use_id,
+        } => Some(RunEvent::ToolResult {
+            id,
+            output,
+            is_error,
+            parent_tool_use_id: tag(parent_tool_use_id),
+        }),
+        _ => None,
+    }
+}
+
+/// Waits for a foreground child's outcome, forwarding its events into the parent's stream
+/// meanwhile (and those still queued when it ends).
+async fn forward_until_outcome(mut run: Run, context: &ToolContext) -> Outcome {
+    let Some(mut events) = run.take_events() else {
+        return run.outcome().await;
+    };
+    let outcome = run.outcome();
+    let mut outcome = std::pin::pin!(outcome);
+    let mut open = true;
+    let outcome = loop {
+        tokio::select! {
+            biased;
+            event = events.next(), if open => match event {
+                Some(event) => {
+                    if let Some(event) = forwarded(event, &context.call_id) {
+                        context.events.emit(event);
+                    }
+                }
+                None => open = false,
+            },
+            outcome = &mut outcome => break outcome,
+        }
+    };
+    while open && let Some(Some(event)) = events.next().now_or_never() {
+        if let Some(event) = forwarded(event, &context.call_id) {
+            context.events.emit(event);
+        }
+    }
+    outcome
 }

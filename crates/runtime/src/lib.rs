@@ -20,7 +20,9 @@
 //!   JSON Schema, or validation of the final answer (for forks, whose tool list must not change);
 //! - the delegation tool ([`DelegationTool`], [`DelegationToolConfig`]): routing (depth cap →
 //!   fork → agent definition), starting children through the gating `Registry`, turning their
-//!   outcome into a tool result, background runs with `<task-notification>` delivery
+//!   outcome into a tool result, forwarding a foreground child's text, tool calls and tool
+//!   results into the parent's event stream (tagged with `parent_tool_use_id` = the delegation
+//!   call's id, so a CLI shows what the subagent does), background runs with `<task-notification>` delivery
 //!   ([`TaskTable`]), and the [`ParentSnapshot`] it hands to the fork provider.
 //!
 //! Deliberately not here: model clients (`subagent-model`), agent definition files
@@ -44,7 +46,7 @@ pub use permissions::{
 };
 pub use structured::OutputMode;
 pub use tasks::{TaskNotification, TaskTable};
-pub use tools::{Roots, Tool, ToolContext, ToolKind, ToolOutput, ToolSet};
+pub use tools::{EventSink, Roots, Tool, ToolContext, ToolKind, ToolOutput, ToolSet};
 
 /// Errors of this crate.
 #[derive(Debug, thiserror::Error)]

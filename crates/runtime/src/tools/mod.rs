@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde_json::Value;
-use subagent_core::{CancellationToken, ToolFilter};
+use subagent_core::{CancellationToken, RunEvent, ToolFilter};
 use subagent_model::ToolSpec;
 
 pub use bash::{BashConfig, BashTool};
@@ -71,6 +71,32 @@ impl ToolOutput {
     }
 }
 
+/// Where a tool reports events into its run's stream (the delegation tool forwards its
+/// foreground child's text, tool calls and results). Cloning shares the sink. Events sent after
+/// the run's tool calls ended are dropped.
+#[derive(Clone, Debug, Default)]
+pub struct EventSink(Option<futures::channel::mpsc::UnboundedSender<RunEvent>>);
+
+impl EventSink {
+    /// A sink and the receiver its events arrive at.
+    pub fn channel() -> (Self, futures::channel::mpsc::UnboundedReceiver<RunEvent>) {
+        let (sender, receiver) = futures::channel::mpsc::unbounded();
+        (Self(Some(sender)), receiver)
+    }
+
+    /// A sink that drops everything.
+    pub fn none() -> Self {
+        Self(None)
+    }
+
+    /// Reports `event` into the run's stream. Never blocks.
+    pub fn emit(&self, event: RunEvent) {
+        if let Some(sender) = &self.0 {
+            let _ = sender.unbounded_send(event);
+        }
+    }
+}
+
 /// What a tool call knows about its run.
 #[derive(Clone)]
 pub struct ToolContext {
@@ -83,6 +109,8 @@ pub struct ToolContext {
     /// The run's state at this call (system prompt, tools, log up to the calling assistant
     /// message): what the delegation tool hands to a fork.
     pub snapshot: Arc<ParentSnapshot>,
+    /// The run's event stream, for tools with progress of their own to report.
+    pub events: EventSink,
 }
 
 /// A tool the model can call.

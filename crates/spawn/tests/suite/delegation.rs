@@ -249,3 +249,92 @@ async fn background_delegation_returns_at_once_and_notifies_later() {
     );
     assert!(last.contains("<summary>bg work</summary>"), "{last}");
 }
+
+const FORWARD: &str = r#"
+- name: child
+  match: "CHILD-LOOKS"
+  steps:
+    - text: "child looking"
+      tool_calls:
+        - {id: call_child_ls, name: ls, input: {path: "."}}
+    - text: "child found it"
+- name: parent
+  match: "please watch"
+  steps:
+    - tool_calls:
+        - {id: call_delegate, name: subagent, input: {prompt: "CHILD-LOOKS around"}}
+    - text: "parent done"
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_foreground_childs_events_reach_the_parents_stream_tagged_with_the_call() {
+    use futures::StreamExt;
+    use subagent_core::RunEvent;
+
+    let server = FakeServer::from_yaml(FORWARD).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let model = model(ModelKind::Anthropic, &server);
+    let registry = registry_with(&model, 3);
+    let config = parent_config(
+        &model,
+        dir.path(),
+        &registry,
+        DelegationToolConfig::new("spawn"),
+        agents(),
+    );
+    let mut run = Agent::new(config)
+        .unwrap()
+        .start_prompt("please watch", CancellationToken::new());
+    let events: Vec<RunEvent> = run.take_events().unwrap().collect().await;
+    let outcome = run.outcome().await;
+    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+
+    let tagged = |id: Option<&String>| id.map(String::as_str) == Some("call_delegate");
+    // The child's own events, in order, as the parent reports them.
+    let child: Vec<String> = events
+        .iter()
+        .filter_map(|event| match event {
+            RunEvent::Text {
+                text,
+                parent_tool_use_id,
+            } if tagged(parent_tool_use_id.as_ref()) => Some(format!("text {text}")),
+            RunEvent::ToolCall {
+                id,
+                name,
+                parent_tool_use_id,
+                ..
+            } if tagged(parent_tool_use_id.as_ref()) => Some(format!("call {id} {name}")),
+            RunEvent::ToolResult {
+                id,
+                is_error,
+                parent_tool_use_id,
+                ..
+            } if tagged(parent_tool_use_id.as_ref()) => Some(format!("result {id} {is_error}")),
+            _ => None,
+        })
+        .collect::<Vec<_>>();
+    let joined_text: String = child
+        .iter()
+        .filter_map(|line| line.strip_prefix("text "))
+        .collect();
+    assert!(joined_text.contains("child looking"), "{child:?}");
+    assert!(joined_text.ends_with("child found it"), "{child:?}");
+    let calls: Vec<&String> = child.iter().filter(|l| !l.starts_with("text ")).collect();
+    assert_eq!(
+        calls,
+        ["call call_child_ls ls", "result call_child_ls false"]
+    );
+
+    // The parent's own call and result are untagged, and the child's events come before the
+    // delegation's result.
+    let position = |wanted: &dyn Fn(&RunEvent) -> bool| events.iter().position(wanted).unwrap();
+    let parent_call = position(
+        &|e| matches!(e, RunEvent::ToolCall { id, parent_tool_use_id: None, .. } if id == "call_delegate"),
+    );
+    let parent_result = position(
+        &|e| matches!(e, RunEvent::ToolResult { id, parent_tool_use_id: None, .. } if id == "call_delegate"),
+    );
+    let child_result =
+        position(&|e| matches!(e, RunEvent::ToolResult { id, .. } if id == "call_child_ls"));
+    assert!(parent_call < child_result && child_result < parent_result);
+}
