@@ -12,7 +12,7 @@
 //! Deliberately not here: the agent loop and tools (`subagent-runtime`), the parent's
 //! conversation (that is `subagent-fork`).
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -71,6 +71,9 @@ pub struct SpawnProvider {
     /// The built-in tools (as configured) and the extra tools, specs computed once.
     base_tools: ToolSet,
     permissions: PermissionPolicy,
+    /// The last parent tool set seen and the child tool set built from it: children of one
+    /// parent reuse it instead of copying every tool spec on each delegation.
+    inherited: Mutex<Option<(ToolSet, ToolSet)>>,
 }
 
 impl std::fmt::Debug for SpawnProvider {
@@ -113,6 +116,7 @@ impl SpawnProvider {
             model,
             base_tools,
             permissions: PermissionPolicy::default(),
+            inherited: Mutex::new(None),
         }
     }
 
@@ -120,6 +124,7 @@ impl SpawnProvider {
     #[must_use]
     pub fn with_tools(mut self, tools: impl IntoIterator<Item = Arc<dyn Tool>>) -> Self {
         self.base_tools = self.base_tools.with(tools);
+        self.inherited = Mutex::new(None);
         self
     }
 
@@ -129,6 +134,24 @@ impl SpawnProvider {
     pub fn with_permissions(mut self, policy: PermissionPolicy) -> Self {
         self.permissions = policy;
         self
+    }
+
+    /// The base tools followed by `parent`'s delegation tools (cached per parent tool set).
+    fn inherit(&self, parent: &ToolSet) -> ToolSet {
+        let mut cache = self
+            .inherited
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some((seen, built)) = cache.as_ref()
+            && seen.same(parent)
+        {
+            return built.clone();
+        }
+        let built = self
+            .base_tools
+            .concat(&parent.retain(|tool, _| tool.kind() == ToolKind::Delegate));
+        *cache = Some((parent.clone(), built.clone()));
+        built
     }
 
     fn agent_config(&self, request: &StartRequest) -> Result<AgentConfig, Error> {
@@ -162,11 +185,7 @@ impl SpawnProvider {
         }
         // The parent's delegation tools, with the specs the parent computed.
         let mut tools = match &snapshot {
-            Some(snapshot) => self.base_tools.concat(
-                &snapshot
-                    .tools
-                    .retain(|tool, _| tool.kind() == ToolKind::Delegate),
-            ),
+            Some(snapshot) => self.inherit(&snapshot.tools),
             None => self.base_tools.clone(),
         };
         if permissions.mode == PermissionMode::Plan {

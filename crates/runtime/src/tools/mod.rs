@@ -246,6 +246,11 @@ impl ToolSet {
         &self.specs
     }
 
+    /// Whether both are the very same set (one allocation, not equal copies).
+    pub fn same(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.tools, &other.tools) && Arc::ptr_eq(&self.specs, &other.specs)
+    }
+
     /// The specs, shared (what a model request carries: no copy).
     pub fn shared_specs(&self) -> Arc<[ToolSpec]> {
         Arc::clone(&self.specs)
