@@ -118,8 +118,21 @@ fn runtime() -> tokio::runtime::Runtime {
         .unwrap()
 }
 
+fn current_thread() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
 fn parent_round_trip(bencher: divan::Bencher, prompt: &str) {
-    let rt = runtime();
+    round_trip_on(bencher, prompt, runtime());
+}
+
+/// The round trip on a given runtime. On the 2-worker runtime every await that crosses tasks
+/// may wake another thread (microseconds of scheduler latency, noisy on a shared machine); on a
+/// current-thread runtime the same work runs on one thread, which measures the CPU cost alone.
+fn round_trip_on(bencher: divan::Bencher, prompt: &str, rt: tokio::runtime::Runtime) {
     let fx = fixture();
     bencher.bench_local(|| {
         let outcome = rt.block_on(async {
@@ -143,6 +156,18 @@ fn round_trip_plain_tool_call(bencher: divan::Bencher) {
 #[divan::bench]
 fn round_trip_spawn_delegation(bencher: divan::Bencher) {
     parent_round_trip(bencher, "DELEGATE");
+}
+
+/// `round_trip_plain_tool_call` on one thread (CPU cost without cross-thread wake-ups).
+#[divan::bench]
+fn round_trip_plain_tool_call_one_thread(bencher: divan::Bencher) {
+    round_trip_on(bencher, "PLAIN", current_thread());
+}
+
+/// `round_trip_spawn_delegation` on one thread (CPU cost without cross-thread wake-ups).
+#[divan::bench]
+fn round_trip_spawn_delegation_one_thread(bencher: divan::Bencher) {
+    round_trip_on(bencher, "DELEGATE", current_thread());
 }
 
 /// 1,000 delegations started at once through the registry; each child's model waits 50 ms.
