@@ -90,6 +90,11 @@ pub struct RunArgs {
     /// Stop the parent after this many turns.
     #[arg(long, default_value_t = 20)]
     pub max_turns: u32,
+    /// How the parent's tool calls are permitted: default (edits and commands are asked on a
+    /// terminal, denied otherwise), accept-edits, plan (read-only), dont-ask (deny what is not
+    /// allowed), bypass (allow everything). Children inherit it, never looser.
+    #[arg(long, default_value = "default", value_parser = parse_mode)]
+    pub permission_mode: subagent_core::PermissionMode,
     /// Print events as JSON lines, then the outcome object (for machines).
     #[arg(long)]
     pub json: bool,
@@ -121,4 +126,10 @@ pub enum PresetCommand {
     },
     /// Print the JSON Schema of the preset format (for editor completion).
     Schema,
+}
+
+fn parse_mode(text: &str) -> Result<subagent_core::PermissionMode, String> {
+    subagent_core::PermissionMode::parse(text).ok_or_else(|| {
+        format!("unknown permission mode `{text}` (default, accept-edits, plan, dont-ask, bypass)")
+    })
 }

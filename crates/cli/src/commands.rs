@@ -3,9 +3,10 @@
 use std::io::Read;
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 
 use serde_json::{Value, json};
-use subagent_core::{AgentDirectory, PermissionMode, StartRequest, StopReason};
+use subagent_core::{AgentDirectory, StartRequest, StopReason};
 use subagent_runtime::tools::BashConfig;
 use subagent_runtime::{
     AgentConfig, BackgroundMode, ChildPermissions, DelegationTool, DelegationToolConfig,
@@ -13,6 +14,7 @@ use subagent_runtime::{
 };
 
 use crate::args::{Command, DelegateArgs, ListArgs, PresetCommand, RunArgs};
+use crate::broker::TerminalBroker;
 use crate::drive::drive;
 use crate::render::{self, Mode, Progress};
 use crate::setup::{self, Runnable};
@@ -216,15 +218,20 @@ async fn run(args: RunArgs) -> Result<ExitCode, Refusal> {
     config.tools = tools;
     config.max_turns = Some(args.max_turns);
     config.max_depth = runnable.preset.max_depth;
-    // The parent may edit inside its directory; anything else that would ask is refused (no
-    // prompt on a pipe).
-    config.permissions = PermissionPolicy::new(PermissionMode::AcceptEdits);
+    // What no rule decides is asked on a terminal, denied otherwise.
+    let asking = Arc::new(AtomicBool::new(false));
+    let mut permissions = PermissionPolicy::new(args.permission_mode);
+    if let Some(broker) = TerminalBroker::if_interactive(Arc::clone(&asking)) {
+        permissions = permissions.with_broker(broker);
+    }
+    config.permissions = permissions;
     let agent =
         subagent_runtime::Agent::new(config).map_err(|e| Refusal::invalid(e.to_string()))?;
     notice(&runnable, mode);
     let run = agent.start_prompt(prompt, subagent_core::CancellationToken::new());
     let run_id = run.id();
     let mut progress = Progress::new(mode, "parent");
+    progress.pause_while(asking);
     let driven = drive(run, &mut progress).await;
     let made = delegations_made(&driven.events, &delegation_names);
     if mode == Mode::Json {

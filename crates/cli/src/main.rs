@@ -11,6 +11,7 @@
 //! crates; this crate only wires them and talks to the user.
 
 mod args;
+mod broker;
 mod commands;
 mod drive;
 mod render;

@@ -1,6 +1,8 @@
 //! How a run looks: live progress on a terminal, plain lines otherwise, JSON lines for machines.
 
 use std::io::{IsTerminal, Write};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use serde_json::{Value, json};
@@ -41,6 +43,8 @@ pub struct Progress {
     /// The text streamed since the last tool call (its tail is the last activity).
     recent_text: String,
     drawn: bool,
+    /// Set while the user is being asked something: do not draw over the question.
+    paused: Option<Arc<AtomicBool>>,
 }
 
 /// Shortens `text` to `max` characters on one line.
@@ -80,7 +84,19 @@ impl Progress {
             last: "starting".into(),
             recent_text: String::new(),
             drawn: false,
+            paused: None,
         }
+    }
+
+    /// Pauses drawing while `flag` is set (a permission question is open).
+    pub fn pause_while(&mut self, flag: Arc<AtomicBool>) {
+        self.paused = Some(flag);
+    }
+
+    fn is_paused(&self) -> bool {
+        self.paused
+            .as_ref()
+            .is_some_and(|flag| flag.load(Ordering::SeqCst))
     }
 
     /// The status line.
@@ -161,7 +177,7 @@ impl Progress {
 
     /// Redraws the live line (call on a timer too, so elapsed time moves).
     pub fn redraw(&mut self) {
-        if self.mode != Mode::Live {
+        if self.mode != Mode::Live || self.is_paused() {
             return;
         }
         let mut err = std::io::stderr().lock();

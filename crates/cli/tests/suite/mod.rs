@@ -1,5 +1,6 @@
 mod delegate;
 mod lists;
+mod permissions;
 mod preset;
 mod run;
 mod sigint;

@@ -1,0 +1,132 @@
+//! `subagent run` asks the user on a terminal before running a command, and denies without one.
+//!
+//! `script` (util-linux) gives the binary a pseudo-terminal; the answer is typed ahead into it.
+
+use std::process::Stdio;
+
+use subagent_test_support::FakeServer;
+
+use super::support::{stderr, subagent};
+
+const SCENARIO: &str = r#"
+- match: "make the marker"
+  steps:
+    - tool_calls:
+        - name: bash
+          input: {command: "echo made > marker.txt"}
+    - text: "done"
+"#;
+
+fn preset(dir: &std::path::Path, url: &str) -> std::path::PathBuf {
+    let path = dir.join("ask.yaml");
+    std::fs::write(
+        &path,
+        format!(
+            "version: 1\nmodel: {{kind: anthropic, name: m, base_url: \"{url}\", api_key_env: FAKE_KEY}}\nproviders: [{{name: spawn, kind: spawn}}]\ntools: [{{name: subagent, provider: spawn}}]\n"
+        ),
+    )
+    .unwrap();
+    path
+}
+
+/// Runs `subagent run` on a pseudo-terminal with `typed` as the keyboard input.
+fn run_on_terminal(dir: &std::path::Path, preset: &std::path::Path, typed: &str) -> String {
+    let binary = assert_cmd::cargo::cargo_bin("subagent");
+    let command = format!(
+        "FAKE_KEY=k {} run --preset {} 'make the marker'",
+        binary.display(),
+        preset.display()
+    );
+    let mut child = std::process::Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("script(1) from util-linux");
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(typed.as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stdout)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_is_asked_on_a_terminal_and_runs_when_allowed() {
+    let server = FakeServer::from_yaml(SCENARIO).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let preset = preset(dir.path(), &server.url());
+    let dir_path = dir.path().to_path_buf();
+    let screen = tokio::task::spawn_blocking(move || run_on_terminal(&dir_path, &preset, "y\n"))
+        .await
+        .unwrap();
+    assert!(
+        screen.contains("allow bash: echo made > marker.txt? [y]es / [n]o / [a]lways bash:"),
+        "{screen}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("marker.txt")).unwrap(),
+        "made\n"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_denied_on_the_terminal_does_not_run() {
+    let server = FakeServer::from_yaml(SCENARIO).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let preset = preset(dir.path(), &server.url());
+    let dir_path = dir.path().to_path_buf();
+    let screen = tokio::task::spawn_blocking(move || run_on_terminal(&dir_path, &preset, "n\n"))
+        .await
+        .unwrap();
+    assert!(screen.contains("allow bash:"), "{screen}");
+    assert!(!dir.path().join("marker.txt").exists());
+    // The model was told why.
+    let last = server.model_requests().pop().unwrap();
+    assert!(
+        last.body.unwrap().to_string().contains("permission denied"),
+        "the refusal reached the model"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_terminal_nothing_is_asked_and_the_command_is_denied() {
+    let server = FakeServer::from_yaml(SCENARIO).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let preset = preset(dir.path(), &server.url());
+    let output = subagent(dir.path())
+        .env("FAKE_KEY", "k")
+        .args(["run", "--preset"])
+        .arg(&preset)
+        .arg("make the marker")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        stderr(&output)
+            .contains("tool error: permission denied: bash needs approval and no one can be asked"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(!dir.path().join("marker.txt").exists());
+    // With the mode that allows it, it runs.
+    let output = subagent(dir.path())
+        .env("FAKE_KEY", "k")
+        .args(["run", "--permission-mode", "bypass", "--preset"])
+        .arg(&preset)
+        .arg("make the marker")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(dir.path().join("marker.txt").exists());
+}
