@@ -194,7 +194,7 @@ pub(crate) async fn handle(state: Arc<State>, request: Request) -> Response {
     }
     record.messages.clone_from(&messages);
     let plan = state.scenarios.plan(&messages);
-    let plan = match plan {
+    let mut plan = match plan {
         Ok(plan) => plan,
         Err(e) => {
             state.record(record);
@@ -208,6 +208,16 @@ pub(crate) async fn handle(state: Arc<State>, request: Request) -> Response {
             return json_response(StatusCode::BAD_REQUEST, &error_body(protocol, &spec));
         }
     };
+    // Generated call ids depend on the conversation's length only, so two conversations served
+    // by one server (a parent and its nested agent) could get the same ids: make them unique
+    // per server with the request's number. Ids a scenario names stay as written.
+    for action in &mut plan.actions {
+        if let Action::ToolCall(call) = action
+            && !call.explicit_id
+        {
+            call.id = format!("{}_r{n}", call.id);
+        }
+    }
     record.scenario = Some((plan.scenario.clone(), plan.step));
     state.record(record);
     for action in &plan.before {

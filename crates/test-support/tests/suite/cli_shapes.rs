@@ -243,3 +243,17 @@ async fn models_list_and_unknown_routes() {
     .await;
     assert_eq!(no_step.0, 200, "a new genuine prompt restarts at step 0");
 }
+
+#[tokio::test]
+async fn generated_call_ids_are_unique_across_conversations_of_one_server() {
+    let server = FakeServer::from_yaml(SCENARIOS).await.unwrap();
+    let url = format!("{}/v1/messages?beta=true", server.url());
+    // Two conversations of the same length (a parent and a nested agent, say).
+    let (_, first) = post(&url, &claude_body(vec![])).await;
+    let (_, second) = post(&url, &claude_body(vec![])).await;
+    let id = |sse: &str| {
+        let start = sse.find("\"id\":\"toolu_").unwrap() + 6;
+        sse[start..start + sse[start..].find('"').unwrap()].to_owned()
+    };
+    assert_ne!(id(&first), id(&second), "{first}\n{second}");
+}
