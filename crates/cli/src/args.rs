@@ -6,7 +6,12 @@ use clap::{Args, Parser, Subcommand};
 
 /// Delegate a task to another agent — in-process, Claude Code, Codex — through one seam.
 #[derive(Debug, Parser)]
-#[command(name = "subagent", version, about, long_about = None, after_help = EXIT_CODES)]
+#[command(
+    name = "subagent",
+    version,
+    about = "Delegate a task to another agent (in-process, Claude Code, Codex) through one seam.",
+    after_help = EXIT_CODES
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -55,7 +60,8 @@ pub struct PresetArgs {
 pub struct DelegateArgs {
     #[command(flatten)]
     pub preset: PresetArgs,
-    /// The provider to run the child on (default: the first enabled provider).
+    /// The provider to run the child on (default: the provider of the preset's first
+    /// delegation tool, else its first enabled provider).
     #[arg(long, conflicts_with = "agent")]
     pub provider: Option<String>,
     /// The agent type (definition) to run; its provider comes from the definition.
