@@ -170,17 +170,9 @@ impl ProviderFactory for ClaudeCodeFactory {
         config: &Value,
         context: &BuildContext,
     ) -> subagent_core::Result<Arc<dyn SubagentProvider>> {
-        let config = if config.is_null() {
-            Value::Object(serde_json::Map::new())
-        } else {
-            config.clone()
-        };
-        let mut config: ClaudeCodeConfig = serde_json::from_value(config)
-            .map_err(|e| subagent_core::Error::from(Error::Config(e.to_string())))?;
+        let mut config: ClaudeCodeConfig = BuildContext::parse_config(KIND, name, config)?;
         // A relative path with a directory part is relative to the preset, not to our cwd.
-        if config.binary.is_relative() && config.binary.components().count() > 1 {
-            config.binary = context.base_dir.join(&config.binary);
-        }
+        config.binary = context.resolve_program(&config.binary);
         Ok(Arc::new(ClaudeCodeProvider::new(name, config)?))
     }
 }

@@ -82,7 +82,6 @@ mod error;
 mod events;
 mod run;
 
-use std::path::Path;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -231,14 +230,6 @@ impl SubagentProvider for CodexProvider {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct CodexFactory;
 
-fn resolve_against(base: &Path, path: &Path) -> std::path::PathBuf {
-    if path.is_absolute() || base.as_os_str().is_empty() {
-        path.to_path_buf()
-    } else {
-        base.join(path)
-    }
-}
-
 impl ProviderFactory for CodexFactory {
     fn kind(&self) -> &str {
         KIND
@@ -262,16 +253,12 @@ impl ProviderFactory for CodexFactory {
         config: &Value,
         context: &BuildContext,
     ) -> subagent_core::Result<Arc<dyn SubagentProvider>> {
-        let mut config: CodexConfig = serde_json::from_value(config.clone()).map_err(|e| {
-            subagent_core::Error::invalid(format!("invalid codex provider config: {e}"))
-        })?;
+        let mut config: CodexConfig = BuildContext::parse_config(KIND, name, config)?;
         // A binary given as a relative path (with a `/`) is relative to the preset; a bare name
         // stays a PATH lookup.
-        if config.binary.components().count() > 1 {
-            config.binary = resolve_against(&context.base_dir, &config.binary);
-        }
+        config.binary = context.resolve_program(&config.binary);
         if let Some(home) = &config.codex_home {
-            config.codex_home = Some(resolve_against(&context.base_dir, home));
+            config.codex_home = Some(context.resolve_path(home));
         }
         Ok(Arc::new(CodexProvider::new(name, config)?))
     }

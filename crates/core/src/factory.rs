@@ -1,11 +1,12 @@
 //! Building providers by kind, as presets do.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::{Capabilities, Extensions, Result, SubagentProvider};
+use crate::{Capabilities, Error, Extensions, Result, SubagentProvider};
 
 /// What a factory may need to build a provider.
 #[derive(Clone, Debug, Default)]
@@ -15,6 +16,40 @@ pub struct BuildContext {
     /// Shared services for providers that need them (e.g. the default model for in-process
     /// agents), by type.
     pub extensions: Extensions,
+}
+
+impl BuildContext {
+    /// Reads a provider's `config:` block: absent (`null`) means every default (`{}`); a value
+    /// that does not fit is `INVALID_ARGUMENTS` naming the kind, the provider and the problem.
+    pub fn parse_config<T: DeserializeOwned>(kind: &str, name: &str, config: &Value) -> Result<T> {
+        let parsed = if config.is_null() {
+            serde_json::from_value(Value::Object(serde_json::Map::new()))
+        } else {
+            T::deserialize(config)
+        };
+        parsed
+            .map_err(|e| Error::invalid(format!("{kind} provider \"{name}\": invalid config: {e}")))
+    }
+
+    /// A file or directory path from a config, resolved against the preset's directory:
+    /// absolute paths stay as they are, relative ones are joined to [`BuildContext::base_dir`].
+    pub fn resolve_path(&self, path: &Path) -> PathBuf {
+        if path.is_absolute() || self.base_dir.as_os_str().is_empty() {
+            path.to_path_buf()
+        } else {
+            self.base_dir.join(path)
+        }
+    }
+
+    /// A program from a config: a bare name (`claude`) stays a `PATH` lookup; a path with a
+    /// directory part is resolved like [`BuildContext::resolve_path`].
+    pub fn resolve_program(&self, program: &Path) -> PathBuf {
+        if program.components().count() < 2 {
+            program.to_path_buf()
+        } else {
+            self.resolve_path(program)
+        }
+    }
 }
 
 /// Builds providers of one kind. The static description (kind, capabilities, config schema) is
@@ -40,4 +75,62 @@ pub trait ProviderFactory: Send + Sync {
         config: &Value,
         context: &BuildContext,
     ) -> Result<Arc<dyn SubagentProvider>>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, Default, PartialEq, serde::Deserialize)]
+    #[serde(default, deny_unknown_fields)]
+    struct Config {
+        depth: u32,
+    }
+
+    #[test]
+    fn config_defaults_and_errors() {
+        let parsed: Config = BuildContext::parse_config("x", "row", &Value::Null).unwrap();
+        assert_eq!(parsed, Config::default());
+        let parsed: Config =
+            BuildContext::parse_config("x", "row", &serde_json::json!({"depth": 2})).unwrap();
+        assert_eq!(parsed.depth, 2);
+        let err = BuildContext::parse_config::<Config>("x", "row", &serde_json::json!({"dpth": 2}))
+            .unwrap_err();
+        assert_eq!(err.code(), crate::ErrorCode::InvalidArguments);
+        assert!(
+            err.to_string().starts_with(
+                "invalid arguments: x provider \"row\": invalid config: unknown field `dpth`"
+            ),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn paths_resolve_against_the_preset() {
+        let context = BuildContext {
+            base_dir: "/presets".into(),
+            ..BuildContext::default()
+        };
+        assert_eq!(
+            context.resolve_program(Path::new("claude")),
+            Path::new("claude")
+        );
+        assert_eq!(
+            context.resolve_program(Path::new("/usr/bin/claude")),
+            Path::new("/usr/bin/claude")
+        );
+        assert_eq!(
+            context.resolve_program(Path::new("bin/claude")),
+            Path::new("/presets/bin/claude")
+        );
+        assert_eq!(
+            context.resolve_path(Path::new("home")),
+            Path::new("/presets/home")
+        );
+        assert_eq!(context.resolve_path(Path::new("/abs")), Path::new("/abs"));
+        assert_eq!(
+            BuildContext::default().resolve_path(Path::new("home")),
+            Path::new("home")
+        );
+    }
 }

@@ -263,12 +263,7 @@ impl ProviderFactory for ForkFactory {
         config: &Value,
         context: &BuildContext,
     ) -> Result<Arc<dyn SubagentProvider>, Error> {
-        let config: ForkConfig = if config.is_null() {
-            ForkConfig::default()
-        } else {
-            serde_json::from_value(config.clone())
-                .map_err(|e| Error::invalid(format!("fork provider {name}: {e}")))?
-        };
+        let config: ForkConfig = BuildContext::parse_config(KIND, name, config)?;
         let model = match &config.model {
             Some(model) => Some(
                 subagent_model::build(model)

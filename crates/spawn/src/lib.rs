@@ -284,12 +284,7 @@ impl ProviderFactory for SpawnFactory {
         config: &Value,
         context: &BuildContext,
     ) -> Result<Arc<dyn SubagentProvider>, Error> {
-        let config: SpawnConfig = if config.is_null() {
-            SpawnConfig::default()
-        } else {
-            serde_json::from_value(config.clone())
-                .map_err(|e| Error::invalid(format!("spawn provider {name}: {e}")))?
-        };
+        let config: SpawnConfig = BuildContext::parse_config(KIND, name, config)?;
         let model = match &config.model {
             Some(model) => subagent_model::build(model)
                 .map_err(|e| Error::invalid(format!("spawn provider {name}: model: {e}")))?,
