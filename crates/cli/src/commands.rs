@@ -9,8 +9,8 @@ use serde_json::{Value, json};
 use subagent_core::{AgentDirectory, StartRequest, StopReason};
 use subagent_runtime::tools::BashConfig;
 use subagent_runtime::{
-    AgentConfig, BackgroundMode, ChildPermissions, DelegationTool, DelegationToolConfig,
-    PermissionPolicy, Roots, Tool, ToolSet,
+    AgentConfig, ChildPermissions, DelegationTool, DelegationToolConfig, PermissionPolicy, Roots,
+    Tool, ToolSet,
 };
 
 use crate::args::{Command, DelegateArgs, ListArgs, PresetCommand, RunArgs};
@@ -183,11 +183,7 @@ fn delegation_config(runnable: &Runnable, row: &subagent_preset::ToolRow) -> Del
     config.name.clone_from(&row.name);
     config.fork = fork;
     config.max_depth = row.max_depth;
-    config.background = match row.background {
-        subagent_preset::Background::Always => BackgroundMode::Always,
-        subagent_preset::Background::Never => BackgroundMode::Never,
-        _ => BackgroundMode::Allowed,
-    };
+    config.background = row.background;
     config.tool_filter.clone_from(&row.tool_filter);
     config.persona.clone_from(&row.persona);
     config.description.clone_from(&row.description);

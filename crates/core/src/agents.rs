@@ -86,6 +86,21 @@ impl std::fmt::Display for PermissionMode {
     }
 }
 
+/// Whether delegations of a tool row may, must or must not run in the background.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum BackgroundMode {
+    /// The model chooses with `run_in_background`.
+    #[default]
+    Allowed,
+    /// Every delegation runs in the background.
+    Always,
+    /// `run_in_background` is ignored: the parent waits (forks still run in the background).
+    Never,
+}
+
 /// One agent type, resolved: what the delegation tool needs to start it.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[non_exhaustive]

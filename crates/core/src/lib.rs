@@ -21,7 +21,7 @@ mod request;
 mod run;
 mod text;
 
-pub use agents::{AgentDirectory, AgentProfile, PermissionMode, StaticAgents};
+pub use agents::{AgentDirectory, AgentProfile, BackgroundMode, PermissionMode, StaticAgents};
 pub use capabilities::{Capabilities, Capability};
 pub use error::{Error, ErrorCode, Result};
 pub use extensions::Extensions;

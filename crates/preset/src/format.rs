@@ -120,18 +120,9 @@ pub struct ProviderRow {
     pub location: Position,
 }
 
-/// Whether the delegation tool may run children in the background.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Background {
-    /// The model chooses with `run_in_background`.
-    #[default]
-    Allowed,
-    /// Every child runs in the background.
-    Always,
-    /// Every child runs in the foreground; `run_in_background` is refused.
-    Never,
-}
+/// Whether delegations of a tool row may, must or must not run in the background (the same
+/// type the runtime's delegation tool takes).
+pub use subagent_core::BackgroundMode as Background;
 
 /// The tool name used when a tool row has none.
 pub const DEFAULT_TOOL_NAME: &str = "subagent";

@@ -74,20 +74,7 @@ impl std::fmt::Debug for ParentSnapshot {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ChildPermissions(pub PermissionMode);
 
-/// Whether delegations of a row may, must or must not run in the background.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum BackgroundMode {
-    /// The model chooses with `run_in_background`.
-    #[default]
-    Allowed,
-    /// Every delegation runs in the background.
-    Always,
-    /// `run_in_background` is ignored: the parent waits (forks still run in the background).
-    Never,
-}
+pub use subagent_core::BackgroundMode;
 
 /// One delegation tool, as a preset row configures it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
