@@ -153,7 +153,32 @@ async fn delegate(args: DelegateArgs) -> Result<ExitCode, Refusal> {
     if let Some(mode) = profile.as_ref().and_then(|p| p.permission_mode) {
         request.parent.extensions.insert(ChildPermissions(mode));
     }
-    notice(&runnable, mode);
+    if let Some(row) = runnable
+        .preset
+        .providers
+        .iter()
+        .find(|row| row.name == provider && row.disabled)
+    {
+        return Err(Refusal::new(
+            "UNKNOWN_PROVIDER",
+            format!(
+                "provider \"{provider}\" is disabled in {}:{}:{}: set `disabled: false` on its row to use it (enabled: {})",
+                runnable.preset.path.display(),
+                row.location.line,
+                row.location.column,
+                runnable.registry.names().join(", ")
+            ),
+        ));
+    }
+    // The model notice matters only when an in-process agent runs.
+    let in_process = runnable
+        .preset
+        .providers
+        .iter()
+        .any(|row| row.name == provider && matches!(row.kind.as_str(), "spawn" | "fork"));
+    if in_process {
+        notice(&runnable, mode);
+    }
     let run = runnable.registry.start(&provider, request).await?;
     let run_id = run.id();
     let mut progress = Progress::new(mode, provider.clone());

@@ -346,3 +346,31 @@ async fn a_failing_child_exits_1_with_the_diagnostic() {
         "{outcome}"
     );
 }
+
+#[test]
+fn a_disabled_provider_says_how_to_enable_it() {
+    let home = tempfile::tempdir().unwrap();
+    let output = subagent(home.path())
+        .args(["delegate", "--provider", "codex", "--preset"])
+        .arg(preset("standard.yaml"))
+        .arg("hello")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let err = stderr(&output);
+    assert!(
+        err.contains(&format!(
+            "error[UNKNOWN_PROVIDER]: provider \"codex\" is disabled in {}:",
+            preset("standard.yaml").display()
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains("set `disabled: false` on its row to use it (enabled: spawn, fork)"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("offline:"),
+        "no model notice for a provider that does not use it: {err}"
+    );
+}
