@@ -197,16 +197,11 @@ You can read and change files and run commands with your tools, and you can hand
 subtask to a subagent with a delegation tool: give it a complete prompt, since it does not see \
 this conversation unless it is a fork. Report the result to the user concisely.";
 
-fn delegation_config(runnable: &Runnable, row: &subagent_preset::ToolRow) -> DelegationToolConfig {
-    // Untyped calls fork when the preset enables a fork provider.
-    let fork = runnable
-        .preset
-        .enabled_providers()
-        .find(|p| p.kind == "fork")
-        .map(|p| p.name.clone());
+fn delegation_config(row: &subagent_preset::ToolRow) -> DelegationToolConfig {
     let mut config = DelegationToolConfig::new(row.provider.clone());
     config.name.clone_from(&row.name);
-    config.fork = fork;
+    // Untyped calls fork only where the row names a fork provider.
+    config.fork.clone_from(&row.fork);
     config.max_depth = row.max_depth;
     config.background = row.background;
     config.tool_filter.clone_from(&row.tool_filter);
@@ -223,7 +218,7 @@ async fn run(args: RunArgs) -> Result<ExitCode, Refusal> {
     let delegation_names: Vec<String> = runnable.tools.iter().map(|row| row.name.clone()).collect();
     let delegations = runnable.tools.iter().map(|row| {
         Arc::new(DelegationTool::new(
-            delegation_config(&runnable, row),
+            delegation_config(row),
             Arc::clone(&runnable.registry),
             Arc::clone(&directory),
         )) as Arc<dyn Tool>

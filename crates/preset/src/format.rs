@@ -144,6 +144,10 @@ pub struct ToolRow {
     pub name: String,
     /// The provider row it delegates to (enabled).
     pub provider: String,
+    /// The provider that runs calls without a `subagent_type`: an enabled row whose kind
+    /// inherits the parent's context (`fork`). Absent: such calls go to `provider` too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fork: Option<String>,
     /// A tighter depth cap for starts through this tool (at most the preset's `max_depth`).
     /// Only for providers with the `depth_limit` capability.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -316,6 +316,9 @@ impl Loader<'_> {
             let key = format!("tools[{i}]");
             self.expand(&mut row.name, at, &format!("{key}.name"))?;
             self.expand(&mut row.provider, at, &format!("{key}.provider"))?;
+            if let Some(fork) = &mut row.fork {
+                self.expand(fork, at, &format!("{key}.fork"))?;
+            }
             for (field, text) in [
                 ("persona", row.persona.as_mut()),
                 ("description", row.description.as_mut()),
@@ -384,6 +387,37 @@ impl Loader<'_> {
                         kind: provider.kind.clone(),
                         field,
                         capability,
+                    });
+                }
+            }
+            if let Some(fork) = &row.fork {
+                let key = format!("{key}.fork");
+                let Some(fork_row) = kinds.get(fork.as_str()) else {
+                    return Err(Error::UnknownProvider {
+                        site: self.site_of(index, key, at),
+                        tool: row.name,
+                        provider: fork.clone(),
+                        known: providers.iter().map(|p| p.name.clone()).collect(),
+                    });
+                };
+                if fork_row.disabled {
+                    return Err(Error::DisabledProvider {
+                        site: self.site_of(index, key, at),
+                        tool: row.name,
+                        provider: fork.clone(),
+                        row: fork_row.location,
+                    });
+                }
+                let inherits = self
+                    .factory(&fork_row.kind)
+                    .is_some_and(|factory| factory.capabilities().inherits_parent_context);
+                if !inherits {
+                    return Err(Error::Invalid {
+                        site: self.site_of(index, key, at),
+                        message: format!(
+                            "tool \"{}\": fork provider \"{fork}\" (kind {}) does not continue the parent's conversation; name a provider of kind fork",
+                            row.name, fork_row.kind
+                        ),
                     });
                 }
             }

@@ -104,6 +104,21 @@ fn bad_presets() {
             "dir/p.yaml:12:5: tools[0].provider: tool \"t\" refers to provider \"off\", which is disabled (set disabled: false on its row at 7:5)",
         ),
         (
+            "fork on an unknown provider",
+            format!("{PROVIDERS}tools:\n  - provider: a\n    fork: nope\n"),
+            "dir/p.yaml:12:5: tools[0].fork: tool \"subagent\" refers to unknown provider \"nope\" (providers: \"a\", \"c\", \"off\")",
+        ),
+        (
+            "fork on a disabled provider",
+            format!("{PROVIDERS}tools:\n  - provider: a\n    fork: off\n"),
+            "dir/p.yaml:12:5: tools[0].fork: tool \"subagent\" refers to provider \"off\", which is disabled (set disabled: false on its row at 7:5)",
+        ),
+        (
+            "fork on a provider that does not continue the conversation",
+            format!("{PROVIDERS}tools:\n  - provider: a\n    fork: c\n"),
+            "dir/p.yaml:12:5: tools[0].fork: tool \"subagent\": fork provider \"c\" (kind codex) does not continue the parent's conversation; name a provider of kind fork",
+        ),
+        (
             "max_depth on a provider without depth_limit",
             format!("{PROVIDERS}tools:\n  - provider: c\n    max_depth: 2\n"),
             "dir/p.yaml:12:5: tools[0].max_depth: tool \"subagent\" sets max_depth but provider \"c\" (kind codex) does not support depth_limit (remove max_depth; the preset's top-level max_depth still caps every provider)",

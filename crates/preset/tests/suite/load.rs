@@ -99,6 +99,7 @@ fn a_full_preset_loads_into_plain_values() {
             ToolRow {
                 name: "subagent".into(),
                 provider: "spawn".into(),
+                fork: None,
                 max_depth: Some(1),
                 background: Background::Always,
                 tool_filter: Some(ToolFilter {
@@ -112,6 +113,7 @@ fn a_full_preset_loads_into_plain_values() {
             ToolRow {
                 name: "ask_codex".into(),
                 provider: "codex".into(),
+                fork: None,
                 max_depth: None,
                 background: Background::Allowed,
                 tool_filter: None,
