@@ -15,7 +15,11 @@ pub const PINNED: &[(&str, &str)] = &[
 ];
 
 /// Cargo features that turn on the end-to-end tests, one per provider crate.
-pub const E2E_FEATURES: &[&str] = &["subagent-claude-code/e2e", "subagent-codex/e2e"];
+pub const E2E_FEATURES: &[&str] = &[
+    "subagent-claude-code/e2e",
+    "subagent-codex/e2e",
+    "subagent-cli/e2e",
+];
 
 /// Where the CLIs go: `<workspace>/target/clis` (binaries in `node_modules/.bin`).
 pub fn install_dir(root: &Path) -> PathBuf {

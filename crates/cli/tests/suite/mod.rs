@@ -1,3 +1,5 @@
+#[cfg(feature = "e2e")]
+mod cross_product;
 mod delegate;
 mod lists;
 mod permissions;
