@@ -632,9 +632,13 @@ impl Agent {
                 self.config.tools.names().join(", ")
             ));
         };
+        let mut subjects = tool
+            .permission_subjects(&input, &context.env.roots)
+            .into_iter();
         let request = PermissionRequest {
             tool: name.to_owned(),
-            subject: tool.permission_subject(&input),
+            subject: subjects.next(),
+            aliases: subjects.collect(),
             input: input.clone(),
             depth: context.env.depth,
         };

@@ -68,12 +68,14 @@ impl PermissionRule {
         })
     }
 
-    fn matches(&self, tool: &str, subject: Option<&str>) -> bool {
+    /// Whether the rule covers a call of `tool` whose subject is spelled any of `subjects`
+    /// (one call can have several spellings of one subject: a path as given, relative to the
+    /// working directory, absolute).
+    fn matches(&self, tool: &str, subjects: &[&str]) -> bool {
         wildcard_match(&self.tool, tool)
-            && match (&self.subject, subject) {
-                (None, _) => true,
-                (Some(pattern), Some(subject)) => wildcard_match(pattern, subject),
-                (Some(_), None) => false,
+            && match &self.subject {
+                None => true,
+                Some(pattern) => subjects.iter().any(|s| wildcard_match(pattern, s)),
             }
     }
 }
@@ -85,8 +87,12 @@ pub struct PermissionRequest {
     pub tool: String,
     /// The call's arguments.
     pub input: Value,
-    /// The subject rules match (a path, a command).
+    /// The subject rules match (a path, a command). For a file tool: the path as the roots
+    /// resolve it (relative to the working directory when inside it).
     pub subject: Option<String>,
+    /// Other spellings of the same subject rules are matched against as well (a path as the
+    /// model gave it, its absolute form), so a rule holds whichever spelling the model uses.
+    pub aliases: Vec<String>,
     /// The asking run's depth (0 = the top-level agent).
     pub depth: u32,
 }
@@ -159,6 +165,13 @@ impl PermissionPolicy {
 
     /// What rules and mode say, before anyone is asked.
     pub fn evaluate(&self, tool: &str, kind: ToolKind, subject: Option<&str>) -> Decision {
+        let subjects: Vec<&str> = subject.into_iter().collect();
+        self.evaluate_subjects(tool, kind, &subjects)
+    }
+
+    /// What rules and mode say about a call whose subject has several spellings: a rule
+    /// matching any of them applies (deny beats ask beats allow, over all spellings).
+    pub fn evaluate_subjects(&self, tool: &str, kind: ToolKind, subjects: &[&str]) -> Decision {
         if self.mode == PermissionMode::Plan && !kind.is_read_only() {
             return Decision::Deny;
         }
@@ -169,7 +182,7 @@ impl PermissionPolicy {
             if self
                 .rules
                 .iter()
-                .any(|r| r.decision == wanted && r.matches(tool, subject))
+                .any(|r| r.decision == wanted && r.matches(tool, subjects))
             {
                 return wanted;
             }
@@ -192,7 +205,13 @@ impl PermissionPolicy {
         kind: ToolKind,
         background: bool,
     ) -> std::result::Result<(), String> {
-        let decision = self.evaluate(&request.tool, kind, request.subject.as_deref());
+        let subjects: Vec<&str> = request
+            .subject
+            .iter()
+            .chain(&request.aliases)
+            .map(String::as_str)
+            .collect();
+        let decision = self.evaluate_subjects(&request.tool, kind, &subjects);
         let tool = request.tool.clone();
         match decision {
             Decision::Allow => Ok(()),
@@ -281,6 +300,7 @@ mod tests {
             tool: "bash".into(),
             input: Value::Null,
             subject: Some("ls".into()),
+            aliases: Vec::new(),
             depth: 1,
         };
         assert!(

@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 use subagent_model::ToolSpec;
 
 use super::{
-    Tool, ToolContext, ToolKind, ToolOutput, blocking, opt_bool, opt_str, opt_u64, str_arg,
+    Roots, Tool, ToolContext, ToolKind, ToolOutput, blocking, opt_bool, opt_str, opt_u64, str_arg,
 };
 use crate::{Error, Result};
 
@@ -19,6 +19,12 @@ fn spec(name: &str, description: &str, schema: Value) -> ToolSpec {
 
 fn path_subject(input: &Value) -> Option<String> {
     input.get("path").and_then(Value::as_str).map(str::to_owned)
+}
+
+pub(super) fn path_subjects(input: &Value, roots: &Roots) -> Vec<String> {
+    path_subject(input)
+        .map(|given| roots.permission_subjects(&given))
+        .unwrap_or_default()
 }
 
 /// Lists a directory.
@@ -43,6 +49,10 @@ impl Tool for LsTool {
 
     fn permission_subject(&self, input: &Value) -> Option<String> {
         path_subject(input)
+    }
+
+    fn permission_subjects(&self, input: &Value, roots: &Roots) -> Vec<String> {
+        path_subjects(input, roots)
     }
 
     async fn call(&self, input: Value, context: &ToolContext) -> Result<ToolOutput> {
@@ -96,6 +106,10 @@ impl Tool for ReadFileTool {
 
     fn permission_subject(&self, input: &Value) -> Option<String> {
         path_subject(input)
+    }
+
+    fn permission_subjects(&self, input: &Value, roots: &Roots) -> Vec<String> {
+        path_subjects(input, roots)
     }
 
     async fn call(&self, input: Value, context: &ToolContext) -> Result<ToolOutput> {
@@ -156,6 +170,10 @@ impl Tool for WriteFileTool {
         path_subject(input)
     }
 
+    fn permission_subjects(&self, input: &Value, roots: &Roots) -> Vec<String> {
+        path_subjects(input, roots)
+    }
+
     async fn call(&self, input: Value, context: &ToolContext) -> Result<ToolOutput> {
         let given = str_arg(&input, "path")?.to_owned();
         let content = str_arg(&input, "content")?.to_owned();
@@ -199,6 +217,10 @@ impl Tool for EditFileTool {
 
     fn permission_subject(&self, input: &Value) -> Option<String> {
         path_subject(input)
+    }
+
+    fn permission_subjects(&self, input: &Value, roots: &Roots) -> Vec<String> {
+        path_subjects(input, roots)
     }
 
     async fn call(&self, input: Value, context: &ToolContext) -> Result<ToolOutput> {
@@ -260,6 +282,10 @@ impl Tool for DeleteTool {
 
     fn permission_subject(&self, input: &Value) -> Option<String> {
         path_subject(input)
+    }
+
+    fn permission_subjects(&self, input: &Value, roots: &Roots) -> Vec<String> {
+        path_subjects(input, roots)
     }
 
     async fn call(&self, input: Value, context: &ToolContext) -> Result<ToolOutput> {

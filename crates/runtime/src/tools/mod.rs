@@ -128,6 +128,14 @@ pub trait Tool: Send + Sync {
         None
     }
 
+    /// Every spelling of the call's subject rules are matched against, the main one first (what
+    /// a broker is shown). By default [`Tool::permission_subject`] alone; file tools give the
+    /// path as `roots` resolve it as well, so `./x`, `/abs/x` and a symlink to `x` all meet a
+    /// rule written for `x`.
+    fn permission_subjects(&self, input: &Value, _roots: &Roots) -> Vec<String> {
+        self.permission_subject(input).into_iter().collect()
+    }
+
     /// Runs the call. `Err` becomes an error result with the error's text.
     async fn call(&self, input: Value, context: &ToolContext) -> Result<ToolOutput>;
 }

@@ -118,6 +118,26 @@ impl Roots {
         Ok(resolved)
     }
 
+    /// The spellings permission rules are matched against for a path given to a tool: the path
+    /// as resolved (relative to the working directory when inside it), its absolute resolved
+    /// form, and the path as given. A path that does not resolve keeps only its given spelling
+    /// (the tool refuses it anyway).
+    pub fn permission_subjects(&self, given: &str) -> Vec<String> {
+        let mut subjects = Vec::new();
+        if let Ok(resolved) = self.resolve(given) {
+            subjects.push(self.display(&resolved));
+            subjects.push(resolved.display().to_string());
+        }
+        subjects.push(given.to_owned());
+        let mut unique = Vec::with_capacity(subjects.len());
+        for subject in subjects {
+            if !unique.contains(&subject) {
+                unique.push(subject);
+            }
+        }
+        unique
+    }
+
     /// The path shown back to the model: relative to the working directory when inside it.
     pub fn display(&self, path: &Path) -> String {
         match path.strip_prefix(self.cwd()) {

@@ -68,6 +68,10 @@ impl Tool for GlobTool {
         input.get("path").and_then(Value::as_str).map(str::to_owned)
     }
 
+    fn permission_subjects(&self, input: &Value, roots: &Roots) -> Vec<String> {
+        super::fs::path_subjects(input, roots)
+    }
+
     async fn call(&self, input: Value, context: &ToolContext) -> Result<ToolOutput> {
         let pattern = str_arg(&input, "pattern")?.to_owned();
         let (_, root) = base(&context.env.roots, &input)?;
@@ -126,6 +130,10 @@ impl Tool for GrepTool {
 
     fn permission_subject(&self, input: &Value) -> Option<String> {
         input.get("path").and_then(Value::as_str).map(str::to_owned)
+    }
+
+    fn permission_subjects(&self, input: &Value, roots: &Roots) -> Vec<String> {
+        super::fs::path_subjects(input, roots)
     }
 
     async fn call(&self, input: Value, context: &ToolContext) -> Result<ToolOutput> {

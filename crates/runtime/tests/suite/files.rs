@@ -6,7 +6,9 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use pretty_assertions::assert_eq;
 use subagent_core::{PermissionMode, StopReason};
-use subagent_runtime::{Decision, PermissionBroker, PermissionPolicy, PermissionRequest};
+use subagent_runtime::{
+    Decision, PermissionBroker, PermissionPolicy, PermissionRequest, PermissionRule,
+};
 use subagent_test_support::FakeServer;
 
 use super::support::{config, last_results, run};
@@ -157,4 +159,56 @@ async fn ask_goes_to_the_broker_except_in_the_background() {
         // Read-only tools are never asked about.
         assert!(results[1].0.contains("missing.txt"), "{}", results[1].0);
     }
+}
+
+const DENIED_SPELLINGS: &str = r#"
+- name: spellings
+  match: "spell"
+  steps:
+    - tool_calls:
+        - {name: read_file, input: {path: "secret/key"}}
+        - {name: read_file, input: {path: "./secret/key"}}
+        - {name: read_file, input: {path: "secret//key"}}
+        - {name: read_file, input: {path: "secret/./key"}}
+        - {name: read_file, input: {path: "ROOT_ABS/secret/key"}}
+        - {name: read_file, input: {path: "alias/key"}}
+        - {name: write_file, input: {path: "./secret/planted.txt", content: "x"}}
+        - {name: grep, input: {pattern: "hidden", path: "./secret"}}
+        - {name: read_file, input: {path: "public.txt"}}
+    - text: "done"
+"#;
+
+/// A deny rule on a path holds whatever spelling of that path the model uses: `./`, doubled or
+/// `.` components, the absolute path, a symlink inside the roots leading to it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn path_deny_rules_hold_for_every_spelling_of_the_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::create_dir_all(root.join("secret")).unwrap();
+    std::fs::write(root.join("secret/key"), "hidden").unwrap();
+    std::fs::write(root.join("public.txt"), "open").unwrap();
+    std::os::unix::fs::symlink(root.join("secret"), root.join("alias")).unwrap();
+    let scenario = DENIED_SPELLINGS.replace("ROOT_ABS", root.to_str().unwrap());
+    let server = FakeServer::from_yaml(&scenario).await.unwrap();
+    let mut config = config(&server, &root);
+    for rule in [
+        "read_file(secret/*)",
+        "write_file(secret/*)",
+        "grep(secret)",
+    ] {
+        config.permissions = config
+            .permissions
+            .rule(PermissionRule::parse(rule, Decision::Deny).unwrap());
+    }
+    let outcome = run(config, "spell it").await;
+    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    let results = last_results(&server.model_requests()[1]);
+    assert_eq!(results.len(), 9);
+    for (text, is_error) in &results[..8] {
+        assert!(is_error, "{text}");
+        assert!(text.starts_with("permission denied"), "{text}");
+        assert!(!text.contains("hidden"), "{text}");
+    }
+    assert_eq!(results[8], ("     1\topen\n".to_owned(), false));
+    assert!(!root.join("secret/planted.txt").exists());
 }
