@@ -11,7 +11,9 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::kill::{self, Known, Signal, kill_tree, signal_group, signal_process, survey};
+use crate::kill::{
+    self, Known, Signal, kill_leftovers, kill_tree, signal_group, signal_process, survey,
+};
 use crate::lines::{Head, LineReader, Tail};
 use crate::spec::{ProcessSpec, SignalTarget, StopPolicy};
 use crate::{Error, Result};
@@ -19,6 +21,11 @@ use crate::{Error, Result};
 /// How long `wait` waits for stderr's end after the child exited (only a descendant that escaped
 /// the kill can hold it open).
 const STDERR_DRAIN: Duration = Duration::from_millis(250);
+
+/// How long `next_line` keeps waiting for stdout's end after the child exited and the rest of
+/// its group was killed: what the child wrote is already in the pipe, so this only bounds a
+/// descendant that escaped the group and holds stdout open.
+const STDOUT_DRAIN: Duration = Duration::from_millis(250);
 
 /// Why the owner stopped the child.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -102,10 +109,13 @@ enum Timer {
     Kill,
     Overall,
     Idle,
+    /// The child exited and stdout stayed open past [`STDOUT_DRAIN`].
+    Drained,
 }
 
 enum Wake {
     Line(Result<Option<Vec<u8>>>),
+    Exited(std::io::Result<ExitStatus>),
     Cancelled,
     Timer(Timer),
 }
@@ -138,6 +148,8 @@ pub struct Process {
     stopping: Option<(StopCause, Instant)>,
     killed: bool,
     reaped: bool,
+    /// When `next_line` saw the child exit (stdout may still be held by a descendant).
+    exited_at: Option<Instant>,
     known: Known,
 }
 
@@ -176,6 +188,7 @@ impl Process {
             stopping: None,
             killed: false,
             reaped: false,
+            exited_at: None,
             known: Known::default(),
         })
     }
@@ -194,17 +207,24 @@ impl Process {
     ///
     /// Meanwhile it watches the cancellation token and the timeouts: when one fires the polite
     /// signal goes out and lines keep coming (a CLI may report its interruption) until the
-    /// child closes stdout or the grace period ends, when the whole tree is killed. Cancel-safe.
+    /// child closes stdout or the grace period ends, when the whole tree is killed. It also
+    /// watches the child itself: once it exited, what is left of its process group is killed
+    /// and the lines already written are still returned, but a descendant that escaped the group
+    /// and holds stdout open does not keep the end of stdout away. Cancel-safe.
     pub async fn next_line(&mut self) -> Result<Option<String>> {
         loop {
             if self.stdout.is_done() {
                 return Ok(None);
             }
             let timer = self.next_timer();
+            let running = self.exited_at.is_none();
             let wake = tokio::select! {
                 biased;
                 line = self.stdout.next_line() => Wake::Line(line),
-                () = self.cancel.cancelled(), if self.stopping.is_none() => Wake::Cancelled,
+                status = self.child.wait(), if running => Wake::Exited(status),
+                () = self.cancel.cancelled(), if running && self.stopping.is_none() => {
+                    Wake::Cancelled
+                }
                 () = sleep_until(timer) => Wake::Timer(timer.map_or(Timer::Kill, |(_, t)| t)),
             };
             match wake {
@@ -220,9 +240,38 @@ impl Process {
                     });
                     return Err(err);
                 }
+                Wake::Exited(status) => self.on_exit(status),
                 Wake::Cancelled => self.begin_stop(StopCause::Cancelled),
+                Wake::Timer(Timer::Drained) => {
+                    tracing::debug!(pid = self.pid(), "stdout still open after exit");
+                    return Ok(self
+                        .stdout
+                        .abandon()
+                        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned()));
+                }
                 Wake::Timer(timer) => self.on_timer(timer),
             }
+        }
+    }
+
+    /// The child exited while stdout was read: it is reaped (`wait` reports the same status
+    /// later), and what is left of its tree dies as it would in `wait`.
+    fn on_exit(&mut self, status: std::io::Result<ExitStatus>) {
+        self.exited_at = Some(Instant::now());
+        if status.is_ok() {
+            self.reaped = true;
+            self.kill_leftovers();
+        }
+    }
+
+    /// After the leader was reaped: the rest of its group dies; during a stop, so do the
+    /// descendants recorded when it began (also those that left the group), which the grace
+    /// period's kill would have reached.
+    fn kill_leftovers(&self) {
+        if self.stopping.is_some() {
+            kill_leftovers(self.pid, &self.known);
+        } else {
+            signal_group(self.pid, rustix::process::Signal::KILL);
         }
     }
 
@@ -324,7 +373,7 @@ impl Process {
         };
         self.reaped = true;
         // The leader is gone; whatever stayed in its group goes with it.
-        signal_group(self.pid, rustix::process::Signal::KILL);
+        self.kill_leftovers();
         // What the child wrote just before it exited may still sit in the pipe. Only a
         // descendant that escaped the kill can hold stdout open, so the wait is bounded.
         if capture.is_some()
@@ -352,6 +401,9 @@ impl Process {
     }
 
     fn next_timer(&self) -> Option<(Instant, Timer)> {
+        if let Some(exited) = self.exited_at {
+            return Some((exited + STDOUT_DRAIN, Timer::Drained));
+        }
         match self.stopping {
             Some((_, kill_at)) if !self.killed => Some((kill_at, Timer::Kill)),
             Some(_) => None,
@@ -369,6 +421,7 @@ impl Process {
     fn on_timer(&mut self, timer: Timer) {
         match timer {
             Timer::Kill => self.kill_now(),
+            Timer::Drained => {}
             Timer::Overall => self.begin_stop(StopCause::OverallTimeout),
             Timer::Idle => self.begin_stop(StopCause::IdleTimeout),
         }

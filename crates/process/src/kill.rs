@@ -108,6 +108,18 @@ pub(crate) struct Known(BTreeSet<(i32, u64)>);
 /// leads, the `known` processes still alive under the same identity, and all their descendants,
 /// from one `/proc` snapshot.
 fn tree_and_group(leader: i32, known: &Known, rows: &[ProcRow]) -> BTreeMap<i32, u64> {
+    tree_and_group_of(leader, true, known, rows)
+}
+
+/// [`tree_and_group`], optionally without the process that has the leader's pid (after the
+/// leader was reaped its pid may name another process; a group id is not reused while the group
+/// has members).
+fn tree_and_group_of(
+    leader: i32,
+    with_leader: bool,
+    known: &Known,
+    rows: &[ProcRow],
+) -> BTreeMap<i32, u64> {
     let mut children: HashMap<i32, Vec<&ProcRow>> = HashMap::new();
     for row in rows {
         children.entry(row.ppid).or_default().push(row);
@@ -115,7 +127,9 @@ fn tree_and_group(leader: i32, known: &Known, rows: &[ProcRow]) -> BTreeMap<i32,
     let mut found: BTreeMap<i32, u64> = rows
         .iter()
         .filter(|row| {
-            row.pgrp == leader || row.pid == leader || known.0.contains(&(row.pid, row.start))
+            row.pgrp == leader
+                || (with_leader && row.pid == leader)
+                || known.0.contains(&(row.pid, row.start))
         })
         .map(|row| (row.pid, row.start))
         .collect();
@@ -141,10 +155,21 @@ pub(crate) fn survey(leader: Pid, known: &mut Known) {
 /// process still alive. Each round freezes what it finds with SIGSTOP (a stopped process cannot
 /// fork), until a round finds nothing new; then everything gets SIGKILL, and the group once more.
 pub(crate) fn kill_tree(leader: Pid, known: &Known) {
+    kill_all(leader, true, known);
+}
+
+/// What [`kill_tree`] kills, once the leader itself exited and was reaped: the rest of its
+/// process group, every `known` process still alive under the same identity, and their
+/// descendants (never the leader's pid, which may have been reused).
+pub(crate) fn kill_leftovers(leader: Pid, known: &Known) {
+    kill_all(leader, false, known);
+}
+
+fn kill_all(leader: Pid, with_leader: bool, known: &Known) {
     let raw_leader = leader.as_raw_pid();
     let mut frozen: BTreeSet<i32> = BTreeSet::new();
     for _round in 0..16 {
-        let found = tree_and_group(raw_leader, known, &snapshot());
+        let found = tree_and_group_of(raw_leader, with_leader, known, &snapshot());
         let fresh: Vec<i32> = found
             .keys()
             .filter(|pid| !frozen.contains(pid))
@@ -165,7 +190,9 @@ pub(crate) fn kill_tree(leader: Pid, known: &Known) {
             signal_process(target, RawSignal::KILL);
         }
     }
-    signal_process(leader, RawSignal::KILL);
+    if with_leader {
+        signal_process(leader, RawSignal::KILL);
+    }
     signal_group(leader, RawSignal::KILL);
 }
 

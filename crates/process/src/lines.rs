@@ -72,6 +72,14 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
         self.done
     }
 
+    /// Stops reading before the end: what is still unread is dropped, a partial line already
+    /// read is returned (as at the end of input).
+    pub(crate) fn abandon(&mut self) -> Option<Vec<u8>> {
+        self.done = true;
+        let partial = std::mem::take(&mut self.partial);
+        (!partial.is_empty()).then_some(partial)
+    }
+
     /// Reads the rest into `head` (a partial line first), to the end. Cancel-safe: what was read
     /// is in `head` when the future is dropped.
     pub(crate) async fn read_into(&mut self, head: &Head) {

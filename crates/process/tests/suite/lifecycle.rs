@@ -273,3 +273,41 @@ async fn stragglers_in_the_group_die_when_the_child_exits() {
     death.wait(DEATH).await;
     assert!(group_members(leader).is_empty());
 }
+
+#[tokio::test]
+async fn the_end_of_stdout_comes_when_the_child_exits_though_a_grandchild_holds_the_pipe() {
+    // The grandchild inherits stdout and outlives the child: without a bound, reading waits for
+    // it (here 300 s; with a CLI's background tool, forever).
+    let mut child = sh("sleep 300 & echo $!; echo last").spawn().unwrap();
+    let leader = i32::try_from(child.pid()).unwrap();
+    let grandchild: i32 = child.next_line().await.unwrap().unwrap().parse().unwrap();
+    let death = Death::watch(grandchild);
+    let rest = tokio::time::timeout(Duration::from_secs(20), lines(&mut child))
+        .await
+        .expect("reading stdout hung after the child exited");
+    assert_eq!(rest, ["last"]);
+    let exit = child.wait().await.unwrap();
+    assert_eq!(
+        (exit.code(), exit.stopped, exit.killed),
+        (Some(0), None, false)
+    );
+    death.wait(DEATH).await;
+    assert!(group_members(leader).is_empty());
+}
+
+#[tokio::test]
+async fn lines_written_just_before_the_exit_are_all_read() {
+    // Many lines still in the pipe when the child is already gone: none is lost.
+    let mut child = sh("sleep 300 & i=0; while [ $i -lt 2000 ]; do echo line-$i; i=$((i+1)); done")
+        .spawn()
+        .unwrap();
+    let pid = child.pid();
+    // Let the child finish writing (and exit) before reading anything.
+    Death::watch(i32::try_from(pid).unwrap()).wait(DEATH).await;
+    let all = tokio::time::timeout(Duration::from_secs(20), lines(&mut child))
+        .await
+        .expect("reading stdout hung after the child exited");
+    let expected: Vec<String> = (0..2000).map(|i| format!("line-{i}")).collect();
+    assert_eq!(all, expected);
+    assert!(child.wait().await.unwrap().success());
+}
