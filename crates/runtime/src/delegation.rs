@@ -260,6 +260,7 @@ impl DelegationTool {
         context: &ToolContext,
         background: bool,
         fork: bool,
+        enforces_depth: bool,
     ) -> StartRequest {
         let env = &context.env;
         let mut snapshot = ParentSnapshot::clone(&context.snapshot);
@@ -292,10 +293,12 @@ impl DelegationTool {
         if let Some(schema) = &args.output_schema {
             builder = builder.output_schema(schema.clone());
         }
-        // Forward a depth cap only when this row, or the caller's own cap, is tighter than the
-        // registry's (providers without depth_limit stay usable otherwise).
+        // Forward the depth cap to every provider that enforces one on its own nested
+        // delegation (without it, a provider like Claude Code keeps its own sub-agents and nests
+        // past the cap), and to any provider when this row, or the caller's own cap, is tighter
+        // than the registry's. Providers without depth_limit stay usable otherwise.
         let cap = self.cap(env);
-        if self.config.max_depth.is_some() || cap < self.registry.max_depth() {
+        if self.config.max_depth.is_some() || cap < self.registry.max_depth() || enforces_depth {
             builder = builder.max_depth(cap);
         }
         if !fork {
@@ -412,7 +415,18 @@ impl Tool for DelegationTool {
                 BackgroundMode::Never => false,
                 BackgroundMode::Allowed => args.run_in_background.unwrap_or(false),
             };
-        let request = self.start_request(&args, profile.as_ref(), context, background, fork);
+        let enforces_depth = self
+            .registry
+            .get(&provider)
+            .is_some_and(|p| p.capabilities().depth_limit);
+        let request = self.start_request(
+            &args,
+            profile.as_ref(),
+            context,
+            background,
+            fork,
+            enforces_depth,
+        );
         let run = match self.registry.start(&provider, request).await {
             Ok(run) => run,
             Err(error) => return Ok(error_result(&error)),

@@ -147,3 +147,62 @@ async fn the_registry_caps_depth_even_for_a_provider_that_ignores_it() {
         }]
     );
 }
+
+/// A provider that enforces depth itself (declares `depth_limit`) and records the requests it
+/// is given.
+struct Capped {
+    requests: Mutex<Vec<StartRequest>>,
+}
+
+#[async_trait]
+impl SubagentProvider for Capped {
+    fn name(&self) -> &str {
+        "capped"
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::NONE.with(subagent_core::Capability::DepthLimit, true)
+    }
+
+    async fn start(&self, request: StartRequest) -> Result<Run, Error> {
+        let (sender, run) = Run::channel("capped", &request);
+        self.requests.lock().unwrap().push(request);
+        sender.finish(Outcome::completed("capped finished"));
+        Ok(run)
+    }
+}
+
+/// A child started at the registry's cap by a parent whose own cap is the registry's (what the
+/// CLI builds) must be told the cap: a provider with nested delegation of its own (Claude
+/// Code's sub-agents) keeps it only without one, and would nest past the cap.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_provider_with_depth_limit_is_always_told_the_cap() {
+    let server = FakeServer::from_yaml(ROGUE).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let model = model(ModelKind::Anthropic, &server);
+    let registry = registry_with(&model, 1);
+    let capped = Arc::new(Capped {
+        requests: Mutex::new(Vec::new()),
+    });
+    registry
+        .register(Arc::clone(&capped) as Arc<dyn SubagentProvider>)
+        .unwrap();
+    let mut config = parent_config(
+        &model,
+        dir.path(),
+        &registry,
+        DelegationToolConfig::new("capped"),
+        agents(),
+    );
+    config.max_depth = registry.max_depth();
+    let outcome = Agent::new(config)
+        .unwrap()
+        .start_prompt("go rogue", CancellationToken::new())
+        .outcome()
+        .await;
+    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    let requests = capped.requests.lock().unwrap();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(requests[0].child_depth(), 1);
+    assert_eq!(requests[0].max_depth, Some(1));
+}
