@@ -468,17 +468,18 @@ impl Agent {
                 );
             }
         }
-        let finished = env.tasks.take_finished();
-        let next = if finished.is_empty() && env.tasks.running() > 0 {
+        let mut next = env.tasks.take_finished();
+        if next.is_empty() {
+            // One look under the table's lock at both "finished" and "running": a task that
+            // finishes between two separate looks would otherwise be neither waited for nor
+            // delivered. `next_finished` returns at once when nothing is running.
             let waited = tokio::select! {
                 biased;
                 () = cancel.cancelled() => return Next::Done(Outcome::cancelled()),
                 next = env.tasks.next_finished() => next,
             };
-            waited.into_iter().collect()
-        } else {
-            finished
-        };
+            next.extend(waited);
+        }
         if !next.is_empty() {
             let blocks = next
                 .iter()
