@@ -128,8 +128,15 @@ pub(crate) fn outcome(
 
 fn decide(state: &StreamState, exit: &Exit, read_error: Option<&str>, plan: &RunPlan) -> Outcome {
     let partial = state.last_text.clone();
+    // A successful result came before the cancel landed: the run had ended, only the child's
+    // exit was still under way (and its status is then our signal's, not claude's verdict).
+    let succeeded_first = exit.stopped == Some(StopCause::Cancelled)
+        && state
+            .result
+            .as_ref()
+            .is_some_and(|result| !result.is_error && result.subtype == "success");
     match exit.stopped {
-        Some(StopCause::Cancelled) => {
+        Some(StopCause::Cancelled) if !succeeded_first => {
             let mut outcome = Outcome::cancelled();
             outcome.text = partial;
             return outcome;
@@ -179,7 +186,7 @@ fn decide(state: &StreamState, exit: &Exit, read_error: Option<&str>, plan: &Run
         }
         return failed(partial, message);
     }
-    if exit.code() != Some(0) {
+    if exit.code() != Some(0) && !succeeded_first {
         return failed(
             text,
             with_stderr(

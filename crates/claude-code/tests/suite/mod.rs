@@ -1,4 +1,5 @@
 mod factory;
+mod fake_cli;
 
 #[cfg(feature = "e2e")]
 mod e2e;

@@ -1,0 +1,94 @@
+//! The run's end against a stand-in `claude` (a shell script printing stream-json): races that
+//! the real CLI makes too short to hit on purpose.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use futures::StreamExt;
+use pretty_assertions::assert_eq;
+use subagent_claude_code::{ClaudeCodeConfig, ClaudeCodeProvider};
+use subagent_core::{RunEvent, StartRequest, StopReason, SubagentProvider};
+
+fn fake_claude(dir: &Path, body: &str) -> PathBuf {
+    let path = dir.join("claude");
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+#[tokio::test]
+async fn a_cancel_after_the_success_result_keeps_the_completed_outcome() {
+    // claude printed its successful result and is still on its way out when the cancel lands.
+    let dir = tempfile::tempdir().unwrap();
+    let binary = fake_claude(
+        dir.path(),
+        r#"cat >/dev/null
+echo '{"type":"system","subtype":"init","session_id":"s1","model":"m"}'
+echo '{"type":"result","subtype":"success","is_error":false,"result":"all done","session_id":"s1","usage":{"input_tokens":3,"output_tokens":2}}'
+exec sleep 300"#,
+    );
+    let provider = ClaudeCodeProvider::new(
+        "cc",
+        ClaudeCodeConfig {
+            binary,
+            grace_ms: 2000,
+            ..ClaudeCodeConfig::default()
+        },
+    )
+    .unwrap();
+    let mut run = provider
+        .start(StartRequest::new("hi", dir.path()))
+        .await
+        .unwrap();
+    let mut events = run.take_events().unwrap();
+    // The result's usage is the last event before the end.
+    while let Some(event) = events.next().await {
+        if matches!(event, RunEvent::Usage { .. }) {
+            break;
+        }
+    }
+    run.cancel();
+    let outcome = tokio::time::timeout(Duration::from_secs(30), run.outcome())
+        .await
+        .unwrap();
+    assert_eq!(
+        (outcome.status, outcome.text.as_str(), outcome.diagnostic),
+        (StopReason::Completed, "all done", None)
+    );
+}
+
+#[tokio::test]
+async fn a_cancel_before_the_result_is_cancelled() {
+    let dir = tempfile::tempdir().unwrap();
+    let binary = fake_claude(
+        dir.path(),
+        r#"cat >/dev/null
+echo '{"type":"system","subtype":"init","session_id":"s1","model":"m"}'
+exec sleep 300"#,
+    );
+    let provider = ClaudeCodeProvider::new(
+        "cc",
+        ClaudeCodeConfig {
+            binary,
+            grace_ms: 2000,
+            ..ClaudeCodeConfig::default()
+        },
+    )
+    .unwrap();
+    let mut run = provider
+        .start(StartRequest::new("hi", dir.path()))
+        .await
+        .unwrap();
+    let mut events = run.take_events().unwrap();
+    while let Some(event) = events.next().await {
+        if matches!(event, RunEvent::Progress { .. }) {
+            break;
+        }
+    }
+    run.cancel();
+    let outcome = tokio::time::timeout(Duration::from_secs(30), run.outcome())
+        .await
+        .unwrap();
+    assert_eq!(outcome.status, StopReason::Cancelled);
+}
