@@ -5,6 +5,10 @@
 //! allowed in every mode; `accept-edits` allows edits; `bypass` allows everything; `default`
 //! asks; `dont-ask` denies) → an `ask` goes to the [`PermissionBroker`], except in a background
 //! run, which never asks: it is denied.
+//!
+//! An allow rule with a subject pattern allows one command of an `Execute` tool, never a command
+//! line that chains, substitutes or redirects beyond it (`;`, `&`, `|`, `` ` ``, `$(`, `>`, `<`,
+//! a newline), unless its pattern spells that operator itself.
 
 use std::sync::Arc;
 
@@ -68,6 +72,19 @@ impl PermissionRule {
         })
     }
 
+    /// Whether an allow rule may allow this command: a pattern like `git *` stands for one
+    /// command, so a command line that chains, substitutes or redirects (`git status; rm -rf
+    /// ~`, `git $(…)`, `git log > f`) is not covered unless the pattern itself spells that
+    /// operator. Such a call falls through to the mode's default (ask or deny).
+    fn allows_command(&self, command: &str) -> bool {
+        let Some(pattern) = &self.subject else {
+            return true;
+        };
+        SHELL_OPERATORS
+            .iter()
+            .all(|op| !command.contains(op) || pattern.contains(op))
+    }
+
     /// Whether the rule covers a call of `tool` whose subject is spelled any of `subjects`
     /// (one call can have several spellings of one subject: a path as given, relative to the
     /// working directory, absolute).
@@ -79,6 +96,9 @@ impl PermissionRule {
             }
     }
 }
+
+/// What makes one command line run more than the command an allow rule names.
+const SHELL_OPERATORS: &[&str] = &[";", "&", "|", "`", "$(", ">", "<", "\n", "\r"];
 
 /// A call waiting for a decision.
 #[derive(Clone, Debug, PartialEq)]
@@ -179,11 +199,13 @@ impl PermissionPolicy {
             return Decision::Allow;
         }
         for wanted in [Decision::Deny, Decision::Ask, Decision::Allow] {
-            if self
-                .rules
-                .iter()
-                .any(|r| r.decision == wanted && r.matches(tool, subjects))
-            {
+            if self.rules.iter().any(|r| {
+                r.decision == wanted
+                    && r.matches(tool, subjects)
+                    && (wanted != Decision::Allow
+                        || kind != ToolKind::Execute
+                        || subjects.iter().all(|s| r.allows_command(s)))
+            }) {
                 return wanted;
             }
         }

@@ -159,3 +159,49 @@ async fn calls_of_one_message_run_concurrently_and_answer_in_call_order() {
         ]
     );
 }
+
+const CHAINED: &str = r#"
+- name: chained
+  match: "chain"
+  steps:
+    - tool_calls:
+        - {name: bash, input: {command: "echo allowed"}}
+        - {name: bash, input: {command: "echo hi; touch pwned1"}}
+        - {name: bash, input: {command: "echo hi && touch pwned2"}}
+        - {name: bash, input: {command: "echo hi | tee pwned3"}}
+        - {name: bash, input: {command: "echo $(touch pwned4)"}}
+        - {name: bash, input: {command: "echo `touch pwned5`"}}
+        - {name: bash, input: {command: "echo hi > pwned6"}}
+        - {name: bash, input: {command: "echo hi\ntouch pwned7"}}
+    - text: "done"
+"#;
+
+/// An allow rule for `echo *` allows an echo, not whatever a model chains after it: a command
+/// with shell control operators, substitutions or redirections is not auto-allowed by a
+/// subject pattern (it goes to the mode's default: here nobody can be asked, so denied).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_allow_rule_does_not_cover_commands_chained_after_the_allowed_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = FakeServer::from_yaml(CHAINED).await.unwrap();
+    let mut config = config(&server, dir.path());
+    config.permissions = subagent_runtime::PermissionPolicy::new(
+        subagent_core::PermissionMode::Default,
+    )
+    .rule(
+        subagent_runtime::PermissionRule::parse("bash(echo *)", subagent_runtime::Decision::Allow)
+            .unwrap(),
+    );
+    let outcome = run(config, "chain them").await;
+    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    let results = last_results(&server.model_requests()[1]);
+    assert_eq!(results.len(), 8);
+    assert!(!results[0].1, "{}", results[0].0);
+    assert!(results[0].0.contains("allowed"), "{}", results[0].0);
+    for (text, is_error) in &results[1..] {
+        assert!(is_error, "{text}");
+        assert!(text.starts_with("permission denied"), "{text}");
+    }
+    for n in 1..=7 {
+        assert!(!dir.path().join(format!("pwned{n}")).exists(), "pwned{n}");
+    }
+}
