@@ -228,8 +228,13 @@ pub(crate) fn decide(
             ),
         });
     }
+    // The turn completed before the cancel landed: the run had ended, only codex's exit was
+    // still under way (and its status is then our signal's, not codex's verdict).
+    let completed_first = ended.stopped == Some(StopCause::Cancelled)
+        && state.turn_completed
+        && state.turn_failed.is_none();
     match ended.stopped {
-        Some(StopCause::Cancelled) => {
+        Some(StopCause::Cancelled) if !completed_first => {
             let mut outcome = Outcome::cancelled();
             outcome.text = text;
             outcome.usage = state.usage;
@@ -254,7 +259,7 @@ pub(crate) fn decide(
     if let Some(message) = &state.turn_failed {
         return failed(message.clone());
     }
-    let clean_exit = ended.code == Some(0) && ended.read_error.is_none();
+    let clean_exit = (ended.code == Some(0) || completed_first) && ended.read_error.is_none();
     if !(state.turn_completed && clean_exit) {
         let reason = stderr_reason(&ended.stderr_tail)
             .or_else(|| ended.read_error.clone())

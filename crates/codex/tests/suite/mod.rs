@@ -1,6 +1,7 @@
 //! Integration tests of subagent-codex. `spawn` needs no CLI; `e2e` (feature `e2e`) runs the real
 //! `codex` CLI installed under `target/clis` against the fake model server.
 
+mod fake_cli;
 mod spawn;
 
 #[cfg(feature = "e2e")]
