@@ -305,6 +305,24 @@ impl Agent {
         (outcome, state.log)
     }
 
+    /// Records a message the run produced but never sent to the model (the tool results of the
+    /// last calls, when the run stops before its next turn) as a turn of its own, so the log —
+    /// and a transcript, a resume, a fork — never ends on unanswered tool calls.
+    fn record_unsent(state: &mut State, message: Message, status: StopReason) {
+        if message.content.is_empty() {
+            return;
+        }
+        state
+            .log
+            .append(SessionEvent::TurnStart { turn: state.turn });
+        state.turn += 1;
+        state.log.append(SessionEvent::message(message.clone()));
+        state.log.append(SessionEvent::TurnEnd {
+            stop_reason: status,
+        });
+        state.messages.push(message);
+    }
+
     fn end(&self, state: &State, status: StopReason, diagnostic: Option<String>) -> Outcome {
         Outcome::with_status(status, state.text.clone(), diagnostic)
     }
@@ -320,11 +338,17 @@ impl Agent {
         let mut pending = first;
         loop {
             if cancel.is_cancelled() {
-                return Outcome::cancelled();
+                Self::record_unsent(state, pending, StopReason::Cancelled);
+                return self.end(
+                    state,
+                    StopReason::Cancelled,
+                    Some("the run was cancelled".to_owned()),
+                );
             }
             if let Some(limit) = self.config.max_turns
                 && state.turns_done >= limit
             {
+                Self::record_unsent(state, pending, StopReason::MaxTurns);
                 return self.end(
                     state,
                     StopReason::MaxTurns,
@@ -405,16 +429,32 @@ impl Agent {
             }
             let results = self.run_tools(state, &calls, env, cancel, sender).await;
             if cancel.is_cancelled() {
-                return Outcome::cancelled();
+                Self::record_unsent(
+                    state,
+                    Message::new(Role::User, results),
+                    StopReason::Cancelled,
+                );
+                return self.end(
+                    state,
+                    StopReason::Cancelled,
+                    Some("the run was cancelled".to_owned()),
+                );
             }
             if let Some(capture) = &self.capture {
                 let capture = capture.lock().unwrap_or_else(PoisonError::into_inner);
                 if let Some(value) = &capture.value {
+                    let value = value.clone();
+                    drop(capture);
+                    Self::record_unsent(
+                        state,
+                        Message::new(Role::User, results),
+                        StopReason::Completed,
+                    );
                     let mut outcome = self.end(state, StopReason::Completed, None);
                     if outcome.text.is_empty() {
                         outcome.text = value.to_string();
                     }
-                    outcome.structured = Some(value.clone());
+                    outcome.structured = Some(value);
                     return outcome;
                 }
                 if capture.failures > self.config.structured_retries {

@@ -1,3 +1,4 @@
 mod bash;
 mod files;
+mod log;
 mod support;
