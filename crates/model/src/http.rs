@@ -179,7 +179,9 @@ impl HttpClient {
                         Duration::from_millis(self.timeouts.idle_ms),
                     ));
                 }
-                Ok(Ok(response)) => error_from_response(response, deadline).await,
+                Ok(Ok(response)) => {
+                    error_from_response(response, deadline, self.key.as_ref()).await
+                }
                 Ok(Err(e)) if e.is_timeout() && e.is_connect() => Error::Timeout {
                     kind: TimeoutKind::Connect,
                     after: Duration::from_millis(self.timeouts.connect_ms),
@@ -255,14 +257,22 @@ pub(crate) fn parse_error_body(text: &str) -> (String, String) {
     (kind, message)
 }
 
-async fn error_from_response(response: reqwest::Response, deadline: Instant) -> Error {
+async fn error_from_response(
+    response: reqwest::Response,
+    deadline: Instant,
+    key: Option<&ApiKey>,
+) -> Error {
     let status = response.status();
     let retry_after = parse_retry_after(response.headers());
-    let text = tokio::time::timeout_at(deadline, response.text())
+    let mut text = tokio::time::timeout_at(deadline, response.text())
         .await
         .ok()
         .and_then(|r| r.ok())
         .unwrap_or_default();
+    // A server or proxy may quote the key it refused: never let it into an error.
+    if let Some(key) = key.map(ApiKey::expose).filter(|k| !k.is_empty()) {
+        text = text.replace(key, "[redacted]");
+    }
     let (kind, mut message) = parse_error_body(&text);
     if message.is_empty() {
         message = status.to_string();

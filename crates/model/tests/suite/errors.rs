@@ -205,3 +205,25 @@ async fn no_matching_scenario_is_a_clear_error() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_server_that_quotes_the_key_never_puts_it_in_an_error() {
+    let server = FakeServer::from_yaml(&format!(
+        "- match: '.*'\n  steps: [{{error: {{status: 401, type: authentication_error, message: \"invalid x-api-key: {SECRET}\"}}}}]\n"
+    ))
+    .await
+    .unwrap();
+    for kind in KINDS {
+        let error = model(&server, kind)
+            .stream(request("hello"), CancellationToken::new())
+            .await
+            .err()
+            .unwrap();
+        let text = error.to_string();
+        assert!(
+            text.contains("invalid x-api-key: [redacted]"),
+            "{kind:?}: {text}"
+        );
+        assert!(!text.contains(SECRET) && !format!("{error:?}").contains(SECRET));
+    }
+}
