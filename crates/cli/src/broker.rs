@@ -11,6 +11,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use async_trait::async_trait;
+use subagent_core::CancellationToken;
 use subagent_runtime::{Decision, PermissionBroker, PermissionRequest};
 
 use crate::render::one_line;
@@ -21,16 +22,21 @@ pub struct TerminalBroker {
     pub asking: Arc<AtomicBool>,
     always: std::sync::Mutex<HashSet<String>>,
     turn: tokio::sync::Mutex<()>,
+    /// Fires when the run is cancelled (Ctrl-C): an open question is then denied at once, not
+    /// left waiting for a line nobody will type.
+    cancel: CancellationToken,
 }
 
 impl TerminalBroker {
     /// A broker when both stdin and stderr are terminals (someone can answer), else `None`.
-    pub fn if_interactive(asking: Arc<AtomicBool>) -> Option<Arc<Self>> {
+    /// Questions asked once `cancel` fired are denied without asking.
+    pub fn if_interactive(asking: Arc<AtomicBool>, cancel: CancellationToken) -> Option<Arc<Self>> {
         (std::io::stdin().is_terminal() && std::io::stderr().is_terminal()).then(|| {
             Arc::new(Self {
                 asking,
                 always: std::sync::Mutex::new(HashSet::new()),
                 turn: tokio::sync::Mutex::new(()),
+                cancel,
             })
         })
     }
@@ -49,7 +55,13 @@ pub fn parse_answer(answer: &str) -> (Decision, bool) {
 #[async_trait]
 impl PermissionBroker for TerminalBroker {
     async fn ask(&self, request: PermissionRequest) -> Decision {
-        let _turn = self.turn.lock().await;
+        let _turn = tokio::select! {
+            turn = self.turn.lock() => turn,
+            () = self.cancel.cancelled() => return Decision::Deny,
+        };
+        if self.cancel.is_cancelled() {
+            return Decision::Deny;
+        }
         let known = self
             .always
             .lock()
@@ -74,7 +86,7 @@ impl PermissionBroker for TerminalBroker {
             one_line(&what, 100),
             request.tool
         );
-        let answer = tokio::task::spawn_blocking(move || {
+        let reading = tokio::task::spawn_blocking(move || {
             let mut err = std::io::stderr().lock();
             let _ = err.write_all(question.as_bytes());
             let _ = err.flush();
@@ -82,9 +94,17 @@ impl PermissionBroker for TerminalBroker {
             let mut line = String::new();
             let _ = std::io::stdin().lock().read_line(&mut line);
             line
-        })
-        .await
-        .unwrap_or_default();
+        });
+        // The blocked read cannot be interrupted; on cancel it is left behind (the CLI does
+        // not wait for it at exit).
+        let answer = tokio::select! {
+            answer = reading => answer.unwrap_or_default(),
+            () = self.cancel.cancelled() => {
+                self.asking.store(false, Ordering::SeqCst);
+                eprintln!();
+                return Decision::Deny;
+            }
+        };
         self.asking.store(false, Ordering::SeqCst);
         let (decision, always) = parse_answer(&answer);
         if always && let Ok(mut set) = self.always.lock() {

@@ -236,8 +236,10 @@ async fn run(args: RunArgs) -> Result<ExitCode, Refusal> {
     config.max_depth = runnable.preset.max_depth;
     // What no rule decides is asked on a terminal, denied otherwise.
     let asking = Arc::new(AtomicBool::new(false));
+    // Cancelled with the run (Ctrl-C), so that an open question does not hold the run up.
+    let questions = subagent_core::CancellationToken::new();
     let mut permissions = PermissionPolicy::new(args.permission_mode);
-    if let Some(broker) = TerminalBroker::if_interactive(Arc::clone(&asking)) {
+    if let Some(broker) = TerminalBroker::if_interactive(Arc::clone(&asking), questions.clone()) {
         permissions = permissions.with_broker(broker);
     }
     config.permissions = permissions;
@@ -245,6 +247,14 @@ async fn run(args: RunArgs) -> Result<ExitCode, Refusal> {
         subagent_runtime::Agent::new(config).map_err(|e| Refusal::invalid(e.to_string()))?;
     notice(&runnable, mode);
     let run = agent.start_prompt(prompt, subagent_core::CancellationToken::new());
+    let run_cancel = run.cancel_token();
+    let _questions_end = questions.clone().drop_guard();
+    tokio::spawn(async move {
+        tokio::select! {
+            () = run_cancel.cancelled() => questions.cancel(),
+            () = questions.cancelled() => {}
+        }
+    });
     let run_id = run.id();
     let mut progress = Progress::new(mode, "parent");
     progress.pause_while(asking);

@@ -130,3 +130,74 @@ async fn without_a_terminal_nothing_is_asked_and_the_command_is_denied() {
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert!(dir.path().join("marker.txt").exists());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_while_a_question_is_open_cancels_without_an_answer() {
+    use std::io::{Read, Write};
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    let server = FakeServer::from_yaml(SCENARIO).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let preset = preset(dir.path(), &server.url());
+    let binary = assert_cmd::cargo::cargo_bin("subagent");
+    let command = format!(
+        "FAKE_KEY=k {} run --preset {} 'make the marker'",
+        binary.display(),
+        preset.display()
+    );
+    let dir_path = dir.path().to_path_buf();
+    let screen = tokio::task::spawn_blocking(move || {
+        let mut child = std::process::Command::new("script")
+            .args(["-qec", &command, "/dev/null"])
+            .current_dir(&dir_path)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("script(1) from util-linux");
+        // The keyboard stays open (no end of input answers the question) until the end.
+        let mut keyboard = child.stdin.take().unwrap();
+        let mut screen_pipe = child.stdout.take().unwrap();
+        let (chunks, received) = mpsc::channel::<Vec<u8>>();
+        std::thread::spawn(move || {
+            let mut buf = [0_u8; 4096];
+            while let Ok(n) = screen_pipe.read(&mut buf) {
+                if n == 0 || chunks.send(buf[..n].to_vec()).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut screen = Vec::new();
+        while !String::from_utf8_lossy(&screen).contains("[a]lways bash: ") {
+            let chunk = received
+                .recv_timeout(Duration::from_secs(30))
+                .expect("the question was never asked");
+            screen.extend(chunk);
+        }
+        // Ctrl-C on the terminal.
+        keyboard.write_all(b"\x03").unwrap();
+        keyboard.flush().unwrap();
+        loop {
+            match received.recv_timeout(Duration::from_secs(30)) {
+                Ok(chunk) => screen.extend(chunk),
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    let _ = child.kill();
+                    panic!(
+                        "Ctrl-C did not end the run while the question was open: {}",
+                        String::from_utf8_lossy(&screen)
+                    );
+                }
+            }
+        }
+        let status = child.wait().unwrap();
+        drop(keyboard);
+        (status.code(), String::from_utf8_lossy(&screen).into_owned())
+    })
+    .await
+    .unwrap();
+    assert_eq!(screen.0, Some(130), "{}", screen.1);
+    assert!(screen.1.contains("cancelled"), "{}", screen.1);
+    assert!(!dir.path().join("marker.txt").exists());
+}
