@@ -134,7 +134,9 @@ pub fn build(
         ));
     }
     let cwd = request.parent.cwd.clone();
-    if config.permission_mode == PermissionMode::BypassPermissions && is_root {
+    // Never looser than the parent: the request's ceiling wins over the configured mode.
+    let mode = config.permission_mode.under(request.permission_ceiling);
+    if mode == PermissionMode::BypassPermissions && is_root {
         let sandboxed = config
             .env
             .get("IS_SANDBOX")
@@ -152,7 +154,7 @@ pub fn build(
         "stream-json",
         "--verbose",
         "--permission-mode",
-        config.permission_mode.as_flag(),
+        mode.as_flag(),
     ]
     .map(str::to_owned)
     .into();
@@ -355,6 +357,76 @@ mod tests {
         assert_eq!(tool_flags(None, no_sub_agents(&at)), agents);
         let below = request().max_depth(5).build();
         assert_eq!(tool_flags(None, no_sub_agents(&below)), agents);
+    }
+
+    #[test]
+    fn the_permission_ceiling_tightens_the_mode_and_never_loosens_it() {
+        use subagent_core::PermissionMode as Ceiling;
+        let mode_for = |configured: PermissionMode, ceiling: Option<Ceiling>| {
+            let config = ClaudeCodeConfig {
+                permission_mode: configured,
+                ..ClaudeCodeConfig::default()
+            };
+            let mut builder = request();
+            if let Some(ceiling) = ceiling {
+                builder = builder.permission_ceiling(ceiling);
+            }
+            let invocation = build(&config, &builder.build(), "cc", false, None).unwrap();
+            let at = invocation
+                .args
+                .iter()
+                .position(|a| a == "--permission-mode")
+                .unwrap();
+            invocation.args[at + 1].clone()
+        };
+        for (configured, ceiling, expected) in [
+            (PermissionMode::AcceptEdits, None, "acceptEdits"),
+            (PermissionMode::AcceptEdits, Some(Ceiling::Plan), "plan"),
+            (
+                PermissionMode::AcceptEdits,
+                Some(Ceiling::Default),
+                "default",
+            ),
+            (
+                PermissionMode::AcceptEdits,
+                Some(Ceiling::DontAsk),
+                "dontAsk",
+            ),
+            (
+                PermissionMode::AcceptEdits,
+                Some(Ceiling::Bypass),
+                "acceptEdits",
+            ),
+            (
+                PermissionMode::DontAsk,
+                Some(Ceiling::AcceptEdits),
+                "dontAsk",
+            ),
+            (
+                PermissionMode::Auto,
+                Some(Ceiling::AcceptEdits),
+                "acceptEdits",
+            ),
+            (
+                PermissionMode::BypassPermissions,
+                Some(Ceiling::Plan),
+                "plan",
+            ),
+            (PermissionMode::Plan, Some(Ceiling::Bypass), "plan"),
+        ] {
+            assert_eq!(
+                mode_for(configured, ceiling),
+                expected,
+                "{configured:?} under {ceiling:?}"
+            );
+        }
+        // A bypass config under a plan ceiling is no longer a bypass: root needs no IS_SANDBOX.
+        let config = ClaudeCodeConfig {
+            permission_mode: PermissionMode::BypassPermissions,
+            ..ClaudeCodeConfig::default()
+        };
+        let planned = request().permission_ceiling(Ceiling::Plan).build();
+        assert!(build(&config, &planned, "cc", true, None).is_ok());
     }
 
     #[test]

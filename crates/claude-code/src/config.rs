@@ -35,6 +35,38 @@ pub enum PermissionMode {
 }
 
 impl PermissionMode {
+    /// How loose the mode is (`plan` strictest, `bypassPermissions` loosest), on the scale of
+    /// `subagent_core::PermissionMode`.
+    fn looseness(self) -> u8 {
+        match self {
+            Self::Plan => 0,
+            Self::DontAsk => 1,
+            Self::Default => 2,
+            Self::AcceptEdits => 3,
+            Self::Auto => 4,
+            Self::BypassPermissions => 5,
+        }
+    }
+
+    /// The mode a child runs in: this one, or the ceiling when the ceiling is stricter.
+    pub fn under(self, ceiling: Option<subagent_core::PermissionMode>) -> Self {
+        let Some(ceiling) = ceiling else {
+            return self;
+        };
+        let ceiling = match ceiling {
+            subagent_core::PermissionMode::Plan => Self::Plan,
+            subagent_core::PermissionMode::DontAsk => Self::DontAsk,
+            subagent_core::PermissionMode::AcceptEdits => Self::AcceptEdits,
+            subagent_core::PermissionMode::Bypass => Self::BypassPermissions,
+            _ => Self::Default,
+        };
+        if self.looseness() <= ceiling.looseness() {
+            self
+        } else {
+            ceiling
+        }
+    }
+
     /// The value of `--permission-mode`.
     pub fn as_flag(self) -> &'static str {
         match self {

@@ -22,6 +22,8 @@ pub struct Invocation {
     pub output_schema_file: Option<PathBuf>,
     /// A thread to continue.
     pub resume_thread: Option<String>,
+    /// The loosest permission mode the child may run in (tightens the sandbox).
+    pub permission_ceiling: Option<subagent_core::PermissionMode>,
 }
 
 /// A command ready to hand to the process owner.
@@ -152,7 +154,9 @@ pub fn build(config: &CodexConfig, invocation: &Invocation) -> CodexCommand {
     if !inside_git_repo(&invocation.cwd) {
         args.push("--skip-git-repo-check".into());
     }
-    args.extend(["--sandbox".into(), config.sandbox.as_str().into()]);
+    // Never looser than the parent: the request's permission ceiling can tighten the sandbox.
+    let sandbox = config.sandbox.under(invocation.permission_ceiling);
+    args.extend(["--sandbox".into(), sandbox.as_str().into()]);
     if let Some(model) = invocation.model.as_ref().or(config.model.as_ref()) {
         args.extend(["-m".into(), model.into()]);
     }
@@ -230,6 +234,7 @@ mod tests {
             persona: Some("Be \"terse\".\nAlways.".into()),
             output_schema_file: Some("/t/schema.json".into()),
             resume_thread: Some("thread-1".into()),
+            permission_ceiling: None,
         };
         let command = build(&config, &invocation);
         assert_eq!(
@@ -302,6 +307,49 @@ mod tests {
                 "hi"
             ]
         );
+    }
+
+    #[test]
+    fn the_permission_ceiling_tightens_the_sandbox_and_never_loosens_it() {
+        use subagent_core::PermissionMode as Mode;
+        let sandbox_for = |configured: SandboxMode, ceiling: Option<Mode>| {
+            let config = CodexConfig {
+                sandbox: configured,
+                ..CodexConfig::default()
+            };
+            let args = strings(&build(
+                &config,
+                &Invocation {
+                    prompt: "hi".into(),
+                    cwd: outside_repo(),
+                    permission_ceiling: ceiling,
+                    ..Invocation::default()
+                },
+            ));
+            let at = args.iter().position(|a| a == "--sandbox").unwrap();
+            args[at + 1].clone()
+        };
+        let full = SandboxMode::DangerFullAccess;
+        let write = SandboxMode::WorkspaceWrite;
+        let read = SandboxMode::ReadOnly;
+        for (configured, ceiling, expected) in [
+            (write, None, "workspace-write"),
+            (write, Some(Mode::Plan), "read-only"),
+            (write, Some(Mode::Default), "read-only"),
+            (write, Some(Mode::DontAsk), "read-only"),
+            (write, Some(Mode::AcceptEdits), "workspace-write"),
+            (write, Some(Mode::Bypass), "workspace-write"),
+            (full, Some(Mode::AcceptEdits), "workspace-write"),
+            (full, Some(Mode::Bypass), "danger-full-access"),
+            (read, Some(Mode::Bypass), "read-only"),
+            (read, Some(Mode::AcceptEdits), "read-only"),
+        ] {
+            assert_eq!(
+                sandbox_for(configured, ceiling),
+                expected,
+                "{configured:?} under {ceiling:?}"
+            );
+        }
     }
 
     #[test]

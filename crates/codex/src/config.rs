@@ -158,6 +158,24 @@ pub enum SandboxMode {
 }
 
 impl SandboxMode {
+    /// The sandbox a child runs in: this one, or a stricter one when the request's permission
+    /// ceiling allows less. Codex never asks in `exec`, so a ceiling that would ask before edits
+    /// or commands (`default`, `dont-ask`) or forbids them (`plan`) means `read-only`;
+    /// `accept-edits` allows at most `workspace-write`; `bypass` keeps the configured sandbox.
+    pub fn under(self, ceiling: Option<subagent_core::PermissionMode>) -> Self {
+        let most = match ceiling {
+            None | Some(subagent_core::PermissionMode::Bypass) => return self,
+            Some(subagent_core::PermissionMode::AcceptEdits) => Self::WorkspaceWrite,
+            Some(_) => Self::ReadOnly,
+        };
+        let rank = |mode: Self| match mode {
+            Self::ReadOnly => 0,
+            Self::WorkspaceWrite => 1,
+            Self::DangerFullAccess => 2,
+        };
+        if rank(self) <= rank(most) { self } else { most }
+    }
+
     /// The value codex's `--sandbox` takes.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -159,6 +159,7 @@ impl CodexProvider {
             persona: request.persona.clone(),
             output_schema_file,
             resume_thread: request.resume.as_ref().map(|s| s.id.clone()),
+            permission_ceiling: request.permission_ceiling,
         }
     }
 }

@@ -7,7 +7,7 @@ use serde_json::Value;
 use subagent_session::{ContentBlock, EventLog};
 use tokio_util::sync::CancellationToken;
 
-use crate::{Capability, Extensions, SessionRef, ToolFilter, default_description};
+use crate::{Capability, Extensions, PermissionMode, SessionRef, ToolFilter, default_description};
 
 /// A run's id: a random UUID, printed in its hyphenated form.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -100,6 +100,10 @@ pub struct StartRequest {
     pub resume: Option<SessionRef>,
     /// The run goes on without a caller waiting: it must never ask anyone anything.
     pub background: bool,
+    /// The loosest permission mode the child may run in (the parent's own, say): a provider
+    /// runs the child in this mode or a stricter one (`plan` = read-only), whatever its own
+    /// configuration says. Not a capability: every provider must honour it.
+    pub permission_ceiling: Option<PermissionMode>,
 }
 
 impl StartRequest {
@@ -124,6 +128,7 @@ impl StartRequest {
                 max_turns: None,
                 resume: None,
                 background: false,
+                permission_ceiling: None,
             },
         }
     }
@@ -258,6 +263,12 @@ impl StartRequestBuilder {
     /// Run in the background.
     pub fn background(mut self, background: bool) -> Self {
         self.request.background = background;
+        self
+    }
+
+    /// The loosest permission mode the child may run in.
+    pub fn permission_ceiling(mut self, mode: PermissionMode) -> Self {
+        self.request.permission_ceiling = Some(mode);
         self
     }
 

@@ -196,6 +196,9 @@ impl ForkProvider {
                 (config, seed_from_log(log, task))
             }
         };
+        if let Some(ceiling) = request.permission_ceiling {
+            config.permissions = config.permissions.restricted_to(ceiling);
+        }
         if request.background {
             config.permissions.broker = None;
         }

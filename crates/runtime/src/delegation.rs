@@ -285,11 +285,18 @@ impl DelegationTool {
             .clone()
             .filter(|d| !d.trim().is_empty())
             .unwrap_or_else(|| default_description(&args.prompt));
+        // The child never runs looser than its parent (nor than its agent type asks), whatever
+        // runs it: a plan-mode parent cannot write through a Claude Code or Codex child.
+        let ceiling = match profile.and_then(|p| p.permission_mode) {
+            Some(mode) => env.permissions.mode.intersect(mode),
+            None => env.permissions.mode,
+        };
         let mut builder = StartRequest::builder(args.prompt.clone())
             .description(description)
             .parent(parent)
             .cancel(context.cancel.child_token())
-            .background(background);
+            .background(background)
+            .permission_ceiling(ceiling);
         if let Some(schema) = &args.output_schema {
             builder = builder.output_schema(schema.clone());
         }

@@ -175,6 +175,9 @@ impl SpawnProvider {
         if let Some(mode) = self.config.permission_mode {
             permissions = permissions.restricted_to(mode);
         }
+        if let Some(ceiling) = request.permission_ceiling {
+            permissions = permissions.restricted_to(ceiling);
+        }
         if let Some(ChildPermissions(mode)) = request
             .parent
             .extensions

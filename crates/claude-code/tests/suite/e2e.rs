@@ -365,3 +365,42 @@ async fn claude_sub_agents_nest_without_a_limit_of_their_own() {
     });
     assert!(reached, "the second nesting level never asked the model");
 }
+
+/// The request's permission ceiling beats the configured mode: a child configured with
+/// `bypassPermissions` but started under a plan-mode parent cannot run the command.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plan_ceiling_overrides_a_looser_configured_mode() {
+    let h = Harness::new().await;
+    let bypass = |c: &mut subagent_claude_code::ClaudeCodeConfig| {
+        c.permission_mode = subagent_claude_code::PermissionMode::BypassPermissions;
+        c.env.insert("IS_SANDBOX".into(), "1".into());
+    };
+    let run = h
+        .provider(bypass)
+        .start(
+            h.request("BASH-ROUND-TRIP")
+                .permission_ceiling(subagent_core::PermissionMode::Plan)
+                .build(),
+        )
+        .await
+        .unwrap();
+    let (events, _outcome) = finish(run).await;
+    assert!(
+        !h.project().join("out.txt").exists(),
+        "the command ran under a plan ceiling"
+    );
+    let refused = events
+        .iter()
+        .any(|e| matches!(e, RunEvent::ToolResult { is_error: true, .. }));
+    assert!(refused, "the Bash call was not refused: {events:?}");
+
+    // The same provider without a ceiling runs it.
+    let run = h
+        .provider(bypass)
+        .start(h.request("BASH-ROUND-TRIP").build())
+        .await
+        .unwrap();
+    let (_, outcome) = finish(run).await;
+    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    assert!(h.project().join("out.txt").exists());
+}

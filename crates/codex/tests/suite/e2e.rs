@@ -304,3 +304,35 @@ async fn resume_continues_the_thread_with_its_history() {
         "{diagnostic}"
     );
 }
+
+/// The request's permission ceiling beats the configured sandbox: a child configured for
+/// `workspace-write` but started under a plan-mode parent runs read-only, so neither the command
+/// nor the patch writes anything.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plan_ceiling_makes_the_sandbox_read_only() {
+    let harness = Harness::new(SCENARIOS).await;
+    let provider = harness.provider(|c| c.sandbox = subagent_codex::SandboxMode::WorkspaceWrite);
+    let run = provider
+        .start(
+            harness
+                .request("use the tools please")
+                .permission_ceiling(subagent_core::PermissionMode::Plan)
+                .build(),
+        )
+        .await
+        .unwrap();
+    let (_events, outcome) = finish(run).await;
+    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    let project = harness.project();
+    assert!(
+        !project.join("out.txt").exists(),
+        "the command wrote under a plan ceiling"
+    );
+    assert!(
+        !project.join("hello.txt").exists(),
+        "the patch applied under a plan ceiling"
+    );
+    let first = &harness.server.model_requests()[0];
+    let metadata = first.header("x-codex-turn-metadata").unwrap_or_default();
+    assert!(metadata.contains("read-only"), "{metadata}");
+}

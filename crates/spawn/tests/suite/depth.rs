@@ -206,3 +206,54 @@ async fn a_provider_with_depth_limit_is_always_told_the_cap() {
     assert_eq!(requests[0].child_depth(), 1);
     assert_eq!(requests[0].max_depth, Some(1));
 }
+
+/// A child never runs looser than its parent, whatever runs it: the request carries the
+/// parent's mode (tightened by the agent type's) as its permission ceiling.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_parents_permission_mode_is_the_childs_ceiling() {
+    for (parent_mode, expected) in [
+        (
+            subagent_core::PermissionMode::Plan,
+            subagent_core::PermissionMode::Plan,
+        ),
+        (
+            subagent_core::PermissionMode::AcceptEdits,
+            subagent_core::PermissionMode::AcceptEdits,
+        ),
+        (
+            subagent_core::PermissionMode::Bypass,
+            subagent_core::PermissionMode::Bypass,
+        ),
+    ] {
+        let server = FakeServer::from_yaml(ROGUE).await.unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let model = model(ModelKind::Anthropic, &server);
+        let registry = registry_with(&model, 2);
+        let capped = Arc::new(Capped {
+            requests: Mutex::new(Vec::new()),
+        });
+        registry
+            .register(Arc::clone(&capped) as Arc<dyn SubagentProvider>)
+            .unwrap();
+        let mut config = parent_config(
+            &model,
+            dir.path(),
+            &registry,
+            DelegationToolConfig::new("capped"),
+            agents(),
+        );
+        config.permissions = subagent_runtime::PermissionPolicy::new(parent_mode);
+        let outcome = Agent::new(config)
+            .unwrap()
+            .start_prompt("go rogue", CancellationToken::new())
+            .outcome()
+            .await;
+        assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+        let requests = capped.requests.lock().unwrap();
+        assert_eq!(
+            requests[0].permission_ceiling,
+            Some(expected),
+            "{parent_mode}"
+        );
+    }
+}
