@@ -32,6 +32,9 @@ impl Mode {
     }
 }
 
+/// How much of the streamed text the live line keeps (it shows the last 50 characters).
+const RECENT_TEXT_KEEP: usize = 2048;
+
 /// Follows one run's events and prints them.
 pub struct Progress {
     mode: Mode,
@@ -40,8 +43,11 @@ pub struct Progress {
     tool_uses: u64,
     usage: Usage,
     last: String,
-    /// The text streamed since the last tool call (its tail is the last activity).
+    /// The end of the text streamed since the last tool call (its tail is the last activity),
+    /// at most `2 * RECENT_TEXT_KEEP` bytes.
     recent_text: String,
+    /// Whether the start of `recent_text` was dropped.
+    recent_cut: bool,
     drawn: bool,
     /// Set while the user is being asked something: do not draw over the question.
     paused: Option<Arc<AtomicBool>>,
@@ -83,6 +89,7 @@ impl Progress {
             usage: Usage::default(),
             last: "starting".into(),
             recent_text: String::new(),
+            recent_cut: false,
             drawn: false,
             paused: None,
         }
@@ -122,10 +129,21 @@ impl Progress {
             RunEvent::Started { description, .. } => Some(format!("started: {description}")),
             RunEvent::Text { text, .. } => {
                 self.recent_text.push_str(text);
+                // Only the tail is shown: keep a bounded window, not the whole answer (which
+                // would also make each delta cost as much as everything streamed before it).
+                if self.recent_text.len() > RECENT_TEXT_KEEP * 2 {
+                    let mut start = self.recent_text.len() - RECENT_TEXT_KEEP;
+                    while !self.recent_text.is_char_boundary(start) {
+                        start += 1;
+                    }
+                    self.recent_text.drain(..start);
+                    self.recent_cut = true;
+                }
                 let flat = one_line(&self.recent_text, usize::MAX);
                 let count = flat.chars().count();
                 let tail: String = flat.chars().skip(count.saturating_sub(50)).collect();
-                self.last = format!("“{}{tail}”", if count > 50 { "…" } else { "" });
+                let more = count > 50 || self.recent_cut;
+                self.last = format!("“{}{tail}”", if more { "…" } else { "" });
                 None
             }
             RunEvent::Thinking { .. } => {
@@ -135,6 +153,7 @@ impl Progress {
             RunEvent::ToolCall { name, input, .. } => {
                 self.tool_uses += 1;
                 self.recent_text.clear();
+                self.recent_cut = false;
                 self.last = format!("{name} {}", one_line(&input.to_string(), 50));
                 Some(format!("tool {name} {}", one_line(&input.to_string(), 100)))
             }
@@ -244,5 +263,34 @@ pub fn print_outcome_human(outcome: &Outcome) {
         && !outcome.is_completed()
     {
         eprintln!("diagnostic: {diagnostic}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_live_line_keeps_a_bounded_tail_of_a_long_answer() {
+        let mut progress = Progress::new(Mode::Plain, "x");
+        for i in 0..20_000 {
+            progress.event(&RunEvent::Text {
+                text: format!("word{i} "),
+                parent_tool_use_id: None,
+            });
+            assert!(progress.recent_text.len() <= 2 * RECENT_TEXT_KEEP + 16);
+        }
+        let flat = (0..20_000)
+            .map(|i| format!("word{i}"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let count = flat.chars().count();
+        let tail: String = flat.chars().skip(count - 50).collect();
+        assert_eq!(progress.last, format!("“…{tail}”"));
+        progress.event(&RunEvent::Text {
+            text: "é".repeat(3000),
+            parent_tool_use_id: None,
+        });
+        assert_eq!(progress.last, format!("“…{}”", "é".repeat(50)));
     }
 }
