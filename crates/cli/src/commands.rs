@@ -15,7 +15,7 @@ use subagent_runtime::{
 
 use crate::args::{Command, DelegateArgs, ListArgs, PresetCommand, RunArgs};
 use crate::broker::TerminalBroker;
-use crate::drive::drive;
+use crate::drive::{Interrupts, drive};
 use crate::render::{self, Mode, Progress};
 use crate::setup::{self, Runnable};
 use crate::{EXIT_CANCELLED, EXIT_COMPLETED, EXIT_NOT_COMPLETED, EXIT_REFUSED, Refusal};
@@ -179,10 +179,11 @@ async fn delegate(args: DelegateArgs) -> Result<ExitCode, Refusal> {
     if in_process {
         notice(&runnable, mode);
     }
+    let mut interrupts = Interrupts::listen();
     let run = runnable.registry.start(&provider, request).await?;
     let run_id = run.id();
     let mut progress = Progress::new(mode, provider.clone());
-    let driven = drive(run, &mut progress).await;
+    let driven = drive(run, &mut progress, &mut interrupts).await;
     if mode == Mode::Json {
         render::print_json_line(&render::outcome_json(run_id, &provider, &driven.outcome));
     } else {
@@ -246,6 +247,7 @@ async fn run(args: RunArgs) -> Result<ExitCode, Refusal> {
     let agent =
         subagent_runtime::Agent::new(config).map_err(|e| Refusal::invalid(e.to_string()))?;
     notice(&runnable, mode);
+    let mut interrupts = Interrupts::listen();
     let run = agent.start_prompt(prompt, subagent_core::CancellationToken::new());
     let run_cancel = run.cancel_token();
     let _questions_end = questions.clone().drop_guard();
@@ -258,7 +260,7 @@ async fn run(args: RunArgs) -> Result<ExitCode, Refusal> {
     let run_id = run.id();
     let mut progress = Progress::new(mode, "parent");
     progress.pause_while(asking);
-    let driven = drive(run, &mut progress).await;
+    let driven = drive(run, &mut progress, &mut interrupts).await;
     let made = delegations_made(&driven.events, &delegation_names);
     if mode == Mode::Json {
         let mut value = render::outcome_json(run_id, "parent", &driven.outcome);

@@ -116,3 +116,86 @@ async fn sigint_mid_tool_cancels_and_leaves_no_process() {
         "the bash tool's process survived the cancel"
     );
 }
+
+/// A child that ignores the polite stop: the first Ctrl-C cancels and waits out the grace
+/// period, a second Ctrl-C stops waiting — and still leaves no process behind.
+#[test]
+fn a_second_sigint_stops_waiting_and_still_leaves_no_process() {
+    use std::io::BufRead;
+
+    let dir = tempfile::tempdir().unwrap();
+    let marker = format!("sleep {}", 5000 + std::process::id() % 1000);
+    let stand_in = dir.path().join("claude");
+    std::fs::write(
+        &stand_in,
+        format!(
+            "#!/bin/sh\n# A claude that ignores SIGINT and never answers.\ntrap '' INT\n{marker}\n"
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &stand_in,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let preset = dir.path().join("stubborn.yaml");
+    std::fs::write(
+        &preset,
+        format!(
+            "version: 1\nproviders:\n  - name: claude-code\n    kind: claude-code\n    config: {{binary: \"{}\", grace_ms: 120000}}\n",
+            stand_in.display()
+        ),
+    )
+    .unwrap();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("subagent"))
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", dir.path())
+        .current_dir(dir.path())
+        .args(["delegate", "--provider", "claude-code", "--preset"])
+        .arg(&preset)
+        .arg("never answers")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for("the stand-in claude to start", || {
+        !processes_with(&marker).is_empty()
+    });
+    let pid = child.id().to_string();
+    let interrupt = || {
+        assert!(
+            std::process::Command::new("kill")
+                .args(["-INT", &pid])
+                .status()
+                .unwrap()
+                .success()
+        );
+    };
+    interrupt();
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut seen = String::new();
+    // The first Ctrl-C was taken when its message is printed; only then send the second.
+    while !seen.contains("cancelling") {
+        let mut line = String::new();
+        assert!(
+            stderr.read_line(&mut line).unwrap() > 0,
+            "stderr ended: {seen}"
+        );
+        seen.push_str(&line);
+    }
+    interrupt();
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{seen}{rest}");
+    assert!(
+        rest.contains("interrupted again: not waiting for the run to stop"),
+        "{rest}"
+    );
+    assert!(
+        processes_with(&marker).is_empty(),
+        "the stubborn child survived"
+    );
+}
