@@ -683,15 +683,18 @@ impl Agent {
             input: input.clone(),
             depth: context.env.depth,
         };
-        if let Err(reason) = context
-            .env
-            .permissions
-            .check(request, tool.kind(), context.env.background)
-            .await
-        {
+        let cancel = context.cancel.clone();
+        // A question the broker is still asking must not hold a cancelled run.
+        let decision = tokio::select! {
+            decision = context
+                .env
+                .permissions
+                .check(request, tool.kind(), context.env.background) => decision,
+            () = cancel.cancelled() => Err("cancelled while waiting for permission".to_owned()),
+        };
+        if let Err(reason) = decision {
             return ToolOutput::error(reason);
         }
-        let cancel = context.cancel.clone();
         tokio::select! {
             biased;
             result = tool.call(input, &context) => match result {

@@ -46,3 +46,41 @@ async fn a_run_stopped_by_its_turn_limit_keeps_its_last_tool_results() {
     // Only one model call was made.
     assert_eq!(server.model_requests().len(), 1);
 }
+
+/// A broker that never answers (nobody at the terminal) and says when it was asked.
+struct Silent {
+    asked: tokio::sync::Notify,
+}
+
+#[async_trait::async_trait]
+impl subagent_runtime::PermissionBroker for Silent {
+    async fn ask(&self, _: subagent_runtime::PermissionRequest) -> subagent_runtime::Decision {
+        self.asked.notify_one();
+        std::future::pending().await
+    }
+}
+
+#[tokio::test]
+async fn cancel_while_a_permission_question_is_open_ends_the_run() {
+    let server = FakeServer::from_yaml(
+        "- match: 'ask me'\n  steps:\n    - tool_calls: [{name: bash, input: {command: 'true'}}]\n    - text: never\n",
+    )
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let broker = std::sync::Arc::new(Silent {
+        asked: tokio::sync::Notify::new(),
+    });
+    let mut config = config(&server, dir.path());
+    config.permissions =
+        subagent_runtime::PermissionPolicy::new(subagent_core::PermissionMode::Default)
+            .with_broker(broker.clone());
+    let cancel = subagent_core::CancellationToken::new();
+    let run = Agent::new(config)
+        .unwrap()
+        .start_prompt("ask me", cancel.clone());
+    broker.asked.notified().await;
+    run.cancel();
+    let outcome = run.outcome().await;
+    assert_eq!(outcome.status, StopReason::Cancelled, "{outcome:?}");
+}
