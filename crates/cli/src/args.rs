@@ -79,6 +79,10 @@ pub struct DelegateArgs {
     /// Instructions added to the child's own.
     #[arg(long)]
     pub persona: Option<String>,
+    /// Continue a finished run: the `session.id` of its outcome (`--json`), on the same
+    /// provider and from the same `--cwd`.
+    #[arg(long, value_name = "SESSION_ID")]
+    pub resume: Option<String>,
     /// Print events as JSON lines, then the outcome object (for machines).
     #[arg(long)]
     pub json: bool,

@@ -140,6 +140,14 @@ async fn delegate(args: DelegateArgs) -> Result<ExitCode, Refusal> {
     if let Some(turns) = args.max_turns {
         builder = builder.max_turns(turns);
     }
+    if let Some(id) = &args.resume {
+        builder = builder.resume(subagent_core::SessionRef {
+            provider: provider.clone(),
+            id: id.clone(),
+            cwd: Some(runnable.cwd.clone()),
+            transcript: None,
+        });
+    }
     if let Some(path) = &args.output_schema {
         let text = std::fs::read_to_string(path)
             .map_err(|e| Refusal::invalid(format!("--output-schema {}: {e}", path.display())))?;

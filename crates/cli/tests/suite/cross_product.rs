@@ -128,3 +128,98 @@ async fn a_parent_delegates_to_claude_code_and_codex_in_one_turn() {
     );
     assert!(server.violations().is_empty(), "{:?}", server.violations());
 }
+
+/// `delegate --resume` continues a Claude Code session: the second run's request carries the
+/// first run's conversation.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delegate_resumes_a_claude_code_session() {
+    let server = FakeServer::from_yaml(
+        r#"
+- match: "remember the word BETA"
+  steps: [{text: "remembered"}]
+- match: "which word did I ask you to remember"
+  steps: [{text: "you asked me to remember BETA"}]
+"#,
+    )
+    .await
+    .unwrap();
+    let dir = tempfile::Builder::new()
+        .prefix("subagent-resume-e2e-")
+        .tempdir()
+        .unwrap();
+    let preset = preset(dir.path(), &server.url());
+    let project = dir.path().join("project");
+    std::fs::create_dir(&project).unwrap();
+    let delegate = move |prompt: &'static str, resume: Option<String>| {
+        let (preset, project) = (preset.clone(), project.clone());
+        tokio::task::spawn_blocking(move || {
+            let mut command = subagent(&project);
+            command.args([
+                "delegate",
+                "--json",
+                "--provider",
+                "claude-code",
+                "--preset",
+            ]);
+            command.arg(&preset);
+            if let Some(id) = resume {
+                command.args(["--resume", &id]);
+            }
+            command.arg(prompt).output().unwrap()
+        })
+    };
+    let first = delegate("remember the word BETA", None).await.unwrap();
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    let outcome = json_lines(&first).pop().unwrap();
+    assert_eq!(outcome["text"], "remembered");
+    let session = outcome["session"]["id"].as_str().unwrap().to_owned();
+
+    let second = delegate(
+        "which word did I ask you to remember?",
+        Some(session.clone()),
+    )
+    .await
+    .unwrap();
+    assert_eq!(second.status.code(), Some(0), "{}", stderr(&second));
+    let outcome = json_lines(&second).pop().unwrap();
+    assert_eq!(outcome["text"], "you asked me to remember BETA");
+    assert_eq!(outcome["session"]["id"], session.as_str());
+    let last = server.model_requests().pop().unwrap();
+    assert!(
+        last.body
+            .unwrap()
+            .to_string()
+            .contains("remember the word BETA"),
+        "the resumed request lacks the first conversation"
+    );
+
+    // A provider that cannot resume refuses before starting anything.
+    let refused = {
+        let (preset, project) = (dir.path().join("cross.yaml"), dir.path().join("project"));
+        tokio::task::spawn_blocking(move || {
+            subagent(&project)
+                .args([
+                    "delegate",
+                    "--provider",
+                    "spawn",
+                    "--resume",
+                    "x",
+                    "--preset",
+                ])
+                .arg(&preset)
+                .arg("hello")
+                .output()
+                .unwrap()
+        })
+        .await
+        .unwrap()
+    };
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        stderr(&refused).contains(
+            "error[UNSUPPORTED_CAPABILITY]: subagent provider \"spawn\" does not support the capability: \"resume\""
+        ),
+        "{}",
+        stderr(&refused)
+    );
+}
