@@ -24,6 +24,26 @@ pub struct Invocation {
     pub resume_thread: Option<String>,
     /// The loosest permission mode the child may run in (tightens the sandbox).
     pub permission_ceiling: Option<subagent_core::PermissionMode>,
+    /// Whether codex's own sub-agents are switched off ([`NO_SUB_AGENTS`]): set whenever the
+    /// request carries a depth cap.
+    pub no_sub_agents: bool,
+}
+
+/// What switches off codex's own sub-agents (0.171.0), all three observed against the real CLI:
+/// `agents.enabled=false` removes the sub-agent tools even from a resumed thread (a thread keeps
+/// the multi-agent version it was started with, and `--disable` is not applied to it), and
+/// disabling the `multi_agent` (v1: `multi_agent_v1` namespace, or `spawn_agent` behind
+/// `tool_search` for catalog models) and `multi_agent_v2` (`collaboration` namespace) features
+/// makes a new thread start without them. A `spawn_agent` call then answers "unsupported call"
+/// and starts nothing.
+pub const NO_SUB_AGENTS: (&str, [&str; 2]) =
+    ("agents.enabled=false", ["multi_agent", "multi_agent_v2"]);
+
+/// Whether the child must not run codex's own sub-agents: whenever the request carries a depth
+/// cap. The seam's registry does not see codex's sub-agents, so the only nesting depth it can hold
+/// codex to is none (as for claude-code). Without `max_depth` nothing changes.
+pub fn no_sub_agents(request: &subagent_core::StartRequest) -> bool {
+    request.max_depth.is_some()
 }
 
 /// A command ready to hand to the process owner.
@@ -147,8 +167,18 @@ pub fn build(config: &CodexConfig, invocation: &Invocation) -> CodexCommand {
     for extra in &config.config_overrides {
         override_(&mut args, extra.clone());
     }
+    // After the configured overrides, so a configured `agents.enabled` cannot win.
+    let (agents_off, features) = NO_SUB_AGENTS;
+    if invocation.no_sub_agents {
+        override_(&mut args, agents_off.to_owned());
+    }
     if config.disable_plugins {
         args.extend(["--disable".into(), "plugins".into()]);
+    }
+    if invocation.no_sub_agents {
+        for feature in features {
+            args.extend(["--disable".into(), feature.into()]);
+        }
     }
     args.push("--json".into());
     if !inside_git_repo(&invocation.cwd) {
@@ -235,6 +265,7 @@ mod tests {
             output_schema_file: Some("/t/schema.json".into()),
             resume_thread: Some("thread-1".into()),
             permission_ceiling: None,
+            no_sub_agents: false,
         };
         let command = build(&config, &invocation);
         assert_eq!(
@@ -350,6 +381,66 @@ mod tests {
                 "{configured:?} under {ceiling:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_depth_cap_switches_off_codex_sub_agents() {
+        let config = CodexConfig {
+            config_overrides: vec!["agents.enabled=true".into()],
+            ..CodexConfig::default()
+        };
+        let args = |no_sub_agents: bool| {
+            strings(&build(
+                &config,
+                &Invocation {
+                    prompt: "hi".into(),
+                    cwd: outside_repo(),
+                    resume_thread: Some("thread-1".into()),
+                    no_sub_agents,
+                    ..Invocation::default()
+                },
+            ))
+        };
+        assert_eq!(
+            args(true),
+            vec![
+                "exec",
+                "-c",
+                "analytics.enabled=false",
+                "-c",
+                "agents.enabled=true",
+                "-c",
+                "agents.enabled=false",
+                "--disable",
+                "plugins",
+                "--disable",
+                "multi_agent",
+                "--disable",
+                "multi_agent_v2",
+                "--json",
+                "--skip-git-repo-check",
+                "--sandbox",
+                "read-only",
+                "resume",
+                "thread-1",
+                "--",
+                "hi",
+            ]
+        );
+        let uncapped = args(false);
+        assert!(!uncapped.iter().any(|a| a == "agents.enabled=false"));
+        assert!(!uncapped.iter().any(|a| a.starts_with("multi_agent")));
+
+        let request = |max_depth: Option<u32>| {
+            let mut builder = subagent_core::StartRequest::builder("hi");
+            if let Some(depth) = max_depth {
+                builder = builder.max_depth(depth);
+            }
+            builder.build()
+        };
+        assert!(!no_sub_agents(&request(None)));
+        assert!(no_sub_agents(&request(Some(1))));
+        assert!(no_sub_agents(&request(Some(5))));
     }
 
     #[test]

@@ -43,6 +43,7 @@
 //! | `resume` | `exec … resume THREAD_ID PROMPT` (thread ids work from any cwd) |
 //! | `parent.cwd` | the child's cwd; `--skip-git-repo-check` when it is not inside a git repo |
 //! | `cancel` | SIGTERM to the group, grace, SIGKILL of the tree |
+//! | `max_depth` (any value) | no codex sub-agents: `-c agents.enabled=false --disable multi_agent --disable multi_agent_v2` |
 //!
 //! Always: `--json`, `--sandbox` from config (default `read-only`), `-c analytics.enabled=false`
 //! and `--disable plugins` (no traffic beyond the model server), and for a configured model
@@ -57,13 +58,28 @@
 //! (`tests/suite/e2e.rs`): `output_schema` (the request's `text.format` carries the schema; the
 //! answer is validated with `jsonschema`, a mismatch is `Failed` with the text kept), `persona`
 //! (a developer text of the recorded request), `model_override` (the request's `model`),
-//! `resume` (same thread id, history re-sent; an unknown id is `Failed` with codex's message).
+//! `resume` (same thread id, history re-sent; an unknown id is `Failed` with codex's message),
+//! `depth_limit` (below).
 //!
 //! Not declared: `tool_filter` (codex exec has no per-tool allow/deny list; the sandbox is the
-//! only lever and it is config, not a filter), `max_turns` (exec runs one turn with no limit on
-//! model round trips), and `depth_limit`: codex can run its own sub-agents (`spawn_agent` of the
-//! `multi_agent` feature, governed by codex's `agents.max_depth`), and this provider does not
-//! yet map the seam's cap onto those settings with a test to prove it.
+//! only lever and it is config, not a filter) and `max_turns` (exec runs one turn with no limit
+//! on model round trips).
+//!
+//! # Depth
+//!
+//! Codex runs sub-agents of its own that the registry does not see: `spawn_agent` of the
+//! `multi_agent` feature (v1, on by default: a `multi_agent_v1` namespace tool for unknown
+//! models such as `fake-model`, deferred behind `tool_search` for catalog models such as
+//! `gpt-5.5` — a direct call starts a sub-agent either way) or of `multi_agent_v2` (a
+//! `collaboration` namespace, off by default). Whenever a request sets `max_depth`, the child
+//! runs with none of them, mirroring claude-code: the only nesting depth the seam can hold codex
+//! to is none. `--disable multi_agent --disable multi_agent_v2` keep the tools out of a new
+//! thread, and `-c agents.enabled=false` out of a resumed one (a thread keeps the multi-agent
+//! version it started with and ignores `--disable`; `agents.enabled=false` still applies).
+//! Proven end to end: capped, no request lists `spawn_agent` or `tool_search`, a scripted
+//! `spawn_agent` is answered "unsupported call" and no second thread reaches the model — for
+//! `fake-model`, `gpt-5.5`, and a thread started uncapped with `multi_agent_v2` then resumed
+//! under a cap. Without `max_depth` nothing changes.
 //!
 //! # Observed pitfalls (codex 0.171.0)
 //!
@@ -109,6 +125,7 @@ pub const CAPABILITIES: Capabilities = {
     caps.persona = true;
     caps.model_override = true;
     caps.resume = true;
+    caps.depth_limit = true;
     caps
 };
 
@@ -160,6 +177,7 @@ impl CodexProvider {
             output_schema_file,
             resume_thread: request.resume.as_ref().map(|s| s.id.clone()),
             permission_ceiling: request.permission_ceiling,
+            no_sub_agents: command::no_sub_agents(request),
         }
     }
 }
@@ -312,7 +330,7 @@ mod tests {
                 CAPABILITIES.depth_limit,
                 CAPABILITIES.inherits_parent_context,
             ),
-            (true, true, true, true, false, false, false, false)
+            (true, true, true, true, false, false, true, false)
         );
     }
 }

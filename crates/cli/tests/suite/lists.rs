@@ -14,7 +14,7 @@ fn providers_table_of_the_standard_preset() {
     spawn        spawn        enabled   yes            yes          yes          yes      yes             yes        -       -
     fork         fork         enabled   yes            yes          -            -        -               yes        -       yes
     claude-code  claude-code  disabled  yes            yes          yes          yes      yes             yes        yes     -
-    codex        codex        disabled  yes            -            -            yes      yes             -          yes     -
+    codex        codex        disabled  yes            yes          -            yes      yes             -          yes     -
     ");
 }
 

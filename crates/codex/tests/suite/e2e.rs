@@ -336,3 +336,206 @@ async fn a_plan_ceiling_makes_the_sandbox_read_only() {
     let metadata = first.header("x-codex-turn-metadata").unwrap_or_default();
     assert!(metadata.contains("read-only"), "{metadata}");
 }
+
+/// Scripted calls of codex's own sub-agent tools: v1 (`multi_agent_v1`, the default) and v2
+/// (`collaboration`, feature `multi_agent_v2`). The v1 sub-agent's prompt matches `sub`.
+const SUB_AGENT_SCENARIOS: &str = r#"
+- name: spawn-v1
+  match: "(?i)delegate it"
+  steps:
+    - text: "Delegating."
+      tool_calls:
+        - {name: spawn_agent, namespace: multi_agent_v1, input: {message: "SUBTASK-1"}}
+    - text: "parent done"
+- name: spawn-v2
+  match: "(?i)collaborate now"
+  steps:
+    - text: "Delegating v2."
+      tool_calls:
+        - {name: spawn_agent, namespace: collaboration, input: {task_name: "sub_task", message: "SUBTASK-2", fork_turns: "none"}}
+    - text: "parent v2 done"
+- name: sub
+  match: "SUBTASK"
+  steps:
+    - text: "sub done"
+- name: hello
+  match: "(?i)^say hi$"
+  steps:
+    - text: "hi from fake"
+"#;
+
+/// The tool names of a recorded request, a namespace's tools as `namespace/tool`.
+fn tool_names(body: &Value) -> Vec<String> {
+    let mut names = Vec::new();
+    for tool in body["tools"].as_array().into_iter().flatten() {
+        let name = tool["name"]
+            .as_str()
+            .or(tool["type"].as_str())
+            .unwrap_or_default();
+        match tool["tools"].as_array() {
+            Some(children) if tool["type"] == "namespace" => names.extend(
+                children
+                    .iter()
+                    .map(|child| format!("{name}/{}", child["name"].as_str().unwrap_or_default())),
+            ),
+            _ => names.push(name.to_owned()),
+        }
+    }
+    names
+}
+
+fn is_sub_agent_tool(name: &str) -> bool {
+    name.ends_with("/spawn_agent") || name == "tool_search"
+}
+
+/// The outputs the parent's requests carry back for its tool calls.
+fn call_outputs(body: &Value) -> Vec<String> {
+    body["input"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|item| item["type"] == "function_call_output")
+        .filter_map(|item| item["output"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// The distinct codex threads (the `thread-id` header) that asked the model something.
+fn threads(harness: &Harness) -> Vec<String> {
+    let mut threads: Vec<String> = Vec::new();
+    for request in harness.server.model_requests() {
+        let id = request.header("thread-id").unwrap_or_default().to_owned();
+        if !threads.contains(&id) {
+            threads.push(id);
+        }
+    }
+    threads
+}
+
+/// `depth_limit`: a request with `max_depth` runs codex without its own sub-agents. Uncapped,
+/// `fake-model`'s request lists the `multi_agent_v1` tools (a catalog model's hides
+/// `spawn_agent` behind `tool_search`) and a scripted `spawn_agent` starts a second thread;
+/// capped, neither tool is sent and the same call starts nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_depth_cap_leaves_codex_without_its_own_sub_agents() {
+    for model in ["fake-model", MODEL] {
+        // Uncapped: the tools are there and the call starts a sub-agent (the control).
+        let harness = Harness::new(SUB_AGENT_SCENARIOS).await;
+        let provider = harness.provider(|_| {});
+        let run = provider
+            .start(harness.request("delegate it").model(model).build())
+            .await
+            .unwrap();
+        let (_, outcome) = finish(run).await;
+        assert_eq!(
+            outcome.status,
+            StopReason::Completed,
+            "{model}: {outcome:?}"
+        );
+        let requests = harness.server.model_requests();
+        let tools = tool_names(requests[0].body.as_ref().unwrap());
+        let expected = if model == MODEL {
+            "tool_search"
+        } else {
+            "multi_agent_v1/spawn_agent"
+        };
+        assert!(
+            tools.iter().any(|t| t == expected),
+            "{model}: no {expected} uncapped: {tools:?}"
+        );
+        assert_eq!(threads(&harness).len(), 2, "{model}: no sub-agent uncapped");
+        assert!(
+            requests
+                .iter()
+                .any(|r| r.scenario.as_ref().is_some_and(|(name, _)| name == "sub")),
+            "{model}: the sub-agent's prompt never reached the model"
+        );
+
+        // Capped: no sub-agent tool in any request, and the same call starts nothing.
+        let harness = Harness::new(SUB_AGENT_SCENARIOS).await;
+        let provider = harness.provider(|_| {});
+        let run = provider
+            .start(
+                harness
+                    .request("delegate it")
+                    .model(model)
+                    .max_depth(1)
+                    .build(),
+            )
+            .await
+            .unwrap();
+        let (_, outcome) = finish(run).await;
+        assert_eq!(
+            outcome.status,
+            StopReason::Completed,
+            "{model}: {outcome:?}"
+        );
+        assert_eq!(outcome.text, "parent done");
+        let requests = harness.server.model_requests();
+        assert_eq!(requests.len(), 2, "{model}: {requests:#?}");
+        for request in &requests {
+            let tools = tool_names(request.body.as_ref().unwrap());
+            assert!(
+                !tools.iter().any(|t| is_sub_agent_tool(t)),
+                "{model}: a sub-agent tool under a cap: {tools:?}"
+            );
+        }
+        assert_eq!(threads(&harness).len(), 1, "{model}: a sub-agent started");
+        assert_eq!(
+            call_outputs(requests[1].body.as_ref().unwrap()),
+            vec!["unsupported call: multi_agent_v1spawn_agent".to_owned()]
+        );
+        assert_eq!(harness.server.violations(), Vec::<String>::new());
+    }
+}
+
+/// A resumed thread keeps the multi-agent version it was started with, whatever `--disable`
+/// says: a thread started uncapped with `multi_agent_v2` on, resumed under a cap, still gets no
+/// `collaboration` tools and its `spawn_agent` starts nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_depth_cap_holds_on_a_resumed_thread_started_with_sub_agents() {
+    let harness = Harness::new(SUB_AGENT_SCENARIOS).await;
+    let provider = harness.provider(|c| {
+        c.config_overrides = vec!["features.multi_agent_v2=true".into()];
+    });
+    let run = provider
+        .start(harness.request("say hi").build())
+        .await
+        .unwrap();
+    let (_, first) = finish(run).await;
+    assert_eq!(first.status, StopReason::Completed, "{first:?}");
+    let first_tools = tool_names(harness.server.model_requests()[0].body.as_ref().unwrap());
+    assert!(
+        first_tools.iter().any(|t| t == "collaboration/spawn_agent"),
+        "the thread did not start with the v2 tools: {first_tools:?}"
+    );
+    let session = first.session.unwrap();
+
+    let run = provider
+        .start(
+            harness
+                .request("collaborate now")
+                .resume(session.clone())
+                .max_depth(1)
+                .build(),
+        )
+        .await
+        .unwrap();
+    let (_, outcome) = finish(run).await;
+    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    assert_eq!(outcome.text, "parent v2 done");
+    assert_eq!(outcome.session.map(|s| s.id), Some(session.id));
+    let requests = harness.server.model_requests();
+    assert_eq!(requests.len(), 3, "{requests:#?}");
+    for request in &requests[1..] {
+        let tools = tool_names(request.body.as_ref().unwrap());
+        assert!(
+            !tools.iter().any(|t| is_sub_agent_tool(t)),
+            "a sub-agent tool on a capped resume: {tools:?}"
+        );
+    }
+    assert_eq!(threads(&harness).len(), 1, "a sub-agent started");
+    assert_eq!(
+        call_outputs(requests[2].body.as_ref().unwrap()),
+        vec!["unsupported call: collaborationspawn_agent".to_owned()]
+    );
+}
