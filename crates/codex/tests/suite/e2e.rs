@@ -346,7 +346,10 @@ const SUB_AGENT_SCENARIOS: &str = r#"
     - text: "Delegating."
       tool_calls:
         - {name: spawn_agent, namespace: multi_agent_v1, input: {message: "SUBTASK-1"}}
-    - text: "parent done"
+    # codex runs a sub-agent on its own task: hold the parent's last answer until the test
+    # has seen the sub-agent's request (else codex may exit first and stop it).
+    - wait_gate: sub-seen
+      text: "parent done"
 - name: spawn-v2
   match: "(?i)collaborate now"
   steps:
@@ -425,6 +428,15 @@ async fn a_depth_cap_leaves_codex_without_its_own_sub_agents() {
             .start(harness.request("delegate it").model(model).build())
             .await
             .unwrap();
+        // The parent's two requests and the sub-agent's: then let the parent answer.
+        // (Bounded: if no sub-agent starts, fail instead of hanging.)
+        let seen = tokio::time::timeout(
+            std::time::Duration::from_secs(60),
+            harness.server.wait_requests(3),
+        )
+        .await;
+        harness.server.gate("sub-seen").open();
+        assert!(seen.is_ok(), "{model}: the sub-agent never asked the model");
         let (_, outcome) = finish(run).await;
         assert_eq!(
             outcome.status,
@@ -452,6 +464,7 @@ async fn a_depth_cap_leaves_codex_without_its_own_sub_agents() {
 
         // Capped: no sub-agent tool in any request, and the same call starts nothing.
         let harness = Harness::new(SUB_AGENT_SCENARIOS).await;
+        harness.server.gate("sub-seen").open();
         let provider = harness.provider(|_| {});
         let run = provider
             .start(
