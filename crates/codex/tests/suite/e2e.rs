@@ -361,6 +361,11 @@ const SUB_AGENT_SCENARIOS: &str = r#"
   match: "SUBTASK"
   steps:
     - text: "sub done"
+# codex tells the parent when its sub-agent finished, as a user message of its own.
+- name: notified
+  match: "<subagent_notification>"
+  steps:
+    - text: "parent done"
 - name: hello
   match: "(?i)^say hi$"
   steps:
