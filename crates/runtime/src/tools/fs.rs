@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 use subagent_model::ToolSpec;
 
 use super::{
-    Roots, Tool, ToolContext, ToolKind, ToolOutput, blocking, opt_bool, opt_str, opt_u64, str_arg,
+    Tool, ToolContext, ToolKind, ToolOutput, blocking, opt_bool, opt_str, opt_u64, str_arg,
 };
 use crate::{Error, Result};
 
@@ -15,16 +15,6 @@ fn spec(name: &str, description: &str, schema: Value) -> ToolSpec {
         description: description.to_owned(),
         input_schema: schema,
     }
-}
-
-fn path_subject(input: &Value) -> Option<String> {
-    input.get("path").and_then(Value::as_str).map(str::to_owned)
-}
-
-pub(super) fn path_subjects(input: &Value, roots: &Roots) -> Vec<String> {
-    path_subject(input)
-        .map(|given| roots.permission_subjects(&given))
-        .unwrap_or_default()
 }
 
 /// Lists a directory.
@@ -47,12 +37,8 @@ impl Tool for LsTool {
         ToolKind::ReadOnly
     }
 
-    fn permission_subject(&self, input: &Value) -> Option<String> {
-        path_subject(input)
-    }
-
-    fn permission_subjects(&self, input: &Value, roots: &Roots) -> Vec<String> {
-        path_subjects(input, roots)
+    fn path_argument(&self) -> Option<&'static str> {
+        Some("path")
     }
 
     async fn call(&self, input: Value, context: &ToolContext) -> Result<ToolOutput> {
@@ -104,12 +90,8 @@ impl Tool for ReadFileTool {
         ToolKind::ReadOnly
     }
 
-    fn permission_subject(&self, input: &Value) -> Option<String> {
-        path_subject(input)
-    }
-
-    fn permission_subjects(&self, input: &Value, roots: &Roots) -> Vec<String> {
-        path_subjects(input, roots)
+    fn path_argument(&self) -> Option<&'static str> {
+        Some("path")
     }
 
     async fn call(&self, input: Value, context: &ToolContext) -> Result<ToolOutput> {
@@ -166,12 +148,8 @@ impl Tool for WriteFileTool {
         ToolKind::Edit
     }
 
-    fn permission_subject(&self, input: &Value) -> Option<String> {
-        path_subject(input)
-    }
-
-    fn permission_subjects(&self, input: &Value, roots: &Roots) -> Vec<String> {
-        path_subjects(input, roots)
+    fn path_argument(&self) -> Option<&'static str> {
+        Some("path")
     }
 
     async fn call(&self, input: Value, context: &ToolContext) -> Result<ToolOutput> {
@@ -215,12 +193,8 @@ impl Tool for EditFileTool {
         ToolKind::Edit
     }
 
-    fn permission_subject(&self, input: &Value) -> Option<String> {
-        path_subject(input)
-    }
-
-    fn permission_subjects(&self, input: &Value, roots: &Roots) -> Vec<String> {
-        path_subjects(input, roots)
+    fn path_argument(&self) -> Option<&'static str> {
+        Some("path")
     }
 
     async fn call(&self, input: Value, context: &ToolContext) -> Result<ToolOutput> {
@@ -280,12 +254,8 @@ impl Tool for DeleteTool {
         ToolKind::Edit
     }
 
-    fn permission_subject(&self, input: &Value) -> Option<String> {
-        path_subject(input)
-    }
-
-    fn permission_subjects(&self, input: &Value, roots: &Roots) -> Vec<String> {
-        path_subjects(input, roots)
+    fn path_argument(&self) -> Option<&'static str> {
+        Some("path")
     }
 
     async fn call(&self, input: Value, context: &ToolContext) -> Result<ToolOutput> {

@@ -123,17 +123,28 @@ pub trait Tool: Send + Sync {
     /// What the tool does.
     fn kind(&self) -> ToolKind;
 
-    /// The text permission rule patterns are matched against (a path, a command), if any.
-    fn permission_subject(&self, _input: &Value) -> Option<String> {
+    /// The argument holding the path the call works on, for tools whose permission subject is a
+    /// path (file and search tools say `Some("path")`). Rules then see every spelling of it.
+    fn path_argument(&self) -> Option<&'static str> {
         None
     }
 
+    /// The text permission rule patterns are matched against (a path, a command), if any. By
+    /// default the [`Tool::path_argument`] as given.
+    fn permission_subject(&self, input: &Value) -> Option<String> {
+        let name = self.path_argument()?;
+        input.get(name).and_then(Value::as_str).map(str::to_owned)
+    }
+
     /// Every spelling of the call's subject rules are matched against, the main one first (what
-    /// a broker is shown). By default [`Tool::permission_subject`] alone; file tools give the
-    /// path as `roots` resolve it as well, so `./x`, `/abs/x` and a symlink to `x` all meet a
-    /// rule written for `x`.
-    fn permission_subjects(&self, input: &Value, _roots: &Roots) -> Vec<String> {
-        self.permission_subject(input).into_iter().collect()
+    /// a broker is shown). For a path argument, the path as `roots` resolve it as well, so
+    /// `./x`, `/abs/x` and a symlink to `x` all meet a rule written for `x`; otherwise
+    /// [`Tool::permission_subject`] alone.
+    fn permission_subjects(&self, input: &Value, roots: &Roots) -> Vec<String> {
+        match (self.path_argument(), self.permission_subject(input)) {
+            (Some(_), Some(given)) => roots.permission_subjects(&given),
+            (_, subject) => subject.into_iter().collect(),
+        }
     }
 
     /// Runs the call. `Err` becomes an error result with the error's text.

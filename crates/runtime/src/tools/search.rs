@@ -64,12 +64,8 @@ impl Tool for GlobTool {
         ToolKind::ReadOnly
     }
 
-    fn permission_subject(&self, input: &Value) -> Option<String> {
-        input.get("path").and_then(Value::as_str).map(str::to_owned)
-    }
-
-    fn permission_subjects(&self, input: &Value, roots: &Roots) -> Vec<String> {
-        super::fs::path_subjects(input, roots)
+    fn path_argument(&self) -> Option<&'static str> {
+        Some("path")
     }
 
     async fn call(&self, input: Value, context: &ToolContext) -> Result<ToolOutput> {
@@ -128,12 +124,8 @@ impl Tool for GrepTool {
         ToolKind::ReadOnly
     }
 
-    fn permission_subject(&self, input: &Value) -> Option<String> {
-        input.get("path").and_then(Value::as_str).map(str::to_owned)
-    }
-
-    fn permission_subjects(&self, input: &Value, roots: &Roots) -> Vec<String> {
-        super::fs::path_subjects(input, roots)
+    fn path_argument(&self) -> Option<&'static str> {
+        Some("path")
     }
 
     async fn call(&self, input: Value, context: &ToolContext) -> Result<ToolOutput> {
