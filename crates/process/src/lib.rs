@@ -7,6 +7,9 @@
 //! prefixes in [`SCRUBBED_PREFIXES`], the suffixes in [`SCRUBBED_SUFFIXES`]) unless passed
 //! explicitly, plus the configured variables (or, with [`Scrub::ModelKeys`], of the model
 //! products' keys only: for commands run in the user's own project on the user's behalf).
+//! Whatever the policy, [`ProcessSpec::withhold`] also withholds the configured [`Secrets`] (the
+//! variables a configuration names as holding keys, and any variable holding one of their
+//! values), and [`Secrets::redact`] takes those values out of a child's output.
 //! [`ProcessSpec::spawn`] puts the child in its own
 //! process group and arms the Linux parent-death signal. [`Process`] reads stdout as bounded
 //! lines (a line over the bound is [`Error::LineTooLong`], never an out-of-memory), keeps the
@@ -57,8 +60,9 @@ mod spec;
 
 pub use child::{Captured, Exit, Process, StopCause};
 pub use env::{
-    MODEL_KEY_NAMES, MODEL_KEY_PREFIXES, SCRUBBED_NAMES, SCRUBBED_PREFIXES, SCRUBBED_SUFFIXES,
-    Scrub, child_env, child_env_with, is_model_key, is_scrubbed,
+    MIN_SECRET_VALUE_LEN, MODEL_KEY_NAMES, MODEL_KEY_PREFIXES, SCRUBBED_NAMES, SCRUBBED_PREFIXES,
+    SCRUBBED_SUFFIXES, Scrub, Secrets, child_env, child_env_with, child_env_withholding,
+    is_model_key, is_scrubbed,
 };
 pub use error::{Error, Result};
 pub use kill::Signal;

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::env::{Scrub, child_env_with};
+use crate::env::{Scrub, Secrets, child_env_withholding};
 use crate::kill::{Signal, set_parent_death_signal};
 use crate::{Error, Process, Result};
 
@@ -88,8 +88,8 @@ pub enum StdinMode {
 /// the environment policy, timeouts, the stop policy and the output bounds.
 ///
 /// The environment is ours (or [`ProcessSpec::base_env`]) minus what [`crate::is_scrubbed`]
-/// names, except variables passed with [`ProcessSpec::pass_env`], plus those set with
-/// [`ProcessSpec::env`].
+/// names and the [`ProcessSpec::withhold`] secrets, except variables passed with
+/// [`ProcessSpec::pass_env`], plus those set with [`ProcessSpec::env`].
 #[derive(Clone, Debug)]
 pub struct ProcessSpec {
     pub(crate) program: PathBuf,
@@ -107,6 +107,7 @@ pub struct ProcessSpec {
     pub(crate) cancel: CancellationToken,
     pub(crate) parent_death_signal: Option<Signal>,
     pub(crate) scrub: Scrub,
+    pub(crate) withheld: Secrets,
     pub(crate) capture_bytes: usize,
 }
 
@@ -130,6 +131,7 @@ impl ProcessSpec {
             cancel: CancellationToken::new(),
             parent_death_signal: Some(Signal::Kill),
             scrub: Scrub::Credentials,
+            withheld: Secrets::new(),
             capture_bytes: 0,
         }
     }
@@ -267,6 +269,15 @@ impl ProcessSpec {
         self
     }
 
+    /// Also withholds the configured `secrets`: their variables and any variable holding one of
+    /// their values (variables passed with [`ProcessSpec::pass_env`] or set with
+    /// [`ProcessSpec::env`] still reach the child).
+    #[must_use]
+    pub fn withhold(mut self, secrets: Secrets) -> Self {
+        self.withheld = secrets;
+        self
+    }
+
     /// Keeps the first `bytes` of stdout and of stderr (each) for
     /// [`Process::wait_with_output`] (default 0: nothing is kept). For children whose output
     /// is a blob rather than lines, like a shell command's.
@@ -299,14 +310,16 @@ impl ProcessSpec {
     /// The environment the child gets, sorted by name.
     pub fn child_env(&self) -> Vec<(OsString, OsString)> {
         match &self.base_env {
-            Some(base) => child_env_with(
+            Some(base) => child_env_withholding(
                 self.scrub,
+                &self.withheld,
                 base.iter().cloned(),
                 &self.pass_env,
                 &self.set_env,
             ),
-            None => child_env_with(
+            None => child_env_withholding(
                 self.scrub,
+                &self.withheld,
                 std::env::vars_os(),
                 &self.pass_env,
                 &self.set_env,
