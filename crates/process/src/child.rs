@@ -151,10 +151,18 @@ pub struct Process {
     /// When `next_line` saw the child exit (stdout may still be held by a descendant).
     exited_at: Option<Instant>,
     known: Known,
+    /// The child is a guardian ([`crate::guard`]) that runs the program and forwards the polite
+    /// signal to the policy's target itself.
+    guarded: bool,
 }
 
 impl Process {
-    pub(crate) fn start(mut child: Child, program: PathBuf, spec: &ProcessSpec) -> Result<Self> {
+    pub(crate) fn start(
+        mut child: Child,
+        program: PathBuf,
+        guarded: bool,
+        spec: &ProcessSpec,
+    ) -> Result<Self> {
         let pid = child.id().and_then(kill::pid).ok_or_else(|| Error::Spawn {
             program: program.clone(),
             source: std::io::Error::other("the child has no pid"),
@@ -190,10 +198,11 @@ impl Process {
             reaped: false,
             exited_at: None,
             known: Known::default(),
+            guarded,
         })
     }
 
-    /// The child's pid, which is also its process group id.
+    /// The child's pid, which is also its process group id (under a guardian, the guardian's).
     pub fn pid(&self) -> u32 {
         self.pid.as_raw_pid().unsigned_abs()
     }
@@ -313,7 +322,9 @@ impl Process {
         self.kill_now();
     }
 
-    /// Sends `signal` to the child only (not its group), now, outside any stop policy.
+    /// Sends `signal` to the child only (not its group), now, outside any stop policy. Under a
+    /// guardian it goes to the guardian, which forwards SIGINT, SIGTERM and SIGHUP to the stop
+    /// policy's target; SIGKILL kills the guardian, and with it the program.
     pub fn signal(&self, signal: Signal) {
         if !self.reaped {
             signal_process(self.pid, signal.raw());
@@ -438,6 +449,9 @@ impl Process {
         survey(self.pid, &mut self.known);
         let signal = self.stop.signal.raw();
         match self.stop.target {
+            // The guardian forwards it to the policy's target (a signal to the whole group would
+            // reach the program twice).
+            _ if self.guarded => signal_process(self.pid, signal),
             SignalTarget::Group => signal_group(self.pid, signal),
             SignalTarget::Leader => signal_process(self.pid, signal),
         }

@@ -196,6 +196,45 @@ fn kill_all(leader: Pid, with_leader: bool, known: &Known) {
     signal_group(leader, RawSignal::KILL);
 }
 
+/// Freezes and kills every descendant of `ancestor` and every other member of its process
+/// group, never `ancestor` itself (the guardian cleaning up after its program).
+pub(crate) fn kill_descendants(ancestor: Pid) {
+    let me = ancestor.as_raw_pid();
+    let mut frozen: BTreeSet<i32> = BTreeSet::new();
+    for _round in 0..16 {
+        let found = tree_and_group_of(me, false, &Known::default(), &snapshot());
+        let fresh: Vec<i32> = found
+            .keys()
+            .filter(|pid| **pid != me && !frozen.contains(pid))
+            .copied()
+            .collect();
+        if fresh.is_empty() {
+            break;
+        }
+        for raw in fresh {
+            if let Some(target) = Pid::from_raw(raw) {
+                signal_process(target, RawSignal::STOP);
+            }
+            frozen.insert(raw);
+        }
+    }
+    for raw in &frozen {
+        if let Some(target) = Pid::from_raw(*raw) {
+            signal_process(target, RawSignal::KILL);
+        }
+    }
+}
+
+/// The live members of process group `group`, from one `/proc` snapshot.
+pub(crate) fn group_members(group: Pid) -> Vec<Pid> {
+    let raw = group.as_raw_pid();
+    snapshot()
+        .iter()
+        .filter(|row| row.pgrp == raw)
+        .filter_map(|row| Pid::from_raw(row.pid))
+        .collect()
+}
+
 /// Installs the `pre_exec` hook that asks the kernel to send `signal` to the child when the
 /// thread that spawned it dies, and exits at once if the parent is already gone.
 ///
@@ -204,11 +243,12 @@ fn kill_all(leader: Pid, with_leader: bool, known: &Known) {
 /// two raw system calls (`prctl(PR_SET_PDEATHSIG)` and `getppid`) through rustix, allocates
 /// nothing and takes no lock, which is what that contract asks.
 #[allow(unsafe_code)]
-pub(crate) fn set_parent_death_signal(command: &mut tokio::process::Command, signal: Signal) {
+pub(crate) fn set_parent_death_signal(command: &mut std::process::Command, signal: Signal) {
     let raw = signal.raw();
     let parent = rustix::process::getpid();
     // SAFETY: see the doc comment: the closure only issues async-signal-safe system calls.
     unsafe {
+        use std::os::unix::process::CommandExt as _;
         command.pre_exec(move || {
             rustix::process::set_parent_process_death_signal(Some(raw))
                 .map_err(std::io::Error::from)?;

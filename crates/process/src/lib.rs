@@ -26,6 +26,12 @@
 //! seam's error codes (providers map [`Error`] to `SPAWN_FAILED` and friends), and anything
 //! product-specific beyond the stop signal, which is configuration.
 //!
+//! Nothing outlives the host, even a host killed with SIGKILL, when the child runs under a
+//! [`guard`]ian: a re-executed copy of the host's binary (after [`guard::init`]) or this crate's
+//! `subagent-guard` ([`ProcessSpec::guard`]) that sits between the host and the program as a
+//! child subreaper, adopts every orphan of the program's tree (`setsid` escapees included), and
+//! kills all of it when the program exits or the host dies.
+//!
 //! Limits: the parent-death signal reaches the direct child only (the kernel clears it on fork),
 //! and it fires when the *thread* that spawned the child exits, so spawn from an async runtime's
 //! worker thread. A descendant that left the process group is only found while its ancestors
@@ -54,6 +60,7 @@
 mod child;
 mod env;
 mod error;
+pub mod guard;
 mod kill;
 mod lines;
 mod spec;

@@ -9,6 +9,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use crate::env::{Scrub, Secrets, child_env_withholding};
+use crate::guard::{Forward, GUARD_ARG};
 use crate::kill::{Signal, set_parent_death_signal};
 use crate::{Error, Process, Result};
 
@@ -109,6 +110,19 @@ pub struct ProcessSpec {
     pub(crate) scrub: Scrub,
     pub(crate) withheld: Secrets,
     pub(crate) capture_bytes: usize,
+    pub(crate) guard: GuardChoice,
+}
+
+/// Which guardian a child runs under ([`ProcessSpec::guard`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) enum GuardChoice {
+    /// The host's guardian, if the host made itself one ([`crate::guard::init`]).
+    #[default]
+    Host,
+    /// This guardian binary.
+    Program(PathBuf),
+    /// None.
+    Off,
 }
 
 impl ProcessSpec {
@@ -133,6 +147,7 @@ impl ProcessSpec {
             scrub: Scrub::Credentials,
             withheld: Secrets::new(),
             capture_bytes: 0,
+            guard: GuardChoice::Host,
         }
     }
 
@@ -260,6 +275,27 @@ impl ProcessSpec {
         self
     }
 
+    /// Runs the child under this guardian binary (one whose `main` starts with
+    /// [`crate::guard::serve_if_requested`], like this crate's `subagent-guard` or the `subagent`
+    /// CLI), or under none with `None`. By default a child runs under the host's own binary when
+    /// the host called [`crate::guard::init`], and under none otherwise. See [`crate::guard`]
+    /// for what the guardian does: with it, nothing the child starts outlives the host, even a
+    /// host killed with SIGKILL.
+    #[must_use]
+    pub fn guard(mut self, guardian: Option<PathBuf>) -> Self {
+        self.guard = guardian.map_or(GuardChoice::Off, GuardChoice::Program);
+        self
+    }
+
+    /// The guardian binary the child will run under, if any.
+    pub fn guardian(&self) -> Option<PathBuf> {
+        match &self.guard {
+            GuardChoice::Host => crate::guard::host_guardian(),
+            GuardChoice::Program(program) => Some(program.clone()),
+            GuardChoice::Off => None,
+        }
+    }
+
     /// Which of the base environment's variables the child does not inherit (default
     /// [`Scrub::Credentials`]; variables passed with [`ProcessSpec::pass_env`] or set with
     /// [`ProcessSpec::env`] always reach it).
@@ -358,7 +394,23 @@ impl ProcessSpec {
     pub fn spawn(self) -> Result<Process> {
         self.check_cwd()?;
         let program = self.resolve_program()?;
-        let mut command = tokio::process::Command::new(&program);
+        let guardian = self.guardian();
+        let mut command = match &guardian {
+            Some(guardian) => {
+                let forward = match self.stop.target {
+                    SignalTarget::Leader => Forward::Leader,
+                    SignalTarget::Group => Forward::Group,
+                };
+                let mut command = tokio::process::Command::new(guardian);
+                command
+                    .arg(GUARD_ARG)
+                    .arg(rustix::process::getpid().as_raw_pid().to_string())
+                    .arg(forward.as_arg())
+                    .arg(&program);
+                command
+            }
+            None => tokio::process::Command::new(&program),
+        };
         command
             .args(&self.args)
             .current_dir(&self.cwd)
@@ -373,7 +425,7 @@ impl ProcessSpec {
             .process_group(0)
             .kill_on_drop(false);
         if let Some(signal) = self.parent_death_signal {
-            set_parent_death_signal(&mut command, signal);
+            set_parent_death_signal(command.as_std_mut(), signal);
         }
         let child = command.spawn().map_err(|source| match source.kind() {
             std::io::ErrorKind::NotFound => Error::NotFound {
@@ -388,8 +440,13 @@ impl ProcessSpec {
                 source,
             },
         })?;
-        tracing::debug!(program = %program.display(), pid = child.id(), "spawned");
-        Process::start(child, program, &self)
+        tracing::debug!(
+            program = %program.display(),
+            pid = child.id(),
+            guarded = guardian.is_some(),
+            "spawned"
+        );
+        Process::start(child, program, guardian.is_some(), &self)
     }
 }
 

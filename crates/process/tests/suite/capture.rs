@@ -1,4 +1,4 @@
-//! Blob output (`wait_with_output`) and the model-keys-only environment policy.
+// Blob output (`wait_with_output`) and the model-keys-only environment policy.
 
 use std::time::Duration;
 
@@ -7,8 +7,13 @@ use subagent_process::{CancellationToken, ProcessSpec, Scrub, StopCause, StopPol
 
 use super::helpers::{CWD, Death, group_members};
 
+/// A spec for `program`, under the guardian or not, as the including module says.
+fn spec(program: impl Into<std::path::PathBuf>, cwd: impl Into<std::path::PathBuf>) -> ProcessSpec {
+    super::helpers::spec(GUARDED, program, cwd)
+}
+
 fn sh(script: &str) -> ProcessSpec {
-    ProcessSpec::new("sh", CWD).args(["-c", script])
+    spec("sh", CWD).args(["-c", script])
 }
 
 #[tokio::test]
@@ -103,7 +108,7 @@ async fn cancel_while_capturing_reports_the_cancel() {
 
 #[tokio::test]
 async fn the_model_keys_policy_keeps_the_users_environment() {
-    let out = ProcessSpec::new("env", CWD)
+    let out = spec("env", CWD)
         .base_env([
             ("PATH", "/usr/bin:/bin"),
             ("GITHUB_TOKEN", "ghp"),

@@ -5,6 +5,23 @@ use std::time::Duration;
 use rustix::event::{PollFd, PollFlags, poll};
 use rustix::process::{Pid, PidfdFlags, pidfd_open};
 
+/// The guardian binary of this crate.
+pub const GUARD: &str = env!("CARGO_BIN_EXE_subagent-guard");
+
+/// A spec for `program` in `cwd`, under this crate's guardian or under none.
+pub fn spec(
+    guarded: bool,
+    program: impl Into<std::path::PathBuf>,
+    cwd: impl Into<std::path::PathBuf>,
+) -> subagent_process::ProcessSpec {
+    let spec = subagent_process::ProcessSpec::new(program, cwd);
+    if guarded {
+        spec.guard(Some(GUARD.into()))
+    } else {
+        spec.guard(None)
+    }
+}
+
 /// A temp dir is not needed for most tests: run in `/tmp`, which exists and is absolute.
 pub const CWD: &str = "/tmp";
 

@@ -1,4 +1,4 @@
-//! Spawning, reading, stopping and killing real children.
+// Spawning, reading, stopping and killing real children.
 
 use std::time::{Duration, Instant};
 
@@ -9,10 +9,15 @@ use subagent_process::{
 
 use super::helpers::{CWD, Death, alive, group_members};
 
+/// A spec for `program`, under the guardian or not, as the including module says.
+fn spec(program: impl Into<std::path::PathBuf>, cwd: impl Into<std::path::PathBuf>) -> ProcessSpec {
+    super::helpers::spec(GUARDED, program, cwd)
+}
+
 const DEATH: Duration = Duration::from_secs(5);
 
 fn sh(script: &str) -> ProcessSpec {
-    ProcessSpec::new("sh", CWD).args(["-c", script])
+    spec("sh", CWD).args(["-c", script])
 }
 
 async fn lines(child: &mut subagent_process::Process) -> Vec<String> {
@@ -40,11 +45,11 @@ async fn reads_lines_and_reports_the_exit() {
 #[tokio::test]
 async fn stdin_is_null_unless_piped() {
     // `cat` with /dev/null ends at once instead of waiting for input.
-    let mut child = ProcessSpec::new("cat", CWD).spawn().unwrap();
+    let mut child = spec("cat", CWD).spawn().unwrap();
     assert_eq!(lines(&mut child).await, Vec::<String>::new());
     assert!(child.wait().await.unwrap().success());
 
-    let mut child = ProcessSpec::new("cat", CWD)
+    let mut child = spec("cat", CWD)
         .stdin(StdinMode::Piped)
         .spawn()
         .unwrap();
@@ -61,19 +66,19 @@ async fn stdin_is_null_unless_piped() {
 #[tokio::test]
 async fn runs_in_the_given_cwd_and_refuses_a_relative_one() {
     let dir = std::env::temp_dir().canonicalize().unwrap();
-    let mut child = ProcessSpec::new("pwd", &dir).spawn().unwrap();
+    let mut child = spec("pwd", &dir).spawn().unwrap();
     assert_eq!(lines(&mut child).await, [dir.display().to_string()]);
     child.wait().await.unwrap();
 
     for cwd in ["", "relative/dir", "/no/such/dir"] {
-        let err = ProcessSpec::new("pwd", cwd).spawn().unwrap_err();
+        let err = spec("pwd", cwd).spawn().unwrap_err();
         assert!(matches!(err, Error::InvalidCwd { .. }), "{cwd}: {err}");
     }
 }
 
 #[tokio::test]
 async fn a_missing_program_names_what_was_searched() {
-    let err = ProcessSpec::new("no-such-cli-7f3a", CWD)
+    let err = spec("no-such-cli-7f3a", CWD)
         .env("PATH", "/nonexistent/a:/nonexistent/b")
         .spawn()
         .unwrap_err();
@@ -81,7 +86,7 @@ async fn a_missing_program_names_what_was_searched() {
         err.to_string(),
         "no-such-cli-7f3a was not found on PATH (searched /nonexistent/a:/nonexistent/b)"
     );
-    let err = ProcessSpec::new("/nonexistent/bin/claude", CWD)
+    let err = spec("/nonexistent/bin/claude", CWD)
         .spawn()
         .unwrap_err();
     assert_eq!(err.to_string(), "/nonexistent/bin/claude was not found");
@@ -89,7 +94,7 @@ async fn a_missing_program_names_what_was_searched() {
 
 #[tokio::test]
 async fn the_environment_is_scrubbed_then_configured() {
-    let mut child = ProcessSpec::new("env", CWD)
+    let mut child = spec("env", CWD)
         .base_env([
             ("PATH", "/usr/bin:/bin"),
             ("HOME", "/home/x"),
