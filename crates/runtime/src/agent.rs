@@ -20,7 +20,7 @@ use crate::structured::{
     capture_instructions, parse_json_answer,
 };
 use crate::tasks::TaskTable;
-use crate::tools::{EventSink, Roots, ToolContext, ToolOutput, ToolSet};
+use crate::tools::{EventSink, Roots, ToolContext, ToolKind, ToolOutput, ToolSet};
 
 /// The model in-process providers use when a request names none: put it in
 /// `BuildContext::extensions` (or in a parent's run) as `DefaultModel(model)`.
@@ -107,7 +107,11 @@ pub struct AgentConfig {
     pub max_turns: Option<u32>,
     /// Output token limit per model call.
     pub max_tokens: u32,
-    /// How many tool calls of one assistant message run at once.
+    /// How many I/O tool calls (every tool but delegation) of one assistant message run at
+    /// once; the others wait, in call order, for a slot. Delegation calls
+    /// ([`ToolKind::Delegate`](crate::ToolKind::Delegate)) are not counted and never wait for
+    /// a slot: every one of the message starts at once (a bound meant for file and shell I/O
+    /// must not serialise children that mostly wait on their own model).
     pub tool_concurrency: usize,
     /// Structured output.
     pub output: OutputMode,
@@ -138,8 +142,9 @@ impl std::fmt::Debug for AgentConfig {
 }
 
 impl AgentConfig {
-    /// A top-level agent (depth 0, default depth cap) with no tools, 10 concurrent tool calls,
-    /// 8192 output tokens per call, and the default permission mode.
+    /// A top-level agent (depth 0, default depth cap) with no tools, 10 concurrent I/O tool
+    /// calls (delegations unbounded), 8192 output tokens per call, and the default permission
+    /// mode.
     pub fn new(model: Arc<dyn Model>, roots: Roots) -> Self {
         Self {
             model,
@@ -619,7 +624,10 @@ impl Agent {
             call_id: String::new(),
             env: Arc::clone(env),
         });
-        let concurrency = self.config.tool_concurrency.max(1);
+        // I/O tools share `tool_concurrency` slots, taken in call order (the semaphore is fair
+        // and the calls are first polled in order); delegation calls take none, so N children
+        // asked for in one message all start at once.
+        let io_slots = tokio::sync::Semaphore::new(self.config.tool_concurrency.max(1));
         // Tools report events (a foreground child's, forwarded by the delegation tool) through a
         // channel drained into this run's stream while the calls run.
         let (sink, mut forwarded) = EventSink::channel();
@@ -633,12 +641,26 @@ impl Agent {
                 snapshot: Arc::clone(&snapshot),
                 events: sink.clone(),
             };
-            futures.push(Box::pin(self.run_tool(name, input.clone(), context)));
+            let delegates = self
+                .config
+                .tools
+                .get(name)
+                .is_some_and(|tool| tool.kind() == ToolKind::Delegate);
+            let io_slots = &io_slots;
+            futures.push(Box::pin(async move {
+                // The semaphore is never closed, so `acquire` only fails if it were; the call
+                // then runs unbounded rather than not at all.
+                let _slot = if delegates {
+                    None
+                } else {
+                    io_slots.acquire().await.ok()
+                };
+                self.run_tool(name, input.clone(), context).await
+            }));
         }
         drop(sink);
-        let all = futures::stream::iter(futures)
-            .buffered(concurrency)
-            .collect::<Vec<ToolOutput>>();
+        // Results come back in call order whatever order the calls finish in.
+        let all = futures::future::join_all(futures);
         let mut all = std::pin::pin!(all);
         let outputs: Vec<ToolOutput> = loop {
             tokio::select! {

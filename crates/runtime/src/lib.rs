@@ -3,7 +3,8 @@
 //! Owns:
 //! - the agent loop ([`Agent`], [`AgentConfig`]): turns until the model stops or the turn limit
 //!   (`max_turns` → `StopReason::MaxTurns`); the tool calls of one assistant message run
-//!   concurrently (bounded, default 10) and their results return in call order; text, tool
+//!   concurrently (I/O tools bounded, default 10; delegation calls all at once) and their
+//!   results return in call order; text, tool
 //!   calls, tool results and usage are reported as `RunEvent`s; cancellation works mid-stream
 //!   and mid-tool. Every run records its conversation in a session [`EventLog`]
 //!   (`turn_start` / `message` / `turn_end`), which is what a fork seeds from;

@@ -1,4 +1,5 @@
 mod delegation;
 mod depth;
+mod fanout;
 mod structured;
 mod support;
