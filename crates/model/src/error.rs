@@ -25,6 +25,9 @@ impl std::fmt::Display for TimeoutKind {
     }
 }
 
+/// The longest message a server's error keeps, in bytes (cut on a character boundary).
+pub const MAX_SERVER_MESSAGE: usize = 2000;
+
 /// Errors of model calls. Messages never contain the API key.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -152,14 +155,21 @@ impl Error {
     }
 
     /// Classifies an error the server reported, by HTTP status (0 inside a stream), the
-    /// provider's error type or code, and its message.
+    /// provider's error type or code, and its message (cut to [`MAX_SERVER_MESSAGE`] bytes).
     pub fn from_server(
         status: u16,
         kind: &str,
         message: impl Into<String>,
         retry_after: Option<Duration>,
     ) -> Self {
-        let message = message.into();
+        let mut message = message.into();
+        if message.len() > MAX_SERVER_MESSAGE {
+            let mut cut = MAX_SERVER_MESSAGE;
+            while !message.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            message.truncate(cut);
+        }
         let lower_kind = kind.to_ascii_lowercase();
         let lower = message.to_ascii_lowercase();
         let context = lower_kind.contains("context_length")

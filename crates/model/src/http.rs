@@ -207,22 +207,34 @@ impl HttpClient {
     }
 }
 
-/// Parses `retry-after` (seconds, possibly fractional) or `retry-after-ms`.
-pub fn parse_retry_after(headers: &HeaderMap) -> Option<Duration> {
-    if let Some(ms) = headers
-        .get("retry-after-ms")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse::<f64>().ok())
-        .filter(|v| v.is_finite() && *v >= 0.0)
-    {
-        return Some(Duration::from_secs_f64(ms / 1000.0));
+/// The longest wait a `retry-after` is kept as: a larger value (or `inf`) is clamped to it.
+pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// The most bytes of an error answer's body that are read.
+const MAX_ERROR_BODY: usize = 64 * 1024;
+
+/// A wait in seconds a server or a scenario asked for, bounded: `None` for NaN or a negative
+/// number, at most [`MAX_RETRY_AFTER`] (also for infinity). Never panics.
+pub(crate) fn bounded_wait(secs: f64) -> Option<Duration> {
+    if secs.is_nan() || secs < 0.0 {
+        return None;
     }
-    headers
-        .get("retry-after")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse::<f64>().ok())
-        .filter(|v| v.is_finite() && *v >= 0.0 && *v < 1e9)
-        .map(Duration::from_secs_f64)
+    Some(Duration::try_from_secs_f64(secs).map_or(MAX_RETRY_AFTER, |d| d.min(MAX_RETRY_AFTER)))
+}
+
+/// Parses `retry-after-ms` or, when it is absent or unusable, `retry-after` (seconds, possibly
+/// fractional; the HTTP-date form is ignored). NaN, negative and non-numeric values are ignored;
+/// the result is at most [`MAX_RETRY_AFTER`].
+pub fn parse_retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let number = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<f64>().ok())
+    };
+    number("retry-after-ms")
+        .and_then(|ms| bounded_wait(ms / 1000.0))
+        .or_else(|| number("retry-after").and_then(bounded_wait))
 }
 
 /// Reads a server error body: Anthropic `{error:{type,message}}`, OpenAI
@@ -239,17 +251,7 @@ pub(crate) fn parse_error_body(text: &str) -> (String, String) {
             .and_then(Value::as_str)
             .map(str::to_owned)
     };
-    let message = field("message").unwrap_or_else(|| {
-        let mut t = text.trim().to_owned();
-        if t.len() > 2000 {
-            let mut cut = 2000;
-            while !t.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            t.truncate(cut);
-        }
-        t
-    });
+    let message = field("message").unwrap_or_else(|| text.trim().to_owned());
     let kind = field("type")
         .filter(|t| t != "error")
         .or_else(|| field("code"))
@@ -264,11 +266,10 @@ async fn error_from_response(
 ) -> Error {
     let status = response.status();
     let retry_after = parse_retry_after(response.headers());
-    let mut text = tokio::time::timeout_at(deadline, response.text())
+    let body = tokio::time::timeout_at(deadline, read_bounded(response, MAX_ERROR_BODY))
         .await
-        .ok()
-        .and_then(|r| r.ok())
         .unwrap_or_default();
+    let mut text = String::from_utf8_lossy(&body).into_owned();
     // A server or proxy may quote the key it refused: never let it into an error.
     if let Some(key) = key.map(ApiKey::expose).filter(|k| !k.is_empty()) {
         text = text.replace(key, "[redacted]");
@@ -278,6 +279,21 @@ async fn error_from_response(
         message = status.to_string();
     }
     Error::from_server(status.as_u16(), &kind, message, retry_after)
+}
+
+/// Reads a body up to `limit` bytes (what arrived before a read error is kept).
+async fn read_bounded(mut response: reqwest::Response, limit: usize) -> Vec<u8> {
+    let mut body = Vec::new();
+    while body.len() < limit {
+        match response.chunk().await {
+            Ok(Some(chunk)) => {
+                let take = chunk.len().min(limit - body.len());
+                body.extend_from_slice(&chunk[..take]);
+            }
+            Ok(None) | Err(_) => break,
+        }
+    }
+    body
 }
 
 type Body = Pin<Box<dyn Stream<Item = reqwest::Result<Bytes>> + Send>>;
@@ -382,4 +398,42 @@ fn event_stream<D: Decoder>(
             d.step().await;
         }
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The longest wait a `retry-after` may ask for.
+    const DAY: Duration = Duration::from_secs(24 * 60 * 60);
+
+    fn headers(name: &'static str, value: &str) -> Option<HeaderMap> {
+        let mut headers = HeaderMap::new();
+        headers.insert(name, HeaderValue::from_str(value).ok()?);
+        Some(headers)
+    }
+
+    fn number() -> impl Strategy<Value = String> {
+        prop_oneof![
+            any::<f64>().prop_map(|f| f.to_string()),
+            any::<f64>().prop_map(|f| format!("{f:e}")),
+            any::<i64>().prop_map(|i| i.to_string()),
+            "[-+]?[0-9]{0,400}(\\.[0-9]{0,5})?([eE][-+]?[0-9]{1,4})?",
+            "(?i)[-+]?(inf|infinity|nan)",
+            "\\PC{0,20}",
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn retry_after_never_panics_and_stays_bounded(value in number()) {
+            for name in ["retry-after-ms", "retry-after"] {
+                if let Some(headers) = headers(name, &value) {
+                    let parsed = parse_retry_after(&headers);
+                    prop_assert!(parsed.is_none_or(|d| d <= DAY), "{name}: {value} → {parsed:?}");
+                }
+            }
+        }
+    }
 }

@@ -69,7 +69,8 @@ pub struct HttpErrorSpec {
     pub kind: String,
     /// The message.
     pub message: String,
-    /// `retry-after` in seconds.
+    /// `retry-after` in seconds (the client ignores NaN and negative values and keeps at
+    /// most [`crate::MAX_RETRY_AFTER`]).
     #[serde(default)]
     pub retry_after: Option<f64>,
     /// Fail only the first `times` requests that reach this step (a flaky server); later

@@ -1,7 +1,6 @@
 //! The offline scripted model: answers from a scenario file, in-process, deterministically.
 
 use std::collections::VecDeque;
-use std::time::Duration;
 
 use async_trait::async_trait;
 use subagent_session::StopReason;
@@ -167,7 +166,7 @@ impl Model for ScriptedModel {
                 error.status,
                 &error.kind,
                 error.message.clone(),
-                error.retry_after.map(Duration::from_secs_f64),
+                error.retry_after.and_then(crate::http::bounded_wait),
             ));
         }
         let replay = Replay {

@@ -2,12 +2,14 @@
 //!
 //! Follows the WHATWG rules that matter for model APIs: lines end in `\n`, `\r\n` or `\r`;
 //! `event:` sets the type, `data:` lines are joined with `\n`, `:` starts a comment, a blank line
-//! dispatches. Bytes that are not UTF-8 are replaced, never a panic. A single line is bounded
-//! (`MAX_LINE`) so a server cannot make us buffer without end.
+//! dispatches. Bytes that are not UTF-8 are replaced, never a panic. An event (its pending
+//! `data:` lines and the line being read, together) is bounded by [`MAX_LINE`] so a server cannot
+//! make us buffer without end.
 
 use crate::error::{Error, Result};
 
-/// The longest line (in bytes) we buffer before declaring the stream malformed.
+/// The most bytes of one event (its `data:` lines so far plus the line being read) we buffer
+/// before declaring the stream malformed.
 pub const MAX_LINE: usize = 16 * 1024 * 1024;
 
 /// One dispatched event.
@@ -72,9 +74,9 @@ impl SseParser {
     }
 
     fn push_bytes(&mut self, bytes: &[u8]) -> Result<()> {
-        if self.line.len() + bytes.len() > MAX_LINE {
+        if self.data.len() + self.line.len() + bytes.len() > MAX_LINE {
             return Err(Error::protocol(format!(
-                "server-sent event line longer than {MAX_LINE} bytes"
+                "server-sent event longer than {MAX_LINE} bytes"
             )));
         }
         self.line.extend_from_slice(bytes);
@@ -164,6 +166,23 @@ mod tests {
         }
         let bytes: Vec<&[u8]> = text.chunks(1).collect();
         assert_eq!(parse_all(&bytes), whole);
+    }
+
+    #[test]
+    fn one_event_is_bounded_across_its_data_lines() {
+        let mut parser = SseParser::new();
+        let mut out = Vec::new();
+        let half = format!("data: {}\n", "x".repeat(MAX_LINE / 2 + 1));
+        parser.feed(half.as_bytes(), &mut out).unwrap();
+        let error = parser
+            .feed(half.as_bytes(), &mut out)
+            .err()
+            .map(|e| e.to_string());
+        assert_eq!(
+            error.as_deref(),
+            Some("model protocol error: server-sent event longer than 16777216 bytes")
+        );
+        assert_eq!(out, Vec::new());
     }
 
     proptest! {

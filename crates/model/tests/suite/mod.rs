@@ -1,3 +1,4 @@
+mod bounds;
 mod clients;
 mod errors;
 mod request_shape;

@@ -111,6 +111,34 @@ pub async fn raw_server(response: &'static str) -> String {
     format!("http://{addr}")
 }
 
+/// A raw HTTP server that answers every request with `head` and then a body of `x` that never
+/// ends (64 KiB at a time, until the client goes away).
+pub async fn endless_server(head: &'static str) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 65536];
+                let mut seen = Vec::new();
+                while !String::from_utf8_lossy(&seen).contains("\r\n\r\n") {
+                    let n = socket.read(&mut buf).await.unwrap_or(0);
+                    if n == 0 {
+                        return;
+                    }
+                    seen.extend_from_slice(&buf[..n]);
+                }
+                if socket.write_all(head.as_bytes()).await.is_err() {
+                    return;
+                }
+                let chunk = vec![b'x'; 65536];
+                while socket.write_all(&chunk).await.is_ok() {}
+            });
+        }
+    });
+    format!("http://{addr}")
+}
+
 /// A port nothing listens on.
 pub async fn closed_port_url() -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
