@@ -24,7 +24,7 @@ Exit codes:
   1    the child ran but did not complete (failed, max_turns, max_tokens, refused)
   2    refused before anything started (bad arguments or preset, unknown provider or agent,
        unsupported capability, depth, the child could not be spawned)
-  130  cancelled (Ctrl-C)";
+  130  cancelled (Ctrl-C); 143 on SIGTERM, 129 on SIGHUP (the run is cancelled the same way)";
 
 #[derive(Debug, Subcommand)]
 pub enum Command {

@@ -15,7 +15,7 @@ use subagent_runtime::{
 
 use crate::args::{Command, DelegateArgs, ListArgs, PresetCommand, RunArgs};
 use crate::broker::TerminalBroker;
-use crate::drive::{Interrupts, drive};
+use crate::drive::{Interrupts, StopSignal, drive};
 use crate::render::{self, Mode, Progress};
 use crate::setup::{self, Runnable};
 use crate::{EXIT_CANCELLED, EXIT_COMPLETED, EXIT_NOT_COMPLETED, EXIT_REFUSED, Refusal};
@@ -66,12 +66,14 @@ fn read_prompt(prompt: &str) -> Result<String, Refusal> {
     Ok(text)
 }
 
-fn exit_for(status: StopReason, interrupted: bool) -> ExitCode {
-    ExitCode::from(match status {
-        StopReason::Completed => EXIT_COMPLETED,
-        StopReason::Cancelled => EXIT_CANCELLED,
-        _ if interrupted => EXIT_CANCELLED,
-        _ => EXIT_NOT_COMPLETED,
+/// The exit code: 0 when the run completed (even if a stop signal raced its end), else the
+/// code of the stop signal received (130, 143, 129), else 130 for a cancelled run and 1.
+fn exit_for(status: StopReason, interrupted: Option<StopSignal>) -> ExitCode {
+    ExitCode::from(match (status, interrupted) {
+        (StopReason::Completed, _) => EXIT_COMPLETED,
+        (_, Some(signal)) => signal.exit_code(),
+        (StopReason::Cancelled, None) => EXIT_CANCELLED,
+        (_, None) => EXIT_NOT_COMPLETED,
     })
 }
 

@@ -8,45 +8,97 @@ use tokio::signal::unix::{Signal, SignalKind, signal};
 
 use crate::render::Progress;
 
-/// SIGINT, listened to from the moment a command starts (so a Ctrl-C that lands while the child
-/// is being started is not lost, and does not kill us before we can stop it).
-pub struct Interrupts(Option<Signal>);
+/// A signal that asks `subagent` to stop: each one cancels the run the same way (the first
+/// Ctrl-C path), and the command then exits with the signal's conventional code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StopSignal {
+    /// SIGINT (Ctrl-C): exit 130.
+    Interrupt,
+    /// SIGTERM (`kill`, `timeout`, systemd, `docker stop`): exit 143.
+    Terminate,
+    /// SIGHUP (the terminal went away): exit 129.
+    Hangup,
+}
 
-impl Interrupts {
-    /// Starts listening. If the handler cannot be installed, Ctrl-C keeps its default effect
-    /// (the children still die with us through their parent-death signal).
-    pub fn listen() -> Self {
-        Self(signal(SignalKind::interrupt()).ok())
+impl StopSignal {
+    const ALL: [Self; 3] = [Self::Interrupt, Self::Terminate, Self::Hangup];
+
+    fn kind(self) -> SignalKind {
+        match self {
+            Self::Interrupt => SignalKind::interrupt(),
+            Self::Terminate => SignalKind::terminate(),
+            Self::Hangup => SignalKind::hangup(),
+        }
     }
 
-    async fn next(&mut self) {
-        match &mut self.0 {
-            Some(signal) => {
+    /// The signal's name, for messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Interrupt => "SIGINT",
+            Self::Terminate => "SIGTERM",
+            Self::Hangup => "SIGHUP",
+        }
+    }
+
+    /// 128 + the signal's number, as shells report a death by it.
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Self::Interrupt => 130,
+            Self::Terminate => 143,
+            Self::Hangup => 129,
+        }
+    }
+}
+
+/// SIGINT, SIGTERM and SIGHUP, listened to from the moment a command starts (so a signal that
+/// lands while the child is being started is not lost, and does not kill us before we can stop
+/// it).
+pub struct Interrupts(Vec<(StopSignal, Signal)>);
+
+impl Interrupts {
+    /// Starts listening. A handler that cannot be installed leaves that signal its default
+    /// effect (the children still die with us: their guardian sees us go).
+    pub fn listen() -> Self {
+        Self(
+            StopSignal::ALL
+                .into_iter()
+                .filter_map(|stop| signal(stop.kind()).ok().map(|signal| (stop, signal)))
+                .collect(),
+        )
+    }
+
+    async fn next(&mut self) -> StopSignal {
+        if self.0.is_empty() {
+            return std::future::pending().await;
+        }
+        let waits = self.0.iter_mut().map(|(stop, signal)| {
+            Box::pin(async move {
                 if signal.recv().await.is_none() {
                     std::future::pending::<()>().await;
                 }
-            }
-            None => std::future::pending::<()>().await,
-        }
+                *stop
+            })
+        });
+        futures::future::select_all(waits).await.0
     }
 }
 
 /// What the caller learns besides the outcome.
 pub struct Driven {
     pub outcome: Outcome,
-    /// The user pressed Ctrl-C.
-    pub interrupted: bool,
+    /// The first stop signal received (Ctrl-C, SIGTERM, SIGHUP), if any.
+    pub interrupted: Option<StopSignal>,
     /// The run's own tool calls and results, in order (for summaries; a child's are left out).
     pub events: Vec<RunEvent>,
 }
 
 /// Follows `run` until it finishes: renders events, redraws the live line, cancels on the first
-/// Ctrl-C and waits for the run to stop its children; a second Ctrl-C stops waiting (dropping
-/// the run's tasks kills what they own).
+/// stop signal (Ctrl-C, SIGTERM, SIGHUP) and waits for the run to stop its children; a second
+/// one stops waiting (dropping the run's tasks kills what they own).
 pub async fn drive(mut run: Run, progress: &mut Progress, interrupts: &mut Interrupts) -> Driven {
     let mut events = run.take_events();
     let mut seen = Vec::new();
-    let mut interrupted = false;
+    let mut interrupted = None;
     let mut tick = tokio::time::interval(Duration::from_millis(200));
     while let Some(stream) = events.as_mut() {
         tokio::select! {
@@ -65,18 +117,22 @@ pub async fn drive(mut run: Run, progress: &mut Progress, interrupts: &mut Inter
                 None => break,
             },
             _ = tick.tick() => progress.redraw(),
-            () = interrupts.next() => {
+            received = interrupts.next() => {
                 progress.clear();
-                if interrupted {
-                    eprintln!("interrupted again: not waiting for the run to stop");
+                if interrupted.is_some() {
+                    eprintln!(
+                        "interrupted again ({}): not waiting for the run to stop",
+                        received.name()
+                    );
                     let mut outcome = Outcome::cancelled();
                     outcome.diagnostic =
                         Some("cancelled; the user stopped waiting for the run to stop".into());
                     return Driven { outcome, interrupted, events: seen };
                 }
-                interrupted = true;
+                interrupted = Some(received);
                 eprintln!(
-                    "cancelling… (the child and its processes are being stopped; Ctrl-C again to stop waiting)"
+                    "cancelling on {}… (the child and its processes are being stopped; Ctrl-C again to stop waiting)",
+                    received.name()
                 );
                 run.cancel();
             }

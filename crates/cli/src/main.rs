@@ -71,6 +71,12 @@ impl From<subagent_core::Error> for Refusal {
 }
 
 fn main() -> ExitCode {
+    // Started as the guardian of a child tree? Then that is the whole job. Otherwise every child
+    // this process starts runs under a re-executed copy of this binary, so that nothing outlives
+    // `subagent`, even when it is killed with SIGKILL.
+    if let Some(code) = subagent_process::guard::init() {
+        return code;
+    }
     let cli = args::Cli::parse();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

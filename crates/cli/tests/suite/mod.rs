@@ -7,3 +7,4 @@ mod preset;
 mod run;
 mod sigint;
 mod support;
+mod termination;

@@ -2,48 +2,10 @@
 
 use std::path::Path;
 use std::process::Stdio;
-use std::time::{Duration, Instant};
 
 use subagent_test_support::FakeServer;
 
-/// Pids of live processes whose command line contains `needle`.
-fn processes_with(needle: &str) -> Vec<u32> {
-    let mut found = Vec::new();
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return found;
-    };
-    for entry in entries.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|s| s.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
-            continue;
-        };
-        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-        let state = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
-        let zombie = state
-            .rsplit(')')
-            .next()
-            .is_some_and(|rest| rest.trim_start().starts_with('Z'));
-        if cmdline.contains(needle) && !zombie && pid != std::process::id() {
-            found.push(pid);
-        }
-    }
-    found
-}
-
-/// Waits (bounded) until `condition` holds; the child's progress is only observable in /proc.
-fn wait_for(what: &str, mut condition: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !condition() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
+use super::support::{processes_with, wait_for};
 
 fn preset(dir: &Path, url: &str) -> std::path::PathBuf {
     let path = dir.join("sigint.yaml");
@@ -191,7 +153,7 @@ fn a_second_sigint_stops_waiting_and_still_leaves_no_process() {
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130), "{seen}{rest}");
     assert!(
-        rest.contains("interrupted again: not waiting for the run to stop"),
+        rest.contains("interrupted again (SIGINT): not waiting for the run to stop"),
         "{rest}"
     );
     assert!(

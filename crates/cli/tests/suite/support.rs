@@ -1,6 +1,7 @@
 //! Running the `subagent` binary as a user would.
 
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use assert_cmd::Command;
 
@@ -76,4 +77,43 @@ pub fn fake_preset(dir: &Path, url: &str, extra: &str) -> PathBuf {
     )
     .unwrap();
     path
+}
+
+/// Pids of live processes whose command line contains `needle`.
+pub fn processes_with(needle: &str) -> Vec<u32> {
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return found;
+    };
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        let state = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        let zombie = state
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z'));
+        if cmdline.contains(needle) && !zombie && pid != std::process::id() {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// Waits (bounded) until `condition` holds; the child's progress is only observable in /proc.
+pub fn wait_for(what: &str, mut condition: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !condition() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }

@@ -1,0 +1,242 @@
+//! Every way `subagent` can die mid-run leaves nothing running: SIGTERM and SIGHUP cancel the run
+//! like a first Ctrl-C and exit 143 / 129; SIGKILL cannot be handled, and the guardian of each
+//! child tree cleans up instead. Several tries of each, with the in-process bash tool (whose
+//! command also starts a `setsid` escapee) and, with the `e2e` feature, the real `claude` running
+//! a `sleep` through its Bash tool (which runs in a session of its own).
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use subagent_test_support::FakeServer;
+
+use super::support::{processes_with, wait_for};
+
+/// How many tries of each signal run per provider in the normal suite.
+const TRIES: u32 = 3;
+
+#[derive(Clone, Copy, Debug)]
+enum Death {
+    Term,
+    Hup,
+    Kill,
+}
+
+impl Death {
+    fn flag(self) -> &'static str {
+        match self {
+            Self::Term => "-TERM",
+            Self::Hup => "-HUP",
+            Self::Kill => "-KILL",
+        }
+    }
+}
+
+/// A marker no other test uses: a `sleep` length with a fraction unique to this try.
+fn marker(death: Death, attempt: u32) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or_default();
+    format!(
+        "sleep 900.{}{}{:09}",
+        death as u32,
+        attempt,
+        (nanos ^ std::process::id()) % 1_000_000_000
+    )
+}
+
+fn subagent(dir: &Path) -> std::process::Command {
+    let mut command = std::process::Command::new(assert_cmd::cargo::cargo_bin("subagent"));
+    command
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", dir)
+        .env("FAKE_KEY", "test-key")
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    command
+}
+
+/// Sends the signal once `expected` processes carry the marker, then checks how `subagent` ended
+/// and that, 5 s later at most, nothing with the marker is alive.
+fn kill_mid_run(mut child: Child, death: Death, marker: &str, expected: usize) {
+    wait_for("the child's processes to start", || {
+        processes_with(marker).len() >= expected
+    });
+    let status = std::process::Command::new("kill")
+        .args([death.flag(), &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let _ = child.stdin.take();
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    match death {
+        Death::Term | Death::Hup => {
+            let code = if matches!(death, Death::Term) {
+                143
+            } else {
+                129
+            };
+            assert_eq!(output.status.code(), Some(code), "{stderr}");
+            let stdout = String::from_utf8_lossy(&output.stdout);
+            let outcome: serde_json::Value =
+                serde_json::from_str(stdout.lines().last().unwrap_or("{}")).unwrap();
+            assert_eq!(outcome["status"], "cancelled", "{stdout}\n{stderr}");
+        }
+        Death::Kill => {
+            use std::os::unix::process::ExitStatusExt as _;
+            assert_eq!(output.status.signal(), Some(9), "{stderr}");
+        }
+    }
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let left = processes_with(marker);
+        if left.is_empty() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{death:?}: left behind 5 s later: {left:?}\n{stderr}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn bash_preset(dir: &Path, url: &str) -> PathBuf {
+    let path = dir.join("bash.yaml");
+    std::fs::write(
+        &path,
+        format!(
+            "version: 1\nmodel:\n  kind: anthropic\n  name: fake-model\n  base_url: {url}\n  api_key_env: FAKE_KEY\nproviders:\n  - name: spawn\n    kind: spawn\n    config:\n      permission_mode: bypass\n"
+        ),
+    )
+    .unwrap();
+    path
+}
+
+fn bash_tool(death: Death) {
+    for attempt in 0..TRIES {
+        let marker = marker(death, attempt);
+        let scenario = format!(
+            "- match: 'run the sleepers'\n  steps:\n    - tool_calls:\n        - name: bash\n          input: {{command: 'setsid {marker} & {marker}'}}\n    - text: never\n"
+        );
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        let server = runtime.block_on(FakeServer::from_yaml(&scenario)).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let preset = bash_preset(dir.path(), &server.url());
+        let child = subagent(dir.path())
+            .args(["delegate", "--json", "--provider", "spawn", "--preset"])
+            .arg(&preset)
+            .arg("run the sleepers")
+            .spawn()
+            .unwrap();
+        // The shell (whose command line holds the marker twice) and both sleeps.
+        kill_mid_run(child, death, &marker, 3);
+        drop(runtime);
+    }
+}
+
+#[test]
+fn sigterm_mid_bash_tool_cancels_and_leaves_nothing() {
+    bash_tool(Death::Term);
+}
+
+#[test]
+fn sighup_mid_bash_tool_cancels_and_leaves_nothing() {
+    bash_tool(Death::Hup);
+}
+
+#[test]
+fn sigkill_mid_bash_tool_leaves_nothing() {
+    bash_tool(Death::Kill);
+}
+
+#[cfg(feature = "e2e")]
+mod claude {
+    use super::*;
+    use crate::suite::support::root;
+
+    fn preset(dir: &Path, url: &str) -> PathBuf {
+        let claude = root().join("target/clis/node_modules/.bin/claude");
+        assert!(
+            claude.is_file(),
+            "{} is missing: run `cargo xtask install-clis`",
+            claude.display()
+        );
+        let d = |name: &str| {
+            let path = dir.join(name);
+            std::fs::create_dir_all(&path).unwrap();
+            path.display().to_string()
+        };
+        let text = format!(
+            r#"version: 1
+providers:
+  - name: claude-code
+    kind: claude-code
+    config:
+      binary: "{claude}"
+      allowed_tools: [Bash]
+      timeout_secs: 120
+      env: {{HOME: "{home}", CLAUDE_CONFIG_DIR: "{home}/.claude", CLAUDE_CODE_TMPDIR: "{tmp}", ANTHROPIC_BASE_URL: "{url}", ANTHROPIC_API_KEY: dummy}}
+"#,
+            claude = claude.display(),
+            home = d("home"),
+            tmp = d("tmp"),
+        );
+        let path = dir.join("claude.yaml");
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    fn claude_bash(death: Death) {
+        for attempt in 0..TRIES {
+            let marker = marker(death, attempt);
+            let scenario = format!(
+                "- match: 'SLEEP-IN-BASH'\n  steps:\n    - tool_calls:\n        - name: Bash\n          input: {{command: '{marker}', description: 'wait'}}\n    - text: never\n"
+            );
+            let runtime = tokio::runtime::Runtime::new().unwrap();
+            let server = runtime.block_on(FakeServer::from_yaml(&scenario)).unwrap();
+            let dir = tempfile::Builder::new()
+                .prefix("subagent-termination-e2e-")
+                .tempdir()
+                .unwrap();
+            let preset = preset(dir.path(), &server.url());
+            let project = dir.path().join("project");
+            std::fs::create_dir(&project).unwrap();
+            let child = subagent(&project)
+                .args([
+                    "delegate",
+                    "--json",
+                    "--provider",
+                    "claude-code",
+                    "--preset",
+                ])
+                .arg(&preset)
+                .arg("SLEEP-IN-BASH")
+                .spawn()
+                .unwrap();
+            // claude's shell and its sleep.
+            kill_mid_run(child, death, &marker, 2);
+            drop(runtime);
+        }
+    }
+
+    #[test]
+    fn sigterm_mid_claude_bash_cancels_and_leaves_nothing() {
+        claude_bash(Death::Term);
+    }
+
+    #[test]
+    fn sighup_mid_claude_bash_cancels_and_leaves_nothing() {
+        claude_bash(Death::Hup);
+    }
+
+    #[test]
+    fn sigkill_mid_claude_bash_leaves_nothing() {
+        claude_bash(Death::Kill);
+    }
+}
