@@ -8,7 +8,11 @@
 //! - fork seeds: [`EventLog::completed_turn_prefix`] and the repair of dangling tool calls
 //!   ([`repair_dangling_tool_calls`]);
 //! - transcript files: JSONL, appended and flushed at each turn end, loaded back with torn-line
-//!   recovery ([`TranscriptWriter`], [`load_transcript`]).
+//!   recovery ([`TranscriptWriter`], [`load_transcript`]);
+//! - reading a file someone else named (a preset, a scenario, an agent definition, a schema, a
+//!   file a model asked for): bounded by the bytes actually read and refusing anything that is
+//!   not a regular file ([`read_user_file`]), the one helper every crate that reads such files
+//!   uses.
 //!
 //! Deliberately not here: anything that talks to a model, runs a tool or spawns a process. This
 //! crate depends on no other crate of the workspace.
@@ -18,12 +22,14 @@ mod event;
 mod log;
 mod repair;
 mod transcript;
+mod user_file;
 
 pub use content::{ContentBlock, Message, Role, ToolResultContent};
 pub use event::{SessionEvent, StopReason};
 pub use log::{EventLog, Iter};
 pub use repair::{FORKED_TOOL_RESULT, dangling_tool_calls, repair_dangling_tool_calls};
 pub use transcript::{LoadedTranscript, TranscriptWarning, TranscriptWriter, load_transcript};
+pub use user_file::{read_bounded, read_user_file, read_user_text, too_large};
 
 /// Errors of this crate.
 #[derive(Debug, thiserror::Error)]
