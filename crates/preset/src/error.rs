@@ -80,7 +80,8 @@ fn join(items: &[String]) -> String {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// The file could not be read. Returned by `Preset::load`.
+    /// The file could not be read, or is not a regular file (a FIFO, a device, a directory:
+    /// refused without being read). Returned by `Preset::load`.
     #[error("{}: cannot read the preset: {message}", path.display())]
     Io {
         /// The file.
@@ -89,11 +90,12 @@ pub enum Error {
         message: String,
     },
     /// The file is larger than [`crate::MAX_PRESET_BYTES`]; nothing of it was parsed.
-    #[error("{site}: the preset is {size} bytes, more than the limit of {limit} bytes")]
+    #[error("{site}: the preset is larger than the limit of {limit} bytes")]
     TooLarge {
         /// The file.
         site: Box<Site>,
-        /// Its size in bytes.
+        /// The bytes seen: the length of a text given whole, `limit + 1` for a file (reading
+        /// stops there, so a file's real size is not known).
         size: usize,
         /// The limit.
         limit: usize,

@@ -61,7 +61,8 @@ pub type Env = dyn Fn(&str) -> Option<String>;
 /// The format version this build reads.
 pub const PRESET_VERSION: u32 = 1;
 
-/// The largest preset file read, in bytes (1 MiB); a larger one is refused unread.
+/// The largest preset file read, in bytes (1 MiB); reading stops after it and a larger file is
+/// refused.
 pub const MAX_PRESET_BYTES: usize = 1024 * 1024;
 
 /// A loaded and checked preset. Relative paths are resolved against the preset's directory and
@@ -92,30 +93,33 @@ impl Preset {
     /// `factories` are the provider kinds this build knows (their capabilities and config
     /// schemas are used; nothing is built). `env` looks up `${VAR}` references; the CLI passes
     /// `&|name| std::env::var(name).ok()`, tests a map. A file larger than
-    /// [`MAX_PRESET_BYTES`] is refused without being read whole.
+    /// [`MAX_PRESET_BYTES`] is refused without being read whole (reading stops after the limit,
+    /// whatever size the file claims), and anything but a regular file (a FIFO, `/dev/zero`, a
+    /// symlink to one) is refused without being read at all.
     pub fn load(
         path: impl AsRef<Path>,
         factories: &[Arc<dyn ProviderFactory>],
         env: &Env,
     ) -> Result<Preset> {
         let path = path.as_ref();
-        let io_error = |error: std::io::Error| Error::Io {
-            path: path.to_path_buf(),
-            message: error.to_string(),
-        };
-        let size = std::fs::metadata(path).map_err(io_error)?.len();
-        let size = usize::try_from(size).unwrap_or(usize::MAX);
-        if size > MAX_PRESET_BYTES {
-            return Err(Error::TooLarge {
-                site: Box::new(Site {
-                    file: path.to_path_buf(),
-                    ..Site::default()
-                }),
-                size,
-                limit: MAX_PRESET_BYTES,
-            });
-        }
-        let bytes = std::fs::read(path).map_err(io_error)?;
+        let limit = u64::try_from(MAX_PRESET_BYTES).unwrap_or(u64::MAX);
+        let bytes = subagent_session::read_user_file(path, limit).map_err(|error| {
+            if error.kind() == std::io::ErrorKind::FileTooLarge {
+                Error::TooLarge {
+                    site: Box::new(Site {
+                        file: path.to_path_buf(),
+                        ..Site::default()
+                    }),
+                    size: MAX_PRESET_BYTES + 1,
+                    limit: MAX_PRESET_BYTES,
+                }
+            } else {
+                Error::Io {
+                    path: path.to_path_buf(),
+                    message: error.to_string(),
+                }
+            }
+        })?;
         let text = String::from_utf8(bytes).map_err(|_| Error::Io {
             path: path.to_path_buf(),
             message: "the preset is not valid UTF-8".into(),

@@ -1,8 +1,10 @@
 //! Bad presets: each error with its exact file:line:column, key and message.
 
 use pretty_assertions::assert_eq;
+use std::path::Path;
 use subagent_core::ErrorCode;
-use subagent_preset::{Error, MAX_PRESET_BYTES, Preset};
+
+use subagent_preset::{Error, MAX_PRESET_BYTES, Preset, Site};
 
 use super::support::{env, factories, no_env};
 
@@ -213,10 +215,7 @@ fn oversized_text_is_refused_unparsed() {
     let error = error(&text);
     assert_eq!(
         error.to_string(),
-        format!(
-            "dir/p.yaml: the preset is {} bytes, more than the limit of {MAX_PRESET_BYTES} bytes",
-            text.len()
-        )
+        format!("dir/p.yaml: the preset is larger than the limit of {MAX_PRESET_BYTES} bytes")
     );
 }
 
@@ -224,9 +223,77 @@ fn oversized_text_is_refused_unparsed() {
 fn oversized_file_is_refused_unread() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("big.yaml");
-    std::fs::write(&path, vec![b'#'; MAX_PRESET_BYTES + 1]).unwrap();
+    std::fs::write(&path, vec![b'#'; 2 * MAX_PRESET_BYTES]).unwrap();
     let error = Preset::load(&path, &factories(), &no_env).unwrap_err();
-    assert!(matches!(error, Error::TooLarge { size, .. } if size == MAX_PRESET_BYTES + 1));
+    assert_eq!(
+        error,
+        Error::TooLarge {
+            site: Box::new(Site {
+                file: path.clone(),
+                ..Site::default()
+            }),
+            size: MAX_PRESET_BYTES + 1,
+            limit: MAX_PRESET_BYTES,
+        }
+    );
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "{}: the preset is larger than the limit of {MAX_PRESET_BYTES} bytes",
+            path.display()
+        )
+    );
+}
+
+/// Loads on another thread: a load that blocks (a FIFO opened for reading) fails the test
+/// instead of hanging it.
+fn load_within_bound(path: &Path) -> Error {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let path = path.to_owned();
+    std::thread::spawn(move || {
+        let _ = tx.send(Preset::load(&path, &factories(), &no_env));
+    });
+    match rx.recv_timeout(std::time::Duration::from_secs(30)) {
+        Ok(Ok(preset)) => panic!("loaded: {preset:?}"),
+        Ok(Err(error)) => error,
+        Err(_) => panic!("loading the preset blocked"),
+    }
+}
+
+/// `/dev/zero` has size 0 and never ends; a FIFO blocks the reader until someone writes. Both
+/// (and a symlink to either) are refused before anything is read, naming the path.
+#[test]
+fn special_files_are_refused_unread() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo.yaml");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let zero_link = dir.path().join("zero.yaml");
+    std::os::unix::fs::symlink("/dev/zero", &zero_link).unwrap();
+    let fifo_link = dir.path().join("fifo-link.yaml");
+    std::os::unix::fs::symlink(&fifo, &fifo_link).unwrap();
+    for (path, what) in [
+        (Path::new("/dev/zero"), "a character device"),
+        (zero_link.as_path(), "a character device"),
+        (fifo.as_path(), "a FIFO (named pipe)"),
+        (fifo_link.as_path(), "a FIFO (named pipe)"),
+        (dir.path(), "a directory"),
+    ] {
+        let error = load_within_bound(path);
+        assert_eq!(
+            (error.code(), error.to_string()),
+            (
+                ErrorCode::InvalidArguments,
+                format!(
+                    "{}: cannot read the preset: {what}, not a regular file; refused without reading it",
+                    path.display()
+                )
+            )
+        );
+    }
 }
 
 #[test]
