@@ -4,6 +4,7 @@ mod delegate;
 mod lists;
 mod permissions;
 mod preset;
+mod routing;
 mod run;
 mod sigint;
 mod support;

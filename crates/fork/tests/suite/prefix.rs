@@ -67,7 +67,7 @@ async fn fork_prefix(kind: ModelKind) {
     let server = FakeServer::from_yaml(SCENARIO).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let model = model(kind, &server);
-    let registry = registry(&model);
+    let registry = registry();
     let config = parent_config(&model, dir.path(), &registry, fork_row());
     let run = Agent::new(config)
         .unwrap()
@@ -228,7 +228,7 @@ async fn fork_structured_output_is_validated_with_retry_turns() {
     let server = FakeServer::from_yaml(scenario).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let model = model(ModelKind::Anthropic, &server);
-    let registry = registry(&model);
+    let registry = registry();
     let config = parent_config(&model, dir.path(), &registry, fork_row());
     let tools_before = config.tools.specs().to_vec();
     let outcome = Agent::new(config)

@@ -53,7 +53,7 @@ async fn the_forks_first_request_shares_the_parents_messages_and_tools() {
         requests: Mutex::default(),
     });
     let model: Arc<dyn Model> = recording.clone();
-    let registry = registry(&model);
+    let registry = registry();
     let config = parent_config(&model, dir.path(), &registry, fork_row());
     let outcome = Agent::new(config)
         .unwrap()

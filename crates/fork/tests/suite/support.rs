@@ -10,7 +10,6 @@ use subagent_runtime::tools::BashConfig;
 use subagent_runtime::{
     AgentConfig, DelegationTool, DelegationToolConfig, PermissionPolicy, Roots, Tool, ToolSet,
 };
-use subagent_spawn::{SpawnConfig, SpawnProvider};
 use subagent_test_support::FakeServer;
 
 pub const PARENT_SYSTEM: &str = "You are the parent agent under test.";
@@ -21,15 +20,10 @@ pub fn model(kind: ModelKind, server: &FakeServer) -> Arc<dyn Model> {
     subagent_model::build_with_env(&config, |_| Some("test-key".to_owned())).unwrap()
 }
 
-pub fn registry(model: &Arc<dyn Model>) -> Arc<Registry> {
+/// A registry with the fork provider only (routing between spawn and fork is tested in
+/// `crates/cli/tests/suite/routing.rs`: a provider's tests never link another provider).
+pub fn registry() -> Arc<Registry> {
     let registry = Registry::new();
-    registry
-        .register(Arc::new(SpawnProvider::new(
-            "spawn",
-            Arc::clone(model),
-            SpawnConfig::default(),
-        )))
-        .unwrap();
     registry
         .register(Arc::new(ForkProvider::new(
             "fork",
@@ -61,8 +55,8 @@ pub fn parent_config(
     config
 }
 
+/// A row on the fork provider: a call without a type forks (the provider inherits the parent's
+/// context).
 pub fn fork_row() -> DelegationToolConfig {
-    let mut row = DelegationToolConfig::new("spawn");
-    row.fork = Some("fork".to_owned());
-    row
+    DelegationToolConfig::new("fork")
 }

@@ -1,8 +1,8 @@
-//! A parent delegating to spawn: results, agent types, filters, read-only types, background.
+//! A parent delegating to spawn: results, background, forwarded events. (Agent types routed
+//! across spawn and fork are tested in `crates/cli/tests/suite/routing.rs`.)
 
 use pretty_assertions::assert_eq;
-use subagent_core::{AgentProfile, CancellationToken, StaticAgents, StopReason};
-use subagent_fork::{ForkConfig, ForkProvider};
+use subagent_core::{CancellationToken, StopReason};
 use subagent_model::ModelKind;
 use subagent_runtime::{Agent, DelegationToolConfig};
 use subagent_spawn::DEFAULT_SYSTEM_PROMPT;
@@ -94,106 +94,6 @@ async fn parent_delegates_to_spawn_anthropic() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn parent_delegates_to_spawn_responses() {
     parent_delegates_to_spawn(ModelKind::OpenaiResponses).await;
-}
-
-const TYPES: &str = r#"
-- name: explore-child
-  match: "EXPLORE-TASK"
-  steps:
-    - tool_calls:
-        - name: write_file
-          input: {path: "explore.txt", content: "x"}
-    - text: "explore could not write"
-- name: plan-child
-  match: "PLAN-TASK"
-  steps:
-    - tool_calls:
-        - name: write_file
-          input: {path: "plan.txt", content: "x"}
-        - name: bash
-          input: {command: "touch plan-bash.txt"}
-    - text: "plan could not write"
-- name: parent
-  match: "use the types"
-  steps:
-    - tool_calls:
-        - name: subagent
-          input: {prompt: "EXPLORE-TASK look", subagent_type: explore}
-        - name: subagent
-          input: {prompt: "PLAN-TASK think", subagent_type: plan}
-        - name: subagent
-          input: {prompt: "nothing", subagent_type: nope}
-        - name: subagent
-          input: {prompt: "nothing", subagent_type: forky}
-    - text: "parent done"
-"#;
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn agent_types_explore_and_plan_cannot_write_and_unknown_types_are_listed() {
-    let server = FakeServer::from_yaml(TYPES).await.unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let model = model(ModelKind::Anthropic, &server);
-    let registry = registry_with(&model, 3);
-    registry
-        .register(std::sync::Arc::new(ForkProvider::new(
-            "fork",
-            ForkConfig::default(),
-            None,
-        )))
-        .unwrap();
-    let mut profiles = agents().agents();
-    let mut forky = AgentProfile::new("forky", "A type whose provider cannot take a persona.");
-    forky.provider = Some("fork".into());
-    forky.instructions = Some("Be brief.".into());
-    profiles.push(forky);
-    let directory = std::sync::Arc::new(StaticAgents(profiles));
-    let config = parent_config(
-        &model,
-        dir.path(),
-        &registry,
-        DelegationToolConfig::new("spawn"),
-        directory,
-    );
-    let description = config.tools.get("subagent").unwrap().spec().description;
-    assert!(description.contains("- explore: Read-only search of the code."));
-    assert!(description.contains("fresh context"));
-    let outcome = Agent::new(config)
-        .unwrap()
-        .start_prompt("use the types", CancellationToken::new())
-        .outcome()
-        .await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
-    for file in ["explore.txt", "plan.txt", "plan-bash.txt"] {
-        assert!(!dir.path().join(file).exists(), "{file} was written");
-    }
-    let requests = server.model_requests();
-    let read_only = ["ls", "read_file", "glob", "grep", "subagent"];
-    for marker in ["EXPLORE-TASK", "PLAN-TASK"] {
-        let child = requests_for(&requests, marker);
-        assert_eq!(child.len(), 2, "{marker}");
-        // The filtered tools are absent from what the model sees.
-        assert_eq!(tool_names(child[0]), read_only, "{marker}");
-        for (_, text, is_error) in last_results(child[1]) {
-            assert!(is_error);
-            assert!(text.starts_with("No tool named"), "{text}");
-        }
-    }
-    let parent_second = requests_for(&requests, "use the types")
-        .into_iter()
-        .find(|r| r.messages.len() == 3)
-        .unwrap();
-    let results = last_results(parent_second);
-    assert!(results[0].1.starts_with("explore could not write"));
-    assert!(results[1].1.starts_with("plan could not write"));
-    assert_eq!(
-        results[2].1,
-        r#"UNKNOWN_AGENT_TYPE: unknown agent type "nope" (available: "explore", "plan", "forky")"#
-    );
-    assert!(results[2].2);
-    assert_eq!(
-        results[3].1,
-        r#"UNSUPPORTED_CAPABILITY: subagent provider "fork" does not support the capability: "persona""#
-    );
 }
 
 const BACKGROUND: &str = r#"
