@@ -11,7 +11,9 @@ use crate::Location;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// The file could not be read (missing, unreadable, not UTF-8). Returned by
+    /// The file could not be read (missing, unreadable, not UTF-8, over
+    /// [`MAX_FILE_BYTES`](crate::MAX_FILE_BYTES), or not a regular file: a FIFO or a device,
+    /// also behind a symlink, is refused without being read). Returned by
     /// [`load_file`](crate::load_file); retrying helps only once the file is fixed.
     #[error("{}: {message}", path.display())]
     Io {

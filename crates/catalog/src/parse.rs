@@ -26,7 +26,8 @@ use crate::tools::{dedup, split_tool_list};
 use crate::warning::{Location, Warning, WarningKind};
 use crate::{Error, Result};
 
-/// Files larger than this are refused (a definition is a prompt, not a data set).
+/// Files larger than this are refused (a definition is a prompt, not a data set); reading stops
+/// after it, whatever size the file claims.
 pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
 
 /// Longest accepted agent name, in characters.
@@ -69,15 +70,17 @@ pub fn load_file(path: &Path, source: Source) -> Result<Parsed> {
         path: path.to_owned(),
         message,
     };
-    let size = std::fs::metadata(path)
-        .map_err(|e| io(e.to_string()))?
-        .len();
-    if size > MAX_FILE_BYTES {
-        return Err(io(format!(
-            "file is {size} bytes; a definition may have at most {MAX_FILE_BYTES}"
-        )));
-    }
-    let bytes = std::fs::read(path).map_err(|e| io(e.to_string()))?;
+    // Bounded by the bytes read and refusing FIFOs and devices (a cloned project may link
+    // `.claude/agents/x.md` to `/dev/zero`).
+    let bytes = subagent_session::read_user_file(path, MAX_FILE_BYTES).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::FileTooLarge {
+            io(format!(
+                "{e} (a definition may have at most {MAX_FILE_BYTES} bytes)"
+            ))
+        } else {
+            io(e.to_string())
+        }
+    })?;
     let text = String::from_utf8(bytes).map_err(|_| io("not UTF-8 text".into()))?;
     parse_definition(path, &text, source)
 }

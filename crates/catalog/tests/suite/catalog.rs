@@ -446,3 +446,46 @@ fn symlinked_directories_are_followed_once_and_broken_links_reported() {
     );
     assert_eq!(catalog.warnings()[0].kind, WarningKind::Unreadable);
 }
+
+/// A cloned project can hold anything under `.claude/agents`: a symlink to `/dev/zero` (size 0,
+/// endless), a FIFO nobody writes to, a file over the limit. Each is a warning naming the file
+/// and why; nothing blocks or grows, and the other definitions load.
+#[test]
+fn special_and_oversized_files_are_warnings_and_the_rest_loads() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("agents");
+    write(&dir, "a.md", &agent("a", "d"));
+    std::fs::write(dir.join("big.md"), vec![b'a'; 2 * 1024 * 1024]).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(dir.join("f.md"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    std::os::unix::fs::symlink("/dev/zero", dir.join("z.md")).unwrap();
+    let config = CatalogConfig::new()
+        .builtins(None)
+        .dir(Source::Project, &dir);
+    // Loaded on another thread: a load that blocks on the FIFO fails the test, not hangs it.
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(Catalog::load(config));
+    });
+    let catalog = rx
+        .recv_timeout(std::time::Duration::from_secs(30))
+        .unwrap_or_else(|_| panic!("loading the catalog blocked"));
+    assert_eq!(catalog.names(), vec!["a"]);
+    assert_eq!(
+        shown(&catalog.warnings(), root.path()),
+        vec![
+            "<root>/agents/big.md: larger than the limit of 1048576 bytes; refused (a definition may have at most 1048576 bytes)",
+            "<root>/agents/f.md: a FIFO (named pipe), not a regular file; refused without reading it",
+            "<root>/agents/z.md: a character device, not a regular file; refused without reading it",
+        ]
+    );
+    assert!(
+        catalog
+            .warnings()
+            .iter()
+            .all(|w| w.kind == WarningKind::Unreadable)
+    );
+}

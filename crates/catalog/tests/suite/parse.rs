@@ -357,11 +357,12 @@ fn load_file_reports_unreadable_files() {
     );
     let big = dir.path().join("big.md");
     std::fs::write(&big, vec![b'a'; 1024 * 1024 + 1]).unwrap();
-    assert!(
-        load_file(&big, Source::User)
-            .unwrap_err()
-            .to_string()
-            .contains("a definition may have at most 1048576")
+    assert_eq!(
+        load_file(&big, Source::User).unwrap_err().to_string(),
+        format!(
+            "{}: larger than the limit of 1048576 bytes; refused (a definition may have at most 1048576 bytes)",
+            big.display()
+        )
     );
 }
 
