@@ -1,7 +1,8 @@
-//! Project chores: `cargo xtask ci`, `cargo xtask test`, `cargo xtask bench`,
+//! Project chores: `cargo xtask ci`, `cargo xtask test`, `cargo xtask tidy`, `cargo xtask bench`,
 //! `cargo xtask install-clis` (the pinned product CLIs for the end-to-end tests, see `clis.rs`).
 //!
-//! `test` is the README's test command: it runs every test of the workspace (with nextest when it
+//! `test` is the README's test command: it checks the house rules (`tidy.rs`: crate layering,
+//! provider markers, file length), then runs every test of the workspace (with nextest when it
 //! is installed, else `cargo test`). `ci` adds the format check and clippy with warnings denied.
 
 use std::path::{Path, PathBuf};
@@ -10,16 +11,20 @@ use std::process::Command;
 use anyhow::{Context, Result, bail};
 
 mod clis;
+mod tidy;
 
 const HELP: &str = "\
 cargo xtask <command>
 
 Commands:
-  test    install the pinned CLIs if missing, then run every test of the workspace,
-          the end-to-end tests against the real CLIs included (the README's test command)
+  test    check the house rules (tidy), install the pinned CLIs if missing, then run every
+          test of the workspace, the end-to-end tests against the real CLIs included
+          (the README's test command)
+  tidy    check the house rules: crate layering from cargo metadata, provider markers,
+          no source file over 800 lines
   install-clis
           npm-install the pinned claude and codex CLIs into target/clis when missing
-  ci      cargo fmt --check, clippy with warnings denied, then every test
+  ci      tidy, cargo fmt --check, clippy with warnings denied, then every test
   bench   run the divan benchmarks (results go into docs/performance.md by hand)
   help    this text
 ";
@@ -28,8 +33,13 @@ fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let root = workspace_root()?;
     match args.first().map(String::as_str) {
-        Some("test") => test(&root, &args[1..]),
+        Some("test") => {
+            tidy::run(&root)?;
+            test(&root, &args[1..])
+        }
+        Some("tidy") => tidy::run(&root),
         Some("ci") => {
+            tidy::run(&root)?;
             fmt_check(&root)?;
             clippy(&root)?;
             test(&root, &args[1..])
