@@ -240,3 +240,46 @@ providers:
         claude_bash(Death::Kill);
     }
 }
+
+/// `setsid sleep &` in a bash tool command never outlives its call: the next call of the same
+/// run finds no trace of it (the guardian adopted and killed it when the shell exited).
+#[test]
+fn a_setsid_escapee_never_outlives_its_bash_call() {
+    const CALLS: u32 = 6;
+    let marker = marker(Death::Term, 9);
+    // A bracket in the pattern keeps pgrep's own shell (whose command line spells the pattern)
+    // from matching.
+    let (head, last) = marker.split_at(marker.len() - 1);
+    let pattern = format!("{head}[{last}]");
+    let mut steps = String::new();
+    for _ in 0..CALLS {
+        steps.push_str(&format!(
+            "    - tool_calls:\n        - name: bash\n          input: {{command: 'setsid {marker} >/dev/null 2>&1 & echo started'}}\n    - tool_calls:\n        - name: bash\n          input: {{command: 'echo left=$(pgrep -fc \"{pattern}\")'}}\n"
+        ));
+    }
+    let scenario = format!("- match: 'escape'\n  steps:\n{steps}    - text: all calls returned\n");
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(FakeServer::from_yaml(&scenario)).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let preset = bash_preset(dir.path(), &server.url());
+    let output = subagent(dir.path())
+        .args(["delegate", "--json", "--provider", "spawn", "--preset"])
+        .arg(&preset)
+        .arg("escape")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    let counts: Vec<&str> = stdout
+        .match_indices("left=")
+        .map(|(at, _)| &stdout[at..at + 6])
+        .filter(|count| *count != "left=$")
+        .collect();
+    assert_eq!(
+        stdout.matches(r"<stdout>\nstarted").count(),
+        CALLS as usize,
+        "{stdout}"
+    );
+    assert_eq!(counts, vec!["left=0"; CALLS as usize], "{stdout}");
+    drop(runtime);
+}
