@@ -202,9 +202,11 @@ impl AnthropicDecoder {
         }
     }
 
-    fn handle(&mut self, event: &SseEvent, out: &mut Vec<ModelEvent>) -> Result<()> {
-        if self.done || event.data.is_empty() {
-            return Ok(());
+    /// Handles one event; whether it was part of the answer (not a keep-alive: `ping` or empty
+    /// data).
+    fn handle(&mut self, event: &SseEvent, out: &mut Vec<ModelEvent>) -> Result<bool> {
+        if self.done || event.data.trim().is_empty() {
+            return Ok(false);
         }
         let data: Value = serde_json::from_str(&event.data).map_err(|e| {
             Error::protocol(format!(
@@ -353,9 +355,10 @@ impl AnthropicDecoder {
                     .unwrap_or("error event without a message");
                 return Err(Error::from_server(0, kind, message, None));
             }
-            _ => {} // ping and future events
+            "ping" => return Ok(false),
+            _ => {} // future events
         }
-        Ok(())
+        Ok(true)
     }
 }
 
@@ -368,13 +371,16 @@ fn str_field(value: &Value, key: &str) -> Result<String> {
 }
 
 impl Decoder for AnthropicDecoder {
-    fn feed(&mut self, bytes: &[u8], out: &mut Vec<ModelEvent>) -> Result<()> {
+    fn feed(&mut self, bytes: &[u8], out: &mut Vec<ModelEvent>) -> Result<usize> {
         self.sse.feed(bytes, &mut self.events)?;
         let events = std::mem::take(&mut self.events);
+        let mut answer = 0;
         for event in &events {
-            self.handle(event, out)?;
+            if self.handle(event, out)? {
+                answer += 1;
+            }
         }
-        Ok(())
+        Ok(answer)
     }
 
     fn finish(&mut self, out: &mut Vec<ModelEvent>) -> Result<()> {

@@ -303,13 +303,11 @@ impl ChatDecoder {
         Ok(())
     }
 
-    fn handle(&mut self, event: &SseEvent, out: &mut Vec<ModelEvent>) -> Result<()> {
-        if self.done {
-            return Ok(());
-        }
+    /// Handles one event; whether it was part of the answer (not a keep-alive: empty data).
+    fn handle(&mut self, event: &SseEvent, out: &mut Vec<ModelEvent>) -> Result<bool> {
         let data = event.data.trim();
-        if data.is_empty() {
-            return Ok(());
+        if self.done || data.is_empty() {
+            return Ok(false);
         }
         if data == "[DONE]" {
             if self.finish.is_none() {
@@ -317,22 +315,27 @@ impl ChatDecoder {
                     "the stream said [DONE] before any finish_reason",
                 ));
             }
-            return self.stop(out);
+            self.stop(out)?;
+            return Ok(true);
         }
         let value: Value = serde_json::from_str(data)
             .map_err(|e| Error::protocol(format!("invalid JSON in chat chunk: {e}")))?;
-        self.chunk(&value, out)
+        self.chunk(&value, out)?;
+        Ok(true)
     }
 }
 
 impl Decoder for ChatDecoder {
-    fn feed(&mut self, bytes: &[u8], out: &mut Vec<ModelEvent>) -> Result<()> {
+    fn feed(&mut self, bytes: &[u8], out: &mut Vec<ModelEvent>) -> Result<usize> {
         self.sse.feed(bytes, &mut self.events)?;
         let events = std::mem::take(&mut self.events);
+        let mut answer = 0;
         for event in &events {
-            self.handle(event, out)?;
+            if self.handle(event, out)? {
+                answer += 1;
+            }
         }
-        Ok(())
+        Ok(answer)
     }
 
     fn finish(&mut self, out: &mut Vec<ModelEvent>) -> Result<()> {

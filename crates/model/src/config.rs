@@ -58,16 +58,21 @@ impl ModelKind {
     }
 }
 
-/// Timeouts in milliseconds.
+/// Timeouts in milliseconds. Keep-alives (Anthropic's `ping` event, SSE comment lines, events
+/// with empty data) are not part of the answer: they hold neither the first-byte nor the idle
+/// timer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct Timeouts {
     /// Connecting (TCP + TLS).
     pub connect_ms: u64,
-    /// From sending the request to the first byte of the streamed answer.
+    /// From sending the request to the first event of the streamed answer.
     pub first_byte_ms: u64,
-    /// The longest gap between two chunks of the answer.
+    /// The longest wait for the next event of an answer that has started.
     pub idle_ms: u64,
+    /// The longest a whole request may take, retries included: from sending it to the end of
+    /// the streamed answer, however steadily the answer streams.
+    pub total_ms: u64,
 }
 
 impl Default for Timeouts {
@@ -76,6 +81,7 @@ impl Default for Timeouts {
             connect_ms: 10_000,
             first_byte_ms: 300_000,
             idle_ms: 120_000,
+            total_ms: 600_000,
         }
     }
 }

@@ -75,3 +75,51 @@ proptest! {
         prop_assert_eq!(whole.0.len(), 7);
     }
 }
+
+/// How many answer events (not keep-alives) each chunk completes, fed one after the other.
+fn answer_events<D: Decoder>(mut decoder: D, chunks: &[&str]) -> Vec<usize> {
+    let mut out = Vec::new();
+    chunks
+        .iter()
+        .map(|c| decoder.feed(c.as_bytes(), &mut out).unwrap())
+        .collect()
+}
+
+const KEEP_ALIVES: [&str; 4] = [": keep-alive\n\n", "data:\n\n", "data:   \n\n", ":\n"];
+
+#[test]
+fn keep_alives_are_not_answer_events() {
+    let anthropic = [
+        &KEEP_ALIVES[..],
+        &[
+            "event: ping\ndata: {\"type\": \"ping\"}\n\n",
+            "data: {\"type\":\"ping\"}\n\n",
+            "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{}}\n\n",
+            "event: ping\ndata: {\"type\": \"ping\"}\n\nevent: content_block_start\n",
+            "data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n",
+        ],
+    ]
+    .concat();
+    assert_eq!(
+        answer_events(AnthropicDecoder::new(), &anthropic),
+        vec![0, 0, 0, 0, 0, 0, 1, 0, 1]
+    );
+    let responses = [
+        &KEEP_ALIVES[..],
+        &["data: {\"type\":\"response.created\",\"response\":{}}\n\n"],
+    ]
+    .concat();
+    assert_eq!(
+        answer_events(ResponsesDecoder::new(), &responses),
+        vec![0, 0, 0, 0, 1]
+    );
+    let chat = [
+        &KEEP_ALIVES[..],
+        &["data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\"}}]}\n\n"],
+    ]
+    .concat();
+    assert_eq!(
+        answer_events(ChatDecoder::new(), &chat),
+        vec![0, 0, 0, 0, 1]
+    );
+}

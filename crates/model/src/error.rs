@@ -9,10 +9,12 @@ use subagent_session::StopReason;
 pub enum TimeoutKind {
     /// Connecting to the server.
     Connect,
-    /// Waiting for the response to start (headers and first streamed byte).
+    /// Waiting for the answer to start (headers and its first event; keep-alives do not count).
     FirstByte,
-    /// Waiting between two chunks of an already started stream.
+    /// Waiting for the next event of an answer that has started (keep-alives do not count).
     Idle,
+    /// The whole request, retries included, took longer than its overall limit.
+    Total,
 }
 
 impl std::fmt::Display for TimeoutKind {
@@ -21,6 +23,7 @@ impl std::fmt::Display for TimeoutKind {
             Self::Connect => "connect",
             Self::FirstByte => "first byte",
             Self::Idle => "idle",
+            Self::Total => "overall",
         })
     }
 }

@@ -1,6 +1,7 @@
 //! The HTTP layer shared by the three clients: sending with retries before the first byte,
 //! classifying error answers, and driving a streamed body through a protocol decoder with
-//! first-byte and idle timeouts and cancellation.
+//! first-byte, idle and overall timeouts and cancellation. Only events of the answer move the
+//! first-byte and idle timers; keep-alives do not (the decoder tells them apart).
 
 use std::collections::VecDeque;
 use std::pin::Pin;
@@ -28,8 +29,10 @@ pub(crate) enum AuthStyle {
 
 /// A protocol decoder: bytes of a streamed body in, model events out.
 pub trait Decoder: Send + 'static {
-    /// Feeds a chunk of the body (split anywhere).
-    fn feed(&mut self, bytes: &[u8], out: &mut Vec<ModelEvent>) -> Result<()>;
+    /// Feeds a chunk of the body (split anywhere). Returns how many events of the answer the
+    /// chunk completed; keep-alives (Anthropic `ping`, SSE comments, events with empty data)
+    /// are not counted.
+    fn feed(&mut self, bytes: &[u8], out: &mut Vec<ModelEvent>) -> Result<usize>;
     /// The body ended cleanly.
     fn finish(&mut self, out: &mut Vec<ModelEvent>) -> Result<()>;
     /// Whether the final `Stop` event was produced.
@@ -147,10 +150,11 @@ impl HttpClient {
         let headers = self.headers(auth, extra_headers)?;
         let body = Bytes::from(body);
         let url = self.url(path);
-        let first_byte = Duration::from_millis(self.timeouts.first_byte_ms);
+        let overall = Limit::after(TimeoutKind::Total, self.timeouts.total_ms);
         let mut attempt = 0u32;
         loop {
-            let deadline = Instant::now() + first_byte;
+            let start = Limit::after(TimeoutKind::FirstByte, self.timeouts.first_byte_ms)
+                .or_sooner(overall);
             let send = self
                 .client
                 .post(&url)
@@ -160,27 +164,22 @@ impl HttpClient {
             let outcome = tokio::select! {
                 biased;
                 () = cancel.cancelled() => return Err(Error::Cancelled),
-                r = tokio::time::timeout_at(deadline, send) => r,
+                r = tokio::time::timeout_at(start.at, send) => r,
             };
             let error = match outcome {
-                Err(_) => {
-                    return Err(Error::Timeout {
-                        kind: TimeoutKind::FirstByte,
-                        after: first_byte,
-                    });
-                }
+                Err(_) => return Err(start.error()),
                 Ok(Ok(response)) if response.status().is_success() => {
                     return Ok(event_stream(
                         response,
                         decoder,
                         cancel,
-                        deadline,
-                        first_byte,
-                        Duration::from_millis(self.timeouts.idle_ms),
+                        start,
+                        overall,
+                        self.timeouts.idle_ms,
                     ));
                 }
                 Ok(Ok(response)) => {
-                    error_from_response(response, deadline, self.key.as_ref()).await
+                    error_from_response(response, start.at, self.key.as_ref()).await
                 }
                 Ok(Err(e)) if e.is_timeout() && e.is_connect() => Error::Timeout {
                     kind: TimeoutKind::Connect,
@@ -198,6 +197,13 @@ impl HttpClient {
             }
             attempt += 1;
             let wait = self.retry.delay(attempt, &error);
+            // No attempt that would start past the overall limit: the last error it is.
+            if Instant::now()
+                .checked_add(wait)
+                .is_none_or(|t| t >= overall.at)
+            {
+                return Err(error);
+            }
             tokio::select! {
                 biased;
                 () = cancel.cancelled() => return Err(Error::Cancelled),
@@ -296,6 +302,42 @@ async fn read_bounded(mut response: reqwest::Response, limit: usize) -> Vec<u8> 
     body
 }
 
+/// Further than any timer needs to look (a century): configured limits are clamped to it, so
+/// no deadline overflows.
+const FAR: Duration = Duration::from_secs(100 * 365 * 24 * 60 * 60);
+
+/// A deadline and the timeout it stands for.
+#[derive(Clone, Copy, Debug)]
+struct Limit {
+    at: Instant,
+    kind: TimeoutKind,
+    after: Duration,
+}
+
+impl Limit {
+    /// `ms` milliseconds from now.
+    fn after(kind: TimeoutKind, ms: u64) -> Self {
+        let after = Duration::from_millis(ms);
+        Self {
+            at: Instant::now() + after.min(FAR),
+            kind,
+            after,
+        }
+    }
+
+    /// This limit, or `other` when it runs out first.
+    fn or_sooner(self, other: Limit) -> Self {
+        if other.at < self.at { other } else { self }
+    }
+
+    fn error(self) -> Error {
+        Error::Timeout {
+            kind: self.kind,
+            after: self.after,
+        }
+    }
+}
+
 type Body = Pin<Box<dyn Stream<Item = reqwest::Result<Bytes>> + Send>>;
 
 struct Driver<D> {
@@ -303,9 +345,11 @@ struct Driver<D> {
     decoder: D,
     pending: VecDeque<Result<ModelEvent>>,
     cancel: CancellationToken,
-    first_deadline: Option<Instant>,
-    first_byte: Duration,
-    idle: Duration,
+    /// What runs out next: the first-byte limit until the answer's first event, then the idle
+    /// limit from its latest event; never later than `overall`.
+    limit: Limit,
+    overall: Limit,
+    idle_ms: u64,
     scratch: Vec<ModelEvent>,
 }
 
@@ -326,34 +370,33 @@ impl<D: Decoder> Driver<D> {
         let Some(body) = self.body.as_mut() else {
             return;
         };
-        let (deadline, kind, after) = match self.first_deadline {
-            Some(d) => (d, TimeoutKind::FirstByte, self.first_byte),
-            None => (Instant::now() + self.idle, TimeoutKind::Idle, self.idle),
-        };
+        let limit = self.limit;
         let next = tokio::select! {
             biased;
             () = self.cancel.cancelled() => {
                 self.end(Some(Error::Cancelled));
                 return;
             }
-            r = tokio::time::timeout_at(deadline, body.next()) => r,
+            r = tokio::time::timeout_at(limit.at, body.next()) => r,
         };
         match next {
-            Err(_) => self.end(Some(Error::Timeout { kind, after })),
+            Err(_) => self.end(Some(limit.error())),
             Ok(Some(Err(e))) => self.end(Some(Error::network(format!(
                 "the stream broke before the answer was complete: {}",
                 error_chain(&e)
             )))),
             Ok(Some(Ok(bytes))) => {
-                if !bytes.is_empty() {
-                    self.first_deadline = None;
-                }
                 let result = self.decoder.feed(&bytes, &mut self.scratch);
                 self.take_scratch();
-                if let Err(e) = result {
-                    self.end(Some(e));
-                } else if self.decoder.is_done() {
-                    self.end(None);
+                match result {
+                    Err(e) => self.end(Some(e)),
+                    Ok(_) if self.decoder.is_done() => self.end(None),
+                    // Only keep-alives (or part of an event): the timer runs on.
+                    Ok(0) => {}
+                    Ok(_) => {
+                        self.limit =
+                            Limit::after(TimeoutKind::Idle, self.idle_ms).or_sooner(self.overall);
+                    }
                 }
             }
             Ok(None) => {
@@ -375,18 +418,18 @@ fn event_stream<D: Decoder>(
     response: reqwest::Response,
     decoder: D,
     cancel: CancellationToken,
-    first_deadline: Instant,
-    first_byte: Duration,
-    idle: Duration,
+    start: Limit,
+    overall: Limit,
+    idle_ms: u64,
 ) -> ModelStream {
     let driver = Driver {
         body: Some(Box::pin(response.bytes_stream())),
         decoder,
         pending: VecDeque::new(),
         cancel,
-        first_deadline: Some(first_deadline),
-        first_byte,
-        idle,
+        limit: start,
+        overall,
+        idle_ms,
         scratch: Vec::new(),
     };
     Box::pin(futures::stream::unfold(driver, |mut d| async move {

@@ -10,8 +10,10 @@
 //!   tools (`Arc<[ToolSpec]>`) are shared, so a turn or a fork copies no history;
 //! - the clients: Anthropic Messages ([`AnthropicModel`], prompt-cache markers on the stable
 //!   prefix), OpenAI Responses ([`ResponsesModel`]), OpenAI Chat Completions ([`ChatModel`]; also
-//!   Ollama, vLLM, llama.cpp, LM Studio), each over reqwest with connect / first-byte / idle
-//!   timeouts and retries (429, 5xx, connect failures) only before the first streamed byte;
+//!   Ollama, vLLM, llama.cpp, LM Studio), each over reqwest with connect / first-byte / idle /
+//!   overall timeouts (keep-alives move no timer: every stream ends) and retries (429, 5xx,
+//!   connect failures) only before the first streamed byte; numbers and sizes a server sends
+//!   (`retry-after`, token counts, error bodies, events) are bounded, never a panic;
 //! - the incremental SSE parser ([`sse`]) and the three protocol decoders;
 //! - [`ModelConfig`] (serde + JSON Schema, embedded in presets) and [`build`];
 //! - scenario files ([`scenario`]) and the offline [`ScriptedModel`] that replays them. The fake

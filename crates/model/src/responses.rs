@@ -216,9 +216,12 @@ impl ResponsesDecoder {
         })
     }
 
-    fn handle(&mut self, event: &SseEvent, out: &mut Vec<ModelEvent>) -> Result<()> {
-        if self.done || event.data.is_empty() || event.data == "[DONE]" {
-            return Ok(());
+    /// Handles one event; whether it was part of the answer (not a keep-alive: empty data, or
+    /// a stray `[DONE]`).
+    fn handle(&mut self, event: &SseEvent, out: &mut Vec<ModelEvent>) -> Result<bool> {
+        let data = event.data.trim();
+        if self.done || data.is_empty() || data == "[DONE]" {
+            return Ok(false);
         }
         let data: Value = serde_json::from_str(&event.data).map_err(|e| {
             Error::protocol(format!(
@@ -380,7 +383,7 @@ impl ResponsesDecoder {
             }
             _ => {}
         }
-        Ok(())
+        Ok(true)
     }
 }
 
@@ -399,13 +402,16 @@ fn server_error(error: &Value) -> Error {
 }
 
 impl Decoder for ResponsesDecoder {
-    fn feed(&mut self, bytes: &[u8], out: &mut Vec<ModelEvent>) -> Result<()> {
+    fn feed(&mut self, bytes: &[u8], out: &mut Vec<ModelEvent>) -> Result<usize> {
         self.sse.feed(bytes, &mut self.events)?;
         let events = std::mem::take(&mut self.events);
+        let mut answer = 0;
         for event in &events {
-            self.handle(event, out)?;
+            if self.handle(event, out)? {
+                answer += 1;
+            }
         }
-        Ok(())
+        Ok(answer)
     }
 
     fn finish(&mut self, out: &mut Vec<ModelEvent>) -> Result<()> {

@@ -24,8 +24,10 @@
 //!
 //! Step fields, all optional, in the order they take effect: `delay_ms` and `wait_gate` (before
 //! anything is sent), `error` (an HTTP error answer: `status`, `type`, `message`,
-//! `retry_after`), `thinking`, `text`, `wait_gate_mid` (after the text), `disconnect` (cut the
-//! connection after the text), `stream_error` (an error event after the text: `type`,
+//! `retry_after`), `keep_alive` (after the response headers, before the answer's first event:
+//! `style` `ping` | `comment` | `empty`, `every_ms`, `count`; no count = without end),
+//! `thinking`, `text`, `wait_gate_mid` and `keep_alive_mid` (after the text), `disconnect` (cut
+//! the connection after the text), `stream_error` (an error event after the text: `type`,
 //! `message`), `tool_calls` (`name`, `input`, `id`, `fragments`, `namespace`, `custom`),
 //! `usage`, `stop` (`end_turn` | `max_tokens` | `refusal`), `event_delay_ms` (pause between
 //! streamed events).
@@ -127,6 +129,39 @@ pub struct UsageSpec {
     pub cache_write_tokens: u64,
 }
 
+/// What a keep-alive looks like on the wire.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum KeepAliveStyle {
+    /// The protocol's own keep-alive: Anthropic's `ping` event (the OpenAI protocols have none,
+    /// so a comment line there).
+    #[default]
+    Ping,
+    /// An SSE comment line (`: keep-alive`), what proxies and SSE libraries send.
+    Comment,
+    /// An event with empty data (`data:`).
+    Empty,
+}
+
+fn one_second() -> u64 {
+    1000
+}
+
+/// Keep-alives a step sends: the server shows it is there but says nothing of the answer.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct KeepAliveSpec {
+    /// What each one looks like (default `ping`).
+    #[serde(default)]
+    pub style: KeepAliveStyle,
+    /// The pause before each one, in milliseconds (default 1000).
+    #[serde(default = "one_second")]
+    pub every_ms: u64,
+    /// How many (default: without end; the stream then never finishes).
+    #[serde(default)]
+    pub count: Option<u64>,
+}
+
 /// How a step's answer ends.
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
@@ -152,6 +187,9 @@ pub struct Step {
     /// Answer with this HTTP error instead.
     #[serde(default)]
     pub error: Option<HttpErrorSpec>,
+    /// Keep-alives after the response headers, before the answer's first event.
+    #[serde(default)]
+    pub keep_alive: Option<KeepAliveSpec>,
     /// Visible reasoning.
     #[serde(default)]
     pub thinking: Option<String>,
@@ -161,6 +199,9 @@ pub struct Step {
     /// Wait for this gate after the text (the answer has started).
     #[serde(default)]
     pub wait_gate_mid: Option<String>,
+    /// Keep-alives after the text (after `wait_gate_mid`).
+    #[serde(default)]
+    pub keep_alive_mid: Option<KeepAliveSpec>,
     /// Cut the connection after the text, without the final events.
     #[serde(default)]
     pub disconnect: bool,
@@ -207,6 +248,15 @@ pub enum Action {
     Sleep(Duration),
     /// Wait for a gate.
     WaitGate(String),
+    /// Keep-alives: each after a pause of `every`, `count` of them (`None`: without end).
+    KeepAlive {
+        /// What each looks like.
+        style: KeepAliveStyle,
+        /// The pause before each.
+        every: Duration,
+        /// How many (`None`: without end).
+        count: Option<u64>,
+    },
     /// A thinking delta.
     Thinking(String),
     /// A text delta.
@@ -230,6 +280,8 @@ pub struct Plan {
     pub before: Vec<Action>,
     /// An HTTP error answer instead of a stream.
     pub http_error: Option<HttpErrorSpec>,
+    /// The body's first units, before the answer's first event (keep-alives).
+    pub opening: Vec<Action>,
     /// The body's events.
     pub actions: Vec<Action>,
     /// Whether the stream ends normally (no disconnect or stream error).
@@ -387,6 +439,12 @@ impl Step {
         if let Some(gate) = &self.wait_gate {
             before.push(Action::WaitGate(gate.clone()));
         }
+        let keep_alive = |spec: &KeepAliveSpec| Action::KeepAlive {
+            style: spec.style,
+            every: Duration::from_millis(spec.every_ms),
+            count: spec.count,
+        };
+        let opening = self.keep_alive.iter().map(keep_alive).collect();
         let pause = self.event_delay_ms.map(Duration::from_millis);
         let mut actions = Vec::new();
         let mut push = |action: Action| {
@@ -409,6 +467,9 @@ impl Step {
         }
         if let Some(gate) = &self.wait_gate_mid {
             push(Action::WaitGate(gate.clone()));
+        }
+        if let Some(spec) = &self.keep_alive_mid {
+            push(keep_alive(spec));
         }
         let mut complete = true;
         if self.disconnect {
@@ -452,6 +513,7 @@ impl Step {
             step,
             before,
             http_error: self.error.clone(),
+            opening,
             actions,
             complete,
             usage: Usage {

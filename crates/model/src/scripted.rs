@@ -35,11 +35,22 @@ impl ScriptedModel {
     }
 }
 
+/// Waits out a pause, a gate or keep-alives (nothing to stream in-process: only their time
+/// passes; keep-alives without end wait until cancelled).
 async fn pause(action: &Action, gates: &Gates, cancel: &CancellationToken) -> Result<()> {
     let wait = async {
         match action {
             Action::Sleep(d) => tokio::time::sleep(*d).await,
             Action::WaitGate(name) => gates.gate(name).wait().await,
+            Action::KeepAlive {
+                every,
+                count: Some(n),
+                ..
+            } => {
+                let n = u32::try_from(*n).unwrap_or(u32::MAX);
+                tokio::time::sleep(every.saturating_mul(n)).await;
+            }
+            Action::KeepAlive { count: None, .. } => std::future::pending().await,
             _ => {}
         }
     };
@@ -114,7 +125,7 @@ impl Replay {
             return;
         }
         match action {
-            Action::Sleep(_) | Action::WaitGate(_) => {
+            Action::Sleep(_) | Action::WaitGate(_) | Action::KeepAlive { .. } => {
                 if let Err(e) = pause(&action, &self.gates, &self.cancel).await {
                     self.ended = true;
                     self.pending.push_back(Err(e));
@@ -170,7 +181,7 @@ impl Model for ScriptedModel {
             ));
         }
         let replay = Replay {
-            actions: plan.actions.iter().cloned().collect(),
+            actions: plan.opening.iter().chain(&plan.actions).cloned().collect(),
             pending: VecDeque::new(),
             plan,
             gates: self.gates.clone(),

@@ -4,7 +4,9 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use serde_json::{Value, json};
-use subagent_model::scenario::{Action, HttpErrorSpec, Plan, PlannedCall, StepStop};
+use subagent_model::scenario::{
+    Action, HttpErrorSpec, KeepAliveStyle, Plan, PlannedCall, StepStop,
+};
 
 /// One unit of a response body.
 #[derive(Clone, Debug)]
@@ -15,6 +17,16 @@ pub enum Chunk {
     Sleep(Duration),
     /// Wait for a gate.
     Gate(String),
+    /// Send `bytes` after each pause of `every`, `count` times (`None`: until the client goes
+    /// away).
+    Repeat {
+        /// What is sent each time.
+        bytes: Bytes,
+        /// The pause before each.
+        every: Duration,
+        /// How many times.
+        count: Option<u64>,
+    },
     /// Cut the connection.
     Disconnect,
 }
@@ -38,11 +50,31 @@ fn sse(event: Option<&str>, data: &Value) -> Chunk {
     Chunk::Bytes(Bytes::from(text))
 }
 
-fn passthrough(action: &Action, out: &mut Vec<Chunk>) -> bool {
+fn keep_alive(protocol: Protocol, style: KeepAliveStyle) -> Bytes {
+    Bytes::from_static(match (style, protocol) {
+        (KeepAliveStyle::Ping, Protocol::Anthropic) => {
+            b"event: ping\ndata: {\"type\": \"ping\"}\n\n"
+        }
+        (KeepAliveStyle::Ping | KeepAliveStyle::Comment, _) => b": keep-alive\n\n",
+        (KeepAliveStyle::Empty, _) => b"data:\n\n",
+    })
+}
+
+/// The protocol-neutral units: pauses, gates, keep-alives, disconnects.
+fn passthrough(protocol: Protocol, action: &Action, out: &mut Vec<Chunk>) -> bool {
     match action {
         Action::Sleep(d) => out.push(Chunk::Sleep(*d)),
         Action::WaitGate(g) => out.push(Chunk::Gate(g.clone())),
         Action::Disconnect => out.push(Chunk::Disconnect),
+        Action::KeepAlive {
+            style,
+            every,
+            count,
+        } => out.push(Chunk::Repeat {
+            bytes: keep_alive(protocol, *style),
+            every: *every,
+            count: *count,
+        }),
         _ => return false,
     }
     true
@@ -70,11 +102,16 @@ pub fn error_body(protocol: Protocol, error: &HttpErrorSpec) -> Value {
 
 /// Encodes a plan as a streamed body.
 pub fn encode(protocol: Protocol, plan: &Plan, model: &str, seed: usize) -> Vec<Chunk> {
-    match protocol {
+    let mut out = Vec::new();
+    for action in &plan.opening {
+        passthrough(protocol, action, &mut out);
+    }
+    out.extend(match protocol {
         Protocol::Anthropic => anthropic(plan, model, seed),
         Protocol::Responses => responses(plan, model, seed),
         Protocol::Chat => chat(plan, model, seed),
-    }
+    });
+    out
 }
 
 #[derive(PartialEq)]
@@ -117,7 +154,7 @@ fn anthropic(plan: &Plan, model: &str, seed: usize) -> Vec<Chunk> {
         }
     };
     for action in &plan.actions {
-        if passthrough(action, &mut out) {
+        if passthrough(Protocol::Anthropic, action, &mut out) {
             continue;
         }
         match action {
@@ -259,7 +296,7 @@ fn responses(plan: &Plan, model: &str, seed: usize) -> Vec<Chunk> {
         items.push(item);
     };
     for action in &plan.actions {
-        if passthrough(action, &mut out) {
+        if passthrough(Protocol::Responses, action, &mut out) {
             continue;
         }
         match action {
@@ -411,7 +448,7 @@ fn chat(plan: &Plan, model: &str, seed: usize) -> Vec<Chunk> {
     ));
     let mut calls = 0usize;
     for action in &plan.actions {
-        if passthrough(action, &mut out) {
+        if passthrough(Protocol::Chat, action, &mut out) {
             continue;
         }
         match action {

@@ -5,7 +5,8 @@
 //! `POST /v1/chat/completions` with real SSE streaming, answers `HEAD /` and `GET /v1/models`,
 //! and is scripted by scenario files (`subagent_model::scenario`: the same code the offline
 //! scripted model uses). It records every request (secrets redacted), checks protocol
-//! invariants, offers gates for timeout and cancel tests, and counts streams the client dropped.
+//! invariants, offers gates and keep-alives (Anthropic `ping`, SSE comments, empty events; a
+//! while or without end) for timeout and cancel tests, and counts streams the client dropped.
 //! The `fake-model` binary serves a scenario file until killed.
 //!
 //! Deliberately not here: any model client (that is `subagent-model`), and assertions: the

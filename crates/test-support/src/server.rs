@@ -294,6 +294,28 @@ fn body_stream(
                     return Some((Ok(bytes), b));
                 }
                 Chunk::Sleep(d) => tokio::time::sleep(d).await,
+                Chunk::Repeat {
+                    bytes,
+                    every,
+                    count,
+                } => {
+                    if count == Some(0) {
+                        continue;
+                    }
+                    tokio::time::sleep(every).await;
+                    let rest = count.map(|n| n - 1);
+                    if rest != Some(0) {
+                        b.chunks.push_front(Chunk::Repeat {
+                            bytes: bytes.clone(),
+                            every,
+                            count: rest,
+                        });
+                    }
+                    if b.chunks.is_empty() {
+                        b.guard.finished = true;
+                    }
+                    return Some((Ok(bytes), b));
+                }
                 Chunk::Gate(name) => {
                     let gate: Gate = b.guard.state.gates.gate(&name);
                     gate.wait().await;

@@ -1,6 +1,7 @@
 mod bounds;
 mod clients;
 mod errors;
+mod keep_alives;
 mod request_shape;
 mod retries;
 mod scripted;

@@ -25,6 +25,7 @@ pub fn config(url: &str, kind: ModelKind) -> ModelConfig {
         connect_ms: 2_000,
         first_byte_ms: 5_000,
         idle_ms: 5_000,
+        total_ms: 30_000,
     };
     config.retry = RetryConfig {
         max_retries: 0,
