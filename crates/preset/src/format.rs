@@ -47,12 +47,17 @@ pub struct ModelTimeouts {
     /// Connecting (TCP + TLS).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connect_ms: Option<u64>,
-    /// From sending a request to the first byte of the answer.
+    /// From sending a request to the first event of the answer (keep-alives do not count).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_byte_ms: Option<u64>,
-    /// The longest gap between two chunks of a streamed answer.
+    /// The longest wait for the next event of an answer that has started (keep-alives do not
+    /// count).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle_ms: Option<u64>,
+    /// The longest a whole request may take, retries included, however steadily its answer
+    /// streams.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_ms: Option<u64>,
 }
 
 /// Retries of failed model requests; an absent field keeps the model client's default.
