@@ -428,6 +428,11 @@ pub fn providers_markdown(listing: &[subagent_preset::ProviderListing]) -> Strin
     out
 }
 
+/// The widest cell of the text table, in characters: a longer name (a preset may hold any
+/// string, and `format!` panics on a width over 65,535) is cut with an ellipsis; `--json` and
+/// `--markdown` keep it whole.
+const MAX_CELL_CHARS: usize = 40;
+
 /// The capability table as text.
 pub fn providers_table(listing: &[subagent_preset::ProviderListing]) -> String {
     let headers = [
@@ -447,8 +452,8 @@ pub fn providers_table(listing: &[subagent_preset::ProviderListing]) -> String {
     for row in listing {
         let c = &row.capabilities;
         rows.push(vec![
-            row.name.clone(),
-            row.kind.clone(),
+            render::one_line(&row.name, MAX_CELL_CHARS),
+            render::one_line(&row.kind, MAX_CELL_CHARS),
             if row.disabled {
                 "disabled".into()
             } else {

@@ -110,3 +110,68 @@ fn docs_providers_table_is_generated_from_the_code() {
         "docs/providers.md is stale: paste the output of `subagent providers --markdown --preset presets/cross-product.yaml`"
     );
 }
+
+/// A provider name longer than any terminal (and than `format!`'s 65,535-character width
+/// limit): the tables cut it with an ellipsis instead of panicking.
+#[test]
+fn a_huge_provider_name_is_cut_in_the_tables_not_a_panic() {
+    let home = tempfile::tempdir().unwrap();
+    let long = "a".repeat(70_000);
+    let shown = format!("{}…", "a".repeat(39));
+    let table = format!(
+        "provider{pad}  kind   state    output_schema  depth_limit  tool_filter  persona  model_override  max_turns  resume  inherits_context\n\
+         {shown}  spawn  enabled  yes            yes          yes          yes      yes             yes        -       -\n",
+        pad = " ".repeat(32)
+    );
+    // Written out, and through a `${VAR:-default}` of the same length.
+    for (file, name) in [
+        ("literal.yaml", long.clone()),
+        ("default.yaml", format!("${{UNSET_NAME:-{long}}}")),
+    ] {
+        let path = home.path().join(file);
+        std::fs::write(
+            &path,
+            format!("version: 1\nproviders:\n  - name: \"{name}\"\n    kind: spawn\n"),
+        )
+        .unwrap();
+
+        let output = subagent(home.path())
+            .args(["providers", "--preset"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert_eq!(
+            (output.status.code(), stdout(&output), stderr(&output)),
+            (Some(0), table.clone(), String::new()),
+            "{file}: providers"
+        );
+
+        let output = subagent(home.path())
+            .args(["preset", "validate"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert_eq!(
+            (output.status.code(), stdout(&output), stderr(&output)),
+            (
+                Some(0),
+                format!(
+                    "{}: valid\n{table}delegation tools: none\n",
+                    path.display()
+                ),
+                String::new()
+            ),
+            "{file}: preset validate"
+        );
+
+        // Machines get the name whole.
+        let output = subagent(home.path())
+            .args(["providers", "--json", "--preset"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        let rows: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+        assert_eq!(rows[0]["name"].as_str(), Some(long.as_str()));
+    }
+}

@@ -1,4 +1,6 @@
 //! File tools: ls, read_file, write_file, edit_file, delete. All confined to the run's roots.
+//! What they read is a regular file of at most [`MAX_READ_BYTES`]: a FIFO, a device or a larger
+//! file is a tool error, never a blocked call or an unbounded allocation.
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
@@ -68,6 +70,24 @@ impl Tool for LsTool {
 /// The most lines `read_file` returns by default.
 pub const READ_DEFAULT_LIMIT: u64 = 2000;
 
+/// The largest file `read_file`, `edit_file` and `grep` read, in bytes (16 MiB). Reading stops
+/// after it: a larger file is a tool error (grep skips it and says so).
+pub const MAX_READ_BYTES: u64 = 16 * 1024 * 1024;
+
+/// Reads a file for `read_file` and `edit_file`: at most [`MAX_READ_BYTES`], a regular file only
+/// (a FIFO would block the call, a device never end), as a tool error naming the path as given.
+fn read_bounded(path: &std::path::Path, given: &str) -> Result<Vec<u8>> {
+    subagent_session::read_user_file(path, MAX_READ_BYTES).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::FileTooLarge {
+            Error::Tool(format!(
+                "{given}: {e} (read part of it with bash, e.g. `head -c` or `sed -n`)"
+            ))
+        } else {
+            Error::io(given, e)
+        }
+    })
+}
+
 /// Reads a text file with numbered lines.
 #[derive(Debug)]
 pub struct ReadFileTool;
@@ -100,7 +120,7 @@ impl Tool for ReadFileTool {
         let limit = opt_u64(&input, "limit")?.unwrap_or(READ_DEFAULT_LIMIT);
         let path = context.env.roots.resolve(&given)?;
         blocking(move || {
-            let bytes = std::fs::read(&path).map_err(|e| Error::io(&given, e))?;
+            let bytes = read_bounded(&path, &given)?;
             let text = String::from_utf8_lossy(&bytes);
             let total = text.lines().count();
             let mut out = String::new();
@@ -207,7 +227,15 @@ impl Tool for EditFileTool {
         }
         let path = context.env.roots.resolve(&given)?;
         blocking(move || {
-            let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&given, e))?;
+            let text = String::from_utf8(read_bounded(&path, &given)?).map_err(|_| {
+                Error::io(
+                    &given,
+                    std::io::Error::new(
+                        std::io::ErrorKind::InvalidData,
+                        "stream did not contain valid UTF-8",
+                    ),
+                )
+            })?;
             let count = text.matches(old.as_str()).count();
             let updated = match count {
                 0 => {

@@ -13,7 +13,7 @@ use subagent_core::{CancellationToken, RunEvent, ToolFilter};
 use subagent_model::ToolSpec;
 
 pub use bash::{BashConfig, BashTool};
-pub use fs::{DeleteTool, EditFileTool, LsTool, ReadFileTool, WriteFileTool};
+pub use fs::{DeleteTool, EditFileTool, LsTool, MAX_READ_BYTES, ReadFileTool, WriteFileTool};
 pub use paths::Roots;
 pub use search::{GlobTool, GrepTool};
 

@@ -7,6 +7,7 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 use subagent_model::ToolSpec;
 
+use super::fs::MAX_READ_BYTES;
 use super::{Roots, Tool, ToolContext, ToolKind, ToolOutput, blocking, opt_bool, opt_str, str_arg};
 use crate::{Error, Result};
 
@@ -156,6 +157,7 @@ impl Tool for GrepTool {
         let cancel = context.cancel.clone();
         blocking(move || {
             let mut out = Vec::new();
+            let mut too_large = Vec::new();
             for entry in walker(&root).flatten() {
                 if cancel.is_cancelled() {
                     return Err(Error::Tool("cancelled".into()));
@@ -169,8 +171,13 @@ impl Tool for GrepTool {
                 {
                     continue;
                 }
-                let Ok(bytes) = std::fs::read(entry.path()) else {
-                    continue;
+                let bytes = match subagent_session::read_user_file(entry.path(), MAX_READ_BYTES) {
+                    Ok(bytes) => bytes,
+                    Err(e) if e.kind() == std::io::ErrorKind::FileTooLarge => {
+                        too_large.push(roots.display(entry.path()));
+                        continue;
+                    }
+                    Err(_) => continue,
                 };
                 if bytes.contains(&0) {
                     continue; // binary
@@ -194,7 +201,14 @@ impl Tool for GrepTool {
                     }
                 }
             }
-            Ok(finish(out, "No matches."))
+            let mut output = finish(out, "No matches.");
+            if !too_large.is_empty() {
+                output.content.push_str(&format!(
+                    "\n(not searched, over {MAX_READ_BYTES} bytes: {})",
+                    too_large.join(", ")
+                ));
+            }
+            Ok(output)
         })
         .await
     }

@@ -212,3 +212,67 @@ async fn path_deny_rules_hold_for_every_spelling_of_the_path() {
     assert_eq!(results[8], ("     1\topen\n".to_owned(), false));
     assert!(!root.join("secret/planted.txt").exists());
 }
+
+const SPECIAL: &str = r#"
+- name: special
+  match: "special"
+  steps:
+    - tool_calls:
+        - {name: read_file, input: {path: "pipe"}}
+        - {name: edit_file, input: {path: "pipe", old_string: "x", new_string: "y"}}
+        - {name: read_file, input: {path: "big.txt"}}
+        - {name: edit_file, input: {path: "big.txt", old_string: "needle", new_string: "y"}}
+        - {name: grep, input: {pattern: "needle"}}
+        - {name: read_file, input: {path: "small.txt"}}
+    - text: "done"
+"#;
+
+/// A FIFO in the project blocks a reader until someone writes; a file over the read limit would
+/// be loaded whole. `read_file` and `edit_file` refuse both as tool errors, grep skips them
+/// (saying so for the big one), and the run goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fifos_and_oversized_files_are_tool_errors_not_a_hang() {
+    use subagent_runtime::tools::MAX_READ_BYTES;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_path_buf();
+    let fifo = root.join("pipe");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let mut big = vec![b'a'; usize::try_from(MAX_READ_BYTES).unwrap()];
+    big.extend_from_slice(b"\nneedle\n");
+    std::fs::write(root.join("big.txt"), &big).unwrap();
+    std::fs::write(root.join("small.txt"), "needle\n").unwrap();
+    let server = FakeServer::from_yaml(SPECIAL).await.unwrap();
+    let run = run(config(&server, &root), "special files");
+    let outcome = match tokio::time::timeout(std::time::Duration::from_secs(60), run).await {
+        Ok(outcome) => outcome,
+        Err(_) => {
+            // Unblock a reader stuck on the FIFO (so the runtime can shut down), then fail.
+            std::thread::spawn(move || std::fs::OpenOptions::new().write(true).open(&fifo));
+            panic!("the run blocked on the FIFO");
+        }
+    };
+    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    let fifo_error =
+        "pipe: a FIFO (named pipe), not a regular file; refused without reading it".to_owned();
+    let big_error = format!(
+        "big.txt: larger than the limit of {MAX_READ_BYTES} bytes; refused (read part of it with bash, e.g. `head -c` or `sed -n`)"
+    );
+    assert_eq!(
+        last_results(&server.model_requests()[1]),
+        vec![
+            (fifo_error.clone(), true),
+            (fifo_error, true),
+            (big_error.clone(), true),
+            (big_error, true),
+            (
+                format!("small.txt\n(not searched, over {MAX_READ_BYTES} bytes: big.txt)"),
+                false
+            ),
+            ("     1\tneedle\n".to_owned(), false),
+        ]
+    );
+}
