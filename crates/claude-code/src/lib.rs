@@ -3,7 +3,9 @@
 //! Owns mapping a [`StartRequest`] onto one `claude -p --output-format stream-json --verbose`
 //! child (run through `subagent-process` in the parent's cwd, the prompt on stdin, a scrubbed
 //! environment plus the configured variables), reading its stream-json events into
-//! [`RunEvent`]s and its end into an [`Outcome`]; and the [`ClaudeCodeFactory`] (kind
+//! [`RunEvent`]s and its end into an [`Outcome`] (the configured [`Secrets`] — the preset's
+//! key variables, from the build context — are withheld from the child unless `pass_env` or
+//! `env` names them, and their values are redacted from its output); and the [`ClaudeCodeFactory`] (kind
 //! `claude-code`) that builds providers from a preset's config ([`ClaudeCodeConfig`]).
 //! Deliberately not here: owning processes (`subagent-process` does), any model client, gating
 //! (the registry refuses what [`CAPABILITIES`] does not declare), and installing the CLI
@@ -48,6 +50,7 @@ use serde_json::Value;
 use subagent_core::{
     BuildContext, Capabilities, ProviderFactory, Run, StartRequest, SubagentProvider,
 };
+use subagent_process::Secrets;
 
 pub use command::{
     AGENT_TOOLS, Invocation, KNOWN_TOOLS, build as build_command, no_sub_agents, tool_flags,
@@ -81,6 +84,7 @@ pub const CAPABILITIES: Capabilities = {
 pub struct ClaudeCodeProvider {
     name: String,
     config: Arc<ClaudeCodeConfig>,
+    secrets: Secrets,
 }
 
 impl ClaudeCodeProvider {
@@ -90,7 +94,16 @@ impl ClaudeCodeProvider {
         Ok(Self {
             name: name.into(),
             config: Arc::new(config),
+            secrets: Secrets::new(),
         })
+    }
+
+    /// The configured secrets: withheld from the child (unless the config's `pass_env` or
+    /// `env` names them) and redacted from its output.
+    #[must_use]
+    pub fn with_secrets(mut self, secrets: Secrets) -> Self {
+        self.secrets = secrets;
+        self
     }
 
     /// Its config.
@@ -134,6 +147,7 @@ impl SubagentProvider for ClaudeCodeProvider {
             timeout: self.config.timeout(),
             idle_timeout: self.config.idle_timeout(),
             grace: self.config.grace(),
+            secrets: self.secrets.clone(),
         };
         let (sender, run) = Run::channel(&self.name, &request);
         let process = run::spawn(&plan, sender.cancel_token().clone())?;
@@ -143,7 +157,8 @@ impl SubagentProvider for ClaudeCodeProvider {
     }
 }
 
-/// Builds `claude-code` providers from a preset's config.
+/// Builds `claude-code` providers from a preset's config (and the [`Secrets`] in the build
+/// context's extensions).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ClaudeCodeFactory;
 
@@ -173,6 +188,13 @@ impl ProviderFactory for ClaudeCodeFactory {
         let mut config: ClaudeCodeConfig = BuildContext::parse_config(KIND, name, config)?;
         // A relative path with a directory part is relative to the preset, not to our cwd.
         config.binary = context.resolve_program(&config.binary);
-        Ok(Arc::new(ClaudeCodeProvider::new(name, config)?))
+        let secrets = context
+            .extensions
+            .get::<Secrets>()
+            .map(|secrets| (*secrets).clone())
+            .unwrap_or_default();
+        Ok(Arc::new(
+            ClaudeCodeProvider::new(name, config)?.with_secrets(secrets),
+        ))
     }
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::Value;
 use subagent_core::{CancellationToken, Outcome, RunSender, SessionRef, StopReason};
 use subagent_process::{
-    Exit, Process, ProcessSpec, Signal, SignalTarget, StdinMode, StopCause, StopPolicy,
+    Exit, Process, ProcessSpec, Secrets, Signal, SignalTarget, StdinMode, StopCause, StopPolicy,
 };
 use tokio::io::AsyncWriteExt;
 
@@ -24,6 +24,8 @@ pub(crate) struct RunPlan {
     pub timeout: Option<Duration>,
     pub idle_timeout: Option<Duration>,
     pub grace: Duration,
+    /// Withheld from the child, redacted from its output.
+    pub secrets: Secrets,
 }
 
 /// Starts the child: stdin a pipe (the prompt, then EOF), SIGINT to the child alone to stop it
@@ -41,6 +43,7 @@ pub(crate) fn spawn(plan: &RunPlan, cancel: CancellationToken) -> Result<Process
         )
         .overall_timeout(plan.timeout)
         .idle_timeout(plan.idle_timeout)
+        .withhold(plan.secrets.clone())
         .cancel(cancel);
     for name in &invocation.pass_env {
         spec = spec.pass_env(name);
@@ -63,7 +66,8 @@ pub(crate) async fn drive(mut process: Process, sender: RunSender, plan: RunPlan
     loop {
         match process.next_line().await {
             Ok(Some(line)) => {
-                for event in state.on_line(&line) {
+                // Redacted before parsing: every event and the outcome come from these lines.
+                for event in state.on_line(&plan.secrets.redact(&line)) {
                     sender.emit(event);
                 }
             }
@@ -74,10 +78,14 @@ pub(crate) async fn drive(mut process: Process, sender: RunSender, plan: RunPlan
             }
         }
     }
-    let outcome = match process.wait().await {
+    let mut outcome = match process.wait().await {
         Ok(exit) => outcome(&state, &exit, read_error.as_deref(), &plan),
         Err(error) => Outcome::failed(format!("waiting for claude failed: {error}")),
     };
+    // The diagnostic quotes stderr.
+    outcome.diagnostic = outcome
+        .diagnostic
+        .map(|text| plan.secrets.redact(&text).into_owned());
     sender.finish(outcome);
 }
 
@@ -278,6 +286,7 @@ mod tests {
             schema,
             timeout: None,
             idle_timeout: None,
+            secrets: Secrets::new(),
             grace: Duration::from_secs(1),
         }
     }

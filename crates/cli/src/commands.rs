@@ -9,8 +9,7 @@ use serde_json::{Value, json};
 use subagent_core::{AgentDirectory, StartRequest, StopReason};
 use subagent_runtime::tools::BashConfig;
 use subagent_runtime::{
-    AgentConfig, ChildPermissions, DelegationTool, DelegationToolConfig, PermissionPolicy, Roots,
-    Tool, ToolSet,
+    AgentConfig, DelegationTool, DelegationToolConfig, PermissionPolicy, Roots, Tool, ToolSet,
 };
 
 use crate::args::{Command, DelegateArgs, ListArgs, PresetCommand, RunArgs};
@@ -114,27 +113,15 @@ async fn delegate(args: DelegateArgs) -> Result<ExitCode, Refusal> {
             .ok_or_else(|| Refusal::invalid("the preset enables no provider"))?,
     };
     let mut builder = StartRequest::builder(prompt).cwd(&runnable.cwd);
-    let mut persona = Vec::new();
+    // The agent type's settings, its permission mode as the request's ceiling: the same
+    // mapping as the delegation tool's, so a `plan` agent is read-only on every provider.
     if let Some(profile) = &profile {
-        builder = builder.description(format!("{}: {}", profile.name, profile.description));
-        if let Some(instructions) = &profile.instructions {
-            persona.push(instructions.clone());
-        }
-        if let Some(filter) = &profile.tool_filter {
-            builder = builder.tool_filter(filter.clone());
-        }
-        if let Some(model) = &profile.model {
-            builder = builder.model(model.clone());
-        }
-        if let Some(turns) = profile.max_turns {
-            builder = builder.max_turns(turns);
-        }
+        builder = builder
+            .description(format!("{}: {}", profile.name, profile.description))
+            .agent(profile);
     }
     if let Some(extra) = &args.persona {
-        persona.push(extra.clone());
-    }
-    if !persona.is_empty() {
-        builder = builder.persona(persona.join("\n\n"));
+        builder = builder.add_persona(extra);
     }
     if let Some(model) = &args.model {
         builder = builder.model(model.clone());
@@ -159,10 +146,7 @@ async fn delegate(args: DelegateArgs) -> Result<ExitCode, Refusal> {
         builder = builder.output_schema(schema);
     }
     let mut request = builder.build();
-    request.parent.extensions = setup::extensions(&runnable.model);
-    if let Some(mode) = profile.as_ref().and_then(|p| p.permission_mode) {
-        request.parent.extensions.insert(ChildPermissions(mode));
-    }
+    request.parent.extensions = setup::extensions(&runnable.model, &runnable.secrets);
     if let Some(row) = runnable
         .preset
         .providers
@@ -245,6 +229,8 @@ async fn run(args: RunArgs) -> Result<ExitCode, Refusal> {
     config.tools = tools;
     config.max_turns = Some(args.max_turns);
     config.max_depth = runnable.preset.max_depth;
+    // The parent's bash tool and tool results keep the configured secrets in, as children do.
+    config.secrets = runnable.secrets.clone();
     // What no rule decides is asked on a terminal, denied otherwise.
     let asking = Arc::new(AtomicBool::new(false));
     // Cancelled with the run (Ctrl-C), so that an open question does not hold the run up.

@@ -1,4 +1,5 @@
-//! From a preset to something that runs: factories, the model, the registry, the catalog.
+//! From a preset to something that runs: factories, the model, the configured secrets, the
+//! registry, the catalog.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -7,7 +8,7 @@ use subagent_catalog::{Catalog, CatalogConfig, ProviderTable, Source, SourceDir,
 use subagent_core::{Extensions, ProviderFactory, Registry};
 use subagent_model::{Model, ModelConfig, ModelKind};
 use subagent_preset::{ModelSection, Preset, ToolRow};
-use subagent_runtime::DefaultModel;
+use subagent_runtime::{DefaultModel, Secrets};
 
 use crate::Refusal;
 use crate::args::PresetArgs;
@@ -63,6 +64,17 @@ pub struct ChosenModel {
     pub model: Arc<dyn Model>,
     /// A line for the user when the choice needs saying (offline, switched).
     pub notice: Option<String>,
+    /// The variable its key was read from, if it has one.
+    pub key_env: Option<String>,
+}
+
+/// The variable a model configuration reads its key from: the named one, else its protocol's
+/// default.
+fn key_env(config: &ModelConfig) -> Option<String> {
+    config
+        .api_key_env
+        .clone()
+        .or_else(|| config.kind.default_api_key_env().map(str::to_owned))
 }
 
 fn section_to_config(section: &ModelSection) -> ModelConfig {
@@ -85,6 +97,9 @@ fn section_to_config(section: &ModelSection) -> ModelConfig {
         }
         if let Some(ms) = timeouts.idle_ms {
             config.timeouts.idle_ms = ms;
+        }
+        if let Some(ms) = timeouts.total_ms {
+            config.timeouts.total_ms = ms;
         }
     }
     if let Some(retry) = &section.retry {
@@ -136,10 +151,7 @@ pub fn choose_model(
     if let Some(name) = model_flag {
         config.model = name.to_owned();
     }
-    let key_env = config
-        .api_key_env
-        .clone()
-        .or_else(|| config.kind.default_api_key_env().map(str::to_owned));
+    let key_env = key_env(&config);
     let needs_key = matches!(
         config.kind,
         ModelKind::Anthropic | ModelKind::OpenaiResponses
@@ -174,13 +186,48 @@ pub fn choose_model(
     }
     let model = subagent_model::build_with_env(&config, env)
         .map_err(|e| Refusal::new(e.code(), format!("model: {e}")))?;
-    Ok(ChosenModel { model, notice })
+    let key_env = match config.kind {
+        ModelKind::Scripted => None,
+        _ => key_env,
+    };
+    Ok(ChosenModel {
+        model,
+        notice,
+        key_env,
+    })
 }
 
-/// Extensions every in-process provider reads: the default model.
-pub fn extensions(model: &ChosenModel) -> Extensions {
+/// The configured secrets, with their values from our environment: the key variable of the
+/// preset's model (named, else its protocol's default), of the model chosen, and every key
+/// variable a provider row names ([`ProviderFactory::secret_env`]: a spawn or fork row's own
+/// model, a codex row's `model_provider.env_key`).
+pub fn secrets(
+    preset: &Preset,
+    factories: &[Arc<dyn ProviderFactory>],
+    model: &ChosenModel,
+) -> Secrets {
+    let mut names: Vec<String> = Vec::new();
+    names.extend(
+        preset
+            .model
+            .as_ref()
+            .and_then(|section| key_env(&section_to_config(section))),
+    );
+    names.extend(model.key_env.clone());
+    for row in &preset.providers {
+        if let Some(factory) = factories.iter().find(|f| f.kind() == row.kind) {
+            names.extend(factory.secret_env(&row.config));
+        }
+    }
+    Secrets::from_names(names, env)
+}
+
+/// Extensions every provider reads: the default model (in-process providers) and the
+/// configured secrets (every provider keeps them from its children and out of its output).
+pub fn extensions(model: &ChosenModel, secrets: &Secrets) -> Extensions {
     let mut extensions = Extensions::new();
     extensions.insert(DefaultModel(Arc::clone(&model.model)));
+    extensions.insert(secrets.clone());
     extensions
 }
 
@@ -191,6 +238,7 @@ pub struct Runnable {
     pub tools: Vec<ToolRow>,
     pub catalog: Arc<Catalog>,
     pub model: ChosenModel,
+    pub secrets: Secrets,
     pub cwd: PathBuf,
 }
 
@@ -200,7 +248,8 @@ pub fn runnable(args: &PresetArgs, model_flag: Option<&str>) -> Result<Runnable,
     let preset = load_preset(args, &factories)?;
     let cwd = cwd(args)?;
     let model = choose_model(preset.model.as_ref(), model_flag, args.offline)?;
-    let context = preset.build_context(extensions(&model));
+    let secrets = secrets(&preset, &factories, &model);
+    let context = preset.build_context(extensions(&model, &secrets));
     let built = preset
         .build(&factories, &context)
         .map_err(|error| Refusal::new(error.code().as_str(), error.to_string()))?;
@@ -212,6 +261,7 @@ pub fn runnable(args: &PresetArgs, model_flag: Option<&str>) -> Result<Runnable,
         tools: built.tools,
         catalog,
         model,
+        secrets,
         cwd,
     })
 }

@@ -1,8 +1,10 @@
 //! `subagent-codex`: the OpenAI Codex CLI (`codex` 0.171.0) as a subagent provider.
 //!
 //! Owns mapping a [`StartRequest`] onto one `codex exec --json` child (run through
-//! `subagent-process`, in the parent's cwd, stdin `/dev/null`, scrubbed environment), reading
-//! its JSONL events into [`RunEvent`]s and the child's end into an [`Outcome`]; and the
+//! `subagent-process`, in the parent's cwd, stdin `/dev/null`, scrubbed environment: also
+//! without the configured [`Secrets`] of the build context unless `pass_env` or `env` names
+//! them), reading its JSONL events into [`RunEvent`]s and the child's end into an [`Outcome`]
+//! (the secrets' values redacted); and the
 //! [`CodexFactory`] (kind `codex`) that builds providers from a preset's config
 //! ([`CodexConfig`]). Deliberately not here: owning processes (`subagent-process` does), any
 //! model client, gating (the registry refuses what [`CAPABILITIES`] does not declare), and
@@ -105,6 +107,7 @@ use serde_json::Value;
 use subagent_core::{
     BuildContext, Capabilities, ProviderFactory, Run, StartRequest, SubagentProvider,
 };
+use subagent_process::Secrets;
 
 pub use command::{CodexCommand, Invocation, build as build_command, inside_git_repo};
 pub use config::{CodexConfig, ModelProviderConfig, SandboxMode};
@@ -134,6 +137,7 @@ pub const CAPABILITIES: Capabilities = {
 pub struct CodexProvider {
     name: String,
     config: Arc<CodexConfig>,
+    secrets: Secrets,
 }
 
 impl CodexProvider {
@@ -143,7 +147,16 @@ impl CodexProvider {
         Ok(Self {
             name: name.into(),
             config: Arc::new(config),
+            secrets: Secrets::new(),
         })
+    }
+
+    /// The configured secrets: withheld from the child (unless the config's `pass_env` or
+    /// `env` names them) and redacted from its output.
+    #[must_use]
+    pub fn with_secrets(mut self, secrets: Secrets) -> Self {
+        self.secrets = secrets;
+        self
     }
 
     /// The config.
@@ -236,6 +249,7 @@ impl SubagentProvider for CodexProvider {
             idle_timeout: self.config.idle_timeout(),
             reconnect_timeout: self.config.reconnect_timeout(),
             grace: self.config.grace(),
+            secrets: self.secrets.clone(),
         };
         let (sender, run) = Run::channel(&self.name, &request);
         let process = run::spawn(&plan, sender.cancel_token().clone())?;
@@ -266,6 +280,16 @@ impl ProviderFactory for CodexFactory {
         schemars::schema_for!(CodexConfig)
     }
 
+    /// The variable codex reads its model provider's key from (`model_provider.env_key`).
+    fn secret_env(&self, config: &Value) -> Vec<String> {
+        BuildContext::parse_config::<CodexConfig>(KIND, "", config)
+            .ok()
+            .and_then(|config| config.model_provider)
+            .map(|provider| provider.env_key)
+            .into_iter()
+            .collect()
+    }
+
     fn build(
         &self,
         name: &str,
@@ -279,7 +303,14 @@ impl ProviderFactory for CodexFactory {
         if let Some(home) = &config.codex_home {
             config.codex_home = Some(context.resolve_path(home));
         }
-        Ok(Arc::new(CodexProvider::new(name, config)?))
+        let secrets = context
+            .extensions
+            .get::<Secrets>()
+            .map(|secrets| (*secrets).clone())
+            .unwrap_or_default();
+        Ok(Arc::new(
+            CodexProvider::new(name, config)?.with_secrets(secrets),
+        ))
     }
 }
 

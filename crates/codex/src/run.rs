@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 use subagent_core::{Outcome, RunSender, SessionRef, StopReason};
-use subagent_process::{Process, ProcessSpec, Signal, StopCause, StopPolicy};
+use subagent_process::{Process, ProcessSpec, Secrets, Signal, StopCause, StopPolicy};
 use tokio::time::Instant;
 
 use crate::command::CodexCommand;
@@ -40,6 +40,8 @@ pub(crate) struct RunPlan {
     pub reconnect_timeout: Duration,
     /// SIGTERM → SIGKILL grace.
     pub grace: Duration,
+    /// Withheld from the child, redacted from its output.
+    pub secrets: Secrets,
 }
 
 /// Starts the child. Fails only before it exists.
@@ -52,6 +54,7 @@ pub(crate) fn spawn(
         .args(command.args.iter().cloned())
         .stop_policy(StopPolicy::new(Signal::Terminate).grace(plan.grace))
         .overall_timeout(plan.timeout)
+        .withhold(plan.secrets.clone())
         .cancel(cancel);
     for name in &command.pass_env {
         spec = spec.pass_env(name);
@@ -104,7 +107,8 @@ pub(crate) async fn drive(mut process: Process, sender: RunSender, plan: RunPlan
         tokio::select! {
             line = process.next_line() => match line {
                 Ok(Some(line)) => {
-                    match state.line(&line, &mut events) {
+                    // Redacted before parsing: every event and the outcome come from these lines.
+                    match state.line(&plan.secrets.redact(&line), &mut events) {
                         Activity::Progress => {
                             last_progress = Instant::now();
                             reconnecting_since = None;
@@ -137,7 +141,8 @@ pub(crate) async fn drive(mut process: Process, sender: RunSender, plan: RunPlan
             stopped: exit.stopped,
             own_stop,
             read_error,
-            stderr_tail: exit.stderr_tail,
+            // The diagnostic quotes stderr.
+            stderr_tail: plan.secrets.redact(&exit.stderr_tail).into_owned(),
         },
         Err(error) => Ended {
             own_stop,

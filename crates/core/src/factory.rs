@@ -67,6 +67,16 @@ pub trait ProviderFactory: Send + Sync {
     /// The JSON Schema of the `config:` block.
     fn config_schema(&self) -> schemars::Schema;
 
+    /// The environment variables a provider of this kind built from `config` reads secrets
+    /// from (its model's API key variable, say). Whoever builds the providers treats them as
+    /// configured secrets: no other child inherits them, and their values are redacted from
+    /// output (`subagent_process::Secrets`). Default: none. A config that does not parse names
+    /// none (`build` reports it).
+    fn secret_env(&self, config: &Value) -> Vec<String> {
+        let _ = config;
+        Vec::new()
+    }
+
     /// Builds a provider named `name` from its config (already validated against the schema by
     /// the caller, but `build` must still report a bad value as `INVALID_ARGUMENTS`).
     fn build(

@@ -28,7 +28,7 @@ pub use extensions::Extensions;
 pub use factory::{BuildContext, ProviderFactory};
 pub use filter::{ToolFilter, wildcard_match};
 pub use registry::{DEFAULT_MAX_DEPTH, Registry, RegistryObserver};
-pub use request::{ParentContext, RunId, StartRequest, StartRequestBuilder};
+pub use request::{INHERIT_MODEL, ParentContext, RunId, StartRequest, StartRequestBuilder};
 pub use run::{
     DIAGNOSTIC_LIMIT, Outcome, Run, RunEvent, RunEvents, RunSender, SessionRef, Usage,
     sanitize_diagnostic,

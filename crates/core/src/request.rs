@@ -7,7 +7,10 @@ use serde_json::Value;
 use subagent_session::{ContentBlock, EventLog};
 use tokio_util::sync::CancellationToken;
 
-use crate::{Capability, Extensions, PermissionMode, SessionRef, ToolFilter, default_description};
+use crate::{
+    AgentProfile, Capability, Extensions, PermissionMode, SessionRef, ToolFilter,
+    default_description,
+};
 
 /// A run's id: a random UUID, printed in its hyphenated form.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -45,6 +48,9 @@ impl std::str::FromStr for RunId {
         s.parse().map(Self)
     }
 }
+
+/// The model name that means "the parent's model": never sent as an override.
+pub const INHERIT_MODEL: &str = "inherit";
 
 /// Where the delegation comes from.
 #[derive(Clone, Debug, Default)]
@@ -272,8 +278,155 @@ impl StartRequestBuilder {
         self
     }
 
+    /// Tightens the permission ceiling to `mode`: the stricter of it and the ceiling set before
+    /// (if any). Never loosens.
+    pub fn restrict_permissions(mut self, mode: PermissionMode) -> Self {
+        let ceiling = match self.request.permission_ceiling {
+            Some(before) => before.intersect(mode),
+            None => mode,
+        };
+        self.request.permission_ceiling = Some(ceiling);
+        self
+    }
+
+    /// Narrows the tool filter to what `filter` allows as well (intersected with the filter set
+    /// before, if any).
+    pub fn restrict_tools(mut self, filter: &ToolFilter) -> Self {
+        let filter = match &self.request.tool_filter {
+            Some(before) => before.intersect(filter),
+            None => filter.clone(),
+        };
+        self.request.tool_filter = Some(filter);
+        self
+    }
+
+    /// Appends instructions to the persona set before, a blank line between; blank text adds
+    /// nothing.
+    pub fn add_persona(mut self, text: &str) -> Self {
+        if text.trim().is_empty() {
+            return self;
+        }
+        self.request.persona = Some(match self.request.persona.take() {
+            Some(before) => format!("{before}\n\n{text}"),
+            None => text.to_owned(),
+        });
+        self
+    }
+
+    /// Runs the child as the agent type `profile` says, on top of what is set so far: its
+    /// instructions appended to the persona, its tool filter and permission mode intersected
+    /// with the ones set (so a `plan` agent is read-only whatever else applies, and its mode
+    /// reaches every provider through [`StartRequest::permission_ceiling`]), its model unless
+    /// `inherit`, its turn limit. The one mapping from an agent type to a request: the
+    /// delegation tool and `subagent delegate --agent` both use it. The caller's own choices
+    /// (a model named in the call, say) are set after it; description, provider and background
+    /// stay the caller's.
+    pub fn agent(mut self, profile: &AgentProfile) -> Self {
+        if let Some(instructions) = &profile.instructions {
+            self = self.add_persona(instructions);
+        }
+        if let Some(filter) = &profile.tool_filter {
+            self = self.restrict_tools(filter);
+        }
+        if let Some(mode) = profile.permission_mode {
+            self = self.restrict_permissions(mode);
+        }
+        if let Some(model) = profile.model.as_ref().filter(|m| *m != INHERIT_MODEL) {
+            self = self.model(model.clone());
+        }
+        if let Some(turns) = profile.max_turns {
+            self = self.max_turns(turns);
+        }
+        self
+    }
+
     /// The request.
     pub fn build(self) -> StartRequest {
         self.request
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn profile() -> AgentProfile {
+        let mut profile = AgentProfile::new("planner", "plans");
+        profile.instructions = Some("Look, do not touch.".into());
+        profile.tool_filter = Some(ToolFilter::allow(["read_*", "grep"]));
+        profile.permission_mode = Some(PermissionMode::Plan);
+        profile.model = Some("small".into());
+        profile.max_turns = Some(3);
+        profile
+    }
+
+    type Mapped = (
+        Option<String>,
+        Option<ToolFilter>,
+        Option<PermissionMode>,
+        Option<String>,
+        Option<u32>,
+    );
+
+    fn mapped(request: &StartRequest) -> Mapped {
+        (
+            request.persona.clone(),
+            request.tool_filter.clone(),
+            request.permission_ceiling,
+            request.model.clone(),
+            request.max_turns,
+        )
+    }
+
+    #[test]
+    fn an_agent_type_maps_onto_the_request() {
+        let request = StartRequest::builder("task").agent(&profile()).build();
+        assert_eq!(
+            mapped(&request),
+            (
+                Some("Look, do not touch.".into()),
+                Some(ToolFilter::allow(["read_*", "grep"])),
+                Some(PermissionMode::Plan),
+                Some("small".into()),
+                Some(3),
+            )
+        );
+    }
+
+    #[test]
+    fn an_agent_type_only_narrows_what_the_caller_set() {
+        let request = StartRequest::builder("task")
+            .add_persona("Row persona.")
+            .restrict_tools(&ToolFilter::allow(["grep", "bash"]))
+            .permission_ceiling(PermissionMode::Bypass)
+            .agent(&profile())
+            .build();
+        assert_eq!(
+            mapped(&request),
+            (
+                Some("Row persona.\n\nLook, do not touch.".into()),
+                Some(ToolFilter::allow(["grep"])),
+                Some(PermissionMode::Plan),
+                Some("small".into()),
+                Some(3),
+            )
+        );
+        // A looser agent mode never loosens the ceiling.
+        let mut loose = AgentProfile::new("loose", "anything goes");
+        loose.permission_mode = Some(PermissionMode::Bypass);
+        let request = StartRequest::builder("task")
+            .permission_ceiling(PermissionMode::Plan)
+            .agent(&loose)
+            .build();
+        assert_eq!(request.permission_ceiling, Some(PermissionMode::Plan));
+    }
+
+    #[test]
+    fn inherit_and_blank_instructions_set_nothing() {
+        let mut profile = AgentProfile::new("plain", "plain");
+        profile.model = Some(INHERIT_MODEL.into());
+        profile.instructions = Some("  \n".into());
+        let request = StartRequest::builder("task").agent(&profile).build();
+        assert_eq!(mapped(&request), (None, None, None, None, None));
     }
 }

@@ -71,6 +71,7 @@ fn snapshot(messages: usize, dir: &std::path::Path) -> ParentSnapshot {
             lineage: Vec::new(),
             permissions: PermissionPolicy::bypass(),
             tasks: Arc::new(TaskTable::default()),
+            secrets: Default::default(),
         }),
     }
 }

@@ -18,7 +18,8 @@
 //!
 //! Declares `output_schema`, `depth_limit`, `max_turns` and `inherits_parent_context`; not
 //! `tool_filter`, `persona` or `model_override` (each would change the shared prefix), nor
-//! `resume`.
+//! `resume`. A fork keeps the configured secrets in (the [`Secrets`] of the build context's
+//! extensions, and its parent run's), as its parent does.
 
 use std::sync::Arc;
 
@@ -34,7 +35,7 @@ use subagent_runtime::structured::final_answer_instructions;
 use subagent_runtime::tools::BashConfig;
 use subagent_runtime::{
     Agent, AgentConfig, DefaultModel, FORK_PREAMBLE, OutputMode, ParentSnapshot, PermissionPolicy,
-    Roots, Seed, ToolSet,
+    Roots, Secrets, Seed, ToolSet,
 };
 use subagent_session::{
     ContentBlock, EventLog, FORKED_TOOL_RESULT, Message, Role, SessionEvent,
@@ -74,6 +75,7 @@ pub struct ForkProvider {
     name: String,
     config: ForkConfig,
     fallback_model: Option<Arc<dyn Model>>,
+    secrets: Secrets,
 }
 
 impl std::fmt::Debug for ForkProvider {
@@ -164,7 +166,15 @@ impl ForkProvider {
             name: name.into(),
             config,
             fallback_model,
+            secrets: Secrets::new(),
         }
+    }
+
+    /// The configured secrets forks keep in (`AgentConfig::secrets`), besides the parent's.
+    #[must_use]
+    pub fn with_secrets(mut self, secrets: Secrets) -> Self {
+        self.secrets = secrets;
+        self
     }
 
     fn agent_and_seed(&self, request: &StartRequest) -> Result<(AgentConfig, Seed), Error> {
@@ -179,6 +189,7 @@ impl ForkProvider {
                 config.tools = snapshot.tools.clone();
                 config.max_tokens = snapshot.max_tokens;
                 config.permissions = snapshot.env.permissions.clone();
+                config.secrets = self.secrets.union(&snapshot.env.secrets);
                 let seed = seed_from_snapshot(&snapshot, task);
                 (config, seed)
             }
@@ -193,6 +204,7 @@ impl ForkProvider {
                 let mut config = AgentConfig::new(Arc::clone(model), roots);
                 config.tools = ToolSet::new(ToolSet::builtin(BashConfig::default()));
                 config.permissions = PermissionPolicy::default();
+                config.secrets = self.secrets.clone();
                 (config, seed_from_log(log, task))
             }
         };
@@ -239,7 +251,8 @@ impl SubagentProvider for ForkProvider {
 }
 
 /// Builds fork providers from preset config. The fallback model comes from `config.model` or
-/// the build context's [`DefaultModel`] (optional).
+/// the build context's [`DefaultModel`] (optional), the configured secrets from its
+/// [`Secrets`].
 #[derive(Debug, Default)]
 pub struct ForkFactory;
 
@@ -260,6 +273,20 @@ impl ProviderFactory for ForkFactory {
         schemars::schema_for!(ForkConfig)
     }
 
+    /// The key variable of `config.model`, if it names a model.
+    fn secret_env(&self, config: &Value) -> Vec<String> {
+        BuildContext::parse_config::<ForkConfig>(KIND, "", config)
+            .ok()
+            .and_then(|config| config.model)
+            .and_then(|model| {
+                model
+                    .api_key_env
+                    .or_else(|| model.kind.default_api_key_env().map(str::to_owned))
+            })
+            .into_iter()
+            .collect()
+    }
+
     fn build(
         &self,
         name: &str,
@@ -277,6 +304,13 @@ impl ProviderFactory for ForkFactory {
                 .get::<DefaultModel>()
                 .map(|m| Arc::clone(&m.0)),
         };
-        Ok(Arc::new(ForkProvider::new(name, config, model)))
+        let secrets = context
+            .extensions
+            .get::<Secrets>()
+            .map(|secrets| (*secrets).clone())
+            .unwrap_or_default();
+        Ok(Arc::new(
+            ForkProvider::new(name, config, model).with_secrets(secrets),
+        ))
     }
 }

@@ -1,5 +1,6 @@
 //! The agent loop.
 
+use std::borrow::Cow;
 use std::sync::{Arc, PoisonError};
 
 use futures::StreamExt;
@@ -10,6 +11,8 @@ use subagent_core::{
 };
 use subagent_model::{Messages, Model, ModelEvent, ModelRequest, ModelResponse, ResponseBuilder};
 use subagent_session::{ContentBlock, EventLog, Message, Role, SessionEvent};
+
+use subagent_process::Secrets;
 
 use crate::Result;
 use crate::delegation::ParentSnapshot;
@@ -54,6 +57,8 @@ pub struct RunEnv {
     pub permissions: PermissionPolicy,
     /// Background children of this run.
     pub tasks: Arc<TaskTable>,
+    /// The configured secrets (see [`AgentConfig::secrets`]).
+    pub secrets: Secrets,
 }
 
 /// How a run starts: a log to continue (empty for a fresh conversation, a parent's prefix for a
@@ -129,6 +134,11 @@ pub struct AgentConfig {
     pub background: bool,
     /// The runs above, root first.
     pub lineage: Vec<RunId>,
+    /// The configured secrets (the model's key variable and the like): the bash tool's
+    /// commands inherit none of these variables nor any variable holding one of their values,
+    /// and their values are redacted from every tool result, task notification and forwarded
+    /// event before the model, the event stream or the log sees them.
+    pub secrets: Secrets,
 }
 
 impl std::fmt::Debug for AgentConfig {
@@ -162,6 +172,7 @@ impl AgentConfig {
             max_depth: DEFAULT_MAX_DEPTH,
             background: false,
             lineage: Vec::new(),
+            secrets: Secrets::new(),
         }
     }
 }
@@ -278,6 +289,7 @@ impl Agent {
             lineage: self.config.lineage.clone(),
             permissions: self.config.permissions.clone(),
             tasks: Arc::default(),
+            secrets: self.config.secrets.clone(),
         });
         let turn = next_turn(&seed.log);
         let messages = match seed.messages {
@@ -476,7 +488,9 @@ impl Agent {
             }
             let mut content: Vec<ContentBlock> = results;
             for notification in env.tasks.take_finished() {
-                content.push(ContentBlock::text(notification.to_text()));
+                content.push(ContentBlock::text(
+                    env.secrets.redact(&notification.to_text()).into_owned(),
+                ));
             }
             pending = Message::new(Role::User, content);
         }
@@ -528,7 +542,7 @@ impl Agent {
         if !next.is_empty() {
             let blocks = next
                 .iter()
-                .map(|n| ContentBlock::text(n.to_text()))
+                .map(|n| ContentBlock::text(env.secrets.redact(&n.to_text()).into_owned()))
                 .collect();
             return Next::Continue(Message::new(Role::User, blocks));
         }
@@ -665,18 +679,21 @@ impl Agent {
         let outputs: Vec<ToolOutput> = loop {
             tokio::select! {
                 biased;
-                Some(event) = forwarded.next() => sender.emit(event),
+                Some(event) = forwarded.next() => sender.emit(redacted(&env.secrets, event)),
                 outputs = &mut all => break outputs,
             }
         };
         // Whatever was reported before the last call returned comes before the results.
         while let Ok(event) = forwarded.try_recv() {
-            sender.emit(event);
+            sender.emit(redacted(&env.secrets, event));
         }
         calls
             .iter()
             .zip(outputs)
-            .map(|((id, _, _), output)| {
+            .map(|((id, _, _), mut output)| {
+                if let Cow::Owned(clean) = env.secrets.redact(&output.content) {
+                    output.content = clean;
+                }
                 sender.emit(RunEvent::ToolResult {
                     id: id.clone(),
                     output: output.content.clone(),
@@ -731,4 +748,41 @@ impl Agent {
 enum Next {
     Done(Outcome),
     Continue(Message),
+}
+
+/// `event` with the secrets' values redacted from its text (a forwarded child's events: a
+/// provider that does not redact its own output must not show a secret in this run's stream).
+fn redacted(secrets: &Secrets, event: RunEvent) -> RunEvent {
+    if secrets.is_empty() {
+        return event;
+    }
+    let clean = |text: String| match secrets.redact(&text) {
+        Cow::Borrowed(_) => text,
+        Cow::Owned(clean) => clean,
+    };
+    match event {
+        RunEvent::Text {
+            text,
+            parent_tool_use_id,
+        } => RunEvent::Text {
+            text: clean(text),
+            parent_tool_use_id,
+        },
+        RunEvent::Thinking { text } => RunEvent::Thinking { text: clean(text) },
+        RunEvent::ToolResult {
+            id,
+            output,
+            is_error,
+            parent_tool_use_id,
+        } => RunEvent::ToolResult {
+            id,
+            output: clean(output),
+            is_error,
+            parent_tool_use_id,
+        },
+        RunEvent::Progress { message } => RunEvent::Progress {
+            message: clean(message),
+        },
+        other => other,
+    }
 }

@@ -15,7 +15,7 @@ use futures::{FutureExt, StreamExt};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use subagent_core::{
-    AgentDirectory, AgentProfile, Error as CoreError, Outcome, ParentContext, PermissionMode,
+    AgentDirectory, AgentProfile, Error as CoreError, INHERIT_MODEL, Outcome, ParentContext,
     Registry, Run, RunEvent, StartRequest, ToolFilter, default_description,
 };
 use subagent_model::{Messages, Model, ToolSpec};
@@ -67,12 +67,6 @@ impl std::fmt::Debug for ParentSnapshot {
             .finish_non_exhaustive()
     }
 }
-
-/// The permission mode an agent type asks for, handed to in-process providers through
-/// `ParentContext::extensions` (the seam's request has no permission field). Providers
-/// intersect it with the parent's mode.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ChildPermissions(pub PermissionMode);
 
 pub use subagent_core::BackgroundMode;
 
@@ -269,9 +263,6 @@ impl DelegationTool {
         lineage.push(env.run_id);
         let mut extensions = subagent_core::Extensions::new();
         let log = snapshot.log.clone();
-        if let Some(mode) = profile.and_then(|p| p.permission_mode) {
-            extensions.insert(ChildPermissions(mode));
-        }
         extensions.insert(snapshot);
         let parent = ParentContext {
             cwd: env.roots.cwd().to_path_buf(),
@@ -285,18 +276,15 @@ impl DelegationTool {
             .clone()
             .filter(|d| !d.trim().is_empty())
             .unwrap_or_else(|| default_description(&args.prompt));
-        // The child never runs looser than its parent (nor than its agent type asks), whatever
-        // runs it: a plan-mode parent cannot write through a Claude Code or Codex child.
-        let ceiling = match profile.and_then(|p| p.permission_mode) {
-            Some(mode) => env.permissions.mode.intersect(mode),
-            None => env.permissions.mode,
-        };
+        // The child never runs looser than its parent (nor than its agent type asks, which
+        // `agent` below adds), whatever runs it: a plan-mode parent or agent type cannot write
+        // through a Claude Code or Codex child.
         let mut builder = StartRequest::builder(args.prompt.clone())
             .description(description)
             .parent(parent)
             .cancel(context.cancel.child_token())
             .background(background)
-            .permission_ceiling(ceiling);
+            .permission_ceiling(env.permissions.mode);
         if let Some(schema) = &args.output_schema {
             builder = builder.output_schema(schema.clone());
         }
@@ -308,42 +296,22 @@ impl DelegationTool {
         if self.config.max_depth.is_some() || cap < self.registry.max_depth() || enforces_depth {
             builder = builder.max_depth(cap);
         }
+        // A fork keeps the parent's tools and instructions: the row's and an agent type's do not
+        // apply (and a fork has no agent type).
         if !fork {
-            let filter = match (
-                &self.config.tool_filter,
-                profile.and_then(|p| p.tool_filter.as_ref()),
-            ) {
-                (Some(a), Some(b)) => Some(a.intersect(b)),
-                (Some(a), None) | (None, Some(a)) => Some(a.clone()),
-                (None, None) => None,
-            };
-            if let Some(filter) = filter {
-                builder = builder.tool_filter(filter);
+            if let Some(filter) = &self.config.tool_filter {
+                builder = builder.restrict_tools(filter);
             }
-            let persona: Vec<&str> = self
-                .config
-                .persona
-                .as_deref()
-                .into_iter()
-                .chain(profile.and_then(|p| p.instructions.as_deref()))
-                .filter(|s| !s.trim().is_empty())
-                .collect();
-            if !persona.is_empty() {
-                builder = builder.persona(persona.join("\n\n"));
+            if let Some(persona) = &self.config.persona {
+                builder = builder.add_persona(persona);
             }
-            if let Some(model) = args
-                .model
-                .clone()
-                .or_else(|| profile.and_then(|p| p.model.clone()))
-                .filter(|m| m != "inherit")
-            {
-                builder = builder.model(model);
+            if let Some(profile) = profile {
+                builder = builder.agent(profile);
             }
-            if let Some(turns) = profile.and_then(|p| p.max_turns) {
-                builder = builder.max_turns(turns);
-            }
-        } else if let Some(model) = &args.model {
-            // A fork cannot change model; let the gate say so.
+        }
+        // The model named in the call beats the agent type's (`inherit` names none); a fork
+        // cannot change model, and the gate says so.
+        if let Some(model) = args.model.as_ref().filter(|m| *m != INHERIT_MODEL) {
             builder = builder.model(model.clone());
         }
         builder.build()

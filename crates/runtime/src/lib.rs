@@ -39,8 +39,8 @@ pub mod tools;
 
 pub use agent::{Agent, AgentConfig, DefaultModel, RunEnv, Seed};
 pub use delegation::{
-    BackgroundMode, ChildPermissions, DelegationTool, DelegationToolConfig, FORK_PREAMBLE,
-    NESTED_REFUSAL, ParentSnapshot,
+    BackgroundMode, DelegationTool, DelegationToolConfig, FORK_PREAMBLE, NESTED_REFUSAL,
+    ParentSnapshot,
 };
 pub use permissions::{
     Decision, PermissionBroker, PermissionPolicy, PermissionRequest, PermissionRule,
@@ -105,3 +105,7 @@ impl Error {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 pub use subagent_session::EventLog;
+
+/// The configured secrets a run keeps in ([`AgentConfig::secrets`]); providers find them in
+/// `BuildContext::extensions`.
+pub use subagent_process::Secrets;

@@ -7,7 +7,9 @@
 //! It honours, and declares, `output_schema` (a `structured_output` capture tool validated
 //! against the schema), `depth_limit`, `tool_filter`, `persona`, `model_override` (the request's
 //! model id is sent to the provider's model client) and `max_turns`. It does not declare
-//! `resume`.
+//! `resume`. Children keep the configured secrets in (the [`Secrets`] of the build context's
+//! extensions, and a parent run's): their bash tool does not inherit them and tool results
+//! show `[REDACTED:NAME]` for their values.
 //!
 //! Deliberately not here: the agent loop and tools (`subagent-runtime`), the parent's
 //! conversation (that is `subagent-fork`).
@@ -24,8 +26,8 @@ use subagent_core::{
 use subagent_model::Model;
 use subagent_runtime::tools::BashConfig;
 use subagent_runtime::{
-    Agent, AgentConfig, ChildPermissions, DefaultModel, OutputMode, ParentSnapshot,
-    PermissionPolicy, Roots, Seed, Tool, ToolKind, ToolSet,
+    Agent, AgentConfig, DefaultModel, OutputMode, ParentSnapshot, PermissionPolicy, Roots, Secrets,
+    Seed, Tool, ToolKind, ToolSet,
 };
 
 /// The kind name in presets.
@@ -71,6 +73,8 @@ pub struct SpawnProvider {
     /// The built-in tools (as configured) and the extra tools, specs computed once.
     base_tools: ToolSet,
     permissions: PermissionPolicy,
+    /// The configured secrets children keep in.
+    secrets: Secrets,
     /// The last parent tool set seen and the child tool set built from it: children of one
     /// parent reuse it instead of copying every tool spec on each delegation.
     inherited: Mutex<Option<(ToolSet, ToolSet)>>,
@@ -116,8 +120,17 @@ impl SpawnProvider {
             model,
             base_tools,
             permissions: PermissionPolicy::default(),
+            secrets: Secrets::new(),
             inherited: Mutex::new(None),
         }
+    }
+
+    /// The configured secrets children keep in (`AgentConfig::secrets`); a child of an
+    /// in-process parent also keeps in the parent's.
+    #[must_use]
+    pub fn with_secrets(mut self, secrets: Secrets) -> Self {
+        self.secrets = secrets;
+        self
     }
 
     /// Adds tools every child gets after the built-in ones.
@@ -178,14 +191,6 @@ impl SpawnProvider {
         if let Some(ceiling) = request.permission_ceiling {
             permissions = permissions.restricted_to(ceiling);
         }
-        if let Some(ChildPermissions(mode)) = request
-            .parent
-            .extensions
-            .get::<ChildPermissions>()
-            .as_deref()
-        {
-            permissions = permissions.restricted_to(*mode);
-        }
         // The parent's delegation tools, with the specs the parent computed.
         let mut tools = match &snapshot {
             Some(snapshot) => self.inherit(&snapshot.tools),
@@ -237,6 +242,10 @@ impl SpawnProvider {
         config.max_depth = max_depth;
         config.background = request.background;
         config.lineage = request.parent.lineage.clone();
+        config.secrets = match &snapshot {
+            Some(snapshot) => self.secrets.union(&snapshot.env.secrets),
+            None => self.secrets.clone(),
+        };
         Ok(config)
     }
 }
@@ -260,7 +269,7 @@ impl SubagentProvider for SpawnProvider {
 }
 
 /// Builds spawn providers from preset config. The model comes from
-/// `BuildContext::extensions` as a [`DefaultModel`].
+/// `BuildContext::extensions` as a [`DefaultModel`], the configured secrets as [`Secrets`].
 #[derive(Debug, Default)]
 pub struct SpawnFactory;
 
@@ -279,6 +288,20 @@ impl ProviderFactory for SpawnFactory {
 
     fn config_schema(&self) -> schemars::Schema {
         schemars::schema_for!(SpawnConfig)
+    }
+
+    /// The key variable of `config.model`, if it names a model.
+    fn secret_env(&self, config: &Value) -> Vec<String> {
+        BuildContext::parse_config::<SpawnConfig>(KIND, "", config)
+            .ok()
+            .and_then(|config| config.model)
+            .and_then(|model| {
+                model
+                    .api_key_env
+                    .or_else(|| model.kind.default_api_key_env().map(str::to_owned))
+            })
+            .into_iter()
+            .collect()
     }
 
     fn build(
@@ -300,6 +323,13 @@ impl ProviderFactory for SpawnFactory {
                 }
             },
         };
-        Ok(Arc::new(SpawnProvider::new(name, model, config)))
+        let secrets = context
+            .extensions
+            .get::<Secrets>()
+            .map(|secrets| (*secrets).clone())
+            .unwrap_or_default();
+        Ok(Arc::new(
+            SpawnProvider::new(name, model, config).with_secrets(secrets),
+        ))
     }
 }

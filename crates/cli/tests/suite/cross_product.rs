@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use subagent_test_support::FakeServer;
 
-use super::support::{json_lines, root, stderr, subagent};
+use super::support::{json_lines, root, stderr, stdout, subagent};
 
 const SCENARIOS: &str = r#"
 - name: parent
@@ -39,6 +39,11 @@ fn cli(path: &str) -> PathBuf {
 }
 
 fn preset(dir: &Path, url: &str) -> PathBuf {
+    preset_with(dir, url, "", "")
+}
+
+/// The preset with extra lines in the claude-code and codex `config:` blocks.
+fn preset_with(dir: &Path, url: &str, claude_extra: &str, codex_extra: &str) -> PathBuf {
     let d = |name: &str| {
         let path = dir.join(name);
         std::fs::create_dir_all(&path).unwrap();
@@ -54,13 +59,13 @@ providers:
     kind: claude-code
     config:
       binary: "{claude}"
-      timeout_secs: 120
-      env: {{HOME: "{home}", CLAUDE_CONFIG_DIR: "{home}/.claude", CLAUDE_CODE_TMPDIR: "{tmp}", ANTHROPIC_BASE_URL: "{url}", ANTHROPIC_API_KEY: dummy}}
+{claude_extra}      timeout_secs: 120
+      env: {{HOME: "{home}", CLAUDE_CONFIG_DIR: "{home}/.claude", CLAUDE_CODE_TMPDIR: "{tmp}", ANTHROPIC_BASE_URL: "{url}", ANTHROPIC_API_KEY: dummy, IS_SANDBOX: "1"}}
   - name: codex
     kind: codex
     config:
       binary: "{codex}"
-      model: gpt-5.5
+{codex_extra}      model: gpt-5.5
       model_provider: {{id: fake, base_url: "{url}/v1", env_key: OPENAI_API_KEY}}
       codex_home: "{codex_home}"
       timeout_secs: 120
@@ -222,4 +227,112 @@ async fn delegate_resumes_a_claude_code_session() {
         "{}",
         stderr(&refused)
     );
+}
+
+/// Scenarios of the plan-agent test: each product is asked to write a file with its own tools.
+const WRITING: &str = r#"
+- name: claude-writes
+  match: "claude, write the marker"
+  steps:
+    - text: "Writing."
+      tool_calls:
+        - name: Bash
+          input: {command: "echo from-claude > claude-marker.txt", description: "write a file"}
+    - text: "claude finished"
+- name: codex-writes
+  match: "codex, write the marker"
+  steps:
+    - text: "Writing."
+      tool_calls:
+        - name: exec_command
+          input: {cmd: "echo from-codex > codex-marker.txt"}
+    - text: "Patching."
+      tool_calls:
+        - name: apply_patch
+          custom: true
+          input: "*** Begin Patch\n*** Add File: codex-patch.txt\n+from a patch\n*** End Patch\n"
+    - text: "codex finished"
+"#;
+
+/// `subagent delegate --agent X` where X declares `permissionMode: plan`: its mode reaches the
+/// product CLI (as the request's permission ceiling), so neither a Claude Code child configured
+/// with `bypassPermissions` nor a Codex child configured for `workspace-write` writes anything.
+/// The same providers without the agent do write: the preset alone would let them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plan_agent_delegated_to_claude_code_or_codex_cannot_write() {
+    let server = FakeServer::from_yaml(WRITING).await.unwrap();
+    let dir = tempfile::Builder::new()
+        .prefix("subagent-plan-agent-e2e-")
+        .tempdir()
+        .unwrap();
+    // The products as loose as they go: only the agent's mode can hold them back.
+    let preset = preset_with(
+        dir.path(),
+        &server.url(),
+        "      permission_mode: bypassPermissions\n",
+        "      sandbox: workspace-write\n",
+    );
+    let project = dir.path().join("project");
+    let agents = project.join(".subagents/agents");
+    std::fs::create_dir_all(&agents).unwrap();
+    for (name, provider) in [
+        ("claude-planner", "claude-code"),
+        ("codex-planner", "codex"),
+    ] {
+        std::fs::write(
+            agents.join(format!("{name}.md")),
+            format!(
+                "---\nname: {name}\ndescription: Plans without changing anything.\nprovider: {provider}\npermissionMode: plan\n---\nLook, do not touch.\n"
+            ),
+        )
+        .unwrap();
+    }
+    let delegate = |route: [&'static str; 2], prompt: &'static str| {
+        let (preset, project) = (preset.clone(), project.clone());
+        tokio::task::spawn_blocking(move || {
+            subagent(&project)
+                .args(["delegate", "--json"])
+                .args(route)
+                .arg("--preset")
+                .arg(&preset)
+                .arg(prompt)
+                .output()
+                .unwrap()
+        })
+    };
+    let written = |name: &str| project.join(name).exists();
+
+    let output = delegate(["--agent", "claude-planner"], "claude, write the marker")
+        .await
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        !written("claude-marker.txt"),
+        "a plan agent wrote through claude"
+    );
+    let output = delegate(["--agent", "codex-planner"], "codex, write the marker")
+        .await
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        !written("codex-marker.txt"),
+        "a plan agent's command wrote through codex"
+    );
+    assert!(
+        !written("codex-patch.txt"),
+        "a plan agent's patch applied through codex"
+    );
+
+    // The control: without the agent, the same providers write.
+    let output = delegate(["--provider", "claude-code"], "claude, write the marker")
+        .await
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(written("claude-marker.txt"), "{}", stdout(&output));
+    let output = delegate(["--provider", "codex"], "codex, write the marker")
+        .await
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(written("codex-marker.txt"), "{}", stdout(&output));
+    assert!(written("codex-patch.txt"), "{}", stdout(&output));
 }

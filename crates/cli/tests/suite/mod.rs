@@ -6,6 +6,7 @@ mod permissions;
 mod preset;
 mod routing;
 mod run;
+mod secrets;
 mod sigint;
 mod support;
 mod termination;

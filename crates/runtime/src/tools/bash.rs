@@ -8,7 +8,10 @@
 //! Environment: the user's own, minus the model products' variables
 //! (`subagent_process::Scrub::ModelKeys`). The command runs in the user's project on the user's
 //! behalf, so it sees what their shell would (`GITHUB_TOKEN`, `SSH_AUTH_SOCK`, a cloud profile),
-//! but not the agent's model keys, which a model-written command could print or send away.
+//! but not the agent's model keys, which a model-written command could print or send away. Nor
+//! does it see the run's configured secrets (`AgentConfig::secrets`: the preset's key variable
+//! whatever its name, and any variable holding the same value); should its output show a
+//! secret's value anyway (read from a file), the run redacts it from the result.
 
 use std::time::Duration;
 
@@ -101,6 +104,7 @@ impl Tool for BashTool {
         let child = ProcessSpec::new("bash", context.env.roots.cwd())
             .args(["-c", command])
             .scrub(Scrub::ModelKeys)
+            .withhold(context.env.secrets.clone())
             .capture_output(limit)
             .overall_timeout(Some(Duration::from_millis(timeout)))
             .stop_policy(StopPolicy::default().grace(GRACE))

@@ -205,3 +205,97 @@ async fn an_allow_rule_does_not_cover_commands_chained_after_the_allowed_one() {
         assert!(!dir.path().join(format!("pwned{n}")).exists(), "pwned{n}");
     }
 }
+
+const SECRET_VALUE: &str = "adv-secret-value-0123456789";
+const REDACTED_NOTES: &str = "the key is [REDACTED:ADV_MODEL_KEY].\n";
+
+const NOTES: &str = r#"
+- match: "show the notes"
+  steps:
+    - tool_calls:
+        - {name: bash, input: {command: "cat notes.txt"}}
+        - {name: read_file, input: {path: "notes.txt"}}
+    - text: "done"
+"#;
+
+/// A configured secret's value never leaves a tool: the result the model gets, the run's
+/// events and its log (what a transcript is written from) all carry the marker instead.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_secret_value_in_tool_output_is_redacted_everywhere_it_goes() {
+    use futures::StreamExt;
+    use subagent_core::{Run, RunEvent, StartRequest};
+    use subagent_runtime::Seed;
+    use subagent_session::{ContentBlock, SessionEvent, TranscriptWriter, load_transcript};
+
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("notes.txt"),
+        format!("the key is {SECRET_VALUE}.\n"),
+    )
+    .unwrap();
+    let server = FakeServer::from_yaml(NOTES).await.unwrap();
+    let mut config = config(&server, dir.path());
+    config.secrets =
+        subagent_process::Secrets::from_names(["ADV_MODEL_KEY"], |_| Some(SECRET_VALUE.to_owned()));
+    let request = StartRequest::builder("show the notes")
+        .cwd(dir.path())
+        .build();
+    let (sender, mut run) = Run::channel("runtime", &request);
+    let events = run.take_events().unwrap();
+    let (outcome, log) = Agent::new(config)
+        .unwrap()
+        .run(
+            Seed::fresh(vec![ContentBlock::text("show the notes")]),
+            &sender,
+        )
+        .await;
+    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    sender.finish(outcome);
+    let bash = format!("exit code 0\n<stdout>\n{REDACTED_NOTES}\n</stdout>");
+    let read = format!("     1\t{REDACTED_NOTES}");
+    let expected = vec![(bash.clone(), false), (read.clone(), false)];
+
+    // What the model got.
+    assert_eq!(last_results(&server.model_requests()[1]), expected);
+
+    // The event stream.
+    let results: Vec<(String, bool)> = events
+        .filter_map(|event| async move {
+            match event {
+                RunEvent::ToolResult {
+                    output, is_error, ..
+                } => Some((output, is_error)),
+                _ => None,
+            }
+        })
+        .collect()
+        .await;
+    assert_eq!(results, expected);
+
+    // The log, and the transcript written from it.
+    let path = dir.path().join("transcript.jsonl");
+    let mut writer = TranscriptWriter::create(&path).unwrap();
+    for event in log.iter() {
+        writer.append(&event).unwrap();
+    }
+    writer.flush().unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(!text.contains(SECRET_VALUE), "{text}");
+    let logged: Vec<(String, bool)> = load_transcript(&path)
+        .unwrap()
+        .log
+        .iter()
+        .filter_map(|event| match &*event {
+            SessionEvent::Message { message } => Some(message.content.clone()),
+            _ => None,
+        })
+        .flatten()
+        .filter_map(|block| match block {
+            ContentBlock::ToolResult {
+                content, is_error, ..
+            } => Some((content.to_text(), is_error)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(logged, expected);
+}
