@@ -1,6 +1,5 @@
 //! The subcommands.
 
-use std::io::Read;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -49,13 +48,27 @@ pub async fn dispatch(command: Command) -> ExitCode {
     }
 }
 
+/// The largest prompt read from stdin (`-`), in bytes: 4 MiB.
+const MAX_STDIN_PROMPT: u64 = 4 << 20;
+
+/// The largest `--output-schema` file, in bytes: 1 MiB.
+const MAX_SCHEMA_FILE: u64 = 1 << 20;
+
 fn read_prompt(prompt: &str) -> Result<String, Refusal> {
     let text = if prompt == "-" {
-        let mut text = String::new();
-        std::io::stdin()
-            .read_to_string(&mut text)
-            .map_err(|e| Refusal::invalid(format!("cannot read the prompt from stdin: {e}")))?;
-        text
+        let bytes = subagent_session::read_bounded(std::io::stdin().lock(), MAX_STDIN_PROMPT)
+            .map_err(|e| {
+                Refusal::invalid(if e.kind() == std::io::ErrorKind::FileTooLarge {
+                    format!(
+                        "the prompt on stdin is over {} MiB; put the material in a file and name it in the prompt",
+                        MAX_STDIN_PROMPT >> 20
+                    )
+                } else {
+                    format!("cannot read the prompt from stdin: {e}")
+                })
+            })?;
+        String::from_utf8(bytes)
+            .map_err(|_| Refusal::invalid("the prompt on stdin is not UTF-8 text"))?
     } else {
         prompt.to_owned()
     };
@@ -138,7 +151,7 @@ async fn delegate(args: DelegateArgs) -> Result<ExitCode, Refusal> {
         });
     }
     if let Some(path) = &args.output_schema {
-        let text = std::fs::read_to_string(path)
+        let text = subagent_session::read_user_text(path, MAX_SCHEMA_FILE)
             .map_err(|e| Refusal::invalid(format!("--output-schema {}: {e}", path.display())))?;
         let schema: Value = serde_json::from_str(&text).map_err(|e| {
             Refusal::invalid(format!("--output-schema {}: not JSON: {e}", path.display()))
@@ -515,10 +528,31 @@ fn agents(args: &ListArgs) -> Result<ExitCode, Refusal> {
     Ok(ExitCode::from(EXIT_COMPLETED))
 }
 
+/// Builds what a run builds (the providers and their registry, with the offline model so that no
+/// key is needed): a config a run would refuse is refused here, with the same message.
+fn build_as_a_run_would(
+    preset: &subagent_preset::Preset,
+    factories: &[std::sync::Arc<dyn subagent_core::ProviderFactory>],
+) -> Result<(), Refusal> {
+    let model = setup::choose_model(preset.model.as_ref(), None, true)?;
+    let secrets = setup::secrets(preset, factories, &model);
+    let context = preset.build_context(setup::extensions(&model, &secrets));
+    preset
+        .build(factories, &context)
+        .map(|_| ())
+        .map_err(|error| Refusal::new(error.code().as_str(), error.to_string()))
+}
+
 fn validate(file: &std::path::Path, json: bool) -> ExitCode {
     let factories = setup::factories();
     let env = |name: &str| std::env::var(name).ok();
-    match subagent_preset::Preset::load(file, &factories, &env) {
+    let loaded = subagent_preset::Preset::load(file, &factories, &env);
+    if let Ok(preset) = &loaded
+        && let Err(refusal) = build_as_a_run_would(preset, &factories)
+    {
+        return refusal.report(json);
+    }
+    match loaded {
         Ok(preset) => {
             let listing = preset.listing(&factories);
             if json {

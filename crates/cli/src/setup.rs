@@ -54,8 +54,15 @@ pub fn cwd(args: &PresetArgs) -> Result<PathBuf, Refusal> {
         None => std::env::current_dir()
             .map_err(|e| Refusal::invalid(format!("cannot read the current directory: {e}")))?,
     };
-    std::fs::canonicalize(&dir)
-        .map_err(|e| Refusal::invalid(format!("--cwd {}: {e}", dir.display())))
+    let resolved = std::fs::canonicalize(&dir)
+        .map_err(|e| Refusal::invalid(format!("--cwd {}: {e}", dir.display())))?;
+    if !resolved.is_dir() {
+        return Err(Refusal::invalid(format!(
+            "--cwd {}: not a directory",
+            dir.display()
+        )));
+    }
+    Ok(resolved)
 }
 
 /// The model in-process agents use, and how it was chosen.

@@ -129,6 +129,9 @@ pub struct UsageSpec {
     pub cache_write_tokens: u64,
 }
 
+/// The largest scenario file [`Scenarios::load`] reads, in bytes: 4 MiB.
+pub const MAX_SCENARIO_FILE: u64 = 4 << 20;
+
 /// What a keep-alive looks like on the wire.
 #[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
@@ -566,10 +569,13 @@ impl Scenarios {
         })
     }
 
-    /// Reads a scenario file.
+    /// Reads a scenario file: a regular file of at most [`MAX_SCENARIO_FILE`] bytes (a FIFO, a
+    /// device or a larger file is refused without reading it whole).
     pub fn load(path: &Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::Config {
-            message: format!("cannot read scenario file {}: {e}", path.display()),
+        let text = subagent_session::read_user_text(path, MAX_SCENARIO_FILE).map_err(|e| {
+            Error::Config {
+                message: format!("cannot read scenario file {}: {e}", path.display()),
+            }
         })?;
         Self::from_yaml(&text).map_err(|e| match e {
             Error::Config { message } => Error::Config {

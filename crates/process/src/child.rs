@@ -27,6 +27,16 @@ const STDERR_DRAIN: Duration = Duration::from_millis(250);
 /// descendant that escaped the group and holds stdout open.
 const STDOUT_DRAIN: Duration = Duration::from_millis(250);
 
+/// Further than any timer needs to look (a century): longer timeouts and grace periods (any
+/// `Duration` may be configured, a model may ask the bash tool for any timeout) are clamped to it
+/// instead of overflowing an `Instant`.
+const FAR: Duration = Duration::from_secs(100 * 365 * 24 * 60 * 60);
+
+/// `after` past `at`, at most [`FAR`].
+fn later(at: Instant, after: Duration) -> Instant {
+    at + after.min(FAR)
+}
+
 /// Why the owner stopped the child.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -190,7 +200,7 @@ impl Process {
             tail_task: Some(tail_task),
             cancel: spec.cancel.clone(),
             stop: spec.stop,
-            deadline: spec.overall_timeout.map(|timeout| now + timeout),
+            deadline: spec.overall_timeout.map(|timeout| later(now, timeout)),
             idle: spec.idle_timeout,
             last_output: now,
             stopping: None,
@@ -420,7 +430,7 @@ impl Process {
             Some(_) => None,
             None => {
                 let overall = self.deadline.map(|at| (at, Timer::Overall));
-                let idle = self.idle.map(|idle| (self.last_output + idle, Timer::Idle));
+                let idle = self.idle.map(|idle| (later(self.last_output, idle), Timer::Idle));
                 match (overall, idle) {
                     (Some(a), Some(b)) => Some(if a.0 <= b.0 { a } else { b }),
                     (a, b) => a.or(b),
@@ -443,7 +453,7 @@ impl Process {
             return;
         }
         tracing::debug!(pid = self.pid(), cause = cause.describe(), "stopping");
-        self.stopping = Some((cause, Instant::now() + self.stop.grace));
+        self.stopping = Some((cause, later(Instant::now(), self.stop.grace)));
         // Remember the tree while the child still holds it: the polite signal may kill the
         // child and orphan a descendant that left the group.
         survey(self.pid, &mut self.known);

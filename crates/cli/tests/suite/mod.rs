@@ -8,5 +8,6 @@ mod routing;
 mod run;
 mod secrets;
 mod sigint;
+mod special_files;
 mod support;
 mod termination;

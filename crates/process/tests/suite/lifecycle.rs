@@ -316,3 +316,16 @@ async fn lines_written_just_before_the_exit_are_all_read() {
     assert_eq!(all, expected);
     assert!(child.wait().await.unwrap().success());
 }
+
+#[tokio::test]
+async fn the_largest_timeouts_are_no_timeouts_not_a_panic() {
+    // A model may ask the bash tool for any timeout: an `Instant` plus it must not overflow.
+    let mut child = sh("echo one")
+        .overall_timeout(Some(Duration::MAX))
+        .idle_timeout(Some(Duration::MAX))
+        .stop_policy(StopPolicy::default().grace(Duration::MAX))
+        .spawn()
+        .unwrap();
+    assert_eq!(lines(&mut child).await, ["one"]);
+    assert!(child.wait().await.unwrap().success());
+}

@@ -1,0 +1,187 @@
+//! Special files never hang `subagent` or exhaust its memory, wherever the user can name one:
+//! `/dev/zero` (size 0, never ends), a symlink to it, a FIFO (blocks a reader until someone
+//! writes) and an oversized regular file, as a preset, an output schema, a scenario file, an
+//! agent definition, or the prompt on stdin. And validation agrees with running.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use pretty_assertions::assert_eq;
+
+use super::support::{stderr, stdout, subagent};
+
+/// Each command must end well within this; a hang fails the test instead of blocking it.
+const BOUND: Duration = Duration::from_secs(30);
+
+fn fifo(dir: &Path, name: &str) -> PathBuf {
+    let path = dir.join(name);
+    let made = std::process::Command::new("mkfifo")
+        .arg(&path)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    path
+}
+
+/// `/dev/zero`, a symlink to it, a FIFO and a regular file of `big` bytes, all in `dir`.
+fn specials(dir: &Path, stem: &str, big: usize) -> Vec<PathBuf> {
+    let link = dir.join(format!("{stem}-zero-link"));
+    std::os::unix::fs::symlink("/dev/zero", &link).unwrap();
+    let large = dir.join(format!("{stem}-large"));
+    std::fs::write(&large, vec![b' '; big]).unwrap();
+    vec![
+        PathBuf::from("/dev/zero"),
+        link,
+        fifo(dir, &format!("{stem}-fifo")),
+        large,
+    ]
+}
+
+/// Exit 2 with `INVALID_ARGUMENTS` and the path in the message.
+fn assert_refused_naming(output: &std::process::Output, path: &Path) {
+    let err = stderr(output);
+    assert_eq!(output.status.code(), Some(2), "{}: {err}", path.display());
+    assert!(err.contains("INVALID_ARGUMENTS"), "{err}");
+    assert!(err.contains(&path.display().to_string()), "{err}");
+}
+
+#[test]
+fn preset_validate_refuses_special_files() {
+    let home = tempfile::tempdir().unwrap();
+    for path in specials(home.path(), "preset", 2 << 20) {
+        let output = subagent(home.path())
+            .timeout(BOUND)
+            .args(["preset", "validate"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert_refused_naming(&output, &path);
+    }
+}
+
+#[test]
+fn output_schema_refuses_special_files() {
+    let home = tempfile::tempdir().unwrap();
+    for path in specials(home.path(), "schema", 2 << 20) {
+        let output = subagent(home.path())
+            .timeout(BOUND)
+            .args(["delegate", "--offline", "--output-schema"])
+            .arg(&path)
+            .arg("say hi")
+            .output()
+            .unwrap();
+        assert_refused_naming(&output, &path);
+    }
+}
+
+#[test]
+fn a_scenario_file_that_is_special_is_refused() {
+    let home = tempfile::tempdir().unwrap();
+    for path in specials(home.path(), "scenario", 17 << 20) {
+        let preset = home.path().join("scripted.yaml");
+        std::fs::write(
+            &preset,
+            format!(
+                "version: 1\nmodel: {{kind: scripted, name: s, scenario: \"{}\"}}\nproviders:\n  - {{name: spawn, kind: spawn}}\n",
+                path.display()
+            ),
+        )
+        .unwrap();
+        let output = subagent(home.path())
+            .timeout(BOUND)
+            .args(["delegate", "--offline", "--preset"])
+            .arg(&preset)
+            .arg("say hi")
+            .output()
+            .unwrap();
+        let err = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{}: {err}", path.display());
+        assert!(err.contains(&path.display().to_string()), "{err}");
+    }
+}
+
+#[test]
+fn special_agent_files_are_warnings_and_the_rest_loads() {
+    let home = tempfile::tempdir().unwrap();
+    let agents = home.path().join(".claude/agents");
+    std::fs::create_dir_all(&agents).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", agents.join("z.md")).unwrap();
+    fifo(&agents, "f.md");
+    std::fs::write(
+        agents.join("fine.md"),
+        "---\nname: fine\ndescription: a fine agent\n---\nBe fine.\n",
+    )
+    .unwrap();
+    let output = subagent(home.path())
+        .timeout(BOUND)
+        .args(["agents"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let all = format!("{}{}", stdout(&output), stderr(&output));
+    assert!(all.contains("fine"), "{all}");
+    assert!(all.contains("z.md") && all.contains("f.md"), "{all}");
+}
+
+#[test]
+fn an_oversized_prompt_on_stdin_is_refused() {
+    let home = tempfile::tempdir().unwrap();
+    let output = subagent(home.path())
+        .timeout(BOUND)
+        .args(["delegate", "--offline", "-"])
+        .write_stdin(vec![b'a'; (4 << 20) + 1])
+        .output()
+        .unwrap();
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("INVALID_ARGUMENTS") && err.contains("stdin"),
+        "{err}"
+    );
+}
+
+/// What a run refuses, validation refuses, with the same code.
+#[test]
+fn validation_builds_what_a_run_builds() {
+    let home = tempfile::tempdir().unwrap();
+    let preset = home.path().join("turns.yaml");
+    std::fs::write(
+        &preset,
+        "version: 1\nproviders:\n  - name: spawn\n    kind: spawn\n    config: {max_turns: 5000000000}\n",
+    )
+    .unwrap();
+    let run = subagent(home.path())
+        .timeout(BOUND)
+        .args(["delegate", "--offline", "--preset"])
+        .arg(&preset)
+        .arg("say hi")
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(2), "{}", stderr(&run));
+    let validate = subagent(home.path())
+        .timeout(BOUND)
+        .args(["preset", "validate"])
+        .arg(&preset)
+        .output()
+        .unwrap();
+    assert_eq!(validate.status.code(), Some(2), "{}", stdout(&validate));
+    let first_line = |text: String| text.lines().next().unwrap_or_default().to_owned();
+    assert_eq!(first_line(stderr(&validate)), first_line(stderr(&run)));
+}
+
+#[test]
+fn a_cwd_that_is_a_file_is_refused_like_a_missing_one() {
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join("a-file");
+    std::fs::write(&file, "x").unwrap();
+    for cwd in [file.as_path(), Path::new("/nonexistent-cwd-7f3a")] {
+        let output = subagent(home.path())
+            .timeout(BOUND)
+            .args(["delegate", "--offline", "--cwd"])
+            .arg(cwd)
+            .arg("say hi")
+            .output()
+            .unwrap();
+        assert_refused_naming(&output, cwd);
+    }
+}
