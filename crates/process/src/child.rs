@@ -430,7 +430,9 @@ impl Process {
             Some(_) => None,
             None => {
                 let overall = self.deadline.map(|at| (at, Timer::Overall));
-                let idle = self.idle.map(|idle| (later(self.last_output, idle), Timer::Idle));
+                let idle = self
+                    .idle
+                    .map(|idle| (later(self.last_output, idle), Timer::Idle));
                 match (overall, idle) {
                     (Some(a), Some(b)) => Some(if a.0 <= b.0 { a } else { b }),
                     (a, b) => a.or(b),

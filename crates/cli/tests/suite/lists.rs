@@ -155,10 +155,7 @@ fn a_huge_provider_name_is_cut_in_the_tables_not_a_panic() {
             (output.status.code(), stdout(&output), stderr(&output)),
             (
                 Some(0),
-                format!(
-                    "{}: valid\n{table}delegation tools: none\n",
-                    path.display()
-                ),
+                format!("{}: valid\n{table}delegation tools: none\n", path.display()),
                 String::new()
             ),
             "{file}: preset validate"
