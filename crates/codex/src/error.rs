@@ -1,7 +1,5 @@
 //! The crate's one error type, and how it becomes the seam's [`subagent_core::Error`].
 
-use std::path::PathBuf;
-
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -21,32 +19,13 @@ pub enum Error {
     /// `start`; becomes `SPAWN_FAILED`. Retrying may help (disk full, temp dir missing).
     #[error("could not write the output schema for codex to a temporary file: {0}")]
     SchemaFile(#[source] std::io::Error),
-    /// The `codex` executable was not found. Returned by `start`; becomes `SPAWN_FAILED`.
-    /// Retrying helps once the CLI is installed.
-    #[error("the codex CLI was not found ({tried}); {INSTALL_HINT}", tried = tried_text(program, searched))]
-    NotFound {
-        /// The path or name tried.
-        program: PathBuf,
-        /// The `PATH` directories searched for a bare name.
-        searched: Vec<PathBuf>,
-    },
-    /// The child could not be started for another reason (not executable, bad cwd, OS
-    /// refusal). Returned by `start`; becomes `SPAWN_FAILED`.
-    #[error("could not start codex: {0}")]
-    Spawn(#[source] subagent_process::Error),
-}
-
-fn tried_text(program: &std::path::Path, searched: &[PathBuf]) -> String {
-    if searched.is_empty() {
-        format!("tried {}", program.display())
-    } else {
-        let dirs = searched
-            .iter()
-            .map(|d| d.display().to_string())
-            .collect::<Vec<_>>()
-            .join(":");
-        format!("tried `{}` on PATH {dirs}", program.display())
-    }
+    /// The `codex` child could not be started: the program is missing (the text says what
+    /// was tried and how to install it) or not executable, the request's cwd is not a directory,
+    /// or the OS refused. Returned by `start`; becomes `INVALID_ARGUMENTS` or `SPAWN_FAILED` as
+    /// [`subagent_process::Error::blame`] says, with its one text. Retrying helps once the CLI is
+    /// installed.
+    #[error("{}", .0.start_failure("codex", INSTALL_HINT))]
+    Start(#[source] subagent_process::Error),
 }
 
 impl Error {
@@ -58,18 +37,16 @@ impl Error {
 
 impl From<subagent_process::Error> for Error {
     fn from(error: subagent_process::Error) -> Self {
-        match error {
-            subagent_process::Error::NotFound { program, searched } => {
-                Self::NotFound { program, searched }
-            }
-            other => Self::Spawn(other),
-        }
+        Self::Start(error)
     }
 }
 
 impl From<Error> for subagent_core::Error {
     fn from(error: Error) -> Self {
         match error {
+            Error::Start(ref source) if source.blame() == subagent_process::Blame::Request => {
+                subagent_core::Error::invalid(error.to_string())
+            }
             Error::Config(_) => subagent_core::Error::invalid(error.to_string()),
             _ => subagent_core::Error::spawn_failed(error.to_string()),
         }
@@ -102,5 +79,19 @@ mod tests {
     fn config_errors_are_invalid_arguments() {
         let error: subagent_core::Error = Error::config("bad").into();
         assert_eq!(error.code(), ErrorCode::InvalidArguments);
+    }
+
+    #[test]
+    fn a_bad_cwd_is_the_requests_fault() {
+        let error: subagent_core::Error = Error::from(subagent_process::Error::InvalidCwd {
+            cwd: "relative".into(),
+            reason: "must be absolute",
+        })
+        .into();
+        assert_eq!(error.code(), ErrorCode::InvalidArguments);
+        assert_eq!(
+            error.to_string(),
+            "invalid arguments: working directory relative: must be absolute"
+        );
     }
 }

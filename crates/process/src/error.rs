@@ -58,6 +58,52 @@ pub enum Error {
     Io(#[from] std::io::Error),
 }
 
+/// Whose fault a failure to start a child is, so that every provider gives the same failure the
+/// same error code: [`Error::blame`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Blame {
+    /// The request asked for something that cannot be (a working directory that is not an
+    /// absolute, existing directory): the seam's `INVALID_ARGUMENTS`. Retrying the same request
+    /// does not help.
+    Request,
+    /// The child could not be started (program missing or not executable, the OS refused): the
+    /// seam's `SPAWN_FAILED`. Retrying helps once the installation is fixed.
+    Start,
+}
+
+impl Error {
+    /// Whose fault this failure is (see [`Blame`]).
+    pub fn blame(&self) -> Blame {
+        match self {
+            Self::InvalidCwd { .. } => Blame::Request,
+            _ => Blame::Start,
+        }
+    }
+
+    /// The one text every provider shows when `product`'s CLI cannot be started: for a missing
+    /// program what was tried and `install_hint`, otherwise what went wrong.
+    pub fn start_failure(&self, product: &str, install_hint: &str) -> String {
+        match self {
+            Self::NotFound { program, searched } => {
+                let tried = if searched.is_empty() {
+                    format!("tried {}", program.display())
+                } else {
+                    let dirs = searched
+                        .iter()
+                        .map(|dir| dir.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(":");
+                    format!("tried `{}` on PATH {dirs}", program.display())
+                };
+                format!("the {product} CLI was not found ({tried}); {install_hint}")
+            }
+            Self::InvalidCwd { .. } => self.to_string(),
+            other => format!("could not start {product}: {other}"),
+        }
+    }
+}
+
 fn not_found_message(program: &std::path::Path, searched: &[PathBuf]) -> String {
     if searched.is_empty() {
         format!("{} was not found", program.display())

@@ -71,7 +71,7 @@ pub use env::{
     SCRUBBED_SUFFIXES, Scrub, Secrets, child_env, child_env_with, child_env_withholding,
     is_model_key, is_scrubbed,
 };
-pub use error::{Error, Result};
+pub use error::{Blame, Error, Result};
 pub use kill::Signal;
 pub use spec::{
     DEFAULT_GRACE, DEFAULT_MAX_LINE_BYTES, DEFAULT_STDERR_TAIL_BYTES, ProcessSpec, SignalTarget,
