@@ -132,10 +132,9 @@ impl Progress {
                 // Only the tail is shown: keep a bounded window, not the whole answer (which
                 // would also make each delta cost as much as everything streamed before it).
                 if self.recent_text.len() > RECENT_TEXT_KEEP * 2 {
-                    let mut start = self.recent_text.len() - RECENT_TEXT_KEEP;
-                    while !self.recent_text.is_char_boundary(start) {
-                        start += 1;
-                    }
+                    let start = self
+                        .recent_text
+                        .ceil_char_boundary(self.recent_text.len() - RECENT_TEXT_KEEP);
                     self.recent_text.drain(..start);
                     self.recent_cut = true;
                 }

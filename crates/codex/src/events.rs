@@ -53,11 +53,7 @@ fn truncate(text: &str, limit: usize) -> String {
     if text.len() <= limit {
         return text.to_owned();
     }
-    let mut end = limit;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…[truncated]", &text[..end])
+    format!("{}…[truncated]", &text[..text.floor_char_boundary(limit)])
 }
 
 /// The tool name and input a tool-like item is reported with, or `None` for other items.

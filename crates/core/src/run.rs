@@ -249,11 +249,10 @@ fn truncate_utf8(text: &str, limit: usize) -> String {
         return text.to_owned();
     }
     const MARK: &str = "…[truncated]";
-    let mut end = limit - MARK.len();
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}{MARK}", &text[..end])
+    format!(
+        "{}{MARK}",
+        &text[..text.floor_char_boundary(limit.saturating_sub(MARK.len()))]
+    )
 }
 
 /// The events of a run, as a stream. Ends after [`RunEvent::Finished`].

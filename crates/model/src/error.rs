@@ -167,11 +167,7 @@ impl Error {
     ) -> Self {
         let mut message = message.into();
         if message.len() > MAX_SERVER_MESSAGE {
-            let mut cut = MAX_SERVER_MESSAGE;
-            while !message.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            message.truncate(cut);
+            message.truncate(message.floor_char_boundary(MAX_SERVER_MESSAGE));
         }
         let lower_kind = kind.to_ascii_lowercase();
         let lower = message.to_ascii_lowercase();
