@@ -231,11 +231,8 @@ fn decide(state: &StreamState, exit: &Exit, read_error: Option<&str>, plan: &Run
                 .to_owned(),
         );
     };
-    if let Err(problem) = validate(schema, &structured) {
-        return failed(
-            text,
-            format!("the structured output does not match the schema: {problem}"),
-        );
+    if let Err(problem) = subagent_schema::check(schema, &structured) {
+        return failed(text, problem.to_string());
     }
     let mut outcome = Outcome::completed(text);
     outcome.structured = Some(structured);
@@ -246,21 +243,6 @@ fn failed(text: String, diagnostic: String) -> Outcome {
     let mut outcome = Outcome::failed(diagnostic);
     outcome.text = text;
     outcome
-}
-
-fn validate(schema: &Value, value: &Value) -> std::result::Result<(), String> {
-    let validator =
-        jsonschema::validator_for(schema).map_err(|e| format!("invalid schema: {e}"))?;
-    let problems: Vec<String> = validator
-        .iter_errors(value)
-        .map(|e| e.to_string())
-        .take(5)
-        .collect();
-    if problems.is_empty() {
-        Ok(())
-    } else {
-        Err(problems.join("; "))
-    }
 }
 
 #[cfg(test)]

@@ -58,7 +58,7 @@
 //!
 //! Declared ([`CAPABILITIES`]), each proven by an end-to-end test against the real CLI
 //! (`tests/suite/e2e.rs`): `output_schema` (the request's `text.format` carries the schema; the
-//! answer is validated with `jsonschema`, a mismatch is `Failed` with the text kept), `persona`
+//! answer is validated with `subagent_schema`, a mismatch is `Failed` with the text kept), `persona`
 //! (a developer text of the recorded request), `model_override` (the request's `model`),
 //! `resume` (same thread id, history re-sent; an unknown id is `Failed` with codex's message),
 //! `depth_limit` (below).

@@ -289,31 +289,12 @@ pub(crate) fn decide(
     outcome
 }
 
-/// Parses the final answer as the structured output and checks it against the schema.
+/// The final answer as the structured output, checked against the schema (one text for every
+/// provider: `subagent_schema`).
 pub(crate) fn structured(text: &str, schema: &Value) -> Result<Value, String> {
-    let value: Value = serde_json::from_str(text.trim()).map_err(|e| {
-        format!("an output schema was requested but codex's final answer is not JSON ({e})")
-    })?;
-    if !value.is_object() {
-        return Err(
-            "an output schema was requested but codex's final answer is not a JSON object"
-                .to_owned(),
-        );
-    }
-    let validator = jsonschema::validator_for(schema)
-        .map_err(|e| format!("the output schema is not a valid JSON Schema: {e}"))?;
-    let errors: Vec<String> = validator
-        .iter_errors(&value)
-        .take(5)
-        .map(|e| format!("{} at `{}`", e, e.instance_path()))
-        .collect();
-    if !errors.is_empty() {
-        return Err(format!(
-            "codex's final answer does not match the output schema: {}",
-            errors.join("; ")
-        ));
-    }
-    Ok(value)
+    subagent_schema::OutputSchema::compile(schema)
+        .map_err(|error| error.to_string())?
+        .check_answer(text)
 }
 
 #[cfg(test)]
@@ -375,7 +356,7 @@ mod tests {
                 .diagnostic
                 .as_deref()
                 .unwrap_or_default()
-                .contains("not a JSON object")
+                .contains("does not match the output schema: at /:")
         );
         let outcome = decide(&completed_state("nope"), &exited(0), false, Some(&schema));
         assert!(
@@ -383,7 +364,7 @@ mod tests {
                 .diagnostic
                 .as_deref()
                 .unwrap_or_default()
-                .contains("not JSON")
+                .contains("the final answer is not a JSON value")
         );
     }
 

@@ -13,17 +13,17 @@ use subagent_model::{Messages, Model, ModelEvent, ModelRequest, ModelResponse, R
 use subagent_session::{ContentBlock, EventLog, Message, Role, SessionEvent};
 
 use subagent_process::Secrets;
+use subagent_schema::OutputSchema;
 
-use crate::Result;
 use crate::delegation::ParentSnapshot;
 use crate::permissions::{PermissionPolicy, PermissionRequest};
 use crate::structured::DEFAULT_STRUCTURED_RETRIES;
 use crate::structured::{
-    Capture, ENFORCE_PREFIX, OutputMode, SchemaValidator, StructuredOutputTool,
-    capture_instructions, parse_json_answer,
+    Capture, ENFORCE_PREFIX, OutputMode, StructuredOutputTool, capture_instructions,
 };
 use crate::tasks::TaskTable;
 use crate::tools::{EventSink, Roots, ToolContext, ToolKind, ToolOutput, ToolSet};
+use crate::{Error, Result};
 
 /// The model in-process providers use when a request names none: put it in
 /// `BuildContext::extensions` (or in a parent's run) as `DefaultModel(model)`.
@@ -182,7 +182,7 @@ pub struct Agent {
     config: AgentConfig,
     system: Option<Arc<str>>,
     capture: Option<Arc<std::sync::Mutex<Capture>>>,
-    final_validator: Option<SchemaValidator>,
+    final_validator: Option<OutputSchema>,
 }
 
 impl std::fmt::Debug for Agent {
@@ -233,7 +233,8 @@ impl Agent {
                 });
             }
             OutputMode::FinalAnswer { schema } => {
-                final_validator = Some(SchemaValidator::new(schema)?);
+                final_validator =
+                    Some(OutputSchema::compile(schema).map_err(|e| Error::Config(e.to_string()))?);
             }
         }
         let system = config.system.as_deref().map(Arc::from);
@@ -504,12 +505,7 @@ impl Agent {
     ) -> Next {
         let mut structured = None;
         if let Some(validator) = &self.final_validator {
-            let verdict =
-                parse_json_answer(&state.text).and_then(|value| match validator.validate(&value) {
-                    Ok(()) => Ok(value),
-                    Err(problems) => Err(format!("it does not match the schema:\n{problems}")),
-                });
-            match verdict {
+            match validator.check_answer(&state.text) {
                 Ok(value) => structured = Some(value),
                 Err(problem) => return self.retry(state, &problem),
             }

@@ -7,6 +7,8 @@ use async_trait::async_trait;
 use serde_json::Value;
 use subagent_model::ToolSpec;
 
+use subagent_schema::OutputSchema;
+
 use crate::tools::{Tool, ToolContext, ToolKind, ToolOutput};
 use crate::{Error, Result};
 
@@ -40,51 +42,6 @@ pub enum OutputMode {
     },
 }
 
-/// A compiled schema.
-#[derive(Clone)]
-pub struct SchemaValidator {
-    validator: Arc<jsonschema::Validator>,
-}
-
-impl std::fmt::Debug for SchemaValidator {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("SchemaValidator")
-    }
-}
-
-impl SchemaValidator {
-    /// Compiles `schema`; `Config` when it is not a valid JSON Schema.
-    pub fn new(schema: &Value) -> Result<Self> {
-        let validator = jsonschema::validator_for(schema)
-            .map_err(|e| Error::Config(format!("output schema does not compile: {e}")))?;
-        Ok(Self {
-            validator: Arc::new(validator),
-        })
-    }
-
-    /// `Ok` when valid; otherwise every problem, one per line (`at /path: message`).
-    pub fn validate(&self, value: &Value) -> std::result::Result<(), String> {
-        let problems: Vec<String> = self
-            .validator
-            .iter_errors(value)
-            .map(|e| {
-                let path = e.instance_path().to_string();
-                let at = if path.is_empty() {
-                    "/".to_owned()
-                } else {
-                    path
-                };
-                format!("at {at}: {e}")
-            })
-            .collect();
-        if problems.is_empty() {
-            Ok(())
-        } else {
-            Err(problems.join("\n"))
-        }
-    }
-}
-
 /// What the capture tool saw.
 #[derive(Debug, Default)]
 pub(crate) struct Capture {
@@ -97,14 +54,14 @@ pub(crate) struct Capture {
 #[derive(Debug)]
 pub struct StructuredOutputTool {
     schema: Value,
-    validator: SchemaValidator,
+    validator: OutputSchema,
     capture: Arc<Mutex<Capture>>,
 }
 
 impl StructuredOutputTool {
     /// A capture tool for `schema`.
     pub fn new(schema: Value) -> Result<Self> {
-        let validator = SchemaValidator::new(&schema)?;
+        let validator = OutputSchema::compile(&schema).map_err(|e| Error::Config(e.to_string()))?;
         Ok(Self {
             schema,
             validator,
@@ -131,30 +88,6 @@ pub fn final_answer_instructions(schema: &Value) -> String {
     )
 }
 
-/// Reads a final answer as JSON: the whole text, or a fenced block, or the outermost `{…}`.
-pub fn parse_json_answer(text: &str) -> std::result::Result<Value, String> {
-    let trimmed = text.trim();
-    if let Ok(value) = serde_json::from_str(trimmed) {
-        return Ok(value);
-    }
-    let unfenced = trimmed
-        .strip_prefix("```json")
-        .or_else(|| trimmed.strip_prefix("```"))
-        .and_then(|rest| rest.trim_end().strip_suffix("```"));
-    if let Some(inner) = unfenced
-        && let Ok(value) = serde_json::from_str(inner.trim())
-    {
-        return Ok(value);
-    }
-    if let (Some(start), Some(end)) = (trimmed.find('{'), trimmed.rfind('}'))
-        && start < end
-        && let Ok(value) = serde_json::from_str(&trimmed[start..=end])
-    {
-        return Ok(value);
-    }
-    Err("the final answer is not a JSON value".to_owned())
-}
-
 #[async_trait]
 impl Tool for StructuredOutputTool {
     fn spec(&self) -> ToolSpec {
@@ -170,7 +103,7 @@ impl Tool for StructuredOutputTool {
     }
 
     async fn call(&self, input: Value, _context: &ToolContext) -> Result<ToolOutput> {
-        let verdict = self.validator.validate(&input);
+        let verdict = self.validator.check(&input).map_err(|e| e.to_string());
         let mut capture = self.capture.lock().unwrap_or_else(PoisonError::into_inner);
         match verdict {
             Ok(()) => {
@@ -181,35 +114,9 @@ impl Tool for StructuredOutputTool {
                 capture.failures += 1;
                 capture.last_problem = Some(problems.clone());
                 Ok(ToolOutput::error(format!(
-                    "The structured output does not match the schema:\n{problems}\nCall {STRUCTURED_OUTPUT_TOOL} again with corrected arguments."
+                    "{problems}\nCall {STRUCTURED_OUTPUT_TOOL} again with corrected arguments."
                 )))
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use serde_json::json;
-
-    use super::*;
-
-    #[test]
-    fn validates_and_parses() {
-        let schema =
-            json!({"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]});
-        let validator = SchemaValidator::new(&schema).unwrap();
-        assert!(validator.validate(&json!({"n": 1})).is_ok());
-        let problems = validator.validate(&json!({"n": "x"})).unwrap_err();
-        assert!(problems.contains("/n"), "{problems}");
-        assert_eq!(
-            parse_json_answer("```json\n{\"n\": 2}\n```").unwrap(),
-            json!({"n": 2})
-        );
-        assert_eq!(
-            parse_json_answer("Here: {\"n\": 3}.").unwrap(),
-            json!({"n": 3})
-        );
-        assert!(parse_json_answer("no json").is_err());
     }
 }

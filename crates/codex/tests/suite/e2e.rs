@@ -203,7 +203,7 @@ async fn output_schema_gives_validated_structured_output() {
     assert_eq!(outcome.text, r#"{"name":"widget","n":3}"#);
     let diagnostic = outcome.diagnostic.unwrap();
     assert!(
-        diagnostic.starts_with("codex's final answer does not match the output schema"),
+        diagnostic.starts_with("the structured output does not match the output schema"),
         "{diagnostic}"
     );
 }

@@ -88,7 +88,7 @@ async fn structured(kind: ModelKind) {
     let results = last_results(retry);
     assert_eq!(results.len(), 1);
     assert!(
-        results[0].1.contains("does not match the schema"),
+        results[0].1.contains("does not match the output schema"),
         "{}",
         results[0].1
     );
