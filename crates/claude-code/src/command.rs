@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use serde_json::Value;
 use subagent_core::{StartRequest, ToolFilter, wildcard_match};
 
-use crate::config::{ClaudeCodeConfig, PermissionMode};
+use crate::config::{ClaudeCodeConfig, ClaudePermissionMode};
 use crate::{Error, Result};
 
 /// The built-in tools of Claude Code 2.1.197 as the model sees them (`Glob` and `Grep` appear
@@ -136,7 +136,7 @@ pub fn build(
     let cwd = request.parent.cwd.clone();
     // Never looser than the parent: the request's ceiling wins over the configured mode.
     let mode = config.permission_mode.under(request.permission_ceiling);
-    if mode == PermissionMode::BypassPermissions && is_root {
+    if mode == ClaudePermissionMode::BypassPermissions && is_root {
         let sandboxed = config
             .env
             .get("IS_SANDBOX")
@@ -362,7 +362,7 @@ mod tests {
     #[test]
     fn the_permission_ceiling_tightens_the_mode_and_never_loosens_it() {
         use subagent_core::PermissionMode as Ceiling;
-        let mode_for = |configured: PermissionMode, ceiling: Option<Ceiling>| {
+        let mode_for = |configured: ClaudePermissionMode, ceiling: Option<Ceiling>| {
             let config = ClaudeCodeConfig {
                 permission_mode: configured,
                 ..ClaudeCodeConfig::default()
@@ -380,39 +380,43 @@ mod tests {
             invocation.args[at + 1].clone()
         };
         for (configured, ceiling, expected) in [
-            (PermissionMode::AcceptEdits, None, "acceptEdits"),
-            (PermissionMode::AcceptEdits, Some(Ceiling::Plan), "plan"),
+            (ClaudePermissionMode::AcceptEdits, None, "acceptEdits"),
             (
-                PermissionMode::AcceptEdits,
+                ClaudePermissionMode::AcceptEdits,
+                Some(Ceiling::Plan),
+                "plan",
+            ),
+            (
+                ClaudePermissionMode::AcceptEdits,
                 Some(Ceiling::Default),
                 "default",
             ),
             (
-                PermissionMode::AcceptEdits,
+                ClaudePermissionMode::AcceptEdits,
                 Some(Ceiling::DontAsk),
                 "dontAsk",
             ),
             (
-                PermissionMode::AcceptEdits,
+                ClaudePermissionMode::AcceptEdits,
                 Some(Ceiling::Bypass),
                 "acceptEdits",
             ),
             (
-                PermissionMode::DontAsk,
+                ClaudePermissionMode::DontAsk,
                 Some(Ceiling::AcceptEdits),
                 "dontAsk",
             ),
             (
-                PermissionMode::Auto,
+                ClaudePermissionMode::Auto,
                 Some(Ceiling::AcceptEdits),
                 "acceptEdits",
             ),
             (
-                PermissionMode::BypassPermissions,
+                ClaudePermissionMode::BypassPermissions,
                 Some(Ceiling::Plan),
                 "plan",
             ),
-            (PermissionMode::Plan, Some(Ceiling::Bypass), "plan"),
+            (ClaudePermissionMode::Plan, Some(Ceiling::Bypass), "plan"),
         ] {
             assert_eq!(
                 mode_for(configured, ceiling),
@@ -422,7 +426,7 @@ mod tests {
         }
         // A bypass config under a plan ceiling is no longer a bypass: root needs no IS_SANDBOX.
         let config = ClaudeCodeConfig {
-            permission_mode: PermissionMode::BypassPermissions,
+            permission_mode: ClaudePermissionMode::BypassPermissions,
             ..ClaudeCodeConfig::default()
         };
         let planned = request().permission_ceiling(Ceiling::Plan).build();
@@ -432,7 +436,7 @@ mod tests {
     #[test]
     fn refusals() {
         let config = ClaudeCodeConfig {
-            permission_mode: PermissionMode::BypassPermissions,
+            permission_mode: ClaudePermissionMode::BypassPermissions,
             ..ClaudeCodeConfig::default()
         };
         assert!(matches!(

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
     Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema,
 )]
 #[non_exhaustive]
-pub enum PermissionMode {
+pub enum ClaudePermissionMode {
     /// `default`: in `-p` mode tools that would ask are denied.
     #[serde(rename = "default")]
     Default,
@@ -34,7 +34,7 @@ pub enum PermissionMode {
     BypassPermissions,
 }
 
-impl PermissionMode {
+impl ClaudePermissionMode {
     /// How loose the mode is (`plan` strictest, `bypassPermissions` loosest), on the scale of
     /// `subagent_core::PermissionMode`.
     fn looseness(self) -> u8 {
@@ -87,7 +87,7 @@ pub struct ClaudeCodeConfig {
     /// The `claude` executable: a bare name is looked up on `PATH` (default `claude`).
     pub binary: PathBuf,
     /// `--permission-mode` (default `dontAsk`).
-    pub permission_mode: PermissionMode,
+    pub permission_mode: ClaudePermissionMode,
     /// Tools pre-approved with `--allowedTools` (e.g. `Bash`, `Bash(git:*)`, `Write`): they run
     /// without asking. This is permission, not visibility (the request's tool filter decides
     /// which tools the child sees).
@@ -130,7 +130,7 @@ impl Default for ClaudeCodeConfig {
     fn default() -> Self {
         Self {
             binary: PathBuf::from("claude"),
-            permission_mode: PermissionMode::DontAsk,
+            permission_mode: ClaudePermissionMode::DontAsk,
             allowed_tools: Vec::new(),
             env: BTreeMap::new(),
             pass_env: DEFAULT_PASS_ENV
@@ -187,13 +187,13 @@ mod tests {
             "permission_mode": "accept-edits",
         }))
         .unwrap_or_default();
-        assert_eq!(config.permission_mode, PermissionMode::AcceptEdits);
+        assert_eq!(config.permission_mode, ClaudePermissionMode::AcceptEdits);
         assert_eq!(config.binary, PathBuf::from("claude"));
         assert!(config.disable_nonessential_traffic);
         assert_eq!(config.max_retries, 0);
-        let mode: PermissionMode =
+        let mode: ClaudePermissionMode =
             serde_json::from_value(serde_json::json!("bypassPermissions")).unwrap_or_default();
-        assert_eq!(mode, PermissionMode::BypassPermissions);
+        assert_eq!(mode, ClaudePermissionMode::BypassPermissions);
         assert!(
             serde_json::from_value::<ClaudeCodeConfig>(serde_json::json!({"bogus": 1})).is_err()
         );

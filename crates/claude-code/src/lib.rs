@@ -55,7 +55,7 @@ use subagent_process::Secrets;
 pub use command::{
     AGENT_TOOLS, Invocation, KNOWN_TOOLS, build as build_command, no_sub_agents, tool_flags,
 };
-pub use config::{ClaudeCodeConfig, PermissionMode};
+pub use config::{ClaudeCodeConfig, ClaudePermissionMode};
 pub use error::{Error, INSTALL_HINT, Result};
 pub use events::{ResultEvent, StreamState, TOOL_OUTPUT_LIMIT, usage_of};
 

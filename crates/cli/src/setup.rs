@@ -85,12 +85,7 @@ fn key_env(config: &ModelConfig) -> Option<String> {
 }
 
 fn section_to_config(section: &ModelSection) -> ModelConfig {
-    let kind = match section.kind {
-        subagent_preset::ModelKind::Anthropic => ModelKind::Anthropic,
-        subagent_preset::ModelKind::OpenaiResponses => ModelKind::OpenaiResponses,
-        subagent_preset::ModelKind::OpenaiChat => ModelKind::OpenaiChat,
-        _ => ModelKind::Scripted,
-    };
+    let kind = section.kind;
     let mut config = ModelConfig::new(kind, section.name.clone());
     config.base_url.clone_from(&section.base_url);
     config.api_key_env.clone_from(&section.api_key_env);

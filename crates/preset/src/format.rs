@@ -13,32 +13,9 @@ use subagent_core::ToolFilter;
 
 use crate::Position;
 
-/// The protocol of the default model.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-#[non_exhaustive]
-pub enum ModelKind {
-    /// Anthropic Messages API.
-    Anthropic,
-    /// OpenAI Responses API.
-    OpenaiResponses,
-    /// OpenAI Chat Completions (also Ollama, vLLM, llama.cpp, LM Studio).
-    OpenaiChat,
-    /// The offline scripted model, driven by a scenario file.
-    Scripted,
-}
-
-impl ModelKind {
-    /// The name written in presets.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Anthropic => "anthropic",
-            Self::OpenaiResponses => "openai-responses",
-            Self::OpenaiChat => "openai-chat",
-            Self::Scripted => "scripted",
-        }
-    }
-}
+/// The protocol of the default model: the model crate's own type, so a kind the preset accepts
+/// is always one the model clients speak.
+pub use subagent_model::ModelKind;
 
 /// Timeouts of model requests in milliseconds; an absent field keeps the model client's default.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -372,7 +372,7 @@ async fn claude_sub_agents_nest_without_a_limit_of_their_own() {
 async fn a_plan_ceiling_overrides_a_looser_configured_mode() {
     let h = Harness::new().await;
     let bypass = |c: &mut subagent_claude_code::ClaudeCodeConfig| {
-        c.permission_mode = subagent_claude_code::PermissionMode::BypassPermissions;
+        c.permission_mode = subagent_claude_code::ClaudePermissionMode::BypassPermissions;
         c.env.insert("IS_SANDBOX".into(), "1".into());
     };
     let run = h

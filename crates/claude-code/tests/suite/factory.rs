@@ -3,7 +3,8 @@
 use pretty_assertions::assert_eq;
 use serde_json::json;
 use subagent_claude_code::{
-    CAPABILITIES, ClaudeCodeConfig, ClaudeCodeFactory, ClaudeCodeProvider, KIND, PermissionMode,
+    CAPABILITIES, ClaudeCodeConfig, ClaudeCodeFactory, ClaudeCodeProvider, ClaudePermissionMode,
+    KIND,
 };
 use subagent_core::{BuildContext, ErrorCode, ProviderFactory, StartRequest, SubagentProvider};
 
@@ -97,7 +98,7 @@ async fn bypass_permissions_as_root_asks_for_is_sandbox() {
         "cc",
         ClaudeCodeConfig {
             binary: "/nonexistent/claude".into(),
-            permission_mode: PermissionMode::BypassPermissions,
+            permission_mode: ClaudePermissionMode::BypassPermissions,
             ..ClaudeCodeConfig::default()
         },
     )
