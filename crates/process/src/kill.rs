@@ -167,46 +167,25 @@ pub(crate) fn kill_leftovers(leader: Pid, known: &Known) {
 
 fn kill_all(leader: Pid, with_leader: bool, known: &Known) {
     let raw_leader = leader.as_raw_pid();
-    let mut frozen: BTreeSet<i32> = BTreeSet::new();
-    for _round in 0..16 {
-        let found = tree_and_group_of(raw_leader, with_leader, known, &snapshot());
-        let fresh: Vec<i32> = found
-            .keys()
-            .filter(|pid| !frozen.contains(pid))
-            .copied()
-            .collect();
-        if fresh.is_empty() {
-            break;
-        }
-        for raw in fresh {
-            if let Some(target) = Pid::from_raw(raw) {
-                signal_process(target, RawSignal::STOP);
-            }
-            frozen.insert(raw);
-        }
-    }
-    for raw in &frozen {
-        if let Some(target) = Pid::from_raw(*raw) {
-            signal_process(target, RawSignal::KILL);
-        }
-    }
+    freeze_then_kill(|| {
+        tree_and_group_of(raw_leader, with_leader, known, &snapshot())
+            .into_keys()
+            .collect()
+    });
     if with_leader {
         signal_process(leader, RawSignal::KILL);
     }
     signal_group(leader, RawSignal::KILL);
 }
 
-/// Freezes and kills every descendant of `ancestor` and every other member of its process
-/// group, never `ancestor` itself (the guardian cleaning up after its program).
-pub(crate) fn kill_descendants(ancestor: Pid) {
-    let me = ancestor.as_raw_pid();
+/// Freezes (SIGSTOP) what `survey` finds, round after round, until a round finds nothing new
+/// (a stopped process cannot fork), then kills everything frozen with SIGKILL.
+fn freeze_then_kill(mut survey: impl FnMut() -> Vec<i32>) {
     let mut frozen: BTreeSet<i32> = BTreeSet::new();
     for _round in 0..16 {
-        let found = tree_and_group_of(me, false, &Known::default(), &snapshot());
-        let fresh: Vec<i32> = found
-            .keys()
-            .filter(|pid| **pid != me && !frozen.contains(pid))
-            .copied()
+        let fresh: Vec<i32> = survey()
+            .into_iter()
+            .filter(|pid| !frozen.contains(pid))
             .collect();
         if fresh.is_empty() {
             break;
@@ -223,6 +202,18 @@ pub(crate) fn kill_descendants(ancestor: Pid) {
             signal_process(target, RawSignal::KILL);
         }
     }
+}
+
+/// Freezes and kills every descendant of `ancestor` and every other member of its process
+/// group, never `ancestor` itself (the guardian cleaning up after its program).
+pub(crate) fn kill_descendants(ancestor: Pid) {
+    let me = ancestor.as_raw_pid();
+    freeze_then_kill(|| {
+        tree_and_group_of(me, false, &Known::default(), &snapshot())
+            .into_keys()
+            .filter(|pid| *pid != me)
+            .collect()
+    });
 }
 
 /// The live members of process group `group`, from one `/proc` snapshot.
