@@ -13,36 +13,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::{RunId, StartRequest, StopReason};
 
-/// Token and tool counts of a run.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
-)]
-#[serde(default)]
-pub struct Usage {
-    /// Input tokens (uncached).
-    pub input_tokens: u64,
-    /// Output tokens.
-    pub output_tokens: u64,
-    /// Input tokens read from the provider's prompt cache.
-    pub cache_read_tokens: u64,
-    /// Input tokens written to the provider's prompt cache.
-    pub cache_write_tokens: u64,
-    /// Tool calls made.
-    pub tool_uses: u64,
-    /// Wall time of the run, in milliseconds.
-    pub duration_ms: u64,
-}
-
-impl Usage {
-    /// Adds the counts of `other` (durations are not added: a run has one wall time).
-    pub fn add(&mut self, other: &Usage) {
-        self.input_tokens += other.input_tokens;
-        self.output_tokens += other.output_tokens;
-        self.cache_read_tokens += other.cache_read_tokens;
-        self.cache_write_tokens += other.cache_write_tokens;
-        self.tool_uses += other.tool_uses;
-    }
-}
+/// Token and tool counts of a run: the one `Usage` type, shared with the model clients.
+pub use subagent_session::Usage;
 
 /// How to find a run's session again, to resume it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]

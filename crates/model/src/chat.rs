@@ -222,7 +222,7 @@ impl ChatDecoder {
                 input_tokens: get("/prompt_tokens").saturating_sub(cached),
                 output_tokens: get("/completion_tokens"),
                 cache_read_tokens: cached,
-                cache_write_tokens: 0,
+                ..Usage::default()
             });
         }
         let choices = data.get("choices").and_then(Value::as_array);

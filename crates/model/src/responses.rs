@@ -198,7 +198,7 @@ fn usage_of(response: &Value) -> Usage {
         input_tokens: input.saturating_sub(cached),
         output_tokens: get("/usage/output_tokens"),
         cache_read_tokens: cached,
-        cache_write_tokens: 0,
+        ..Usage::default()
     }
 }
 

@@ -524,6 +524,7 @@ impl Step {
                 output_tokens: usage.output_tokens,
                 cache_read_tokens: usage.cache_read_tokens,
                 cache_write_tokens: usage.cache_write_tokens,
+                ..Usage::default()
             },
             stop: self.stop.unwrap_or(StepStop::EndTurn),
             has_tool_calls: !self.tool_calls.is_empty() && complete,

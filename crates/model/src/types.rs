@@ -62,33 +62,9 @@ impl ModelRequest {
     }
 }
 
-/// Token counts of one call.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Usage {
-    /// Input tokens not read from the cache.
-    pub input_tokens: u64,
-    /// Output tokens.
-    pub output_tokens: u64,
-    /// Input tokens read from the prompt cache.
-    pub cache_read_tokens: u64,
-    /// Input tokens written to the prompt cache.
-    pub cache_write_tokens: u64,
-}
-
-impl Usage {
-    /// Adds another call's usage. The counts come from servers: they saturate at `u64::MAX`
-    /// rather than overflow.
-    pub fn add(&mut self, other: &Usage) {
-        self.input_tokens = self.input_tokens.saturating_add(other.input_tokens);
-        self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
-        self.cache_read_tokens = self
-            .cache_read_tokens
-            .saturating_add(other.cache_read_tokens);
-        self.cache_write_tokens = self
-            .cache_write_tokens
-            .saturating_add(other.cache_write_tokens);
-    }
-}
+/// Token counts of one call: the one `Usage` type, shared with the seam (a call leaves
+/// `tool_uses` and `duration_ms` at 0).
+pub use subagent_session::Usage;
 
 /// One event of a streamed answer. A well-formed stream ends with exactly one
 /// [`ModelEvent::Stop`]; tool call events of one call share its `index`.

@@ -193,16 +193,6 @@ impl std::fmt::Debug for Agent {
     }
 }
 
-fn usage_of(model: &subagent_model::Usage) -> Usage {
-    Usage {
-        input_tokens: model.input_tokens,
-        output_tokens: model.output_tokens,
-        cache_read_tokens: model.cache_read_tokens,
-        cache_write_tokens: model.cache_write_tokens,
-        ..Usage::default()
-    }
-}
-
 struct State {
     log: EventLog,
     messages: Messages,
@@ -410,7 +400,7 @@ impl Agent {
                 }
             };
             state.turns_done += 1;
-            state.usage.add(&usage_of(&response.usage));
+            state.usage.add(&response.usage);
             sender.emit(RunEvent::Usage { usage: state.usage });
             let message = response.message;
             state.text = message.text();

@@ -22,6 +22,7 @@ mod event;
 mod log;
 mod repair;
 mod transcript;
+mod usage;
 mod user_file;
 
 pub use content::{ContentBlock, Message, Role, ToolResultContent};
@@ -29,6 +30,7 @@ pub use event::{SessionEvent, StopReason};
 pub use log::{EventLog, Iter};
 pub use repair::{FORKED_TOOL_RESULT, dangling_tool_calls, repair_dangling_tool_calls};
 pub use transcript::{LoadedTranscript, TranscriptWarning, TranscriptWriter, load_transcript};
+pub use usage::Usage;
 pub use user_file::{read_bounded, read_user_file, read_user_text, too_large};
 
 /// Errors of this crate.

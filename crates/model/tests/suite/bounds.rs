@@ -100,6 +100,7 @@ fn token_counts_saturate() {
         output_tokens: u64::MAX - 1,
         cache_read_tokens: 1,
         cache_write_tokens: u64::MAX,
+        ..Usage::default()
     };
     let mut total = huge;
     total.add(&huge);
@@ -110,6 +111,7 @@ fn token_counts_saturate() {
             output_tokens: u64::MAX,
             cache_read_tokens: 2,
             cache_write_tokens: u64::MAX,
+            ..Usage::default()
         }
     );
 }

@@ -85,6 +85,7 @@ async fn usage_is_reported() {
                 output_tokens: 7,
                 cache_read_tokens: 30,
                 cache_write_tokens: cache_write,
+                ..Usage::default()
             },
             "{kind:?}"
         );
