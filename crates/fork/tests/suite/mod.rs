@@ -1,3 +1,4 @@
+mod conformance;
 mod prefix;
 mod sharing;
 mod support;

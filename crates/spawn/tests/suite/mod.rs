@@ -1,3 +1,4 @@
+mod conformance;
 mod delegation;
 mod depth;
 mod fanout;

@@ -1,0 +1,243 @@
+//! The checks every provider passes whatever it declares: its capability table, the seam's run
+//! contract, cancel, a failing child, the permission ceiling. The capability checks are in
+//! `features.rs`.
+
+use subagent_core::{
+    Capability, Error, PermissionMode, Run, SessionRef, StartRequestBuilder, StopReason, ToolFilter,
+};
+
+use crate::bench::Bench;
+use crate::scenarios::{
+    CANCEL, FAIL, FAIL_MESSAGE, HELLO, HELLO_ANSWER, OPEN_FILE, PLAN_FILE, WRITE_OPEN, WRITE_PLAN,
+    schema,
+};
+use crate::{Adapter, Check, Verdict, features, recorded};
+
+/// The persona, model and tool filter the kit asks for.
+pub(crate) const PERSONA: &str = "KIT-PERSONA-7a1: you answer like a conformance kit.";
+pub(crate) const MODEL: &str = "kit-model-7";
+pub(crate) const NO_SUCH_TOOL: &str = "KitNoSuchTool";
+
+pub(crate) async fn run(adapter: &dyn Adapter, check: Check) -> Verdict {
+    match check {
+        Check::Capabilities => capabilities(adapter).await,
+        Check::Lifecycle => lifecycle(adapter).await,
+        Check::Cancel => cancel(adapter).await,
+        Check::ChildFailure => child_failure(adapter).await,
+        Check::PermissionCeiling => permission_ceiling(adapter).await,
+        Check::OutputSchema => features::output_schema(adapter).await,
+        Check::DepthLimit => features::depth_limit(adapter).await,
+        Check::ToolFilter => features::tool_filter(adapter).await,
+        Check::Persona => features::persona(adapter).await,
+        Check::ModelOverride => features::model_override(adapter).await,
+        Check::MaxTurns => features::max_turns(adapter).await,
+        Check::Resume => features::resume(adapter).await,
+        Check::AllDeclared => features::all_declared(adapter).await,
+    }
+}
+
+/// The request field a capability gates, set to a value the kit's scenarios can serve
+/// (`session` for `resume`).
+pub(crate) fn with_capability(
+    request: StartRequestBuilder,
+    capability: Capability,
+    session: &SessionRef,
+) -> StartRequestBuilder {
+    match capability {
+        Capability::OutputSchema => request.output_schema(schema()),
+        Capability::DepthLimit => request.max_depth(2),
+        Capability::ToolFilter => request.tool_filter(ToolFilter::deny([NO_SUCH_TOOL])),
+        Capability::Persona => request.persona(PERSONA),
+        Capability::ModelOverride => request.model(MODEL),
+        Capability::MaxTurns => request.max_turns(5),
+        Capability::Resume => request.resume(session.clone()),
+        other => panic!("conformance: the kit does not know the capability {other}; teach it"),
+    }
+}
+
+/// Factory and provider agree; the gate lets every declared capability through and refuses
+/// every other one; a request deeper than the registry's cap is refused without reaching the
+/// model; a run whose sender is dropped ends `failed`.
+async fn capabilities(adapter: &dyn Adapter) -> Verdict {
+    let bench = Bench::new(adapter, "capabilities").await;
+    let factory = adapter.factory();
+    assert_eq!(
+        factory.capabilities(),
+        bench.provider.capabilities(),
+        "conformance capabilities: factory {:?} and its provider {:?} must declare the same table",
+        factory.kind(),
+        bench.name
+    );
+    assert_eq!(
+        bench.provider.capabilities(),
+        bench.provider.capabilities(),
+        "conformance capabilities: the table is static"
+    );
+    let session = SessionRef {
+        provider: bench.name.clone(),
+        id: "kit-session".to_owned(),
+        cwd: Some(adapter.workdir()),
+        transcript: None,
+    };
+    for capability in Capability::ALL {
+        let request = with_capability(bench.request(HELLO), capability, &session).build();
+        let verdict = bench.registry.check(&bench.name, &request).map(|_| ());
+        let expected = if bench.caps.supports(capability) {
+            Ok(())
+        } else {
+            Err(Error::UnsupportedCapability {
+                provider: bench.name.clone(),
+                missing: vec![capability],
+            })
+        };
+        assert_eq!(
+            verdict, expected,
+            "conformance capabilities: the gate's answer for {capability} (declared: {:?})",
+            bench.caps
+        );
+    }
+    let too_deep = bench
+        .request(HELLO)
+        .depth(bench.registry.max_depth())
+        .build();
+    let refused = bench.registry.start(&bench.name, too_deep).await.err();
+    assert_eq!(
+        refused,
+        Some(Error::DepthExceeded {
+            child_depth: bench.registry.max_depth() + 1,
+            max_depth: bench.registry.max_depth(),
+        }),
+        "conformance capabilities: a child past the registry's cap is refused"
+    );
+    assert_eq!(
+        bench.server.model_requests(),
+        Vec::new(),
+        "conformance capabilities: nothing refused reaches the model"
+    );
+    // The seam's contract, on this provider's name and request: a sender dropped without an
+    // outcome ends the run `failed`, with its one `Started` and one `Finished`.
+    let (sender, run) = Run::channel(&bench.name, &bench.request(HELLO).build());
+    drop(sender);
+    let ended = bench.finish(run).await;
+    assert_eq!(
+        (ended.outcome.status, ended.outcome.diagnostic.as_deref()),
+        (
+            StopReason::Failed,
+            Some("the provider dropped the run without reporting an outcome")
+        ),
+        "conformance capabilities: a dropped sender ends the run failed"
+    );
+    Verdict::Passed
+}
+
+/// A plain run completes with the model's answer, its requests keep the protocol's rules.
+async fn lifecycle(adapter: &dyn Adapter) -> Verdict {
+    let bench = Bench::new(adapter, "lifecycle").await;
+    let ended = bench
+        .run(bench.request(&format!("{HELLO}: say hello")).build())
+        .await;
+    assert_eq!(
+        (ended.outcome.status, ended.outcome.text.as_str()),
+        (StopReason::Completed, HELLO_ANSWER),
+        "conformance lifecycle: a plain run completes with the model's answer: {:?}",
+        ended.outcome
+    );
+    bench.first_request_for(HELLO);
+    assert_eq!(
+        bench.server.violations(),
+        Vec::<String>::new(),
+        "conformance lifecycle: protocol rules"
+    );
+    Verdict::Passed
+}
+
+/// A cancel while the model is answering ends the run `cancelled` within the kit's bound.
+async fn cancel(adapter: &dyn Adapter) -> Verdict {
+    let bench = Bench::new(adapter, "cancel").await;
+    let run = bench
+        .start(bench.request(&format!("{CANCEL}: wait")).build())
+        .await;
+    let asked = bench.wait_for_request(CANCEL).await;
+    run.cancel();
+    let ended = bench.finish(run).await;
+    assert!(asked, "conformance cancel: the child never asked the model");
+    assert_eq!(
+        ended.outcome.status,
+        StopReason::Cancelled,
+        "conformance cancel: {:?}",
+        ended.outcome
+    );
+    Verdict::Passed
+}
+
+/// A model error ends the run `failed`, its diagnostic carrying the server's message.
+async fn child_failure(adapter: &dyn Adapter) -> Verdict {
+    let bench = Bench::new(adapter, "child failure").await;
+    let ended = bench
+        .run(bench.request(&format!("{FAIL}: fail")).build())
+        .await;
+    let diagnostic = ended.outcome.diagnostic.clone().unwrap_or_default();
+    assert!(
+        ended.outcome.status == StopReason::Failed && diagnostic.contains(FAIL_MESSAGE),
+        "conformance child failure: a model error ends the run failed, its diagnostic naming \
+         {FAIL_MESSAGE:?}: {:?}",
+        ended.outcome
+    );
+    Verdict::Passed
+}
+
+/// Removes a file a previous check left, so its existence afterwards is this run's doing.
+fn fresh(path: &std::path::Path) {
+    if let Err(error) = std::fs::remove_file(path)
+        && error.kind() != std::io::ErrorKind::NotFound
+    {
+        panic!("conformance: cannot remove {}: {error}", path.display());
+    }
+}
+
+/// Without a ceiling the write happens (the control); under a `plan` ceiling it does not.
+async fn permission_ceiling(adapter: &dyn Adapter) -> Verdict {
+    let bench = Bench::new(adapter, "permission ceiling").await;
+    let open = adapter.workdir().join(OPEN_FILE);
+    let plan = adapter.workdir().join(PLAN_FILE);
+    fresh(&open);
+    fresh(&plan);
+    let writes = adapter.write_call(PLAN_FILE, "x").is_some();
+    if writes {
+        let control = bench
+            .run(bench.request(&format!("{WRITE_OPEN}: write")).build())
+            .await;
+        assert!(
+            open.is_file(),
+            "conformance permission ceiling: without a ceiling the write_call must write {} \
+             (configure the adapter's provider to allow writes); the run: {:?}",
+            open.display(),
+            control.outcome
+        );
+    }
+    let ceiling = bench
+        .run(
+            bench
+                .request(&format!("{WRITE_PLAN}: write"))
+                .permission_ceiling(PermissionMode::Plan)
+                .build(),
+        )
+        .await;
+    let asked = bench.first_request_for(WRITE_PLAN);
+    assert!(
+        !plan.exists(),
+        "conformance permission ceiling: {} was written under a plan ceiling; the run: {:?}, \
+         its events: {:#?}",
+        plan.display(),
+        ceiling.outcome,
+        ceiling.events
+    );
+    if !writes {
+        assert_eq!(
+            recorded::offered_tools(&asked),
+            Vec::<String>::new(),
+            "conformance permission ceiling: the adapter says the child cannot write, so it must be offered no tool"
+        );
+    }
+    Verdict::Passed
+}

@@ -1,0 +1,75 @@
+//! The conformance kit (`subagent-conformance`) against spawn: children on the fake model
+//! server, allowed to write (the ceiling check's control), with a delegation tool that starts a
+//! second spawn provider (the depth check's nested agent).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde_json::json;
+use subagent_conformance::{Adapter, StructuredAnswer, ToolCall};
+use subagent_core::{ProviderFactory, Registry, StaticAgents, SubagentProvider};
+use subagent_model::ModelKind;
+use subagent_runtime::{DelegationTool, DelegationToolConfig, PermissionPolicy, Tool};
+use subagent_spawn::{SpawnConfig, SpawnFactory, SpawnProvider};
+use subagent_test_support::FakeServer;
+use tempfile::TempDir;
+
+use super::support::model;
+
+struct Spawn {
+    dir: TempDir,
+}
+
+impl Adapter for Spawn {
+    fn factory(&self) -> Arc<dyn ProviderFactory> {
+        Arc::new(SpawnFactory)
+    }
+
+    fn provider(&self, server: &FakeServer) -> Arc<dyn SubagentProvider> {
+        let model = model(ModelKind::Anthropic, server);
+        let nested = Registry::new();
+        nested
+            .register(Arc::new(SpawnProvider::new(
+                "nested",
+                Arc::clone(&model),
+                SpawnConfig::default(),
+            )))
+            .unwrap();
+        let delegation: Arc<dyn Tool> = Arc::new(DelegationTool::new(
+            DelegationToolConfig::new("nested"),
+            Arc::new(nested),
+            Arc::new(StaticAgents::default()),
+        ));
+        Arc::new(
+            SpawnProvider::new("spawn", model, SpawnConfig::default())
+                .with_permissions(PermissionPolicy::bypass())
+                .with_tools([delegation]),
+        )
+    }
+
+    fn workdir(&self) -> PathBuf {
+        self.dir.path().to_path_buf()
+    }
+
+    fn write_call(&self, file: &str, text: &str) -> Option<ToolCall> {
+        Some(ToolCall::new(
+            "write_file",
+            json!({"path": file, "content": text}),
+        ))
+    }
+
+    fn structured_answer(&self) -> StructuredAnswer {
+        StructuredAnswer::Tool("structured_output".to_owned())
+    }
+
+    fn delegate_call(&self, prompt: &str) -> Option<ToolCall> {
+        Some(ToolCall::new(
+            "subagent",
+            json!({"prompt": prompt, "description": "nested"}),
+        ))
+    }
+}
+
+subagent_conformance::suite!(Spawn {
+    dir: tempfile::tempdir().unwrap()
+});
