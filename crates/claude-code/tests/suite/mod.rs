@@ -2,6 +2,8 @@ mod factory;
 mod fake_cli;
 
 #[cfg(feature = "e2e")]
+mod conformance;
+#[cfg(feature = "e2e")]
 mod e2e;
 #[cfg(feature = "e2e")]
 mod harness;
