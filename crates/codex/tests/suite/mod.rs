@@ -5,6 +5,8 @@ mod fake_cli;
 mod spawn;
 
 #[cfg(feature = "e2e")]
+mod conformance;
+#[cfg(feature = "e2e")]
 mod e2e;
 #[cfg(feature = "e2e")]
 mod e2e_failures;

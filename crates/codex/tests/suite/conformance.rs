@@ -1,0 +1,92 @@
+//! The conformance kit (`subagent-conformance`) against the real `codex` CLI: a provider built
+//! by the factory from a config pointing codex's model provider at the kit's fake server, in a
+//! sandbox of temp dirs (HOME, CODEX_HOME, TMPDIR, a project outside any git repo), with a
+//! `workspace-write` sandbox so that a write happens unless a permission ceiling stops it.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde_json::json;
+use subagent_codex::{CodexConfig, CodexFactory, ModelProviderConfig, SandboxMode};
+use subagent_conformance::{Adapter, ToolCall};
+use subagent_core::{BuildContext, ProviderFactory, SubagentProvider};
+use subagent_test_support::FakeServer;
+use tempfile::TempDir;
+
+use super::harness::{MODEL, codex_binary};
+
+struct Codex {
+    root: TempDir,
+}
+
+impl Codex {
+    fn new() -> Self {
+        let root = tempfile::Builder::new()
+            .prefix("subagent-codex-conformance-")
+            .tempdir()
+            .unwrap();
+        for dir in ["home", "codex-home", "tmp", "project"] {
+            std::fs::create_dir(root.path().join(dir)).unwrap();
+        }
+        assert!(!subagent_codex::inside_git_repo(
+            &root.path().join("project")
+        ));
+        Self { root }
+    }
+}
+
+impl Adapter for Codex {
+    fn factory(&self) -> Arc<dyn ProviderFactory> {
+        Arc::new(CodexFactory)
+    }
+
+    fn provider(&self, server: &FakeServer) -> Arc<dyn SubagentProvider> {
+        let dir = |name: &str| self.root.path().join(name).display().to_string();
+        let config = CodexConfig {
+            binary: codex_binary(),
+            model: Some(MODEL.into()),
+            model_provider: Some(ModelProviderConfig {
+                id: "fake".into(),
+                base_url: format!("{}/v1", server.url()),
+                env_key: "OPENAI_API_KEY".into(),
+                request_max_retries: 0,
+                stream_max_retries: 0,
+            }),
+            sandbox: SandboxMode::WorkspaceWrite,
+            codex_home: Some(self.root.path().join("codex-home")),
+            env: [
+                ("HOME".to_owned(), dir("home")),
+                ("TMPDIR".to_owned(), dir("tmp")),
+                ("OPENAI_API_KEY".to_owned(), "dummy".to_owned()),
+            ]
+            .into(),
+            grace_ms: 1000,
+            idle_timeout_secs: 120,
+            timeout_secs: Some(170),
+            ..CodexConfig::default()
+        };
+        let config = serde_json::to_value(config).unwrap();
+        CodexFactory
+            .build("codex", &config, &BuildContext::default())
+            .unwrap()
+    }
+
+    fn workdir(&self) -> PathBuf {
+        self.root.path().join("project")
+    }
+
+    fn write_call(&self, file: &str, text: &str) -> Option<ToolCall> {
+        Some(ToolCall::new(
+            "exec_command",
+            json!({"cmd": format!("printf '%s' '{text}' > {file}")}),
+        ))
+    }
+
+    fn delegate_call(&self, prompt: &str) -> Option<ToolCall> {
+        Some(
+            ToolCall::new("spawn_agent", json!({"message": prompt})).in_namespace("multi_agent_v1"),
+        )
+    }
+}
+
+subagent_conformance::suite!(Codex::new());
