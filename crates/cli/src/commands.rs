@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use serde_json::{Value, json};
-use subagent_core::{AgentDirectory, StartRequest, StopReason};
+use subagent_core::{AgentDirectory, ProviderFactory, StartRequest, StopReason};
 use subagent_runtime::tools::BashConfig;
 use subagent_runtime::{
     AgentConfig, DelegationTool, DelegationToolConfig, PermissionPolicy, Roots, Tool, ToolSet,
@@ -18,27 +18,32 @@ use crate::render::{self, Mode, Progress};
 use crate::setup::{self, Runnable};
 use crate::{EXIT_CANCELLED, EXIT_COMPLETED, EXIT_NOT_COMPLETED, EXIT_REFUSED, Refusal};
 
-pub async fn dispatch(command: Command) -> ExitCode {
+/// Runs one subcommand with the provider kinds of this build (`setup::factories`).
+pub async fn dispatch(command: Command, factories: &[Arc<dyn ProviderFactory>]) -> ExitCode {
     match command {
         Command::Delegate(args) => {
             let json = args.json;
-            delegate(args).await.unwrap_or_else(|r| r.report(json))
+            delegate(args, factories)
+                .await
+                .unwrap_or_else(|r| r.report(json))
         }
         Command::Run(args) => {
             let json = args.json;
-            run(args).await.unwrap_or_else(|r| r.report(json))
+            run(args, factories)
+                .await
+                .unwrap_or_else(|r| r.report(json))
         }
         Command::Providers(args) => {
             let json = args.json;
-            providers(&args).unwrap_or_else(|r| r.report(json))
+            providers(&args, factories).unwrap_or_else(|r| r.report(json))
         }
         Command::Agents(args) => {
             let json = args.json;
-            agents(&args).unwrap_or_else(|r| r.report(json))
+            agents(&args, factories).unwrap_or_else(|r| r.report(json))
         }
-        Command::Preset(PresetCommand::Validate { file, json }) => validate(&file, json),
+        Command::Preset(PresetCommand::Validate { file, json }) => validate(&file, json, factories),
         Command::Preset(PresetCommand::Schema) => {
-            let schema = subagent_preset::preset_schema_for(&setup::factories());
+            let schema = subagent_preset::preset_schema_for(factories);
             println!(
                 "{}",
                 serde_json::to_string_pretty(&schema).unwrap_or_default()
@@ -99,10 +104,13 @@ fn notice(runnable: &Runnable, mode: Mode) {
     }
 }
 
-async fn delegate(args: DelegateArgs) -> Result<ExitCode, Refusal> {
+async fn delegate(
+    args: DelegateArgs,
+    factories: &[Arc<dyn ProviderFactory>],
+) -> Result<ExitCode, Refusal> {
     let prompt = read_prompt(&args.prompt)?;
     let mode = Mode::pick(args.json);
-    let runnable = setup::runnable(&args.preset, None)?;
+    let runnable = setup::runnable(&args.preset, None, factories)?;
     let profile = match &args.agent {
         Some(name) => Some(runnable.catalog.get(name).ok_or_else(|| {
             Refusal::from(subagent_core::Error::UnknownAgentType {
@@ -218,10 +226,10 @@ fn delegation_config(row: &subagent_preset::ToolRow) -> DelegationToolConfig {
     config
 }
 
-async fn run(args: RunArgs) -> Result<ExitCode, Refusal> {
+async fn run(args: RunArgs, factories: &[Arc<dyn ProviderFactory>]) -> Result<ExitCode, Refusal> {
     let prompt = read_prompt(&args.prompt)?;
     let mode = Mode::pick(args.json);
-    let runnable = setup::runnable(&args.preset, args.model.as_deref())?;
+    let runnable = setup::runnable(&args.preset, args.model.as_deref(), factories)?;
     let directory: Arc<dyn subagent_core::AgentDirectory> = runnable.catalog.clone();
     let delegation_names: Vec<String> = runnable.tools.iter().map(|row| row.name.clone()).collect();
     let delegations = runnable.tools.iter().map(|row| {
@@ -377,10 +385,9 @@ fn check(on: bool) -> &'static str {
     if on { "yes" } else { "-" }
 }
 
-fn providers(args: &ListArgs) -> Result<ExitCode, Refusal> {
-    let factories = setup::factories();
-    let preset = setup::load_preset(&args.preset, &factories)?;
-    let listing = preset.listing(&factories);
+fn providers(args: &ListArgs, factories: &[Arc<dyn ProviderFactory>]) -> Result<ExitCode, Refusal> {
+    let preset = setup::load_preset(&args.preset, factories)?;
+    let listing = preset.listing(factories);
     if args.json {
         let value = serde_json::to_value(&listing).unwrap_or(Value::Null);
         println!(
@@ -485,8 +492,8 @@ pub fn providers_table(listing: &[subagent_preset::ProviderListing]) -> String {
         .join("\n")
 }
 
-fn agents(args: &ListArgs) -> Result<ExitCode, Refusal> {
-    let runnable = setup::runnable(&args.preset, None)?;
+fn agents(args: &ListArgs, factories: &[Arc<dyn ProviderFactory>]) -> Result<ExitCode, Refusal> {
+    let runnable = setup::runnable(&args.preset, None, factories)?;
     let entries = runnable.catalog.entries();
     let warnings = runnable.catalog.warnings();
     if args.json {
@@ -543,18 +550,21 @@ fn build_as_a_run_would(
         .map_err(|error| Refusal::new(error.code().as_str(), error.to_string()))
 }
 
-fn validate(file: &std::path::Path, json: bool) -> ExitCode {
-    let factories = setup::factories();
+fn validate(
+    file: &std::path::Path,
+    json: bool,
+    factories: &[Arc<dyn ProviderFactory>],
+) -> ExitCode {
     let env = |name: &str| std::env::var(name).ok();
-    let loaded = subagent_preset::Preset::load(file, &factories, &env);
+    let loaded = subagent_preset::Preset::load(file, factories, &env);
     if let Ok(preset) = &loaded
-        && let Err(refusal) = build_as_a_run_would(preset, &factories)
+        && let Err(refusal) = build_as_a_run_would(preset, factories)
     {
         return refusal.report(json);
     }
     match loaded {
         Ok(preset) => {
-            let listing = preset.listing(&factories);
+            let listing = preset.listing(factories);
             if json {
                 println!(
                     "{}",

@@ -1,97 +1,14 @@
-//! `subagent`: the command-line front of `subagents`, and the one place that links every
-//! provider (the distribution).
-//!
-//! Subcommands: `delegate` (one child on a provider or agent type), `run` (a parent agent with
-//! the preset's delegation tools), `providers` (the capability table), `agents` (the effective
-//! catalog), `preset validate|schema`. Progress goes to stderr (live on a terminal, plain lines
-//! otherwise); results go to stdout (text, or JSON lines with `--json`). Exit codes are listed in
-//! `subagent --help` and `docs/cli.md`.
-//!
-//! Deliberately not here: provider logic, preset parsing, the agent loop — those live in their
-//! crates; this crate only wires them and talks to the user.
-
-mod args;
-mod broker;
-mod commands;
-mod drive;
-mod render;
-mod setup;
+//! `subagent`: the command-line front of `subagents` (the library's [`subagent_cli::main_with`]
+//! with no extra provider kinds).
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
-/// Exit code: the run completed.
-pub const EXIT_COMPLETED: u8 = 0;
-/// Exit code: the child ran but did not complete.
-pub const EXIT_NOT_COMPLETED: u8 = 1;
-/// Exit code: refused before anything started.
-pub const EXIT_REFUSED: u8 = 2;
-/// Exit code: cancelled by the user.
-pub const EXIT_CANCELLED: u8 = 130;
-
-/// A refusal before anything started: a stable code and a message. Exit code 2.
-#[derive(Debug)]
-pub struct Refusal {
-    /// The stable code (`UNKNOWN_PROVIDER`, `INVALID_ARGUMENTS`, …).
-    pub code: String,
-    /// What is wrong, for people.
-    pub message: String,
-}
-
-impl Refusal {
-    /// A refusal with this code.
-    pub fn new(code: impl Into<String>, message: impl Into<String>) -> Self {
-        Self {
-            code: code.into(),
-            message: message.into(),
-        }
-    }
-
-    /// `INVALID_ARGUMENTS`.
-    pub fn invalid(message: impl Into<String>) -> Self {
-        Self::new("INVALID_ARGUMENTS", message)
-    }
-
-    /// Prints the refusal (JSON on stdout with `--json`, else on stderr) and returns exit 2.
-    pub fn report(&self, json: bool) -> ExitCode {
-        if json {
-            render::print_json_line(&render::error_json(&self.code, &self.message));
-        } else {
-            eprintln!("error[{}]: {}", self.code, self.message);
-        }
-        ExitCode::from(EXIT_REFUSED)
-    }
-}
-
-impl From<subagent_core::Error> for Refusal {
-    fn from(error: subagent_core::Error) -> Self {
-        Self::new(error.code().as_str(), error.to_string())
-    }
-}
-
 fn main() -> ExitCode {
-    // Started as the guardian of a child tree? Then that is the whole job. Otherwise every child
-    // this process starts runs under a re-executed copy of this binary, so that nothing outlives
-    // `subagent`, even when it is killed with SIGKILL.
+    // First, before anything else: started as the guardian of a child tree? Then that is the
+    // whole job. Otherwise every child this process starts runs under a re-executed copy of
+    // this binary, so that nothing outlives `subagent`, even when it is killed with SIGKILL.
     if let Some(code) = subagent_process::guard::init() {
         return code;
     }
-    let cli = args::Cli::parse();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(error) => {
-            eprintln!("error: cannot start the async runtime: {error}");
-            return ExitCode::from(EXIT_REFUSED);
-        }
-    };
-    let code = runtime.block_on(commands::dispatch(cli.command));
-    // Children are owned by `subagent-process` and were stopped with their runs; do not wait
-    // for stray blocking tasks.
-    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
-    code
+    subagent_cli::main_with(Vec::new())
 }

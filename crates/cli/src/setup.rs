@@ -16,14 +16,28 @@ use crate::args::PresetArgs;
 /// The standard preset, compiled in for when `--preset` is not given.
 const STANDARD_PRESET: &str = include_str!("../../../presets/standard.yaml");
 
-/// Every provider kind this build knows: the one place that links every provider.
-pub fn factories() -> Vec<Arc<dyn ProviderFactory>> {
-    vec![
+/// Every provider kind this build knows: the built-in ones (the one place that links every
+/// provider), then `extra`, the kinds of an embedder's own binary (`crate::main_with`). A kind
+/// given twice is refused: a preset's `kind:` must name one factory.
+pub fn factories(
+    extra: Vec<Arc<dyn ProviderFactory>>,
+) -> Result<Vec<Arc<dyn ProviderFactory>>, Refusal> {
+    let mut factories: Vec<Arc<dyn ProviderFactory>> = vec![
         Arc::new(subagent_spawn::SpawnFactory),
         Arc::new(subagent_fork::ForkFactory),
         Arc::new(subagent_claude_code::ClaudeCodeFactory),
         Arc::new(subagent_codex::CodexFactory),
-    ]
+    ];
+    for factory in extra {
+        if factories.iter().any(|known| known.kind() == factory.kind()) {
+            return Err(Refusal::invalid(format!(
+                "two provider factories of kind \"{}\": each kind must be given once (built in: spawn, fork, claude-code, codex)",
+                factory.kind()
+            )));
+        }
+        factories.push(factory);
+    }
+    Ok(factories)
 }
 
 fn env(name: &str) -> Option<String> {
@@ -245,15 +259,18 @@ pub struct Runnable {
 }
 
 /// Loads the preset, chooses the model, builds the registry and the catalog.
-pub fn runnable(args: &PresetArgs, model_flag: Option<&str>) -> Result<Runnable, Refusal> {
-    let factories = factories();
-    let preset = load_preset(args, &factories)?;
+pub fn runnable(
+    args: &PresetArgs,
+    model_flag: Option<&str>,
+    factories: &[Arc<dyn ProviderFactory>],
+) -> Result<Runnable, Refusal> {
+    let preset = load_preset(args, factories)?;
     let cwd = cwd(args)?;
     let model = choose_model(preset.model.as_ref(), model_flag, args.offline)?;
-    let secrets = secrets(&preset, &factories, &model);
+    let secrets = secrets(&preset, factories, &model);
     let context = preset.build_context(extensions(&model, &secrets));
     let built = preset
-        .build(&factories, &context)
+        .build(factories, &context)
         .map_err(|error| Refusal::new(error.code().as_str(), error.to_string()))?;
     let registry = Arc::new(built.registry);
     let catalog = Arc::new(load_catalog(&preset, &registry, &cwd));

@@ -1,6 +1,7 @@
 #[cfg(feature = "e2e")]
 mod cross_product;
 mod delegate;
+mod embedding;
 mod lists;
 mod permissions;
 mod preset;

@@ -1,0 +1,116 @@
+//! `subagent-cli`: the `subagent` command — the command-line front of `subagents`, and the one
+//! place that links every provider (the distribution) — as a library with a thin binary.
+//!
+//! Subcommands: `delegate` (one child on a provider or agent type), `run` (a parent agent with
+//! the preset's delegation tools), `providers` (the capability table), `agents` (the effective
+//! catalog), `preset validate|schema`. Progress goes to stderr (live on a terminal, plain lines
+//! otherwise); results go to stdout (text, or JSON lines with `--json`). Exit codes are listed in
+//! `subagent --help` and `docs/cli.md`.
+//!
+//! The library entry, [`main_with`], is the whole command with extra provider kinds registered
+//! beside the built-in ones: a binary of your own ships a provider of your own without forking
+//! the project (`docs/writing-a-provider.md`). The `subagent` binary is `main_with` with none.
+//!
+//! Deliberately not here: provider logic, preset parsing, the agent loop — those live in their
+//! crates; this crate only wires them and talks to the user.
+
+mod args;
+mod broker;
+mod commands;
+mod drive;
+mod render;
+mod setup;
+
+use std::ffi::OsString;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::Parser;
+use subagent_core::ProviderFactory;
+
+/// Exit code: the run completed.
+pub const EXIT_COMPLETED: u8 = 0;
+/// Exit code: the child ran but did not complete.
+pub const EXIT_NOT_COMPLETED: u8 = 1;
+/// Exit code: refused before anything started.
+pub const EXIT_REFUSED: u8 = 2;
+/// Exit code: cancelled by the user.
+pub const EXIT_CANCELLED: u8 = 130;
+
+/// A refusal before anything started: a stable code and a message. Exit code 2.
+#[derive(Debug)]
+pub struct Refusal {
+    /// The stable code (`UNKNOWN_PROVIDER`, `INVALID_ARGUMENTS`, …).
+    pub code: String,
+    /// What is wrong, for people.
+    pub message: String,
+}
+
+impl Refusal {
+    /// A refusal with this code.
+    pub fn new(code: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            code: code.into(),
+            message: message.into(),
+        }
+    }
+
+    /// `INVALID_ARGUMENTS`.
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Self::new("INVALID_ARGUMENTS", message)
+    }
+
+    /// Prints the refusal (JSON on stdout with `--json`, else on stderr) and returns exit 2.
+    pub fn report(&self, json: bool) -> ExitCode {
+        if json {
+            render::print_json_line(&render::error_json(&self.code, &self.message));
+        } else {
+            eprintln!("error[{}]: {}", self.code, self.message);
+        }
+        ExitCode::from(EXIT_REFUSED)
+    }
+}
+
+impl From<subagent_core::Error> for Refusal {
+    fn from(error: subagent_core::Error) -> Self {
+        Self::new(error.code().as_str(), error.to_string())
+    }
+}
+
+/// The `subagent` command, with `extra` provider kinds beside the built-in ones (`spawn`, `fork`,
+/// `claude-code`, `codex`): what the `main` of a binary of your own calls, after
+/// `subagent_process::guard::init()` (which must come first: the guardian of every child
+/// process is a re-executed copy of the binary). Reads the command line; a preset then names the
+/// extra kinds in its `providers:` like any other. Two factories of one kind are refused (exit 2).
+pub fn main_with(extra: Vec<Arc<dyn ProviderFactory>>) -> ExitCode {
+    run_with(std::env::args_os(), extra)
+}
+
+/// [`main_with`] on the command line `args` (the first item is the program's name).
+pub fn run_with<I, T>(args: I, extra: Vec<Arc<dyn ProviderFactory>>) -> ExitCode
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let factories = match setup::factories(extra) {
+        Ok(factories) => factories,
+        Err(refusal) => return refusal.report(false),
+    };
+    let cli = args::Cli::parse_from(args);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("error: cannot start the async runtime: {error}");
+            return ExitCode::from(EXIT_REFUSED);
+        }
+    };
+    let code = runtime.block_on(commands::dispatch(cli.command, &factories));
+    // Children are owned by `subagent-process` and were stopped with their runs; do not wait
+    // for stray blocking tasks.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+    code
+}

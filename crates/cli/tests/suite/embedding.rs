@@ -1,0 +1,184 @@
+//! A binary of one's own: the `subagent` command with an extra provider kind, through the CLI's
+//! library entry (`subagent_cli::main_with`), without forking the project.
+//!
+//! The test binary plays that binary: [`own_binary_main`] is its `main`, run in a child process
+//! of this same test binary that gets the command line in [`ENTRY_ARGS`] (set on that child
+//! only). Its provider spawns no process, so the child needs no guardian (a real binary calls
+//! `subagent_process::guard::init()` first, as the guide says).
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+use subagent_core::{
+    BuildContext, Capabilities, Outcome, ProviderFactory, Run, RunEvent, StartRequest,
+    SubagentProvider,
+};
+
+use super::support::{stderr, stdout};
+
+/// The variable carrying the child's command line, as a JSON list.
+const ENTRY_ARGS: &str = "SUBAGENT_TEST_ENTRY_ARGS";
+
+/// Answers with the prompt reversed.
+struct Mirror {
+    name: String,
+}
+
+#[async_trait]
+impl SubagentProvider for Mirror {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::NONE
+    }
+
+    async fn start(&self, request: StartRequest) -> subagent_core::Result<Run> {
+        let text: String = request.prompt_text().chars().rev().collect();
+        let (sender, run) = Run::channel(&self.name, &request);
+        sender.emit(RunEvent::Text {
+            text: text.clone(),
+            parent_tool_use_id: None,
+        });
+        sender.finish(Outcome::completed(text));
+        Ok(run)
+    }
+}
+
+/// Builds [`Mirror`]s under the kind it is given (`mirror`).
+struct MirrorFactory(&'static str);
+
+impl ProviderFactory for MirrorFactory {
+    fn kind(&self) -> &str {
+        self.0
+    }
+
+    fn summary(&self) -> &str {
+        "answers with the prompt reversed"
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::NONE
+    }
+
+    fn config_schema(&self) -> schemars::Schema {
+        schemars::json_schema!({"type": "object", "additionalProperties": false})
+    }
+
+    fn build(
+        &self,
+        name: &str,
+        _config: &Value,
+        _context: &BuildContext,
+    ) -> subagent_core::Result<Arc<dyn SubagentProvider>> {
+        Ok(Arc::new(Mirror {
+            name: name.to_owned(),
+        }))
+    }
+}
+
+/// Not a test of its own: the `main` of the user's binary, when run as the child of the tests
+/// below (without [`ENTRY_ARGS`] it does nothing).
+#[test]
+fn own_binary_main() {
+    let Ok(args) = std::env::var(ENTRY_ARGS) else {
+        return;
+    };
+    let args: Vec<String> = serde_json::from_str(&args).unwrap();
+    let code = subagent_cli::run_with(args, vec![Arc::new(MirrorFactory("mirror"))]);
+    let code = if code == std::process::ExitCode::SUCCESS {
+        0
+    } else if code == std::process::ExitCode::from(2) {
+        2
+    } else {
+        1
+    };
+    std::process::exit(code);
+}
+
+/// Runs the user's binary with `args` in `dir`, clean of API keys.
+fn own_binary(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
+    let mut command_line = vec!["my-subagent"];
+    command_line.extend_from_slice(args);
+    std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "suite::embedding::own_binary_main",
+            "--nocapture",
+        ])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", dir)
+        .env(ENTRY_ARGS, serde_json::to_string(&command_line).unwrap())
+        .current_dir(dir)
+        .output()
+        .unwrap()
+}
+
+/// The JSON lines of a child's stdout (the test harness's own lines are not JSON).
+fn json_lines(output: &std::process::Output) -> Vec<Value> {
+    stdout(output)
+        .lines()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect()
+}
+
+const PRESET: &str =
+    "version: 1\nproviders:\n  - name: mine\n    kind: mirror\n  - name: spawn\n    kind: spawn\n";
+
+#[test]
+fn a_binary_of_ones_own_delegates_to_its_extra_provider() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("preset.yaml"), PRESET).unwrap();
+    let output = own_binary(
+        dir.path(),
+        &[
+            "delegate",
+            "--preset",
+            "preset.yaml",
+            "--offline",
+            "--json",
+            "--provider",
+            "mine",
+            "hello there",
+        ],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let outcome = json_lines(&output)
+        .into_iter()
+        .find(|line| line["type"] == "outcome")
+        .unwrap_or_else(|| panic!("no outcome in {}", stdout(&output)));
+    assert_eq!(
+        (&outcome["provider"], &outcome["status"], &outcome["text"]),
+        (&json!("mine"), &json!("completed"), &json!("ereht olleh"))
+    );
+
+    // The listing shows the extra kind beside the built-in ones.
+    let output = own_binary(dir.path(), &["providers", "--preset", "preset.yaml"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let rows: Vec<Vec<String>> = stdout(&output)
+        .lines()
+        .map(|line| line.split_whitespace().take(2).map(str::to_owned).collect())
+        .filter(|row: &Vec<String>| {
+            row.first()
+                .is_some_and(|name| name == "mine" || name == "spawn")
+        })
+        .collect();
+    assert_eq!(rows, [["mine", "mirror"], ["spawn", "spawn"]]);
+}
+
+#[test]
+fn an_extra_factory_of_a_known_kind_is_refused() {
+    // Refused before any argument is acted on: nothing is read, nothing runs.
+    for extra in [["mirror", "mirror"], ["spawn", "mirror"]] {
+        let factories: Vec<Arc<dyn ProviderFactory>> = extra
+            .into_iter()
+            .map(|kind| Arc::new(MirrorFactory(kind)) as Arc<dyn ProviderFactory>)
+            .collect();
+        let code = subagent_cli::run_with(["my-subagent", "providers"], factories);
+        assert_eq!(code, std::process::ExitCode::from(2), "{extra:?}");
+    }
+}
