@@ -1,31 +1,24 @@
-//! The Anthropic Messages client: request body (with prompt-cache markers) and SSE decoder.
+//! The Anthropic Messages protocol: request body (with prompt-cache markers) and what its
+//! streamed events mean. Sending and the SSE framing are shared ([`HttpModel`], [`SseDecoder`]).
 
-use async_trait::async_trait;
 use serde_json::{Value, json};
 use subagent_session::{ContentBlock, Role, StopReason, ToolResultContent};
-use tokio_util::sync::CancellationToken;
 
 use crate::collect::parse_arguments;
+use crate::config::ModelKind;
 use crate::error::{Error, Result};
-use crate::http::{AuthStyle, Decoder, HttpClient};
-use crate::sse::{SseEvent, SseParser};
-use crate::types::{Model, ModelEvent, ModelRequest, ModelStream, Usage};
+use crate::http::AuthStyle;
+use crate::protocol::{HttpModel, Protocol, SseDecoder};
+use crate::types::{ModelEvent, ModelRequest, Usage};
 
 /// The `anthropic-version` header value.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 
 /// A model behind the Anthropic Messages API.
-#[derive(Debug)]
-pub struct AnthropicModel {
-    http: HttpClient,
-    model: String,
-}
+pub type AnthropicModel = HttpModel<Anthropic>;
 
-impl AnthropicModel {
-    pub(crate) fn new(http: HttpClient, model: String) -> Self {
-        Self { http, model }
-    }
-}
+/// Decodes the Anthropic SSE stream into [`ModelEvent`]s.
+pub type AnthropicDecoder = SseDecoder<Anthropic>;
 
 fn ephemeral() -> Value {
     json!({"type": "ephemeral"})
@@ -65,97 +58,6 @@ fn set_cache(value: &mut Value) {
     }
 }
 
-/// The JSON body of a request. Field order and content are a pure function of the request
-/// (byte-stable), with `cache_control` markers on the last system block, the last tool and the
-/// last (non-thinking) block of the last message.
-pub fn request_body(request: &ModelRequest) -> Result<Vec<u8>> {
-    let mut messages: Vec<Value> = Vec::with_capacity(request.messages.len());
-    for message in &request.messages {
-        let blocks: Vec<Value> = message.content.iter().filter_map(block_json).collect();
-        if blocks.is_empty() {
-            continue;
-        }
-        let role = match message.role {
-            Role::User => "user",
-            Role::Assistant => "assistant",
-        };
-        messages.push(json!({"role": role, "content": blocks}));
-    }
-    if let Some(Value::Array(blocks)) = messages.last_mut().and_then(|m| m.get_mut("content"))
-        && let Some(block) = blocks
-            .iter_mut()
-            .rev()
-            .find(|b| b.get("type").and_then(Value::as_str) != Some("thinking"))
-    {
-        set_cache(block);
-    }
-    let mut tools: Vec<Value> = request
-        .tools
-        .iter()
-        .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.input_schema}))
-        .collect();
-    if let Some(last) = tools.last_mut() {
-        set_cache(last);
-    }
-    // A struct keeps the top-level order fixed: model, max_tokens, stream, system, tools,
-    // messages.
-    #[derive(serde::Serialize)]
-    struct Body<'a> {
-        model: &'a str,
-        max_tokens: u32,
-        stream: bool,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        system: Option<Value>,
-        #[serde(skip_serializing_if = "Vec::is_empty")]
-        tools: Vec<Value>,
-        messages: Vec<Value>,
-    }
-    let system = request
-        .system
-        .as_ref()
-        .filter(|s| !s.is_empty())
-        .map(|s| json!([{"type": "text", "text": s, "cache_control": ephemeral()}]));
-    serde_json::to_vec(&Body {
-        model: &request.model,
-        max_tokens: request.max_tokens,
-        stream: true,
-        system,
-        tools,
-        messages,
-    })
-    .map_err(|e| Error::Config {
-        message: format!("cannot serialize request: {e}"),
-    })
-}
-
-#[async_trait]
-impl Model for AnthropicModel {
-    fn describe(&self) -> String {
-        format!("anthropic:{} at {}", self.model, self.http.base())
-    }
-
-    async fn stream(
-        &self,
-        mut request: ModelRequest,
-        cancel: CancellationToken,
-    ) -> Result<ModelStream> {
-        if request.model.is_empty() {
-            request.model.clone_from(&self.model);
-        }
-        let body = request_body(&request)?;
-        self.http
-            .stream(
-                "/v1/messages",
-                AuthStyle::XApiKey,
-                &[("anthropic-version", ANTHROPIC_VERSION)],
-                body,
-                AnthropicDecoder::new(),
-                cancel,
-            )
-            .await
-    }
-}
-
 #[derive(Debug)]
 enum Open {
     Text,
@@ -168,24 +70,16 @@ enum Open {
     },
 }
 
-/// Decodes the Anthropic SSE stream into [`ModelEvent`]s.
+/// The Anthropic Messages protocol; as a value, the state of reading one answer.
 #[derive(Debug, Default)]
-pub struct AnthropicDecoder {
-    sse: SseParser,
-    events: Vec<SseEvent>,
+pub struct Anthropic {
     open: Vec<(u64, Open)>,
     calls: usize,
     usage: Usage,
     stop: Option<StopReason>,
-    done: bool,
 }
 
-impl AnthropicDecoder {
-    /// A fresh decoder.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
+impl Anthropic {
     fn read_usage(&mut self, usage: &Value) {
         let get = |k: &str| usage.get(k).and_then(Value::as_u64);
         if let Some(v) = get("input_tokens") {
@@ -201,23 +95,86 @@ impl AnthropicDecoder {
             self.usage.cache_write_tokens = v;
         }
     }
+}
 
-    /// Handles one event; whether it was part of the answer (not a keep-alive: `ping` or empty
-    /// data).
-    fn handle(&mut self, event: &SseEvent, out: &mut Vec<ModelEvent>) -> Result<bool> {
-        if self.done || event.data.trim().is_empty() {
-            return Ok(false);
+impl Protocol for Anthropic {
+    const KIND: ModelKind = ModelKind::Anthropic;
+    const PATH: &'static str = "/v1/messages";
+    const AUTH: AuthStyle = AuthStyle::XApiKey;
+    const HEADERS: &'static [(&'static str, &'static str)] =
+        &[("anthropic-version", ANTHROPIC_VERSION)];
+
+    /// The JSON body of a request. Field order and content are a pure function of the request
+    /// (byte-stable), with `cache_control` markers on the last system block, the last tool and the
+    /// last (non-thinking) block of the last message.
+    fn request_body(request: &ModelRequest) -> Result<Vec<u8>> {
+        let mut messages: Vec<Value> = Vec::with_capacity(request.messages.len());
+        for message in &request.messages {
+            let blocks: Vec<Value> = message.content.iter().filter_map(block_json).collect();
+            if blocks.is_empty() {
+                continue;
+            }
+            let role = match message.role {
+                Role::User => "user",
+                Role::Assistant => "assistant",
+            };
+            messages.push(json!({"role": role, "content": blocks}));
         }
-        let data: Value = serde_json::from_str(&event.data).map_err(|e| {
-            Error::protocol(format!(
-                "invalid JSON in Anthropic event {}: {e}",
-                event.event
-            ))
-        })?;
-        let kind = data
-            .get("type")
-            .and_then(Value::as_str)
-            .unwrap_or(event.event.as_str());
+        if let Some(Value::Array(blocks)) = messages.last_mut().and_then(|m| m.get_mut("content"))
+            && let Some(block) = blocks
+                .iter_mut()
+                .rev()
+                .find(|b| b.get("type").and_then(Value::as_str) != Some("thinking"))
+        {
+            set_cache(block);
+        }
+        let mut tools: Vec<Value> = request
+            .tools
+            .iter()
+            .map(|t| {
+                json!({"name": t.name, "description": t.description,
+                       "input_schema": t.input_schema})
+            })
+            .collect();
+        if let Some(last) = tools.last_mut() {
+            set_cache(last);
+        }
+        // A struct keeps the top-level order fixed: model, max_tokens, stream, system, tools,
+        // messages.
+        #[derive(serde::Serialize)]
+        struct Body<'a> {
+            model: &'a str,
+            max_tokens: u32,
+            stream: bool,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            system: Option<Value>,
+            #[serde(skip_serializing_if = "Vec::is_empty")]
+            tools: Vec<Value>,
+            messages: Vec<Value>,
+        }
+        let system = request
+            .system
+            .as_ref()
+            .filter(|s| !s.is_empty())
+            .map(|s| json!([{"type": "text", "text": s, "cache_control": ephemeral()}]));
+        serde_json::to_vec(&Body {
+            model: &request.model,
+            max_tokens: request.max_tokens,
+            stream: true,
+            system,
+            tools,
+            messages,
+        })
+        .map_err(|e| Error::Config {
+            message: format!("cannot serialize request: {e}"),
+        })
+    }
+
+    /// A keep-alive is a `ping` event.
+    fn event(&mut self, name: &str, data: &str, out: &mut Vec<ModelEvent>) -> Result<bool> {
+        let data: Value = serde_json::from_str(data)
+            .map_err(|e| Error::protocol(format!("invalid JSON in Anthropic event {name}: {e}")))?;
+        let kind = data.get("type").and_then(Value::as_str).unwrap_or(name);
         let index = data.get("index").and_then(Value::as_u64).unwrap_or(0);
         match kind {
             "message_start" => {
@@ -342,7 +299,6 @@ impl AnthropicDecoder {
                 out.push(ModelEvent::Stop {
                     reason: self.stop.unwrap_or(StopReason::Completed),
                 });
-                self.done = true;
             }
             "error" => {
                 let kind = data
@@ -368,31 +324,4 @@ fn str_field(value: &Value, key: &str) -> Result<String> {
         .and_then(Value::as_str)
         .map(str::to_owned)
         .ok_or_else(|| Error::protocol(format!("missing string field {key}")))
-}
-
-impl Decoder for AnthropicDecoder {
-    fn feed(&mut self, bytes: &[u8], out: &mut Vec<ModelEvent>) -> Result<usize> {
-        self.sse.feed(bytes, &mut self.events)?;
-        let events = std::mem::take(&mut self.events);
-        let mut answer = 0;
-        for event in &events {
-            if self.handle(event, out)? {
-                answer += 1;
-            }
-        }
-        Ok(answer)
-    }
-
-    fn finish(&mut self, out: &mut Vec<ModelEvent>) -> Result<()> {
-        self.sse.finish(&mut self.events);
-        let events = std::mem::take(&mut self.events);
-        for event in &events {
-            self.handle(event, out)?;
-        }
-        Ok(())
-    }
-
-    fn is_done(&self) -> bool {
-        self.done
-    }
 }

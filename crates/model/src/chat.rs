@@ -1,35 +1,27 @@
-//! The OpenAI Chat Completions client (also Ollama, vLLM, llama.cpp's server, LM Studio):
-//! request body and streamed-chunk decoder.
+//! The OpenAI Chat Completions protocol (also Ollama, vLLM, llama.cpp's server, LM Studio):
+//! request body and what its streamed chunks mean. Sending and the SSE framing are shared
+//! ([`HttpModel`], [`SseDecoder`]).
 
 use std::collections::BTreeMap;
 
-use async_trait::async_trait;
 use serde_json::{Value, json};
 use subagent_session::{ContentBlock, Role, StopReason};
-use tokio_util::sync::CancellationToken;
 
 use crate::collect::parse_arguments;
+use crate::config::ModelKind;
 use crate::error::{Error, Result};
-use crate::http::{AuthStyle, Decoder, HttpClient};
-use crate::responses::arguments_string;
-use crate::sse::{SseEvent, SseParser};
-use crate::types::{Model, ModelEvent, ModelRequest, ModelStream, Usage};
+use crate::protocol::{HttpModel, Protocol, SseDecoder};
+use crate::responses::{arguments_string, server_error};
+use crate::types::{ModelEvent, ModelRequest, Usage};
 
 /// A model behind an OpenAI-compatible Chat Completions endpoint.
-#[derive(Debug)]
-pub struct ChatModel {
-    http: HttpClient,
-    model: String,
-}
+pub type ChatModel = HttpModel<Chat>;
 
-impl ChatModel {
-    pub(crate) fn new(http: HttpClient, model: String) -> Self {
-        Self { http, model }
-    }
-}
+/// Decodes a streamed Chat Completions answer (`data: {chunk}` lines, `data: [DONE]`).
+pub type ChatDecoder = SseDecoder<Chat>;
 
-/// The JSON body of a request (byte-stable for a given request).
-pub fn request_body(request: &ModelRequest) -> Result<Vec<u8>> {
+/// The conversation as Chat Completions messages, the system prompt first.
+fn messages(request: &ModelRequest) -> Vec<Value> {
     let mut messages = Vec::new();
     if let Some(system) = request.system.as_ref().filter(|s| !s.is_empty()) {
         messages.push(json!({"role": "system", "content": system}));
@@ -37,25 +29,31 @@ pub fn request_body(request: &ModelRequest) -> Result<Vec<u8>> {
     for message in &request.messages {
         match message.role {
             Role::User => {
-                let mut text = String::new();
                 for block in &message.content {
-                    match block {
-                        ContentBlock::ToolResult {
-                            tool_use_id,
-                            content,
-                            ..
-                        } => messages.push(json!({
-                            "role": "tool", "tool_call_id": tool_use_id, "content": content.to_text()
-                        })),
-                        ContentBlock::Text { text: t } => {
-                            if !text.is_empty() {
-                                text.push('\n');
-                            }
-                            text.push_str(t);
-                        }
-                        _ => {}
+                    if let ContentBlock::ToolResult {
+                        tool_use_id,
+                        content,
+                        ..
+                    } = block
+                    {
+                        messages.push(json!({
+                            "role": "tool", "tool_call_id": tool_use_id,
+                            "content": content.to_text()
+                        }));
                     }
                 }
+                // The text blocks, one a line.
+                let text = message
+                    .content
+                    .iter()
+                    .filter_map(ContentBlock::as_text)
+                    .fold(String::new(), |mut all, t| {
+                        if !all.is_empty() {
+                            all.push('\n');
+                        }
+                        all.push_str(t);
+                        all
+                    });
                 if !text.is_empty() {
                     messages.push(json!({"role": "user", "content": text}));
                 }
@@ -79,73 +77,7 @@ pub fn request_body(request: &ModelRequest) -> Result<Vec<u8>> {
             }
         }
     }
-    let tools: Vec<Value> = request
-        .tools
-        .iter()
-        .map(|t| {
-            json!({"type": "function", "function":
-                {"name": t.name, "description": t.description, "parameters": t.input_schema}})
-        })
-        .collect();
-    #[derive(serde::Serialize)]
-    struct Body<'a> {
-        model: &'a str,
-        messages: Vec<Value>,
-        #[serde(skip_serializing_if = "Vec::is_empty")]
-        tools: Vec<Value>,
-        max_tokens: u32,
-        stream: bool,
-        stream_options: Value,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        response_format: Option<Value>,
-    }
-    let response_format = request.output_schema.as_ref().map(|schema| {
-        json!({"type": "json_schema", "json_schema": {"name": "output", "schema": schema}})
-    });
-    serde_json::to_vec(&Body {
-        model: &request.model,
-        messages,
-        tools,
-        max_tokens: request.max_tokens,
-        stream: true,
-        stream_options: json!({"include_usage": true}),
-        response_format,
-    })
-    .map_err(|e| Error::Config {
-        message: format!("cannot serialize request: {e}"),
-    })
-}
-
-#[async_trait]
-impl Model for ChatModel {
-    fn describe(&self) -> String {
-        format!("openai-chat:{} at {}", self.model, self.http.base())
-    }
-
-    fn supports_output_schema(&self) -> bool {
-        true
-    }
-
-    async fn stream(
-        &self,
-        mut request: ModelRequest,
-        cancel: CancellationToken,
-    ) -> Result<ModelStream> {
-        if request.model.is_empty() {
-            request.model.clone_from(&self.model);
-        }
-        let body = request_body(&request)?;
-        self.http
-            .stream(
-                "/v1/chat/completions",
-                AuthStyle::Bearer,
-                &[],
-                body,
-                ChatDecoder::new(),
-                cancel,
-            )
-            .await
-    }
+    messages
 }
 
 #[derive(Debug, Default)]
@@ -156,24 +88,16 @@ struct PartialCall {
     arguments: String,
 }
 
-/// Decodes a streamed Chat Completions answer (`data: {chunk}` lines, `data: [DONE]`).
+/// The OpenAI Chat Completions protocol; as a value, the state of reading one answer.
 #[derive(Debug, Default)]
-pub struct ChatDecoder {
-    sse: SseParser,
-    events: Vec<SseEvent>,
+pub struct Chat {
     calls: BTreeMap<u64, PartialCall>,
     next_call: usize,
     finish: Option<StopReason>,
     usage: Option<Usage>,
-    done: bool,
 }
 
-impl ChatDecoder {
-    /// A fresh decoder.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
+impl Chat {
     fn close_calls(&mut self, out: &mut Vec<ModelEvent>) -> Result<()> {
         for (_, call) in std::mem::take(&mut self.calls) {
             let input = parse_arguments(&call.name, &call.arguments)?;
@@ -195,25 +119,13 @@ impl ChatDecoder {
         out.push(ModelEvent::Stop {
             reason: self.finish.unwrap_or(StopReason::Completed),
         });
-        self.done = true;
         Ok(())
     }
 
     /// Applies one chunk (the JSON of a `data:` line).
     fn chunk(&mut self, data: &Value, out: &mut Vec<ModelEvent>) -> Result<()> {
         if let Some(error) = data.get("error") {
-            let field = |k: &str| error.get(k).and_then(Value::as_str).unwrap_or("");
-            let kind = if field("code").is_empty() {
-                field("type")
-            } else {
-                field("code")
-            };
-            let message = match (field("message"), error.as_str()) {
-                ("", Some(m)) => m,
-                ("", None) => "the server reported an error without a message",
-                (m, _) => m,
-            };
-            return Err(Error::from_server(0, kind, message, None));
+            return Err(server_error(error));
         }
         if let Some(usage) = data.get("usage").filter(|u| u.is_object()) {
             let get = |p: &str| usage.pointer(p).and_then(Value::as_u64).unwrap_or(0);
@@ -302,13 +214,55 @@ impl ChatDecoder {
         }
         Ok(())
     }
+}
 
-    /// Handles one event; whether it was part of the answer (not a keep-alive: empty data).
-    fn handle(&mut self, event: &SseEvent, out: &mut Vec<ModelEvent>) -> Result<bool> {
-        let data = event.data.trim();
-        if self.done || data.is_empty() {
-            return Ok(false);
+impl Protocol for Chat {
+    const KIND: ModelKind = ModelKind::OpenaiChat;
+    const PATH: &'static str = "/v1/chat/completions";
+    const OUTPUT_SCHEMA: bool = true;
+
+    /// The JSON body of a request (byte-stable for a given request).
+    fn request_body(request: &ModelRequest) -> Result<Vec<u8>> {
+        let messages = messages(request);
+        let tools: Vec<Value> = request
+            .tools
+            .iter()
+            .map(|t| {
+                json!({"type": "function", "function":
+                    {"name": t.name, "description": t.description, "parameters": t.input_schema}})
+            })
+            .collect();
+        #[derive(serde::Serialize)]
+        struct Body<'a> {
+            model: &'a str,
+            messages: Vec<Value>,
+            #[serde(skip_serializing_if = "Vec::is_empty")]
+            tools: Vec<Value>,
+            max_tokens: u32,
+            stream: bool,
+            stream_options: Value,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            response_format: Option<Value>,
         }
+        let response_format = request.output_schema.as_ref().map(|schema| {
+            json!({"type": "json_schema", "json_schema": {"name": "output", "schema": schema}})
+        });
+        serde_json::to_vec(&Body {
+            model: &request.model,
+            messages,
+            tools,
+            max_tokens: request.max_tokens,
+            stream: true,
+            stream_options: json!({"include_usage": true}),
+            response_format,
+        })
+        .map_err(|e| Error::Config {
+            message: format!("cannot serialize request: {e}"),
+        })
+    }
+
+    /// Every chunk is part of the answer; `[DONE]` ends it.
+    fn event(&mut self, _name: &str, data: &str, out: &mut Vec<ModelEvent>) -> Result<bool> {
         if data == "[DONE]" {
             if self.finish.is_none() {
                 return Err(Error::protocol(
@@ -323,35 +277,12 @@ impl ChatDecoder {
         self.chunk(&value, out)?;
         Ok(true)
     }
-}
 
-impl Decoder for ChatDecoder {
-    fn feed(&mut self, bytes: &[u8], out: &mut Vec<ModelEvent>) -> Result<usize> {
-        self.sse.feed(bytes, &mut self.events)?;
-        let events = std::mem::take(&mut self.events);
-        let mut answer = 0;
-        for event in &events {
-            if self.handle(event, out)? {
-                answer += 1;
-            }
-        }
-        Ok(answer)
-    }
-
-    fn finish(&mut self, out: &mut Vec<ModelEvent>) -> Result<()> {
-        self.sse.finish(&mut self.events);
-        let events = std::mem::take(&mut self.events);
-        for event in &events {
-            self.handle(event, out)?;
-        }
-        // Some servers close without `[DONE]` after the finishing chunk: accept that.
-        if !self.done && self.finish.is_some() {
+    /// Some servers close without `[DONE]` after the finishing chunk: that is accepted.
+    fn end(&mut self, out: &mut Vec<ModelEvent>) -> Result<()> {
+        if self.finish.is_some() {
             self.stop(out)?;
         }
         Ok(())
-    }
-
-    fn is_done(&self) -> bool {
-        self.done
     }
 }

@@ -20,7 +20,7 @@ use crate::types::{ModelEvent, ModelStream};
 
 /// How the key travels.
 #[derive(Clone, Copy, Debug)]
-pub(crate) enum AuthStyle {
+pub enum AuthStyle {
     /// `x-api-key: KEY` (Anthropic).
     XApiKey,
     /// `authorization: Bearer KEY` (OpenAI and compatibles).

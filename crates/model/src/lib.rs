@@ -14,7 +14,9 @@
 //!   overall timeouts (keep-alives move no timer: every stream ends) and retries (429, 5xx,
 //!   connect failures) only before the first streamed byte; numbers and sizes a server sends
 //!   (`retry-after`, token counts, error bodies, events) are bounded, never a panic;
-//! - the incremental SSE parser ([`sse`]) and the three protocol decoders;
+//! - the incremental SSE parser ([`sse`]); one client ([`HttpModel`]) and one SSE decoder
+//!   ([`SseDecoder`]) over a [`Protocol`], which says only what differs: path, auth, request
+//!   body, what one event means;
 //! - [`ModelConfig`] (serde + JSON Schema, embedded in presets) and [`build`];
 //! - scenario files ([`scenario`]) and the offline [`ScriptedModel`] that replays them. The fake
 //!   HTTP servers of `subagent-test-support` use the same scenario code.
@@ -32,6 +34,7 @@ mod decoder_props;
 mod error;
 mod http;
 mod messages;
+mod protocol;
 pub mod responses;
 pub mod scenario;
 mod scripted;
@@ -43,8 +46,9 @@ pub use chat::ChatModel;
 pub use collect::{ModelResponse, ResponseBuilder, collect, complete};
 pub use config::{ApiKey, ModelConfig, ModelKind, RetryConfig, Timeouts, build, build_with_env};
 pub use error::{Error, MAX_SERVER_MESSAGE, Result, TimeoutKind};
-pub use http::{Decoder, MAX_RETRY_AFTER, parse_retry_after};
+pub use http::{AuthStyle, Decoder, MAX_RETRY_AFTER, parse_retry_after};
 pub use messages::{Conversation, MAX_CHAIN, Messages, RevIter};
+pub use protocol::{HttpModel, Protocol, SseDecoder};
 pub use responses::ResponsesModel;
 pub use scenario::{Gate, Gates, Scenarios};
 pub use scripted::ScriptedModel;

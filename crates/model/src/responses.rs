@@ -1,30 +1,22 @@
-//! The OpenAI Responses client: request body (input items) and SSE decoder.
+//! The OpenAI Responses protocol: request body (input items) and what its streamed events
+//! mean. Sending and the SSE framing are shared ([`HttpModel`], [`SseDecoder`]).
 
 use std::collections::HashSet;
 
-use async_trait::async_trait;
 use serde_json::{Value, json};
 use subagent_session::{ContentBlock, Message, Role, StopReason};
-use tokio_util::sync::CancellationToken;
 
 use crate::collect::parse_arguments;
+use crate::config::ModelKind;
 use crate::error::{Error, Result};
-use crate::http::{AuthStyle, Decoder, HttpClient};
-use crate::sse::{SseEvent, SseParser};
-use crate::types::{Model, ModelEvent, ModelRequest, ModelStream, Usage};
+use crate::protocol::{HttpModel, Protocol, SseDecoder};
+use crate::types::{ModelEvent, ModelRequest, Usage};
 
 /// A model behind the OpenAI Responses API.
-#[derive(Debug)]
-pub struct ResponsesModel {
-    http: HttpClient,
-    model: String,
-}
+pub type ResponsesModel = HttpModel<Responses>;
 
-impl ResponsesModel {
-    pub(crate) fn new(http: HttpClient, model: String) -> Self {
-        Self { http, model }
-    }
-}
+/// Decodes the Responses SSE stream into [`ModelEvent`]s.
+pub type ResponsesDecoder = SseDecoder<Responses>;
 
 pub(crate) fn arguments_string(input: &Value) -> String {
     match input {
@@ -86,88 +78,6 @@ fn message_items(message: &Message, items: &mut Vec<Value>) {
     }
 }
 
-/// The JSON body of a request (byte-stable for a given request).
-pub fn request_body(request: &ModelRequest) -> Result<Vec<u8>> {
-    let mut input = Vec::new();
-    for message in &request.messages {
-        message_items(message, &mut input);
-    }
-    let tools: Vec<Value> = request
-        .tools
-        .iter()
-        .map(|t| {
-            json!({"type": "function", "name": t.name, "description": t.description,
-                   "parameters": t.input_schema, "strict": false})
-        })
-        .collect();
-    #[derive(serde::Serialize)]
-    struct Body<'a> {
-        model: &'a str,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        instructions: Option<&'a str>,
-        input: Vec<Value>,
-        #[serde(skip_serializing_if = "Vec::is_empty")]
-        tools: Vec<Value>,
-        tool_choice: &'static str,
-        parallel_tool_calls: bool,
-        stream: bool,
-        store: bool,
-        max_output_tokens: u32,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        text: Option<Value>,
-    }
-    let text = request.output_schema.as_ref().map(|schema| {
-        json!({"format": {"type": "json_schema", "name": "output", "schema": schema, "strict": false}})
-    });
-    serde_json::to_vec(&Body {
-        model: &request.model,
-        instructions: request.system.as_deref().filter(|s| !s.is_empty()),
-        input,
-        tools,
-        tool_choice: "auto",
-        parallel_tool_calls: true,
-        stream: true,
-        store: false,
-        max_output_tokens: request.max_tokens,
-        text,
-    })
-    .map_err(|e| Error::Config {
-        message: format!("cannot serialize request: {e}"),
-    })
-}
-
-#[async_trait]
-impl Model for ResponsesModel {
-    fn describe(&self) -> String {
-        format!("openai-responses:{} at {}", self.model, self.http.base())
-    }
-
-    fn supports_output_schema(&self) -> bool {
-        true
-    }
-
-    async fn stream(
-        &self,
-        mut request: ModelRequest,
-        cancel: CancellationToken,
-    ) -> Result<ModelStream> {
-        if request.model.is_empty() {
-            request.model.clone_from(&self.model);
-        }
-        let body = request_body(&request)?;
-        self.http
-            .stream(
-                "/v1/responses",
-                AuthStyle::Bearer,
-                &[],
-                body,
-                ResponsesDecoder::new(),
-                cancel,
-            )
-            .await
-    }
-}
-
 #[derive(Debug)]
 struct OpenCall {
     item_id: String,
@@ -178,16 +88,13 @@ struct OpenCall {
     arguments: String,
 }
 
-/// Decodes the Responses SSE stream into [`ModelEvent`]s.
+/// The OpenAI Responses protocol; as a value, the state of reading one answer.
 #[derive(Debug, Default)]
-pub struct ResponsesDecoder {
-    sse: SseParser,
-    events: Vec<SseEvent>,
+pub struct Responses {
     calls: Vec<OpenCall>,
     next_call: usize,
     texted_items: HashSet<String>,
     refused: bool,
-    done: bool,
 }
 
 fn usage_of(response: &Value) -> Usage {
@@ -202,12 +109,7 @@ fn usage_of(response: &Value) -> Usage {
     }
 }
 
-impl ResponsesDecoder {
-    /// A fresh decoder.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
+impl Responses {
     fn find_call(&mut self, data: &Value) -> Option<&mut OpenCall> {
         let item_id = data.get("item_id").and_then(Value::as_str);
         let output_index = data.get("output_index").and_then(Value::as_u64);
@@ -215,24 +117,75 @@ impl ResponsesDecoder {
             item_id.is_some_and(|i| i == c.item_id) || output_index == Some(c.output_index)
         })
     }
+}
 
-    /// Handles one event; whether it was part of the answer (not a keep-alive: empty data, or
-    /// a stray `[DONE]`).
-    fn handle(&mut self, event: &SseEvent, out: &mut Vec<ModelEvent>) -> Result<bool> {
-        let data = event.data.trim();
-        if self.done || data.is_empty() || data == "[DONE]" {
+impl Protocol for Responses {
+    const KIND: ModelKind = ModelKind::OpenaiResponses;
+    const PATH: &'static str = "/v1/responses";
+    const OUTPUT_SCHEMA: bool = true;
+
+    /// The JSON body of a request (byte-stable for a given request).
+    fn request_body(request: &ModelRequest) -> Result<Vec<u8>> {
+        let mut input = Vec::new();
+        for message in &request.messages {
+            message_items(message, &mut input);
+        }
+        let tools: Vec<Value> = request
+            .tools
+            .iter()
+            .map(|t| {
+                json!({"type": "function", "name": t.name, "description": t.description,
+                       "parameters": t.input_schema, "strict": false})
+            })
+            .collect();
+        #[derive(serde::Serialize)]
+        struct Body<'a> {
+            model: &'a str,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            instructions: Option<&'a str>,
+            input: Vec<Value>,
+            #[serde(skip_serializing_if = "Vec::is_empty")]
+            tools: Vec<Value>,
+            tool_choice: &'static str,
+            parallel_tool_calls: bool,
+            stream: bool,
+            store: bool,
+            max_output_tokens: u32,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            text: Option<Value>,
+        }
+        let text = request.output_schema.as_ref().map(|schema| {
+            json!({"format": {"type": "json_schema", "name": "output", "schema": schema,
+                              "strict": false}})
+        });
+        serde_json::to_vec(&Body {
+            model: &request.model,
+            instructions: request.system.as_deref().filter(|s| !s.is_empty()),
+            input,
+            tools,
+            tool_choice: "auto",
+            parallel_tool_calls: true,
+            stream: true,
+            store: false,
+            max_output_tokens: request.max_tokens,
+            text,
+        })
+        .map_err(|e| Error::Config {
+            message: format!("cannot serialize request: {e}"),
+        })
+    }
+
+    /// A stray `[DONE]` (the Chat Completions ending) counts as a keep-alive.
+    fn event(&mut self, name: &str, data: &str, out: &mut Vec<ModelEvent>) -> Result<bool> {
+        if data == "[DONE]" {
             return Ok(false);
         }
-        let data: Value = serde_json::from_str(&event.data).map_err(|e| {
-            Error::protocol(format!(
-                "invalid JSON in Responses event {}: {e}",
-                event.event
-            ))
-        })?;
+        let data: Value = serde_json::from_str(data)
+            .map_err(|e| Error::protocol(format!("invalid JSON in Responses event {name}: {e}")))?;
         let kind = data
             .get("type")
             .and_then(Value::as_str)
-            .unwrap_or(event.event.as_str())
+            .unwrap_or(name)
             .to_owned();
         let delta = || {
             data.get("delta")
@@ -371,7 +324,6 @@ impl ResponsesDecoder {
                     usage: usage_of(response),
                 });
                 out.push(ModelEvent::Stop { reason: stop });
-                self.done = true;
             }
             "response.failed" => {
                 let error = data.pointer("/response/error").unwrap_or(&Value::Null);
@@ -387,43 +339,18 @@ impl ResponsesDecoder {
     }
 }
 
-fn server_error(error: &Value) -> Error {
+/// An error an OpenAI stream reports (`{code, type, message}`, or just a message string).
+pub(crate) fn server_error(error: &Value) -> Error {
     let field = |k: &str| error.get(k).and_then(Value::as_str).unwrap_or("");
     let kind = if field("code").is_empty() {
         field("type")
     } else {
         field("code")
     };
-    let message = match field("message") {
-        "" => "the server reported an error without a message",
-        m => m,
+    let message = match (field("message"), error.as_str()) {
+        ("", Some(m)) => m,
+        ("", None) => "the server reported an error without a message",
+        (m, _) => m,
     };
     Error::from_server(0, kind, message, None)
-}
-
-impl Decoder for ResponsesDecoder {
-    fn feed(&mut self, bytes: &[u8], out: &mut Vec<ModelEvent>) -> Result<usize> {
-        self.sse.feed(bytes, &mut self.events)?;
-        let events = std::mem::take(&mut self.events);
-        let mut answer = 0;
-        for event in &events {
-            if self.handle(event, out)? {
-                answer += 1;
-            }
-        }
-        Ok(answer)
-    }
-
-    fn finish(&mut self, out: &mut Vec<ModelEvent>) -> Result<()> {
-        self.sse.finish(&mut self.events);
-        let events = std::mem::take(&mut self.events);
-        for event in &events {
-            self.handle(event, out)?;
-        }
-        Ok(())
-    }
-
-    fn is_done(&self) -> bool {
-        self.done
-    }
 }

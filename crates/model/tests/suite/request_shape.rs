@@ -3,7 +3,10 @@
 
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
-use subagent_model::{ModelKind, ModelRequest, ToolSpec, collect};
+use subagent_model::anthropic::Anthropic;
+use subagent_model::chat::Chat;
+use subagent_model::responses::Responses;
+use subagent_model::{ModelKind, ModelRequest, Protocol, ToolSpec, collect};
 use subagent_session::{ContentBlock, Message, Role};
 use subagent_test_support::FakeServer;
 use tokio_util::sync::CancellationToken;
@@ -130,16 +133,16 @@ fn bodies_are_byte_stable() {
     let request = conversation();
     for (a, b) in [
         (
-            subagent_model::anthropic::request_body(&request).unwrap(),
-            subagent_model::anthropic::request_body(&request.clone()).unwrap(),
+            Anthropic::request_body(&request).unwrap(),
+            Anthropic::request_body(&request.clone()).unwrap(),
         ),
         (
-            subagent_model::responses::request_body(&request).unwrap(),
-            subagent_model::responses::request_body(&request.clone()).unwrap(),
+            Responses::request_body(&request).unwrap(),
+            Responses::request_body(&request.clone()).unwrap(),
         ),
         (
-            subagent_model::chat::request_body(&request).unwrap(),
-            subagent_model::chat::request_body(&request.clone()).unwrap(),
+            Chat::request_body(&request).unwrap(),
+            Chat::request_body(&request.clone()).unwrap(),
         ),
     ] {
         assert_eq!(a, b);
@@ -148,10 +151,8 @@ fn bodies_are_byte_stable() {
     let mut longer = request.clone();
     longer.messages.push(Message::assistant("more"));
     longer.messages.push(Message::user("again"));
-    let short =
-        String::from_utf8(subagent_model::anthropic::request_body(&request).unwrap()).unwrap();
-    let long =
-        String::from_utf8(subagent_model::anthropic::request_body(&longer).unwrap()).unwrap();
+    let short = String::from_utf8(Anthropic::request_body(&request).unwrap()).unwrap();
+    let long = String::from_utf8(Anthropic::request_body(&longer).unwrap()).unwrap();
     let prefix = |s: &str| s[..s.find("\"messages\"").unwrap()].to_owned();
     assert_eq!(prefix(&short), prefix(&long));
     let _ = KINDS;
