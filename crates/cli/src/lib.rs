@@ -28,6 +28,13 @@ use std::sync::Arc;
 use clap::Parser;
 use subagent_core::ProviderFactory;
 
+/// `docs/writing-a-provider.md`, compiled: its Rust blocks run as doctests (the conformance kit
+/// runs against its example provider; its own binary calls [`main_with`]), so the guide cannot
+/// rot.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/writing-a-provider.md")]
+pub struct WritingAProviderGuide;
+
 /// Exit code: the run completed.
 pub const EXIT_COMPLETED: u8 = 0;
 /// Exit code: the child ran but did not complete.

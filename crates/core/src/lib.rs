@@ -36,11 +36,6 @@ pub use run::{
 pub use subagent_session::StopReason;
 pub use text::{DESCRIPTION_CHARS, default_description};
 
-/// `docs/writing-a-provider.md`, compiled: its Rust blocks run as doctests so the guide cannot rot.
-#[cfg(doctest)]
-#[doc = include_str!("../../../docs/writing-a-provider.md")]
-pub struct WritingAProviderGuide;
-
 /// Re-exported so providers and callers name one cancellation type.
 pub use tokio_util::sync::CancellationToken;
 

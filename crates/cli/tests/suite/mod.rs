@@ -2,6 +2,7 @@
 mod cross_product;
 mod delegate;
 mod embedding;
+mod guide;
 mod lists;
 mod permissions;
 mod preset;
