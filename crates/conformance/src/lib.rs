@@ -4,7 +4,7 @@
 //! (how to build its provider pointed at a fake model server, and the few tool calls its child's
 //! model makes), then
 //!
-//! ```ignore
+//! ```text
 //! subagent_conformance::suite!(MyAdapter::new());
 //! ```
 //!
