@@ -366,26 +366,65 @@ mod tests {
         );
     }
 
+    /// The copies of the real CLI's output in `tests/fixtures` (from the reference transcripts
+    /// of Claude Code 2.1.197), each with its name.
+    pub(super) fn fixtures() -> Vec<(String, String)> {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+        let mut fixtures: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|entry| {
+                let path = entry.unwrap().path();
+                let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+                (name, std::fs::read_to_string(&path).unwrap())
+            })
+            .collect();
+        fixtures.sort();
+        fixtures
+    }
+
+    /// Each recorded transcript, line by line: one compact JSON line per event it makes, then
+    /// what the outcome is made of.
     #[test]
-    fn the_recorded_transcripts_parse() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../../shared/reference/transcripts");
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            return; // shared/ is beside the repo in the workplace, not in every checkout
-        };
-        for entry in entries.flatten() {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if !(name.starts_with("claude-") && name.ends_with(".stream.jsonl")) {
-                continue;
-            }
-            let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
+    fn the_recorded_transcripts_make_these_events() {
+        let fixtures = fixtures();
+        assert_eq!(fixtures.len(), 11);
+        for (name, text) in fixtures {
             let mut state = StreamState::default();
-            for line in text.lines() {
-                state.on_line(line);
-            }
-            assert_eq!(state.unparsed, 0, "{name}");
-            assert!(state.session_id.is_some(), "{name}");
+            let mut lines: Vec<String> = text
+                .lines()
+                .flat_map(|line| state.on_line(line))
+                .map(|event| serde_json::to_string(&event).unwrap())
+                .collect();
+            let result = state.result.as_ref().map(|r| {
+                json!({
+                    "subtype": r.subtype, "is_error": r.is_error, "result": r.result,
+                    "structured_output": r.structured_output, "stop_reason": r.stop_reason,
+                    "terminal_reason": r.terminal_reason, "errors": r.errors,
+                    "api_error_status": r.api_error_status, "usage": r.usage,
+                    "permission_denials": r.permission_denials,
+                })
+            });
+            lines.push(
+                json!({
+                    "session_id": state.session_id, "model": state.model, "result": result,
+                    "tool_uses": state.tool_uses, "last_text": state.last_text,
+                    "assistant_error": state.assistant_error, "unparsed": state.unparsed,
+                })
+                .to_string(),
+            );
+            insta::assert_snapshot!(name, lines.join("\n"));
         }
+    }
+
+    #[test]
+    fn lines_that_are_not_json_are_counted_and_other_json_is_skipped() {
+        let mut state = StreamState::default();
+        let events: Vec<_> = ["", "warning: x", "[1,2]", "7", "{\"no\":\"type\"}", "{"]
+            .into_iter()
+            .flat_map(|line| state.on_line(line))
+            .collect();
+        assert_eq!(events, vec![]);
+        assert_eq!(state.unparsed, 2);
     }
 
     #[test]

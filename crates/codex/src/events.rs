@@ -415,6 +415,47 @@ mod tests {
         );
     }
 
+    /// Each recorded transcript (copied to `tests/fixtures` from the reference output of codex
+    /// 0.171.0), line by line: one compact JSON line per event it makes (`reconnecting` where a
+    /// line started the reconnect timer), then what the outcome is made of.
+    #[test]
+    fn the_recorded_transcripts_make_these_events() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+        let mut paths: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|entry| entry.unwrap().path())
+            .collect();
+        paths.sort();
+        assert_eq!(paths.len(), 18);
+        for path in paths {
+            let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+            let mut state = StreamState::default();
+            let mut lines = Vec::new();
+            for line in std::fs::read_to_string(&path).unwrap().lines() {
+                let mut out = Vec::new();
+                if state.line(line, &mut out) == Activity::Reconnecting {
+                    lines.push("reconnecting".to_owned());
+                }
+                lines.extend(
+                    out.iter()
+                        .map(|event| serde_json::to_string(event).unwrap()),
+                );
+            }
+            let mut started: Vec<_> = state.started_items.iter().collect();
+            started.sort();
+            lines.push(
+                json!({
+                    "thread_id": state.thread_id, "last_message": state.last_message,
+                    "usage": state.usage, "turn_completed": state.turn_completed,
+                    "turn_failed": state.turn_failed, "last_error": state.last_error,
+                    "stray_lines": state.stray_lines, "started_items": started,
+                })
+                .to_string(),
+            );
+            insta::assert_snapshot!(name, lines.join("\n"));
+        }
+    }
+
     #[test]
     fn long_tool_output_is_bounded() {
         let long = "é".repeat(TOOL_OUTPUT_LIMIT);
