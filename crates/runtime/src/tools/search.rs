@@ -14,6 +14,21 @@ use crate::{Error, Result};
 /// The most paths glob and grep return.
 pub const SEARCH_RESULT_LIMIT: usize = 500;
 
+/// The most bytes of one matching line grep shows (a minified file is one huge line).
+pub const MAX_LINE_BYTES: usize = 2000;
+
+/// `line`, cut at a character boundary to at most [`MAX_LINE_BYTES`] with a note.
+fn cut_line(line: &str) -> std::borrow::Cow<'_, str> {
+    if line.len() <= MAX_LINE_BYTES {
+        return line.into();
+    }
+    format!(
+        "{}… (line cut)",
+        &line[..line.floor_char_boundary(MAX_LINE_BYTES)]
+    )
+    .into()
+}
+
 fn walker(root: &Path) -> ignore::Walk {
     ignore::WalkBuilder::new(root)
         .hidden(true)
@@ -189,7 +204,7 @@ impl Tool for GrepTool {
                     if regex.is_match(line) {
                         count += 1;
                         if mode == "content" {
-                            out.push(format!("{shown}:{}:{line}", number + 1));
+                            out.push(format!("{shown}:{}:{}", number + 1, cut_line(line)));
                         }
                     }
                 }

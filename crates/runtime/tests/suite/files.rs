@@ -224,6 +224,7 @@ const SPECIAL: &str = r#"
         - {name: edit_file, input: {path: "big.txt", old_string: "needle", new_string: "y"}}
         - {name: grep, input: {pattern: "needle"}}
         - {name: read_file, input: {path: "small.txt"}}
+        - {name: grep, input: {pattern: "needle", output_mode: "content", glob: "long.txt"}}
     - text: "done"
 "#;
 
@@ -245,6 +246,13 @@ async fn fifos_and_oversized_files_are_tool_errors_not_a_hang() {
     big.extend_from_slice(b"\nneedle\n");
     std::fs::write(root.join("big.txt"), &big).unwrap();
     std::fs::write(root.join("small.txt"), "needle\n").unwrap();
+    // One matching line of 100,000 bytes (multi-byte characters, so the cut must find a
+    // character boundary): grep shows its start, not all of it.
+    std::fs::write(
+        root.join("long.txt"),
+        format!("needle{}\n", "é".repeat(50_000)),
+    )
+    .unwrap();
     let server = FakeServer::from_yaml(SPECIAL).await.unwrap();
     let run = run(config(&server, &root), "special files");
     let outcome = match tokio::time::timeout(std::time::Duration::from_secs(60), run).await {
@@ -269,10 +277,16 @@ async fn fifos_and_oversized_files_are_tool_errors_not_a_hang() {
             (big_error.clone(), true),
             (big_error, true),
             (
-                format!("small.txt\n(not searched, over {MAX_READ_BYTES} bytes: big.txt)"),
+                format!(
+                    "long.txt\nsmall.txt\n(not searched, over {MAX_READ_BYTES} bytes: big.txt)"
+                ),
                 false
             ),
             ("     1\tneedle\n".to_owned(), false),
+            (
+                format!("long.txt:1:needle{}… (line cut)", "é".repeat(997)),
+                false
+            ),
         ]
     );
 }
