@@ -185,3 +185,89 @@ fn a_cwd_that_is_a_file_is_refused_like_a_missing_one() {
         assert_refused_naming(&output, cwd);
     }
 }
+
+const READ_THE_PIPE: &str = r#"
+- match: "read the pipe"
+  steps:
+    - tool_calls:
+        - {name: read_file, input: {path: "pipe"}}
+    - text: "the pipe was refused"
+"#;
+
+/// A scripted preset whose model answers from `scenario` (text) with a spawn row and its tool.
+fn scripted_preset(dir: &Path, scenario: &str) -> PathBuf {
+    let scenario_path = dir.join("scenario.yaml");
+    std::fs::write(&scenario_path, scenario).unwrap();
+    let preset = dir.join("scripted.yaml");
+    std::fs::write(
+        &preset,
+        format!(
+            "version: 1\nmodel: {{kind: scripted, name: s, scenario: \"{}\"}}\nproviders:\n  - {{name: spawn, kind: spawn}}\ntools:\n  - {{name: subagent, provider: spawn}}\n",
+            scenario_path.display()
+        ),
+    )
+    .unwrap();
+    preset
+}
+
+/// `read_file` on a FIFO in the project is a tool error the model reads, and the run goes on.
+#[test]
+fn read_file_on_a_fifo_is_a_tool_error_and_the_run_completes() {
+    let home = tempfile::tempdir().unwrap();
+    let project = home.path().join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    fifo(&project, "pipe");
+    let preset = scripted_preset(home.path(), READ_THE_PIPE);
+    let output = subagent(home.path())
+        .timeout(BOUND)
+        .args(["run", "--json", "--offline", "--cwd"])
+        .arg(&project)
+        .arg("--preset")
+        .arg(&preset)
+        .arg("read the pipe")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let results: Vec<(serde_json::Value, serde_json::Value)> = super::support::json_lines(&output)
+        .into_iter()
+        .filter(|event| event["type"] == "tool_result")
+        .map(|event| (event["output"].clone(), event["is_error"].clone()))
+        .collect();
+    assert_eq!(
+        results,
+        vec![(
+            "pipe: a FIFO (named pipe), not a regular file; refused without reading it".into(),
+            true.into()
+        )]
+    );
+}
+
+/// A cloned project whose `.claude/agents` links a definition to `/dev/zero` and holds a FIFO:
+/// `delegate` and `run` there still start (each bad file is only a catalog warning).
+#[test]
+fn delegate_and_run_go_on_in_a_project_with_special_agent_files() {
+    let home = tempfile::tempdir().unwrap();
+    let project = home.path().join("project");
+    let agents = project.join(".claude/agents");
+    std::fs::create_dir_all(&agents).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", agents.join("z.md")).unwrap();
+    fifo(&agents, "f.md");
+    let preset = super::support::preset("offline.yaml");
+    for command in ["delegate", "run"] {
+        let output = subagent(home.path())
+            .timeout(BOUND)
+            .args([command, "--offline", "--cwd"])
+            .arg(&project)
+            .arg("--preset")
+            .arg(&preset)
+            .arg("Say hello from the subagent, please")
+            .output()
+            .unwrap();
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{command}: {}",
+            stderr(&output)
+        );
+    }
+}
