@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, PoisonError, RwLock};
 
 use serde::Serialize;
-use subagent_core::{AgentDirectory, AgentProfile};
+use subagent_core::agents::{AgentDirectory, AgentProfile};
 
 use crate::builtin::{BUILTIN_NAMES, BuiltinOptions, builtins};
 use crate::capability::ProviderTable;

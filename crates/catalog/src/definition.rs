@@ -1,7 +1,8 @@
 //! One agent definition, as written, and what it becomes for the delegation tool.
 
 use serde::Serialize;
-use subagent_core::{AgentProfile, Capability, PermissionMode, ToolFilter};
+use subagent_core::agents::AgentProfile;
+use subagent_core::{Capability, PermissionMode, ToolFilter};
 
 use crate::source::{Origin, Source};
 use crate::tools::with_aliases;

@@ -11,7 +11,7 @@
 //! - the built-ins `general-purpose`, `explore`, `plan` ([`builtins`]);
 //! - the [`Catalog`]: load, reload, listing with the source of each definition and what it
 //!   overrides, load warnings with `path:line:column`, and [`AgentDirectory`] for the delegation
-//!   tool (definitions become [`AgentProfile`](subagent_core::AgentProfile)s);
+//!   tool (definitions become [`AgentProfile`](subagent_core::agents::AgentProfile)s);
 //! - checking definitions against their providers' capabilities ([`capability_warnings`]);
 //! - effective-config resolution: request > definition > persona > parent, permission modes and
 //!   tool filters intersected ([`resolve`]).
@@ -21,7 +21,7 @@
 //! (the provider does), and starting anything (the delegation tool reads profiles through
 //! [`AgentDirectory`] and goes through the registry).
 //!
-//! [`AgentDirectory`]: subagent_core::AgentDirectory
+//! [`AgentDirectory`]: subagent_core::agents::AgentDirectory
 
 mod builtin;
 mod capability;

@@ -12,7 +12,8 @@
 //! Pure functions over values: no I/O, no catalog needed.
 
 use serde::Serialize;
-use subagent_core::{AgentProfile, PermissionMode, ToolFilter, wildcard_match};
+use subagent_core::agents::{AgentProfile, wildcard_match};
+use subagent_core::{PermissionMode, ToolFilter};
 
 use crate::definition::{Definition, Isolation};
 

@@ -3,7 +3,8 @@
 use std::path::PathBuf;
 
 use serde_json::Value;
-use subagent_core::{StartRequest, ToolFilter, wildcard_match};
+use subagent_core::agents::wildcard_match;
+use subagent_core::{StartRequest, ToolFilter};
 
 use crate::config::{ClaudeCodeConfig, ClaudePermissionMode};
 use crate::{Error, Result};

@@ -5,7 +5,8 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use serde_json::{Value, json};
-use subagent_core::{AgentDirectory, ProviderFactory, StartRequest, StopReason};
+use subagent_core::agents::AgentDirectory;
+use subagent_core::{ProviderFactory, StartRequest, StopReason};
 use subagent_runtime::tools::BashConfig;
 use subagent_runtime::{
     AgentConfig, DelegationTool, DelegationToolConfig, PermissionPolicy, Roots, Tool, ToolSet,
@@ -230,7 +231,7 @@ async fn run(args: RunArgs, factories: &[Arc<dyn ProviderFactory>]) -> Result<Ex
     let prompt = read_prompt(&args.prompt)?;
     let mode = Mode::pick(args.json);
     let runnable = setup::runnable(&args.preset, args.model.as_deref(), factories)?;
-    let directory: Arc<dyn subagent_core::AgentDirectory> = runnable.catalog.clone();
+    let directory: Arc<dyn subagent_core::agents::AgentDirectory> = runnable.catalog.clone();
     let delegation_names: Vec<String> = runnable.tools.iter().map(|row| row.name.clone()).collect();
     let delegations = runnable.tools.iter().map(|row| {
         Arc::new(DelegationTool::new(

@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use subagent_catalog::{Catalog, CatalogConfig, ProviderTable, Source, SourceDir, standard_dirs};
-use subagent_core::{Extensions, ProviderFactory, Registry};
+use subagent_core::registry::Registry;
+use subagent_core::{Extensions, ProviderFactory};
 use subagent_model::{Model, ModelConfig, ModelKind};
 use subagent_preset::{ModelSection, Preset, ToolRow};
 use subagent_runtime::{DefaultModel, Secrets};

@@ -5,9 +5,9 @@
 use std::sync::Arc;
 
 use futures::StreamExt;
+use subagent_core::registry::Registry;
 use subagent_core::{
-    Capabilities, Outcome, Registry, Run, RunEvent, StartRequest, StartRequestBuilder,
-    SubagentProvider,
+    Capabilities, Outcome, Run, RunEvent, StartRequest, StartRequestBuilder, SubagentProvider,
 };
 use subagent_test_support::{FakeServer, RecordedRequest};
 

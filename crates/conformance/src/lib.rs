@@ -10,9 +10,10 @@
 //!
 //! expands to one `#[test]` per [`Check`]. Every check starts a fresh
 //! [`FakeServer`](subagent_test_support::FakeServer) scripted by the kit's own scenarios, builds
-//! the provider with the adapter, registers it in a fresh [`Registry`](subagent_core::Registry)
-//! and starts its runs through the registry's gates, as every caller does. What is checked is
-//! behaviour, read from the outcome, the events and the model requests the server recorded:
+//! the provider with the adapter, registers it in a fresh
+//! [`Registry`](subagent_core::registry::Registry) and starts its runs through the registry's
+//! gates, as every caller does. What is checked is behaviour, read from the outcome, the events
+//! and the model requests the server recorded:
 //!
 //! - the factory declares the provider's capabilities, the provider's table is stable, every
 //!   declared capability passes the registry's gate and every other one is refused, and a run

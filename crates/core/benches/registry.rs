@@ -3,7 +3,8 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use subagent_core::{Capabilities, Outcome, Registry, Result, Run, StartRequest, SubagentProvider};
+use subagent_core::registry::Registry;
+use subagent_core::{Capabilities, Outcome, Result, Run, StartRequest, SubagentProvider};
 
 fn main() {
     divan::main();

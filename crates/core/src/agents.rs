@@ -1,10 +1,14 @@
-//! Agent types as the delegation tool sees them: resolved profiles and the directory that lists
-//! them. `subagent-catalog` builds profiles from definition files; the in-process runtime's
-//! delegation tool reads them through [`AgentDirectory`], so neither depends on the other.
+//! The delegation vocabulary: agent types as the delegation tool sees them (resolved
+//! [`AgentProfile`]s and the [`AgentDirectory`] that lists them), the [`PermissionMode`]s a child
+//! runs under, the [`BackgroundMode`] of a delegation tool, and [`ToolFilter`]s with their
+//! [`wildcard_match`] patterns. `subagent-catalog` builds profiles from definition files; the
+//! in-process runtime's delegation tool reads them through [`AgentDirectory`], so neither
+//! depends on the other. [`PermissionMode`] and [`ToolFilter`] are also at the crate root: they
+//! are the types of two [`StartRequest`](crate::StartRequest) fields.
 
 use serde::{Deserialize, Serialize};
 
-use crate::ToolFilter;
+pub use crate::filter::{ToolFilter, wildcard_match};
 
 /// How a child's tool calls are permitted.
 #[derive(

@@ -1,4 +1,11 @@
 //! The registry: providers by name, and the gates every start passes.
+//!
+//! Gating, in [`Registry::check`] and [`Registry::start`]: lookup (`UNKNOWN_PROVIDER`) →
+//! capabilities (`UNSUPPORTED_CAPABILITY`, naming every missing one) → depth (`DEPTH_EXCEEDED`
+//! past the smaller of the request's `max_depth` and the registry's cap) → output schema
+//! (`INVALID_ARGUMENTS` unless object-rooted) → the provider's `start`. A refused start calls
+//! nothing of the provider and notifies no [`RegistryObserver`]. Nothing is global: a registry
+//! is a value built once and passed.
 
 use std::sync::{Arc, PoisonError, RwLock};
 

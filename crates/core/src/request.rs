@@ -7,10 +7,8 @@ use serde_json::Value;
 use subagent_session::{ContentBlock, EventLog};
 use tokio_util::sync::CancellationToken;
 
-use crate::{
-    AgentProfile, Capability, Extensions, PermissionMode, SessionRef, ToolFilter,
-    default_description,
-};
+use crate::agents::AgentProfile;
+use crate::{Capability, Extensions, PermissionMode, SessionRef, ToolFilter, default_description};
 
 /// A run's id: a random UUID, printed in its hyphenated form.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

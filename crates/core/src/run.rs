@@ -163,7 +163,7 @@ pub enum RunEvent {
 
 /// Removes what must not travel (terminal escapes, control characters, things that look like
 /// credentials) and bounds the text to [`DIAGNOSTIC_LIMIT`] bytes without splitting a character.
-pub fn sanitize_diagnostic(text: &str) -> String {
+pub(crate) fn sanitize_diagnostic(text: &str) -> String {
     let mut clean = String::with_capacity(text.len().min(DIAGNOSTIC_LIMIT));
     let mut chars = text.chars().peekable();
     while let Some(ch) = chars.next() {

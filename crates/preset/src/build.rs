@@ -4,7 +4,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde::Serialize;
-use subagent_core::{BuildContext, Capabilities, Extensions, ProviderFactory, Registry};
+use subagent_core::registry::Registry;
+use subagent_core::{BuildContext, Capabilities, Extensions, ProviderFactory};
 
 use crate::format::{ModelSection, ToolRow};
 use crate::{Error, Position, Preset, Result, Site};

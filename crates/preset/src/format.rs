@@ -104,7 +104,7 @@ pub struct ProviderRow {
 
 /// Whether delegations of a tool row may, must or must not run in the background (the same
 /// type the runtime's delegation tool takes).
-pub use subagent_core::BackgroundMode as Background;
+pub use subagent_core::agents::BackgroundMode as Background;
 
 /// The tool name used when a tool row has none.
 pub const DEFAULT_TOOL_NAME: &str = "subagent";

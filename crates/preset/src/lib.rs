@@ -30,9 +30,9 @@
 //! section and the tool rows are plain data the caller converts; the caller owns the list of
 //! factories and builds the agent catalog from [`Preset::agents`].
 //!
-//! [`Registry`]: subagent_core::Registry
-//! [`Registry::with_max_depth`]: subagent_core::Registry::with_max_depth
-//! [`DEFAULT_MAX_DEPTH`]: subagent_core::DEFAULT_MAX_DEPTH
+//! [`Registry`]: subagent_core::registry::Registry
+//! [`Registry::with_max_depth`]: subagent_core::registry::Registry::with_max_depth
+//! [`DEFAULT_MAX_DEPTH`]: subagent_core::registry::DEFAULT_MAX_DEPTH
 
 mod build;
 mod error;

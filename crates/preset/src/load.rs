@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use serde_saphyr::Spanned;
-use subagent_core::{Capabilities, Capability, DEFAULT_MAX_DEPTH, ProviderFactory};
+use subagent_core::registry::DEFAULT_MAX_DEPTH;
+use subagent_core::{Capabilities, Capability, ProviderFactory};
 
 use crate::format::{Document, ModelKind, ModelSection, ProviderRow, ToolRow};
 use crate::vars::{self, VarError};

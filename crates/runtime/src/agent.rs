@@ -5,9 +5,9 @@ use std::sync::{Arc, PoisonError};
 
 use futures::StreamExt;
 use serde_json::Value;
+use subagent_core::registry::DEFAULT_MAX_DEPTH;
 use subagent_core::{
-    CancellationToken, DEFAULT_MAX_DEPTH, Outcome, Run, RunEvent, RunId, RunSender, StartRequest,
-    StopReason, Usage,
+    CancellationToken, Outcome, Run, RunEvent, RunId, RunSender, StartRequest, StopReason, Usage,
 };
 use subagent_model::{Messages, Model, ModelEvent, ModelRequest, ModelResponse, ResponseBuilder};
 use subagent_session::{ContentBlock, EventLog, Message, Role, SessionEvent};

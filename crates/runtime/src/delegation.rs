@@ -14,9 +14,11 @@ use async_trait::async_trait;
 use futures::{FutureExt, StreamExt};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use subagent_core::agents::{AgentDirectory, AgentProfile};
+use subagent_core::registry::Registry;
 use subagent_core::{
-    AgentDirectory, AgentProfile, Error as CoreError, INHERIT_MODEL, Outcome, ParentContext,
-    Registry, Run, RunEvent, StartRequest, ToolFilter, default_description,
+    Error as CoreError, INHERIT_MODEL, Outcome, ParentContext, Run, RunEvent, StartRequest,
+    ToolFilter, default_description,
 };
 use subagent_model::{Messages, Model, ToolSpec};
 use subagent_session::EventLog;
@@ -68,7 +70,7 @@ impl std::fmt::Debug for ParentSnapshot {
     }
 }
 
-pub use subagent_core::BackgroundMode;
+pub use subagent_core::agents::BackgroundMode;
 
 /// One delegation tool, as a preset row configures it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

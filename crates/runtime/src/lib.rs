@@ -27,7 +27,7 @@
 //!   ([`TaskTable`]), and the [`ParentSnapshot`] it hands to the fork provider.
 //!
 //! Deliberately not here: model clients (`subagent-model`), agent definition files
-//! (`subagent-catalog`; the delegation tool reads `subagent_core::AgentDirectory`), and the
+//! (`subagent-catalog`; the delegation tool reads `subagent_core::agents::AgentDirectory`), and the
 //! providers themselves (`subagent-spawn`, `subagent-fork` build on this crate).
 
 mod agent;

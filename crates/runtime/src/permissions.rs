@@ -15,7 +15,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use subagent_core::{PermissionMode, wildcard_match};
+use subagent_core::PermissionMode;
+use subagent_core::agents::wildcard_match;
 
 use crate::tools::ToolKind;
 use crate::{Error, Result};

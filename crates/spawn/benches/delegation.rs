@@ -11,9 +11,9 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
-use subagent_core::{
-    AgentDirectory, CancellationToken, Registry, StartRequest, StaticAgents, StopReason,
-};
+use subagent_core::agents::{AgentDirectory, StaticAgents};
+use subagent_core::registry::Registry;
+use subagent_core::{CancellationToken, StartRequest, StopReason};
 use subagent_model::{Model, Scenarios, ScriptedModel, ToolSpec};
 use subagent_runtime::{
     Agent, AgentConfig, DelegationTool, DelegationToolConfig, PermissionPolicy, Roots, Tool,

@@ -19,9 +19,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use subagent_core::registry::DEFAULT_MAX_DEPTH;
 use subagent_core::{
-    BuildContext, Capabilities, Capability, DEFAULT_MAX_DEPTH, Error, PermissionMode,
-    ProviderFactory, Run, StartRequest, SubagentProvider,
+    BuildContext, Capabilities, Capability, Error, PermissionMode, ProviderFactory, Run,
+    StartRequest, SubagentProvider,
 };
 use subagent_model::Model;
 use subagent_runtime::tools::BashConfig;

@@ -4,7 +4,8 @@ use pretty_assertions::assert_eq;
 use subagent_catalog::{
     BuiltinOptions, Catalog, CatalogConfig, EXPLORE_MAX_TURNS, Layers, Settings, builtins, resolve,
 };
-use subagent_core::{AgentDirectory, PermissionMode};
+use subagent_core::PermissionMode;
+use subagent_core::agents::AgentDirectory;
 
 const WRITERS: [&str; 9] = [
     "write_file",

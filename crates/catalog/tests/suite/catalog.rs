@@ -6,7 +6,7 @@ use pretty_assertions::assert_eq;
 use subagent_catalog::{
     Catalog, CatalogConfig, Definition, Source, SourceDir, WarningKind, standard_dirs,
 };
-use subagent_core::AgentDirectory;
+use subagent_core::agents::AgentDirectory;
 
 use super::support::{agent, shown, write};
 

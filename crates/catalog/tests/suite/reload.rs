@@ -2,7 +2,7 @@
 
 use pretty_assertions::assert_eq;
 use subagent_catalog::{Catalog, CatalogConfig, Reloaded, Source};
-use subagent_core::AgentDirectory;
+use subagent_core::agents::AgentDirectory;
 
 use super::support::{agent, shown, write};
 

@@ -9,10 +9,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use pretty_assertions::assert_eq;
-use subagent_core::{
-    AgentDirectory, AgentProfile, CancellationToken, PermissionMode, Registry, StaticAgents,
-    StopReason, ToolFilter,
-};
+use subagent_core::agents::{AgentDirectory, AgentProfile, StaticAgents};
+use subagent_core::registry::Registry;
+use subagent_core::{CancellationToken, PermissionMode, StopReason, ToolFilter};
 use subagent_fork::{ForkConfig, ForkProvider, fork_task_text};
 use subagent_model::{Model, ModelConfig, ModelKind};
 use subagent_runtime::tools::BashConfig;

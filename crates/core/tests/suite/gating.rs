@@ -4,9 +4,10 @@ use std::sync::Arc;
 
 use pretty_assertions::assert_eq;
 use serde_json::json;
+use subagent_core::registry::Registry;
 use subagent_core::{
-    Capabilities, Capability, Error, ErrorCode, Registry, SessionRef, StartRequest,
-    StartRequestBuilder, ToolFilter,
+    Capabilities, Capability, Error, ErrorCode, SessionRef, StartRequest, StartRequestBuilder,
+    ToolFilter,
 };
 
 use super::helpers::{Counting, Observer};

@@ -4,9 +4,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use async_trait::async_trait;
-use subagent_core::{
-    Capabilities, Outcome, RegistryObserver, Result, Run, StartRequest, SubagentProvider,
-};
+use subagent_core::registry::RegistryObserver;
+use subagent_core::{Capabilities, Outcome, Result, Run, StartRequest, SubagentProvider};
 
 /// Counts its starts; completes at once with the prompt echoed.
 pub struct Counting {

@@ -5,9 +5,9 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use futures::StreamExt;
 use pretty_assertions::assert_eq;
+use subagent_core::registry::Registry;
 use subagent_core::{
-    Capabilities, Outcome, Registry, Result, Run, RunEvent, StartRequest, StopReason,
-    SubagentProvider,
+    Capabilities, Outcome, Result, Run, RunEvent, StartRequest, StopReason, SubagentProvider,
 };
 
 /// What the test provider does after starting.
@@ -154,14 +154,20 @@ async fn events_arrive_in_order_and_the_outcome_is_sanitized() {
     assert_eq!(outcome.diagnostic.as_deref(), Some("red key sk-[redacted]"));
 }
 
-#[test]
-fn diagnostics_are_bounded_on_a_char_boundary() {
-    let long = "ü".repeat(5000);
-    let clean = subagent_core::sanitize_diagnostic(&long);
+/// The diagnostic a provider finishes with, as the caller reads it.
+async fn diagnostic_seen(diagnostic: &str) -> String {
+    let (sender, run) = Run::channel("test", &StartRequest::new("task", "/tmp"));
+    sender.finish(Outcome::failed(diagnostic));
+    run.outcome().await.diagnostic.unwrap()
+}
+
+#[tokio::test]
+async fn diagnostics_are_bounded_on_a_char_boundary() {
+    let clean = diagnostic_seen(&"ü".repeat(5000)).await;
     assert!(clean.len() <= subagent_core::DIAGNOSTIC_LIMIT);
     assert!(clean.ends_with("…[truncated]"));
     assert_eq!(
-        subagent_core::sanitize_diagnostic("a\u{7}b\r\nBearer abcdefghijklmnop c"),
+        diagnostic_seen("a\u{7}b\r\nBearer abcdefghijklmnop c").await,
         "ab\nBearer [redacted] c"
     );
 }

@@ -165,7 +165,7 @@ async fn fork_first_request_is_the_parents_prefix_responses() {
 
 #[tokio::test]
 async fn fork_refuses_what_would_break_the_prefix() {
-    let registry = subagent_core::Registry::new();
+    let registry = subagent_core::registry::Registry::new();
     registry
         .register(Arc::new(ForkProvider::new(
             "fork",

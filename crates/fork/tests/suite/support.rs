@@ -3,7 +3,8 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use subagent_core::{AgentDirectory, Registry, StaticAgents};
+use subagent_core::agents::{AgentDirectory, StaticAgents};
+use subagent_core::registry::Registry;
 use subagent_fork::{ForkConfig, ForkProvider};
 use subagent_model::{Model, ModelConfig, ModelKind};
 use subagent_runtime::tools::BashConfig;

@@ -198,7 +198,7 @@ fn build_registers_enabled_rows_with_the_preset_cap() {
 #[test]
 fn default_cap_is_the_core_default() {
     let preset = load("version: 1\n", &[]);
-    assert_eq!(preset.max_depth, subagent_core::DEFAULT_MAX_DEPTH);
+    assert_eq!(preset.max_depth, subagent_core::registry::DEFAULT_MAX_DEPTH);
     let built = preset
         .build(&factories(), &preset.build_context(Extensions::new()))
         .unwrap();

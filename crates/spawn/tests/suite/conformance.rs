@@ -7,7 +7,9 @@ use std::sync::Arc;
 
 use serde_json::json;
 use subagent_conformance::{Adapter, StructuredAnswer, ToolCall};
-use subagent_core::{ProviderFactory, Registry, StaticAgents, SubagentProvider};
+use subagent_core::agents::StaticAgents;
+use subagent_core::registry::Registry;
+use subagent_core::{ProviderFactory, SubagentProvider};
 use subagent_model::ModelKind;
 use subagent_runtime::{DelegationTool, DelegationToolConfig, PermissionPolicy, Tool};
 use subagent_spawn::{SpawnConfig, SpawnFactory, SpawnProvider};

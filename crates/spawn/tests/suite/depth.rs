@@ -6,8 +6,9 @@ use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use async_trait::async_trait;
 use pretty_assertions::assert_eq;
+use subagent_core::registry::Registry;
 use subagent_core::{
-    CancellationToken, Capabilities, Error, Outcome, Registry, Run, StartRequest, StopReason,
+    CancellationToken, Capabilities, Error, Outcome, Run, StartRequest, StopReason,
     SubagentProvider,
 };
 use subagent_model::ModelKind;

@@ -4,7 +4,8 @@
 use std::time::Duration;
 
 use pretty_assertions::assert_eq;
-use subagent_core::{CancellationToken, StaticAgents, StopReason};
+use subagent_core::agents::StaticAgents;
+use subagent_core::{CancellationToken, StopReason};
 use subagent_model::ModelKind;
 use subagent_runtime::{Agent, DelegationToolConfig};
 use subagent_test_support::FakeServer;

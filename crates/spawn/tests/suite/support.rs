@@ -3,9 +3,9 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use subagent_core::{
-    AgentDirectory, AgentProfile, PermissionMode, Registry, StaticAgents, ToolFilter,
-};
+use subagent_core::agents::{AgentDirectory, AgentProfile, StaticAgents};
+use subagent_core::registry::Registry;
+use subagent_core::{PermissionMode, ToolFilter};
 use subagent_model::{Model, ModelConfig, ModelKind};
 use subagent_runtime::tools::BashConfig;
 use subagent_runtime::{

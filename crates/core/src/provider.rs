@@ -1,0 +1,23 @@
+//! The provider trait: the one seam every way of running a child agent plugs into.
+
+use async_trait::async_trait;
+
+use crate::{Capabilities, Result, Run, StartRequest};
+
+/// A way to run a child agent: in-process, a product's CLI, a protocol peer, a remote instance.
+///
+/// Implementors declare what they can honour in [`SubagentProvider::capabilities`]; the
+/// [`Registry`](crate::registry::Registry) refuses any request that needs more before `start`
+/// is called, so `start` may assume every set field of the request is one it declared.
+#[async_trait]
+pub trait SubagentProvider: Send + Sync {
+    /// The name the provider is registered under.
+    fn name(&self) -> &str;
+
+    /// What the provider can honour. Static: the same value on every call.
+    fn capabilities(&self) -> Capabilities;
+
+    /// Starts a child. `Err` only for what went wrong before the child existed (a missing binary,
+    /// a bad argument); everything after is reported through the run's [`Outcome`](crate::Outcome).
+    async fn start(&self, request: StartRequest) -> Result<Run>;
+}
