@@ -111,8 +111,8 @@ impl ClaudeCodeProvider {
         &self.config
     }
 
-    /// The invocation a request would run (for tests and `--dry-run`-style tooling).
-    pub fn invocation(&self, request: &StartRequest) -> Result<Invocation> {
+    /// The invocation a request would run.
+    fn invocation(&self, request: &StartRequest) -> Result<Invocation> {
         let is_root = rustix::process::geteuid().is_root();
         let sandbox = std::env::var("IS_SANDBOX").ok();
         command::build(
