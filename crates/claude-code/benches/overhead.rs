@@ -1,36 +1,46 @@
 //! Our overhead over the raw CLI: the same trivial one-turn run against the same fake model
-//! server, once as `claude -p … --output-format stream-json --verbose` spawned directly (stdin
-//! /dev/null, output read to the end) and once through `ClaudeCodeProvider` (argv building,
-//! subagent-process, prompt on stdin, stream-json parsing, outcome). Both reuse one HOME, as a
-//! long-lived parent would. Runs alternate so drift hits both alike; medians are reported.
+//! server (Anthropic protocol on 127.0.0.1), once as the real pinned `claude` spawned directly
+//! and once through `ClaudeCodeProvider` (argv building, subagent-process with its process
+//! group, parent-death signal and guard, the stream-json parsing, the outcome).
 //!
-//! `cargo bench -p subagent-claude-code --features e2e --bench overhead [-- RUNS]` (needs the CLI
-//! from `cargo xtask install-clis`).
+//! Both runs get exactly the same command: the provider's own `Invocation` (`build_command`,
+//! as the provider calls it: same argv, same working directory, the prompt written to stdin
+//! then closed) and the environment the provider's `ProcessSpec` gives its child (our
+//! environment scrubbed, the configured variables on top). Both reuse one HOME, as a long-lived parent would. Pairs alternate which side runs
+//! first; the figure is the **median of the paired differences** (provider − raw), which a load
+//! change between pairs does not skew.
+//!
+//! `cargo bench -p subagent-claude-code --features e2e --bench overhead [-- PAIRS]` (default 30;
+//! needs the CLI from `cargo xtask install-clis`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use subagent_claude_code::{ClaudeCodeConfig, ClaudeCodeProvider};
 use subagent_core::{StartRequest, StopReason, SubagentProvider};
+use subagent_process::ProcessSpec;
 use subagent_test_support::FakeServer;
-
-fn median(mut samples: Vec<Duration>) -> Duration {
-    samples.sort();
-    samples[samples.len() / 2]
-}
 
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
+/// The median, 25th and 75th percentile.
+fn quartiles(mut samples: Vec<f64>) -> (f64, f64, f64) {
+    samples.sort_by(f64::total_cmp);
+    let at = |q: f64| samples[((samples.len() - 1) as f64 * q).round() as usize];
+    (at(0.5), at(0.25), at(0.75))
+}
+
 fn main() {
-    let runs: usize = std::env::args()
+    let pairs: usize = std::env::args()
         .skip(1)
         .find_map(|a| a.parse().ok())
-        .unwrap_or(10);
+        .unwrap_or(30);
     let binary =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/clis/node_modules/.bin/claude");
     assert!(
@@ -38,15 +48,21 @@ fn main() {
         "needs {} (cargo xtask install-clis)",
         binary.display()
     );
+    // The server on a runtime of its own: the provider's runtime below does only its own work.
+    let server_runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let server = server_runtime
+        .block_on(FakeServer::from_yaml(
+            "- match: \".*\"\n  steps:\n    - text: \"hi from fake\"\n",
+        ))
+        .unwrap();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
-        .unwrap();
-    let server = runtime
-        .block_on(FakeServer::from_yaml(
-            "- match: \".*\"\n  steps:\n    - text: \"hi from fake\"\n",
-        ))
         .unwrap();
     let root = tempfile::tempdir().unwrap();
     for dir in ["home", "home/.claude", "tmp", "project"] {
@@ -61,33 +77,6 @@ fn main() {
         ("ANTHROPIC_API_KEY".into(), "dummy".into()),
     ];
     let project = root.path().join("project");
-
-    let raw = || {
-        let started = Instant::now();
-        let output = Command::new(&binary)
-            .args([
-                "-p",
-                "say hi",
-                "--output-format",
-                "stream-json",
-                "--verbose",
-            ])
-            .args(["--permission-mode", "dontAsk"])
-            .current_dir(&project)
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .envs(env.iter().cloned())
-            .env("CLAUDE_CODE_MAX_RETRIES", "0")
-            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-            .stdin(Stdio::null())
-            .stderr(Stdio::null())
-            .output()
-            .unwrap();
-        let elapsed = started.elapsed();
-        assert!(output.status.success());
-        assert!(String::from_utf8_lossy(&output.stdout).contains("hi from fake"));
-        elapsed
-    };
     let provider = ClaudeCodeProvider::new(
         "claude",
         ClaudeCodeConfig {
@@ -97,13 +86,48 @@ fn main() {
         },
     )
     .unwrap();
+    let request = || StartRequest::new("say hi", &project);
+
+    // The raw run: the provider's invocation, spawned by hand.
+    let invocation = subagent_claude_code::build_command(
+        provider.config(),
+        &request(),
+        "claude",
+        rustix::process::geteuid().is_root(),
+        std::env::var("IS_SANDBOX").ok().as_deref(),
+    )
+    .unwrap();
+    let mut spec =
+        ProcessSpec::new(&invocation.program, &invocation.cwd).envs(invocation.env.iter().cloned());
+    for name in &invocation.pass_env {
+        spec = spec.pass_env(name);
+    }
+    let child_env = spec.child_env();
+    let raw = || {
+        let started = Instant::now();
+        let mut child = Command::new(&invocation.program)
+            .args(&invocation.args)
+            .current_dir(&invocation.cwd)
+            .env_clear()
+            .envs(child_env.iter().cloned())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(invocation.prompt.as_bytes()).unwrap();
+        drop(stdin);
+        let output = child.wait_with_output().unwrap();
+        let elapsed = started.elapsed();
+        assert!(output.status.success(), "raw claude failed: {output:?}");
+        assert!(String::from_utf8_lossy(&output.stdout).contains("hi from fake"));
+        elapsed
+    };
     let ours = || {
         runtime.block_on(async {
             let started = Instant::now();
-            let run = provider
-                .start(StartRequest::new("say hi", &project))
-                .await
-                .unwrap();
+            let run = provider.start(request()).await.unwrap();
             let outcome = run.outcome().await;
             let elapsed = started.elapsed();
             assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
@@ -115,27 +139,27 @@ fn main() {
     // Warm-up: the first run of a fresh HOME writes its config files.
     raw();
     ours();
-    let (mut raw_samples, mut our_samples) = (Vec::new(), Vec::new());
-    for _ in 0..runs {
-        raw_samples.push(raw());
-        our_samples.push(ours());
+    let (mut raw_ms, mut our_ms, mut diff_ms) = (Vec::new(), Vec::new(), Vec::new());
+    for pair in 0..pairs {
+        let (r, o) = if pair % 2 == 0 {
+            let r = raw();
+            (r, ours())
+        } else {
+            let o = ours();
+            (raw(), o)
+        };
+        raw_ms.push(ms(r));
+        our_ms.push(ms(o));
+        diff_ms.push(ms(o) - ms(r));
     }
-    let (raw_median, our_median) = (median(raw_samples.clone()), median(our_samples.clone()));
-    let overhead = ms(our_median) - ms(raw_median);
-    println!("claude one-turn run, {runs} alternating runs each (median / min / max):");
-    for (name, samples, median) in [
-        ("raw claude", &raw_samples, raw_median),
-        ("provider  ", &our_samples, our_median),
-    ] {
-        println!(
-            "  {name}  {:7.1} ms  {:7.1} ms  {:7.1} ms",
-            ms(median),
-            ms(*samples.iter().min().unwrap()),
-            ms(*samples.iter().max().unwrap()),
-        );
-    }
+    let (raw_median, raw_q1, raw_q3) = quartiles(raw_ms);
+    let (our_median, _, _) = quartiles(our_ms);
+    let (diff, diff_q1, diff_q3) = quartiles(diff_ms);
+    println!("claude one-turn run, {pairs} pairs (order alternating):");
+    println!("  raw claude     median {raw_median:7.1} ms  [p25 {raw_q1:.1}, p75 {raw_q3:.1}]");
+    println!("  provider       median {our_median:7.1} ms");
     println!(
-        "  overhead    {overhead:+.1} ms ({:+.1}%)",
-        overhead / ms(raw_median) * 100.0
+        "  overhead       median of paired differences {diff:+.1} ms ({:+.2} % of the raw median), [p25 {diff_q1:+.1}, p75 {diff_q3:+.1}] ms",
+        diff / raw_median * 100.0
     );
 }
