@@ -25,7 +25,9 @@ Commands:
   install-clis
           npm-install the pinned claude and codex CLIs into target/clis when missing
   ci      tidy, cargo fmt --check, clippy with warnings denied, then every test
-  bench   run the divan benchmarks (results go into docs/performance.md by hand)
+  bench   install the pinned CLIs if missing, then run every benchmark (divan, and the
+          paired ones each bench prints first; the product-overhead benches run the real
+          CLIs); results go into docs/performance.md by hand
   help    this text
 ";
 
@@ -126,9 +128,13 @@ fn clippy(root: &Path) -> Result<()> {
     run(root, command)
 }
 
+/// Every benchmark, the product-overhead ones against the real pinned CLIs included (they need
+/// the `e2e` features, as the end-to-end tests do).
 fn bench(root: &Path, extra: &[String]) -> Result<()> {
+    clis::install(root)?;
     let mut command = cargo();
     command.args(["bench", "--workspace"]);
+    command.args(["--features", &clis::E2E_FEATURES.join(",")]);
     command.args(extra);
     run(root, command)
 }
