@@ -1,10 +1,16 @@
 //! Our overhead over the raw CLI: the same trivial one-turn run against the same fake model
-//! server, once as `codex exec` spawned directly (stdin /dev/null, output read to the end) and
-//! once through `CodexProvider` (argv building, subagent-process, JSONL parsing, outcome).
-//! Runs alternate so drift hits both alike; medians are reported.
+//! server (Responses protocol on 127.0.0.1), once as the real pinned native `codex exec`
+//! spawned directly and once through `CodexProvider` (argv building, subagent-process with its
+//! process group, parent-death signal and guard, JSONL parsing, the outcome).
 //!
-//! `cargo bench -p subagent-codex --features e2e --bench overhead [-- RUNS]` (needs the CLI from
-//! `cargo xtask install-clis`).
+//! Both runs get exactly the same command: the provider's own `CodexCommand` (same argv with
+//! the prompt in it, same working directory, stdin closed) and the environment the provider's
+//! `ProcessSpec` gives its child (our environment scrubbed, the configured variables on top).
+//! Pairs alternate which side runs first; the figure is the **median of the paired
+//! differences** (provider − raw), which a load change between pairs does not skew.
+//!
+//! `cargo bench -p subagent-codex --features e2e --bench overhead [-- PAIRS]` (default 30; needs
+//! the CLI from `cargo xtask install-clis`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -14,6 +20,7 @@ use std::time::{Duration, Instant};
 
 use subagent_codex::{CodexConfig, CodexProvider, ModelProviderConfig};
 use subagent_core::{StartRequest, StopReason, SubagentProvider};
+use subagent_process::ProcessSpec;
 use subagent_test_support::FakeServer;
 
 fn codex_binary() -> PathBuf {
@@ -27,26 +34,34 @@ fn codex_binary() -> PathBuf {
     native
 }
 
-fn median(mut samples: Vec<Duration>) -> Duration {
-    samples.sort();
-    samples[samples.len() / 2]
-}
-
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
+}
+
+/// The median, 25th and 75th percentile.
+fn quartiles(mut samples: Vec<f64>) -> (f64, f64, f64) {
+    samples.sort_by(f64::total_cmp);
+    let at = |q: f64| samples[((samples.len() - 1) as f64 * q).round() as usize];
+    (at(0.5), at(0.25), at(0.75))
 }
 
 fn main() {
     let runs: usize = std::env::args()
         .skip(1)
         .find_map(|a| a.parse().ok())
-        .unwrap_or(10);
+        .unwrap_or(30);
+    // The server on a runtime of its own: the provider's runtime below does only its own work.
+    let server_runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .unwrap();
-    let server = runtime
+    let server = server_runtime
         .block_on(FakeServer::from_yaml(
             "- match: \".*\"\n  steps:\n    - text: \"hi from fake\"\n",
         ))
@@ -80,19 +95,20 @@ fn main() {
     let request = || StartRequest::new("say hi", dir("project"));
     let command = provider.command_for(&request());
 
-    // The provider's child gets our environment minus the scrubbed names; so does the raw run,
-    // or a variable like RUST_BACKTRACE (which makes codex capture backtraces) would skew it.
-    let inherited: Vec<(std::ffi::OsString, std::ffi::OsString)> = std::env::vars_os()
-        .filter(|(name, _)| !subagent_process::is_scrubbed(name))
-        .collect();
+    // The provider's child gets our environment scrubbed plus its variables; so does the raw
+    // run, or a variable like RUST_BACKTRACE (which makes codex capture backtraces) would skew it.
+    let mut spec = ProcessSpec::new(&command.program, &command.cwd);
+    for name in &command.pass_env {
+        spec = spec.pass_env(name);
+    }
+    let child_env = spec.envs(command.env.iter().cloned()).child_env();
     let raw = || {
         let started = Instant::now();
         let output = Command::new(&command.program)
             .args(&command.args)
             .current_dir(&command.cwd)
             .env_clear()
-            .envs(inherited.iter().cloned())
-            .envs(env.iter().cloned())
+            .envs(child_env.iter().cloned())
             .stdin(Stdio::null())
             .output()
             .unwrap();
@@ -111,19 +127,29 @@ fn main() {
     // Warm-up: the first codex run of a fresh CODEX_HOME writes its state files.
     raw();
     ours();
-    let mut raw_samples = Vec::with_capacity(runs);
-    let mut our_samples = Vec::with_capacity(runs);
-    for _ in 0..runs {
-        raw_samples.push(raw());
-        our_samples.push(ours());
+    let (mut raw_ms, mut our_ms, mut diff_ms) = (Vec::new(), Vec::new(), Vec::new());
+    for pair in 0..runs {
+        let (r, o) = if pair % 2 == 0 {
+            let r = raw();
+            (r, ours())
+        } else {
+            let o = ours();
+            (raw(), o)
+        };
+        raw_ms.push(ms(r));
+        our_ms.push(ms(o));
+        diff_ms.push(ms(o) - ms(r));
     }
-    let (raw_median, our_median) = (median(raw_samples), median(our_samples));
-    let overhead = ms(our_median) - ms(raw_median);
-    println!("codex overhead, {runs} alternating runs, medians");
-    println!("  raw codex exec --json  {:8.1} ms", ms(raw_median));
-    println!("  CodexProvider          {:8.1} ms", ms(our_median));
+    let (raw_median, raw_q1, raw_q3) = quartiles(raw_ms);
+    let (our_median, _, _) = quartiles(our_ms);
+    let (diff, diff_q1, diff_q3) = quartiles(diff_ms);
+    println!("codex one-turn run, {runs} pairs (order alternating):");
     println!(
-        "  overhead               {overhead:8.1} ms ({:+.1}%)",
-        overhead / ms(raw_median) * 100.0
+        "  raw codex exec --json  median {raw_median:7.1} ms  [p25 {raw_q1:.1}, p75 {raw_q3:.1}]"
+    );
+    println!("  CodexProvider          median {our_median:7.1} ms");
+    println!(
+        "  overhead               median of paired differences {diff:+.1} ms ({:+.2} % of the raw median), [p25 {diff_q1:+.1}, p75 {diff_q3:+.1}] ms",
+        diff / raw_median * 100.0
     );
 }
