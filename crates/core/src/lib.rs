@@ -10,7 +10,8 @@
 //! Around it, in modules: [`registry`], the gate every start passes (provider lookup →
 //! capabilities → depth → schema) before a provider sees it; [`agents`], the delegation
 //! vocabulary the catalog and the runtime share (agent profiles, the directory listing them,
-//! permission modes, tool filters).
+//! permission modes, tool filters); [`lenient`], the serde helpers that let a provider's typed
+//! wire events tolerate what a CLI adds or changes.
 //!
 //! Deliberately not here: no model client, no process, no socket, no async runtime. Core spawns
 //! nothing; providers do their work on their own tasks and report through the [`RunSender`].
@@ -21,6 +22,7 @@ mod error;
 mod extensions;
 mod factory;
 mod filter;
+pub mod lenient;
 mod provider;
 pub mod registry;
 mod request;
