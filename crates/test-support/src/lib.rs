@@ -7,11 +7,13 @@
 //! scripted model uses). It records every request (secrets redacted), checks protocol
 //! invariants, offers gates and keep-alives (Anthropic `ping`, SSE comments, empty events; a
 //! while or without end) for timeout and cancel tests, and counts streams the client dropped.
-//! The `fake-model` binary serves a scenario file until killed.
+//! The `fake-model` binary serves a scenario file until killed. [`cli_lines`] holds inputs for
+//! testing parsers of product CLIs' JSON lines (recorded transcripts, proptest strategies).
 //!
 //! Deliberately not here: any model client (that is `subagent-model`), and assertions: the
 //! server reports, tests decide.
 
+pub mod cli_lines;
 mod encode;
 pub mod normalize;
 mod server;
