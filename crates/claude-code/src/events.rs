@@ -1,7 +1,14 @@
 //! Claude Code's `stream-json` lines → [`RunEvent`]s, and what the run's end needs from them.
+//!
+//! Each line is parsed once into the typed events of [`wire`] (which tolerate event types, fields
+//! and shapes claude adds later); this module maps those to `RunEvent`s and the outcome's facts.
+
+mod wire;
 
 use serde_json::Value;
 use subagent_core::{RunEvent, Usage};
+
+use wire::{Block, Content, Event, Finished, Line, Message, Parsed, System};
 
 /// The most of a tool result's text a [`RunEvent::ToolResult`] carries, in bytes.
 pub const TOOL_OUTPUT_LIMIT: usize = 16 * 1024;
@@ -47,25 +54,8 @@ pub struct StreamState {
     /// The text of an assistant message flagged with `error` (a model error claude turned into
     /// a synthetic message).
     pub assistant_error: Option<String>,
-    /// Lines that were not JSON objects.
+    /// Lines that were not JSON (other JSON than an object is passed over, not counted).
     pub unparsed: usize,
-}
-
-fn text_of(value: &Value) -> String {
-    match value {
-        Value::String(text) => text.clone(),
-        Value::Array(blocks) => blocks
-            .iter()
-            .filter_map(|block| match block.get("type").and_then(Value::as_str) {
-                Some("text") => block.get("text").and_then(Value::as_str).map(str::to_owned),
-                Some(other) => Some(format!("[{other}]")),
-                None => None,
-            })
-            .collect::<Vec<_>>()
-            .join("\n"),
-        Value::Null => String::new(),
-        other => other.to_string(),
-    }
 }
 
 fn bounded(mut text: String, limit: usize) -> String {
@@ -79,31 +69,6 @@ fn bounded(mut text: String, limit: usize) -> String {
     text
 }
 
-fn str_field(value: &Value, key: &str) -> Option<String> {
-    value.get(key).and_then(Value::as_str).map(str::to_owned)
-}
-
-fn parent_of(event: &Value) -> Option<String> {
-    str_field(event, "parent_tool_use_id")
-}
-
-/// Claude's `usage` object → ours (`tool_uses` and duration are filled elsewhere).
-pub fn usage_of(value: Option<&Value>) -> Usage {
-    let count = |key: &str| {
-        value
-            .and_then(|u| u.get(key))
-            .and_then(Value::as_u64)
-            .unwrap_or(0)
-    };
-    Usage {
-        input_tokens: count("input_tokens"),
-        output_tokens: count("output_tokens"),
-        cache_read_tokens: count("cache_read_input_tokens"),
-        cache_write_tokens: count("cache_creation_input_tokens"),
-        ..Usage::default()
-    }
-}
-
 impl StreamState {
     /// Reads one stdout line; returns the events it makes.
     pub fn on_line(&mut self, line: &str) -> Vec<RunEvent> {
@@ -111,78 +76,68 @@ impl StreamState {
         if line.is_empty() {
             return Vec::new();
         }
-        let Ok(event) = serde_json::from_str::<Value>(line) else {
-            self.unparsed += 1;
-            tracing::debug!(line, "claude printed a line that is not JSON");
-            return Vec::new();
+        let Line { session_id, event } = match wire::parse(line) {
+            Parsed::Line(parsed) => *parsed,
+            Parsed::NotAnObject => return Vec::new(),
+            Parsed::NotJson => {
+                self.unparsed += 1;
+                tracing::debug!(line, "claude printed a line that is not JSON");
+                return Vec::new();
+            }
         };
         if self.session_id.is_none() {
-            self.session_id = str_field(&event, "session_id");
+            self.session_id.clone_from(&session_id);
         }
-        match event.get("type").and_then(Value::as_str) {
-            Some("system") => self.on_system(&event),
-            Some("assistant") => self.on_assistant(&event),
-            Some("user") => self.on_user(&event),
-            Some("result") => self.on_result(&event),
-            _ => Vec::new(),
+        match event {
+            Event::System(system) => self.on_system(system, session_id),
+            Event::Assistant(message) => self.on_assistant(message),
+            Event::User(message) => on_user(message),
+            Event::Result(finished) => self.on_result(finished, session_id),
+            Event::Unknown => Vec::new(),
         }
     }
 
-    fn on_system(&mut self, event: &Value) -> Vec<RunEvent> {
-        let field = |key: &str| str_field(event, key).unwrap_or_default();
-        let message = match event.get("subtype").and_then(Value::as_str) {
-            Some("init") => {
-                self.model = str_field(event, "model");
+    fn on_system(&mut self, system: System, session_id: Option<String>) -> Vec<RunEvent> {
+        let message = match system {
+            System::Init { model } => {
+                self.model = model;
                 format!(
                     "claude session {} started (model {})",
-                    field("session_id"),
+                    session_id.unwrap_or_default(),
                     self.model.as_deref().unwrap_or("unknown")
                 )
             }
-            Some("api_retry") => format!(
-                "claude retries the model request (attempt {} of {}): {}",
-                event.get("attempt").and_then(Value::as_u64).unwrap_or(0),
-                event
-                    .get("max_retries")
-                    .and_then(Value::as_u64)
-                    .unwrap_or(0),
-                field("error")
+            System::ApiRetry {
+                attempt,
+                max_retries,
+                error,
+            } => format!(
+                "claude retries the model request (attempt {attempt} of {max_retries}): {error}"
             ),
-            Some("task_started") => format!(
-                "nested agent started for call {}: {} ({})",
-                field("tool_use_id"),
-                field("description"),
-                field("subagent_type")
+            System::TaskStarted {
+                tool_use_id,
+                description,
+                subagent_type,
+            } => format!(
+                "nested agent started for call {tool_use_id}: {description} ({subagent_type})"
             ),
-            Some("task_notification") => format!(
-                "nested agent {}: {}",
-                field("status"),
-                bounded(field("summary"), 512)
-            ),
-            _ => return Vec::new(),
+            System::TaskNotification { status, summary } => {
+                format!("nested agent {status}: {}", bounded(summary, 512))
+            }
+            System::Other => return Vec::new(),
         };
         vec![RunEvent::Progress { message }]
     }
 
-    fn on_assistant(&mut self, event: &Value) -> Vec<RunEvent> {
-        let parent = parent_of(event);
-        let message = event.get("message");
-        let blocks = message
-            .and_then(|m| m.get("content"))
-            .and_then(Value::as_array)
-            .map(Vec::as_slice)
-            .unwrap_or_default();
+    fn on_assistant(&mut self, message: Message) -> Vec<RunEvent> {
+        let parent = message.parent_tool_use_id;
         let mut events = Vec::new();
-        for block in blocks {
-            match block.get("type").and_then(Value::as_str) {
-                Some("text") => {
-                    let text = str_field(block, "text").unwrap_or_default();
-                    if text.is_empty() {
-                        continue;
-                    }
+        for block in message.message.content {
+            match block {
+                Block::Text { text } if !text.is_empty() => {
                     if parent.is_none() {
                         self.last_text.clone_from(&text);
-                        if event.get("error").is_some() {
+                        if message.error.is_some() {
                             self.assistant_error = Some(text.clone());
                         }
                     }
@@ -191,17 +146,15 @@ impl StreamState {
                         parent_tool_use_id: parent.clone(),
                     });
                 }
-                Some("thinking") => {
-                    if let Some(text) = str_field(block, "thinking").filter(|t| !t.is_empty()) {
-                        events.push(RunEvent::Thinking { text });
-                    }
+                Block::Thinking { thinking } if !thinking.is_empty() => {
+                    events.push(RunEvent::Thinking { text: thinking });
                 }
-                Some("tool_use") => {
+                Block::ToolUse { id, name, input } => {
                     self.tool_uses += 1;
                     events.push(RunEvent::ToolCall {
-                        id: str_field(block, "id").unwrap_or_default(),
-                        name: str_field(block, "name").unwrap_or_default(),
-                        input: block.get("input").cloned().unwrap_or(Value::Null),
+                        id,
+                        name,
+                        input,
                         parent_tool_use_id: parent.clone(),
                     });
                 }
@@ -211,73 +164,53 @@ impl StreamState {
         events
     }
 
-    fn on_user(&mut self, event: &Value) -> Vec<RunEvent> {
-        let parent = parent_of(event);
-        let Some(blocks) = event
-            .get("message")
-            .and_then(|m| m.get("content"))
-            .and_then(Value::as_array)
-        else {
-            return Vec::new();
-        };
-        blocks
-            .iter()
-            .filter(|block| block.get("type").and_then(Value::as_str) == Some("tool_result"))
-            .map(|block| RunEvent::ToolResult {
-                id: str_field(block, "tool_use_id").unwrap_or_default(),
-                output: bounded(
-                    text_of(block.get("content").unwrap_or(&Value::Null)),
-                    TOOL_OUTPUT_LIMIT,
-                ),
-                is_error: block
-                    .get("is_error")
-                    .and_then(Value::as_bool)
-                    .unwrap_or(false),
-                parent_tool_use_id: parent.clone(),
-            })
-            .collect()
-    }
-
-    fn on_result(&mut self, event: &Value) -> Vec<RunEvent> {
-        let mut usage = usage_of(event.get("usage"));
+    fn on_result(&mut self, finished: Finished, session_id: Option<String>) -> Vec<RunEvent> {
+        let mut usage = Usage::from(finished.usage);
         usage.tool_uses = self.tool_uses;
         let result = ResultEvent {
-            subtype: str_field(event, "subtype").unwrap_or_default(),
-            is_error: event
-                .get("is_error")
-                .and_then(Value::as_bool)
-                .unwrap_or(false),
-            result: str_field(event, "result"),
-            structured_output: event
-                .get("structured_output")
-                .filter(|v| !v.is_null())
-                .cloned(),
-            stop_reason: str_field(event, "stop_reason"),
-            terminal_reason: str_field(event, "terminal_reason"),
-            errors: event
-                .get("errors")
-                .and_then(Value::as_array)
-                .map(|errors| errors.iter().map(text_of).collect())
-                .unwrap_or_default(),
-            api_error_status: event.get("api_error_status").and_then(Value::as_u64),
+            subtype: finished.subtype,
+            is_error: finished.is_error,
+            result: finished.result,
+            structured_output: finished.structured_output,
+            stop_reason: finished.stop_reason,
+            terminal_reason: finished.terminal_reason,
+            errors: finished.errors.iter().map(Content::text).collect(),
+            api_error_status: finished.api_error_status,
             usage,
-            permission_denials: event
-                .get("permission_denials")
-                .and_then(Value::as_array)
-                .map(|denials| {
-                    denials
-                        .iter()
-                        .filter_map(|d| str_field(d, "tool_name"))
-                        .collect()
-                })
-                .unwrap_or_default(),
+            permission_denials: finished
+                .permission_denials
+                .into_iter()
+                .filter_map(|denial| denial.tool_name)
+                .collect(),
         };
-        if let Some(id) = str_field(event, "session_id") {
-            self.session_id = Some(id);
+        if session_id.is_some() {
+            self.session_id = session_id;
         }
         self.result = Some(result);
         vec![RunEvent::Usage { usage }]
     }
+}
+
+fn on_user(message: Message) -> Vec<RunEvent> {
+    let parent = message.parent_tool_use_id;
+    message
+        .message
+        .content
+        .into_iter()
+        .filter_map(|block| match block {
+            Block::ToolResult {
+                tool_use_id,
+                content,
+                is_error,
+            } => Some(RunEvent::ToolResult {
+                id: tool_use_id,
+                output: bounded(content.text(), TOOL_OUTPUT_LIMIT),
+                is_error,
+                parent_tool_use_id: parent.clone(),
+            }),
+            _ => None,
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -366,33 +299,24 @@ mod tests {
         );
     }
 
-    /// The copies of the real CLI's output in `tests/fixtures` (from the reference transcripts
-    /// of Claude Code 2.1.197), each with its name.
-    pub(super) fn fixtures() -> Vec<(String, String)> {
+    /// Every line of the copies of the real CLI's output in `tests/fixtures` (from the
+    /// reference transcripts of Claude Code 2.1.197), with its file's name.
+    pub(super) fn fixture_lines() -> Vec<(String, String)> {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-        let mut fixtures: Vec<_> = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|entry| {
-                let path = entry.unwrap().path();
-                let name = path.file_stem().unwrap().to_string_lossy().into_owned();
-                (name, std::fs::read_to_string(&path).unwrap())
-            })
-            .collect();
-        fixtures.sort();
-        fixtures
+        subagent_test_support::cli_lines::transcript_lines(&dir).unwrap()
     }
 
     /// Each recorded transcript, line by line: one compact JSON line per event it makes, then
     /// what the outcome is made of.
     #[test]
     fn the_recorded_transcripts_make_these_events() {
-        let fixtures = fixtures();
-        assert_eq!(fixtures.len(), 11);
-        for (name, text) in fixtures {
+        let lines = fixture_lines();
+        let transcripts: Vec<_> = lines.chunk_by(|a, b| a.0 == b.0).collect();
+        assert_eq!(transcripts.len(), 11);
+        for transcript in transcripts {
             let mut state = StreamState::default();
-            let mut lines: Vec<String> = text
-                .lines()
-                .flat_map(|line| state.on_line(line))
+            let mut lines: Vec<String> = (transcript.iter())
+                .flat_map(|(_, line)| state.on_line(line))
                 .map(|event| serde_json::to_string(&event).unwrap())
                 .collect();
             let result = state.result.as_ref().map(|r| {
@@ -412,7 +336,7 @@ mod tests {
                 })
                 .to_string(),
             );
-            insta::assert_snapshot!(name, lines.join("\n"));
+            insta::assert_snapshot!(transcript[0].0.clone(), lines.join("\n"));
         }
     }
 

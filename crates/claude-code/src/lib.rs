@@ -57,7 +57,7 @@ pub use command::{
 };
 pub use config::{ClaudeCodeConfig, ClaudePermissionMode};
 pub use error::{Error, INSTALL_HINT, Result};
-pub use events::{ResultEvent, StreamState, TOOL_OUTPUT_LIMIT, usage_of};
+pub use events::{ResultEvent, StreamState, TOOL_OUTPUT_LIMIT};
 
 #[doc(no_inline)]
 pub use subagent_core::{Outcome, RunEvent};

@@ -1,0 +1,489 @@
+//! The wire format of `claude -p --output-format stream-json --verbose` as serde types: one
+//! [`Line`] per stdout line, its [`Event`] tagged by `type`, `system` events by `subtype`, content
+//! blocks by their `type`. Only what [`super::StreamState`] reads is named.
+//!
+//! Tolerant, because claude adds event types, subtypes and fields between releases: an unknown
+//! `type` is [`Event::Unknown`] (a line without one too), an unknown `subtype` or block type is
+//! `Other`, unknown fields are ignored, and a named field that is missing or of another JSON type
+//! reads as its default ([`subagent_core::lenient`]). Parsing a line fails only when it is not
+//! JSON. Free-form content stays a [`Value`]: tool inputs, structured output.
+//!
+//! One thing serde reads beyond what the CLI prints: a tag that is an integer instead of a string
+//! is taken as the index of a variant (`"type": 0` as the first); claude never prints one.
+
+use serde::Deserialize;
+use serde::de::IgnoredAny;
+use serde_json::Value;
+use subagent_core::Usage;
+use subagent_core::lenient::{Lenient, Object, field, object, objects, present};
+
+/// What a stdout line is.
+#[derive(Debug)]
+pub(crate) enum Parsed {
+    /// A JSON object: an event, known or not.
+    Line(Box<Line>),
+    /// JSON, but not an object: nothing to read.
+    NotAnObject,
+    /// Not JSON at all.
+    NotJson,
+}
+
+/// Reads one stdout line (already trimmed).
+pub(crate) fn parse(line: &str) -> Parsed {
+    match serde_json::from_str::<Lenient<Line>>(line) {
+        Ok(Lenient::Read(line)) => Parsed::Line(Box::new(line)),
+        Ok(Lenient::Other(_)) => Parsed::NotAnObject,
+        Err(_) => Parsed::NotJson,
+    }
+}
+
+/// One JSON object claude printed.
+#[derive(Debug, Deserialize)]
+pub(crate) struct Line {
+    /// Every event of a session carries its id.
+    #[serde(default, deserialize_with = "field")]
+    pub session_id: Option<String>,
+    /// What the line says.
+    #[serde(flatten, deserialize_with = "field")]
+    pub event: Event,
+}
+
+/// A stream-json event, by `type`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub(crate) enum Event {
+    /// Session start, retries, nested-agent tasks…, by `subtype`.
+    System(#[serde(deserialize_with = "object")] System),
+    /// One content block of the model's answer (claude sends one event per block).
+    Assistant(Message),
+    /// Tool results (and the prompt, with some flags).
+    User(Message),
+    /// The end of the run.
+    Result(Finished),
+    /// A type this crate does not read (`stream_event`, `control_request`…), or no type.
+    #[default]
+    #[serde(other)]
+    Unknown,
+}
+
+/// A `system` event, by `subtype`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(tag = "subtype", rename_all = "snake_case")]
+pub(crate) enum System {
+    /// The session started.
+    Init {
+        /// The model claude uses (`claude-opus-4-8[1m]`).
+        #[serde(default, deserialize_with = "field")]
+        model: Option<String>,
+    },
+    /// claude retries the model request.
+    ApiRetry {
+        /// This attempt's number.
+        #[serde(default, deserialize_with = "field")]
+        attempt: u64,
+        /// How many retries claude makes at most.
+        #[serde(default, deserialize_with = "field")]
+        max_retries: u64,
+        /// Why (`authentication_failed`…).
+        #[serde(default, deserialize_with = "field")]
+        error: String,
+    },
+    /// A nested agent (or a background task) started.
+    TaskStarted {
+        /// The id of the tool call that started it.
+        #[serde(default, deserialize_with = "field")]
+        tool_use_id: String,
+        /// Its description.
+        #[serde(default, deserialize_with = "field")]
+        description: String,
+        /// Its agent type (`general-purpose`).
+        #[serde(default, deserialize_with = "field")]
+        subagent_type: String,
+    },
+    /// A nested agent (or task) ended.
+    TaskNotification {
+        /// `completed`, `failed`, `stopped`…
+        #[serde(default, deserialize_with = "field")]
+        status: String,
+        /// What it did.
+        #[serde(default, deserialize_with = "field")]
+        summary: String,
+    },
+    /// A subtype this crate does not read (`status`, `task_progress`, `thinking_tokens`…).
+    #[default]
+    #[serde(other)]
+    Other,
+}
+
+/// An `assistant` or `user` event.
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct Message {
+    /// The API message.
+    #[serde(default, deserialize_with = "object")]
+    pub message: Body,
+    /// Set when a nested agent said it: the id of the call that started the agent.
+    #[serde(default, deserialize_with = "field")]
+    pub parent_tool_use_id: Option<String>,
+    /// There (whatever its value) on the synthetic message claude makes of a model error.
+    #[serde(default, deserialize_with = "present")]
+    pub error: Option<IgnoredAny>,
+}
+
+/// An API message; only its content blocks are read (a string content has none).
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct Body {
+    /// The blocks.
+    #[serde(default, deserialize_with = "objects")]
+    pub content: Vec<Block>,
+}
+
+/// A content block of an API message, by `type`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub(crate) enum Block {
+    /// Text.
+    Text {
+        /// The text.
+        #[serde(default, deserialize_with = "field")]
+        text: String,
+    },
+    /// Reasoning.
+    Thinking {
+        /// The text.
+        #[serde(default, deserialize_with = "field")]
+        thinking: String,
+    },
+    /// A tool call.
+    ToolUse {
+        /// The call's id.
+        #[serde(default, deserialize_with = "field")]
+        id: String,
+        /// The tool.
+        #[serde(default, deserialize_with = "field")]
+        name: String,
+        /// The arguments, as the model gave them.
+        #[serde(default)]
+        input: Value,
+    },
+    /// A tool's answer.
+    ToolResult {
+        /// The call's id.
+        #[serde(default, deserialize_with = "field")]
+        tool_use_id: String,
+        /// What the tool said.
+        #[serde(default)]
+        content: Content,
+        /// Whether it is an error.
+        #[serde(default, deserialize_with = "field")]
+        is_error: bool,
+    },
+    /// A type this crate does not read (`image`, `redacted_thinking`…), or no type.
+    #[default]
+    #[serde(other)]
+    Other,
+}
+
+/// A tool result's content or a result's error: a string, text blocks, or anything else.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub(crate) enum Content {
+    /// Plain text.
+    Text(String),
+    /// Content blocks (an element that is not an object is passed over).
+    Blocks(Vec<Lenient<Object<ContentBlock>>>),
+    /// Any other JSON value (`null` when missing).
+    Other(Value),
+}
+
+impl Default for Content {
+    fn default() -> Self {
+        Self::Other(Value::Null)
+    }
+}
+
+impl Content {
+    /// The text: blocks other than text as `[type]` on their own line, `null` as nothing, other
+    /// values as JSON.
+    pub(crate) fn text(&self) -> String {
+        match self {
+            Self::Text(text) => text.clone(),
+            Self::Blocks(blocks) => blocks
+                .iter()
+                .filter_map(|block| match block {
+                    Lenient::Read(Object(block)) => block.text(),
+                    Lenient::Other(_) => None,
+                })
+                .collect::<Vec<_>>()
+                .join("\n"),
+            Self::Other(Value::Null) => String::new(),
+            Self::Other(other) => other.to_string(),
+        }
+    }
+}
+
+/// A block inside a tool result. Not a tagged enum: blocks other than text are shown by their
+/// type's name, so the name is kept whatever it is.
+#[derive(Debug, Deserialize)]
+pub(crate) struct ContentBlock {
+    /// `text`, `image`…
+    #[serde(rename = "type", default, deserialize_with = "field")]
+    kind: Option<String>,
+    /// The text of a `text` block.
+    #[serde(default, deserialize_with = "field")]
+    text: Option<String>,
+}
+
+impl ContentBlock {
+    fn text(&self) -> Option<String> {
+        match self.kind.as_deref()? {
+            "text" => self.text.clone(),
+            other => Some(format!("[{other}]")),
+        }
+    }
+}
+
+/// The `result` event.
+#[derive(Debug, Deserialize)]
+pub(crate) struct Finished {
+    /// `success`, `error_max_turns`, `error_during_execution`…
+    #[serde(default, deserialize_with = "field")]
+    pub subtype: String,
+    /// Whether claude counts the run as failed.
+    #[serde(default, deserialize_with = "field")]
+    pub is_error: bool,
+    /// The final text.
+    #[serde(default, deserialize_with = "field")]
+    pub result: Option<String>,
+    /// The validated `StructuredOutput` input (`null` when there is none).
+    #[serde(default)]
+    pub structured_output: Option<Value>,
+    /// The API's stop reason of the last answer.
+    #[serde(default, deserialize_with = "field")]
+    pub stop_reason: Option<String>,
+    /// Why the loop ended.
+    #[serde(default, deserialize_with = "field")]
+    pub terminal_reason: Option<String>,
+    /// Error texts.
+    #[serde(default, deserialize_with = "field")]
+    pub errors: Vec<Content>,
+    /// The HTTP status of a model error.
+    #[serde(default, deserialize_with = "field")]
+    pub api_error_status: Option<u64>,
+    /// Tokens.
+    #[serde(default, deserialize_with = "object")]
+    pub usage: TokenCounts,
+    /// Tool calls the permission policy refused.
+    #[serde(default, deserialize_with = "objects")]
+    pub permission_denials: Vec<Denial>,
+}
+
+/// One refused tool call.
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct Denial {
+    /// The tool.
+    #[serde(default, deserialize_with = "field")]
+    pub tool_name: Option<String>,
+}
+
+/// Claude's `usage` object.
+#[derive(Clone, Copy, Debug, Default, Deserialize)]
+pub(crate) struct TokenCounts {
+    #[serde(default, deserialize_with = "field")]
+    input_tokens: u64,
+    #[serde(default, deserialize_with = "field")]
+    output_tokens: u64,
+    #[serde(default, deserialize_with = "field")]
+    cache_read_input_tokens: u64,
+    #[serde(default, deserialize_with = "field")]
+    cache_creation_input_tokens: u64,
+}
+
+impl From<TokenCounts> for Usage {
+    /// Ours (`tool_uses` and the duration are filled elsewhere).
+    fn from(counts: TokenCounts) -> Self {
+        Self {
+            input_tokens: counts.input_tokens,
+            output_tokens: counts.output_tokens,
+            cache_read_tokens: counts.cache_read_input_tokens,
+            cache_write_tokens: counts.cache_creation_input_tokens,
+            ..Self::default()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+    use proptest::prelude::*;
+    use serde_json::json;
+    use subagent_test_support::cli_lines::Vocabulary;
+
+    use super::*;
+    use crate::events::StreamState;
+    use crate::events::tests::fixture_lines;
+
+    /// What a line was read as, by the names claude uses.
+    fn read_as(line: &str) -> String {
+        let Parsed::Line(line) = parse(line) else {
+            return "not an object".into();
+        };
+        let Line { event, .. } = *line;
+        match event {
+            Event::System(system) => format!(
+                "system/{}",
+                match system {
+                    System::Init { .. } => "init",
+                    System::ApiRetry { .. } => "api_retry",
+                    System::TaskStarted { .. } => "task_started",
+                    System::TaskNotification { .. } => "task_notification",
+                    System::Other => "other",
+                }
+            ),
+            Event::Assistant(message) => format!("assistant{}", blocks(&message)),
+            Event::User(message) => format!("user{}", blocks(&message)),
+            Event::Result(finished) => format!("result/{}", finished.subtype),
+            Event::Unknown => "unknown".into(),
+        }
+    }
+
+    fn blocks(message: &Message) -> String {
+        let names: Vec<_> = (message.message.content.iter())
+            .map(|block| match block {
+                Block::Text { .. } => "text",
+                Block::Thinking { .. } => "thinking",
+                Block::ToolUse { .. } => "tool_use",
+                Block::ToolResult { .. } => "tool_result",
+                Block::Other => "other",
+            })
+            .collect();
+        format!("[{}]", names.join(","))
+    }
+
+    /// What the line says it is, read from its JSON.
+    fn written_as(line: &str) -> String {
+        let value: Value = serde_json::from_str(line).unwrap();
+        let kind = value["type"].as_str().unwrap();
+        let subtype = value["subtype"].as_str().unwrap_or_default();
+        let blocks = || {
+            let names: Vec<_> = (value["message"]["content"].as_array().into_iter().flatten())
+                .map(|block| block["type"].as_str().unwrap())
+                .collect();
+            format!("[{}]", names.join(","))
+        };
+        match kind {
+            "system"
+                if ["init", "api_retry", "task_started", "task_notification"]
+                    .contains(&subtype) =>
+            {
+                format!("system/{subtype}")
+            }
+            "system" => "system/other".into(),
+            "assistant" | "user" => format!("{kind}{}", blocks()),
+            "result" => format!("result/{subtype}"),
+            _ => "unknown".into(),
+        }
+    }
+
+    #[test]
+    fn every_line_of_the_recorded_transcripts_is_read_as_what_it_says() {
+        let lines = fixture_lines();
+        let read: Vec<_> = lines
+            .iter()
+            .map(|(name, line)| (name, read_as(line)))
+            .collect();
+        let written: Vec<_> = (lines.iter())
+            .map(|(name, line)| (name, written_as(line)))
+            .collect();
+        assert_eq!(read, written);
+        let kinds: std::collections::BTreeSet<_> = read.into_iter().map(|(_, kind)| kind).collect();
+        // The transcripts cover every event, subtype and block this crate reads.
+        assert_eq!(
+            kinds.into_iter().collect::<Vec<_>>(),
+            [
+                "assistant[text]",
+                "assistant[thinking]",
+                "assistant[tool_use]",
+                "result/error_during_execution",
+                "result/error_max_turns",
+                "result/success",
+                "system/api_retry",
+                "system/init",
+                "system/other",
+                "system/task_notification",
+                "system/task_started",
+                "unknown",
+                "user[]",
+                "user[text]",
+                "user[tool_result]",
+            ]
+        );
+    }
+
+    #[test]
+    fn fields_of_other_types_read_as_missing() {
+        let line = json!({"type": "result", "subtype": ["x"], "is_error": "yes", "usage": [1],
+            "errors": "boom", "permission_denials": [["Bash"], {"tool_name": "Write"}],
+            "structured_output": null, "session_id": 7});
+        let Parsed::Line(line) = parse(&line.to_string()) else {
+            panic!("not an object");
+        };
+        let Line {
+            session_id,
+            event: Event::Result(finished),
+        } = *line
+        else {
+            panic!("not a result");
+        };
+        assert_eq!(session_id, None);
+        assert_eq!(
+            (
+                finished.subtype.as_str(),
+                finished.is_error,
+                Usage::from(finished.usage),
+                finished.errors.len(),
+                finished.structured_output,
+                (finished.permission_denials.into_iter())
+                    .map(|denial| denial.tool_name)
+                    .collect::<Vec<_>>(),
+            ),
+            (
+                "",
+                false,
+                Usage::default(),
+                0,
+                None,
+                vec![None, Some("Write".into())]
+            )
+        );
+    }
+
+    const KNOWN: [&str; 4] = ["system", "assistant", "user", "result"];
+
+    const WORDS: Vocabulary = Vocabulary {
+        types: &KNOWN,
+        fields: "type|subtype|session_id|model|message|content|text|thinking|input\
+                 |parent_tool_use_id|error|is_error|result|errors|usage|input_tokens\
+                 |permission_denials|tool_name|.{0,6}",
+        strings: "text|thinking|tool_use|tool_result|init|api_retry|.{0,6}",
+        tags: &["type", "subtype"],
+    };
+
+    proptest! {
+        /// Whatever claude prints as a JSON object is an event: of its type when it is one this
+        /// crate reads, else skipped as unknown. Nothing panics, nothing is an error.
+        #[test]
+        fn any_object_is_an_event_or_skipped_unknown((kind, line) in WORDS.event()) {
+            let known = KNOWN.contains(&kind.as_str());
+            let Parsed::Line(parsed) = parse(&line) else {
+                return Err(TestCaseError::fail(format!("not read: {line}")));
+            };
+            prop_assert_eq!(known, !matches!(parsed.event, Event::Unknown), "{}", line);
+            let mut state = StreamState::default();
+            let events = state.on_line(&line);
+            prop_assert_eq!(state.unparsed, 0);
+            if !known {
+                prop_assert_eq!(events, vec![]);
+            }
+        }
+    }
+}
