@@ -3,11 +3,16 @@
 //!
 //! Event shapes (codex 0.171.0): `thread.started {thread_id}`, `turn.started`,
 //! `item.started` / `item.updated` / `item.completed {item: {id, type, …}}`,
-//! `turn.completed {usage}`, `turn.failed {error: {message}}`, `error {message}`. Unknown event
-//! and item types are tolerated (codex adds them between releases): they become progress events.
+//! `turn.completed {usage}`, `turn.failed {error: {message}}`, `error {message}`. Each line is
+//! parsed once into the typed events of [`wire`]. Unknown event and item types are tolerated
+//! (codex adds them between releases): they become progress events.
+
+mod wire;
 
 use serde_json::{Value, json};
 use subagent_core::{RunEvent, Usage};
+
+use wire::{Change, Event, Item, ItemKind, Kind, Parsed, Unnamed};
 
 /// The prefix of the `error` events codex emits while it retries (forever, for a refused
 /// connection). They are progress, not a failure, and not activity either.
@@ -45,10 +50,6 @@ pub struct StreamState {
     started_items: std::collections::HashSet<String>,
 }
 
-fn str_of<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
-    value.get(key).and_then(Value::as_str)
-}
-
 fn truncate(text: &str, limit: usize) -> String {
     if text.len() <= limit {
         return text.to_owned();
@@ -57,108 +58,88 @@ fn truncate(text: &str, limit: usize) -> String {
 }
 
 /// The tool name and input a tool-like item is reported with, or `None` for other items.
-fn tool_call_of(item: &Value) -> Option<(String, Value)> {
-    let kind = str_of(item, "type")?;
+fn tool_call_of(kind: &ItemKind) -> Option<(String, Value)> {
     match kind {
-        "command_execution" => Some((
-            "exec_command".to_owned(),
-            json!({"command": item.get("command").cloned().unwrap_or(Value::Null)}),
+        ItemKind::CommandExecution { command, .. } => {
+            Some(("exec_command".to_owned(), json!({"command": command})))
+        }
+        ItemKind::FileChange { changes } => {
+            Some(("apply_patch".to_owned(), json!({"changes": changes})))
+        }
+        ItemKind::CollabToolCall { tool, prompt, .. } => Some((
+            tool.as_deref().unwrap_or("collab_tool_call").to_owned(),
+            json!({"prompt": prompt}),
         )),
-        "file_change" => Some((
-            "apply_patch".to_owned(),
-            json!({"changes": item.get("changes").cloned().unwrap_or(Value::Null)}),
-        )),
-        "collab_tool_call" => Some((
-            str_of(item, "tool")
-                .unwrap_or("collab_tool_call")
-                .to_owned(),
-            json!({"prompt": item.get("prompt").cloned().unwrap_or(Value::Null)}),
-        )),
-        "mcp_tool_call" => Some((
+        ItemKind::McpToolCall {
+            server,
+            tool,
+            arguments,
+            ..
+        } => Some((
             format!(
                 "mcp__{}__{}",
-                str_of(item, "server").unwrap_or("unknown"),
-                str_of(item, "tool").unwrap_or("unknown")
+                server.as_deref().unwrap_or("unknown"),
+                tool.as_deref().unwrap_or("unknown")
             ),
-            item.get("arguments").cloned().unwrap_or(Value::Null),
+            arguments.clone(),
         )),
-        "web_search" => Some((
-            "web_search".to_owned(),
-            json!({"query": item.get("query").cloned().unwrap_or(Value::Null)}),
-        )),
-        _ => None,
+        ItemKind::WebSearch { query, .. } => {
+            Some(("web_search".to_owned(), json!({"query": query})))
+        }
+        ItemKind::AgentMessage { .. } | ItemKind::Reasoning { .. } | ItemKind::Error { .. } => None,
     }
 }
 
 /// The output text and error flag a completed tool-like item is reported with.
-fn tool_result_of(item: &Value) -> (String, bool) {
-    let failed = str_of(item, "status") == Some("failed");
-    match str_of(item, "type") {
-        Some("command_execution") => {
-            let output = str_of(item, "aggregated_output").unwrap_or_default();
-            let exit = item.get("exit_code").and_then(Value::as_i64);
-            (
-                output.to_owned(),
-                failed || exit.is_some_and(|code| code != 0),
-            )
-        }
-        Some("file_change") => {
-            let changes = item
-                .get("changes")
-                .and_then(Value::as_array)
-                .map(|changes| {
-                    changes
-                        .iter()
-                        .map(|c| {
-                            format!(
-                                "{} {}",
-                                str_of(c, "kind").unwrap_or("update"),
-                                str_of(c, "path").unwrap_or("?")
-                            )
-                        })
-                        .collect::<Vec<_>>()
-                        .join("\n")
+fn tool_result_of(kind: &ItemKind, failed: bool) -> (String, bool) {
+    match kind {
+        ItemKind::CommandExecution {
+            aggregated_output,
+            exit_code,
+            ..
+        } => (
+            aggregated_output.clone(),
+            failed || exit_code.is_some_and(|code| code != 0),
+        ),
+        ItemKind::FileChange { changes } => {
+            let changes = Change::all(changes)
+                .iter()
+                .map(|change| {
+                    format!(
+                        "{} {}",
+                        change.kind.as_deref().unwrap_or("update"),
+                        change.path.as_deref().unwrap_or("?")
+                    )
                 })
-                .unwrap_or_default();
+                .collect::<Vec<_>>()
+                .join("\n");
             (changes, failed)
         }
-        Some("collab_tool_call") => {
-            let receivers = item
-                .get("receiver_thread_ids")
-                .cloned()
-                .unwrap_or(Value::Null);
-            (
-                json!({"receiver_thread_ids": receivers}).to_string(),
-                failed,
-            )
-        }
-        _ => {
-            let result = item
-                .get("result")
-                .or_else(|| item.get("error"))
-                .map(|v| match v {
-                    Value::String(s) => s.clone(),
+        ItemKind::CollabToolCall {
+            receiver_thread_ids,
+            ..
+        } => (
+            json!({"receiver_thread_ids": receiver_thread_ids}).to_string(),
+            failed,
+        ),
+        ItemKind::McpToolCall { answer, .. } | ItemKind::WebSearch { answer, .. } => {
+            let result = answer
+                .result
+                .as_ref()
+                .or(answer.error.as_ref())
+                .map(|value| match value {
+                    Value::String(text) => text.clone(),
                     other => other.to_string(),
                 })
                 .unwrap_or_default();
             (
                 result,
-                failed || item.get("error").is_some_and(|e| !e.is_null()),
+                failed || answer.error.as_ref().is_some_and(|e| !e.is_null()),
             )
         }
-    }
-}
-
-fn usage_of(value: &Value) -> Usage {
-    let n = |key: &str| value.get(key).and_then(Value::as_u64).unwrap_or(0);
-    let cached = n("cached_input_tokens");
-    Usage {
-        // Codex's `input_tokens` includes the cached part; ours counts uncached input only.
-        input_tokens: n("input_tokens").saturating_sub(cached),
-        output_tokens: n("output_tokens"),
-        cache_read_tokens: cached,
-        cache_write_tokens: n("cache_write_input_tokens"),
-        ..Usage::default()
+        ItemKind::AgentMessage { .. } | ItemKind::Reasoning { .. } | ItemKind::Error { .. } => {
+            (String::new(), failed)
+        }
     }
 }
 
@@ -170,62 +151,75 @@ impl StreamState {
         if line.is_empty() {
             return Activity::Progress;
         }
-        let value: Value = match serde_json::from_str(line) {
-            Ok(value @ Value::Object(_)) => value,
-            _ => {
+        let event = match wire::parse(line) {
+            Parsed::Event(event) => event,
+            Parsed::Unknown(kind) => {
+                out.push(RunEvent::Progress {
+                    message: format!("codex event {kind}"),
+                });
+                return Activity::Progress;
+            }
+            Parsed::Stray => {
                 if self.stray_lines.len() < 8 {
                     self.stray_lines.push(truncate(line, 512));
                 }
                 return Activity::Progress;
             }
         };
-        match str_of(&value, "type").unwrap_or_default() {
-            "thread.started" => {
-                if let Some(id) = str_of(&value, "thread_id") {
-                    self.thread_id = Some(id.to_owned());
+        match event {
+            Event::ThreadStarted { thread_id } => {
+                if thread_id.is_some() {
+                    self.thread_id = thread_id;
                 }
             }
-            "turn.started" => {}
-            "turn.completed" => {
+            Event::TurnStarted => {}
+            Event::TurnCompleted { usage } => {
                 self.turn_completed = true;
-                if let Some(usage) = value.get("usage") {
-                    self.usage.add(&usage_of(usage));
-                }
+                self.usage.add(&Usage::from(usage));
                 out.push(RunEvent::Usage { usage: self.usage });
             }
-            "turn.failed" => {
-                let message = value
-                    .get("error")
-                    .and_then(|e| str_of(e, "message"))
-                    .unwrap_or("codex reported a failed turn without a message");
-                self.turn_failed = Some(message.to_owned());
+            Event::TurnFailed { error } => {
+                self.turn_failed = Some(error.message.unwrap_or_else(|| {
+                    "codex reported a failed turn without a message".to_owned()
+                }));
             }
-            "error" => {
-                let message = str_of(&value, "message").unwrap_or("codex reported an error");
-                self.last_error = Some(message.to_owned());
-                out.push(RunEvent::Progress {
-                    message: message.to_owned(),
-                });
-                if message.starts_with(RECONNECTING_PREFIX) {
+            Event::Error { message } => {
+                let message = message.unwrap_or_else(|| "codex reported an error".to_owned());
+                self.last_error = Some(message.clone());
+                let reconnecting = message.starts_with(RECONNECTING_PREFIX);
+                out.push(RunEvent::Progress { message });
+                if reconnecting {
                     return Activity::Reconnecting;
                 }
             }
-            "item.started" | "item.updated" | "item.completed" => {
-                if let Some(item) = value.get("item") {
-                    let completed = str_of(&value, "type") == Some("item.completed");
-                    self.item(item, completed, out);
+            Event::ItemStarted(event) | Event::ItemUpdated(event) => {
+                if let Some(item) = event.item() {
+                    self.item(item, false, out);
                 }
             }
-            other => out.push(RunEvent::Progress {
-                message: format!("codex event {other}"),
-            }),
+            Event::ItemCompleted(event) => {
+                if let Some(item) = event.item() {
+                    self.item(item, true, out);
+                }
+            }
         }
         Activity::Progress
     }
 
-    fn item(&mut self, item: &Value, completed: bool, out: &mut Vec<RunEvent>) {
-        let id = str_of(item, "id").unwrap_or_default().to_owned();
-        if let Some((name, input)) = tool_call_of(item) {
+    fn item(&mut self, item: Item, completed: bool, out: &mut Vec<RunEvent>) {
+        let Item { id, status, kind } = item;
+        let kind = match kind {
+            Kind::Known(kind) => kind,
+            Kind::Unknown(Unnamed { kind }) => {
+                if completed {
+                    out.push(RunEvent::Progress {
+                        message: format!("codex item {kind}"),
+                    });
+                }
+                return;
+            }
+        };
+        if let Some((name, input)) = tool_call_of(&kind) {
             if self.started_items.insert(id.clone()) {
                 self.usage.tool_uses += 1;
                 out.push(RunEvent::ToolCall {
@@ -236,7 +230,7 @@ impl StreamState {
                 });
             }
             if completed {
-                let (output, is_error) = tool_result_of(item);
+                let (output, is_error) = tool_result_of(&kind, status.as_deref() == Some("failed"));
                 out.push(RunEvent::ToolResult {
                     id,
                     output: truncate(&output, TOOL_OUTPUT_LIMIT),
@@ -249,27 +243,21 @@ impl StreamState {
         if !completed {
             return;
         }
-        match str_of(item, "type").unwrap_or_default() {
-            "agent_message" => {
-                let text = str_of(item, "text").unwrap_or_default().to_owned();
-                out.push(RunEvent::Text {
-                    text: text.clone(),
+        out.push(match kind {
+            ItemKind::AgentMessage { text } => {
+                self.last_message = Some(text.clone());
+                RunEvent::Text {
+                    text,
                     parent_tool_use_id: None,
-                });
-                self.last_message = Some(text);
+                }
             }
-            "reasoning" => out.push(RunEvent::Thinking {
-                text: str_of(item, "text").unwrap_or_default().to_owned(),
-            }),
-            "error" => out.push(RunEvent::Progress {
-                message: str_of(item, "message")
-                    .unwrap_or("codex warning")
-                    .to_owned(),
-            }),
-            other => out.push(RunEvent::Progress {
-                message: format!("codex item {other}"),
-            }),
-        }
+            ItemKind::Reasoning { text } => RunEvent::Thinking { text },
+            ItemKind::Error { message } => RunEvent::Progress {
+                message: message.unwrap_or_else(|| "codex warning".to_owned()),
+            },
+            // Tool-like kinds returned above.
+            _ => return,
+        });
     }
 }
 
@@ -415,23 +403,25 @@ mod tests {
         );
     }
 
-    /// Each recorded transcript (copied to `tests/fixtures` from the reference output of codex
-    /// 0.171.0), line by line: one compact JSON line per event it makes (`reconnecting` where a
-    /// line started the reconnect timer), then what the outcome is made of.
+    /// Every line of the copies of the real CLI's output in `tests/fixtures` (from the
+    /// reference transcripts of codex 0.171.0), with its file's name.
+    pub(super) fn fixture_lines() -> Vec<(String, String)> {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+        subagent_test_support::cli_lines::transcript_lines(&dir).unwrap()
+    }
+
+    /// Each recorded transcript, line by line: one compact JSON line per event it makes
+    /// (`reconnecting` where a line started the reconnect timer), then what the outcome is made
+    /// of.
     #[test]
     fn the_recorded_transcripts_make_these_events() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-        let mut paths: Vec<_> = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|entry| entry.unwrap().path())
-            .collect();
-        paths.sort();
-        assert_eq!(paths.len(), 18);
-        for path in paths {
-            let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let lines = fixture_lines();
+        let transcripts: Vec<_> = lines.chunk_by(|a, b| a.0 == b.0).collect();
+        assert_eq!(transcripts.len(), 18);
+        for transcript in transcripts {
             let mut state = StreamState::default();
             let mut lines = Vec::new();
-            for line in std::fs::read_to_string(&path).unwrap().lines() {
+            for (_, line) in transcript {
                 let mut out = Vec::new();
                 if state.line(line, &mut out) == Activity::Reconnecting {
                     lines.push("reconnecting".to_owned());
@@ -452,7 +442,7 @@ mod tests {
                 })
                 .to_string(),
             );
-            insta::assert_snapshot!(name, lines.join("\n"));
+            insta::assert_snapshot!(transcript[0].0.clone(), lines.join("\n"));
         }
     }
 
