@@ -56,7 +56,8 @@ pub struct SpawnConfig {
     /// Permission mode of children (intersected with the parent's and the agent type's).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub permission_mode: Option<PermissionMode>,
-    /// Tool calls of one message run at once (default 10).
+    /// I/O tool calls of one message run at once (default 10); delegation calls are not
+    /// counted: they all start at once.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_concurrency: Option<usize>,
     /// Limits of the bash tool.
