@@ -80,7 +80,7 @@ fn main() {
     let provider = ClaudeCodeProvider::new(
         "claude",
         ClaudeCodeConfig {
-            binary: binary.clone(),
+            binary,
             env: env.iter().cloned().collect(),
             ..ClaudeCodeConfig::default()
         },
