@@ -90,15 +90,6 @@ pub struct ChosenModel {
     pub key_env: Option<String>,
 }
 
-/// The variable a model configuration reads its key from: the named one, else its protocol's
-/// default.
-fn key_env(config: &ModelConfig) -> Option<String> {
-    config
-        .api_key_env
-        .clone()
-        .or_else(|| config.kind.default_api_key_env().map(str::to_owned))
-}
-
 fn section_to_config(section: &ModelSection) -> ModelConfig {
     let kind = section.kind;
     let mut config = ModelConfig::new(kind, section.name.clone());
@@ -168,7 +159,7 @@ pub fn choose_model(
     if let Some(name) = model_flag {
         config.model = name.to_owned();
     }
-    let key_env = key_env(&config);
+    let key_env = config.key_env();
     let needs_key = matches!(
         config.kind,
         ModelKind::Anthropic | ModelKind::OpenaiResponses
@@ -228,7 +219,7 @@ pub fn secrets(
         preset
             .model
             .as_ref()
-            .and_then(|section| key_env(&section_to_config(section))),
+            .and_then(|section| section_to_config(section).key_env()),
     );
     names.extend(model.key_env.clone());
     for row in &preset.providers {

@@ -166,6 +166,14 @@ impl ModelConfig {
         }
     }
 
+    /// The variable the API key is read from: `api_key_env`, else the protocol's default
+    /// (none for the scripted model).
+    pub fn key_env(&self) -> Option<String> {
+        self.api_key_env
+            .clone()
+            .or_else(|| self.kind.default_api_key_env().map(str::to_owned))
+    }
+
     /// Sets the base URL.
     pub fn with_base_url(mut self, url: impl Into<String>) -> Self {
         self.base_url = Some(url.into());
@@ -215,10 +223,7 @@ pub fn build_with_env(
             scenarios,
         )));
     }
-    let key_env = config
-        .api_key_env
-        .clone()
-        .or_else(|| config.kind.default_api_key_env().map(str::to_owned));
+    let key_env = config.key_env();
     let key = match &key_env {
         Some(name) => env(name).filter(|v| !v.is_empty()).map(ApiKey::new),
         None => None,

@@ -297,11 +297,7 @@ impl ProviderFactory for SpawnFactory {
         BuildContext::parse_config::<SpawnConfig>(KIND, "", config)
             .ok()
             .and_then(|config| config.model)
-            .and_then(|model| {
-                model
-                    .api_key_env
-                    .or_else(|| model.kind.default_api_key_env().map(str::to_owned))
-            })
+            .and_then(|model| model.key_env())
             .into_iter()
             .collect()
     }
