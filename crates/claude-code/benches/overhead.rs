@@ -18,23 +18,12 @@
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use subagent_claude_code::{ClaudeCodeConfig, ClaudeCodeProvider};
 use subagent_core::{StartRequest, StopReason, SubagentProvider};
 use subagent_process::ProcessSpec;
 use subagent_test_support::FakeServer;
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
-}
-
-/// The median, 25th and 75th percentile.
-fn quartiles(mut samples: Vec<f64>) -> (f64, f64, f64) {
-    samples.sort_by(f64::total_cmp);
-    let at = |q: f64| samples[((samples.len() - 1) as f64 * q).round() as usize];
-    (at(0.5), at(0.25), at(0.75))
-}
 
 fn main() {
     let pairs: usize = std::env::args()
@@ -136,25 +125,15 @@ fn main() {
         })
     };
 
-    // Warm-up: the first run of a fresh HOME writes its config files.
-    raw();
-    ours();
-    let (mut raw_ms, mut our_ms, mut diff_ms) = (Vec::new(), Vec::new(), Vec::new());
-    for pair in 0..pairs {
-        let (r, o) = if pair % 2 == 0 {
-            let r = raw();
-            (r, ours())
-        } else {
-            let o = ours();
-            (raw(), o)
-        };
-        raw_ms.push(ms(r));
-        our_ms.push(ms(o));
-        diff_ms.push(ms(o) - ms(r));
-    }
-    let (raw_median, raw_q1, raw_q3) = quartiles(raw_ms);
-    let (our_median, _, _) = quartiles(our_ms);
-    let (diff, diff_q1, diff_q3) = quartiles(diff_ms);
+    // `measure` warms both up first: the first run of a fresh HOME writes its config files.
+    let paired = subagent_test_support::paired::measure(pairs, raw, ours);
+    let (raw_median, raw_q1, raw_q3) = (paired.a.median, paired.a.q1, paired.a.q3);
+    let our_median = paired.b.median;
+    let (diff, diff_q1, diff_q3) = (
+        paired.difference.median,
+        paired.difference.q1,
+        paired.difference.q3,
+    );
     println!("claude one-turn run, {pairs} pairs (order alternating):");
     println!("  raw claude     median {raw_median:7.1} ms  [p25 {raw_q1:.1}, p75 {raw_q3:.1}]");
     println!("  provider       median {our_median:7.1} ms");

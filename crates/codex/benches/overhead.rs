@@ -16,7 +16,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use subagent_codex::{CodexConfig, CodexProvider, ModelProviderConfig};
 use subagent_core::{StartRequest, StopReason, SubagentProvider};
@@ -32,17 +32,6 @@ fn codex_binary() -> PathBuf {
         native.display()
     );
     native
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
-}
-
-/// The median, 25th and 75th percentile.
-fn quartiles(mut samples: Vec<f64>) -> (f64, f64, f64) {
-    samples.sort_by(f64::total_cmp);
-    let at = |q: f64| samples[((samples.len() - 1) as f64 * q).round() as usize];
-    (at(0.5), at(0.25), at(0.75))
 }
 
 fn main() {
@@ -124,25 +113,16 @@ fn main() {
             started.elapsed()
         })
     };
-    // Warm-up: the first codex run of a fresh CODEX_HOME writes its state files.
-    raw();
-    ours();
-    let (mut raw_ms, mut our_ms, mut diff_ms) = (Vec::new(), Vec::new(), Vec::new());
-    for pair in 0..runs {
-        let (r, o) = if pair % 2 == 0 {
-            let r = raw();
-            (r, ours())
-        } else {
-            let o = ours();
-            (raw(), o)
-        };
-        raw_ms.push(ms(r));
-        our_ms.push(ms(o));
-        diff_ms.push(ms(o) - ms(r));
-    }
-    let (raw_median, raw_q1, raw_q3) = quartiles(raw_ms);
-    let (our_median, _, _) = quartiles(our_ms);
-    let (diff, diff_q1, diff_q3) = quartiles(diff_ms);
+    // `measure` warms both up first: the first codex run of a fresh CODEX_HOME writes its state
+    // files.
+    let paired = subagent_test_support::paired::measure(runs, raw, ours);
+    let (raw_median, raw_q1, raw_q3) = (paired.a.median, paired.a.q1, paired.a.q3);
+    let our_median = paired.b.median;
+    let (diff, diff_q1, diff_q3) = (
+        paired.difference.median,
+        paired.difference.q1,
+        paired.difference.q3,
+    );
     println!("codex one-turn run, {runs} pairs (order alternating):");
     println!(
         "  raw codex exec --json  median {raw_median:7.1} ms  [p25 {raw_q1:.1}, p75 {raw_q3:.1}]"

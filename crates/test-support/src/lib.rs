@@ -16,6 +16,7 @@
 pub mod cli_lines;
 mod encode;
 pub mod normalize;
+pub mod paired;
 mod server;
 
 use std::net::SocketAddr;
