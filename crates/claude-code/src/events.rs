@@ -187,7 +187,10 @@ impl StreamState {
             self.session_id = session_id;
         }
         self.result = Some(result);
-        vec![RunEvent::Usage { usage }]
+        vec![RunEvent::Usage {
+            usage,
+            parent_tool_use_id: None,
+        }]
     }
 }
 
@@ -286,7 +289,8 @@ mod tests {
                         cache_read_tokens: 2,
                         tool_uses: 2,
                         ..Usage::default()
-                    }
+                    },
+                    parent_tool_use_id: None
                 },
             ]
         );

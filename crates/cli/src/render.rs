@@ -167,7 +167,10 @@ impl Progress {
                 },
                 one_line(output, 100)
             )),
-            RunEvent::Usage { usage } => {
+            RunEvent::Usage {
+                usage,
+                parent_tool_use_id: None,
+            } => {
                 self.usage = *usage;
                 None
             }

@@ -176,7 +176,10 @@ impl StreamState {
             Event::TurnCompleted { usage } => {
                 self.turn_completed = true;
                 self.usage.add(&Usage::from(usage));
-                out.push(RunEvent::Usage { usage: self.usage });
+                out.push(RunEvent::Usage {
+                    usage: self.usage,
+                    parent_tool_use_id: None,
+                });
             }
             Event::TurnFailed { error } => {
                 self.turn_failed = Some(error.message.unwrap_or_else(|| {
@@ -303,7 +306,10 @@ mod tests {
                     text: "hi from fake".into(),
                     parent_tool_use_id: None
                 },
-                RunEvent::Usage { usage },
+                RunEvent::Usage {
+                    usage,
+                    parent_tool_use_id: None
+                },
             ]
         );
         assert_eq!(state.thread_id.as_deref(), Some("t-1"));

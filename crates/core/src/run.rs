@@ -144,10 +144,15 @@ pub enum RunEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         parent_tool_use_id: Option<String>,
     },
-    /// Usage so far (cumulative).
+    /// Usage so far (cumulative), of the run itself or, when tagged, of one nested agent.
     Usage {
         /// The counts.
         usage: Usage,
+        /// Set when a nested agent of the child used it: the id of the call that started it
+        /// (each nested agent's events are cumulative on their own; the run's untagged ones do
+        /// not include them).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        parent_tool_use_id: Option<String>,
     },
     /// Free-form progress (a retry, a phase change).
     Progress {

@@ -401,7 +401,10 @@ impl Agent {
             };
             state.turns_done += 1;
             state.usage.add(&response.usage);
-            sender.emit(RunEvent::Usage { usage: state.usage });
+            sender.emit(RunEvent::Usage {
+                usage: state.usage,
+                parent_tool_use_id: None,
+            });
             let message = response.message;
             state.text = message.text();
             state.log.append(SessionEvent::message(message.clone()));

@@ -420,9 +420,10 @@ impl Tool for DelegationTool {
     }
 }
 
-/// The child's event as the parent reports it: its text, tool calls and tool results, tagged
-/// with the delegation call's id (a grandchild's keep the id of the call nearest to them).
-/// Lifecycle, usage and thinking events stay the child's own.
+/// The child's event as the parent reports it: its text, tool calls, tool results and usage,
+/// tagged with the delegation call's id (a grandchild's keep the id of the call nearest to
+/// them), so a live view can say who is working and count a child's tokens apart from the
+/// parent's. Lifecycle and thinking events stay the child's own.
 fn forwarded(event: RunEvent, call_id: &str) -> Option<RunEvent> {
     let tag = |id: Option<String>| Some(id.unwrap_or_else(|| call_id.to_owned()));
     match event {
@@ -453,6 +454,13 @@ fn forwarded(event: RunEvent, call_id: &str) -> Option<RunEvent> {
             id,
             output,
             is_error,
+            parent_tool_use_id: tag(parent_tool_use_id),
+        }),
+        RunEvent::Usage {
+            usage,
+            parent_tool_use_id,
+        } => Some(RunEvent::Usage {
+            usage,
             parent_tool_use_id: tag(parent_tool_use_id),
         }),
         _ => None,

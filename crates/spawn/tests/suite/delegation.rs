@@ -238,3 +238,78 @@ async fn a_foreground_childs_events_reach_the_parents_stream_tagged_with_the_cal
         position(&|e| matches!(e, RunEvent::ToolResult { id, .. } if id == "call_child_ls"));
     assert!(parent_call < child_result && child_result < parent_result);
 }
+
+const FORWARD_USAGE: &str = r#"
+- name: child
+  match: "CHILD-COUNTS"
+  steps:
+    - tool_calls:
+        - {id: call_child_ls, name: ls, input: {path: "."}}
+      usage: {input_tokens: 7, output_tokens: 3}
+    - text: "child done"
+      usage: {input_tokens: 11, output_tokens: 2}
+- name: parent
+  match: "please count"
+  steps:
+    - tool_calls:
+        - {id: call_delegate, name: subagent, input: {prompt: "CHILD-COUNTS things"}}
+      usage: {input_tokens: 100, output_tokens: 50}
+    - text: "parent done"
+      usage: {input_tokens: 200, output_tokens: 60}
+"#;
+
+/// A live view of a delegation (the CLI's progress line) sees the child's token counts move
+/// while it works: its cumulative usage reaches the parent's stream tagged with the call, and
+/// the parent's own usage events stay untagged and its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_foreground_childs_usage_reaches_the_parents_stream_tagged_with_the_call() {
+    use futures::StreamExt;
+    use subagent_core::RunEvent;
+
+    let server = FakeServer::from_yaml(FORWARD_USAGE).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let model = model(ModelKind::Anthropic, &server);
+    let registry = registry_with(&model, 3);
+    let config = parent_config(
+        &model,
+        dir.path(),
+        &registry,
+        DelegationToolConfig::new("spawn"),
+        agents(),
+    );
+    let mut run = Agent::new(config)
+        .unwrap()
+        .start_prompt("please count", CancellationToken::new());
+    let events: Vec<RunEvent> = run.take_events().unwrap().collect().await;
+    let outcome = run.outcome().await;
+    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+
+    let usage: Vec<(Option<&str>, u64, u64)> = events
+        .iter()
+        .filter_map(|event| match event {
+            RunEvent::Usage {
+                usage,
+                parent_tool_use_id,
+            } => Some((
+                parent_tool_use_id.as_deref(),
+                usage.input_tokens,
+                usage.output_tokens,
+            )),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        usage,
+        [
+            (None, 100, 50),
+            (Some("call_delegate"), 7, 3),
+            (Some("call_delegate"), 18, 5),
+            (None, 300, 110),
+        ]
+    );
+    assert_eq!(
+        (outcome.usage.input_tokens, outcome.usage.output_tokens),
+        (300, 110),
+        "the parent's outcome counts its own tokens"
+    );
+}
