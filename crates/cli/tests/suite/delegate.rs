@@ -50,7 +50,7 @@ fn json_outcome_snapshot() {
     insta::assert_json_snapshot!(lines, @r#"
     [
       {
-        "message": "offline: the scripted model answers from [root]/presets/../crates/model/scenarios/offline.yaml (no network)",
+        "message": "offline: the scripted model answers from the built-in offline demo scenario (no network)",
         "type": "notice"
       },
       {

@@ -4,6 +4,7 @@ mod delegate;
 mod embedding;
 mod guide;
 mod lists;
+mod newcomer;
 mod permissions;
 mod preset;
 mod routing;
