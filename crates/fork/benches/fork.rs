@@ -8,8 +8,13 @@
 //! client (a timing wrapper around it; the fork shares the parent's model):
 //! - `dispatch`: the last event of the parent's answer → the fork's first `Model::stream` call
 //!   (the parent's loop, the delegation tool, the registry, the fork's seed and start);
-//! - `encode`: building that request's JSON body (`Anthropic::request_body`, timed again on the
-//!   same request after the run: the client does exactly this before it sends);
+//! - `encode`: building that request's JSON body, timed in the wrapper just before it hands the
+//!   request on (`Anthropic::request_body`, the client's own encoder: it keeps each message's
+//!   bytes with the shared conversation, so this is what the fork's first request really pays,
+//!   the parent's own requests having encoded the history; the client's second encoding of the
+//!   same request inside `stream` then finds every message kept);
+//! - `cold`: the same request encoded with nothing kept (a fresh copy of the conversation: a
+//!   parent's first request after loading a transcript), for scale;
 //! - **client-side** = dispatch + encode (what our process spends before the bytes go out);
 //! - `to headers`: the `stream` call → the response's headers (client encode and send, plus the
 //!   fake server reading, parsing and checking the body: not ours, shown for scale).
@@ -73,8 +78,10 @@ struct Marks {
     /// The fork's first `stream` call, and when it returned (response headers in).
     fork_called: Option<Instant>,
     fork_headers: Option<Instant>,
-    /// The fork's first request, kept to time its encoding after the run.
+    /// The fork's first request, kept to time a cold encoding after the run.
     fork_request: Option<ModelRequest>,
+    /// Encoding the fork's first request, and its size.
+    fork_encode: Option<(Duration, usize)>,
 }
 
 /// The parent's model (our Anthropic client) with timestamps; the fork inherits it.
@@ -106,8 +113,12 @@ impl Model for Timed {
         let lock = || self.marks.lock().unwrap_or_else(PoisonError::into_inner);
         if last.contains("FORK-TASK") && lock().fork_called.is_none() {
             lock().fork_called = Some(Instant::now());
+            let encoding = Instant::now();
+            let body = subagent_model::anthropic::Anthropic::request_body(&request)?;
+            let encode = (encoding.elapsed(), body.len());
             let stream = self.inner.stream(request.clone(), cancel).await;
             let mut marks = lock();
+            marks.fork_encode = Some(encode);
             marks.fork_headers = Some(Instant::now());
             marks.fork_request = Some(request);
             return stream;
@@ -190,10 +201,11 @@ fn history(messages: usize) -> EventLog {
     log
 }
 
-/// One timed parent run: (dispatch, encode, to headers, request body bytes).
+/// One timed parent run: (dispatch, encode, cold encode, to headers, request body bytes).
 struct Sample {
     dispatch: Duration,
     encode: Duration,
+    cold: Duration,
     to_headers: Duration,
     body_bytes: usize,
 }
@@ -221,15 +233,20 @@ async fn fork_through_parent(config: &AgentConfig, marks: &Mutex<Marks>, log: &E
     let marks = std::mem::take(&mut *marks.lock().unwrap());
     let fork_request = marks.fork_request.unwrap();
     assert!(fork_request.messages.len() > log.messages().len());
+    let (encode, body_bytes) = marks.fork_encode.unwrap();
+    let mut cold_request = fork_request.clone();
+    cold_request.messages = fork_request.messages.to_vec().into();
     let encoding = Instant::now();
-    let body = subagent_model::anthropic::Anthropic::request_body(&fork_request).unwrap();
-    let encode = encoding.elapsed();
+    let body = subagent_model::anthropic::Anthropic::request_body(&cold_request).unwrap();
+    let cold = encoding.elapsed();
+    assert_eq!(body.len(), body_bytes);
     let called = marks.fork_called.unwrap();
     Sample {
         dispatch: called.duration_since(marks.parent_end.unwrap()),
         encode,
+        cold,
         to_headers: marks.fork_headers.unwrap().duration_since(called),
-        body_bytes: body.len(),
+        body_bytes,
     }
 }
 
@@ -279,17 +296,18 @@ fn printed_part(rounds: usize) {
         "The fork's first request through a parent over HTTP (Anthropic), {rounds} pairs, medians:"
     );
     println!(
-        "  {:>8}  {:>10}  {:>9}  {:>9}  {:>12}  {:>11}",
-        "history", "body", "dispatch", "encode", "client-side", "to headers"
+        "  {:>8}  {:>10}  {:>9}  {:>9}  {:>12}  {:>11}  {:>9}",
+        "history", "body", "dispatch", "encode", "client-side", "to headers", "cold"
     );
     for (n, side) in HISTORY.iter().zip(&samples) {
         println!(
-            "  {n:>8}  {:>7} KB  {:>6.3} ms  {:>6.3} ms  {:>9.3} ms  {:>8.3} ms",
+            "  {n:>8}  {:>7} KB  {:>6.3} ms  {:>6.3} ms  {:>9.3} ms  {:>8.3} ms  {:>6.3} ms",
             side[0].body_bytes / 1024,
             median(side.iter().map(|s| ms(s.dispatch)).collect()),
             median(side.iter().map(|s| ms(s.encode)).collect()),
             median(side.iter().map(client_side).collect()),
             median(side.iter().map(|s| ms(s.to_headers)).collect()),
+            median(side.iter().map(|s| ms(s.cold)).collect()),
         );
     }
     let growth: Vec<f64> = samples[1]

@@ -1,14 +1,15 @@
 //! The Anthropic Messages protocol: request body (with prompt-cache markers) and what its
 //! streamed events mean. Sending and the SSE framing are shared ([`HttpModel`], [`SseDecoder`]).
 
+use serde::Serialize;
 use serde_json::{Value, json};
-use subagent_session::{ContentBlock, Role, StopReason, ToolResultContent};
+use subagent_session::{ContentBlock, Message, Role, StopReason, ToolResultContent};
 
 use crate::collect::parse_arguments;
 use crate::config::ModelKind;
 use crate::error::{Error, Result};
 use crate::http::AuthStyle;
-use crate::protocol::{HttpModel, Protocol, SseDecoder};
+use crate::protocol::{HttpModel, Protocol, SseDecoder, body_with_array, unserializable};
 use crate::types::{ModelEvent, ModelRequest, Usage};
 
 /// The `anthropic-version` header value.
@@ -24,32 +25,101 @@ fn ephemeral() -> Value {
     json!({"type": "ephemeral"})
 }
 
-fn block_json(block: &ContentBlock) -> Option<Value> {
+/// A content block as the API takes it, borrowed from the conversation (serialized straight to
+/// bytes, no intermediate `Value`).
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum WireBlock<'a> {
+    Text {
+        text: &'a str,
+    },
+    ToolUse {
+        id: &'a str,
+        name: &'a str,
+        input: &'a Value,
+    },
+    ToolResult {
+        tool_use_id: &'a str,
+        content: WireResult<'a>,
+        is_error: bool,
+    },
+    Thinking {
+        thinking: &'a str,
+        signature: &'a str,
+    },
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum WireResult<'a> {
+    Text(&'a str),
+    Blocks(Vec<WireBlock<'a>>),
+}
+
+fn wire_block(block: &ContentBlock) -> Option<WireBlock<'_>> {
     Some(match block {
-        ContentBlock::Text { text } => json!({"type": "text", "text": text}),
-        ContentBlock::ToolUse { id, name, input } => {
-            json!({"type": "tool_use", "id": id, "name": name, "input": input})
-        }
+        ContentBlock::Text { text } => WireBlock::Text { text },
+        ContentBlock::ToolUse { id, name, input } => WireBlock::ToolUse { id, name, input },
         ContentBlock::ToolResult {
             tool_use_id,
             content,
             is_error,
-        } => {
-            let content = match content {
-                ToolResultContent::Text(text) => Value::String(text.clone()),
+        } => WireBlock::ToolResult {
+            tool_use_id,
+            content: match content {
+                ToolResultContent::Text(text) => WireResult::Text(text),
                 ToolResultContent::Blocks(blocks) => {
-                    Value::Array(blocks.iter().filter_map(block_json).collect())
+                    WireResult::Blocks(blocks.iter().filter_map(wire_block).collect())
                 }
-            };
-            json!({"type": "tool_result", "tool_use_id": tool_use_id, "content": content, "is_error": is_error})
-        }
+            },
+            is_error: *is_error,
+        },
         // A thinking block without its signature is refused by the API: leave it out.
         ContentBlock::Thinking {
             thinking,
             signature: Some(signature),
-        } => json!({"type": "thinking", "thinking": thinking, "signature": signature}),
+        } => WireBlock::Thinking {
+            thinking,
+            signature,
+        },
         _ => return None,
     })
+}
+
+/// Writes one message (`{"role":…,"content":[…]}`), nothing when none of its blocks is sent.
+/// With `mark`, the last block that is not thinking carries the prompt-cache marker.
+fn write_message(message: &Message, out: &mut Vec<u8>, mark: bool) -> Result<()> {
+    let blocks: Vec<WireBlock<'_>> = message.content.iter().filter_map(wire_block).collect();
+    if blocks.is_empty() {
+        return Ok(());
+    }
+    let marked = mark
+        .then(|| {
+            blocks
+                .iter()
+                .rposition(|b| !matches!(b, WireBlock::Thinking { .. }))
+        })
+        .flatten();
+    out.extend_from_slice(match message.role {
+        Role::User => br#"{"role":"user","content":["#,
+        Role::Assistant => br#"{"role":"assistant","content":["#,
+    });
+    for (i, block) in blocks.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        serde_json::to_writer(&mut *out, block).map_err(unserializable)?;
+        if marked == Some(i) && out.pop() == Some(b'}') {
+            out.extend_from_slice(br#","cache_control":{"type":"ephemeral"}}"#);
+        }
+    }
+    out.extend_from_slice(b"]}");
+    Ok(())
+}
+
+/// Whether a message sends anything.
+fn sends_anything(message: &Message) -> bool {
+    message.content.iter().any(|b| wire_block(b).is_some())
 }
 
 fn set_cache(value: &mut Value) {
@@ -108,26 +178,6 @@ impl Protocol for Anthropic {
     /// (byte-stable), with `cache_control` markers on the last system block, the last tool and the
     /// last (non-thinking) block of the last message.
     fn request_body(request: &ModelRequest) -> Result<Vec<u8>> {
-        let mut messages: Vec<Value> = Vec::with_capacity(request.messages.len());
-        for message in &request.messages {
-            let blocks: Vec<Value> = message.content.iter().filter_map(block_json).collect();
-            if blocks.is_empty() {
-                continue;
-            }
-            let role = match message.role {
-                Role::User => "user",
-                Role::Assistant => "assistant",
-            };
-            messages.push(json!({"role": role, "content": blocks}));
-        }
-        if let Some(Value::Array(blocks)) = messages.last_mut().and_then(|m| m.get_mut("content"))
-            && let Some(block) = blocks
-                .iter_mut()
-                .rev()
-                .find(|b| b.get("type").and_then(Value::as_str) != Some("thinking"))
-        {
-            set_cache(block);
-        }
         let mut tools: Vec<Value> = request
             .tools
             .iter()
@@ -140,9 +190,9 @@ impl Protocol for Anthropic {
             set_cache(last);
         }
         // A struct keeps the top-level order fixed: model, max_tokens, stream, system, tools,
-        // messages.
-        #[derive(serde::Serialize)]
-        struct Body<'a> {
+        // then messages.
+        #[derive(Serialize)]
+        struct Head<'a> {
             model: &'a str,
             max_tokens: u32,
             stream: bool,
@@ -150,23 +200,38 @@ impl Protocol for Anthropic {
             system: Option<Value>,
             #[serde(skip_serializing_if = "Vec::is_empty")]
             tools: Vec<Value>,
-            messages: Vec<Value>,
         }
         let system = request
             .system
             .as_ref()
             .filter(|s| !s.is_empty())
             .map(|s| json!([{"type": "text", "text": s, "cache_control": ephemeral()}]));
-        serde_json::to_vec(&Body {
+        let head = Head {
             model: &request.model,
             max_tokens: request.max_tokens,
             stream: true,
             system,
             tools,
-            messages,
-        })
-        .map_err(|e| Error::Config {
-            message: format!("cannot serialize request: {e}"),
+        };
+        let messages = &request.messages;
+        // The last message that sends anything carries the cache marker, so it is written
+        // afresh; every message before it is the same bytes in every request (kept).
+        let marked = messages.len()
+            - messages
+                .iter_rev()
+                .position(sends_anything)
+                .map_or(messages.len(), |from_end| from_end + 1);
+        body_with_array(&head, "messages", |out| {
+            let first = messages.write_encoded(Self::KIND, marked, out, true, |m, out| {
+                write_message(m, out, false)
+            })?;
+            if let Some(message) = messages.get(marked) {
+                if !first {
+                    out.push(b',');
+                }
+                write_message(message, out, true)?;
+            }
+            Ok(())
         })
     }
 

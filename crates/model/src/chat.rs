@@ -4,13 +4,14 @@
 
 use std::collections::BTreeMap;
 
+use serde::Serialize;
 use serde_json::{Value, json};
-use subagent_session::{ContentBlock, Role, StopReason};
+use subagent_session::{ContentBlock, Message, Role, StopReason};
 
 use crate::collect::parse_arguments;
 use crate::config::ModelKind;
 use crate::error::{Error, Result};
-use crate::protocol::{HttpModel, Protocol, SseDecoder};
+use crate::protocol::{HttpModel, Protocol, SseDecoder, body_with_array, unserializable};
 use crate::responses::{arguments_string, server_error};
 use crate::types::{ModelEvent, ModelRequest, Usage};
 
@@ -20,64 +21,84 @@ pub type ChatModel = HttpModel<Chat>;
 /// Decodes a streamed Chat Completions answer (`data: {chunk}` lines, `data: [DONE]`).
 pub type ChatDecoder = SseDecoder<Chat>;
 
-/// The conversation as Chat Completions messages, the system prompt first.
-fn messages(request: &ModelRequest) -> Vec<Value> {
-    let mut messages = Vec::new();
-    if let Some(system) = request.system.as_ref().filter(|s| !s.is_empty()) {
-        messages.push(json!({"role": "system", "content": system}));
+/// One Chat Completions message, borrowed from the conversation where it can be.
+#[derive(Serialize)]
+#[serde(tag = "role", rename_all = "snake_case")]
+enum ChatMessage<'a> {
+    System {
+        content: &'a str,
+    },
+    User {
+        content: String,
+    },
+    Tool {
+        tool_call_id: &'a str,
+        content: String,
+    },
+    Assistant {
+        content: Option<String>,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<Value>,
+    },
+}
+
+/// Writes `message` after a comma unless it is the first.
+fn write_one(message: &ChatMessage<'_>, out: &mut Vec<u8>, first: &mut bool) -> Result<()> {
+    if !std::mem::take(first) {
+        out.push(b',');
     }
-    for message in &request.messages {
-        match message.role {
-            Role::User => {
-                for block in &message.content {
-                    if let ContentBlock::ToolResult {
-                        tool_use_id,
-                        content,
-                        ..
-                    } = block
-                    {
-                        messages.push(json!({
-                            "role": "tool", "tool_call_id": tool_use_id,
-                            "content": content.to_text()
-                        }));
-                    }
-                }
-                // The text blocks, one a line.
-                let text = message
-                    .content
-                    .iter()
-                    .filter_map(ContentBlock::as_text)
-                    .fold(String::new(), |mut all, t| {
-                        if !all.is_empty() {
-                            all.push('\n');
-                        }
-                        all.push_str(t);
-                        all
-                    });
-                if !text.is_empty() {
-                    messages.push(json!({"role": "user", "content": text}));
-                }
-            }
-            Role::Assistant => {
-                let text = message.text();
-                let calls: Vec<Value> = message
-                    .tool_uses()
-                    .map(|(id, name, input)| {
-                        json!({"id": id, "type": "function",
-                               "function": {"name": name, "arguments": arguments_string(input)}})
-                    })
-                    .collect();
-                let mut m = json!({"role": "assistant", "content": if text.is_empty() { Value::Null } else { Value::String(text) }});
-                if !calls.is_empty()
-                    && let Value::Object(map) = &mut m
+    serde_json::to_writer(&mut *out, message).map_err(unserializable)
+}
+
+/// Writes one conversation message as Chat Completions messages, comma-separated: a user
+/// message's tool results first (one `tool` message each), then its text; an assistant message
+/// with its tool calls.
+fn write_message(message: &Message, out: &mut Vec<u8>) -> Result<()> {
+    let mut first = true;
+    match message.role {
+        Role::User => {
+            for block in &message.content {
+                if let ContentBlock::ToolResult {
+                    tool_use_id,
+                    content,
+                    ..
+                } = block
                 {
-                    map.insert("tool_calls".into(), Value::Array(calls));
+                    let tool = ChatMessage::Tool {
+                        tool_call_id: tool_use_id,
+                        content: content.to_text(),
+                    };
+                    write_one(&tool, out, &mut first)?;
                 }
-                messages.push(m);
             }
+            // The text blocks, one a line.
+            let text = message
+                .content
+                .iter()
+                .filter_map(ContentBlock::as_text)
+                .collect::<Vec<_>>()
+                .join("\n");
+            if !text.is_empty() {
+                write_one(&ChatMessage::User { content: text }, out, &mut first)?;
+            }
+            Ok(())
+        }
+        Role::Assistant => {
+            let text = message.text();
+            let tool_calls = message
+                .tool_uses()
+                .map(|(id, name, input)| {
+                    json!({"id": id, "type": "function",
+                           "function": {"name": name, "arguments": arguments_string(input)}})
+                })
+                .collect();
+            let assistant = ChatMessage::Assistant {
+                content: (!text.is_empty()).then_some(text),
+                tool_calls,
+            };
+            write_one(&assistant, out, &mut first)
         }
     }
-    messages
 }
 
 #[derive(Debug, Default)]
@@ -223,7 +244,6 @@ impl Protocol for Chat {
 
     /// The JSON body of a request (byte-stable for a given request).
     fn request_body(request: &ModelRequest) -> Result<Vec<u8>> {
-        let messages = messages(request);
         let tools: Vec<Value> = request
             .tools
             .iter()
@@ -232,10 +252,9 @@ impl Protocol for Chat {
                     {"name": t.name, "description": t.description, "parameters": t.input_schema}})
             })
             .collect();
-        #[derive(serde::Serialize)]
-        struct Body<'a> {
+        #[derive(Serialize)]
+        struct Head<'a> {
             model: &'a str,
-            messages: Vec<Value>,
             #[serde(skip_serializing_if = "Vec::is_empty")]
             tools: Vec<Value>,
             max_tokens: u32,
@@ -247,17 +266,24 @@ impl Protocol for Chat {
         let response_format = request.output_schema.as_ref().map(|schema| {
             json!({"type": "json_schema", "json_schema": {"name": "output", "schema": schema}})
         });
-        serde_json::to_vec(&Body {
+        let head = Head {
             model: &request.model,
-            messages,
             tools,
             max_tokens: request.max_tokens,
             stream: true,
             stream_options: json!({"include_usage": true}),
             response_format,
-        })
-        .map_err(|e| Error::Config {
-            message: format!("cannot serialize request: {e}"),
+        };
+        let messages = &request.messages;
+        // The system prompt first, then the conversation.
+        body_with_array(&head, "messages", |out| {
+            let mut first = true;
+            if let Some(content) = request.system.as_deref().filter(|s| !s.is_empty()) {
+                write_one(&ChatMessage::System { content }, out, &mut first)?;
+            }
+            messages
+                .write_encoded(Self::KIND, messages.len(), out, first, write_message)
+                .map(drop)
         })
     }
 

@@ -12,10 +12,13 @@
 //! [`Conversation`] is the read access scenario selection needs (from the end backwards),
 //! implemented for slices, vectors and `Messages` alike.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use subagent_session::Message;
+
+use crate::config::ModelKind;
+use crate::error::Result;
 
 /// Chunks in a chain before a push flattens it into one (bounds the walk of [`Messages::get`]).
 pub const MAX_CHAIN: usize = 64;
@@ -29,6 +32,29 @@ struct Chunk {
     /// Chunks in the chain, this one included.
     chain: usize,
     items: Vec<Message>,
+    /// Each item's wire encoding, filled by the first request that sends it (see
+    /// [`Messages::write_encoded`]); parallel to `items`.
+    encoded: Vec<OnceLock<Encoded>>,
+}
+
+/// One message's wire encoding for one protocol.
+#[derive(Clone, Debug)]
+struct Encoded {
+    kind: ModelKind,
+    bytes: Box<[u8]>,
+}
+
+impl Chunk {
+    fn new(parent: Option<Arc<Chunk>>, base: usize, chain: usize, items: Vec<Message>) -> Self {
+        let encoded = items.iter().map(|_| OnceLock::new()).collect();
+        Self {
+            parent,
+            base,
+            chain,
+            items,
+            encoded,
+        }
+    }
 }
 
 /// A conversation as a shared, append-only list of messages: `clone()` is O(1) and shares the
@@ -63,29 +89,31 @@ impl Messages {
             && chunk.base + chunk.items.len() == self.len
         {
             chunk.items.push(message);
+            chunk.encoded.push(OnceLock::new());
             self.len += 1;
             return;
         }
         let chain = self.head.as_ref().map_or(0, |h| h.chain) + 1;
         let chunk = if chain > MAX_CHAIN {
             let mut items = Vec::with_capacity(self.len + 8);
-            items.extend(self.iter().cloned());
+            let mut encoded = Vec::with_capacity(self.len + 8);
+            for (slice, cache) in self.cached_slices() {
+                items.extend_from_slice(slice);
+                encoded.extend_from_slice(cache);
+            }
             items.push(message);
+            encoded.push(OnceLock::new());
             Chunk {
                 parent: None,
                 base: 0,
                 chain: 1,
                 items,
+                encoded,
             }
         } else {
             let mut items = Vec::with_capacity(4);
             items.push(message);
-            Chunk {
-                parent: self.head.take(),
-                base: self.len,
-                chain,
-                items,
-            }
+            Chunk::new(self.head.take(), self.len, chain, items)
         };
         self.head = Some(Arc::new(chunk));
         self.len += 1;
@@ -115,11 +143,20 @@ impl Messages {
 
     /// The slices of the chain, oldest first.
     fn slices(&self) -> Vec<&[Message]> {
+        self.cached_slices()
+            .into_iter()
+            .map(|(items, _)| items)
+            .collect()
+    }
+
+    /// The slices of the chain with their encoding caches, oldest first.
+    fn cached_slices(&self) -> Vec<(&[Message], &[OnceLock<Encoded>])> {
         let mut out = Vec::with_capacity(self.head.as_ref().map_or(0, |h| h.chain));
         let mut end = self.len;
         let mut next = self.head.as_deref();
         while let Some(chunk) = next {
-            out.push(&chunk.items[..end - chunk.base]);
+            let n = end - chunk.base;
+            out.push((&chunk.items[..n], &chunk.encoded[..n]));
             end = chunk.base;
             next = chunk.parent.as_deref();
         }
@@ -130,6 +167,69 @@ impl Messages {
     /// The messages, oldest first.
     pub fn iter(&self) -> impl DoubleEndedIterator<Item = &Message> + '_ {
         self.slices().into_iter().flatten()
+    }
+
+    /// Writes the wire encoding of the first `end` messages to `out` as the inside of a JSON
+    /// array: `encode` writes one message's items (comma-separated, possibly none), and the
+    /// non-empty ones are joined by commas. `first` says whether nothing precedes them in the
+    /// array; the result says whether that is still so.
+    ///
+    /// Each message's encoding is kept beside it, in the chunk every clone and fork shares, the
+    /// first time `kind`'s encoder sends it, so a conversation's later requests (and its forks'
+    /// first ones) copy those bytes instead of encoding the whole history again. A message is
+    /// immutable once pushed, so a kept encoding never goes stale; one encoded for another
+    /// protocol is not kept over (that message is encoded afresh each time for the second).
+    pub(crate) fn write_encoded(
+        &self,
+        kind: ModelKind,
+        end: usize,
+        out: &mut Vec<u8>,
+        mut first: bool,
+        encode: fn(&Message, &mut Vec<u8>) -> Result<()>,
+    ) -> Result<bool> {
+        let mut left = end.min(self.len);
+        let mut scratch = Vec::new();
+        for (items, caches) in self.cached_slices() {
+            if left == 0 {
+                break;
+            }
+            let n = items.len().min(left);
+            left -= n;
+            for (message, cache) in items[..n].iter().zip(&caches[..n]) {
+                let bytes: &[u8] = match cache.get() {
+                    Some(kept) if kept.kind == kind => &kept.bytes,
+                    Some(_) => {
+                        scratch.clear();
+                        encode(message, &mut scratch)?;
+                        &scratch
+                    }
+                    None => {
+                        let mut fresh = Vec::new();
+                        encode(message, &mut fresh)?;
+                        let kept = cache.get_or_init(|| Encoded {
+                            kind,
+                            bytes: fresh.into_boxed_slice(),
+                        });
+                        if kept.kind == kind {
+                            &kept.bytes
+                        } else {
+                            scratch.clear();
+                            encode(message, &mut scratch)?;
+                            &scratch
+                        }
+                    }
+                };
+                if bytes.is_empty() {
+                    continue;
+                }
+                if !first {
+                    out.push(b',');
+                }
+                out.extend_from_slice(bytes);
+                first = false;
+            }
+        }
+        Ok(first)
     }
 
     /// The messages, newest first (no allocation).
@@ -196,12 +296,7 @@ impl From<Vec<Message>> for Messages {
         }
         let len = items.len();
         Self {
-            head: Some(Arc::new(Chunk {
-                parent: None,
-                base: 0,
-                chain: 1,
-                items,
-            })),
+            head: Some(Arc::new(Chunk::new(None, 0, 1, items))),
             len,
         }
     }
@@ -362,5 +457,55 @@ mod tests {
         let back: Messages = serde_json::from_value(json).unwrap_or_default();
         assert_eq!(back, a);
         assert_eq!(b.len(), 1);
+    }
+
+    static ENCODED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+    fn count_and_write_text(message: &Message, out: &mut Vec<u8>) -> Result<()> {
+        ENCODED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        out.extend_from_slice(message.text().as_bytes());
+        Ok(())
+    }
+
+    fn written(messages: &Messages, kind: ModelKind) -> (String, usize) {
+        let before = ENCODED.load(std::sync::atomic::Ordering::SeqCst);
+        let mut out = Vec::new();
+        let first =
+            messages.write_encoded(kind, messages.len(), &mut out, true, count_and_write_text);
+        assert_eq!(first.ok(), Some(messages.is_empty()));
+        let calls = ENCODED.load(std::sync::atomic::Ordering::SeqCst) - before;
+        (String::from_utf8(out).unwrap_or_default(), calls)
+    }
+
+    #[test]
+    fn a_message_is_encoded_once_for_every_view_that_shares_it() {
+        let mut parent: Messages = ["a", "b"].into_iter().map(Message::user).collect();
+        assert_eq!(written(&parent, ModelKind::Anthropic), ("a,b".into(), 2));
+        assert_eq!(written(&parent, ModelKind::Anthropic), ("a,b".into(), 0));
+        let mut fork = parent.clone();
+        fork.push(Message::user("f"));
+        parent.push(Message::user("p"));
+        assert_eq!(written(&fork, ModelKind::Anthropic), ("a,b,f".into(), 1));
+        assert_eq!(written(&parent, ModelKind::Anthropic), ("a,b,p".into(), 1));
+        // Another protocol's encoding is not kept over the first one's.
+        assert_eq!(written(&parent, ModelKind::OpenaiChat), ("a,b,p".into(), 3));
+        assert_eq!(written(&parent, ModelKind::Anthropic), ("a,b,p".into(), 0));
+        // A message that encodes to nothing adds no comma.
+        parent.push(Message::user(""));
+        parent.push(Message::user("q"));
+        assert_eq!(
+            written(&parent, ModelKind::Anthropic),
+            ("a,b,p,q".into(), 2)
+        );
+        // Flattening a long chain keeps what was encoded.
+        let mut long = parent.clone();
+        let mut held = Vec::new();
+        for i in 0..=MAX_CHAIN {
+            held.push(long.clone());
+            long.push(Message::user(i.to_string()));
+        }
+        assert_eq!(written(&long, ModelKind::Anthropic).1, MAX_CHAIN + 1);
+        long.push(Message::user("z"));
+        assert_eq!(written(&long, ModelKind::Anthropic).1, 1);
     }
 }

@@ -50,6 +50,39 @@ pub trait Protocol: fmt::Debug + Default + Send + 'static {
     }
 }
 
+/// A request body: `head` (a struct serialized as a JSON object) with one more field, `field`,
+/// last: an array whose inside `items` writes (e.g. [`crate::Messages::write_encoded`]).
+/// Serializing the head alone and writing the array's bytes straight after it is what lets a
+/// long conversation's kept encodings be copied instead of re-encoded.
+pub(crate) fn body_with_array(
+    head: &impl serde::Serialize,
+    field: &str,
+    items: impl FnOnce(&mut Vec<u8>) -> Result<()>,
+) -> Result<Vec<u8>> {
+    let mut out = serde_json::to_vec(head).map_err(unserializable)?;
+    if out.pop() != Some(b'}') {
+        return Err(crate::Error::Config {
+            message: "cannot serialize request: the head is not an object".into(),
+        });
+    }
+    if out.last() != Some(&b'{') {
+        out.push(b',');
+    }
+    serde_json::to_writer(&mut out, field).map_err(unserializable)?;
+    out.extend_from_slice(b":[");
+    items(&mut out)?;
+    out.extend_from_slice(b"]}");
+    Ok(out)
+}
+
+/// A request that cannot be serialized (a map with non-string keys cannot happen with our
+/// types; the error stays a configuration error rather than a panic).
+pub(crate) fn unserializable(e: serde_json::Error) -> crate::Error {
+    crate::Error::Config {
+        message: format!("cannot serialize request: {e}"),
+    }
+}
+
 /// Decodes a streamed SSE answer of protocol `P` into [`ModelEvent`]s.
 #[derive(Debug, Default)]
 pub struct SseDecoder<P> {

@@ -3,13 +3,14 @@
 
 use std::collections::HashSet;
 
+use serde::Serialize;
 use serde_json::{Value, json};
 use subagent_session::{ContentBlock, Message, Role, StopReason};
 
 use crate::collect::parse_arguments;
 use crate::config::ModelKind;
 use crate::error::{Error, Result};
-use crate::protocol::{HttpModel, Protocol, SseDecoder};
+use crate::protocol::{HttpModel, Protocol, SseDecoder, body_with_array, unserializable};
 use crate::types::{ModelEvent, ModelRequest, Usage};
 
 /// A model behind the OpenAI Responses API.
@@ -25,55 +26,96 @@ pub(crate) fn arguments_string(input: &Value) -> String {
     }
 }
 
-fn push_message(items: &mut Vec<Value>, role: &str, texts: &mut Vec<Value>) {
-    if !texts.is_empty() {
-        items.push(json!({"type": "message", "role": role, "content": std::mem::take(texts)}));
-    }
+/// One input item as the API takes it, borrowed from the conversation.
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Item<'a> {
+    Message {
+        role: &'static str,
+        content: Vec<Part<'a>>,
+    },
+    FunctionCall {
+        call_id: &'a str,
+        name: &'a str,
+        arguments: String,
+    },
+    FunctionCallOutput {
+        call_id: &'a str,
+        output: String,
+    },
 }
 
-fn message_items(message: &Message, items: &mut Vec<Value>) {
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Part<'a> {
+    InputText { text: &'a str },
+    OutputText { text: &'a str },
+}
+
+/// Writes `item` after a comma unless it is the first.
+fn write_item(item: &Item<'_>, out: &mut Vec<u8>, first: &mut bool) -> Result<()> {
+    if !std::mem::take(first) {
+        out.push(b',');
+    }
+    serde_json::to_writer(&mut *out, item).map_err(unserializable)
+}
+
+/// Writes the pending texts as one message item.
+fn flush_texts<'a>(
+    role: &'static str,
+    texts: &mut Vec<Part<'a>>,
+    out: &mut Vec<u8>,
+    first: &mut bool,
+) -> Result<()> {
+    if texts.is_empty() {
+        return Ok(());
+    }
+    let content = std::mem::take(texts);
+    write_item(&Item::Message { role, content }, out, first)
+}
+
+/// Writes one message's input items, comma-separated (none when it has nothing to send).
+fn write_message(message: &Message, out: &mut Vec<u8>) -> Result<()> {
+    let mut first = true;
+    let mut texts = Vec::new();
     match message.role {
         Role::User => {
-            let mut texts = Vec::new();
             for block in &message.content {
                 match block {
                     ContentBlock::ToolResult {
                         tool_use_id,
                         content,
                         ..
-                    } => items.push(json!({
-                        "type": "function_call_output",
-                        "call_id": tool_use_id,
-                        "output": content.to_text(),
-                    })),
-                    ContentBlock::Text { text } => {
-                        texts.push(json!({"type": "input_text", "text": text}));
+                    } => {
+                        let item = Item::FunctionCallOutput {
+                            call_id: tool_use_id,
+                            output: content.to_text(),
+                        };
+                        write_item(&item, out, &mut first)?;
                     }
+                    ContentBlock::Text { text } => texts.push(Part::InputText { text }),
                     _ => {}
                 }
             }
-            push_message(items, "user", &mut texts);
+            flush_texts("user", &mut texts, out, &mut first)
         }
         Role::Assistant => {
-            let mut texts = Vec::new();
             for block in &message.content {
                 match block {
-                    ContentBlock::Text { text } => {
-                        texts.push(json!({"type": "output_text", "text": text}));
-                    }
+                    ContentBlock::Text { text } => texts.push(Part::OutputText { text }),
                     ContentBlock::ToolUse { id, name, input } => {
-                        push_message(items, "assistant", &mut texts);
-                        items.push(json!({
-                            "type": "function_call",
-                            "call_id": id,
-                            "name": name,
-                            "arguments": arguments_string(input),
-                        }));
+                        flush_texts("assistant", &mut texts, out, &mut first)?;
+                        let item = Item::FunctionCall {
+                            call_id: id,
+                            name,
+                            arguments: arguments_string(input),
+                        };
+                        write_item(&item, out, &mut first)?;
                     }
                     _ => {}
                 }
             }
-            push_message(items, "assistant", &mut texts);
+            flush_texts("assistant", &mut texts, out, &mut first)
         }
     }
 }
@@ -126,10 +168,6 @@ impl Protocol for Responses {
 
     /// The JSON body of a request (byte-stable for a given request).
     fn request_body(request: &ModelRequest) -> Result<Vec<u8>> {
-        let mut input = Vec::new();
-        for message in &request.messages {
-            message_items(message, &mut input);
-        }
         let tools: Vec<Value> = request
             .tools
             .iter()
@@ -138,12 +176,11 @@ impl Protocol for Responses {
                        "parameters": t.input_schema, "strict": false})
             })
             .collect();
-        #[derive(serde::Serialize)]
-        struct Body<'a> {
+        #[derive(Serialize)]
+        struct Head<'a> {
             model: &'a str,
             #[serde(skip_serializing_if = "Option::is_none")]
             instructions: Option<&'a str>,
-            input: Vec<Value>,
             #[serde(skip_serializing_if = "Vec::is_empty")]
             tools: Vec<Value>,
             tool_choice: &'static str,
@@ -158,10 +195,9 @@ impl Protocol for Responses {
             json!({"format": {"type": "json_schema", "name": "output", "schema": schema,
                               "strict": false}})
         });
-        serde_json::to_vec(&Body {
+        let head = Head {
             model: &request.model,
             instructions: request.system.as_deref().filter(|s| !s.is_empty()),
-            input,
             tools,
             tool_choice: "auto",
             parallel_tool_calls: true,
@@ -169,9 +205,12 @@ impl Protocol for Responses {
             store: false,
             max_output_tokens: request.max_tokens,
             text,
-        })
-        .map_err(|e| Error::Config {
-            message: format!("cannot serialize request: {e}"),
+        };
+        let messages = &request.messages;
+        body_with_array(&head, "input", |out| {
+            messages
+                .write_encoded(Self::KIND, messages.len(), out, true, write_message)
+                .map(drop)
         })
     }
 

@@ -157,3 +157,155 @@ fn bodies_are_byte_stable() {
     assert_eq!(prefix(&short), prefix(&long));
     let _ = KINDS;
 }
+
+/// Every kind of block, including the ones a protocol leaves out (a thinking block without its
+/// signature) and a last message that sends nothing to Anthropic.
+fn every_block() -> Vec<Message> {
+    vec![
+        Message::user("start"),
+        Message::new(
+            Role::Assistant,
+            vec![
+                ContentBlock::Thinking {
+                    thinking: "hm".into(),
+                    signature: Some("sig".into()),
+                },
+                ContentBlock::text("Two calls."),
+                ContentBlock::tool_use("c1", "ls", json!({"path": "é\"\n"})),
+                ContentBlock::tool_use("c2", "raw", json!("not an object")),
+            ],
+        ),
+        Message::new(
+            Role::User,
+            vec![
+                ContentBlock::tool_result("c1", "a\nb", false),
+                ContentBlock::tool_result(
+                    "c2",
+                    subagent_session::ToolResultContent::Blocks(vec![
+                        ContentBlock::text("x"),
+                        ContentBlock::text("y"),
+                    ]),
+                    true,
+                ),
+                ContentBlock::text("and then"),
+                ContentBlock::text("more"),
+            ],
+        ),
+        Message::assistant("done"),
+        Message::new(
+            Role::Assistant,
+            vec![ContentBlock::Thinking {
+                thinking: "unsigned".into(),
+                signature: None,
+            }],
+        ),
+    ]
+}
+
+fn body_value(bytes: &[u8]) -> Value {
+    serde_json::from_slice(bytes).unwrap()
+}
+
+#[test]
+fn anthropic_body_for_every_block() {
+    let request = ModelRequest::new("m", every_block());
+    let body = body_value(&Anthropic::request_body(&request).unwrap());
+    let eph = json!({"type": "ephemeral"});
+    // The last message sends nothing (an unsigned thinking block is left out): the marker goes
+    // on the last message that sends something.
+    assert_eq!(
+        body,
+        json!({"model": "m", "max_tokens": 4096, "stream": true, "messages": [
+            {"role": "user", "content": [{"type": "text", "text": "start"}]},
+            {"role": "assistant", "content": [
+                {"type": "thinking", "thinking": "hm", "signature": "sig"},
+                {"type": "text", "text": "Two calls."},
+                {"type": "tool_use", "id": "c1", "name": "ls", "input": {"path": "é\"\n"}},
+                {"type": "tool_use", "id": "c2", "name": "raw", "input": "not an object"}]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "c1", "content": "a\nb", "is_error": false},
+                {"type": "tool_result", "tool_use_id": "c2", "is_error": true, "content": [
+                    {"type": "text", "text": "x"}, {"type": "text", "text": "y"}]},
+                {"type": "text", "text": "and then"},
+                {"type": "text", "text": "more"}]},
+            {"role": "assistant", "content": [
+                {"type": "text", "text": "done", "cache_control": eph}]}
+        ]})
+    );
+}
+
+#[test]
+fn responses_and_chat_bodies_for_every_block() {
+    let mut request = ModelRequest::new("m", every_block());
+    request.system = Some("sys".into());
+    let body = body_value(&Responses::request_body(&request).unwrap());
+    assert_eq!(
+        body["input"],
+        json!([
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "start"}]},
+            {"type": "message", "role": "assistant",
+             "content": [{"type": "output_text", "text": "Two calls."}]},
+            {"type": "function_call", "call_id": "c1", "name": "ls",
+             "arguments": "{\"path\":\"é\\\"\\n\"}"},
+            {"type": "function_call", "call_id": "c2", "name": "raw", "arguments": "not an object"},
+            {"type": "function_call_output", "call_id": "c1", "output": "a\nb"},
+            {"type": "function_call_output", "call_id": "c2", "output": "x\ny"},
+            {"type": "message", "role": "user", "content": [
+                {"type": "input_text", "text": "and then"}, {"type": "input_text", "text": "more"}]},
+            {"type": "message", "role": "assistant",
+             "content": [{"type": "output_text", "text": "done"}]}
+        ])
+    );
+    assert_eq!(body["instructions"], json!("sys"));
+    let body = body_value(&Chat::request_body(&request).unwrap());
+    assert_eq!(
+        body["messages"],
+        json!([
+            {"role": "system", "content": "sys"},
+            {"role": "user", "content": "start"},
+            {"role": "assistant", "content": "Two calls.", "tool_calls": [
+                {"id": "c1", "type": "function",
+                 "function": {"name": "ls", "arguments": "{\"path\":\"é\\\"\\n\"}"}},
+                {"id": "c2", "type": "function",
+                 "function": {"name": "raw", "arguments": "not an object"}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": "a\nb"},
+            {"role": "tool", "tool_call_id": "c2", "content": "x\ny"},
+            {"role": "user", "content": "and then\nmore"},
+            {"role": "assistant", "content": "done"},
+            {"role": "assistant", "content": null}
+        ])
+    );
+}
+
+/// A conversation's later requests (and its forks' first ones) reuse the encodings its earlier
+/// requests kept: the bytes are those of a conversation encoded from scratch, whichever
+/// protocols encoded it before, and whichever view (parent or fork) grows next.
+#[test]
+fn kept_encodings_change_no_byte() {
+    type Encode = fn(&ModelRequest) -> subagent_model::Result<Vec<u8>>;
+    let encoders: [Encode; 3] = [
+        Anthropic::request_body,
+        Responses::request_body,
+        Chat::request_body,
+    ];
+    let fresh = |request: &ModelRequest, encode: Encode| {
+        let mut copy = request.clone();
+        copy.messages = request.messages.to_vec().into();
+        encode(&copy).unwrap()
+    };
+    let mut parent = conversation();
+    for message in every_block() {
+        parent.messages.push(message);
+        // Each protocol in turn, twice: the second time from what the first kept.
+        for encode in encoders.iter().chain(&encoders) {
+            assert_eq!(encode(&parent).unwrap(), fresh(&parent, *encode));
+        }
+    }
+    let mut fork = parent.clone();
+    fork.messages.push(Message::user("fork's task"));
+    parent.messages.push(Message::user("parent's next"));
+    for encode in encoders {
+        assert_eq!(encode(&fork).unwrap(), fresh(&fork, encode));
+        assert_eq!(encode(&parent).unwrap(), fresh(&parent, encode));
+    }
+}
