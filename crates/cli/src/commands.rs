@@ -203,7 +203,7 @@ async fn delegate(
     if mode == Mode::Json {
         render::print_json_line(&render::outcome_json(run_id, &provider, &driven.outcome));
     } else {
-        render::print_outcome_human(&driven.outcome);
+        render::print_outcome_human(&driven.outcome, &progress);
     }
     Ok(exit_for(driven.outcome.status, driven.interrupted))
 }
@@ -277,6 +277,9 @@ async fn run(args: RunArgs, factories: &[Arc<dyn ProviderFactory>]) -> Result<Ex
     });
     let run_id = run.id();
     let mut progress = Progress::new(mode, "parent");
+    for row in &runnable.tools {
+        progress.name_untyped(&row.name, row.fork.as_ref().unwrap_or(&row.provider));
+    }
     progress.pause_while(asking);
     let driven = drive(run, &mut progress, &mut interrupts).await;
     let made = delegations_made(&driven.events, &delegation_names);
@@ -290,7 +293,7 @@ async fn run(args: RunArgs, factories: &[Arc<dyn ProviderFactory>]) -> Result<Ex
         }
         render::print_json_line(&value);
     } else {
-        render::print_outcome_human(&driven.outcome);
+        render::print_outcome_human(&driven.outcome, &progress);
         if made.is_empty() {
             eprintln!("delegations: none");
         } else {

@@ -6,7 +6,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use serde_json::{Value, json};
-use subagent_core::{Outcome, RunEvent, RunId, Usage};
+use subagent_core::{Outcome, RunEvent, RunId};
+
+use crate::activity::Activity;
 
 /// How to print.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,13 +37,15 @@ impl Mode {
 /// How much of the streamed text the live line keeps (it shows the last 50 characters).
 const RECENT_TEXT_KEEP: usize = 2048;
 
-/// Follows one run's events and prints them.
+/// Follows one run's events and prints them: a nested agent's (forwarded by a delegation) under
+/// its own name, its tool uses and tokens counted apart from the run's.
 pub struct Progress {
     mode: Mode,
     label: String,
     started: Instant,
-    tool_uses: u64,
-    usage: Usage,
+    activity: Activity,
+    /// The nested agent the last activity came from (`None`: the run itself).
+    active: Option<String>,
     last: String,
     /// The end of the text streamed since the last tool call (its tail is the last activity),
     /// at most `2 * RECENT_TEXT_KEEP` bytes.
@@ -64,20 +68,6 @@ pub fn one_line(text: &str, max: usize) -> String {
     cut
 }
 
-fn tokens(usage: &Usage) -> u64 {
-    usage.input_tokens + usage.output_tokens + usage.cache_read_tokens + usage.cache_write_tokens
-}
-
-fn human_tokens(n: u64) -> String {
-    if n >= 10_000 {
-        format!("{:.0}k", n as f64 / 1000.0)
-    } else if n >= 1000 {
-        format!("{:.1}k", n as f64 / 1000.0)
-    } else {
-        n.to_string()
-    }
-}
-
 impl Progress {
     /// Progress of a run labelled `label` (the provider or agent).
     pub fn new(mode: Mode, label: impl Into<String>) -> Self {
@@ -85,14 +75,25 @@ impl Progress {
             mode,
             label: label.into(),
             started: Instant::now(),
-            tool_uses: 0,
-            usage: Usage::default(),
+            activity: Activity::default(),
+            active: None,
             last: "starting".into(),
             recent_text: String::new(),
             recent_cut: false,
             drawn: false,
             paused: None,
         }
+    }
+
+    /// Names the nested agents that calls of the delegation tool `tool` without a
+    /// `subagent_type` start (what the tool forks or runs them on).
+    pub fn name_untyped(&mut self, tool: impl Into<String>, label: impl Into<String>) {
+        self.activity.name_untyped(tool, label);
+    }
+
+    /// The tool uses and tokens of the summary line, agreeing with the live line's.
+    pub fn summary_counts(&self, outcome: &Outcome) -> String {
+        self.activity.summary(&outcome.usage)
     }
 
     /// Pauses drawing while `flag` is set (a permission question is open).
@@ -106,15 +107,18 @@ impl Progress {
             .is_some_and(|flag| flag.load(Ordering::SeqCst))
     }
 
-    /// The status line.
+    /// The status line: who is at work (`parent › general-purpose` while a delegation's
+    /// child is), elapsed time, tool uses, tokens, the last activity.
     fn status(&self) -> String {
+        let who = match &self.active {
+            Some(nested) => format!("{} › {nested}", self.label),
+            None => self.label.clone(),
+        };
         format!(
-            "{} · {:.1}s · {} tool use{} · {} tokens · {}",
-            self.label,
+            "{who} · {:.1}s · {} · {} · {}",
             self.started.elapsed().as_secs_f64(),
-            self.tool_uses,
-            if self.tool_uses == 1 { "" } else { "s" },
-            human_tokens(tokens(&self.usage)),
+            self.activity.tool_uses_live(),
+            self.activity.tokens_live(),
             self.last
         )
     }
@@ -124,6 +128,39 @@ impl Progress {
         if self.mode == Mode::Json {
             print_json_line(&serde_json::to_value(event).unwrap_or(Value::Null));
             return;
+        }
+        let line = self.plain_line(event);
+        match self.mode {
+            Mode::Plain => {
+                if let Some((tag, line)) = line {
+                    eprintln!(
+                        "[{tag} {:.1}s] {line}",
+                        self.started.elapsed().as_secs_f64()
+                    );
+                }
+            }
+            Mode::Live => self.redraw(),
+            Mode::Json => {}
+        }
+    }
+
+    /// Takes one event into account; returns the plain line it prints, if any: the name of
+    /// who did it (the run's label, or a nested agent's) and what happened.
+    fn plain_line(&mut self, event: &RunEvent) -> Option<(String, String)> {
+        let nested = self.activity.note(event);
+        let acts = matches!(
+            event,
+            RunEvent::Text { .. }
+                | RunEvent::Thinking { .. }
+                | RunEvent::ToolCall { .. }
+                | RunEvent::ToolResult { .. }
+                | RunEvent::Progress { .. }
+        );
+        if acts && nested != self.active {
+            // Another agent speaks: its text does not continue the previous one's.
+            self.recent_text.clear();
+            self.recent_cut = false;
+            self.active.clone_from(&nested);
         }
         let line = match event {
             RunEvent::Started { description, .. } => Some(format!("started: {description}")),
@@ -150,7 +187,6 @@ impl Progress {
                 None
             }
             RunEvent::ToolCall { name, input, .. } => {
-                self.tool_uses += 1;
                 self.recent_text.clear();
                 self.recent_cut = false;
                 self.last = format!("{name} {}", one_line(&input.to_string(), 50));
@@ -158,21 +194,14 @@ impl Progress {
             }
             RunEvent::ToolResult {
                 output, is_error, ..
-            } => Some(format!(
-                "{} {}",
-                if *is_error {
+            } => {
+                let what = if *is_error {
                     "tool error:"
                 } else {
                     "tool result:"
-                },
-                one_line(output, 100)
-            )),
-            RunEvent::Usage {
-                usage,
-                parent_tool_use_id: None,
-            } => {
-                self.usage = *usage;
-                None
+                };
+                self.last = format!("{what} {}", one_line(output, 50));
+                Some(format!("{what} {}", one_line(output, 100)))
             }
             RunEvent::Progress { message } => {
                 self.last = one_line(message, 50);
@@ -181,19 +210,7 @@ impl Progress {
             RunEvent::Finished { status } => Some(format!("finished: {status}")),
             _ => None,
         };
-        match self.mode {
-            Mode::Plain => {
-                if let Some(line) = line {
-                    eprintln!(
-                        "[{} {:.1}s] {line}",
-                        self.label,
-                        self.started.elapsed().as_secs_f64()
-                    );
-                }
-            }
-            Mode::Live => self.redraw(),
-            Mode::Json => {}
-        }
+        line.map(|line| (nested.unwrap_or_else(|| self.label.clone()), line))
     }
 
     /// Redraws the live line (call on a timer too, so elapsed time moves).
@@ -242,7 +259,7 @@ pub fn error_json(code: &str, message: &str) -> Value {
 }
 
 /// Prints an outcome for people: the answer on stdout, the summary on stderr.
-pub fn print_outcome_human(outcome: &Outcome) {
+pub fn print_outcome_human(outcome: &Outcome, progress: &Progress) {
     if let Some(structured) = &outcome.structured {
         println!(
             "{}",
@@ -251,15 +268,11 @@ pub fn print_outcome_human(outcome: &Outcome) {
     } else if !outcome.text.is_empty() {
         println!("{}", outcome.text);
     }
-    let u = &outcome.usage;
     eprintln!(
-        "{} · {:.1}s · {} tool use{} · {} in / {} out tokens",
+        "{} · {:.1}s · {}",
         outcome.status,
-        u.duration_ms as f64 / 1000.0,
-        u.tool_uses,
-        if u.tool_uses == 1 { "" } else { "s" },
-        u.input_tokens + u.cache_read_tokens + u.cache_write_tokens,
-        u.output_tokens
+        outcome.usage.duration_ms as f64 / 1000.0,
+        progress.summary_counts(outcome)
     );
     if let Some(diagnostic) = &outcome.diagnostic
         && !outcome.is_completed()
@@ -270,7 +283,81 @@ pub fn print_outcome_human(outcome: &Outcome) {
 
 #[cfg(test)]
 mod tests {
+    use pretty_assertions::assert_eq;
+    use subagent_core::Usage;
+
     use super::*;
+
+    /// The status line without its elapsed time.
+    fn status_without_time(progress: &Progress) -> String {
+        let status = progress.status();
+        let mut parts: Vec<&str> = status.split(" · ").collect();
+        parts.remove(1);
+        parts.join(" · ")
+    }
+
+    #[test]
+    fn the_live_line_names_the_nested_agent_at_work_and_counts_its_work_apart() {
+        let mut progress = Progress::new(Mode::Plain, "parent");
+        for event in [
+            RunEvent::Usage {
+                usage: Usage {
+                    input_tokens: 100,
+                    output_tokens: 50,
+                    ..Usage::default()
+                },
+                parent_tool_use_id: None,
+            },
+            RunEvent::ToolCall {
+                id: "c1".into(),
+                name: "subagent".into(),
+                input: json!({"subagent_type": "general-purpose", "prompt": "look"}),
+                parent_tool_use_id: None,
+            },
+            RunEvent::Usage {
+                usage: Usage {
+                    input_tokens: 7,
+                    output_tokens: 3,
+                    ..Usage::default()
+                },
+                parent_tool_use_id: Some("c1".into()),
+            },
+            RunEvent::ToolCall {
+                id: "k1".into(),
+                name: "read_file".into(),
+                input: json!({"path": "a.rs"}),
+                parent_tool_use_id: Some("c1".into()),
+            },
+        ] {
+            progress.event(&event);
+        }
+        assert_eq!(
+            status_without_time(&progress),
+            "parent › general-purpose · 1 tool use (+1 in subagents) · 150 tokens (+10 in subagents) · read_file {\"path\":\"a.rs\"}"
+        );
+        assert_eq!(
+            progress.plain_line(&RunEvent::ToolResult {
+                id: "k1".into(),
+                output: "fn main() {}".into(),
+                is_error: false,
+                parent_tool_use_id: Some("c1".into()),
+            }),
+            Some((
+                "general-purpose".to_owned(),
+                "tool result: fn main() {}".to_owned()
+            ))
+        );
+        progress.event(&RunEvent::ToolResult {
+            id: "c1".into(),
+            output: "done".into(),
+            is_error: false,
+            parent_tool_use_id: None,
+        });
+        assert_eq!(
+            status_without_time(&progress),
+            "parent · 1 tool use (+1 in subagents) · 150 tokens (+10 in subagents) · tool result: done"
+        );
+    }
 
     #[test]
     fn the_live_line_keeps_a_bounded_tail_of_a_long_answer() {

@@ -7,6 +7,7 @@ mod lists;
 mod newcomer;
 mod permissions;
 mod preset;
+mod progress;
 mod routing;
 mod run;
 mod secrets;

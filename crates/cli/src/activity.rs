@@ -1,0 +1,370 @@
+//! Who is working in a run's event stream: the run itself, or one of the nested agents whose
+//! events a delegation forwarded into it (tagged with `parent_tool_use_id`, the id of the call
+//! that started them), and the tool uses and tokens of each side.
+//!
+//! A nested agent is named from the call that started it: its `subagent_type`, else what the
+//! delegation tool runs untyped calls on (the fork provider, say), else the tool's name; a
+//! grandchild's name is the path from the run (`general-purpose › explore`).
+//!
+//! Deliberately not here: printing (that is `render`).
+
+use std::collections::HashMap;
+
+use subagent_core::{RunEvent, Usage};
+
+/// The longest chain of nested agents followed when naming one (ids come from providers).
+const MAX_NESTING: usize = 32;
+
+/// A tool call still open: what a nested agent it started is called.
+struct Call {
+    /// The agent type it asked for (`subagent_type`), or the tool's name.
+    label: String,
+    /// The call that started the agent which made this call.
+    parent: Option<String>,
+}
+
+/// Counts of a run and of its nested agents, and their names.
+#[derive(Default)]
+pub struct Activity {
+    /// Open tool calls by id (a call's entry goes when its result arrives).
+    calls: HashMap<String, Call>,
+    /// Delegation tool name → the name of what its untyped calls run on.
+    untyped: HashMap<String, String>,
+    own_tool_uses: u64,
+    nested_tool_uses: u64,
+    own_usage: Usage,
+    /// Each nested agent's latest cumulative usage, by the id of the call that started it.
+    nested_usage: HashMap<String, Usage>,
+}
+
+/// The tokens a usage counts, input (cache reads and writes included) and output.
+pub fn tokens(usage: &Usage) -> u64 {
+    input_tokens(usage).saturating_add(usage.output_tokens)
+}
+
+fn input_tokens(usage: &Usage) -> u64 {
+    usage
+        .input_tokens
+        .saturating_add(usage.cache_read_tokens)
+        .saturating_add(usage.cache_write_tokens)
+}
+
+fn plural(n: u64) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+impl Activity {
+    /// Names the nested agents that calls of the delegation tool `tool` without a
+    /// `subagent_type` start (e.g. `fork`, or the tool's provider).
+    pub fn name_untyped(&mut self, tool: impl Into<String>, label: impl Into<String>) {
+        self.untyped.insert(tool.into(), label.into());
+    }
+
+    /// Takes one event into account; returns the name of the nested agent it belongs to, or
+    /// `None` when it is the run's own.
+    pub fn note(&mut self, event: &RunEvent) -> Option<String> {
+        let tag = match event {
+            RunEvent::ToolCall {
+                id,
+                name,
+                input,
+                parent_tool_use_id,
+            } => {
+                if parent_tool_use_id.is_some() {
+                    self.nested_tool_uses += 1;
+                } else {
+                    self.own_tool_uses += 1;
+                }
+                let label = input
+                    .get("subagent_type")
+                    .and_then(|kind| kind.as_str())
+                    .filter(|kind| !kind.is_empty())
+                    .map(str::to_owned)
+                    .or_else(|| self.untyped.get(name).cloned())
+                    .unwrap_or_else(|| name.clone());
+                self.calls.insert(
+                    id.clone(),
+                    Call {
+                        label,
+                        parent: parent_tool_use_id.clone(),
+                    },
+                );
+                parent_tool_use_id
+            }
+            RunEvent::ToolResult {
+                id,
+                parent_tool_use_id,
+                ..
+            } => {
+                self.calls.remove(id);
+                parent_tool_use_id
+            }
+            RunEvent::Text {
+                parent_tool_use_id, ..
+            } => parent_tool_use_id,
+            RunEvent::Usage {
+                usage,
+                parent_tool_use_id,
+            } => {
+                match parent_tool_use_id {
+                    Some(id) => {
+                        self.nested_usage.insert(id.clone(), *usage);
+                    }
+                    None => self.own_usage = *usage,
+                }
+                parent_tool_use_id
+            }
+            _ => &None,
+        };
+        tag.as_deref().map(|id| self.name(id))
+    }
+
+    /// The name of the nested agent started by call `id`: the path of names from the run.
+    fn name(&self, id: &str) -> String {
+        let mut names = Vec::new();
+        let mut next = Some(id);
+        while let Some(id) = next {
+            if names.len() == MAX_NESTING {
+                names.push("…".to_owned());
+                break;
+            }
+            match self.calls.get(id) {
+                Some(call) => {
+                    names.push(call.label.clone());
+                    next = call.parent.as_deref();
+                }
+                None => {
+                    names.push("subagent".to_owned());
+                    next = None;
+                }
+            }
+        }
+        names.reverse();
+        names.join(" › ")
+    }
+
+    fn nested_total(&self) -> Usage {
+        let mut total = Usage::default();
+        for usage in self.nested_usage.values() {
+            total.add(usage);
+        }
+        total
+    }
+
+    /// `4 tool uses (+2 in subagents)`, from the events seen.
+    pub fn tool_uses_live(&self) -> String {
+        tool_uses_text(self.own_tool_uses, self.nested_tool_uses)
+    }
+
+    /// `1.2k tokens (+800 in subagents)`, from the events seen.
+    pub fn tokens_live(&self) -> String {
+        let nested = tokens(&self.nested_total());
+        let mut text = format!("{} tokens", human_tokens(tokens(&self.own_usage)));
+        if nested > 0 {
+            text.push_str(&format!(" (+{} in subagents)", human_tokens(nested)));
+        }
+        text
+    }
+
+    /// The counts of the summary line once the run ended: the outcome's own, and the nested
+    /// agents' as the live line counted them, so both lines agree. A provider whose outcome
+    /// counts its nested agents' tool calls too (claude-code) is not counted twice: the run's
+    /// own are what the outcome counts beyond the nested ones seen (never fewer than the own
+    /// calls seen).
+    pub fn summary(&self, usage: &Usage) -> String {
+        let own_tool_uses = usage
+            .tool_uses
+            .max(self.own_tool_uses + self.nested_tool_uses)
+            .saturating_sub(self.nested_tool_uses);
+        let nested = self.nested_total();
+        let mut text = format!(
+            "{} · {} in / {} out tokens",
+            tool_uses_text(own_tool_uses, self.nested_tool_uses),
+            input_tokens(usage),
+            usage.output_tokens
+        );
+        if tokens(&nested) > 0 {
+            text.push_str(&format!(
+                " (+{} in / +{} out in subagents)",
+                input_tokens(&nested),
+                nested.output_tokens
+            ));
+        }
+        text
+    }
+}
+
+fn tool_uses_text(own: u64, nested: u64) -> String {
+    let mut text = format!("{own} tool use{}", plural(own));
+    if nested > 0 {
+        text.push_str(&format!(" (+{nested} in subagents)"));
+    }
+    text
+}
+
+/// `950`, `1.2k`, `34k`.
+pub fn human_tokens(n: u64) -> String {
+    if n >= 10_000 {
+        format!("{:.0}k", n as f64 / 1000.0)
+    } else if n >= 1000 {
+        format!("{:.1}k", n as f64 / 1000.0)
+    } else {
+        n.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    use super::*;
+
+    fn call(id: &str, name: &str, input: serde_json::Value, parent: Option<&str>) -> RunEvent {
+        RunEvent::ToolCall {
+            id: id.into(),
+            name: name.into(),
+            input,
+            parent_tool_use_id: parent.map(str::to_owned),
+        }
+    }
+
+    fn result(id: &str, parent: Option<&str>) -> RunEvent {
+        RunEvent::ToolResult {
+            id: id.into(),
+            output: "ok".into(),
+            is_error: false,
+            parent_tool_use_id: parent.map(str::to_owned),
+        }
+    }
+
+    fn usage(input: u64, output: u64, parent: Option<&str>) -> RunEvent {
+        RunEvent::Usage {
+            usage: Usage {
+                input_tokens: input,
+                output_tokens: output,
+                ..Usage::default()
+            },
+            parent_tool_use_id: parent.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn nested_agents_are_named_from_the_calls_that_started_them() {
+        let mut activity = Activity::default();
+        activity.name_untyped("subagent", "fork");
+        let typed = json!({"subagent_type": "general-purpose", "prompt": "p"});
+        let seen: Vec<Option<String>> = [
+            call("c1", "subagent", typed, None),
+            call("k1", "read_file", json!({}), Some("c1")),
+            call(
+                "c2",
+                "Task",
+                json!({"subagent_type": "explore"}),
+                Some("c1"),
+            ),
+            call("k2", "grep", json!({}), Some("c2")),
+            result("k2", Some("c2")),
+            result("c2", Some("c1")),
+            result("c1", None),
+            call("f1", "subagent", json!({"prompt": "p"}), None),
+            call("k3", "ls", json!({}), Some("f1")),
+            call("t1", "other_tool", json!({}), None),
+            call("k4", "ls", json!({}), Some("t1")),
+            call("k5", "ls", json!({}), Some("unknown")),
+        ]
+        .iter()
+        .map(|event| activity.note(event))
+        .collect();
+        let name = |s: &str| Some(s.to_owned());
+        assert_eq!(
+            seen,
+            [
+                None,
+                name("general-purpose"),
+                name("general-purpose"),
+                name("general-purpose › explore"),
+                name("general-purpose › explore"),
+                name("general-purpose"),
+                None,
+                None,
+                name("fork"),
+                None,
+                name("other_tool"),
+                name("subagent"),
+            ]
+        );
+    }
+
+    #[test]
+    fn live_and_summary_counts_agree_and_keep_nested_work_apart() {
+        let mut activity = Activity::default();
+        for event in [
+            usage(100, 50, None),
+            call("c1", "subagent", json!({"subagent_type": "explore"}), None),
+            usage(7, 3, Some("c1")),
+            call("k1", "read_file", json!({}), Some("c1")),
+            result("k1", Some("c1")),
+            usage(18, 5, Some("c1")),
+            call("k2", "grep", json!({}), Some("c1")),
+            result("k2", Some("c1")),
+            result("c1", None),
+            call("b1", "bash", json!({}), None),
+            result("b1", None),
+            usage(300, 110, None),
+        ] {
+            activity.note(&event);
+        }
+        assert_eq!(
+            (activity.tool_uses_live(), activity.tokens_live()),
+            (
+                "2 tool uses (+2 in subagents)".to_owned(),
+                "410 tokens (+23 in subagents)".to_owned()
+            )
+        );
+        let outcome = Usage {
+            input_tokens: 300,
+            output_tokens: 110,
+            tool_uses: 2,
+            ..Usage::default()
+        };
+        assert_eq!(
+            activity.summary(&outcome),
+            "2 tool uses (+2 in subagents) · 300 in / 110 out tokens (+18 in / +5 out in subagents)"
+        );
+        // An outcome that counts its nested agents' calls too is not counted twice.
+        let counts_all = Usage {
+            tool_uses: 4,
+            ..outcome
+        };
+        assert_eq!(
+            activity.summary(&counts_all),
+            "2 tool uses (+2 in subagents) · 300 in / 110 out tokens (+18 in / +5 out in subagents)"
+        );
+    }
+
+    #[test]
+    fn a_run_without_nested_agents_says_nothing_of_them() {
+        let mut activity = Activity::default();
+        activity.note(&call("b1", "bash", json!({}), None));
+        activity.note(&usage(1200, 34, None));
+        let outcome = Usage {
+            input_tokens: 1200,
+            output_tokens: 34,
+            tool_uses: 1,
+            ..Usage::default()
+        };
+        assert_eq!(
+            (
+                activity.tool_uses_live(),
+                activity.tokens_live(),
+                activity.summary(&outcome)
+            ),
+            (
+                "1 tool use".to_owned(),
+                "1.2k tokens".to_owned(),
+                "1 tool use · 1200 in / 34 out tokens".to_owned()
+            )
+        );
+    }
+}

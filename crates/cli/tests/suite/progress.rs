@@ -1,0 +1,91 @@
+//! What a run shows on stderr while it goes: plain lines (stderr is not a terminal here) name
+//! who did what, and the summary counts a delegation's child apart from the parent.
+
+use pretty_assertions::assert_eq;
+use subagent_test_support::FakeServer;
+
+use super::support::{fake_preset, stderr, stdout, subagent};
+
+/// Replaces every elapsed time (`0.3s`, `12.0s`) with `T` and the first `duration_ms` with `D`,
+/// so whole lines can be compared.
+fn without_times(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(dot) = rest.find('.') {
+        let (before, after) = rest.split_at(dot);
+        let digits_before =
+            before.len() - before.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+        let digits_after = after[1..].len()
+            - after[1..]
+                .trim_start_matches(|c: char| c.is_ascii_digit())
+                .len();
+        let is_time =
+            digits_before > 0 && digits_after > 0 && after[1 + digits_after..].starts_with('s');
+        if is_time {
+            out.push_str(&before[..before.len() - digits_before]);
+            out.push('T');
+            rest = &after[1 + digits_after + 1..];
+        } else {
+            out.push_str(before);
+            out.push('.');
+            rest = &after[1..];
+        }
+    }
+    out.push_str(rest);
+    match out.split_once("duration_ms: ") {
+        Some((before, after)) => format!(
+            "{before}duration_ms: D{}",
+            after.trim_start_matches(|c: char| c.is_ascii_digit())
+        ),
+        None => out,
+    }
+}
+
+const DELEGATION: &str = r#"
+- name: child
+  match: "CHILD-READS"
+  steps:
+    - tool_calls:
+        - {id: call_read, name: read_file, input: {path: notes.txt}}
+      usage: {input_tokens: 7, output_tokens: 3}
+    - text: "child read it"
+      usage: {input_tokens: 11, output_tokens: 2}
+- name: parent
+  match: "please look"
+  steps:
+    - tool_calls:
+        - id: call_delegate
+          name: subagent
+          input: {subagent_type: general-purpose, description: read notes, prompt: "CHILD-READS notes.txt"}
+      usage: {input_tokens: 100, output_tokens: 50}
+    - text: "parent done"
+      usage: {input_tokens: 200, output_tokens: 60}
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plain_lines_name_the_child_at_work_and_the_summary_counts_it_apart() {
+    let server = FakeServer::from_yaml(DELEGATION).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "remember the milk\n").unwrap();
+    let preset = fake_preset(dir.path(), &server.url(), "");
+    let output = subagent(dir.path())
+        .env("FAKE_KEY", "test-key")
+        .args(["run", "--preset"])
+        .arg(&preset)
+        .arg("please look")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(stdout(&output), "parent done\n");
+    assert_eq!(
+        without_times(&stderr(&output)),
+        "[parent T] started: please look\n\
+         [parent T] tool subagent {\"description\":\"read notes\",\"prompt\":\"CHILD-READS notes.txt\",\"subagent_type\":\"general-purpose\"}\n\
+         [general-purpose T] tool read_file {\"path\":\"notes.txt\"}\n\
+         [general-purpose T] tool result: 1 remember the milk\n\
+         [parent T] tool result: child read it <usage>input_tokens: 18, output_tokens: 5, tool_uses: 1, duration_ms: D</usage>\n\
+         [parent T] finished: completed\n\
+         completed · T · 1 tool use (+1 in subagents) · 300 in / 110 out tokens (+18 in / +5 out in subagents)\n\
+         delegations: 1\n  subagent [general-purpose] “read notes” → ok: child read it\n"
+    );
+}
