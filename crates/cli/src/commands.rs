@@ -134,13 +134,19 @@ async fn delegate(
             .or_else(|| runnable.registry.names().into_iter().next())
             .ok_or_else(|| Refusal::invalid("the preset enables no provider"))?,
     };
+    // `started:` names the task (the agent type, then the prompt), as without `--agent`.
+    let description = profile.as_ref().map(|profile| {
+        format!(
+            "{}: {}",
+            profile.name,
+            subagent_core::default_description(&prompt)
+        )
+    });
     let mut builder = StartRequest::builder(prompt).cwd(&runnable.cwd);
     // The agent type's settings, its permission mode as the request's ceiling: the same
     // mapping as the delegation tool's, so a `plan` agent is read-only on every provider.
-    if let Some(profile) = &profile {
-        builder = builder
-            .description(format!("{}: {}", profile.name, profile.description))
-            .agent(profile);
+    if let (Some(profile), Some(description)) = (&profile, description) {
+        builder = builder.description(description).agent(profile);
     }
     if let Some(extra) = &args.persona {
         builder = builder.add_persona(extra);

@@ -4,7 +4,7 @@
 use pretty_assertions::assert_eq;
 use subagent_test_support::FakeServer;
 
-use super::support::{fake_preset, stderr, stdout, subagent};
+use super::support::{fake_preset, preset, stderr, stdout, subagent};
 
 /// Replaces every elapsed time (`0.3s`, `12.0s`) with `T` and the first `duration_ms` with `D`,
 /// so whole lines can be compared.
@@ -87,5 +87,24 @@ async fn plain_lines_name_the_child_at_work_and_the_summary_counts_it_apart() {
          [parent T] finished: completed\n\
          completed · T · 1 tool use (+1 in subagents) · 300 in / 110 out tokens (+18 in / +5 out in subagents)\n\
          delegations: 1\n  subagent [general-purpose] “read notes” → ok: child read it\n"
+    );
+}
+
+/// `delegate --agent` announces the task it was given, not the agent type's description.
+#[test]
+fn started_shows_the_prompt_for_an_agent_type() {
+    let home = tempfile::tempdir().unwrap();
+    let output = subagent(home.path())
+        .args(["delegate", "--agent", "explore", "--preset"])
+        .arg(preset("offline.yaml"))
+        .arg("Say hello from the subagent")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let err = stderr(&output);
+    let started: Vec<&str> = err.lines().filter(|l| l.contains("started:")).collect();
+    assert_eq!(
+        without_times(&started.join("\n")),
+        "[spawn T] started: explore: Say hello from the subagent"
     );
 }
