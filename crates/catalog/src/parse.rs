@@ -294,8 +294,8 @@ fn apply(definition: &mut Definition, field: &FieldValue<'_>) -> std::result::Re
             definition.permission_mode =
                 Some(PermissionMode::parse(mode.trim()).ok_or_else(|| {
                     format!(
-                        "unknown permission mode {mode:?}; expected one of default, acceptEdits, \
-                         plan, dontAsk, bypassPermissions"
+                        "unknown permission mode {mode:?}; expected one of {}",
+                        PermissionMode::valid_spellings()
                     )
                 })?);
         }

@@ -6,11 +6,10 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-/// Claude Code's `--permission-mode`. Our names (`accept-edits`, `dont-ask`, `bypass`) are
-/// accepted as aliases.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema,
-)]
+/// Claude Code's `--permission-mode`, written as Claude Code spells it (`acceptEdits`) or as the
+/// other providers do (`accept-edits`, `dont-ask`, `bypass`, `bypass-permissions`): every mode's
+/// camelCase and kebab-case spellings are accepted ([`ClaudePermissionMode::SPELLINGS`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[non_exhaustive]
 pub enum ClaudePermissionMode {
     /// `default`: in `-p` mode tools that would ask are denied.
@@ -30,11 +29,52 @@ pub enum ClaudePermissionMode {
     #[serde(rename = "auto")]
     Auto,
     /// `bypassPermissions`: everything allowed. As root Claude Code needs `IS_SANDBOX=1`.
-    #[serde(rename = "bypassPermissions", alias = "bypass")]
+    #[serde(
+        rename = "bypassPermissions",
+        alias = "bypass-permissions",
+        alias = "bypass"
+    )]
     BypassPermissions,
 }
 
+/// A string with every spelling as an `enum`, so that a preset's check accepts each of them and
+/// its error for a bad value lists them.
+impl schemars::JsonSchema for ClaudePermissionMode {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ClaudePermissionMode".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let spellings: Vec<&str> = Self::SPELLINGS.iter().map(|(s, _)| *s).collect();
+        schemars::json_schema!({
+            "type": "string",
+            "enum": spellings,
+            "description": "Claude Code's `--permission-mode`: `default` (in `-p` mode tools that \
+                would ask are denied), `acceptEdits` (file edits inside the cwd and `--add-dir`s \
+                are allowed), `plan` (read-only), `dontAsk` (the default: whatever is not \
+                pre-approved in `allowed_tools` is denied), `auto`, `bypassPermissions` \
+                (everything allowed; as root Claude Code needs `IS_SANDBOX=1`). The kebab-case \
+                spellings work too: `accept-edits`, `dont-ask`, `bypass-permissions`, `bypass`."
+        })
+    }
+}
+
 impl ClaudePermissionMode {
+    /// Every accepted spelling and its mode: Claude Code's (camelCase) first, then the
+    /// kebab-case ones.
+    pub const SPELLINGS: [(&'static str, ClaudePermissionMode); 10] = [
+        ("default", Self::Default),
+        ("acceptEdits", Self::AcceptEdits),
+        ("accept-edits", Self::AcceptEdits),
+        ("plan", Self::Plan),
+        ("dontAsk", Self::DontAsk),
+        ("dont-ask", Self::DontAsk),
+        ("auto", Self::Auto),
+        ("bypassPermissions", Self::BypassPermissions),
+        ("bypass-permissions", Self::BypassPermissions),
+        ("bypass", Self::BypassPermissions),
+    ];
+
     /// How loose the mode is (`plan` strictest, `bypassPermissions` loosest), on the scale of
     /// `subagent_core::PermissionMode`.
     fn looseness(self) -> u8 {
@@ -196,6 +236,31 @@ mod tests {
         assert_eq!(mode, ClaudePermissionMode::BypassPermissions);
         assert!(
             serde_json::from_value::<ClaudeCodeConfig>(serde_json::json!({"bogus": 1})).is_err()
+        );
+    }
+
+    #[test]
+    fn every_spelling_reads_and_the_schema_lists_them_all() {
+        for (spelling, mode) in ClaudePermissionMode::SPELLINGS {
+            let read: ClaudePermissionMode =
+                serde_json::from_value(serde_json::json!(spelling)).unwrap();
+            assert_eq!(read, mode, "{spelling}");
+        }
+        let schema = schemars::schema_for!(ClaudePermissionMode);
+        assert_eq!(
+            schema.get("enum"),
+            Some(&serde_json::json!([
+                "default",
+                "acceptEdits",
+                "accept-edits",
+                "plan",
+                "dontAsk",
+                "dont-ask",
+                "auto",
+                "bypassPermissions",
+                "bypass-permissions",
+                "bypass"
+            ]))
         );
     }
 }

@@ -102,7 +102,8 @@ pub struct RunArgs {
     pub max_turns: u32,
     /// How the parent's tool calls are permitted: default (edits and commands are asked on a
     /// terminal, denied otherwise), accept-edits, plan (read-only), dont-ask (deny what is not
-    /// allowed), bypass (allow everything). Children inherit it, never looser.
+    /// allowed), bypass (allow everything); Claude Code's spellings (acceptEdits, dontAsk,
+    /// bypassPermissions) work too. Children inherit it, never looser.
     #[arg(long, default_value = "default", value_parser = parse_mode)]
     pub permission_mode: subagent_core::PermissionMode,
     /// Print events as JSON lines, then the outcome object (for machines).
@@ -140,6 +141,9 @@ pub enum PresetCommand {
 
 fn parse_mode(text: &str) -> Result<subagent_core::PermissionMode, String> {
     subagent_core::PermissionMode::parse(text).ok_or_else(|| {
-        format!("unknown permission mode `{text}` (default, accept-edits, plan, dont-ask, bypass)")
+        format!(
+            "unknown permission mode `{text}` (valid: {})",
+            subagent_core::PermissionMode::valid_spellings()
+        )
     })
 }

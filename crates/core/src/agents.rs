@@ -10,10 +10,10 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::filter::{ToolFilter, wildcard_match};
 
-/// How a child's tool calls are permitted.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema,
-)]
+/// How a child's tool calls are permitted. Written as ours (kebab-case: `accept-edits`) or as
+/// Claude Code writes it (camelCase: `acceptEdits`, `bypassPermissions`), wherever a mode is read
+/// ([`PermissionMode::SPELLINGS`]); always serialized kebab-case.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum PermissionMode {
@@ -51,16 +51,35 @@ impl PermissionMode {
         }
     }
 
-    /// Parses our names and Claude Code's (`acceptEdits`, `dontAsk`, `bypassPermissions`).
+    /// Every accepted spelling and its mode, in the order [`PermissionMode::ALL`] lists the
+    /// modes: ours (kebab-case) first, then Claude Code's (camelCase).
+    pub const SPELLINGS: [(&'static str, PermissionMode); 9] = [
+        ("default", Self::Default),
+        ("accept-edits", Self::AcceptEdits),
+        ("acceptEdits", Self::AcceptEdits),
+        ("plan", Self::Plan),
+        ("dont-ask", Self::DontAsk),
+        ("dontAsk", Self::DontAsk),
+        ("bypass", Self::Bypass),
+        ("bypass-permissions", Self::Bypass),
+        ("bypassPermissions", Self::Bypass),
+    ];
+
+    /// Parses any of [`PermissionMode::SPELLINGS`].
     pub fn parse(text: &str) -> Option<Self> {
-        Some(match text {
-            "default" => Self::Default,
-            "accept-edits" | "acceptEdits" => Self::AcceptEdits,
-            "plan" => Self::Plan,
-            "dont-ask" | "dontAsk" => Self::DontAsk,
-            "bypass" | "bypassPermissions" => Self::Bypass,
-            _ => return None,
-        })
+        Self::SPELLINGS
+            .iter()
+            .find(|(spelling, _)| *spelling == text)
+            .map(|(_, mode)| *mode)
+    }
+
+    /// The valid spellings, for an error message: `default, accept-edits, acceptEdits, …`.
+    pub fn valid_spellings() -> String {
+        Self::SPELLINGS
+            .iter()
+            .map(|(spelling, _)| *spelling)
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 
     /// The stricter of two modes (`plan` is the strictest, `bypass` the loosest), so that
@@ -87,6 +106,44 @@ impl PermissionMode {
 impl std::fmt::Display for PermissionMode {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for PermissionMode {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        Self::parse(&text).ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "unknown permission mode {text:?} (valid: {})",
+                Self::valid_spellings()
+            ))
+        })
+    }
+}
+
+/// A string with every spelling as an `enum`, inlined where it is used, so that a validator
+/// accepts both spellings and its error for a bad value lists them.
+impl schemars::JsonSchema for PermissionMode {
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "PermissionMode".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let spellings: Vec<&str> = Self::SPELLINGS.iter().map(|(s, _)| *s).collect();
+        schemars::json_schema!({
+            "type": "string",
+            "enum": spellings,
+            "description": "How a child's tool calls are permitted: `default` (rules decide; what no \
+                rule decides is asked, or denied in the background), `accept-edits` (file edits \
+                inside the run's roots are allowed without asking), `plan` (read-only tools only), \
+                `dont-ask` (never ask: what no rule allows is denied), `bypass` (everything is \
+                allowed). Claude Code's spellings work too: `acceptEdits`, `dontAsk`, \
+                `bypassPermissions` (and `bypass-permissions`)."
+        })
     }
 }
 
@@ -190,6 +247,46 @@ mod tests {
         assert_eq!(
             PermissionMode::parse("bypassPermissions"),
             Some(PermissionMode::Bypass)
+        );
+    }
+
+    #[test]
+    fn every_spelling_reads_from_json_and_writes_kebab_case() {
+        for (spelling, mode) in PermissionMode::SPELLINGS {
+            let read: PermissionMode = serde_json::from_value(spelling.into()).unwrap();
+            assert_eq!(read, mode, "{spelling}");
+            assert_eq!(
+                serde_json::to_value(read).unwrap(),
+                serde_json::Value::from(mode.as_str())
+            );
+        }
+        let error = serde_json::from_value::<PermissionMode>("yolo".into())
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            error,
+            "unknown permission mode \"yolo\" (valid: default, accept-edits, acceptEdits, plan, \
+             dont-ask, dontAsk, bypass, bypass-permissions, bypassPermissions)"
+        );
+    }
+
+    #[test]
+    fn the_schema_lists_every_spelling_and_allows_null_when_optional() {
+        let schema = schemars::schema_for!(Option<PermissionMode>);
+        assert_eq!(
+            schema.get("enum"),
+            Some(&serde_json::json!([
+                "default",
+                "accept-edits",
+                "acceptEdits",
+                "plan",
+                "dont-ask",
+                "dontAsk",
+                "bypass",
+                "bypass-permissions",
+                "bypassPermissions",
+                null
+            ]))
         );
     }
 }

@@ -285,7 +285,7 @@ impl Loader<'_> {
                 first = Some((at, key));
             }
             let shown = if pointer.is_empty() { "/" } else { &pointer };
-            messages.push(format!("{shown}: {}", error.masked()));
+            messages.push(format!("{shown}: {}", masked_message(&error)));
         }
         match first {
             None => Ok(()),
@@ -436,6 +436,22 @@ impl Loader<'_> {
         }
         Ok(out)
     }
+}
+
+/// A violation for people, the value masked. A value outside an `enum` lists every valid value
+/// (the validator's own text shows three), `null` left out: it means the default.
+fn masked_message(error: &jsonschema::ValidationError<'_>) -> String {
+    if let jsonschema::error::ValidationErrorKind::Enum { options } = error.kind()
+        && let Some(options) = options.as_array()
+    {
+        let valid: Vec<String> = options
+            .iter()
+            .filter(|option| !option.is_null())
+            .map(ToString::to_string)
+            .collect();
+        return format!("value is not one of {}", valid.join(", "));
+    }
+    error.masked().to_string()
 }
 
 /// `providers[0].config` + `/a/0/b` → `providers[0].config.a[0].b`.

@@ -244,7 +244,8 @@ fn invalid_files_name_path_line_and_column() {
         (
             "---\nname: r\n\npermissionMode: yolo\n---\n",
             "agents/reviewer.md:4:17: `permissionMode`: unknown permission mode \"yolo\"; \
-             expected one of default, acceptEdits, plan, dontAsk, bypassPermissions",
+             expected one of default, accept-edits, acceptEdits, plan, dont-ask, dontAsk, bypass, \
+             bypass-permissions, bypassPermissions",
         ),
         (
             "---\nname: r\ntools: {a: 1}\n---\n",

@@ -108,3 +108,108 @@ fn the_readme_offline_commands_work_from_a_copy_of_presets_outside_the_clone() {
         );
     }
 }
+
+/// Every spelling of every permission mode: ours (kebab-case) and Claude Code's (camelCase).
+const MODE_SPELLINGS: [&str; 9] = [
+    "default",
+    "accept-edits",
+    "acceptEdits",
+    "plan",
+    "dont-ask",
+    "dontAsk",
+    "bypass",
+    "bypass-permissions",
+    "bypassPermissions",
+];
+
+/// A preset with one provider row of `kind` whose `permission_mode` is `mode`.
+fn preset_with_mode(dir: &Path, kind: &str, mode: &str) -> std::path::PathBuf {
+    let path = dir.join(format!("{kind}.yaml"));
+    std::fs::write(
+        &path,
+        format!(
+            "version: 1\nmodel: {{kind: scripted, name: s}}\nproviders:\n  - name: {kind}\n    kind: {kind}\n    config:\n      permission_mode: {mode}\ntools:\n  - {{name: subagent, provider: {kind}}}\n"
+        ),
+    )
+    .unwrap();
+    path
+}
+
+#[test]
+fn every_permission_mode_spelling_works_for_every_provider_kind() {
+    let dir = tempfile::tempdir().unwrap();
+    // Claude Code's own spellings first on its rows, and its `auto` mode.
+    let claude = [
+        "default",
+        "acceptEdits",
+        "accept-edits",
+        "plan",
+        "dontAsk",
+        "dont-ask",
+        "auto",
+        "bypassPermissions",
+        "bypass-permissions",
+        "bypass",
+    ];
+    for (kind, spellings) in [("spawn", &MODE_SPELLINGS[..]), ("claude-code", &claude[..])] {
+        for mode in spellings {
+            let file = preset_with_mode(dir.path(), kind, mode);
+            let output = subagent(dir.path())
+                .args(["preset", "validate"])
+                .arg(&file)
+                .output()
+                .unwrap();
+            assert_eq!(
+                output.status.code(),
+                Some(0),
+                "{kind} {mode}: {}",
+                stderr(&output)
+            );
+        }
+        // A bad value lists the valid ones.
+        let file = preset_with_mode(dir.path(), kind, "yolo");
+        let output = subagent(dir.path())
+            .args(["preset", "validate"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(2), "{kind}");
+        let valid = spellings
+            .iter()
+            .map(|mode| format!("\"{mode}\""))
+            .collect::<Vec<_>>()
+            .join(", ");
+        assert_eq!(
+            stderr(&output),
+            format!(
+                "error[INVALID_ARGUMENTS]: {}:7:7: providers[0].config.permission_mode: invalid config for provider \"{kind}\" (kind {kind}): /permission_mode: value is not one of {valid}\n",
+                file.display()
+            ),
+            "{kind}"
+        );
+    }
+}
+
+#[test]
+fn every_permission_mode_spelling_works_on_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    for mode in MODE_SPELLINGS {
+        let output = subagent(dir.path())
+            .args(["run", "--permission-mode", mode, "--help"])
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(0), "{mode}: {}", stderr(&output));
+    }
+    let output = subagent(dir.path())
+        .args(["run", "--permission-mode", "yolo", "hello"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains(
+            "unknown permission mode `yolo` (valid: default, accept-edits, acceptEdits, plan, dont-ask, dontAsk, bypass, bypass-permissions, bypassPermissions)"
+        ),
+        "{}",
+        stderr(&output)
+    );
+}
