@@ -266,7 +266,13 @@ pub fn print_outcome_human(outcome: &Outcome, progress: &Progress) {
             serde_json::to_string_pretty(structured).unwrap_or_default()
         );
     } else if !outcome.text.is_empty() {
-        println!("{}", outcome.text);
+        if outcome.is_completed() {
+            println!("{}", outcome.text);
+        } else {
+            // Not an answer (a failed run's text may be an error, such as claude's "Not logged
+            // in"): stdout stays for results.
+            eprintln!("text of the {} run: {}", outcome.status, outcome.text);
+        }
     }
     eprintln!(
         "{} · {:.1}s · {}",

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::http::HttpClient;
 use crate::scenario::Scenarios;
+use crate::scripted::ScriptedModel;
 use crate::types::Model;
 
 /// Which protocol a model speaks.
@@ -214,14 +215,12 @@ pub fn build_with_env(
     env: impl Fn(&str) -> Option<String>,
 ) -> Result<Arc<dyn Model>> {
     if config.kind == ModelKind::Scripted {
-        let scenarios = match &config.scenario {
-            Some(path) => Scenarios::load(path)?,
-            None => Scenarios::offline_demo()?,
+        let scripted = match &config.scenario {
+            Some(path) => ScriptedModel::new(config.model.clone(), Scenarios::load(path)?)
+                .with_scenario_file(path),
+            None => ScriptedModel::offline_demo(config.model.clone())?,
         };
-        return Ok(Arc::new(crate::scripted::ScriptedModel::new(
-            config.model.clone(),
-            scenarios,
-        )));
+        return Ok(Arc::new(scripted));
     }
     let key_env = config.key_env();
     let key = match &key_env {

@@ -101,6 +101,14 @@ pub enum Error {
     /// The caller cancelled the call. Not an error of the model; do not retry.
     #[error("model call cancelled")]
     Cancelled,
+    /// The scripted model's scenarios have no answer for this conversation (no scenario matches
+    /// the prompt, or the matched one has no step for this turn); the message says so in a
+    /// user's words. Returned by [`crate::ScriptedModel`]; retrying does not help.
+    #[error("{message}")]
+    Unscripted {
+        /// What has no answer, and what to do.
+        message: String,
+    },
     /// The configuration is invalid (unknown scenario file, bad base URL). Returned by
     /// [`crate::build`]; retrying does not help.
     #[error("invalid model configuration: {message}")]
@@ -118,7 +126,7 @@ impl Error {
             Self::Auth { .. } => "UNAUTHORIZED",
             Self::RateLimited { .. } => "MODEL_RATE_LIMITED",
             Self::Overloaded { .. } => "MODEL_OVERLOADED",
-            Self::BadRequest { .. } => "MODEL_BAD_REQUEST",
+            Self::BadRequest { .. } | Self::Unscripted { .. } => "MODEL_BAD_REQUEST",
             Self::ContextTooLong { .. } => "MODEL_CONTEXT_TOO_LONG",
             Self::Network { .. } => "MODEL_NETWORK",
             Self::Protocol { .. } => "PROTOCOL",

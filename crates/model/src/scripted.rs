@@ -1,13 +1,14 @@
 //! The offline scripted model: answers from a scenario file, in-process, deterministically.
 
 use std::collections::VecDeque;
+use std::path::PathBuf;
 
 use async_trait::async_trait;
 use subagent_session::StopReason;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::{Error, Result};
-use crate::scenario::{Action, Gates, Plan, Scenarios, StepStop};
+use crate::scenario::{Action, Gates, Plan, Scenarios, SelectError, StepStop};
 use crate::types::{Model, ModelEvent, ModelRequest, ModelStream};
 
 /// A model that replays scenario steps without any network. Tool call ids are
@@ -17,7 +18,26 @@ pub struct ScriptedModel {
     model: String,
     scenarios: Scenarios,
     gates: Gates,
+    origin: Origin,
 }
+
+/// Where the scenarios came from: what the error for a conversation they have no answer for
+/// names.
+#[derive(Debug)]
+enum Origin {
+    /// Given as a value.
+    Given,
+    /// A scenario file.
+    File(PathBuf),
+    /// The built-in offline demo.
+    Demo,
+}
+
+/// The error for a conversation the offline demo has no answer for: the user did not write the
+/// scenario, so its internals (names, steps) would mean nothing to them.
+const DEMO_HAS_NO_ANSWER: &str = "the offline scripted model has no answer for this turn: it \
+plays a fixed demo (say hello, delegate a hello) and cannot follow other instructions, such as an \
+output schema. Set ANTHROPIC_API_KEY or OPENAI_API_KEY to use a real model.";
 
 impl ScriptedModel {
     /// A scripted model named `model` (echoed in diagnostics only).
@@ -26,7 +46,43 @@ impl ScriptedModel {
             model: model.into(),
             scenarios,
             gates: Gates::default(),
+            origin: Origin::Given,
         }
+    }
+
+    /// The built-in offline demo ([`crate::scenario::OFFLINE_DEMO`]), named `model`. When the
+    /// demo has no answer, the error tells the user to set a key rather than what the scenario
+    /// lacks.
+    pub fn offline_demo(model: impl Into<String>) -> Result<Self> {
+        let mut scripted = Self::new(model, Scenarios::offline_demo()?);
+        scripted.origin = Origin::Demo;
+        Ok(scripted)
+    }
+
+    /// Names the file the scenarios were read from, in the error for a conversation they have
+    /// no answer for.
+    #[must_use]
+    pub fn with_scenario_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.origin = Origin::File(path.into());
+        self
+    }
+
+    /// The error for a conversation the scenarios have no answer for.
+    fn unscripted(&self, error: &SelectError) -> Error {
+        let detail = error.to_string();
+        // The fake server's prefix: this is no server.
+        let detail = detail.strip_prefix("fake model: ").unwrap_or(&detail);
+        let message = match &self.origin {
+            Origin::Demo => DEMO_HAS_NO_ANSWER.to_owned(),
+            Origin::File(path) => {
+                format!(
+                    "the scripted model has no answer in {}: {detail}",
+                    path.display()
+                )
+            }
+            Origin::Given => format!("the scripted model has no answer: {detail}"),
+        };
+        Error::Unscripted { message }
     }
 
     /// The gates `wait_gate` steps wait on.
@@ -165,10 +221,7 @@ impl Model for ScriptedModel {
         let plan = self
             .scenarios
             .plan(&request.messages)
-            .map_err(|e| Error::BadRequest {
-                status: 400,
-                message: e.to_string(),
-            })?;
+            .map_err(|e| self.unscripted(&e))?;
         for action in &plan.before {
             pause(action, &self.gates, &cancel).await?;
         }

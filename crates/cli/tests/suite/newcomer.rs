@@ -213,3 +213,71 @@ fn every_permission_mode_spelling_works_on_the_command_line() {
         stderr(&output)
     );
 }
+
+/// A project outside the clone with a copy of `presets/`.
+fn project() -> tempfile::TempDir {
+    let project = tempfile::tempdir().unwrap();
+    copy_dir(&root().join("presets"), &project.path().join("presets"));
+    project
+}
+
+#[test]
+fn an_output_schema_offline_fails_in_words_a_user_understands_and_no_failure_text_is_an_answer() {
+    let project = project();
+    std::fs::write(
+        project.path().join("schema.json"),
+        r#"{"type": "object", "properties": {"count": {"type": "integer"}}, "required": ["count"]}"#,
+    )
+    .unwrap();
+    let output = subagent(project.path())
+        .args([
+            "delegate",
+            "--preset",
+            "presets/offline.yaml",
+            "--agent",
+            "explore",
+            "--output-schema",
+            "schema.json",
+            "Count the Rust files",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    // A failed run has no answer: whatever text it produced is not printed as one.
+    assert_eq!(stdout(&output), "");
+    let err = stderr(&output);
+    assert!(
+        err.contains(
+            "diagnostic: model call failed: the offline scripted model has no answer for this turn: \
+             it plays a fixed demo (say hello, delegate a hello) and cannot follow other \
+             instructions, such as an output schema. Set ANTHROPIC_API_KEY or OPENAI_API_KEY to \
+             use a real model.\n"
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("scenario \"fallback\""), "{err}");
+    assert!(
+        err.contains("text of the failed run: [offline scripted model] No API key is set"),
+        "the failed run's text is shown on stderr, labelled: {err}"
+    );
+}
+
+#[test]
+fn the_offline_parent_does_not_say_where_the_report_is_printed() {
+    let project = project();
+    let output = subagent(project.path())
+        .args([
+            "run",
+            "--preset",
+            "presets/offline.yaml",
+            "Please delegate a hello to a subagent",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(
+        stdout(&output),
+        "[offline scripted model] The subagent finished and reported back: its report is the \
+         delegation's result.\n"
+    );
+}

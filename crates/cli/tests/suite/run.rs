@@ -16,7 +16,8 @@ fn the_main_job_works_offline_and_reports_its_delegation() {
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert_eq!(
         stdout(&output),
-        "[offline scripted model] The subagent finished; its report is above.\n"
+        "[offline scripted model] The subagent finished and reported back: its report is the \
+         delegation's result.\n"
     );
     let err = stderr(&output);
     assert!(

@@ -151,3 +151,54 @@ async fn offline_demo_is_the_default_scripted_config() {
     .unwrap();
     assert!(hello.message.text().contains("offline"));
 }
+
+/// The offline demo asked for a turn it has no answer for (the runtime's retry after an answer
+/// without the structured output) says so in a user's words, not the scenario's internals.
+#[tokio::test]
+async fn the_demo_without_an_answer_says_so_in_a_users_words() {
+    let model =
+        build_with_env(&ModelConfig::new(ModelKind::Scripted, "offline"), |_| None).unwrap();
+    let messages = vec![
+        Message::user("Count the Rust files"),
+        Message::new(Role::Assistant, vec![ContentBlock::text("an answer")]),
+        Message::user("<system-reminder>Call the structured_output tool now.</system-reminder>"),
+    ];
+    let error = model
+        .stream(
+            subagent_model::ModelRequest::new("offline", messages),
+            CancellationToken::new(),
+        )
+        .await
+        .err()
+        .map(|e| (e.code(), e.to_string()));
+    assert_eq!(
+        error,
+        Some((
+            "MODEL_BAD_REQUEST",
+            "the offline scripted model has no answer for this turn: it plays a fixed demo (say \
+             hello, delegate a hello) and cannot follow other instructions, such as an output \
+             schema. Set ANTHROPIC_API_KEY or OPENAI_API_KEY to use a real model."
+                .to_owned()
+        ))
+    );
+}
+
+/// A scenario file of one's own without an answer names the file and what is missing.
+#[tokio::test]
+async fn a_scenario_file_without_an_answer_names_the_file() {
+    let scenarios =
+        Scenarios::from_yaml("- name: only\n  match: hello\n  steps: [{text: hi}]\n").unwrap();
+    let model = ScriptedModel::new("mine", scenarios).with_scenario_file("scenarios/mine.yaml");
+    let error = model
+        .stream(request("goodbye"), CancellationToken::new())
+        .await
+        .err()
+        .map(|e| e.to_string());
+    assert_eq!(
+        error.as_deref(),
+        Some(
+            "the scripted model has no answer in scenarios/mine.yaml: no scenario matches the \
+             prompt \"goodbye\" (scenarios: only)"
+        )
+    );
+}
