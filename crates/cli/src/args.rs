@@ -13,6 +13,10 @@ use clap::{Args, Parser, Subcommand};
     after_help = EXIT_CODES
 )]
 pub struct Cli {
+    /// Log what happens inside on stderr: -v our crates' debug logs, -vv also their traces
+    /// and the dependencies' debug logs (RUST_LOG, when set, decides instead).
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    pub verbose: u8,
     #[command(subcommand)]
     pub command: Command,
 }

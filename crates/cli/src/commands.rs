@@ -204,6 +204,7 @@ async fn delegate(
     let mut interrupts = Interrupts::listen();
     let run = runnable.registry.start(&provider, request).await?;
     let run_id = run.id();
+    tracing::debug!(%run_id, %provider, cwd = %runnable.cwd.display(), "child started");
     let mut progress = Progress::new(mode, provider.clone());
     let driven = drive(run, &mut progress, &mut interrupts).await;
     if mode == Mode::Json {
@@ -282,6 +283,7 @@ async fn run(args: RunArgs, factories: &[Arc<dyn ProviderFactory>]) -> Result<Ex
         }
     });
     let run_id = run.id();
+    tracing::debug!(%run_id, cwd = %runnable.cwd.display(), "parent started");
     let mut progress = Progress::new(mode, "parent");
     for row in &runnable.tools {
         progress.name_untyped(&row.name, row.fork.as_ref().unwrap_or(&row.provider));

@@ -139,8 +139,10 @@ pub async fn drive(mut run: Run, progress: &mut Progress, interrupts: &mut Inter
         }
     }
     progress.clear();
+    let outcome = run.outcome().await;
+    tracing::debug!(status = %outcome.status, usage = ?outcome.usage, "run finished");
     Driven {
-        outcome: run.outcome().await,
+        outcome,
         interrupted,
         events: seen,
     }

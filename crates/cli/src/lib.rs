@@ -19,6 +19,7 @@ mod args;
 mod broker;
 mod commands;
 mod drive;
+mod logging;
 mod render;
 mod setup;
 
@@ -105,6 +106,7 @@ where
         Err(refusal) => return refusal.report(false),
     };
     let cli = args::Cli::parse_from(args);
+    logging::init(cli.verbose);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

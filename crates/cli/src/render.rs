@@ -22,11 +22,14 @@ pub enum Mode {
 }
 
 impl Mode {
-    /// JSON when asked, else live on a terminal, else plain.
+    /// JSON when asked, else live on a terminal (unless logs are on: they would be drawn
+    /// over), else plain.
     pub fn pick(json: bool) -> Self {
+        let logging = tracing::level_filters::LevelFilter::current()
+            > tracing::level_filters::LevelFilter::WARN;
         if json {
             Self::Json
-        } else if std::io::stderr().is_terminal() {
+        } else if std::io::stderr().is_terminal() && !logging {
             Self::Live
         } else {
             Self::Plain

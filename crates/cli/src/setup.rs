@@ -266,6 +266,13 @@ pub fn runnable(
         .map_err(|error| Refusal::new(error.code().as_str(), error.to_string()))?;
     let registry = Arc::new(built.registry);
     let catalog = Arc::new(load_catalog(&preset, &registry, &cwd));
+    tracing::debug!(
+        preset = %preset.path.display(),
+        providers = ?registry.names(),
+        agents = ?catalog.names(),
+        catalog_warnings = catalog.warnings().len(),
+        "preset loaded"
+    );
     Ok(Runnable {
         preset,
         registry,

@@ -4,6 +4,7 @@ mod delegate;
 mod embedding;
 mod guide;
 mod lists;
+mod logging;
 mod newcomer;
 mod permissions;
 mod preset;
