@@ -3,6 +3,13 @@
 
 use std::process::ExitCode;
 
+/// mimalloc instead of the system allocator: a run allocates and frees from many tasks on
+/// every worker at once (each delegation's child, its events, its messages), where glibc's
+/// malloc spent about a third of a 10,000-child fan-out consolidating and unlinking chunks.
+/// The benchmarks of the user's path use the same allocator (docs/performance.md).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     // First, before anything else: started as the guardian of a child tree? Then that is the
     // whole job. Otherwise every child this process starts runs under a re-executed copy of

@@ -424,6 +424,10 @@ fn start(bencher: divan::Bencher, messages: usize) {
     });
 }
 
+/// The allocator the `subagent` binary uses (`crates/cli/src/main.rs`).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if !args.iter().any(|a| a == "--list" || a == "--test") {

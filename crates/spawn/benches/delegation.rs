@@ -392,6 +392,10 @@ fn fan_out_through_parent_http(bencher: divan::Bencher, n: usize) {
     bencher.bench_local(|| rt.block_on(parent.run(&prompt)));
 }
 
+/// The allocator the `subagent` binary uses (`crates/cli/src/main.rs`).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if !args.iter().any(|a| a == "--list" || a == "--test") {
