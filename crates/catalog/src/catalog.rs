@@ -10,7 +10,7 @@ use subagent_core::agents::{AgentDirectory, AgentProfile};
 use crate::builtin::{BUILTIN_NAMES, BuiltinOptions, builtins};
 use crate::capability::ProviderTable;
 use crate::definition::Definition;
-use crate::parse::load_file;
+use crate::parse::{declared_name, parse_definition, read_text};
 use crate::source::{Source, SourceDir};
 use crate::warning::{Location, Warning, WarningKind};
 
@@ -121,6 +121,8 @@ struct Loaded {
     profiles: Vec<AgentProfile>,
     load_warnings: Vec<Warning>,
     capability_warnings: Vec<Warning>,
+    /// Files that did not load, by the name they would have defined.
+    failed: Vec<(String, Warning)>,
 }
 
 #[derive(Debug)]
@@ -172,6 +174,7 @@ impl Catalog {
             profiles: loaded.profiles.clone(),
             load_warnings: loaded.load_warnings.clone(),
             capability_warnings,
+            failed: loaded.failed.clone(),
         });
         state.config.providers = providers;
     }
@@ -221,6 +224,21 @@ impl Catalog {
         })
     }
 
+    /// The warnings of the definition files that did not load and would have defined `name`
+    /// (their frontmatter's `name:` line, else their file stem; ASCII case ignored, as in
+    /// [`AgentDirectory::get`]): why there is no agent of that name.
+    pub fn failed_definitions(&self, name: &str) -> Vec<Warning> {
+        self.read(|state| {
+            state
+                .loaded
+                .failed
+                .iter()
+                .filter(|(intended, _)| intended.eq_ignore_ascii_case(name))
+                .map(|(_, warning)| warning.clone())
+                .collect()
+        })
+    }
+
     fn read<T>(&self, f: impl FnOnce(&State) -> T) -> T {
         f(&self.state.read().unwrap_or_else(PoisonError::into_inner))
     }
@@ -249,15 +267,19 @@ impl AgentDirectory for Catalog {
 }
 
 fn load(config: &CatalogConfig) -> Loaded {
-    let mut warnings = Vec::new();
-    let mut candidates: Vec<Definition> = Vec::new();
+    let mut sink = Sink::default();
     if let Some(options) = &config.builtins {
-        candidates.extend(builtins(options));
+        sink.definitions.extend(builtins(options));
     }
-    candidates.extend(config.definitions.iter().cloned());
+    sink.definitions.extend(config.definitions.iter().cloned());
     for dir in &config.dirs {
-        read_source_dir(dir, &mut candidates, &mut warnings);
+        read_source_dir(dir, &mut sink);
     }
+    let Sink {
+        definitions: candidates,
+        mut warnings,
+        failed,
+    } = sink;
 
     // Per name, the first definition of each source; later ones in the same source are reported.
     let mut by_name: BTreeMap<String, BTreeMap<Source, Arc<Definition>>> = BTreeMap::new();
@@ -292,6 +314,7 @@ fn load(config: &CatalogConfig) -> Loaded {
         profiles,
         load_warnings: warnings,
         capability_warnings,
+        failed,
     }
 }
 
@@ -324,21 +347,28 @@ fn duplicate_warning(first: &Definition, second: &Definition) -> Warning {
     }
 }
 
-fn read_source_dir(dir: &SourceDir, out: &mut Vec<Definition>, warnings: &mut Vec<Warning>) {
+/// What reading the sources gives: definitions, warnings, and the files that did not load.
+#[derive(Default)]
+struct Sink {
+    definitions: Vec<Definition>,
+    warnings: Vec<Warning>,
+    failed: Vec<(String, Warning)>,
+}
+
+fn read_source_dir(dir: &SourceDir, sink: &mut Sink) {
     match std::fs::metadata(&dir.path) {
-        Ok(meta) if meta.is_file() => load_into(&dir.path, dir.source, out, warnings),
+        Ok(meta) if meta.is_file() => load_into(&dir.path, dir.source, sink),
         Ok(_) => {
             let mut walk = Walk {
                 source: dir.source,
                 visited: HashSet::new(),
-                out,
-                warnings,
+                sink,
             };
             walk.dir(&dir.path, 0);
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             if dir.source == Source::Flag {
-                warnings.push(Warning::new(
+                sink.warnings.push(Warning::new(
                     WarningKind::Unreadable,
                     &dir.path,
                     Location::NONE,
@@ -346,7 +376,7 @@ fn read_source_dir(dir: &SourceDir, out: &mut Vec<Definition>, warnings: &mut Ve
                 ));
             }
         }
-        Err(e) => warnings.push(Warning::new(
+        Err(e) => sink.warnings.push(Warning::new(
             WarningKind::Unreadable,
             &dir.path,
             Location::NONE,
@@ -360,8 +390,7 @@ struct Walk<'a> {
     source: Source,
     /// Directories already read (canonical paths), so a symlink loop is read once.
     visited: HashSet<PathBuf>,
-    out: &'a mut Vec<Definition>,
-    warnings: &'a mut Vec<Warning>,
+    sink: &'a mut Sink,
 }
 
 impl Walk<'_> {
@@ -375,7 +404,7 @@ impl Walk<'_> {
             |message: String| Warning::new(WarningKind::Unreadable, dir, Location::NONE, message);
         let entries = match std::fs::read_dir(dir) {
             Ok(entries) => entries,
-            Err(e) => return self.warnings.push(unreadable(e.to_string())),
+            Err(e) => return self.sink.warnings.push(unreadable(e.to_string())),
         };
         let mut paths: Vec<PathBuf> = Vec::new();
         for entry in entries {
@@ -384,7 +413,7 @@ impl Walk<'_> {
                     paths.push(entry.path());
                 }
                 Ok(_) => {}
-                Err(e) => self.warnings.push(unreadable(e.to_string())),
+                Err(e) => self.sink.warnings.push(unreadable(e.to_string())),
             }
         }
         paths.sort();
@@ -395,7 +424,7 @@ impl Walk<'_> {
                     if depth + 1 < MAX_DIR_DEPTH {
                         self.dir(&path, depth + 1);
                     } else {
-                        self.warnings.push(Warning::new(
+                        self.sink.warnings.push(Warning::new(
                             WarningKind::Unreadable,
                             &path,
                             Location::NONE,
@@ -403,13 +432,11 @@ impl Walk<'_> {
                         ));
                     }
                 }
-                Ok(_) if is_markdown(&path) => {
-                    load_into(&path, self.source, self.out, self.warnings)
-                }
+                Ok(_) if is_markdown(&path) => load_into(&path, self.source, self.sink),
                 Ok(_) => {}
                 Err(e) => {
                     if is_markdown(&path) {
-                        self.warnings.push(Warning::new(
+                        self.sink.warnings.push(Warning::new(
                             WarningKind::Unreadable,
                             &path,
                             Location::NONE,
@@ -427,14 +454,27 @@ fn is_markdown(path: &Path) -> bool {
         .is_some_and(|ext| ext.eq_ignore_ascii_case("md"))
 }
 
-fn load_into(path: &Path, source: Source, out: &mut Vec<Definition>, warnings: &mut Vec<Warning>) {
-    match load_file(path, source) {
-        Ok(parsed) => {
-            warnings.extend(parsed.warnings);
-            out.push(parsed.definition);
-        }
-        Err(error) => warnings.push(error.into()),
-    }
+fn load_into(path: &Path, source: Source, sink: &mut Sink) {
+    // The name the file would have defined: its `name:` line, else its stem (as when it loads).
+    let stem = || {
+        path.file_stem()
+            .map(|stem| stem.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
+    let (error, intended) = match read_text(path) {
+        Err(error) => (error, stem()),
+        Ok(text) => match parse_definition(path, &text, source) {
+            Ok(parsed) => {
+                sink.warnings.extend(parsed.warnings);
+                sink.definitions.push(parsed.definition);
+                return;
+            }
+            Err(error) => (error, declared_name(&text).unwrap_or_else(stem)),
+        },
+    };
+    let warning = Warning::from(error);
+    sink.failed.push((intended, warning.clone()));
+    sink.warnings.push(warning);
 }
 
 fn diff(before: &[Entry], after: &[Entry]) -> Reloaded {

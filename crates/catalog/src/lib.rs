@@ -12,7 +12,10 @@
 //! - the [`Catalog`]: load, reload, listing with the source of each definition and what it
 //!   overrides, load warnings with `path:line:column`, and [`AgentDirectory`] for the delegation
 //!   tool (definitions become [`AgentProfile`](subagent_core::agents::AgentProfile)s);
-//! - checking definitions against their providers' capabilities ([`capability_warnings`]);
+//! - checking definitions against their providers' capabilities ([`capability_warnings`]) and
+//!   tools ([`tool_warnings`]: unknown tool names with a guess, a filter that leaves no tools);
+//! - remembering which definition files did not load under the name they would have defined
+//!   ([`Catalog::failed_definitions`]), so that "unknown agent type" can say why;
 //! - effective-config resolution: request > definition > persona > parent, permission modes and
 //!   tool filters intersected ([`resolve`]).
 //!
@@ -35,7 +38,7 @@ mod tools;
 mod warning;
 
 pub use builtin::{BUILTIN_NAMES, BuiltinOptions, EXPLORE_MAX_TURNS, READ_ONLY_TOOLS, builtins};
-pub use capability::{ProviderTable, capability_warnings};
+pub use capability::{ProviderTable, capability_warnings, tool_warnings};
 pub use catalog::{Catalog, CatalogConfig, Entry, MAX_DIR_DEPTH, Reloaded};
 pub use definition::{Definition, Isolation};
 pub use error::{Error, Result};

@@ -66,6 +66,11 @@ pub const KNOWN_FIELDS: [&str; 18] = [
 
 /// Reads and parses one file.
 pub fn load_file(path: &Path, source: Source) -> Result<Parsed> {
+    parse_definition(path, &read_text(path)?, source)
+}
+
+/// Reads a definition file's text: a regular file of at most [`MAX_FILE_BYTES`], UTF-8.
+pub(crate) fn read_text(path: &Path) -> Result<String> {
     let io = |message: String| Error::Io {
         path: path.to_owned(),
         message,
@@ -81,8 +86,23 @@ pub fn load_file(path: &Path, source: Source) -> Result<Parsed> {
             io(e.to_string())
         }
     })?;
-    let text = String::from_utf8(bytes).map_err(|_| io("not UTF-8 text".into()))?;
-    parse_definition(path, &text, source)
+    String::from_utf8(bytes).map_err(|_| io("not UTF-8 text".into()))
+}
+
+/// The name a definition's text declares on a `name:` line of its frontmatter (quotes
+/// removed), read line by line so that it is found in a file whose YAML does not parse.
+pub(crate) fn declared_name(text: &str) -> Option<String> {
+    let (yaml, _) = split_frontmatter(text)?;
+    yaml.lines().find_map(|line| {
+        let value = line.strip_prefix("name:")?.trim();
+        let value = value
+            .strip_prefix('"')
+            .and_then(|v| v.strip_suffix('"'))
+            .or_else(|| value.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')))
+            .unwrap_or(value)
+            .trim();
+        (!value.is_empty()).then(|| value.to_owned())
+    })
 }
 
 /// Parses the text of a definition file. `path` names the file in errors and warnings and gives
@@ -229,7 +249,8 @@ fn closest_field(key: &str) -> Option<&'static str> {
         .map(|(_, known)| known)
 }
 
-fn edit_distance(a: &str, b: &str) -> usize {
+/// The Levenshtein distance between two strings, in characters.
+pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let mut previous: Vec<usize> = (0..=b.len()).collect();
     for (i, ca) in a.chars().enumerate() {

@@ -76,6 +76,12 @@ pub enum WarningKind {
     /// The definition names a provider that is not registered. It loads; starting it fails with
     /// `UNKNOWN_PROVIDER`.
     UnknownProvider,
+    /// `tools` or `disallowedTools` names a tool no known provider has (a typo, most likely; the
+    /// message names the closest known tool). It loads; the name matches nothing.
+    UnknownTool,
+    /// The definition's tool filter leaves it none of its provider's tools. It loads; the child
+    /// starts with no tools.
+    NoTools,
 }
 
 /// One load warning. `Display` gives `path:line:column: message` (the parts that are known).

@@ -122,3 +122,89 @@ fn the_lookup_function_form() {
          with UNSUPPORTED_CAPABILITY"
     );
 }
+
+/// The tools the test's `spawn` provider has (our runtime's built-ins).
+const SPAWN_TOOLS: [&str; 8] = [
+    "ls",
+    "read_file",
+    "write_file",
+    "edit_file",
+    "delete",
+    "glob",
+    "grep",
+    "bash",
+];
+
+#[test]
+fn unknown_tools_are_named_with_a_guess_and_a_child_left_with_no_tools_is_reported() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("agents");
+    write(
+        &dir,
+        "typo.md",
+        "---\nname: typo\ndescription: d\ntools: raed_file, grep, frobnicate\n---\nbody\n",
+    );
+    write(
+        &dir,
+        "none.md",
+        "---\nname: none\ndescription: d\ntools: [Raed]\n---\nbody\n",
+    );
+    write(
+        &dir,
+        "denied.md",
+        "---\nname: denied\ndescription: d\ntools: grep\ndisallowedTools: Grep\n---\nbody\n",
+    );
+    // Claude Code's names, patterns, rules and MCP tools are not typos.
+    write(
+        &dir,
+        "fine.md",
+        "---\nname: fine\ndescription: d\ntools: Read, read_*, Bash(git:*), mcp__x__y, bash\n---\n",
+    );
+    // On a provider whose tools are not known, nothing is checked but the spelling.
+    write(
+        &dir,
+        "elsewhere.md",
+        "---\nname: elsewhere\ndescription: d\nprovider: other\ntools: WebFetch, grpe\n---\n",
+    );
+    let table = ProviderTable::new(Some("spawn".into()))
+        .with("spawn", Capabilities::ALL)
+        .with_tools("spawn", SPAWN_TOOLS)
+        .with("other", Capabilities::ALL)
+        .with("claude-code", Capabilities::ALL)
+        .with_tools("claude-code", ["Read", "Grep", "Glob", "Bash", "WebFetch"]);
+    let catalog = Catalog::load(
+        CatalogConfig::new()
+            .dir(Source::Project, &dir)
+            .providers(table),
+    );
+    assert_eq!(
+        shown(&catalog.warnings(), root.path()),
+        vec![
+            "<root>/agents/denied.md:4:1: agent `denied` would run with no tools on provider \
+             `spawn`: its tools/disallowedTools leave none of ls, read_file, write_file, \
+             edit_file, delete, glob, grep, bash",
+            "<root>/agents/elsewhere.md:5:1: agent `elsewhere`: unknown tool `grpe` in tools \
+             (did you mean `grep`?)",
+            "<root>/agents/none.md:4:1: agent `none`: unknown tool `Raed` in tools (did you \
+             mean `Read`?)",
+            "<root>/agents/none.md:4:1: agent `none` would run with no tools on provider \
+             `spawn`: its tools/disallowedTools leave none of ls, read_file, write_file, \
+             edit_file, delete, glob, grep, bash",
+            "<root>/agents/typo.md:4:1: agent `typo`: unknown tool `raed_file` in tools (did \
+             you mean `read_file`?)",
+            "<root>/agents/typo.md:4:1: agent `typo`: unknown tool `frobnicate` in tools",
+        ]
+    );
+    let kinds: Vec<WarningKind> = catalog.warnings().iter().map(|w| w.kind).collect();
+    assert_eq!(
+        kinds,
+        vec![
+            WarningKind::NoTools,
+            WarningKind::UnknownTool,
+            WarningKind::UnknownTool,
+            WarningKind::NoTools,
+            WarningKind::UnknownTool,
+            WarningKind::UnknownTool,
+        ]
+    );
+}

@@ -489,3 +489,51 @@ fn special_and_oversized_files_are_warnings_and_the_rest_loads() {
             .all(|w| w.kind == WarningKind::Unreadable)
     );
 }
+
+/// A definition that did not load is found by the name it would have had: its `name:` line,
+/// else its file stem; so "unknown agent type" can say why.
+#[test]
+fn definitions_that_did_not_load_are_found_by_their_intended_name() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("agents");
+    write(
+        &dir,
+        "reviewer.md",
+        "---\nname: reviewer\ndescription: [unclosed\n---\nbody\n",
+    );
+    write(
+        &dir,
+        "file-stem.md",
+        "---\ndescription: d\nmaxTurns: many\n---\n",
+    );
+    write(
+        &dir,
+        "named.md",
+        "---\nname: 'Other Name'\ntools: {a: 1}\n---\n",
+    );
+    write(&dir, "no-frontmatter.md", "just text\n");
+    write(&dir, "fine.md", &agent("fine", "d"));
+    let catalog = Catalog::load(CatalogConfig::new().dir(Source::Project, &dir));
+    let failed = |name: &str| shown(&catalog.failed_definitions(name), root.path());
+    assert_eq!(failed("reviewer").len(), 1, "{:?}", catalog.warnings());
+    assert!(
+        failed("reviewer")[0].starts_with("<root>/agents/reviewer.md:3:"),
+        "{:?}",
+        failed("reviewer")
+    );
+    assert_eq!(
+        failed("file-stem"),
+        vec![
+            "<root>/agents/file-stem.md:3:11: `maxTurns`: expected a whole number from 1 to \
+             4294967295, found \"many\""
+        ]
+    );
+    assert_eq!(failed("other name").len(), 1, "case is ignored, as in get");
+    assert_eq!(failed("named"), Vec::<String>::new(), "the name: line wins");
+    assert_eq!(failed("no-frontmatter").len(), 1);
+    assert_eq!(failed("fine"), Vec::<String>::new());
+    assert_eq!(failed("absent"), Vec::<String>::new());
+    // A reload keeps them.
+    catalog.reload();
+    assert_eq!(failed("reviewer").len(), 1);
+}
