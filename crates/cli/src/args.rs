@@ -15,7 +15,7 @@ use clap::{Args, Parser, Subcommand};
 pub struct Cli {
     /// Log what happens inside on stderr: -v our crates' debug logs, -vv also their traces
     /// and the dependencies' debug logs (RUST_LOG, when set, decides instead).
-    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    #[arg(short, long, action = clap::ArgAction::Count, global = true, display_order = 100)]
     pub verbose: u8,
     #[command(subcommand)]
     pub command: Command,
@@ -38,23 +38,37 @@ pub enum Command {
     /// delegations it made.
     Run(RunArgs),
     /// Show the capability table of the preset's providers (disabled rows marked).
-    Providers(ListArgs),
+    Providers(ProvidersArgs),
     /// Show the effective agent catalog with sources and warnings.
-    Agents(ListArgs),
+    Agents(AgentsArgs),
     /// Check a preset file or print the JSON Schema of the format.
     #[command(subcommand)]
     Preset(PresetCommand),
 }
 
-/// Options every command that loads a preset shares.
+/// The preset: every command that loads one.
 #[derive(Debug, Args)]
 pub struct PresetArgs {
     /// The preset file (default: the built-in copy of presets/standard.yaml).
     #[arg(long, short = 'p', value_name = "FILE")]
     pub preset: Option<PathBuf>,
+}
+
+/// The preset and the project: the commands that read the project (its agent definitions).
+#[derive(Debug, Args)]
+pub struct ProjectArgs {
+    #[command(flatten)]
+    pub preset: PresetArgs,
     /// The working directory of the parent (default: the current directory).
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
+}
+
+/// The preset, the project and the model choice: the commands that run an agent.
+#[derive(Debug, Args)]
+pub struct RunnableArgs {
+    #[command(flatten)]
+    pub project: ProjectArgs,
     /// Use the scripted offline model even when an API key is set (no network).
     #[arg(long)]
     pub offline: bool,
@@ -63,7 +77,7 @@ pub struct PresetArgs {
 #[derive(Debug, Args)]
 pub struct DelegateArgs {
     #[command(flatten)]
-    pub preset: PresetArgs,
+    pub preset: RunnableArgs,
     /// The provider to run the child on (default: the provider of the preset's first
     /// delegation tool, else its first enabled provider).
     #[arg(long, conflicts_with = "agent")]
@@ -97,7 +111,7 @@ pub struct DelegateArgs {
 #[derive(Debug, Args)]
 pub struct RunArgs {
     #[command(flatten)]
-    pub preset: PresetArgs,
+    pub preset: RunnableArgs,
     /// The parent's model (default: the preset's).
     #[arg(long)]
     pub model: Option<String>,
@@ -118,7 +132,7 @@ pub struct RunArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct ListArgs {
+pub struct ProvidersArgs {
     #[command(flatten)]
     pub preset: PresetArgs,
     /// Print JSON instead of a table.
@@ -127,6 +141,15 @@ pub struct ListArgs {
     /// Print the table as Markdown (what docs/providers.md holds).
     #[arg(long, conflicts_with = "json")]
     pub markdown: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct AgentsArgs {
+    #[command(flatten)]
+    pub preset: ProjectArgs,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Subcommand)]

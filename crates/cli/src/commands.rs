@@ -12,7 +12,7 @@ use subagent_runtime::{
     AgentConfig, DelegationTool, DelegationToolConfig, PermissionPolicy, Roots, Tool, ToolSet,
 };
 
-use crate::args::{Command, DelegateArgs, ListArgs, PresetCommand, RunArgs};
+use crate::args::{AgentsArgs, Command, DelegateArgs, PresetCommand, ProvidersArgs, RunArgs};
 use crate::broker::TerminalBroker;
 use crate::drive::{Interrupts, StopSignal, drive};
 use crate::render::{self, Mode, Progress};
@@ -111,7 +111,7 @@ async fn delegate(
 ) -> Result<ExitCode, Refusal> {
     let prompt = read_prompt(&args.prompt)?;
     let mode = Mode::pick(args.json);
-    let runnable = setup::runnable(&args.preset, None, factories)?;
+    let runnable = setup::runnable(&args.preset.project, args.preset.offline, None, factories)?;
     let profile = match &args.agent {
         Some(name) => Some(runnable.catalog.get(name).ok_or_else(|| {
             Refusal::from(subagent_core::Error::UnknownAgentType {
@@ -237,7 +237,12 @@ fn delegation_config(row: &subagent_preset::ToolRow) -> DelegationToolConfig {
 async fn run(args: RunArgs, factories: &[Arc<dyn ProviderFactory>]) -> Result<ExitCode, Refusal> {
     let prompt = read_prompt(&args.prompt)?;
     let mode = Mode::pick(args.json);
-    let runnable = setup::runnable(&args.preset, args.model.as_deref(), factories)?;
+    let runnable = setup::runnable(
+        &args.preset.project,
+        args.preset.offline,
+        args.model.as_deref(),
+        factories,
+    )?;
     let directory: Arc<dyn subagent_core::agents::AgentDirectory> = runnable.catalog.clone();
     let delegation_names: Vec<String> = runnable.tools.iter().map(|row| row.name.clone()).collect();
     let delegations = runnable.tools.iter().map(|row| {
@@ -397,7 +402,10 @@ fn check(on: bool) -> &'static str {
     if on { "yes" } else { "-" }
 }
 
-fn providers(args: &ListArgs, factories: &[Arc<dyn ProviderFactory>]) -> Result<ExitCode, Refusal> {
+fn providers(
+    args: &ProvidersArgs,
+    factories: &[Arc<dyn ProviderFactory>],
+) -> Result<ExitCode, Refusal> {
     let preset = setup::load_preset(&args.preset, factories)?;
     let listing = preset.listing(factories);
     if args.json {
@@ -419,7 +427,7 @@ fn providers(args: &ListArgs, factories: &[Arc<dyn ProviderFactory>]) -> Result<
 /// The capability table as Markdown, one row per provider.
 pub fn providers_markdown(listing: &[subagent_preset::ProviderListing]) -> String {
     let mut out = String::from(
-        "| provider | kind | output_schema | depth_limit | tool_filter | persona | model_override | max_turns | resume | inherits context |\n\
+        "| provider | kind | output_schema | depth_limit | tool_filter | persona | model_override | max_turns | resume | inherits_parent_context |\n\
          | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n",
     );
     for row in listing {
@@ -464,7 +472,7 @@ pub fn providers_table(listing: &[subagent_preset::ProviderListing]) -> String {
         "model_override",
         "max_turns",
         "resume",
-        "inherits_context",
+        "inherits_parent_context",
     ];
     let mut rows = vec![headers.iter().map(|h| (*h).to_owned()).collect::<Vec<_>>()];
     for row in listing {
@@ -504,8 +512,9 @@ pub fn providers_table(listing: &[subagent_preset::ProviderListing]) -> String {
         .join("\n")
 }
 
-fn agents(args: &ListArgs, factories: &[Arc<dyn ProviderFactory>]) -> Result<ExitCode, Refusal> {
-    let runnable = setup::runnable(&args.preset, None, factories)?;
+fn agents(args: &AgentsArgs, factories: &[Arc<dyn ProviderFactory>]) -> Result<ExitCode, Refusal> {
+    // No agent runs: the scripted model, so that no key is looked for.
+    let runnable = setup::runnable(&args.preset, true, None, factories)?;
     let entries = runnable.catalog.entries();
     let warnings = runnable.catalog.warnings();
     if args.json {
@@ -516,6 +525,10 @@ fn agents(args: &ListArgs, factories: &[Arc<dyn ProviderFactory>]) -> Result<Exi
         );
         return Ok(ExitCode::from(EXIT_COMPLETED));
     }
+    println!(
+        "{:<18} {:<12} {:<10} description",
+        "name", "provider", "source"
+    );
     for entry in &entries {
         let profile = entry.definition.profile();
         println!(

@@ -12,7 +12,7 @@ use subagent_preset::{ModelSection, Preset, ToolRow};
 use subagent_runtime::{DefaultModel, Secrets};
 
 use crate::Refusal;
-use crate::args::PresetArgs;
+use crate::args::{PresetArgs, ProjectArgs};
 
 /// The standard preset, compiled in for when `--preset` is not given.
 const STANDARD_PRESET: &str = include_str!("../../../presets/standard.yaml");
@@ -63,7 +63,7 @@ pub fn load_preset(
 }
 
 /// The parent's working directory: `--cwd`, else the current directory, made absolute.
-pub fn cwd(args: &PresetArgs) -> Result<PathBuf, Refusal> {
+pub fn cwd(args: &ProjectArgs) -> Result<PathBuf, Refusal> {
     let dir = match &args.cwd {
         Some(dir) => dir.clone(),
         None => std::env::current_dir()
@@ -250,15 +250,17 @@ pub struct Runnable {
     pub cwd: PathBuf,
 }
 
-/// Loads the preset, chooses the model, builds the registry and the catalog.
+/// Loads the preset, chooses the model (the scripted one when `offline`), builds the registry
+/// and the catalog.
 pub fn runnable(
-    args: &PresetArgs,
+    args: &ProjectArgs,
+    offline: bool,
     model_flag: Option<&str>,
     factories: &[Arc<dyn ProviderFactory>],
 ) -> Result<Runnable, Refusal> {
-    let preset = load_preset(args, factories)?;
+    let preset = load_preset(&args.preset, factories)?;
     let cwd = cwd(args)?;
-    let model = choose_model(preset.model.as_ref(), model_flag, args.offline)?;
+    let model = choose_model(preset.model.as_ref(), model_flag, offline)?;
     let secrets = secrets(&preset, factories, &model);
     let context = preset.build_context(extensions(&model, &secrets));
     let built = preset

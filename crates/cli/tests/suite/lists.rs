@@ -10,7 +10,7 @@ fn providers_table_of_the_standard_preset() {
     let output = subagent(home.path()).arg("providers").output().unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     insta::assert_snapshot!(stdout(&output), @r"
-    provider     kind         state     output_schema  depth_limit  tool_filter  persona  model_override  max_turns  resume  inherits_context
+    provider     kind         state     output_schema  depth_limit  tool_filter  persona  model_override  max_turns  resume  inherits_parent_context
     spawn        spawn        enabled   yes            yes          yes          yes      yes             yes        -       -
     fork         fork         enabled   yes            yes          -            -        -               yes        -       yes
     claude-code  claude-code  disabled  yes            yes          yes          yes      yes             yes        yes     -
@@ -91,6 +91,111 @@ fn agents_lists_builtins_and_project_definitions_with_warnings() {
     assert_eq!(value["warnings"].as_array().unwrap().len(), 1);
 }
 
+/// The capability that a fork has is called what `--json` calls it, in the table, in
+/// `--markdown` (docs/providers.md) and in the README.
+#[test]
+fn inherits_parent_context_has_one_name_everywhere() {
+    let home = tempfile::tempdir().unwrap();
+    let column = |args: &[&str]| {
+        let output = subagent(home.path()).args(args).output().unwrap();
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        stdout(&output)
+    };
+    let json: serde_json::Value = serde_json::from_str(&column(&["providers", "--json"])).unwrap();
+    let capabilities = json[0]["capabilities"].as_object().unwrap();
+    assert!(
+        capabilities.contains_key("inherits_parent_context"),
+        "{json}"
+    );
+    let table = column(&["providers"]);
+    let markdown = column(&["providers", "--markdown"]);
+    let readme = std::fs::read_to_string(super::support::root().join("README.md")).unwrap();
+    for (what, text) in [
+        ("table", &table),
+        ("markdown", &markdown),
+        ("README", &readme),
+    ] {
+        assert!(text.contains("inherits_parent_context"), "{what}: {text}");
+        assert!(!text.contains("inherits context"), "{what}: {text}");
+        assert!(!text.contains("inherits_context"), "{what}: {text}");
+    }
+}
+
+/// The agents table says what its columns are.
+#[test]
+fn agents_table_has_a_header() {
+    let home = tempfile::tempdir().unwrap();
+    let output = subagent(home.path())
+        .args(["agents", "--preset"])
+        .arg(preset("offline.yaml"))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    insta::assert_snapshot!(stdout(&output), @r"
+    name               provider     source     description
+    general-purpose    (default)    builtin    General-purpose agent for multi-step tasks: researching questions, searching co…
+                       from builtin
+    explore            (default)    builtin    Fast read-only agent for exploring a codebase: finding files, searching code, a…
+                       from builtin
+    plan               (default)    builtin    Read-only planning agent: studies the code and returns a step-by-step implement…
+                       from builtin
+    ");
+}
+
+/// Options that do nothing on a command are not offered there: `--offline` (no model runs) on
+/// `providers` and `agents`, `--cwd` (no project is read) on `providers`, `--markdown` on
+/// `agents`.
+#[test]
+fn list_commands_offer_only_options_that_do_something() {
+    let home = tempfile::tempdir().unwrap();
+    let help = |command: &str| {
+        let output = subagent(home.path())
+            .args([command, "--help"])
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        stdout(&output)
+            .lines()
+            .filter_map(|line| {
+                let option = line.trim_start().split("  ").next()?;
+                option.starts_with('-').then(|| option.to_owned())
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        help("providers"),
+        [
+            "-p, --preset <FILE>",
+            "--json",
+            "--markdown",
+            "-v, --verbose...",
+            "-h, --help"
+        ]
+    );
+    assert_eq!(
+        help("agents"),
+        [
+            "-p, --preset <FILE>",
+            "--cwd <DIR>",
+            "--json",
+            "-v, --verbose...",
+            "-h, --help"
+        ]
+    );
+    for (command, option) in [
+        ("providers", "--offline"),
+        ("providers", "--cwd"),
+        ("agents", "--offline"),
+        ("agents", "--markdown"),
+    ] {
+        let output = subagent(home.path())
+            .args([command, option])
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(2), "{command} {option}");
+    }
+}
+
 #[test]
 fn docs_providers_table_is_generated_from_the_code() {
     let home = tempfile::tempdir().unwrap();
@@ -119,7 +224,7 @@ fn a_huge_provider_name_is_cut_in_the_tables_not_a_panic() {
     let long = "a".repeat(70_000);
     let shown = format!("{}…", "a".repeat(39));
     let table = format!(
-        "provider{pad}  kind   state    output_schema  depth_limit  tool_filter  persona  model_override  max_turns  resume  inherits_context\n\
+        "provider{pad}  kind   state    output_schema  depth_limit  tool_filter  persona  model_override  max_turns  resume  inherits_parent_context\n\
          {shown}  spawn  enabled  yes            yes          yes          yes      yes             yes        -       -\n",
         pad = " ".repeat(32)
     );
