@@ -17,6 +17,7 @@ use crate::broker::TerminalBroker;
 use crate::drive::{Interrupts, StopSignal, drive};
 use crate::render::{self, Mode, Progress};
 use crate::setup::{self, Runnable};
+use crate::warnings;
 use crate::{EXIT_CANCELLED, EXIT_COMPLETED, EXIT_NOT_COMPLETED, EXIT_REFUSED, Refusal};
 
 /// Runs one subcommand with the provider kinds of this build (`setup::factories`).
@@ -113,14 +114,15 @@ async fn delegate(
     let mode = Mode::pick(args.json);
     let runnable = setup::runnable(&args.preset.project, args.preset.offline, None, factories)?;
     let profile = match &args.agent {
-        Some(name) => Some(runnable.catalog.get(name).ok_or_else(|| {
-            Refusal::from(subagent_core::Error::UnknownAgentType {
-                name: name.clone(),
-                available: runnable.catalog.names(),
-            })
-        })?),
+        Some(name) => Some(
+            runnable
+                .catalog
+                .get(name)
+                .ok_or_else(|| warnings::unknown_agent(&runnable.catalog, name, &runnable.cwd))?,
+        ),
         None => None,
     };
+    warnings::print(&runnable.catalog, &runnable.cwd);
     let provider = match (
         &args.provider,
         profile.as_ref().and_then(|p| p.provider.clone()),
@@ -243,6 +245,7 @@ async fn run(args: RunArgs, factories: &[Arc<dyn ProviderFactory>]) -> Result<Ex
         args.model.as_deref(),
         factories,
     )?;
+    warnings::print(&runnable.catalog, &runnable.cwd);
     let directory: Arc<dyn subagent_core::agents::AgentDirectory> = runnable.catalog.clone();
     let delegation_names: Vec<String> = runnable.tools.iter().map(|row| row.name.clone()).collect();
     let delegations = runnable.tools.iter().map(|row| {

@@ -22,6 +22,7 @@ mod drive;
 mod logging;
 mod render;
 mod setup;
+mod warnings;
 
 use std::ffi::OsString;
 use std::process::ExitCode;

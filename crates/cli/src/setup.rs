@@ -294,6 +294,7 @@ pub fn load_catalog(preset: &Preset, registry: &Registry, cwd: &Path) -> Catalog
     for provider in registry.providers() {
         table = table.with(provider.name(), provider.capabilities());
     }
+    let table = crate::warnings::with_provider_tools(table, preset);
     let config = CatalogConfig::new()
         .dirs(standard_dirs(home.as_deref(), Some(cwd)))
         .dirs(

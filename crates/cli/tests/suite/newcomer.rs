@@ -281,3 +281,105 @@ fn the_offline_parent_does_not_say_where_the_report_is_printed() {
          delegation's result.\n"
     );
 }
+
+/// A project with agent definitions in `.subagents/agents/`.
+fn project_with_agents(agents: &[(&str, &str)]) -> tempfile::TempDir {
+    let project = project();
+    let dir = project.path().join(".subagents/agents");
+    std::fs::create_dir_all(&dir).unwrap();
+    for (file, text) in agents {
+        std::fs::write(dir.join(file), text).unwrap();
+    }
+    project
+}
+
+/// A definition whose YAML does not parse.
+const BROKEN_REVIEWER: &str =
+    "---\nname: reviewer\ndescription: Reviews: a diff\ntools: read_file\n---\nYou review.\n";
+
+#[test]
+fn a_missing_agent_whose_file_did_not_load_is_refused_with_the_files_warning() {
+    let project = project_with_agents(&[("reviewer.md", BROKEN_REVIEWER)]);
+    let output = subagent(project.path())
+        .args([
+            "delegate",
+            "--preset",
+            "presets/offline.yaml",
+            "--agent",
+            "reviewer",
+            "hello",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let err = stderr(&output);
+    let expected = "error[UNKNOWN_AGENT_TYPE]: unknown agent type \"reviewer\" (available: \
+                    \"general-purpose\", \"explore\", \"plan\"); its definition did not load: \
+                    .subagents/agents/reviewer.md:3:";
+    assert!(err.starts_with(expected), "{err}");
+    assert!(err.contains("invalid frontmatter"), "{err}");
+    assert_eq!(err.lines().count(), 1, "the refusal says it once: {err}");
+}
+
+#[test]
+fn delegate_and_run_print_catalog_warnings_once_on_stderr() {
+    let project = project_with_agents(&[("reviewer.md", BROKEN_REVIEWER)]);
+    for args in [
+        ["delegate", "Say hello from the subagent"],
+        ["run", "Please delegate a hello to a subagent"],
+    ] {
+        let output = subagent(project.path())
+            .args([args[0], "--preset", "presets/offline.yaml", args[1]])
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        let err = stderr(&output);
+        let warnings: Vec<&str> = err
+            .lines()
+            .filter(|line| line.starts_with("warning: "))
+            .collect();
+        assert_eq!(warnings.len(), 1, "{args:?}: {err}");
+        assert!(
+            warnings[0].starts_with("warning: .subagents/agents/reviewer.md:3:")
+                && warnings[0].contains("invalid frontmatter"),
+            "{args:?}: {err}"
+        );
+        assert!(!stdout(&output).contains("warning"), "{args:?}");
+    }
+}
+
+#[test]
+fn an_unknown_tool_in_a_definition_is_a_warning_with_a_guess() {
+    let project = project_with_agents(&[(
+        "typo.md",
+        "---\nname: typo\ndescription: Has a typo.\ntools: raed_file\n---\nYou read.\n",
+    )]);
+    let output = subagent(project.path())
+        .args([
+            "delegate",
+            "--preset",
+            "presets/offline.yaml",
+            "--agent",
+            "typo",
+            "Say hello from the subagent",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let err = stderr(&output);
+    let warnings: Vec<&str> = err
+        .lines()
+        .filter(|line| line.starts_with("warning: "))
+        .collect();
+    assert_eq!(
+        warnings,
+        [
+            "warning: .subagents/agents/typo.md:4:1: agent `typo`: unknown tool `raed_file` in \
+             tools (did you mean `read_file`?)",
+            "warning: .subagents/agents/typo.md:4:1: agent `typo` would run with no tools on \
+             provider `spawn`: its tools/disallowedTools leave none of ls, read_file, write_file, \
+             edit_file, delete, glob, grep, bash, subagent",
+        ],
+        "{err}"
+    );
+}
