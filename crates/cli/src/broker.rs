@@ -52,6 +52,25 @@ pub fn parse_answer(answer: &str) -> (Decision, bool) {
     }
 }
 
+/// The question put to the user for one call, saying what each answer does.
+pub fn question(request: &PermissionRequest) -> String {
+    let what = request
+        .subject
+        .clone()
+        .unwrap_or_else(|| request.input.to_string());
+    let who = if request.depth == 0 {
+        String::new()
+    } else {
+        format!(" (subagent at depth {})", request.depth)
+    };
+    format!(
+        "allow {}{who}: {}? [y]es / [n]o / [a]lways allow {} in this run: ",
+        request.tool,
+        one_line(&what, 100),
+        request.tool
+    )
+}
+
 #[async_trait]
 impl PermissionBroker for TerminalBroker {
     async fn ask(&self, request: PermissionRequest) -> Decision {
@@ -71,21 +90,7 @@ impl PermissionBroker for TerminalBroker {
             return Decision::Allow;
         }
         self.asking.store(true, Ordering::SeqCst);
-        let what = request
-            .subject
-            .clone()
-            .unwrap_or_else(|| request.input.to_string());
-        let who = if request.depth == 0 {
-            String::new()
-        } else {
-            format!(" (subagent at depth {})", request.depth)
-        };
-        let question = format!(
-            "\r\x1b[2Kallow {}{who}: {}? [y]es / [n]o / [a]lways {}: ",
-            request.tool,
-            one_line(&what, 100),
-            request.tool
-        );
+        let question = format!("\r\x1b[2K{}", question(&request));
         let reading = tokio::task::spawn_blocking(move || {
             let mut err = std::io::stderr().lock();
             let _ = err.write_all(question.as_bytes());
@@ -117,6 +122,27 @@ impl PermissionBroker for TerminalBroker {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_question_ends_with_what_always_means() {
+        let request = |subject: Option<&str>, depth| PermissionRequest {
+            tool: "bash".into(),
+            input: serde_json::json!({"command": "ls -la"}),
+            subject: subject.map(str::to_owned),
+            aliases: Vec::new(),
+            depth,
+        };
+        assert_eq!(
+            [
+                question(&request(Some("ls -la"), 0)),
+                question(&request(None, 2)),
+            ],
+            [
+                "allow bash: ls -la? [y]es / [n]o / [a]lways allow bash in this run: ",
+                "allow bash (subagent at depth 2): {\"command\":\"ls -la\"}? [y]es / [n]o / [a]lways allow bash in this run: ",
+            ]
+        );
+    }
 
     #[test]
     fn answers() {

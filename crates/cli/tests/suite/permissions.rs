@@ -71,7 +71,9 @@ async fn a_command_is_asked_on_a_terminal_and_runs_when_allowed() {
         .await
         .unwrap();
     assert!(
-        screen.contains("allow bash: echo made > marker.txt? [y]es / [n]o / [a]lways bash:"),
+        screen.contains(
+            "allow bash: echo made > marker.txt? [y]es / [n]o / [a]lways allow bash in this run:"
+        ),
         "{screen}"
     );
     assert_eq!(
@@ -169,7 +171,7 @@ async fn ctrl_c_while_a_question_is_open_cancels_without_an_answer() {
             }
         });
         let mut screen = Vec::new();
-        while !String::from_utf8_lossy(&screen).contains("[a]lways bash: ") {
+        while !String::from_utf8_lossy(&screen).contains("[a]lways allow bash in this run: ") {
             let chunk = received
                 .recv_timeout(Duration::from_secs(30))
                 .expect("the question was never asked");
