@@ -174,7 +174,7 @@ fn closest<'a>(name: &str, known: &[&'a str]) -> Option<&'a str> {
             let distance = edit_distance(&lower, &tool.to_ascii_lowercase());
             (distance, edit_distance(name, tool), *tool)
         })
-        .filter(|(distance, _, tool)| *distance <= 2.max(tool.len() / 4))
+        .filter(|(distance, _, tool)| *distance <= 1.max(tool.chars().count() / 3))
         .min_by_key(|(distance, with_case, _)| (*distance, *with_case))
         .map(|(_, _, tool)| tool)
 }
@@ -257,5 +257,26 @@ fn fields_needing(capability: Capability) -> &'static [&'static str] {
         Capability::ModelOverride => &["model"],
         Capability::MaxTurns => &["maxTurns"],
         _ => &[],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_guess_is_a_typo_away_not_any_short_name() {
+        let known = ["Bash", "Read", "grep", "Grep", "read_file", "ls"];
+        for (name, guess) in [
+            ("Raed", Some("Read")),
+            ("raed_file", Some("read_file")),
+            ("grpe", Some("grep")),
+            ("GREP", Some("Grep")),
+            ("Task", None),
+            ("sl", Some("ls")),
+            ("frobnicate", None),
+        ] {
+            assert_eq!(closest(name, &known), guess, "{name}");
+        }
     }
 }

@@ -249,17 +249,24 @@ fn closest_field(key: &str) -> Option<&'static str> {
         .map(|(_, known)| known)
 }
 
-/// The Levenshtein distance between two strings, in characters.
+/// The edit distance between two strings, in characters: insertions, deletions, substitutions
+/// and swaps of two neighbours (`raed` → `read` is one edit), each counting one.
 pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
+    let mut before: Vec<usize> = Vec::new();
     let mut previous: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
+    for i in 0..a.len() {
         let mut current = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let substitution = previous[j] + usize::from(ca != *cb);
-            current.push(substitution.min(previous[j + 1] + 1).min(current[j] + 1));
+        for j in 0..b.len() {
+            let substitution = previous[j] + usize::from(a[i] != b[j]);
+            let mut best = substitution.min(previous[j + 1] + 1).min(current[j] + 1);
+            if i > 0 && j > 0 && a[i] == b[j - 1] && a[i - 1] == b[j] {
+                best = best.min(before[j - 1] + 1);
+            }
+            current.push(best);
         }
-        previous = current;
+        before = std::mem::replace(&mut previous, current);
     }
     previous[b.len()]
 }
@@ -487,6 +494,10 @@ mod tests {
         assert_eq!(closest_field("tool"), Some("tools"));
         assert_eq!(closest_field("disallowedTool"), Some("disallowedTools"));
         assert_eq!(closest_field("max-turns"), Some("maxTurns"));
+        assert_eq!(edit_distance("raed", "read"), 1, "a swap is one edit");
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(edit_distance("ca", "abc"), 3);
         assert_eq!(closest_field("temperature"), None);
         assert_eq!(canonical_field("max_turns"), Some("maxTurns"));
         assert_eq!(canonical_field("maxturns"), None);

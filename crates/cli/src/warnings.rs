@@ -40,10 +40,19 @@ pub fn with_provider_tools(mut table: ProviderTable, preset: &Preset) -> Provide
                     .chain(delegation.clone())
                     .collect()
             }
-            "claude-code" => subagent_claude_code::KNOWN_TOOLS
-                .iter()
-                .map(|tool| (*tool).to_owned())
-                .collect(),
+            "claude-code" => {
+                let mut tools: Vec<String> = subagent_claude_code::KNOWN_TOOLS
+                    .iter()
+                    .map(|tool| (*tool).to_owned())
+                    .collect();
+                // `Task`, the older name of its sub-agent tool, is still written in definitions.
+                for tool in subagent_claude_code::AGENT_TOOLS {
+                    if !tools.iter().any(|known| known == tool) {
+                        tools.push(tool.to_owned());
+                    }
+                }
+                tools
+            }
             _ => continue,
         };
         table = table.with_tools(row.name.clone(), tools);

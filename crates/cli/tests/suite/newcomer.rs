@@ -383,3 +383,18 @@ fn an_unknown_tool_in_a_definition_is_a_warning_with_a_guess() {
         "{err}"
     );
 }
+
+#[test]
+fn claude_code_tool_names_are_no_unknown_tools_on_a_claude_code_row() {
+    let project = project_with_agents(&[(
+        "cc.md",
+        "---\nname: cc\ndescription: On Claude Code.\nprovider: claude-code\ntools: Task, Read, \
+         WebFetch\n---\nYou read.\n",
+    )]);
+    let output = subagent(project.path())
+        .args(["agents", "--preset", "presets/cross-product.yaml"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(stderr(&output), "", "no warnings");
+}
