@@ -1,7 +1,7 @@
 //! Reading YAML: budgets against hostile input, errors with positions, and an index of key
 //! paths by position (which also checks every `${VAR}` reference where it is written).
 
-use serde_saphyr::granit_parser::{Event, Parser};
+use serde_saphyr::granit_parser::{ErrorKind, Event, Parser, Scanner, StrInput};
 use serde_saphyr::{Budget, MessageFormatter};
 
 use crate::format::Document;
@@ -66,12 +66,98 @@ pub(crate) fn document(text: &str) -> Result<Document, YamlFailure> {
         if let Some(cut) = message.find(", set DuplicateKeyPolicy") {
             message.truncate(cut);
         }
+        let (position, message) = if budget {
+            (position, message)
+        } else {
+            in_flow(text, position, message)
+        };
         YamlFailure {
             position,
             message,
             budget,
         }
     })
+}
+
+/// A syntax error inside a `{…}` or `[…]`, said where it goes wrong: an unquoted `${…}` (whose
+/// braces YAML reads as its own) at the reference, with the quoted spelling that works; a
+/// collection opened on an earlier line and not closed where the parser expected, at its
+/// opening (the parser only notices lines later). Other errors are left as they are.
+fn in_flow(text: &str, position: Position, message: String) -> (Position, String) {
+    if let Some(reference) = unquoted_reference(text, position) {
+        return (
+            Position::new(position.line, position.column.saturating_sub(1)),
+            format!(
+                "inside a `{{…}}` or `[…]`, a `${{…}}` reference must be quoted: write \"{reference}\" (the parser: {message})"
+            ),
+        );
+    }
+    match unclosed_flow(text, position) {
+        Some((opening, open)) if opening.line < position.line => {
+            let close = if open == '[' { ']' } else { '}' };
+            (
+                opening,
+                format!(
+                    "this `{open}` is not closed: add the missing `{close}` (or a missing `,` between its entries); the parser stopped at {position}: {message}"
+                ),
+            )
+        }
+        _ => (position, message),
+    }
+}
+
+/// The line `line` (1-based) of `text`.
+fn line_of(text: &str, line: u32) -> Option<&str> {
+    text.lines()
+        .nth(usize::try_from(line).ok()?.checked_sub(1)?)
+}
+
+/// The `${…}` reference whose `{` is at `position`, when the parser stopped there.
+fn unquoted_reference(text: &str, position: Position) -> Option<String> {
+    let line = line_of(text, position.line)?;
+    let column = usize::try_from(position.column).ok()?;
+    let before: String = line.chars().take(column.checked_sub(1)?).collect();
+    let rest: String = line.chars().skip(column - 1).collect();
+    if !before.ends_with('$') || !rest.starts_with('{') {
+        return None;
+    }
+    let end = rest.find('}')?;
+    Some(format!("${}", &rest[..=end]))
+}
+
+/// The byte offset of `position` in `text`.
+fn offset(text: &str, position: Position) -> Option<usize> {
+    let line = usize::try_from(position.line).ok()?.checked_sub(1)?;
+    let column = usize::try_from(position.column).ok()?.checked_sub(1)?;
+    let start: usize = text.split_inclusive('\n').take(line).map(str::len).sum();
+    let within: usize = text
+        .get(start..)?
+        .chars()
+        .take(column)
+        .map(char::len_utf8)
+        .sum();
+    Some(start + within)
+}
+
+/// The innermost `{…}` or `[…]` still open where the parser failed (`failed`): where it opens,
+/// and its bracket. The scanner names it when the text stops there (the parser, which reads
+/// ahead, only notices later).
+fn unclosed_flow(text: &str, failed: Position) -> Option<(Position, char)> {
+    let prefix = text.get(..offset(text, failed)?)?;
+    let error = Scanner::new(StrInput::new(prefix)).find_map(Result::err)?;
+    match error.kind() {
+        ErrorKind::UnclosedFlowCollection { open } => {
+            let marker = error.marker();
+            Some((
+                Position::new(
+                    u32::try_from(marker.line()).unwrap_or(u32::MAX),
+                    u32::try_from(marker.col() + 1).unwrap_or(u32::MAX),
+                ),
+                *open,
+            ))
+        }
+        _ => None,
+    }
 }
 
 fn original(mut error: &serde_saphyr::Error) -> &serde_saphyr::Error {

@@ -193,6 +193,37 @@ fn bad_presets() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// A `{…}` or `[…]` left open is reported where it opens, not where the parser gave up (lines
+/// later); an unquoted `${VAR}` inside a `{…}` mapping (where `{` and `}` are YAML's) is
+/// reported with the quoted spelling that works.
+#[test]
+fn flow_collections_are_reported_where_they_go_wrong() {
+    let cases = [
+        (
+            "version: 1\nmax_depth: 3\nmodel: {kind: anthropic, name: m, api_key_env: KEY\nproviders:\n  - {name: spawn, kind: spawn}\n",
+            "dir/p.yaml:3:8: model: this `{` is not closed: add the missing `}` (or a missing `,` between its entries); the parser stopped at 4:10: while parsing a flow mapping, did not find expected ',' or '}'",
+        ),
+        (
+            "version: 1\nproviders:\n  - {name: spawn, kind: spawn\n  - {name: fork, kind: fork}\ntools:\n  - {name: subagent, provider: spawn}\n",
+            "dir/p.yaml:3:5: providers: this `{` is not closed: add the missing `}` (or a missing `,` between its entries); the parser stopped at 6:3: \"-\" is only valid inside a block",
+        ),
+        (
+            "version: 1\nagents: [one, two\nproviders: []\n",
+            "dir/p.yaml:2:9: agents: this `[` is not closed: add the missing `]` (or a missing `,` between its entries); the parser stopped at 3:10: illegal placement of ':' indicator",
+        ),
+        (
+            "version: 1\nmodel: {kind: anthropic, name: ${MODEL:-m}}\n",
+            "dir/p.yaml:2:32: model.name: inside a `{…}` or `[…]`, a `${…}` reference must be quoted: write \"${MODEL:-m}\" (the parser: while parsing a flow mapping, did not find expected ',' or '}')",
+        ),
+    ];
+    let got: Vec<String> = cases
+        .iter()
+        .map(|(text, _)| error(text).to_string())
+        .collect();
+    let expected: Vec<&str> = cases.iter().map(|(_, message)| *message).collect();
+    assert_eq!(got, expected);
+}
+
 #[test]
 fn yaml_bomb_is_refused_by_budget() {
     let mut text = String::from(
