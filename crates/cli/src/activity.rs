@@ -16,6 +16,7 @@ use subagent_core::{RunEvent, Usage};
 const MAX_NESTING: usize = 32;
 
 /// A tool call still open: what a nested agent it started is called.
+#[derive(Clone)]
 struct Call {
     /// The agent type it asked for (`subagent_type`), or the tool's name.
     label: String,
@@ -26,8 +27,10 @@ struct Call {
 /// Counts of a run and of its nested agents, and their names.
 #[derive(Default)]
 pub struct Activity {
-    /// Open tool calls by id (a call's entry goes when its result arrives).
-    calls: HashMap<String, Call>,
+    /// Open tool calls by id, oldest first (a call's entry goes when its result arrives). Ids
+    /// are unique in one conversation only: a child's call may carry the id of the call that
+    /// started the child, which is then the older entry (an open ancestor's call).
+    calls: HashMap<String, Vec<Call>>,
     /// Delegation tool name → the name of what its untyped calls run on.
     untyped: HashMap<String, String>,
     own_tool_uses: u64,
@@ -82,13 +85,10 @@ impl Activity {
                     .map(str::to_owned)
                     .or_else(|| self.untyped.get(name).cloned())
                     .unwrap_or_else(|| name.clone());
-                self.calls.insert(
-                    id.clone(),
-                    Call {
-                        label,
-                        parent: parent_tool_use_id.clone(),
-                    },
-                );
+                self.calls.entry(id.clone()).or_default().push(Call {
+                    label,
+                    parent: parent_tool_use_id.clone(),
+                });
                 parent_tool_use_id
             }
             RunEvent::ToolResult {
@@ -96,7 +96,17 @@ impl Activity {
                 parent_tool_use_id,
                 ..
             } => {
-                self.calls.remove(id);
+                if let Some(open) = self.calls.get_mut(id) {
+                    if let Some(at) = open
+                        .iter()
+                        .position(|call| call.parent == *parent_tool_use_id)
+                    {
+                        open.remove(at);
+                    }
+                    if open.is_empty() {
+                        self.calls.remove(id);
+                    }
+                }
                 parent_tool_use_id
             }
             RunEvent::Text {
@@ -119,16 +129,23 @@ impl Activity {
         tag.as_deref().map(|id| self.name(id))
     }
 
-    /// The name of the nested agent started by call `id`: the path of names from the run.
+    /// The name of the nested agent started by call `id` (the oldest open call of that id): the
+    /// path of names from the run.
     fn name(&self, id: &str) -> String {
         let mut names = Vec::new();
+        let mut visited: Vec<&str> = Vec::new();
         let mut next = Some(id);
         while let Some(id) = next {
             if names.len() == MAX_NESTING {
                 names.push("…".to_owned());
                 break;
             }
-            match self.calls.get(id) {
+            if visited.contains(&id) {
+                // A call tagged with its own id (ids repeat across conversations): no further.
+                break;
+            }
+            visited.push(id);
+            match self.calls.get(id).and_then(|open| open.first()) {
                 Some(call) => {
                     names.push(call.label.clone());
                     next = call.parent.as_deref();
@@ -292,6 +309,56 @@ mod tests {
                 None,
                 name("other_tool"),
                 name("subagent"),
+            ]
+        );
+    }
+
+    /// Ids are unique in one conversation, not across them (the scripted model numbers each
+    /// conversation's calls alike): a child's call may carry its delegation's id.
+    #[test]
+    fn a_childs_call_with_its_delegations_id_does_not_hide_the_delegation() {
+        let mut activity = Activity::default();
+        let typed = json!({"subagent_type": "general-purpose"});
+        let text = |parent: &str| RunEvent::Text {
+            text: "t".into(),
+            parent_tool_use_id: Some(parent.into()),
+        };
+        let seen: Vec<Option<String>> = [
+            call("x", "subagent", typed, None),
+            call("x", "read_file", json!({}), Some("x")),
+            result("x", Some("x")),
+            text("x"),
+            call(
+                "y",
+                "subagent",
+                json!({"subagent_type": "explore"}),
+                Some("x"),
+            ),
+            call("x", "grep", json!({}), Some("y")),
+            result("x", Some("y")),
+            result("y", Some("x")),
+            result("x", None),
+            text("x"),
+            call("x", "ls", json!({}), Some("x")),
+        ]
+        .iter()
+        .map(|event| activity.note(event))
+        .collect();
+        let name = |s: &str| Some(s.to_owned());
+        assert_eq!(
+            seen,
+            [
+                None,
+                name("general-purpose"),
+                name("general-purpose"),
+                name("general-purpose"),
+                name("general-purpose"),
+                name("general-purpose › explore"),
+                name("general-purpose › explore"),
+                name("general-purpose"),
+                None,
+                name("subagent"),
+                name("ls"),
             ]
         );
     }
