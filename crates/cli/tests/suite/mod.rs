@@ -11,6 +11,7 @@ mod preset;
 mod progress;
 mod routing;
 mod run;
+mod scenarios_doc;
 mod secrets;
 mod sigint;
 mod special_files;
