@@ -13,6 +13,9 @@
 //!   bytes with the shared conversation, so this is what the fork's first request really pays,
 //!   the parent's own requests having encoded the history; the client's second encoding of the
 //!   same request inside `stream` then finds every message kept);
+//! - `encode cpu`: the same, as the encoding thread's CPU time (what the encoding costs, apart
+//!   from the machine's load: on a shared machine the wall time also counts the time the thread
+//!   waited for a core);
 //! - `cold`: the same request encoded with nothing kept (a fresh copy of the conversation: a
 //!   parent's first request after loading a transcript), for scale;
 //! - **client-side** = dispatch + encode (what our process spends before the bytes go out);
@@ -80,8 +83,8 @@ struct Marks {
     fork_headers: Option<Instant>,
     /// The fork's first request, kept to time a cold encoding after the run.
     fork_request: Option<ModelRequest>,
-    /// Encoding the fork's first request, and its size.
-    fork_encode: Option<(Duration, usize)>,
+    /// Encoding the fork's first request (wall, thread CPU), and its size.
+    fork_encode: Option<(Duration, Duration, usize)>,
 }
 
 /// The parent's model (our Anthropic client) with timestamps; the fork inherits it.
@@ -114,8 +117,9 @@ impl Model for Timed {
         if last.contains("FORK-TASK") && lock().fork_called.is_none() {
             lock().fork_called = Some(Instant::now());
             let encoding = Instant::now();
+            let cpu = thread_cpu();
             let body = subagent_model::anthropic::Anthropic::request_body(&request)?;
-            let encode = (encoding.elapsed(), body.len());
+            let encode = (encoding.elapsed(), thread_cpu() - cpu, body.len());
             let stream = self.inner.stream(request.clone(), cancel).await;
             let mut marks = lock();
             marks.fork_encode = Some(encode);
@@ -201,10 +205,17 @@ fn history(messages: usize) -> EventLog {
     log
 }
 
-/// One timed parent run: (dispatch, encode, cold encode, to headers, request body bytes).
+/// The calling thread's CPU time.
+fn thread_cpu() -> Duration {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
+}
+
+/// One timed parent run: (dispatch, encode (wall, CPU), cold encode, to headers, body bytes).
 struct Sample {
     dispatch: Duration,
     encode: Duration,
+    encode_cpu: Duration,
     cold: Duration,
     to_headers: Duration,
     body_bytes: usize,
@@ -233,7 +244,7 @@ async fn fork_through_parent(config: &AgentConfig, marks: &Mutex<Marks>, log: &E
     let marks = std::mem::take(&mut *marks.lock().unwrap());
     let fork_request = marks.fork_request.unwrap();
     assert!(fork_request.messages.len() > log.messages().len());
-    let (encode, body_bytes) = marks.fork_encode.unwrap();
+    let (encode, encode_cpu, body_bytes) = marks.fork_encode.unwrap();
     let mut cold_request = fork_request.clone();
     cold_request.messages = fork_request.messages.to_vec().into();
     let encoding = Instant::now();
@@ -244,6 +255,7 @@ async fn fork_through_parent(config: &AgentConfig, marks: &Mutex<Marks>, log: &E
     Sample {
         dispatch: called.duration_since(marks.parent_end.unwrap()),
         encode,
+        encode_cpu,
         cold,
         to_headers: marks.fork_headers.unwrap().duration_since(called),
         body_bytes,
@@ -296,20 +308,31 @@ fn printed_part(rounds: usize) {
         "The fork's first request through a parent over HTTP (Anthropic), {rounds} pairs, medians:"
     );
     println!(
-        "  {:>8}  {:>10}  {:>9}  {:>9}  {:>12}  {:>11}  {:>9}",
-        "history", "body", "dispatch", "encode", "client-side", "to headers", "cold"
+        "  {:>8}  {:>10}  {:>9}  {:>9}  {:>10}  {:>12}  {:>11}  {:>9}",
+        "history", "body", "dispatch", "encode", "encode cpu", "client-side", "to headers", "cold"
     );
     for (n, side) in HISTORY.iter().zip(&samples) {
         println!(
-            "  {n:>8}  {:>7} KB  {:>6.3} ms  {:>6.3} ms  {:>9.3} ms  {:>8.3} ms  {:>6.3} ms",
+            "  {n:>8}  {:>7} KB  {:>6.3} ms  {:>6.3} ms  {:>7.3} ms  {:>9.3} ms  {:>8.3} ms  {:>6.3} ms",
             side[0].body_bytes / 1024,
             median(side.iter().map(|s| ms(s.dispatch)).collect()),
             median(side.iter().map(|s| ms(s.encode)).collect()),
+            median(side.iter().map(|s| ms(s.encode_cpu)).collect()),
             median(side.iter().map(client_side).collect()),
             median(side.iter().map(|s| ms(s.to_headers)).collect()),
             median(side.iter().map(|s| ms(s.cold)).collect()),
         );
     }
+    let mut cpu: Vec<f64> = samples[1].iter().map(|s| ms(s.encode_cpu)).collect();
+    cpu.sort_by(f64::total_cmp);
+    let at = |q: f64| cpu[((cpu.len() - 1) as f64 * q).round() as usize];
+    println!(
+        "  encode cpu at {} messages: p10 {:.3} ms, p50 {:.3} ms, p90 {:.3} ms",
+        HISTORY[1],
+        at(0.1),
+        at(0.5),
+        at(0.9)
+    );
     let growth: Vec<f64> = samples[1]
         .iter()
         .zip(&samples[0])

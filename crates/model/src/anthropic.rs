@@ -5,6 +5,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use subagent_session::{ContentBlock, Message, Role, StopReason, ToolResultContent};
 
+use crate::body::RequestBody;
 use crate::collect::parse_arguments;
 use crate::config::ModelKind;
 use crate::error::{Error, Result};
@@ -177,7 +178,7 @@ impl Protocol for Anthropic {
     /// The JSON body of a request. Field order and content are a pure function of the request
     /// (byte-stable), with `cache_control` markers on the last system block, the last tool and the
     /// last (non-thinking) block of the last message.
-    fn request_body(request: &ModelRequest) -> Result<Vec<u8>> {
+    fn request_body(request: &ModelRequest) -> Result<RequestBody> {
         let mut tools: Vec<Value> = request
             .tools
             .iter()
@@ -227,9 +228,11 @@ impl Protocol for Anthropic {
             })?;
             if let Some(message) = messages.get(marked) {
                 if !first {
-                    out.push(b',');
+                    out.write(b",");
                 }
-                write_message(message, out, true)?;
+                let mut last = Vec::new();
+                write_message(message, &mut last, true)?;
+                out.write(&last);
             }
             Ok(())
         })

@@ -8,6 +8,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use subagent_session::{ContentBlock, Message, Role, StopReason};
 
+use crate::body::RequestBody;
 use crate::collect::parse_arguments;
 use crate::config::ModelKind;
 use crate::error::{Error, Result};
@@ -243,7 +244,7 @@ impl Protocol for Chat {
     const OUTPUT_SCHEMA: bool = true;
 
     /// The JSON body of a request (byte-stable for a given request).
-    fn request_body(request: &ModelRequest) -> Result<Vec<u8>> {
+    fn request_body(request: &ModelRequest) -> Result<RequestBody> {
         let tools: Vec<Value> = request
             .tools
             .iter()
@@ -279,7 +280,9 @@ impl Protocol for Chat {
         body_with_array(&head, "messages", |out| {
             let mut first = true;
             if let Some(content) = request.system.as_deref().filter(|s| !s.is_empty()) {
-                write_one(&ChatMessage::System { content }, out, &mut first)?;
+                let mut system = Vec::new();
+                write_one(&ChatMessage::System { content }, &mut system, &mut first)?;
+                out.write(&system);
             }
             messages
                 .write_encoded(Self::KIND, messages.len(), out, first, write_message)

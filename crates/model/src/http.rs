@@ -14,6 +14,7 @@ use serde_json::Value;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use crate::body::RequestBody;
 use crate::config::{ApiKey, RetryConfig, Timeouts};
 use crate::error::{Error, Result, TimeoutKind};
 use crate::types::{ModelEvent, ModelStream};
@@ -143,12 +144,11 @@ impl HttpClient {
         path: &str,
         auth: AuthStyle,
         extra_headers: &[(&'static str, &str)],
-        body: Vec<u8>,
+        body: RequestBody,
         decoder: D,
         cancel: CancellationToken,
     ) -> Result<ModelStream> {
         let headers = self.headers(auth, extra_headers)?;
-        let body = Bytes::from(body);
         let url = self.url(path);
         let overall = Limit::after(TimeoutKind::Total, self.timeouts.total_ms);
         let mut attempt = 0u32;
@@ -159,7 +159,7 @@ impl HttpClient {
                 .client
                 .post(&url)
                 .headers(headers.clone())
-                .body(body.clone())
+                .body(body.to_http())
                 .send();
             let outcome = tokio::select! {
                 biased;

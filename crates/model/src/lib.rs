@@ -26,6 +26,7 @@
 //! `session`; [`Error::code`] returns `core`'s stable codes where one fits).
 
 pub mod anthropic;
+mod body;
 pub mod chat;
 mod collect;
 mod config;
@@ -42,6 +43,7 @@ pub mod sse;
 mod types;
 
 pub use anthropic::AnthropicModel;
+pub use body::{BodyWriter, PIECE, RequestBody};
 pub use chat::ChatModel;
 pub use collect::{ModelResponse, ResponseBuilder, collect, complete};
 pub use config::{ApiKey, ModelConfig, ModelKind, RetryConfig, Timeouts, build, build_with_env};

@@ -17,6 +17,9 @@ use std::sync::{Arc, OnceLock};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use subagent_session::Message;
 
+use bytes::Bytes;
+
+use crate::body::BodyWriter;
 use crate::config::ModelKind;
 use crate::error::Result;
 
@@ -41,7 +44,7 @@ struct Chunk {
 #[derive(Clone, Debug)]
 struct Encoded {
     kind: ModelKind,
-    bytes: Box<[u8]>,
+    bytes: Bytes,
 }
 
 impl Chunk {
@@ -176,14 +179,15 @@ impl Messages {
     ///
     /// Each message's encoding is kept beside it, in the chunk every clone and fork shares, the
     /// first time `kind`'s encoder sends it, so a conversation's later requests (and its forks'
-    /// first ones) copy those bytes instead of encoding the whole history again. A message is
-    /// immutable once pushed, so a kept encoding never goes stale; one encoded for another
-    /// protocol is not kept over (that message is encoded afresh each time for the second).
+    /// first ones) reuse those bytes (copied when small, shared when large) instead of encoding
+    /// the whole history again. A message is immutable once pushed, so a kept encoding never
+    /// goes stale; one encoded for another protocol is not kept over (that message is encoded
+    /// afresh each time for the second).
     pub(crate) fn write_encoded(
         &self,
         kind: ModelKind,
         end: usize,
-        out: &mut Vec<u8>,
+        out: &mut BodyWriter,
         mut first: bool,
         encode: fn(&Message, &mut Vec<u8>) -> Result<()>,
     ) -> Result<bool> {
@@ -196,36 +200,40 @@ impl Messages {
             let n = items.len().min(left);
             left -= n;
             for (message, cache) in items[..n].iter().zip(&caches[..n]) {
-                let bytes: &[u8] = match cache.get() {
-                    Some(kept) if kept.kind == kind => &kept.bytes,
-                    Some(_) => {
-                        scratch.clear();
-                        encode(message, &mut scratch)?;
-                        &scratch
-                    }
+                let kept = match cache.get() {
+                    Some(kept) => Some(kept),
                     None => {
                         let mut fresh = Vec::new();
                         encode(message, &mut fresh)?;
-                        let kept = cache.get_or_init(|| Encoded {
+                        Some(cache.get_or_init(|| Encoded {
                             kind,
-                            bytes: fresh.into_boxed_slice(),
-                        });
-                        if kept.kind == kind {
-                            &kept.bytes
-                        } else {
-                            scratch.clear();
-                            encode(message, &mut scratch)?;
-                            &scratch
+                            bytes: fresh.into(),
+                        }))
+                    }
+                };
+                let bytes = match kept {
+                    Some(kept) if kept.kind == kind => &kept.bytes,
+                    _ => {
+                        scratch.clear();
+                        encode(message, &mut scratch)?;
+                        if scratch.is_empty() {
+                            continue;
                         }
+                        if !first {
+                            out.write(b",");
+                        }
+                        out.write(&scratch);
+                        first = false;
+                        continue;
                     }
                 };
                 if bytes.is_empty() {
                     continue;
                 }
                 if !first {
-                    out.push(b',');
+                    out.write(b",");
                 }
-                out.extend_from_slice(bytes);
+                out.write_shared(bytes);
                 first = false;
             }
         }
@@ -469,12 +477,15 @@ mod tests {
 
     fn written(messages: &Messages, kind: ModelKind) -> (String, usize) {
         let before = ENCODED.load(std::sync::atomic::Ordering::SeqCst);
-        let mut out = Vec::new();
+        let mut out = BodyWriter::new();
         let first =
             messages.write_encoded(kind, messages.len(), &mut out, true, count_and_write_text);
         assert_eq!(first.ok(), Some(messages.is_empty()));
         let calls = ENCODED.load(std::sync::atomic::Ordering::SeqCst) - before;
-        (String::from_utf8(out).unwrap_or_default(), calls)
+        (
+            String::from_utf8(out.finish().to_vec()).unwrap_or_default(),
+            calls,
+        )
     }
 
     #[test]

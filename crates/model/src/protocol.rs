@@ -12,6 +12,7 @@ use std::marker::PhantomData;
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
+use crate::body::{BodyWriter, RequestBody};
 use crate::config::ModelKind;
 use crate::error::Result;
 use crate::http::{AuthStyle, Decoder, HttpClient};
@@ -33,7 +34,7 @@ pub trait Protocol: fmt::Debug + Default + Send + 'static {
     const OUTPUT_SCHEMA: bool = false;
 
     /// The JSON body of a request (byte-stable for a given request).
-    fn request_body(request: &ModelRequest) -> Result<Vec<u8>>;
+    fn request_body(request: &ModelRequest) -> Result<RequestBody>;
 
     /// Reads one event: its name (`event:`, empty when absent) and its data, trimmed and never
     /// empty. Returns whether it was part of the answer (`false`: a keep-alive, such as
@@ -52,27 +53,29 @@ pub trait Protocol: fmt::Debug + Default + Send + 'static {
 
 /// A request body: `head` (a struct serialized as a JSON object) with one more field, `field`,
 /// last: an array whose inside `items` writes (e.g. [`crate::Messages::write_encoded`]).
-/// Serializing the head alone and writing the array's bytes straight after it is what lets a
-/// long conversation's kept encodings be copied instead of re-encoded.
+/// Serializing the head alone and writing the array's pieces straight after it is what lets a
+/// long conversation's kept encodings be reused instead of re-encoded.
 pub(crate) fn body_with_array(
     head: &impl serde::Serialize,
     field: &str,
-    items: impl FnOnce(&mut Vec<u8>) -> Result<()>,
-) -> Result<Vec<u8>> {
-    let mut out = serde_json::to_vec(head).map_err(unserializable)?;
-    if out.pop() != Some(b'}') {
+    items: impl FnOnce(&mut BodyWriter) -> Result<()>,
+) -> Result<RequestBody> {
+    let mut start = serde_json::to_vec(head).map_err(unserializable)?;
+    if start.pop() != Some(b'}') {
         return Err(crate::Error::Config {
             message: "cannot serialize request: the head is not an object".into(),
         });
     }
-    if out.last() != Some(&b'{') {
-        out.push(b',');
+    if start.last() != Some(&b'{') {
+        start.push(b',');
     }
-    serde_json::to_writer(&mut out, field).map_err(unserializable)?;
-    out.extend_from_slice(b":[");
+    serde_json::to_writer(&mut start, field).map_err(unserializable)?;
+    start.extend_from_slice(b":[");
+    let mut out = BodyWriter::new();
+    out.write(&start);
     items(&mut out)?;
-    out.extend_from_slice(b"]}");
-    Ok(out)
+    out.write(b"]}");
+    Ok(out.finish())
 }
 
 /// A request that cannot be serialized (a map with non-string keys cannot happen with our

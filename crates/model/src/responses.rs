@@ -7,6 +7,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use subagent_session::{ContentBlock, Message, Role, StopReason};
 
+use crate::body::RequestBody;
 use crate::collect::parse_arguments;
 use crate::config::ModelKind;
 use crate::error::{Error, Result};
@@ -167,7 +168,7 @@ impl Protocol for Responses {
     const OUTPUT_SCHEMA: bool = true;
 
     /// The JSON body of a request (byte-stable for a given request).
-    fn request_body(request: &ModelRequest) -> Result<Vec<u8>> {
+    fn request_body(request: &ModelRequest) -> Result<RequestBody> {
         let tools: Vec<Value> = request
             .tools
             .iter()

@@ -133,16 +133,16 @@ fn bodies_are_byte_stable() {
     let request = conversation();
     for (a, b) in [
         (
-            Anthropic::request_body(&request).unwrap(),
-            Anthropic::request_body(&request.clone()).unwrap(),
+            Anthropic::request_body(&request).unwrap().to_vec(),
+            Anthropic::request_body(&request.clone()).unwrap().to_vec(),
         ),
         (
-            Responses::request_body(&request).unwrap(),
-            Responses::request_body(&request.clone()).unwrap(),
+            Responses::request_body(&request).unwrap().to_vec(),
+            Responses::request_body(&request.clone()).unwrap().to_vec(),
         ),
         (
-            Chat::request_body(&request).unwrap(),
-            Chat::request_body(&request.clone()).unwrap(),
+            Chat::request_body(&request).unwrap().to_vec(),
+            Chat::request_body(&request.clone()).unwrap().to_vec(),
         ),
     ] {
         assert_eq!(a, b);
@@ -151,8 +151,8 @@ fn bodies_are_byte_stable() {
     let mut longer = request.clone();
     longer.messages.push(Message::assistant("more"));
     longer.messages.push(Message::user("again"));
-    let short = String::from_utf8(Anthropic::request_body(&request).unwrap()).unwrap();
-    let long = String::from_utf8(Anthropic::request_body(&longer).unwrap()).unwrap();
+    let short = String::from_utf8(Anthropic::request_body(&request).unwrap().to_vec()).unwrap();
+    let long = String::from_utf8(Anthropic::request_body(&longer).unwrap().to_vec()).unwrap();
     let prefix = |s: &str| s[..s.find("\"messages\"").unwrap()].to_owned();
     assert_eq!(prefix(&short), prefix(&long));
     let _ = KINDS;
@@ -209,7 +209,7 @@ fn body_value(bytes: &[u8]) -> Value {
 #[test]
 fn anthropic_body_for_every_block() {
     let request = ModelRequest::new("m", every_block());
-    let body = body_value(&Anthropic::request_body(&request).unwrap());
+    let body = body_value(&Anthropic::request_body(&request).unwrap().to_vec());
     let eph = json!({"type": "ephemeral"});
     // The last message sends nothing (an unsigned thinking block is left out): the marker goes
     // on the last message that sends something.
@@ -238,7 +238,7 @@ fn anthropic_body_for_every_block() {
 fn responses_and_chat_bodies_for_every_block() {
     let mut request = ModelRequest::new("m", every_block());
     request.system = Some("sys".into());
-    let body = body_value(&Responses::request_body(&request).unwrap());
+    let body = body_value(&Responses::request_body(&request).unwrap().to_vec());
     assert_eq!(
         body["input"],
         json!([
@@ -257,7 +257,7 @@ fn responses_and_chat_bodies_for_every_block() {
         ])
     );
     assert_eq!(body["instructions"], json!("sys"));
-    let body = body_value(&Chat::request_body(&request).unwrap());
+    let body = body_value(&Chat::request_body(&request).unwrap().to_vec());
     assert_eq!(
         body["messages"],
         json!([
@@ -282,7 +282,7 @@ fn responses_and_chat_bodies_for_every_block() {
 /// protocols encoded it before, and whichever view (parent or fork) grows next.
 #[test]
 fn kept_encodings_change_no_byte() {
-    type Encode = fn(&ModelRequest) -> subagent_model::Result<Vec<u8>>;
+    type Encode = fn(&ModelRequest) -> subagent_model::Result<subagent_model::RequestBody>;
     let encoders: [Encode; 3] = [
         Anthropic::request_body,
         Responses::request_body,
@@ -291,21 +291,78 @@ fn kept_encodings_change_no_byte() {
     let fresh = |request: &ModelRequest, encode: Encode| {
         let mut copy = request.clone();
         copy.messages = request.messages.to_vec().into();
-        encode(&copy).unwrap()
+        encode(&copy).unwrap().to_vec()
     };
     let mut parent = conversation();
     for message in every_block() {
         parent.messages.push(message);
         // Each protocol in turn, twice: the second time from what the first kept.
         for encode in encoders.iter().chain(&encoders) {
-            assert_eq!(encode(&parent).unwrap(), fresh(&parent, *encode));
+            assert_eq!(encode(&parent).unwrap().to_vec(), fresh(&parent, *encode));
         }
     }
     let mut fork = parent.clone();
     fork.messages.push(Message::user("fork's task"));
     parent.messages.push(Message::user("parent's next"));
     for encode in encoders {
-        assert_eq!(encode(&fork).unwrap(), fresh(&fork, encode));
-        assert_eq!(encode(&parent).unwrap(), fresh(&parent, encode));
+        assert_eq!(encode(&fork).unwrap().to_vec(), fresh(&fork, encode));
+        assert_eq!(encode(&parent).unwrap().to_vec(), fresh(&parent, encode));
+    }
+}
+
+/// A body sent as pieces (small encodings copied into pieces, large ones shared) reaches the
+/// server whole, as a `content-length` request (not chunked), for every protocol.
+#[tokio::test]
+async fn a_long_conversation_is_sent_in_pieces_with_its_exact_length() {
+    let large = "L".repeat(3 * subagent_model::PIECE);
+    let mut messages = vec![Message::user("start")];
+    for i in 0..2_000 {
+        messages.push(Message::assistant(format!("answer {i}")));
+        messages.push(Message::user(if i == 1_000 {
+            large.clone()
+        } else {
+            format!("question {i}")
+        }));
+    }
+    for kind in KINDS {
+        let mut request = ModelRequest::new("test-model", messages.clone());
+        let sent = match kind {
+            ModelKind::Anthropic => Anthropic::request_body(&request),
+            ModelKind::OpenaiResponses => Responses::request_body(&request),
+            _ => Chat::request_body(&request),
+        }
+        .unwrap();
+        assert!(sent.pieces() > 3, "{kind:?}: {} pieces", sent.pieces());
+        // The server answers by the last user message: make it match the scenario.
+        request.messages.push(Message::user("go"));
+        let server = FakeServer::from_yaml(SCENARIOS).await.unwrap();
+        collect(
+            model(&server, kind)
+                .stream(request.clone(), CancellationToken::new())
+                .await
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+        let recorded = &server.model_requests()[0];
+        let expected = match kind {
+            ModelKind::Anthropic => Anthropic::request_body(&request),
+            ModelKind::OpenaiResponses => Responses::request_body(&request),
+            _ => Chat::request_body(&request),
+        }
+        .unwrap();
+        assert_eq!(
+            (
+                recorded.header("content-length"),
+                recorded.header("transfer-encoding")
+            ),
+            (Some(expected.len().to_string().as_str()), None),
+            "{kind:?}"
+        );
+        assert_eq!(
+            recorded.body,
+            Some(serde_json::from_slice::<Value>(&expected.to_vec()).unwrap()),
+            "{kind:?}"
+        );
     }
 }
