@@ -139,6 +139,11 @@ pub struct AgentConfig {
     /// and their values are redacted from every tool result, task notification and forwarded
     /// event before the model, the event stream or the log sees them.
     pub secrets: Secrets,
+    /// Delegation tools this run was not given because it may not delegate (nesting is
+    /// opt-in): a call to one is answered with
+    /// [`nesting_refusal`](crate::delegation::nesting_refusal) (`NESTED_DELEGATION_FORBIDDEN`),
+    /// not as an unknown tool.
+    pub nesting_refused: Vec<String>,
 }
 
 impl std::fmt::Debug for AgentConfig {
@@ -173,6 +178,7 @@ impl AgentConfig {
             background: false,
             lineage: Vec::new(),
             secrets: Secrets::new(),
+            nesting_refused: Vec::new(),
         }
     }
 }
@@ -696,6 +702,9 @@ impl Agent {
 
     async fn run_tool(&self, name: &str, input: Value, context: ToolContext) -> ToolOutput {
         let Some(tool) = self.config.tools.get(name) else {
+            if self.config.nesting_refused.iter().any(|n| n == name) {
+                return crate::delegation::nesting_refusal();
+            }
             return ToolOutput::error(format!(
                 "No tool named {name:?} is available. Available tools: {}",
                 self.config.tools.names().join(", ")

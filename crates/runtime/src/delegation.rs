@@ -7,6 +7,12 @@
 //! row's) → no type and no fork → the row's provider as is. Every start goes through the
 //! [`Registry`], so capability and depth gating apply; a refused start becomes an error result
 //! carrying the stable code.
+//!
+//! Nesting is opt-in, as in Claude Code and deepagents: a child may delegate in turn only when
+//! the row sets `max_depth` (above 1: the depth its descendants may reach) or its agent type
+//! lists this tool by name among its tools. Otherwise the child's cap is its own depth: a
+//! provider that enforces depth gives it no delegation tool (spawn answers a call to one with
+//! [`nesting_refusal`]; claude-code and codex drop their own sub-agent tools).
 
 use std::sync::Arc;
 
@@ -30,6 +36,15 @@ use crate::{Error, Result};
 /// What the delegation tool answers a caller that may not delegate (inside a fork, or at its
 /// depth cap).
 pub const NESTED_REFUSAL: &str = "You are a subagent and cannot delegate to another subagent. Complete this task yourself instead of calling this tool again.";
+
+/// The answer to a call of a delegation tool the run was not given because it may not delegate
+/// (see [`crate::AgentConfig::nesting_refused`]): an error result carrying the stable code
+/// `NESTED_DELEGATION_FORBIDDEN` and [`NESTED_REFUSAL`].
+pub fn nesting_refusal() -> ToolOutput {
+    error_result(&CoreError::NestedDelegationForbidden {
+        reason: NESTED_REFUSAL.to_owned(),
+    })
+}
 
 /// The text that opens a fork's task, in the same user message as the placeholder results.
 pub const FORK_PREAMBLE: &str = "You are now a forked copy of the agent above. You share its conversation up to this point, but from here on you work alone, in the background, on the task below; the tool calls in the previous message were not run for you. Do the task yourself with your tools (you cannot delegate it further), then reply with a concise report of what you did and found: that report is the only thing the agent that forked you will see.";
@@ -86,7 +101,9 @@ pub struct DelegationToolConfig {
     /// only if `provider` itself inherits the parent's context.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fork: Option<String>,
-    /// Absolute depth cap for children started by this tool.
+    /// Absolute depth cap for children started by this tool and their descendants. Set above
+    /// 1, it lets children delegate in turn (down to that depth); absent, a child delegates only
+    /// when its agent type lists this tool among its tools (nesting is opt-in).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_depth: Option<u32>,
     /// Background policy.
@@ -228,6 +245,16 @@ impl DelegationTool {
             .min(self.config.max_depth.unwrap_or(u32::MAX))
     }
 
+    /// Whether a child of this row, of agent type `profile`, may delegate in turn: the row sets
+    /// `max_depth`, or the agent type lists this tool by name in its tools.
+    fn nests(&self, profile: Option<&AgentProfile>) -> bool {
+        let listed = profile
+            .and_then(|profile| profile.tool_filter.as_ref())
+            .and_then(|filter| filter.allow.as_ref())
+            .is_some_and(|allow| allow.contains(&self.config.name));
+        self.config.max_depth.is_some() || listed
+    }
+
     fn description_text(&self) -> String {
         let mut text = self.config.description.clone().unwrap_or_else(|| {
             "Delegate a self-contained task to a subagent. The subagent works on its own and its final report comes back as this tool's result. Give it a complete prompt: it does not see this conversation unless it is a fork.".to_owned()
@@ -293,9 +320,18 @@ impl DelegationTool {
         // Forward the depth cap to every provider that enforces one on its own nested
         // delegation (without it, a provider like Claude Code keeps its own sub-agents and nests
         // past the cap), and to any provider when this row, or the caller's own cap, is tighter
-        // than the registry's. Providers without depth_limit stay usable otherwise.
+        // than the registry's. Providers without depth_limit stay usable otherwise. Nesting is
+        // opt-in: unless the row or the agent type asks for it, the cap a provider that enforces
+        // depth is told is the child's own depth, so the child cannot delegate.
         let cap = self.cap(env);
-        if self.config.max_depth.is_some() || cap < self.registry.max_depth() || enforces_depth {
+        if enforces_depth {
+            let child_cap = if self.nests(profile) {
+                cap
+            } else {
+                cap.min(env.depth.saturating_add(1))
+            };
+            builder = builder.max_depth(child_cap);
+        } else if self.config.max_depth.is_some() || cap < self.registry.max_depth() {
             builder = builder.max_depth(cap);
         }
         // A fork keeps the parent's tools and instructions: the row's and an agent type's do not

@@ -40,7 +40,7 @@ pub mod tools;
 pub use agent::{Agent, AgentConfig, DefaultModel, RunEnv, Seed};
 pub use delegation::{
     BackgroundMode, DelegationTool, DelegationToolConfig, FORK_PREAMBLE, NESTED_REFUSAL,
-    ParentSnapshot,
+    ParentSnapshot, nesting_refusal,
 };
 pub use permissions::{
     Decision, PermissionBroker, PermissionPolicy, PermissionRequest, PermissionRule,

@@ -4,6 +4,9 @@
 //! plus the request's persona; its tools are the built-in tools (as configured), any extra tools
 //! the embedder added, and the parent's delegation tools when the parent is an in-process run
 //! (read from the `ParentSnapshot` in the request's extensions), then the request's tool filter.
+//! A child that may not delegate (its depth is its cap: nesting is opt-in, see
+//! `subagent_runtime::delegation`) gets no delegation tool at all, and a call to one anyway is
+//! refused with `NESTED_DELEGATION_FORBIDDEN`.
 //! It honours, and declares, `output_schema` (a `structured_output` capture tool validated
 //! against the schema), `depth_limit`, `tool_filter`, `persona`, `model_override` (the request's
 //! model id is sent to the provider's model client) and `max_turns`. It does not declare
@@ -151,6 +154,30 @@ impl SpawnProvider {
         self
     }
 
+    /// The base tools without their delegation tools, and the names of every delegation tool
+    /// (the base's and `parent`'s): what a child that may not delegate gets and is refused.
+    fn without_delegation(&self, parent: Option<&ToolSet>) -> (ToolSet, Vec<String>) {
+        let delegates = |set: &ToolSet| -> Vec<String> {
+            set.tools()
+                .iter()
+                .zip(set.specs())
+                .filter(|(tool, _)| tool.kind() == ToolKind::Delegate)
+                .map(|(_, spec)| spec.name.clone())
+                .collect()
+        };
+        let mut refused = delegates(&self.base_tools);
+        if let Some(parent) = parent {
+            refused.extend(delegates(parent));
+        }
+        let tools = if refused.is_empty() {
+            self.base_tools.clone()
+        } else {
+            self.base_tools
+                .retain(|tool, _| tool.kind() != ToolKind::Delegate)
+        };
+        (tools, refused)
+    }
+
     /// The base tools followed by `parent`'s delegation tools (cached per parent tool set).
     fn inherit(&self, parent: &ToolSet) -> ToolSet {
         let mut cache = self
@@ -193,10 +220,23 @@ impl SpawnProvider {
         if let Some(ceiling) = request.permission_ceiling {
             permissions = permissions.restricted_to(ceiling);
         }
-        // The parent's delegation tools, with the specs the parent computed.
-        let mut tools = match &snapshot {
-            Some(snapshot) => self.inherit(&snapshot.tools),
-            None => self.base_tools.clone(),
+        let max_depth = request
+            .max_depth
+            .or(snapshot.as_ref().map(|s| s.env.max_depth))
+            .unwrap_or(DEFAULT_MAX_DEPTH);
+        // The parent's delegation tools, with the specs the parent computed, for a child that
+        // may delegate; none for one that may not.
+        let mut nesting_refused = Vec::new();
+        let mut tools = if request.child_depth() >= max_depth {
+            let (tools, refused) =
+                self.without_delegation(snapshot.as_ref().map(|snapshot| &snapshot.tools));
+            nesting_refused = refused;
+            tools
+        } else {
+            match &snapshot {
+                Some(snapshot) => self.inherit(&snapshot.tools),
+                None => self.base_tools.clone(),
+            }
         };
         if permissions.mode == PermissionMode::Plan {
             tools = tools.retain(|tool, _| tool.kind().is_read_only());
@@ -213,10 +253,6 @@ impl SpawnProvider {
             system.push_str("\n\n");
             system.push_str(persona);
         }
-        let max_depth = request
-            .max_depth
-            .or(snapshot.as_ref().map(|s| s.env.max_depth))
-            .unwrap_or(DEFAULT_MAX_DEPTH);
         permissions.broker = if request.background {
             None
         } else {
@@ -244,6 +280,7 @@ impl SpawnProvider {
         config.max_depth = max_depth;
         config.background = request.background;
         config.lineage = request.parent.lineage.clone();
+        config.nesting_refused = nesting_refused;
         config.secrets = match &snapshot {
             Some(snapshot) => self.secrets.union(&snapshot.env.secrets),
             None => self.secrets.clone(),

@@ -5,6 +5,7 @@ mod embedding;
 mod guide;
 mod lists;
 mod logging;
+mod nesting;
 mod newcomer;
 mod permissions;
 mod preset;

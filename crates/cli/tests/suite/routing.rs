@@ -214,10 +214,8 @@ async fn an_untyped_call_forks_and_a_typed_call_spawns() {
     let system = spawned[0].body.as_ref().unwrap()["system"].to_string();
     assert!(system.contains(DEFAULT_SYSTEM_PROMPT), "{system}");
     assert!(!system.contains(PARENT_SYSTEM), "{system}");
-    assert_eq!(
-        tool_names(spawned[0]),
-        ["ls", "read_file", "glob", "grep", "subagent"]
-    );
+    // No delegation tool: nesting is opt-in.
+    assert_eq!(tool_names(spawned[0]), ["ls", "read_file", "glob", "grep"]);
     // The parent got the spawn child's report and the fork's start notice, in call order.
     let parent_second = requests
         .iter()
@@ -311,7 +309,8 @@ async fn agent_types_explore_and_plan_cannot_write_and_unknown_types_are_listed(
         assert!(!dir.path().join(file).exists(), "{file} was written");
     }
     let requests = server.model_requests();
-    let read_only = ["ls", "read_file", "glob", "grep", "subagent"];
+    // No delegation tool either: nesting is opt-in.
+    let read_only = ["ls", "read_file", "glob", "grep"];
     for marker in ["EXPLORE-TASK", "PLAN-TASK"] {
         let child = requests_for(&requests, marker);
         assert_eq!(child.len(), 2, "{marker}");

@@ -15,7 +15,9 @@ use subagent_model::ModelKind;
 use subagent_runtime::{Agent, DelegationToolConfig, NESTED_REFUSAL};
 use subagent_test_support::FakeServer;
 
-use super::support::{agents, last_results, model, parent_config, registry_with, requests_for};
+use super::support::{
+    agents, last_results, model, parent_config, registry_with, requests_for, tool_names,
+};
 
 const NESTED: &str = r#"
 - name: child
@@ -57,11 +59,22 @@ async fn a_child_at_the_depth_cap_is_refused_before_its_arguments_are_read() {
     let requests = server.model_requests();
     let child = requests_for(&requests, "CHILD-AT-CAP");
     assert_eq!(child.len(), 2);
+    // At its cap the child is given no delegation tool; its call anyway, with invalid
+    // arguments, is answered with the refusal and its code: depth is decided first.
+    assert!(!tool_names(child[0]).contains(&"subagent".to_owned()));
     let results = last_results(child[1]);
-    assert_eq!(results.len(), 1);
-    // Invalid arguments, yet the answer is the refusal: depth is decided first.
-    assert_eq!(results[0].1, NESTED_REFUSAL);
-    assert!(!results[0].2);
+    assert_eq!(
+        results
+            .into_iter()
+            .map(|(_, text, is_error)| (text, is_error))
+            .collect::<Vec<_>>(),
+        vec![(
+            format!(
+                "NESTED_DELEGATION_FORBIDDEN: nested delegation is forbidden: {NESTED_REFUSAL}"
+            ),
+            true
+        )]
+    );
 }
 
 /// A provider that ignores depth: every start immediately tries to start itself again, one

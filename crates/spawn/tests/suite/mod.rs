@@ -2,5 +2,6 @@ mod conformance;
 mod delegation;
 mod depth;
 mod fanout;
+mod nesting;
 mod structured;
 mod support;
