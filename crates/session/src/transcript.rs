@@ -192,6 +192,17 @@ impl TranscriptWriter {
 
     /// Appends one event; a `turn_end` flushes and syncs the file.
     pub fn append(&mut self, event: &SessionEvent) -> Result<()> {
+        self.append_unflushed(event)?;
+        if matches!(event, SessionEvent::TurnEnd { .. }) {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Appends one event to the buffer without flushing, even a `turn_end`: a writer that
+    /// copies many turns at once (a fork's inherited history) then calls [`Self::flush`] once
+    /// instead of syncing the file at every turn.
+    pub fn append_unflushed(&mut self, event: &SessionEvent) -> Result<()> {
         let line = serde_json::to_vec(&LineOut {
             seq: self.next_seq,
             event,
@@ -203,9 +214,6 @@ impl TranscriptWriter {
         self.out.write_all(&line).map_err(io)?;
         self.out.write_all(b"\n").map_err(io)?;
         self.next_seq += 1;
-        if matches!(event, SessionEvent::TurnEnd { .. }) {
-            self.flush()?;
-        }
         Ok(())
     }
 

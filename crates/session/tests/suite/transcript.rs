@@ -58,6 +58,25 @@ fn turn_end_flushes_without_closing() {
 }
 
 #[test]
+fn a_batch_is_written_unflushed_and_flushed_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.jsonl");
+    let mut writer = TranscriptWriter::create(&path).unwrap();
+    let events: Vec<_> = turn(0, "a").into_iter().chain(turn(1, "b")).collect();
+    for event in &events {
+        writer.append_unflushed(event).unwrap();
+    }
+    // Two turn ends went by: still buffered, nothing on disk.
+    assert_eq!(load_transcript(&path).unwrap().log.len(), 0);
+    assert_eq!(writer.next_seq(), 8);
+    writer.flush().unwrap();
+    assert_eq!(
+        load_transcript(&path).unwrap().log,
+        EventLog::from_events(events)
+    );
+}
+
+#[test]
 fn torn_last_line_is_skipped_with_a_warning_and_cut_before_appending() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("t.jsonl");
