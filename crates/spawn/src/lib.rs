@@ -77,6 +77,8 @@ pub struct SpawnProvider {
     model: Arc<dyn Model>,
     /// The built-in tools (as configured) and the extra tools, specs computed once.
     base_tools: ToolSet,
+    /// `base_tools` without delegation tools (the same set when it has none).
+    base_without_delegation: ToolSet,
     permissions: PermissionPolicy,
     /// The configured secrets children keep in.
     secrets: Secrets,
@@ -91,6 +93,15 @@ impl std::fmt::Debug for SpawnProvider {
             .field("name", &self.name)
             .field("model", &self.model.describe())
             .finish_non_exhaustive()
+    }
+}
+
+/// `tools` without its delegation tools: `tools` itself (shared) when it has none.
+fn without_delegation(tools: &ToolSet) -> ToolSet {
+    if tools.tools().iter().any(|t| t.kind() == ToolKind::Delegate) {
+        tools.retain(|tool, _| tool.kind() != ToolKind::Delegate)
+    } else {
+        tools.clone()
     }
 }
 
@@ -123,6 +134,7 @@ impl SpawnProvider {
             name: name.into(),
             config,
             model,
+            base_without_delegation: without_delegation(&base_tools),
             base_tools,
             permissions: PermissionPolicy::default(),
             secrets: Secrets::new(),
@@ -142,6 +154,7 @@ impl SpawnProvider {
     #[must_use]
     pub fn with_tools(mut self, tools: impl IntoIterator<Item = Arc<dyn Tool>>) -> Self {
         self.base_tools = self.base_tools.with(tools);
+        self.base_without_delegation = without_delegation(&self.base_tools);
         self.inherited = Mutex::new(None);
         self
     }
@@ -154,8 +167,9 @@ impl SpawnProvider {
         self
     }
 
-    /// The base tools without their delegation tools, and the names of every delegation tool
-    /// (the base's and `parent`'s): what a child that may not delegate gets and is refused.
+    /// The base tools without their delegation tools (shared: computed once, so a child that
+    /// may not delegate copies no tool spec), and the names of every delegation tool (the
+    /// base's and `parent`'s): what such a child gets and is refused.
     fn without_delegation(&self, parent: Option<&ToolSet>) -> (ToolSet, Vec<String>) {
         let delegates = |set: &ToolSet| -> Vec<String> {
             set.tools()
@@ -169,13 +183,7 @@ impl SpawnProvider {
         if let Some(parent) = parent {
             refused.extend(delegates(parent));
         }
-        let tools = if refused.is_empty() {
-            self.base_tools.clone()
-        } else {
-            self.base_tools
-                .retain(|tool, _| tool.kind() != ToolKind::Delegate)
-        };
-        (tools, refused)
+        (self.base_without_delegation.clone(), refused)
     }
 
     /// The base tools followed by `parent`'s delegation tools (cached per parent tool set).
@@ -366,5 +374,52 @@ impl ProviderFactory for SpawnFactory {
         Ok(Arc::new(
             SpawnProvider::new(name, model, config).with_secrets(secrets),
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use subagent_core::StartRequest;
+    use subagent_core::agents::{AgentDirectory, StaticAgents};
+    use subagent_core::registry::Registry;
+    use subagent_model::{ScriptedModel, scenario::Scenarios};
+    use subagent_runtime::delegation::{DelegationTool, DelegationToolConfig};
+
+    use super::*;
+
+    /// Children that may not delegate share one tool set: no spec is copied per delegation
+    /// (a fan-out of thousands of children would otherwise copy every schema thousands of
+    /// times).
+    #[test]
+    fn children_that_may_not_delegate_share_their_tools() {
+        let model: Arc<dyn Model> = Arc::new(ScriptedModel::new(
+            "m",
+            Scenarios::from_yaml("- match: x\n  steps: [{text: y}]\n").unwrap(),
+        ));
+        let agents: Arc<dyn AgentDirectory> = Arc::new(StaticAgents::default());
+        let delegation: Arc<dyn Tool> = Arc::new(DelegationTool::new(
+            DelegationToolConfig::new("spawn"),
+            Arc::new(Registry::new()),
+            agents,
+        ));
+        let dir = std::env::temp_dir();
+        for provider in [
+            SpawnProvider::new("spawn", Arc::clone(&model), SpawnConfig::default()),
+            SpawnProvider::new("spawn", Arc::clone(&model), SpawnConfig::default())
+                .with_tools([Arc::clone(&delegation)]),
+        ] {
+            let request = || StartRequest::builder("x").cwd(&dir).max_depth(1).build();
+            let a = provider.agent_config(&request()).unwrap();
+            let b = provider.agent_config(&request()).unwrap();
+            assert!(a.tools.same(&b.tools));
+            assert!(
+                a.tools
+                    .tools()
+                    .iter()
+                    .all(|t| t.kind() != ToolKind::Delegate)
+            );
+        }
     }
 }
