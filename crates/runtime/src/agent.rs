@@ -17,6 +17,8 @@ use subagent_schema::OutputSchema;
 
 use crate::delegation::ParentSnapshot;
 use crate::permissions::{PermissionPolicy, PermissionRequest};
+use crate::seed::{Seed, next_turn};
+use crate::sessions::{OpenSession, Recorder, SessionStore};
 use crate::structured::DEFAULT_STRUCTURED_RETRIES;
 use crate::structured::{
     Capture, ENFORCE_PREFIX, OutputMode, StructuredOutputTool, capture_instructions,
@@ -59,42 +61,6 @@ pub struct RunEnv {
     pub tasks: Arc<TaskTable>,
     /// The configured secrets (see [`AgentConfig::secrets`]).
     pub secrets: Secrets,
-}
-
-/// How a run starts: a log to continue (empty for a fresh conversation, a parent's prefix for a
-/// fork) and the user message that opens the first turn.
-#[derive(Clone, Debug)]
-pub struct Seed {
-    /// The conversation so far (shared with whoever else holds it).
-    pub log: EventLog,
-    /// The messages of `log`, in order, when the caller has them shared already (a fork takes
-    /// its parent's list: O(1)). `None`: they are read from the log (a copy of each message).
-    pub messages: Option<Messages>,
-    /// The message that opens the first turn.
-    pub prompt: Message,
-}
-
-impl Seed {
-    /// A fresh conversation opened by `prompt`.
-    pub fn fresh(prompt: Vec<ContentBlock>) -> Self {
-        Self {
-            log: EventLog::new(),
-            messages: Some(Messages::new()),
-            prompt: Message::new(Role::User, prompt),
-        }
-    }
-}
-
-/// The number of the next turn of `log`: one past its last `turn_start` (read from the end, so
-/// a long history is not walked).
-fn next_turn(log: &EventLog) -> u32 {
-    (0..log.len())
-        .rev()
-        .find_map(|seq| match log.get(seq).as_deref() {
-            Some(SessionEvent::TurnStart { turn }) => Some(turn + 1),
-            _ => None,
-        })
-        .unwrap_or(0)
 }
 
 /// Everything a run needs.
@@ -144,6 +110,9 @@ pub struct AgentConfig {
     /// [`nesting_refusal`](crate::delegation::nesting_refusal) (`NESTED_DELEGATION_FORBIDDEN`),
     /// not as an unknown tool.
     pub nesting_refused: Vec<String>,
+    /// Where the run writes its transcript (`<dir>/<session id>.jsonl`, see
+    /// [`SessionStore`]); `None` (the default): nowhere, and the run cannot be resumed.
+    pub sessions: Option<SessionStore>,
 }
 
 impl std::fmt::Debug for AgentConfig {
@@ -179,6 +148,7 @@ impl AgentConfig {
             lineage: Vec::new(),
             secrets: Secrets::new(),
             nesting_refused: Vec::new(),
+            sessions: None,
         }
     }
 }
@@ -189,6 +159,7 @@ pub struct Agent {
     system: Option<Arc<str>>,
     capture: Option<Arc<std::sync::Mutex<Capture>>>,
     final_validator: Option<OutputSchema>,
+    resumed: Option<OpenSession>,
 }
 
 impl std::fmt::Debug for Agent {
@@ -201,6 +172,7 @@ impl std::fmt::Debug for Agent {
 
 struct State {
     log: EventLog,
+    recorder: Option<Recorder>,
     messages: Messages,
     turn: u32,
     turns_done: u32,
@@ -239,7 +211,16 @@ impl Agent {
             system,
             capture,
             final_validator,
+            resumed: None,
         })
+    }
+
+    /// Continues `session` (from [`SessionStore::resume`], whose seed the run must start
+    /// from): the run appends to its transcript and its outcome keeps its session id.
+    #[must_use]
+    pub fn resuming(mut self, session: OpenSession) -> Self {
+        self.resumed = Some(session);
+        self
     }
 
     /// The configuration (with the capture tool added, if any).
@@ -251,8 +232,12 @@ impl Agent {
     /// description and cancellation (see `Run::channel`).
     pub fn start(self, provider: &str, request: &StartRequest, seed: Seed) -> Run {
         let (sender, run) = Run::channel(provider, request);
+        let provider = provider.to_owned();
         tokio::spawn(async move {
-            let (outcome, _log) = self.run(seed, &sender).await;
+            let (mut outcome, _log) = self.run(seed, &sender).await;
+            if let Some(session) = &mut outcome.session {
+                session.provider = provider;
+            }
             sender.finish(outcome);
         });
         run
@@ -275,7 +260,9 @@ impl Agent {
 
     /// Runs to the end, reporting through `sender` (which the caller then finishes with the
     /// outcome). Returns the outcome and the session log.
-    pub async fn run(self, seed: Seed, sender: &RunSender) -> (Outcome, EventLog) {
+    /// With a session store or a resumed session, the transcript is complete and closed when
+    /// this returns, and the outcome's `session` names it (its `provider` left empty).
+    pub async fn run(mut self, seed: Seed, sender: &RunSender) -> (Outcome, EventLog) {
         let cancel = sender.cancel_token().clone();
         let env = Arc::new(RunEnv {
             run_id: sender.id(),
@@ -297,8 +284,11 @@ impl Agent {
                 .filter_map(|event| event.as_message().cloned())
                 .collect(),
         };
+        let sessions = self.config.sessions.as_ref();
+        let recorder = Recorder::new(sessions, self.resumed.take(), sender.id(), sender);
         let mut state = State {
             log: seed.log,
+            recorder,
             messages,
             turn,
             turns_done: 0,
@@ -316,6 +306,10 @@ impl Agent {
         outcome.usage.cache_read_tokens = state.usage.cache_read_tokens;
         outcome.usage.cache_write_tokens = state.usage.cache_write_tokens;
         outcome.usage.tool_uses = state.usage.tool_uses;
+        if let Some(recorder) = state.recorder.take() {
+            let cwd = self.config.roots.cwd();
+            outcome.session = recorder.finish(&state.log, cwd, sender).await;
+        }
         (outcome, state.log)
     }
 
@@ -417,6 +411,9 @@ impl Agent {
             state.log.append(SessionEvent::TurnEnd {
                 stop_reason: response.stop,
             });
+            if let Some(recorder) = &state.recorder {
+                recorder.turn_end(&state.log);
+            }
             let calls: Vec<(String, String, Value)> = message
                 .tool_uses()
                 .map(|(id, name, input)| (id.to_owned(), name.to_owned(), input.clone()))

@@ -8,6 +8,9 @@
 //!   calls, tool results and usage are reported as `RunEvent`s; cancellation works mid-stream
 //!   and mid-tool. Every run records its conversation in a session [`EventLog`]
 //!   (`turn_start` / `message` / `turn_end`), which is what a fork seeds from;
+//! - transcripts and resume ([`sessions`]): a run given a [`SessionStore`] writes its log to
+//!   `<dir>/<session id>.jsonl` off the loop (flushed at each turn end and at the end) and its
+//!   outcome names the session; [`SessionStore::resume`] and [`Agent::resuming`] continue one;
 //! - the tool registry ([`ToolSet`]: stable order, specs computed once so descriptions are
 //!   byte-identical across runs and forks) and the built-in tools ([`tools`]): `ls`,
 //!   `read_file`, `write_file`, `edit_file`, `delete`, `glob`, `grep`, `bash`. File tools are
@@ -33,11 +36,13 @@
 mod agent;
 pub mod delegation;
 mod permissions;
+mod seed;
+pub mod sessions;
 pub mod structured;
 mod tasks;
 pub mod tools;
 
-pub use agent::{Agent, AgentConfig, DefaultModel, RunEnv, Seed};
+pub use agent::{Agent, AgentConfig, DefaultModel, RunEnv};
 pub use delegation::{
     BackgroundMode, DelegationTool, DelegationToolConfig, FORK_PREAMBLE, NESTED_REFUSAL,
     ParentSnapshot, nesting_refusal,
@@ -45,6 +50,8 @@ pub use delegation::{
 pub use permissions::{
     Decision, PermissionBroker, PermissionPolicy, PermissionRequest, PermissionRule,
 };
+pub use seed::{Seed, UNANSWERED_TOOL_RESULT};
+pub use sessions::{OpenSession, Resumed, SessionStore};
 pub use structured::OutputMode;
 pub use tasks::{TaskNotification, TaskTable};
 pub use tools::{EventSink, Roots, Tool, ToolContext, ToolKind, ToolOutput, ToolSet};

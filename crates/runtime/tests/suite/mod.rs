@@ -2,3 +2,4 @@ mod bash;
 mod files;
 mod log;
 mod support;
+mod transcript;

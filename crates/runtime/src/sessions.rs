@@ -1,0 +1,337 @@
+//! Transcripts of in-process runs, and resuming them.
+//!
+//! A [`SessionStore`] is a directory of transcripts, one `<session id>.jsonl` per session, in
+//! the session crate's format ([`TranscriptWriter`]: one event per line with its `seq`). A run
+//! given a store ([`AgentConfig::sessions`](crate::AgentConfig::sessions)) writes its whole
+//! conversation there (a fork's inherited history included, so each file stands alone) and its
+//! outcome's `session` names it; the session id is the run id of the run that began it. A
+//! resumed run ([`SessionStore::resume`], then [`Agent::resuming`](crate::Agent::resuming))
+//! appends to the same file and keeps the same session id.
+//!
+//! Writing never holds up the loop: at each turn end the loop hands a shared view of its log
+//! (O(1)) to a blocking task that appends the new events, then flushes and syncs the file; at
+//! the end of the run the rest is written and the file closed before the outcome is delivered,
+//! so a session can be resumed as soon as its outcome is known. A failed write is logged
+//! (`tracing`) and reported as a `progress` event; the run goes on, and its outcome names no
+//! session.
+//!
+//! A session being written is locked (an advisory lock on its file): resuming it meanwhile is
+//! `NOT_RESUMABLE`, as are an id that names no session (not a UUID, no such file) and a
+//! transcript corrupt beyond a torn last line. A torn last line (a run killed mid-write) is cut
+//! off with a warning (a `progress` event of the resumed run) and the session resumes from its
+//! intact part.
+
+use std::fs::{File, TryLockError};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use subagent_core::{Error as CoreError, RunEvent, RunId, RunSender, SessionRef};
+use subagent_session::{ContentBlock, EventLog, TranscriptWarning, TranscriptWriter};
+
+use crate::seed::Seed;
+
+/// A directory of session transcripts: `<dir>/<session id>.jsonl`. Created (mode 0700) when the
+/// first transcript is written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionStore {
+    dir: PathBuf,
+}
+
+/// A session opened to be continued: its transcript loaded (a torn last line cut off), open for
+/// appending and locked until the run that continues it ends.
+#[derive(Debug)]
+pub struct OpenSession {
+    id: String,
+    path: PathBuf,
+    writer: TranscriptWriter,
+    lock: File,
+    warnings: Vec<TranscriptWarning>,
+}
+
+impl OpenSession {
+    /// The session id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The transcript file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// What loading skipped (at most a torn last line).
+    pub fn warnings(&self) -> &[TranscriptWarning] {
+        &self.warnings
+    }
+}
+
+/// A session ready to continue: the seed of the run (its conversation, then the new prompt)
+/// and the open session the run appends to.
+#[derive(Debug)]
+pub struct Resumed {
+    /// What the run starts from.
+    pub seed: Seed,
+    /// Give it to [`Agent::resuming`](crate::Agent::resuming).
+    pub session: OpenSession,
+}
+
+fn not_resumable(message: impl Into<String>) -> CoreError {
+    CoreError::NotResumable {
+        message: message.into(),
+    }
+}
+
+impl SessionStore {
+    /// A store in `dir`.
+    pub fn new(dir: impl Into<PathBuf>) -> Self {
+        Self { dir: dir.into() }
+    }
+
+    /// The directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The transcript file of session `id`; `None` when `id` is not a session id (a UUID), so
+    /// no id names a file outside the directory.
+    pub fn transcript(&self, id: &str) -> Option<PathBuf> {
+        let id: RunId = id.trim().parse().ok()?;
+        Some(self.dir.join(format!("{id}.jsonl")))
+    }
+
+    /// Opens `session` (a session of provider `provider`) to continue it with `prompt`: loads
+    /// its transcript on a blocking thread and locks it. `NOT_RESUMABLE` when the session
+    /// belongs to another provider, names no transcript here, is being written by a run that
+    /// has not ended, or is corrupt beyond a torn last line.
+    pub async fn resume(
+        &self,
+        provider: &str,
+        session: &SessionRef,
+        prompt: Vec<ContentBlock>,
+    ) -> Result<Resumed, CoreError> {
+        if session.provider != provider {
+            return Err(not_resumable(format!(
+                "session {} belongs to provider \"{}\", not \"{provider}\"",
+                session.id, session.provider
+            )));
+        }
+        let store = self.clone();
+        let id = session.id.clone();
+        tokio::task::spawn_blocking(move || store.open(&id, prompt))
+            .await
+            .map_err(|e| not_resumable(format!("loading session {}: {e}", session.id)))?
+    }
+
+    fn open(&self, id: &str, prompt: Vec<ContentBlock>) -> Result<Resumed, CoreError> {
+        let Some(path) = self.transcript(id) else {
+            return Err(not_resumable(format!(
+                "no session {id:?}: a session id is the `session.id` of an earlier outcome (a UUID)"
+            )));
+        };
+        let lock = File::open(&path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => not_resumable(format!(
+                "no session {id} in {}: no run of this provider wrote it there",
+                self.dir.display()
+            )),
+            _ => not_resumable(format!("session {id}: {}: {e}", path.display())),
+        })?;
+        match lock.try_lock() {
+            Ok(()) => {}
+            Err(TryLockError::WouldBlock) => {
+                return Err(not_resumable(format!(
+                    "session {id} is in use: the run writing it has not ended"
+                )));
+            }
+            Err(TryLockError::Error(e)) => {
+                return Err(not_resumable(format!(
+                    "session {id}: cannot lock {}: {e}",
+                    path.display()
+                )));
+            }
+        }
+        let (writer, loaded) = TranscriptWriter::open(&path)
+            .map_err(|e| not_resumable(format!("session {id}: {e}")))?;
+        let id = path
+            .file_stem()
+            .map_or_else(|| id.to_owned(), |s| s.to_string_lossy().into_owned());
+        Ok(Resumed {
+            seed: Seed::resumed(loaded.log, prompt),
+            session: OpenSession {
+                id,
+                path,
+                writer,
+                lock,
+                warnings: loaded.warnings,
+            },
+        })
+    }
+}
+
+enum FileState {
+    /// A fresh session's file, not created yet.
+    Unopened,
+    Open {
+        writer: TranscriptWriter,
+        _lock: File,
+    },
+    Closed,
+}
+
+struct Writing {
+    path: PathBuf,
+    file: FileState,
+    /// Events of the log already in the file.
+    written: usize,
+    failure: Option<String>,
+}
+
+impl Writing {
+    fn write(&mut self, log: &EventLog) {
+        if self.failure.is_some() {
+            return;
+        }
+        if let Err(error) = self.try_write(log) {
+            tracing::warn!(path = %self.path.display(), %error, "transcript not written");
+            self.failure = Some(error);
+            self.file = FileState::Closed;
+        }
+    }
+
+    fn try_write(&mut self, log: &EventLog) -> Result<(), String> {
+        if matches!(self.file, FileState::Unopened) {
+            if let Some(dir) = self.path.parent() {
+                use std::os::unix::fs::DirBuilderExt;
+                std::fs::DirBuilder::new()
+                    .recursive(true)
+                    .mode(0o700)
+                    .create(dir)
+                    .map_err(|e| format!("{}: {e}", dir.display()))?;
+            }
+            let writer = TranscriptWriter::create(&self.path).map_err(|e| e.to_string())?;
+            let lock =
+                File::open(&self.path).map_err(|e| format!("{}: {e}", self.path.display()))?;
+            lock.try_lock()
+                .map_err(|e| format!("{}: cannot lock: {e}", self.path.display()))?;
+            self.file = FileState::Open {
+                writer,
+                _lock: lock,
+            };
+        }
+        let FileState::Open { writer, .. } = &mut self.file else {
+            return Ok(());
+        };
+        if log.len() <= self.written {
+            return Ok(());
+        }
+        for seq in self.written..log.len() {
+            if let Some(event) = log.get(seq) {
+                writer.append_unflushed(&event).map_err(|e| e.to_string())?;
+            }
+        }
+        self.written = log.len();
+        writer.flush().map_err(|e| e.to_string())
+    }
+}
+
+/// Writes one run's transcript (see the module docs).
+pub(crate) struct Recorder {
+    shared: Arc<Mutex<Writing>>,
+    id: String,
+}
+
+fn lock(shared: &Mutex<Writing>) -> std::sync::MutexGuard<'_, Writing> {
+    shared.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Recorder {
+    /// The recorder of run `run_id`: continuing `resumed`, else a fresh session in `store`;
+    /// `None` with neither. A resumed session's load warnings are reported on `sender`.
+    pub(crate) fn new(
+        store: Option<&SessionStore>,
+        resumed: Option<OpenSession>,
+        run_id: RunId,
+        sender: &RunSender,
+    ) -> Option<Self> {
+        let (id, writing) = match resumed {
+            Some(open) => {
+                for warning in &open.warnings {
+                    tracing::warn!(%warning, "transcript");
+                    sender.emit(RunEvent::Progress {
+                        message: format!("transcript: {warning}"),
+                    });
+                }
+                let written = open.writer.next_seq();
+                let file = FileState::Open {
+                    writer: open.writer,
+                    _lock: open.lock,
+                };
+                (open.id, (open.path, file, written))
+            }
+            None => {
+                let id = run_id.to_string();
+                let path = store?.dir.join(format!("{id}.jsonl"));
+                (id, (path, FileState::Unopened, 0))
+            }
+        };
+        let (path, file, written) = writing;
+        Some(Self {
+            shared: Arc::new(Mutex::new(Writing {
+                path,
+                file,
+                written,
+                failure: None,
+            })),
+            id,
+        })
+    }
+
+    /// At a turn end: what the log gained is written, flushed and synced on a blocking thread;
+    /// the loop does not wait.
+    pub(crate) fn turn_end(&self, log: &EventLog) {
+        let shared = Arc::clone(&self.shared);
+        let log = log.clone();
+        drop(tokio::task::spawn_blocking(move || {
+            lock(&shared).write(&log)
+        }));
+    }
+
+    /// At the end of the run: writes the rest and closes the file (releasing the session).
+    /// Returns the session (its `provider` left empty for the caller), or `None` after a failed
+    /// write, which is reported on `sender`.
+    pub(crate) async fn finish(
+        self,
+        log: &EventLog,
+        cwd: &Path,
+        sender: &RunSender,
+    ) -> Option<SessionRef> {
+        let shared = Arc::clone(&self.shared);
+        let log = log.clone();
+        let closed = tokio::task::spawn_blocking(move || {
+            let mut writing = lock(&shared);
+            writing.write(&log);
+            writing.file = FileState::Closed;
+            match writing.failure.clone() {
+                Some(failure) => Err(failure),
+                None => Ok(writing.path.clone()),
+            }
+        })
+        .await
+        .unwrap_or_else(|e| Err(e.to_string()));
+        match closed {
+            Ok(path) => Some(SessionRef {
+                provider: String::new(),
+                id: self.id,
+                cwd: Some(cwd.to_path_buf()),
+                transcript: Some(path),
+            }),
+            Err(failure) => {
+                sender.emit(RunEvent::Progress {
+                    message: format!(
+                        "transcript not written, the run cannot be resumed: {failure}"
+                    ),
+                });
+                None
+            }
+        }
+    }
+}
