@@ -173,6 +173,14 @@ pub fn parse_definition(path: &Path, text: &str, source: Source) -> Result<Parse
         if field == "name" {
             name_location = field_value.location;
         }
+        if let Some(message) = unsupported(&definition, field) {
+            warnings.push(Warning::new(
+                WarningKind::UnsupportedField,
+                path,
+                key_location,
+                message,
+            ));
+        }
         definition.locations.push((field, key_location));
     }
 
@@ -348,6 +356,41 @@ fn apply(definition: &mut Definition, field: &FieldValue<'_>) -> std::result::Re
         _ => {}
     }
     Ok(())
+}
+
+/// What a field Claude Code honours, and this catalog reads but no provider acts on, means for
+/// the agent: `None` when the field is not one of those, or asks for nothing (blank, empty).
+fn unsupported(definition: &Definition, field: &str) -> Option<String> {
+    let asks = |value: &Option<Value>| {
+        value.as_ref().is_some_and(|value| match value {
+            Value::Null => false,
+            Value::Object(map) => !map.is_empty(),
+            Value::Array(items) => !items.is_empty(),
+            Value::String(text) => !text.trim().is_empty(),
+            _ => true,
+        })
+    };
+    let consequence = match field {
+        "mcpServers" if asks(&definition.mcp_servers) => "the agent runs without these MCP servers",
+        "hooks" if asks(&definition.hooks) => "these hooks never run",
+        "skills" if !definition.skills.is_empty() => "the agent runs without these skills",
+        "memory" if definition.memory.is_some() => "the agent keeps no memory between runs",
+        "initialPrompt" if definition.initial_prompt.is_some() => {
+            "the task given to the agent is its first message"
+        }
+        "effort" if definition.effort.is_some() => {
+            "the agent runs at its model's default reasoning effort"
+        }
+        "isolation" if definition.isolation == Some(Isolation::Remote) => {
+            return Some(
+                "`isolation: remote` is not supported (only `worktree` is): starting this agent \
+                 is refused"
+                    .to_owned(),
+            );
+        }
+        _ => return None,
+    };
+    Some(format!("`{field}` is not supported: {consequence}"))
 }
 
 fn non_blank(text: String) -> Option<String> {

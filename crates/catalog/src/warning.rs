@@ -82,6 +82,10 @@ pub enum WarningKind {
     /// The definition's tool filter leaves it none of its provider's tools. It loads; the child
     /// starts with no tools.
     NoTools,
+    /// A field Claude Code honours that this catalog reads but no provider acts on
+    /// (`mcpServers`, `hooks`, `skills`, `memory`, `initialPrompt`, `effort`, `isolation: remote`). The
+    /// definition loads; the message says what the agent does without it.
+    UnsupportedField,
 }
 
 /// One load warning. `Display` gives `path:line:column: message` (the parts that are known).

@@ -43,7 +43,22 @@ You review code.
 Point at lines.
 ";
     let parsed = parse(text).unwrap();
-    assert_eq!(parsed.warnings, vec![]);
+    // Read, kept, and reported: the fields no provider acts on yet.
+    assert_eq!(
+        parsed
+            .warnings
+            .iter()
+            .map(|w| (w.kind, w.location.line))
+            .collect::<Vec<_>>(),
+        vec![
+            (WarningKind::UnsupportedField, Some(12)),
+            (WarningKind::UnsupportedField, Some(13)),
+            (WarningKind::UnsupportedField, Some(14)),
+            (WarningKind::UnsupportedField, Some(16)),
+            (WarningKind::UnsupportedField, Some(17)),
+            (WarningKind::UnsupportedField, Some(18)),
+        ]
+    );
     let d = parsed.definition;
     assert_eq!(d.name, "code-reviewer");
     assert_eq!(d.description, "Reviews diffs. Use after every change.");
@@ -314,6 +329,57 @@ fn unknown_fields_are_warnings_and_the_file_loads() {
             ),
         ]
     );
+}
+
+#[test]
+fn fields_no_provider_honours_are_warnings_where_they_are_written() {
+    let parsed = parse(
+        "---\nname: r\ndescription: d\nmcpServers:\n  gh: {command: gh}\nhooks: {Stop: []}\n\
+         skills: [a]\nmemory: user\ninitialPrompt: go\neffort: high\nisolation: remote\n\
+         color: red\n---\nbody",
+    )
+    .unwrap();
+    let shown: Vec<(WarningKind, String)> = parsed
+        .warnings
+        .iter()
+        .map(|w| (w.kind, w.to_string()))
+        .collect();
+    let unsupported = |text: &str| (WarningKind::UnsupportedField, text.to_owned());
+    assert_eq!(
+        shown,
+        vec![
+            unsupported(
+                "agents/reviewer.md:4:1: `mcpServers` is not supported: the agent runs without \
+                 these MCP servers"
+            ),
+            unsupported("agents/reviewer.md:6:1: `hooks` is not supported: these hooks never run"),
+            unsupported(
+                "agents/reviewer.md:7:1: `skills` is not supported: the agent runs without these \
+                 skills"
+            ),
+            unsupported(
+                "agents/reviewer.md:8:1: `memory` is not supported: the agent keeps no memory \
+                 between runs"
+            ),
+            unsupported(
+                "agents/reviewer.md:9:1: `initialPrompt` is not supported: the task given to the \
+                 agent is its first message"
+            ),
+            unsupported(
+                "agents/reviewer.md:10:1: `effort` is not supported: the agent runs at its \
+                 model's default reasoning effort"
+            ),
+            unsupported(
+                "agents/reviewer.md:11:1: `isolation: remote` is not supported (only `worktree` \
+                 is): starting this agent is refused"
+            ),
+        ]
+    );
+    // Blank and empty values ask for nothing.
+    let parsed =
+        parse("---\nname: r\ndescription: d\nskills: []\nmemory: ''\nhooks:\neffort: ' '\n---\n")
+            .unwrap();
+    assert_eq!(parsed.warnings, vec![]);
 }
 
 #[test]
