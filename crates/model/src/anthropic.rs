@@ -170,6 +170,7 @@ impl Anthropic {
 
 impl Protocol for Anthropic {
     const KIND: ModelKind = ModelKind::Anthropic;
+    const EFFORT: bool = true;
     const PATH: &'static str = "/v1/messages";
     const AUTH: AuthStyle = AuthStyle::XApiKey;
     const HEADERS: &'static [(&'static str, &'static str)] =
@@ -190,13 +191,20 @@ impl Protocol for Anthropic {
         if let Some(last) = tools.last_mut() {
             set_cache(last);
         }
-        // A struct keeps the top-level order fixed: model, max_tokens, stream, system, tools,
-        // then messages.
+        // A struct keeps the top-level order fixed: model, max_tokens, stream, thinking, system,
+        // tools, then messages.
+        #[derive(Serialize)]
+        struct Thinking {
+            r#type: &'static str,
+            budget_tokens: u32,
+        }
         #[derive(Serialize)]
         struct Head<'a> {
             model: &'a str,
             max_tokens: u32,
             stream: bool,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            thinking: Option<Thinking>,
             #[serde(skip_serializing_if = "Option::is_none")]
             system: Option<Value>,
             #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -207,10 +215,18 @@ impl Protocol for Anthropic {
             .as_ref()
             .filter(|s| !s.is_empty())
             .map(|s| json!([{"type": "text", "text": s, "cache_control": ephemeral()}]));
+        // An effort is a thinking budget on top of the answer's own limit.
+        let thinking = request.effort.map(|effort| Thinking {
+            r#type: "enabled",
+            budget_tokens: effort.thinking_budget(),
+        });
         let head = Head {
             model: &request.model,
-            max_tokens: request.max_tokens,
+            max_tokens: request
+                .max_tokens
+                .saturating_add(thinking.as_ref().map_or(0, |t| t.budget_tokens)),
             stream: true,
+            thinking,
             system,
             tools,
         };

@@ -263,6 +263,8 @@ impl Protocol for Chat {
             stream_options: Value,
             #[serde(skip_serializing_if = "Option::is_none")]
             response_format: Option<Value>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            reasoning_effort: Option<&'static str>,
         }
         let response_format = request.output_schema.as_ref().map(|schema| {
             json!({"type": "json_schema", "json_schema": {"name": "output", "schema": schema}})
@@ -274,6 +276,7 @@ impl Protocol for Chat {
             stream: true,
             stream_options: json!({"include_usage": true}),
             response_format,
+            reasoning_effort: request.effort.map(|effort| effort.openai()),
         };
         let messages = &request.messages;
         // The system prompt first, then the conversation.

@@ -151,6 +151,12 @@ pub struct ModelConfig {
     /// `scripted` only: the scenario file (default: the built-in offline demo).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scenario: Option<PathBuf>,
+    /// `openai-chat` only: the server takes `reasoning_effort` (OpenAI's does, and vLLM's and
+    /// Ollama's for reasoning models), so an agent's `effort` is sent to it. Default `false`:
+    /// an effort is not sent and providers on this model do not offer `effort`. (`anthropic` and
+    /// `openai-responses` always take an effort.)
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reasoning_effort: bool,
 }
 
 impl ModelConfig {
@@ -164,6 +170,7 @@ impl ModelConfig {
             timeouts: Timeouts::default(),
             retry: RetryConfig::default(),
             scenario: None,
+            reasoning_effort: false,
         }
     }
 
@@ -249,9 +256,10 @@ pub fn build_with_env(
             http,
             config.model.clone(),
         )),
-        ModelKind::OpenaiChat | ModelKind::Scripted => {
-            Arc::new(crate::chat::ChatModel::new(http, config.model.clone()))
-        }
+        ModelKind::OpenaiChat | ModelKind::Scripted => Arc::new(
+            crate::chat::ChatModel::new(http, config.model.clone())
+                .with_effort(config.reasoning_effort),
+        ),
     })
 }
 

@@ -54,4 +54,4 @@ pub use protocol::{HttpModel, Protocol, SseDecoder};
 pub use responses::ResponsesModel;
 pub use scenario::{Gate, Gates, Scenarios};
 pub use scripted::ScriptedModel;
-pub use types::{Model, ModelEvent, ModelRequest, ModelStream, ToolSpec, Usage};
+pub use types::{Effort, Model, ModelEvent, ModelRequest, ModelStream, ToolSpec, Usage};

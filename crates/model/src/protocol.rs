@@ -32,6 +32,11 @@ pub trait Protocol: fmt::Debug + Default + Send + 'static {
     const HEADERS: &'static [(&'static str, &'static str)] = &[];
     /// Whether the server is sent [`ModelRequest::output_schema`] natively.
     const OUTPUT_SCHEMA: bool = false;
+    /// Whether every server of the protocol takes [`ModelRequest::effort`] (when not, a
+    /// configuration may say that its server does: [`ModelConfig::reasoning_effort`]).
+    ///
+    /// [`ModelConfig::reasoning_effort`]: crate::ModelConfig::reasoning_effort
+    const EFFORT: bool = false;
 
     /// The JSON body of a request (byte-stable for a given request).
     fn request_body(request: &ModelRequest) -> Result<RequestBody>;
@@ -155,6 +160,7 @@ impl<P: Protocol> Decoder for SseDecoder<P> {
 pub struct HttpModel<P> {
     http: HttpClient,
     model: String,
+    effort: bool,
     protocol: PhantomData<fn() -> P>,
 }
 
@@ -163,8 +169,16 @@ impl<P: Protocol> HttpModel<P> {
         Self {
             http,
             model,
+            effort: P::EFFORT,
             protocol: PhantomData,
         }
+    }
+
+    /// Sends [`ModelRequest::effort`] even if the protocol does not always take it (the
+    /// configuration says this server does).
+    pub(crate) fn with_effort(mut self, effort: bool) -> Self {
+        self.effort |= effort;
+        self
     }
 }
 
@@ -183,6 +197,10 @@ impl<P: Protocol> Model for HttpModel<P> {
         P::OUTPUT_SCHEMA
     }
 
+    fn supports_effort(&self) -> bool {
+        self.effort
+    }
+
     async fn stream(
         &self,
         mut request: ModelRequest,
@@ -190,6 +208,9 @@ impl<P: Protocol> Model for HttpModel<P> {
     ) -> Result<ModelStream> {
         if request.model.is_empty() {
             request.model.clone_from(&self.model);
+        }
+        if !self.effort {
+            request.effort = None;
         }
         let body = P::request_body(&request)?;
         self.http

@@ -166,6 +166,7 @@ impl Protocol for Responses {
     const KIND: ModelKind = ModelKind::OpenaiResponses;
     const PATH: &'static str = "/v1/responses";
     const OUTPUT_SCHEMA: bool = true;
+    const EFFORT: bool = true;
 
     /// The JSON body of a request (byte-stable for a given request).
     fn request_body(request: &ModelRequest) -> Result<RequestBody> {
@@ -191,6 +192,12 @@ impl Protocol for Responses {
             max_output_tokens: u32,
             #[serde(skip_serializing_if = "Option::is_none")]
             text: Option<Value>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            reasoning: Option<Reasoning>,
+        }
+        #[derive(Serialize)]
+        struct Reasoning {
+            effort: &'static str,
         }
         let text = request.output_schema.as_ref().map(|schema| {
             json!({"format": {"type": "json_schema", "name": "output", "schema": schema,
@@ -206,6 +213,9 @@ impl Protocol for Responses {
             store: false,
             max_output_tokens: request.max_tokens,
             text,
+            reasoning: request.effort.map(|effort| Reasoning {
+                effort: effort.openai(),
+            }),
         };
         let messages = &request.messages;
         body_with_array(&head, "input", |out| {

@@ -7,6 +7,7 @@ use async_trait::async_trait;
 use futures::Stream;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+pub use subagent_session::Effort;
 use subagent_session::StopReason;
 use tokio_util::sync::CancellationToken;
 
@@ -46,6 +47,10 @@ pub struct ModelRequest {
     /// (`text.format` / `response_format`); the Anthropic client does not send it (see
     /// [`Model::supports_output_schema`]), the runtime then uses a capture tool or validation.
     pub output_schema: Option<Value>,
+    /// How hard the model should reason: an Anthropic `thinking` budget (on top of
+    /// `max_tokens`), OpenAI's `reasoning.effort` or `reasoning_effort`. Sent only by a model
+    /// that [supports it](Model::supports_effort); `None`: the server's default.
+    pub effort: Option<Effort>,
 }
 
 impl ModelRequest {
@@ -58,6 +63,7 @@ impl ModelRequest {
             tools: Arc::from([]),
             max_tokens: 4096,
             output_schema: None,
+            effort: None,
         }
     }
 }
@@ -139,6 +145,12 @@ pub trait Model: Send + Sync {
 
     /// Whether `ModelRequest::output_schema` is sent to the server natively.
     fn supports_output_schema(&self) -> bool {
+        false
+    }
+
+    /// Whether [`ModelRequest::effort`] is sent to the server (a model that cannot honour it
+    /// drops it, and a provider on it does not offer `effort`).
+    fn supports_effort(&self) -> bool {
         false
     }
 

@@ -9,7 +9,9 @@ use subagent_core::registry::DEFAULT_MAX_DEPTH;
 use subagent_core::{
     CancellationToken, Outcome, Run, RunEvent, RunId, RunSender, StartRequest, StopReason, Usage,
 };
-use subagent_model::{Messages, Model, ModelEvent, ModelRequest, ModelResponse, ResponseBuilder};
+use subagent_model::{
+    Effort, Messages, Model, ModelEvent, ModelRequest, ModelResponse, ResponseBuilder,
+};
 use subagent_session::{ContentBlock, EventLog, Message, Role, SessionEvent};
 
 use subagent_process::Secrets;
@@ -113,6 +115,9 @@ pub struct AgentConfig {
     /// Where the run writes its transcript (`<dir>/<session id>.jsonl`, see
     /// [`SessionStore`]); `None` (the default): nowhere, and the run cannot be resumed.
     pub sessions: Option<SessionStore>,
+    /// The reasoning effort asked of the model (sent only by a model that supports it); `None`:
+    /// the model's default.
+    pub effort: Option<Effort>,
 }
 
 impl std::fmt::Debug for AgentConfig {
@@ -149,6 +154,7 @@ impl AgentConfig {
             secrets: Secrets::new(),
             nesting_refused: Vec::new(),
             sessions: None,
+            effort: None,
         }
     }
 }
@@ -378,6 +384,7 @@ impl Agent {
                 tools: self.config.tools.shared_specs(),
                 max_tokens: self.config.max_tokens,
                 output_schema: None,
+                effort: self.config.effort,
             };
             let response = match self.call_model(request, cancel, sender).await {
                 Ok(response) => response,

@@ -1,6 +1,7 @@
 //! `subagent-session`: the conversation as plain data and files.
 //!
 //! Owns:
+//! - the reasoning [`Effort`] a model is asked for (shared by the seam and the model clients);
 //! - the conversation data model ([`ContentBlock`], [`Message`], [`Role`]) and the session
 //!   events a run records ([`SessionEvent`]: `turn_start`, `message`, `turn_end`);
 //! - the append-only [`EventLog`] (`seq == index`) whose clones and forks share their history in
@@ -18,6 +19,7 @@
 //! crate depends on no other crate of the workspace.
 
 mod content;
+mod effort;
 mod event;
 mod log;
 mod repair;
@@ -26,6 +28,7 @@ mod usage;
 mod user_file;
 
 pub use content::{ContentBlock, Message, Role, ToolResultContent};
+pub use effort::Effort;
 pub use event::{SessionEvent, StopReason};
 pub use log::{EventLog, Iter};
 pub use repair::{FORKED_TOOL_RESULT, dangling_tool_calls, repair_dangling_tool_calls};

@@ -1,5 +1,6 @@
 mod bounds;
 mod clients;
+mod effort;
 mod errors;
 mod keep_alives;
 mod request_shape;
