@@ -43,7 +43,9 @@ impl<'a> Bench<'a> {
         let provider = adapter.provider(&server);
         let name = provider.name().to_owned();
         let caps = provider.capabilities();
-        let registry = Registry::new();
+        let mut registry = Registry::new();
+        // A request asking for isolation runs its child in a fresh directory of its own.
+        registry.set_isolator(Arc::new(crate::apart::Apart));
         if let Err(error) = registry.register(Arc::clone(&provider)) {
             panic!("conformance {what}: cannot register provider {name:?}: {error}");
         }

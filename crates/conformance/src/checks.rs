@@ -3,7 +3,8 @@
 //! `features.rs`.
 
 use subagent_core::{
-    Capability, Error, PermissionMode, Run, SessionRef, StartRequestBuilder, StopReason, ToolFilter,
+    Capability, Error, Isolation, PermissionMode, Run, SessionRef, StartRequestBuilder, StopReason,
+    ToolFilter,
 };
 
 use crate::bench::Bench;
@@ -51,6 +52,7 @@ pub(crate) fn with_capability(
         Capability::ModelOverride => request.model(MODEL),
         Capability::MaxTurns => request.max_turns(5),
         Capability::Resume => request.resume(session.clone()),
+        Capability::Isolation => request.isolation(Isolation::Worktree),
         other => panic!("conformance: the kit does not know the capability {other}; teach it"),
     }
 }

@@ -192,6 +192,10 @@ pub struct AgentProfile {
     /// Always run in the background.
     #[serde(default)]
     pub background: bool,
+    /// Isolation, as the definition writes it (`worktree`); read with
+    /// [`Isolation::resolve`](crate::Isolation::resolve), which refuses other values.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub isolation: Option<String>,
     /// Where the definition came from (for listings), e.g. `builtin` or a file path.
     #[serde(default)]
     pub source: String,

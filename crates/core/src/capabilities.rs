@@ -24,6 +24,11 @@ pub struct Capabilities {
     pub max_turns: bool,
     /// `resume`: a finished run can be continued.
     pub resume: bool,
+    /// `isolation`: the child works only in `parent.cwd` (its file tools' root, its commands'
+    /// working directory, the product's cwd), so the registry's isolator can move it into a
+    /// worktree of its own.
+    #[serde(default)]
+    pub isolation: bool,
     /// Descriptive: the child starts from the parent's conversation.
     pub inherits_parent_context: bool,
 }
@@ -38,6 +43,7 @@ impl Capabilities {
         model_override: false,
         max_turns: false,
         resume: false,
+        isolation: false,
         inherits_parent_context: false,
     };
 
@@ -50,6 +56,7 @@ impl Capabilities {
         model_override: true,
         max_turns: true,
         resume: true,
+        isolation: true,
         inherits_parent_context: false,
     };
 
@@ -63,6 +70,7 @@ impl Capabilities {
             Capability::ModelOverride => self.model_override,
             Capability::MaxTurns => self.max_turns,
             Capability::Resume => self.resume,
+            Capability::Isolation => self.isolation,
         }
     }
 
@@ -77,6 +85,7 @@ impl Capabilities {
             Capability::ModelOverride => &mut self.model_override,
             Capability::MaxTurns => &mut self.max_turns,
             Capability::Resume => &mut self.resume,
+            Capability::Isolation => &mut self.isolation,
         };
         *flag = on;
         self
@@ -130,11 +139,13 @@ pub enum Capability {
     MaxTurns,
     /// `resume`.
     Resume,
+    /// `isolation`.
+    Isolation,
 }
 
 impl Capability {
     /// Every gated capability, in table order.
-    pub const ALL: [Capability; 7] = [
+    pub const ALL: [Capability; 8] = [
         Self::OutputSchema,
         Self::DepthLimit,
         Self::ToolFilter,
@@ -142,6 +153,7 @@ impl Capability {
         Self::ModelOverride,
         Self::MaxTurns,
         Self::Resume,
+        Self::Isolation,
     ];
 
     /// The snake_case name (as in the capability table and error messages).
@@ -154,6 +166,7 @@ impl Capability {
             Self::ModelOverride => "model_override",
             Self::MaxTurns => "max_turns",
             Self::Resume => "resume",
+            Self::Isolation => "isolation",
         }
     }
 
@@ -167,6 +180,7 @@ impl Capability {
             Self::ModelOverride => "model",
             Self::MaxTurns => "max_turns",
             Self::Resume => "resume",
+            Self::Isolation => "isolation",
         }
     }
 }

@@ -8,7 +8,9 @@
 //! ([`Error`]).
 //!
 //! Around it, in modules: [`registry`], the gate every start passes (provider lookup →
-//! capabilities → depth → schema) before a provider sees it; [`agents`], the delegation
+//! capabilities → depth → schema → isolation) before a provider sees it; [`isolation`], the
+//! contract of the isolator that moves a child into a place of its own (a git worktree) and
+//! cleans up after it; [`agents`], the delegation
 //! vocabulary the catalog and the runtime share (agent profiles, the directory listing them,
 //! permission modes, tool filters); [`lenient`], the serde helpers that let a provider's typed
 //! wire events tolerate what a CLI adds or changes.
@@ -22,6 +24,7 @@ mod error;
 mod extensions;
 mod factory;
 mod filter;
+pub mod isolation;
 pub mod lenient;
 mod provider;
 pub mod registry;
@@ -33,6 +36,7 @@ pub use capabilities::{Capabilities, Capability};
 pub use error::{Error, ErrorCode, Result};
 pub use extensions::Extensions;
 pub use factory::{BuildContext, ProviderFactory};
+pub use isolation::{Isolation, WorktreeReport};
 pub use provider::SubagentProvider;
 pub use request::{INHERIT_MODEL, ParentContext, RunId, StartRequest, StartRequestBuilder};
 pub use run::{DIAGNOSTIC_LIMIT, Outcome, Run, RunEvent, RunEvents, RunSender, SessionRef, Usage};

@@ -3,14 +3,18 @@
 //! Gating, in [`Registry::check`] and [`Registry::start`]: lookup (`UNKNOWN_PROVIDER`) →
 //! capabilities (`UNSUPPORTED_CAPABILITY`, naming every missing one) → depth (`DEPTH_EXCEEDED`
 //! past the smaller of the request's `max_depth` and the registry's cap) → output schema
-//! (`INVALID_ARGUMENTS` unless object-rooted) → the provider's `start`. A refused start calls
-//! nothing of the provider and notifies no [`RegistryObserver`]. Nothing is global: a registry
-//! is a value built once and passed.
+//! (`INVALID_ARGUMENTS` unless object-rooted) → isolation (`INVALID_ARGUMENTS` when the request
+//! asks for it and no [`Isolator`] is installed) → the isolator prepares the child's place (it
+//! may refuse too: a parent outside any git repository) → the provider's `start` (a refusal
+//! there abandons the place) → the isolator takes over the run. A refused start calls nothing
+//! of the provider and notifies no [`RegistryObserver`]. Nothing is global: a registry is a
+//! value built once and passed.
 
 use std::sync::{Arc, PoisonError, RwLock};
 
 use serde_json::Value;
 
+use crate::isolation::Isolator;
 use crate::{Error, Result, Run, StartRequest, SubagentProvider};
 
 /// The depth cap when none is configured: a top-level agent (depth 0) may delegate three levels
@@ -30,6 +34,7 @@ pub struct Registry {
     providers: RwLock<Vec<Arc<dyn SubagentProvider>>>,
     max_depth: u32,
     observers: Vec<Arc<dyn RegistryObserver>>,
+    isolator: Option<Arc<dyn Isolator>>,
 }
 
 impl Default for Registry {
@@ -43,6 +48,7 @@ impl std::fmt::Debug for Registry {
         f.debug_struct("Registry")
             .field("providers", &self.names())
             .field("max_depth", &self.max_depth)
+            .field("isolator", &self.isolator.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -59,6 +65,7 @@ impl Registry {
             providers: RwLock::new(Vec::new()),
             max_depth,
             observers: Vec::new(),
+            isolator: None,
         }
     }
 
@@ -70,6 +77,17 @@ impl Registry {
     /// Adds an observer of started runs.
     pub fn add_observer(&mut self, observer: Arc<dyn RegistryObserver>) {
         self.observers.push(observer);
+    }
+
+    /// Installs the isolator that serves requests asking for `isolation` (without one, such
+    /// requests are refused with `INVALID_ARGUMENTS`).
+    pub fn set_isolator(&mut self, isolator: Arc<dyn Isolator>) {
+        self.isolator = Some(isolator);
+    }
+
+    /// Whether an isolator is installed.
+    pub fn has_isolator(&self) -> bool {
+        self.isolator.is_some()
     }
 
     /// Adds a provider. `DUPLICATE_PROVIDER` if its name is taken.
@@ -128,7 +146,8 @@ impl Registry {
     /// Runs every gate without starting anything; returns the provider that would start.
     ///
     /// Order: lookup (`UNKNOWN_PROVIDER`) → capabilities (`UNSUPPORTED_CAPABILITY`, naming every
-    /// missing one) → depth (`DEPTH_EXCEEDED`) → output schema (`INVALID_ARGUMENTS`).
+    /// missing one) → depth (`DEPTH_EXCEEDED`) → output schema (`INVALID_ARGUMENTS`) → isolation
+    /// without an isolator (`INVALID_ARGUMENTS`).
     pub fn check(&self, name: &str, request: &StartRequest) -> Result<Arc<dyn SubagentProvider>> {
         let provider = self.get(name).ok_or_else(|| Error::UnknownProvider {
             name: name.to_owned(),
@@ -154,11 +173,20 @@ impl Registry {
         if let Some(schema) = &request.output_schema {
             check_object_schema(schema)?;
         }
+        if let Some(isolation) = request.isolation
+            && self.isolator.is_none()
+        {
+            return Err(Error::invalid(format!(
+                "isolation \"{isolation}\" is not available here: no isolator is installed in the registry"
+            )));
+        }
         Ok(provider)
     }
 
-    /// Gates the request (see [`Registry::check`]), fills in the default description, and starts
-    /// the child. On a refusal nothing of the provider runs and no observer hears of it.
+    /// Gates the request (see [`Registry::check`]), fills in the default description, has the
+    /// isolator prepare the child's place when the request asks for isolation, and starts the
+    /// child (the isolator then takes over its run). On a refusal nothing of the provider runs,
+    /// no isolated place is left behind and no observer hears of it.
     pub async fn start(&self, name: &str, mut request: StartRequest) -> Result<Run> {
         let provider = self.check(name, &request)?;
         if request.cancel.is_cancelled() {
@@ -167,7 +195,21 @@ impl Registry {
         if request.description.is_none() {
             request.description = Some(request.description_or_default());
         }
-        let run = provider.start(request).await?;
+        let isolated = match (request.isolation, &self.isolator) {
+            (Some(isolation), Some(isolator)) => {
+                Some(isolator.prepare(isolation, &mut request).await?)
+            }
+            _ => None,
+        };
+        let run = match (provider.start(request).await, isolated) {
+            (Ok(run), Some(isolated)) => isolated.attach(run),
+            (Ok(run), None) => run,
+            (Err(error), Some(isolated)) => {
+                isolated.abandon().await;
+                return Err(error);
+            }
+            (Err(error), None) => return Err(error),
+        };
         for observer in &self.observers {
             observer.started(name, &run);
         }

@@ -8,7 +8,9 @@ use subagent_session::{ContentBlock, EventLog};
 use tokio_util::sync::CancellationToken;
 
 use crate::agents::AgentProfile;
-use crate::{Capability, Extensions, PermissionMode, SessionRef, ToolFilter, default_description};
+use crate::{
+    Capability, Extensions, Isolation, PermissionMode, SessionRef, ToolFilter, default_description,
+};
 
 /// A run's id: a random UUID, printed in its hyphenated form.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -102,6 +104,10 @@ pub struct StartRequest {
     pub max_turns: Option<u32>,
     /// A finished run to continue.
     pub resume: Option<SessionRef>,
+    /// Keep the child apart from the parent's files: the registry's isolator makes the place
+    /// (a git worktree for [`Isolation::Worktree`]) and points `parent.cwd` into it; the
+    /// provider confines the child to `parent.cwd`.
+    pub isolation: Option<Isolation>,
     /// The run goes on without a caller waiting: it must never ask anyone anything.
     pub background: bool,
     /// The loosest permission mode the child may run in (the parent's own, say): a provider
@@ -131,6 +137,7 @@ impl StartRequest {
                 model: None,
                 max_turns: None,
                 resume: None,
+                isolation: None,
                 background: false,
                 permission_ceiling: None,
             },
@@ -174,6 +181,7 @@ impl StartRequest {
         need(self.model.is_some(), Capability::ModelOverride);
         need(self.max_turns.is_some(), Capability::MaxTurns);
         need(self.resume.is_some(), Capability::Resume);
+        need(self.isolation.is_some(), Capability::Isolation);
         needed
     }
 }
@@ -264,6 +272,12 @@ impl StartRequestBuilder {
         self
     }
 
+    /// Keep the child apart from the parent's files (see [`StartRequest::isolation`]).
+    pub fn isolation(mut self, isolation: Isolation) -> Self {
+        self.request.isolation = Some(isolation);
+        self
+    }
+
     /// Run in the background.
     pub fn background(mut self, background: bool) -> Self {
         self.request.background = background;
@@ -318,7 +332,8 @@ impl StartRequestBuilder {
     /// `inherit`, its turn limit. The one mapping from an agent type to a request: the
     /// delegation tool and `subagent delegate --agent` both use it. The caller's own choices
     /// (a model named in the call, say) are set after it; description, provider and background
-    /// stay the caller's.
+    /// stay the caller's, and so does isolation, which can be refused:
+    /// [`Isolation::resolve`] combines the call's and the agent type's.
     pub fn agent(mut self, profile: &AgentProfile) -> Self {
         if let Some(instructions) = &profile.instructions {
             self = self.add_persona(instructions);

@@ -5,13 +5,13 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Instant;
 
-use futures::Stream;
 use futures::channel::{mpsc, oneshot};
+use futures::{Stream, StreamExt};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::{RunId, StartRequest, StopReason};
+use crate::{RunId, StartRequest, StopReason, WorktreeReport};
 
 /// Token and tool counts of a run: the one `Usage` type, shared with the model clients.
 pub use subagent_session::Usage;
@@ -53,6 +53,10 @@ pub struct Outcome {
     /// How to resume the run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<SessionRef>,
+    /// The worktree an isolated child changed, kept for the user (an unchanged one is removed
+    /// and not reported).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<WorktreeReport>,
 }
 
 impl Outcome {
@@ -84,6 +88,7 @@ impl Outcome {
             usage: Usage::default(),
             diagnostic,
             session: None,
+            worktree: None,
         }
     }
 
@@ -307,6 +312,34 @@ impl Run {
         (sender, run)
     }
 
+    /// A run standing in for `inner`, for a layer between the registry and the caller (an
+    /// [`Isolated`](crate::isolation::Isolated) place): the same id, provider, description and
+    /// cancellation (cancelling either cancels the child). It emits nothing of its own: the
+    /// layer hands `inner` to the returned sender's [`RunSender::forward`], which passes its
+    /// events on (`Started` included), then finishes with the outcome, amended as it needs.
+    pub fn relay(inner: &Run) -> (RunSender, Run) {
+        let (events_tx, events_rx) = mpsc::unbounded();
+        let (outcome_tx, outcome_rx) = oneshot::channel();
+        let sender = RunSender {
+            id: inner.id,
+            events: events_tx,
+            outcome: Some(outcome_tx),
+            cancel: inner.cancel.clone(),
+            started: Instant::now(),
+        };
+        let run = Run {
+            id: inner.id,
+            provider: inner.provider.clone(),
+            description: inner.description.clone(),
+            events: Some(RunEvents {
+                receiver: events_rx,
+            }),
+            outcome: outcome_rx,
+            cancel: inner.cancel.clone(),
+        };
+        (sender, run)
+    }
+
     /// The run's id.
     pub fn id(&self) -> RunId {
         self.id
@@ -394,6 +427,21 @@ impl RunSender {
     /// Time since the run started.
     pub fn elapsed(&self) -> std::time::Duration {
         self.started.elapsed()
+    }
+
+    /// Passes `inner`'s events on to this run as they come (all but its `Finished`: this
+    /// run's own [`RunSender::finish`] reports the end) and returns its outcome once it has
+    /// ended, for the caller to amend and finish with. See [`Run::relay`].
+    pub async fn forward(&self, mut inner: Run) -> Outcome {
+        if let Some(mut events) = inner.take_events() {
+            // The stream ends when the child's sender delivers its outcome (or is dropped).
+            while let Some(event) = events.next().await {
+                if !matches!(event, RunEvent::Finished { .. }) {
+                    self.emit(event);
+                }
+            }
+        }
+        inner.outcome().await
     }
 
     /// Ends the run: the diagnostic is sanitized, the duration filled in when the provider left

@@ -6,11 +6,11 @@ use pretty_assertions::assert_eq;
 use serde_json::json;
 use subagent_core::registry::Registry;
 use subagent_core::{
-    Capabilities, Capability, Error, ErrorCode, SessionRef, StartRequest, StartRequestBuilder,
-    ToolFilter,
+    Capabilities, Capability, Error, ErrorCode, Isolation, SessionRef, StartRequest,
+    StartRequestBuilder, ToolFilter,
 };
 
-use super::helpers::{Counting, Observer};
+use super::helpers::{Counting, InPlace, Observer};
 
 fn request() -> StartRequestBuilder {
     StartRequest::builder("do the thing").cwd("/tmp")
@@ -31,6 +31,7 @@ fn needing(builder: StartRequestBuilder, capability: Capability) -> StartRequest
             cwd: None,
             transcript: None,
         }),
+        Capability::Isolation => builder.isolation(Isolation::Worktree),
         other => panic!("no field for {other}"),
     }
 }
@@ -39,6 +40,7 @@ fn registry_with(provider: Arc<Counting>) -> (Registry, Arc<Observer>) {
     let mut registry = Registry::new();
     let observer = Arc::new(Observer::default());
     registry.add_observer(observer.clone());
+    registry.set_isolator(Arc::new(InPlace));
     registry.register(provider).unwrap();
     (registry, observer)
 }
@@ -92,7 +94,8 @@ async fn all_capabilities_together_are_all_named() {
     assert_eq!(
         err.to_string(),
         "subagent provider \"bare\" does not support the capabilities: \"output_schema\", \
-         \"depth_limit\", \"tool_filter\", \"persona\", \"model_override\", \"max_turns\", \"resume\""
+         \"depth_limit\", \"tool_filter\", \"persona\", \"model_override\", \"max_turns\", \"resume\", \
+         \"isolation\""
     );
     assert_eq!(provider.starts(), 0);
     assert!(observer.seen.lock().unwrap().is_empty());
@@ -118,7 +121,8 @@ async fn all_capabilities_together_are_all_named() {
                 Capability::DepthLimit,
                 Capability::ToolFilter,
                 Capability::MaxTurns,
-                Capability::Resume
+                Capability::Resume,
+                Capability::Isolation
             ]
         ),
         other => panic!("{other:?}"),

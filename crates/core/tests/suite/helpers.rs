@@ -60,3 +60,27 @@ impl RegistryObserver for Observer {
             .push(format!("{provider}:{}", run.description()));
     }
 }
+
+/// An isolator that leaves the child where it is (for gating tests, which need one installed
+/// for a request asking for isolation to reach the provider).
+pub struct InPlace;
+
+#[async_trait]
+impl subagent_core::isolation::Isolator for InPlace {
+    async fn prepare(
+        &self,
+        _: subagent_core::Isolation,
+        _: &mut StartRequest,
+    ) -> Result<Box<dyn subagent_core::isolation::Isolated>> {
+        Ok(Box::new(InPlace))
+    }
+}
+
+#[async_trait]
+impl subagent_core::isolation::Isolated for InPlace {
+    fn attach(self: Box<Self>, run: Run) -> Run {
+        run
+    }
+
+    async fn abandon(self: Box<Self>) {}
+}

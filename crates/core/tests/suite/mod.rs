@@ -2,4 +2,5 @@ mod codes;
 mod description;
 mod gating;
 mod helpers;
+mod isolation;
 mod run_helper;
