@@ -7,6 +7,8 @@
 //! - a provider never depends on another provider, not even for its tests (tests that need two
 //!   providers live in `crates/cli/tests`, the one place that links them all);
 //! - `model` does not depend on `runtime`;
+//! - `worktree` (git worktree isolation, an infrastructure crate under the registry) depends on
+//!   no crate of ours but `core`, `session` and `process`;
 //! - nothing but `cli` links every provider (dev-dependencies are tests and are exempt).
 //!
 //! Which crates are providers is read from their manifests, never from a list here: a provider
@@ -38,6 +40,8 @@ const SESSION: &str = "subagent-session";
 const CORE: &str = "subagent-core";
 const MODEL: &str = "subagent-model";
 const RUNTIME: &str = "subagent-runtime";
+const WORKTREE: &str = "subagent-worktree";
+const PROCESS: &str = "subagent-process";
 const CLI: &str = "subagent-cli";
 
 /// The one value `[package.metadata.subagents] kind` may take.
@@ -116,6 +120,8 @@ const RULE_SESSION: &str = "`session` depends on no crate of ours";
 const RULE_CORE: &str = "`core` depends on no crate of ours but `session`";
 const RULE_PROVIDER: &str = "a provider never depends on another provider, not even for its tests";
 const RULE_MODEL: &str = "`model` does not depend on `runtime`";
+const RULE_WORKTREE: &str =
+    "`worktree` depends on no crate of ours but `core`, `session` and `process`";
 const RULE_EVERY_PROVIDER: &str = "only `cli` (and tests) link every provider";
 const RULE_MARKER: &str = "a crate that implements `ProviderFactory` declares `[package.metadata.subagents] kind = \"provider\"`";
 const RULE_KIND: &str = "`[package.metadata.subagents] kind` is \"provider\" or absent";
@@ -222,6 +228,14 @@ pub fn check_dependencies(packages: &[Package]) -> Vec<Violation> {
                     rule: RULE_PROVIDER,
                     fix: format!(
                         "move what needs both providers (tests included) to crates/cli/tests, the one place that links every provider, and remove {on} from {manifest}"
+                    ),
+                });
+            } else if name == WORKTREE && ![CORE, SESSION, PROCESS].contains(&on) {
+                violations.push(Violation {
+                    what,
+                    rule: RULE_WORKTREE,
+                    fix: format!(
+                        "worktree isolation sits under the registry, beside the providers: move what needs {on} to the caller (a test of both goes to crates/cli/tests or the other crate's tests) and remove {on} from {manifest}"
                     ),
                 });
             } else if name == MODEL && on == RUNTIME {
@@ -457,6 +471,11 @@ mod tests {
             package("subagent-codex", true, &[("subagent-core", None)]),
             package("subagent-test-support", false, &[("subagent-model", None)]),
             package(
+                "subagent-worktree",
+                false,
+                &[("subagent-core", None), ("subagent-process", None)],
+            ),
+            package(
                 "subagent-cli",
                 false,
                 &[
@@ -549,6 +568,11 @@ mod tests {
             false,
             &[("subagent-codex", None), ("subagent-spawn", None)],
         ));
+        packages[7] = package(
+            "subagent-worktree",
+            false,
+            &[("subagent-core", None), ("subagent-runtime", Some("dev"))],
+        );
         let mut typo = package("subagent-echo", false, &[("subagent-core", None)]);
         typo["metadata"] = json!({"subagents": {"kind": "provder"}});
         packages.push(typo);
@@ -573,6 +597,9 @@ mod tests {
                 ),
                 format!(
                     "subagent-session has a dev-dependency on subagent-model\n    rule: {RULE_SESSION}\n    fix:  session is plain data: move what needs subagent-model out of session (or the shared type into it) and remove subagent-model from crates/session/Cargo.toml"
+                ),
+                format!(
+                    "subagent-worktree has a dev-dependency on subagent-runtime\n    rule: {RULE_WORKTREE}\n    fix:  worktree isolation sits under the registry, beside the providers: move what needs subagent-runtime to the caller (a test of both goes to crates/cli/tests or the other crate's tests) and remove subagent-runtime from crates/worktree/Cargo.toml"
                 ),
             ]
         );

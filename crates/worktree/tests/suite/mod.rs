@@ -1,0 +1,3 @@
+mod isolation;
+mod many;
+mod support;
