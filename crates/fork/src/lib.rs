@@ -16,7 +16,9 @@
 //! completed-turn prefix with dangling calls repaired, run with the provider's own model and the
 //! built-in tools.
 //!
-//! Declares `output_schema`, `depth_limit`, `max_turns` and `inherits_parent_context`; not
+//! Declares `output_schema`, `depth_limit`, `max_turns`, `isolation` (the fork's file tools
+//! have `parent.cwd` as their one root instead of the parent's roots, and its bash commands
+//! start there; its tools and prompt are still the parent's) and `inherits_parent_context`; not
 //! `tool_filter`, `persona` or `model_override` (each would change the shared prefix), nor
 //! `resume`. A fork keeps the configured secrets in (the [`Secrets`] of the build context's
 //! extensions, and its parent run's), as its parent does.
@@ -67,6 +69,7 @@ pub fn capabilities() -> Capabilities {
         .with(Capability::OutputSchema, true)
         .with(Capability::DepthLimit, true)
         .with(Capability::MaxTurns, true)
+        .with(Capability::Isolation, true)
         .inheriting_parent_context(true)
 }
 
@@ -182,8 +185,13 @@ impl ForkProvider {
         let depth = request.child_depth();
         let (mut config, seed) = match request.parent.extensions.get::<ParentSnapshot>() {
             Some(snapshot) => {
-                let mut config =
-                    AgentConfig::new(Arc::clone(&snapshot.model), snapshot.env.roots.clone());
+                // An isolated fork works only in the cwd it is given (its worktree).
+                let roots = match request.isolation {
+                    None => snapshot.env.roots.clone(),
+                    Some(_) => Roots::new(&request.parent.cwd)
+                        .map_err(|e| Error::invalid(format!("working directory: {e}")))?,
+                };
+                let mut config = AgentConfig::new(Arc::clone(&snapshot.model), roots);
                 config.model_id.clone_from(&snapshot.model_id);
                 config.system = snapshot.system.as_deref().map(str::to_owned);
                 config.tools = snapshot.tools.clone();

@@ -278,7 +278,7 @@ impl Agent {
             background: self.config.background,
             lineage: self.config.lineage.clone(),
             permissions: self.config.permissions.clone(),
-            tasks: Arc::default(),
+            tasks: Arc::new(TaskTable::for_run(sender.id(), self.config.secrets.clone())),
             secrets: self.config.secrets.clone(),
         });
         let turn = next_turn(&seed.log);

@@ -23,8 +23,8 @@ use serde_json::{Value, json};
 use subagent_core::agents::{AgentDirectory, AgentProfile};
 use subagent_core::registry::Registry;
 use subagent_core::{
-    Error as CoreError, INHERIT_MODEL, Outcome, ParentContext, Run, RunEvent, StartRequest,
-    ToolFilter, default_description,
+    Error as CoreError, INHERIT_MODEL, Isolation, Outcome, ParentContext, Run, RunEvent,
+    StartRequest, ToolFilter, WorktreeReport, default_description,
 };
 use subagent_model::{Messages, Model, ToolSpec};
 use subagent_session::EventLog;
@@ -186,15 +186,31 @@ fn usage_line(outcome: &Outcome) -> String {
     )
 }
 
-/// The tool result for a child's outcome: its text (or structured JSON) plus usage; anything but
-/// `completed` is an error result with the status, diagnostic and partial text.
+/// What a kept worktree looks like to the parent's model: where, which branch, the diffstat.
+pub fn worktree_lines(worktree: &WorktreeReport) -> String {
+    format!(
+        "<worktree>\npath: {}\nbranch: {}\nchanges:\n{}\n</worktree>",
+        worktree.path.display(),
+        worktree.branch,
+        worktree.diffstat
+    )
+}
+
+/// The tool result for a child's outcome: its text (or structured JSON) plus usage (and the
+/// worktree it left changes in, if any); anything but `completed` is an error result with the
+/// status, diagnostic and partial text.
 pub fn outcome_result(outcome: &Outcome) -> ToolOutput {
+    let worktree = outcome
+        .worktree
+        .as_ref()
+        .map(|worktree| format!("\n{}", worktree_lines(worktree)))
+        .unwrap_or_default();
     if outcome.is_completed() {
         let body = match &outcome.structured {
             Some(value) => value.to_string(),
             None => outcome.text.clone(),
         };
-        return ToolOutput::ok(format!("{body}\n\n{}", usage_line(outcome)));
+        return ToolOutput::ok(format!("{body}\n\n{}{worktree}", usage_line(outcome)));
     }
     let mut text = format!("The subagent did not complete: {}", outcome.status);
     if let Some(diagnostic) = &outcome.diagnostic {
@@ -203,7 +219,7 @@ pub fn outcome_result(outcome: &Outcome) -> ToolOutput {
     if !outcome.text.is_empty() {
         text.push_str(&format!("\nPartial output:\n{}", outcome.text));
     }
-    text.push_str(&format!("\n\n{}", usage_line(outcome)));
+    text.push_str(&format!("\n\n{}{worktree}", usage_line(outcome)));
     ToolOutput::error(text)
 }
 
@@ -284,6 +300,7 @@ impl DelegationTool {
         background: bool,
         fork: bool,
         enforces_depth: bool,
+        isolation: Option<Isolation>,
     ) -> StartRequest {
         let env = &context.env;
         let mut snapshot = ParentSnapshot::clone(&context.snapshot);
@@ -316,6 +333,9 @@ impl DelegationTool {
             .permission_ceiling(env.permissions.mode);
         if let Some(schema) = &args.output_schema {
             builder = builder.output_schema(schema.clone());
+        }
+        if let Some(isolation) = isolation {
+            builder = builder.isolation(isolation);
         }
         // Forward the depth cap to every provider that enforces one on its own nested
         // delegation (without it, a provider like Claude Code keeps its own sub-agents and nests
@@ -370,7 +390,7 @@ impl Tool for DelegationTool {
                     "subagent_type": {"type": "string", "description": "The agent type to use (see the list in the tool description)."},
                     "model": {"type": "string", "description": "A model for the subagent (default: the agent type's, else yours)."},
                     "run_in_background": {"type": "boolean", "description": "Return at once; the result arrives later as a <task-notification>."},
-                    "isolation": {"type": "string", "description": "Isolation for the subagent's changes (e.g. worktree), where available."},
+                    "isolation": {"type": "string", "description": "\"worktree\": the subagent works in a new git worktree of your repository, on a branch of its own, so its edits do not touch your files; a worktree it changed is kept and its path, branch and diffstat come back with the result."},
                     "output_schema": {"type": "object", "description": "A JSON Schema (type object) the subagent's result must follow."}
                 },
                 "required": ["prompt"]
@@ -395,11 +415,6 @@ impl Tool for DelegationTool {
             return Ok(error_result(&CoreError::invalid(
                 "\"prompt\" must not be empty",
             )));
-        }
-        if let Some(isolation) = &args.isolation {
-            return Ok(error_result(&CoreError::invalid(format!(
-                "isolation \"{isolation}\" is not available for in-process delegation; omit it"
-            ))));
         }
         let (provider, profile, fork) = match (&args.subagent_type, self.fork_provider()) {
             (None, Some(fork)) => (fork, None, true),
@@ -428,6 +443,10 @@ impl Tool for DelegationTool {
                 BackgroundMode::Never => false,
                 BackgroundMode::Allowed => args.run_in_background.unwrap_or(false),
             };
+        let isolation = match Isolation::resolve(args.isolation.as_deref(), profile.as_ref()) {
+            Ok(isolation) => isolation,
+            Err(error) => return Ok(error_result(&error)),
+        };
         let enforces_depth = self
             .registry
             .get(&provider)
@@ -439,6 +458,7 @@ impl Tool for DelegationTool {
             background,
             fork,
             enforces_depth,
+            isolation,
         );
         let run = match self.registry.start(&provider, request).await {
             Ok(run) => run,

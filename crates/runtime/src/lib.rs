@@ -53,7 +53,9 @@ pub use permissions::{
 pub use seed::{Seed, UNANSWERED_TOOL_RESULT};
 pub use sessions::{OpenSession, Resumed, SessionStore};
 pub use structured::OutputMode;
-pub use tasks::{TaskNotification, TaskTable};
+pub use tasks::{
+    RECENT_ACTIVITIES, TaskInfo, TaskKind, TaskNotification, TaskProgress, TaskStatus, TaskTable,
+};
 pub use tools::{EventSink, Roots, Tool, ToolContext, ToolKind, ToolOutput, ToolSet};
 
 /// Errors of this crate.

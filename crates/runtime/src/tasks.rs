@@ -1,116 +1,426 @@
-//! Background runs of one agent: the task table and `<task-notification>` messages.
+//! Background work of one agent run: the task table, output files and `<task-notification>`s.
 //!
-//! A delegation started in the background returns at once with the run's id; the table awaits
-//! the child's outcome on its own task. The agent loop delivers finished tasks as
-//! `<task-notification>` text: appended to the next user message (after the tool results) when
-//! the loop is going on anyway, or, when the model ends its answer while tasks are still
-//! running, as a new user message once the next task finishes (the loop waits, cancellably).
-//! A run therefore never finishes with a background child still running.
+//! A delegation started in the background returns at once with the child's run id, which is
+//! its task id; the table follows the child on a task of its own. Each task has a row
+//! ([`TaskInfo`]): its kind (`agent`), status (`running`, `completed`, `failed`, `killed`),
+//! description, the delegation call's id, start and end, an **output file** and progress (tool
+//! uses, tokens, last activity, the five most recent activities). The output file holds the
+//! child's events and then its outcome as JSON lines (secrets redacted), written as they happen
+//! and flushed at each of the child's turn ends (its `usage` event) and at the end; it lives in
+//! the table's directory, by default `<temp dir>/subagent-tasks/<parent run id>/<task id>.jsonl`.
+//!
+//! The agent loop delivers finished tasks as `<task-notification>` text in Claude Code's tag
+//! spelling (`<task_id>`, `<tool_use_id>`, `<output_file>`, `<status>`, `<summary>`,
+//! `<result>`, `<usage>`): appended to the next user message (after the tool results) when the
+//! loop is going on anyway, or, when the model ends its answer while tasks are still running,
+//! as a new user message once the next task finishes (the loop waits, cancellably). A run
+//! therefore never finishes with a background child still running. Each task is told once:
+//! a task whose end the model already read through the task tools
+//! ([`crate::tools::TaskOutputTool`], [`crate::tools::TaskStopTool`]) is marked notified and is
+//! not told again.
 
-use std::collections::{BTreeMap, VecDeque};
-use std::sync::{Mutex, PoisonError};
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use subagent_core::{CancellationToken, Outcome, Run, RunId};
+use futures::StreamExt;
+use serde::Serialize;
+use serde_json::{Value, json};
+use subagent_core::{CancellationToken, Outcome, Run, RunEvent, RunId, StopReason};
+use subagent_process::Secrets;
+use tokio::io::AsyncWriteExt;
+
+/// How many recent activities a task's progress keeps.
+pub const RECENT_ACTIVITIES: usize = 5;
+
+/// What a task runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskKind {
+    /// A subagent started by a delegation tool.
+    Agent,
+    /// A shell command started by the bash tool.
+    Bash,
+}
+
+/// Where a task is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskStatus {
+    /// Still going.
+    Running,
+    /// Ended with a result.
+    Completed,
+    /// Ended without one (an error, a turn or token limit, a refusal).
+    Failed,
+    /// Stopped: by the task tools, or cancelled with its parent.
+    Killed,
+}
+
+impl TaskStatus {
+    /// The status of a run that ended this way.
+    pub fn of(status: StopReason) -> Self {
+        match status {
+            StopReason::Completed => Self::Completed,
+            StopReason::Cancelled => Self::Killed,
+            _ => Self::Failed,
+        }
+    }
+
+    /// The spelling the model reads.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Running => "running",
+            Self::Completed => "completed",
+            Self::Failed => "failed",
+            Self::Killed => "killed",
+        }
+    }
+}
+
+impl std::fmt::Display for TaskStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What a task has done so far.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct TaskProgress {
+    /// Tool calls the child made (its own, not its descendants').
+    pub tool_uses: u64,
+    /// Input and output tokens the child used so far.
+    pub tokens: u64,
+    /// The latest activity (`tool <input>`), if any.
+    pub last_activity: Option<String>,
+    /// When the child last reported anything, in milliseconds since the Unix epoch.
+    pub last_activity_ms: Option<u64>,
+    /// The [`RECENT_ACTIVITIES`] most recent activities, oldest first.
+    pub recent: Vec<String>,
+}
+
+/// One row of the task table.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TaskInfo {
+    /// The task id: the child's run id.
+    pub id: RunId,
+    /// What it runs.
+    pub kind: TaskKind,
+    /// Where it is.
+    pub status: TaskStatus,
+    /// Its description.
+    pub description: String,
+    /// The id of the tool call that started it.
+    pub tool_use_id: String,
+    /// When it started, in milliseconds since the Unix epoch.
+    pub started_ms: u64,
+    /// When it ended, in milliseconds since the Unix epoch.
+    pub ended_ms: Option<u64>,
+    /// The file its events and outcome are written to (`None` when it could not be created).
+    pub output_file: Option<PathBuf>,
+    /// What it has done so far.
+    pub progress: TaskProgress,
+    /// Whether the model has been told how it ended (by a notification or a task tool).
+    pub notified: bool,
+    /// How it ended.
+    pub outcome: Option<Outcome>,
+}
 
 /// A finished background run, ready to be told to the model.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TaskNotification {
-    /// The child's run id.
-    pub run_id: RunId,
-    /// The delegation call that started it.
-    pub tool_use_id: String,
-    /// Its description.
-    pub description: String,
-    /// How it ended.
-    pub outcome: Outcome,
+    /// The task as it ended.
+    pub task: TaskInfo,
+}
+
+/// Where the result of a task starts in text the model reads.
+fn result_text(outcome: &Outcome) -> String {
+    match &outcome.structured {
+        Some(value) => value.to_string(),
+        None => outcome.text.clone(),
+    }
 }
 
 impl TaskNotification {
     /// The `<task-notification>` text the model reads.
     pub fn to_text(&self) -> String {
-        let outcome = &self.outcome;
-        let result = match &outcome.structured {
-            Some(value) => value.to_string(),
-            None => outcome.text.clone(),
-        };
+        let task = &self.task;
+        let output_file = task
+            .output_file
+            .as_deref()
+            .map(Path::display)
+            .map(|path| path.to_string())
+            .unwrap_or_default();
         let mut text = format!(
-            "<task-notification>\n<task-id>{}</task-id>\n<tool-use-id>{}</tool-use-id>\n<status>{}</status>\n<summary>{}</summary>\n<result>{result}</result>\n",
-            self.run_id, self.tool_use_id, outcome.status, self.description
+            "<task-notification>\n<task_id>{}</task_id>\n<tool_use_id>{}</tool_use_id>\n<output_file>{output_file}</output_file>\n<status>{}</status>\n<summary>{}</summary>\n",
+            task.id, task.tool_use_id, task.status, task.description
         );
+        let Some(outcome) = &task.outcome else {
+            text.push_str("</task-notification>");
+            return text;
+        };
+        text.push_str(&format!("<result>{}</result>\n", result_text(outcome)));
         if let Some(diagnostic) = &outcome.diagnostic {
             text.push_str(&format!("<diagnostic>{diagnostic}</diagnostic>\n"));
         }
+        if let Some(session) = &outcome.session {
+            text.push_str(&format!("<session_id>{}</session_id>\n", session.id));
+        }
+        let usage = &outcome.usage;
         text.push_str(&format!(
-            "<usage>input_tokens: {}, output_tokens: {}, tool_uses: {}, duration_ms: {}</usage>\n</task-notification>",
-            outcome.usage.input_tokens,
-            outcome.usage.output_tokens,
-            outcome.usage.tool_uses,
-            outcome.usage.duration_ms
+            "<usage><total_tokens>{}</total_tokens><tool_uses>{}</tool_uses><duration_ms>{}</duration_ms></usage>\n</task-notification>",
+            usage.input_tokens.saturating_add(usage.output_tokens),
+            usage.tool_uses,
+            usage.duration_ms
         ));
         text
     }
 }
 
-#[derive(Default)]
-struct Inner {
-    running: BTreeMap<RunId, CancellationToken>,
-    finished: VecDeque<TaskNotification>,
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
-/// The background runs of one agent run.
+/// `text` cut to at most `max` characters (an ellipsis marks a cut).
+fn shortened(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_owned(),
+    }
+}
+
+struct Entry {
+    info: TaskInfo,
+    cancel: CancellationToken,
+}
+
 #[derive(Default)]
+struct Inner {
+    tasks: Vec<Entry>,
+    /// Finished tasks not told yet, oldest first.
+    finished: VecDeque<RunId>,
+}
+
+impl Inner {
+    fn entry(&mut self, id: RunId) -> Option<&mut Entry> {
+        self.tasks.iter_mut().find(|entry| entry.info.id == id)
+    }
+
+    fn running(&self) -> usize {
+        self.tasks
+            .iter()
+            .filter(|entry| entry.info.status == TaskStatus::Running)
+            .count()
+    }
+}
+
+/// The background tasks of one agent run.
 pub struct TaskTable {
     inner: Mutex<Inner>,
     changed: tokio::sync::Notify,
+    dir: PathBuf,
+    secrets: Secrets,
+}
+
+impl Default for TaskTable {
+    /// A table writing output files under `<temp dir>/subagent-tasks/<random id>`.
+    fn default() -> Self {
+        Self::for_run(RunId::new(), Secrets::new())
+    }
 }
 
 impl std::fmt::Debug for TaskTable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TaskTable")
+            .field("dir", &self.dir)
             .field("running", &self.running())
             .finish_non_exhaustive()
     }
 }
 
 impl TaskTable {
+    /// A table whose output files go to `dir` (created, mode 0700, with the first task), with
+    /// `secrets` redacted from them.
+    pub fn new(dir: impl Into<PathBuf>, secrets: Secrets) -> Self {
+        Self {
+            inner: Mutex::default(),
+            changed: tokio::sync::Notify::new(),
+            dir: dir.into(),
+            secrets,
+        }
+    }
+
+    /// The table of run `run_id`: output files under `<temp dir>/subagent-tasks/<run_id>`.
+    pub fn for_run(run_id: RunId, secrets: Secrets) -> Self {
+        Self::new(
+            std::env::temp_dir()
+                .join("subagent-tasks")
+                .join(run_id.to_string()),
+            secrets,
+        )
+    }
+
+    /// The directory output files go to.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Takes over a started run: its outcome becomes a notification when it ends.
-    pub fn adopt(self: &std::sync::Arc<Self>, run: Run, tool_use_id: String) -> RunId {
-        let run_id = run.id();
-        let description = run.description().to_owned();
-        self.lock().running.insert(run_id, run.cancel_token());
-        let table = std::sync::Arc::clone(self);
-        tokio::spawn(async move {
-            let outcome = run.outcome().await;
-            {
-                let mut inner = table.lock();
-                inner.running.remove(&run_id);
-                inner.finished.push_back(TaskNotification {
-                    run_id,
-                    tool_use_id,
-                    description,
-                    outcome,
-                });
-            }
-            table.changed.notify_waiters();
+    /// Takes over a started run: it becomes a running `agent` task whose events go to its output
+    /// file and update its progress, and whose outcome becomes a notification when it ends.
+    pub fn adopt(self: &Arc<Self>, mut run: Run, tool_use_id: String) -> RunId {
+        let id = run.id();
+        let output = OutputFile::create(&self.dir, id);
+        let info = TaskInfo {
+            id,
+            kind: TaskKind::Agent,
+            status: TaskStatus::Running,
+            description: run.description().to_owned(),
+            tool_use_id,
+            started_ms: now_ms(),
+            ended_ms: None,
+            output_file: output.as_ref().map(|file| file.path.clone()),
+            progress: TaskProgress::default(),
+            notified: false,
+            outcome: None,
+        };
+        self.lock().tasks.push(Entry {
+            info,
+            cancel: run.cancel_token(),
         });
-        run_id
+        let table = Arc::clone(self);
+        tokio::spawn(async move {
+            let mut output = output;
+            if let Some(mut events) = run.take_events() {
+                while let Some(event) = events.next().await {
+                    table.progress(id, &event);
+                    if let Some(file) = &mut output {
+                        let turn_end = matches!(
+                            event,
+                            RunEvent::Usage {
+                                parent_tool_use_id: None,
+                                ..
+                            }
+                        );
+                        file.write(&table.secrets, &json!(event), turn_end).await;
+                    }
+                }
+            }
+            let outcome = run.outcome().await;
+            if let Some(file) = &mut output {
+                let line = json!({"type": "outcome", "outcome": outcome});
+                file.write(&table.secrets, &line, true).await;
+            }
+            table.finish(id, outcome);
+        });
+        id
     }
 
-    /// How many runs are still going.
+    fn progress(&self, id: RunId, event: &RunEvent) {
+        let mut inner = self.lock();
+        let Some(entry) = inner.entry(id) else {
+            return;
+        };
+        let progress = &mut entry.info.progress;
+        progress.last_activity_ms = Some(now_ms());
+        match event {
+            RunEvent::ToolCall {
+                name,
+                input,
+                parent_tool_use_id: None,
+                ..
+            } => {
+                progress.tool_uses = progress.tool_uses.saturating_add(1);
+                let activity = shortened(&format!("{name} {input}"), 160);
+                let activity = self.secrets.redact(&activity).into_owned();
+                progress.recent.push(activity.clone());
+                if progress.recent.len() > RECENT_ACTIVITIES {
+                    progress.recent.remove(0);
+                }
+                progress.last_activity = Some(activity);
+            }
+            RunEvent::Usage {
+                usage,
+                parent_tool_use_id: None,
+            } => {
+                progress.tokens = usage.input_tokens.saturating_add(usage.output_tokens);
+            }
+            _ => {}
+        }
+    }
+
+    fn finish(&self, id: RunId, mut outcome: Outcome) {
+        if !self.secrets.is_empty() {
+            outcome.text = self.secrets.redact(&outcome.text).into_owned();
+        }
+        {
+            let mut inner = self.lock();
+            if let Some(entry) = inner.entry(id) {
+                entry.info.status = TaskStatus::of(outcome.status);
+                entry.info.ended_ms = Some(now_ms());
+                entry.info.progress.tool_uses =
+                    entry.info.progress.tool_uses.max(outcome.usage.tool_uses);
+                entry.info.outcome = Some(outcome);
+                inner.finished.push_back(id);
+            }
+        }
+        self.changed.notify_waiters();
+    }
+
+    /// The row of task `id`.
+    pub fn get(&self, id: RunId) -> Option<TaskInfo> {
+        self.lock().entry(id).map(|entry| entry.info.clone())
+    }
+
+    /// Every row, in the order the tasks started.
+    pub fn list(&self) -> Vec<TaskInfo> {
+        self.lock()
+            .tasks
+            .iter()
+            .map(|entry| entry.info.clone())
+            .collect()
+    }
+
+    /// How many tasks are still going.
     pub fn running(&self) -> usize {
-        self.lock().running.len()
+        self.lock().running()
     }
 
-    /// The notifications not delivered yet, oldest first (they are removed).
+    /// Marks task `id` as told (the model read how it ended): no notification will repeat it.
+    pub fn mark_notified(&self, id: RunId) {
+        if let Some(entry) = self.lock().entry(id) {
+            entry.info.notified = true;
+        }
+    }
+
+    /// The notifications not delivered yet, oldest first; they count as delivered.
     pub fn take_finished(&self) -> Vec<TaskNotification> {
-        self.lock().finished.drain(..).collect()
+        let mut inner = self.lock();
+        let ids: Vec<RunId> = inner.finished.drain(..).collect();
+        ids.into_iter()
+            .filter_map(|id| Self::deliver(&mut inner, id))
+            .collect()
     }
 
-    /// Waits for the next notification; `None` when nothing is running and nothing is waiting.
+    fn deliver(inner: &mut Inner, id: RunId) -> Option<TaskNotification> {
+        let entry = inner.entry(id)?;
+        if entry.info.notified {
+            return None;
+        }
+        entry.info.notified = true;
+        Some(TaskNotification {
+            task: entry.info.clone(),
+        })
+    }
+
+    /// Waits for the next notification; `None` when nothing is running and nothing is waiting
+    /// to be told.
     pub async fn next_finished(&self) -> Option<TaskNotification> {
         loop {
             let notified = self.changed.notified();
@@ -118,10 +428,12 @@ impl TaskTable {
             notified.as_mut().enable();
             {
                 let mut inner = self.lock();
-                if let Some(notification) = inner.finished.pop_front() {
-                    return Some(notification);
+                while let Some(id) = inner.finished.pop_front() {
+                    if let Some(notification) = Self::deliver(&mut inner, id) {
+                        return Some(notification);
+                    }
                 }
-                if inner.running.is_empty() {
+                if inner.running() == 0 {
                     return None;
                 }
             }
@@ -129,10 +441,118 @@ impl TaskTable {
         }
     }
 
+    /// Waits until task `id` is no longer running, at most `timeout`; its row then (`None` for
+    /// an unknown id).
+    pub async fn wait(&self, id: RunId, timeout: Duration) -> Option<TaskInfo> {
+        let ended = async {
+            loop {
+                let notified = self.changed.notified();
+                tokio::pin!(notified);
+                notified.as_mut().enable();
+                match self.get(id) {
+                    Some(info) if info.status == TaskStatus::Running => {}
+                    other => return other,
+                }
+                notified.await;
+            }
+        };
+        match tokio::time::timeout(timeout, ended).await {
+            Ok(info) => info,
+            Err(_) => self.get(id),
+        }
+    }
+
+    /// Stops task `id` (its run is cancelled) and waits for it to end; its row then. `None`
+    /// for an unknown id.
+    pub async fn stop(&self, id: RunId) -> Option<TaskInfo> {
+        let cancel = self.lock().entry(id).map(|entry| entry.cancel.clone())?;
+        cancel.cancel();
+        self.wait(id, Duration::MAX).await
+    }
+
     /// Cancels every running task.
     pub fn cancel_all(&self) {
-        for token in self.lock().running.values() {
-            token.cancel();
+        for entry in &self.lock().tasks {
+            entry.cancel.cancel();
         }
+    }
+}
+
+/// A task's output file, buffered; flushed at each turn end and at the end.
+struct OutputFile {
+    path: PathBuf,
+    writer: tokio::io::BufWriter<tokio::fs::File>,
+    failed: bool,
+}
+
+impl OutputFile {
+    /// Creates `<dir>/<id>.jsonl` (and `dir`, mode 0700); `None` (with a warning) when it
+    /// cannot: the task runs without one.
+    fn create(dir: &Path, id: RunId) -> Option<Self> {
+        use std::os::unix::fs::DirBuilderExt;
+        let path = dir.join(format!("{id}.jsonl"));
+        let created = std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .and_then(|()| std::fs::File::create(&path));
+        match created {
+            Ok(file) => Some(Self {
+                writer: tokio::io::BufWriter::new(tokio::fs::File::from_std(file)),
+                path,
+                failed: false,
+            }),
+            Err(error) => {
+                tracing::warn!(path = %path.display(), %error, "cannot create a task's output file");
+                None
+            }
+        }
+    }
+
+    async fn write(&mut self, secrets: &Secrets, line: &Value, flush: bool) {
+        if self.failed {
+            return;
+        }
+        let line = format!("{line}\n");
+        let line = secrets.redact(&line);
+        let mut result = self.writer.write_all(line.as_bytes()).await;
+        if flush && result.is_ok() {
+            result = self.writer.flush().await;
+        }
+        if let Err(error) = result {
+            tracing::warn!(path = %self.path.display(), %error, "cannot write a task's output file");
+            self.failed = true;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn shortened_keeps_whole_characters() {
+        assert_eq!(shortened("héllo", 2), "hé…");
+        assert_eq!(shortened("hé", 2), "hé");
+    }
+
+    #[test]
+    fn statuses_map_from_stop_reasons() {
+        assert_eq!(
+            [
+                StopReason::Completed,
+                StopReason::Cancelled,
+                StopReason::Failed,
+                StopReason::MaxTurns
+            ]
+            .map(TaskStatus::of),
+            [
+                TaskStatus::Completed,
+                TaskStatus::Killed,
+                TaskStatus::Failed,
+                TaskStatus::Failed
+            ]
+        );
     }
 }

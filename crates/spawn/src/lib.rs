@@ -9,8 +9,10 @@
 //! refused with `NESTED_DELEGATION_FORBIDDEN`.
 //! It honours, and declares, `output_schema` (a `structured_output` capture tool validated
 //! against the schema), `depth_limit`, `tool_filter`, `persona`, `model_override` (the request's
-//! model id is sent to the provider's model client) and `max_turns`. It does not declare
-//! `resume`. Children keep the configured secrets in (the [`Secrets`] of the build context's
+//! model id is sent to the provider's model client), `max_turns` and `isolation` (the child's
+//! file tools have `parent.cwd` as their one root, instead of the parent's roots, and its bash
+//! commands start there: an isolated child's worktree). It does not declare `resume`. Children
+//! keep the configured secrets in (the [`Secrets`] of the build context's
 //! extensions, and a parent run's): their bash tool does not inherit them and tool results
 //! show `[REDACTED:NAME]` for their values.
 //!
@@ -115,6 +117,7 @@ pub fn capabilities() -> Capabilities {
         Capability::Persona,
         Capability::ModelOverride,
         Capability::MaxTurns,
+        Capability::Isolation,
     ] {
         caps = caps.with(capability, true);
     }
@@ -206,9 +209,11 @@ impl SpawnProvider {
 
     fn agent_config(&self, request: &StartRequest) -> Result<AgentConfig, Error> {
         let snapshot = request.parent.extensions.get::<ParentSnapshot>();
+        // An isolated child works only in the cwd it is given (its worktree), never in the
+        // parent's roots.
         let roots = match &snapshot {
-            Some(snapshot) => snapshot.env.roots.clone(),
-            None => Roots::new(&request.parent.cwd)
+            Some(snapshot) if request.isolation.is_none() => snapshot.env.roots.clone(),
+            _ => Roots::new(&request.parent.cwd)
                 .map_err(|e| Error::invalid(format!("working directory: {e}")))?,
         };
         // A child of an in-process parent inherits the parent's policy; a top-level start (the

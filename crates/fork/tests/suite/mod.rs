@@ -2,3 +2,4 @@ mod conformance;
 mod prefix;
 mod sharing;
 mod support;
+mod worktree;

@@ -4,6 +4,7 @@ mod bash;
 mod fs;
 mod paths;
 mod search;
+mod tasks;
 
 use std::sync::Arc;
 
@@ -16,6 +17,7 @@ pub use bash::{BashConfig, BashTool};
 pub use fs::{DeleteTool, EditFileTool, LsTool, MAX_READ_BYTES, ReadFileTool, WriteFileTool};
 pub use paths::Roots;
 pub use search::{GlobTool, GrepTool};
+pub use tasks::{DEFAULT_WAIT_MS, MAX_WAIT_MS, TaskOutputTool, TaskStopTool, describe, task_tools};
 
 use crate::agent::RunEnv;
 use crate::delegation::ParentSnapshot;

@@ -5,3 +5,4 @@ mod fanout;
 mod nesting;
 mod structured;
 mod support;
+mod tasks;

@@ -1,0 +1,143 @@
+//! An isolated fork, with real git: it keeps its parent's conversation and tools, but its file
+//! tools and bash work in its worktree, and a path back into the parent's checkout is refused.
+
+use std::path::Path;
+use std::process::Command;
+use std::sync::Arc;
+
+use pretty_assertions::assert_eq;
+use subagent_core::registry::Registry;
+use subagent_core::{CancellationToken, StopReason};
+use subagent_fork::{ForkConfig, ForkProvider};
+use subagent_model::ModelKind;
+use subagent_runtime::Agent;
+use subagent_session::ContentBlock;
+use subagent_test_support::FakeServer;
+use subagent_worktree::Worktrees;
+
+use super::support::{fork_row, model, parent_config};
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let output = Command::new("git")
+        .args([
+            "-c",
+            "user.name=Test",
+            "-c",
+            "user.email=test@example.invalid",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_isolated_fork_edits_its_worktree_not_the_parents_checkout() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().canonicalize().unwrap();
+    let (repo, root) = (base.join("repo"), base.join("worktrees"));
+    std::fs::create_dir(&repo).unwrap();
+    std::fs::write(repo.join("a.txt"), "one\n").unwrap();
+    git(&repo, &["init", "--quiet"]);
+    git(&repo, &["add", "--all"]);
+    git(&repo, &["commit", "--quiet", "-m", "first"]);
+    let escape = repo.join("escaped.txt");
+    let server = FakeServer::from_yaml(&format!(
+        r#"
+- name: notification
+  match: "<task-notification>"
+  steps:
+    - text: "parent heard back"
+- name: fork
+  match: "FORK-APART"
+  steps:
+    - tool_calls:
+        - {{id: call_fork_write, name: write_file, input: {{path: "forked.txt", content: "forked\n"}}}}
+        - {{id: call_fork_escape, name: write_file, input: {{path: "{escape}", content: "escaped\n"}}}}
+    - text: "fork done"
+- name: parent
+  match: "please fork apart"
+  steps:
+    - tool_calls:
+        - {{id: call_fork, name: subagent, input: {{prompt: "FORK-APART edit", isolation: worktree}}}}
+    - text: "waiting for the fork"
+"#,
+        escape = escape.display()
+    ))
+    .await
+    .unwrap();
+    let model = model(ModelKind::Anthropic, &server);
+    let mut registry = Registry::new();
+    registry.set_isolator(Arc::new(Worktrees::new().with_root(&root)));
+    registry
+        .register(Arc::new(ForkProvider::new(
+            "fork",
+            ForkConfig::default(),
+            None,
+        )))
+        .unwrap();
+    let registry = Arc::new(registry);
+    let config = parent_config(&model, &repo, &registry, fork_row());
+    let outcome = Agent::new(config)
+        .unwrap()
+        .start_prompt("please fork apart", CancellationToken::new())
+        .outcome()
+        .await;
+    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    let kept: Vec<_> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    let worktree = &kept[0];
+    assert_eq!(
+        std::fs::read_to_string(worktree.join("forked.txt")).unwrap(),
+        "forked\n"
+    );
+    assert!(!escape.exists());
+    assert_eq!(
+        git(&repo, &["status", "--porcelain", "--untracked-files=all"]),
+        ""
+    );
+    // The fork's own second request: its writes' results, the escape refused.
+    let requests = server.model_requests();
+    let fork_results: Vec<(String, bool)> = requests
+        .iter()
+        .flat_map(|r| r.messages.last().into_iter())
+        .flat_map(|m| m.content.iter())
+        .filter_map(|block| match block {
+            ContentBlock::ToolResult {
+                tool_use_id,
+                content,
+                is_error,
+            } if tool_use_id.starts_with("call_fork_") => Some((content.to_text(), *is_error)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(fork_results.len(), 2, "{fork_results:?}");
+    assert_eq!(
+        fork_results[0],
+        ("Wrote 7 bytes to forked.txt".to_owned(), false)
+    );
+    assert!(fork_results[1].1, "{fork_results:?}");
+    assert!(
+        fork_results[1].0.starts_with(&format!(
+            "path {} is outside the allowed roots ({})",
+            escape.display(),
+            worktree.display()
+        )),
+        "{fork_results:?}"
+    );
+    // The parent's notification names the kept worktree.
+    let notified = requests.last().unwrap().messages.last().unwrap().text();
+    assert!(
+        notified.contains(&format!("<worktree>\npath: {}\n", worktree.display())),
+        "{notified}"
+    );
+}

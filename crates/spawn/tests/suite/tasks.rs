@@ -1,0 +1,333 @@
+//! Background tasks of a parent delegating to spawn: the task table's output file and progress,
+//! the `<task-notification>` in Claude Code's tags, and the task tools (`task_output`,
+//! `task_stop`), whose reading of an ended task is never repeated as a notification.
+
+use std::path::PathBuf;
+
+use futures::StreamExt;
+use pretty_assertions::assert_eq;
+use serde_json::Value;
+use subagent_core::{CancellationToken, RunEvent, StopReason};
+use subagent_model::ModelKind;
+use subagent_runtime::tools::task_tools;
+use subagent_runtime::{Agent, AgentConfig, DelegationToolConfig};
+use subagent_test_support::{FakeServer, RecordedRequest};
+
+use super::support::{agents, last_results, model, parent_config, registry_with, requests_for};
+
+fn parent(server: &FakeServer, dir: &std::path::Path) -> AgentConfig {
+    let model = model(ModelKind::Anthropic, server);
+    let registry = registry_with(&model, 3);
+    let mut config = parent_config(
+        &model,
+        dir,
+        &registry,
+        DelegationToolConfig::new("spawn"),
+        agents(),
+    );
+    config.tools = config.tools.with(task_tools());
+    config
+}
+
+/// The text of the tool result `id` in the parent's requests.
+fn result_of(requests: &[&RecordedRequest], id: &str) -> (String, bool) {
+    requests
+        .iter()
+        .flat_map(|request| last_results(request))
+        .find(|(call, _, _)| call == id)
+        .map(|(_, text, is_error)| (text, is_error))
+        .unwrap()
+}
+
+/// `text` with every `<duration_ms>N</duration_ms>` made `<duration_ms>D</duration_ms>`.
+fn no_durations(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("<duration_ms>") {
+        let (before, after) = rest.split_at(at + "<duration_ms>".len());
+        out.push_str(before);
+        out.push('D');
+        rest = after.trim_start_matches(|c: char| c.is_ascii_digit());
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The `type` of each line of an output file, runs of one type collapsed.
+fn line_types(path: &std::path::Path) -> Vec<String> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut types: Vec<String> = Vec::new();
+    for line in text.lines() {
+        let value: Value = serde_json::from_str(line).unwrap();
+        let kind = value["type"].as_str().unwrap().to_owned();
+        if types.last() != Some(&kind) {
+            types.push(kind);
+        }
+    }
+    types
+}
+
+const NOTIFIED: &str = r#"
+- name: notification
+  match: "<task-notification>"
+  steps:
+    - text: "got the background result"
+- name: child
+  match: "BG-TASK"
+  steps:
+    - tool_calls:
+        - {id: call_child_ls, name: ls, input: {path: "."}}
+    - text: "background child finished"
+      usage: {input_tokens: 30, output_tokens: 7}
+- name: parent
+  match: "in the background"
+  steps:
+    - tool_calls:
+        - id: call_bg
+          name: subagent
+          input: {prompt: "BG-TASK work", description: "bg work", run_in_background: true}
+    - text: "I will wait."
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_finished_background_task_is_notified_once_in_claude_codes_tags_with_its_output_file() {
+    let server = FakeServer::from_yaml(NOTIFIED).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let outcome = Agent::new(parent(&server, dir.path()))
+        .unwrap()
+        .start_prompt("do it in the background", CancellationToken::new())
+        .outcome()
+        .await;
+    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    assert_eq!(outcome.text, "got the background result");
+
+    let requests = server.model_requests();
+    let parent = requests_for(&requests, "in the background");
+    assert_eq!(parent.len(), 3);
+    let (started, _) = result_of(&parent, "call_bg");
+    let id = started
+        .strip_prefix("Started background subagent ")
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap()
+        .to_owned();
+    let notification = parent[2].messages.last().unwrap().text();
+    let output_file = std::env::temp_dir()
+        .join("subagent-tasks")
+        .join(outcome_run_dir(&notification))
+        .join(format!("{id}.jsonl"));
+    assert_eq!(
+        no_durations(&notification),
+        format!(
+            "<task-notification>\n<task_id>{id}</task_id>\n<tool_use_id>call_bg</tool_use_id>\n<output_file>{}</output_file>\n<status>completed</status>\n<summary>bg work</summary>\n<result>background child finished</result>\n<usage><total_tokens>52</total_tokens><tool_uses>1</tool_uses><duration_ms>D</duration_ms></usage>\n</task-notification>",
+            output_file.display()
+        )
+    );
+    // The output file: the child's events as they happened, then its outcome.
+    assert_eq!(
+        line_types(&output_file),
+        [
+            "started",
+            "tool_call",
+            "usage",
+            "tool_result",
+            "text",
+            "usage",
+            "finished",
+            "outcome"
+        ]
+    );
+    let last: Value = serde_json::from_str(
+        std::fs::read_to_string(&output_file)
+            .unwrap()
+            .lines()
+            .last()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(last["outcome"]["text"], "background child finished");
+    // Told once: the notification is in the last request only.
+    let told = requests
+        .iter()
+        .flat_map(|request| request.messages.iter())
+        .filter(|message| message.text().starts_with("<task-notification>"))
+        .count();
+    assert_eq!(told, 1);
+    std::fs::remove_file(&output_file).unwrap();
+}
+
+/// The parent run's directory named in a notification's output file path.
+fn outcome_run_dir(notification: &str) -> PathBuf {
+    let start = notification.find("<output_file>").unwrap() + "<output_file>".len();
+    let end = notification.find("</output_file>").unwrap();
+    let path = PathBuf::from(&notification[start..end]);
+    PathBuf::from(path.parent().unwrap().file_name().unwrap())
+}
+
+const READ: &str = r#"
+- name: notification
+  match: "<task-notification>"
+  steps:
+    - text: "a notification came"
+- name: child
+  match: "BG-TASK"
+  steps:
+    - wait_gate: child-go
+      tool_calls:
+        - {id: call_child_ls, name: ls, input: {path: "."}}
+    - text: "background child finished"
+- name: parent
+  match: "read the task"
+  steps:
+    - tool_calls:
+        - id: call_bg
+          name: subagent
+          input: {prompt: "BG-TASK work", description: "bg work", run_in_background: true}
+    - tool_calls:
+        - {id: call_look, name: task_output, input: {task_id: call_bg, block: false}}
+    - tool_calls:
+        - {id: call_wait, name: task_output, input: {task_id: call_bg, timeout: 600000}}
+    - text: "parent done"
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn task_output_looks_at_a_running_task_then_waits_for_its_result_which_is_not_notified_again()
+{
+    let server = FakeServer::from_yaml(READ).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut run = Agent::new(parent(&server, dir.path()))
+        .unwrap()
+        .start_prompt("read the task", CancellationToken::new());
+    let mut events = run.take_events().unwrap();
+    // The child waits at its first answer until the parent has looked at it.
+    while let Some(event) = events.next().await {
+        if matches!(&event, RunEvent::ToolResult { id, .. } if id == "call_look") {
+            server.gate("child-go").open();
+        }
+    }
+    let outcome = run.outcome().await;
+    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    assert_eq!(outcome.text, "parent done");
+
+    let requests = server.model_requests();
+    let parent = requests_for(&requests, "read the task");
+    assert_eq!(parent.len(), 4);
+    let (started, _) = result_of(&parent, "call_bg");
+    let id = started
+        .strip_prefix("Started background subagent ")
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap()
+        .to_owned();
+    let (looked, looked_error) = result_of(&parent, "call_look");
+    let start = looked.find("<output_file>").unwrap() + "<output_file>".len();
+    let output_file = looked[start..looked.find("</output_file>").unwrap()].to_owned();
+    assert!(
+        output_file.ends_with(&format!("/{id}.jsonl")),
+        "{output_file}"
+    );
+    assert_eq!(
+        (looked.as_str(), looked_error),
+        (
+            format!(
+                "<retrieval_status>not_ready</retrieval_status>\n<task_id>{id}</task_id>\n<task_type>agent</task_type>\n<status>running</status>\n<description>bg work</description>\n<tool_use_id>call_bg</tool_use_id>\n<output_file>{output_file}</output_file>\n<progress>\ntool_uses: 0\ntokens: 0\nlast_activity: none\nrecent:\n</progress>"
+            )
+            .as_str(),
+            false
+        )
+    );
+    let (waited, waited_error) = result_of(&parent, "call_wait");
+    assert_eq!(
+        (no_durations(&waited), waited_error),
+        (
+            format!(
+                "<retrieval_status>success</retrieval_status>\n<task_id>{id}</task_id>\n<task_type>agent</task_type>\n<status>completed</status>\n<description>bg work</description>\n<tool_use_id>call_bg</tool_use_id>\n<output_file>{output_file}</output_file>\n<progress>\ntool_uses: 1\ntokens: 30\nlast_activity: ls {{\"path\":\".\"}}\nrecent:\n- ls {{\"path\":\".\"}}\n</progress>\n<result>background child finished</result>\n<usage><total_tokens>30</total_tokens><tool_uses>1</tool_uses><duration_ms>D</duration_ms></usage>"
+            ),
+            false
+        )
+    );
+    // The result was read: no notification repeats it.
+    assert!(
+        requests
+            .iter()
+            .flat_map(|request| request.messages.iter())
+            .all(|message| !message.text().contains("<task-notification>")),
+        "{requests:#?}"
+    );
+    std::fs::remove_file(&output_file).unwrap();
+}
+
+const STOP: &str = r#"
+- name: notification
+  match: "<task-notification>"
+  steps:
+    - text: "a notification came"
+- name: child
+  match: "BG-TASK"
+  steps:
+    - wait_gate: never-opened
+      text: "never said"
+- name: parent
+  match: "stop the task"
+  steps:
+    - tool_calls:
+        - id: call_bg
+          name: subagent
+          input: {prompt: "BG-TASK work", description: "bg work", run_in_background: true}
+    - tool_calls:
+        - {id: call_stop, name: task_stop, input: {task_id: call_bg}}
+    - tool_calls:
+        - {id: call_again, name: task_stop, input: {task_id: call_bg}}
+        - {id: call_unknown, name: task_output, input: {task_id: nope}}
+    - text: "parent done"
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn task_stop_kills_a_running_task_once_and_its_end_is_not_notified() {
+    let server = FakeServer::from_yaml(STOP).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let outcome = Agent::new(parent(&server, dir.path()))
+        .unwrap()
+        .start_prompt("stop the task", CancellationToken::new())
+        .outcome()
+        .await;
+    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    assert_eq!(outcome.text, "parent done");
+
+    let requests = server.model_requests();
+    let parent = requests_for(&requests, "stop the task");
+    assert_eq!(parent.len(), 4);
+    let (started, _) = result_of(&parent, "call_bg");
+    let id = started
+        .strip_prefix("Started background subagent ")
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap()
+        .to_owned();
+    let (stopped, stopped_error) = result_of(&parent, "call_stop");
+    assert!(!stopped_error);
+    let head = format!(
+        "Stopped task {id}.\n<retrieval_status>success</retrieval_status>\n<task_id>{id}</task_id>\n<task_type>agent</task_type>\n<status>killed</status>\n"
+    );
+    assert!(stopped.starts_with(&head), "{stopped}");
+    assert!(
+        stopped.contains("\n<diagnostic>the run was cancelled</diagnostic>\n"),
+        "{stopped}"
+    );
+    let (again, _) = result_of(&parent, "call_again");
+    assert!(
+        again.starts_with(&format!("Task {id} had already ended (killed).\n")),
+        "{again}"
+    );
+    let (unknown, unknown_error) = result_of(&parent, "call_unknown");
+    assert_eq!(
+        (unknown, unknown_error),
+        (
+            format!("No task with id \"nope\" was started by this run. Its tasks: {id}"),
+            true
+        )
+    );
+    assert!(
+        requests
+            .iter()
+            .flat_map(|request| request.messages.iter())
+            .all(|message| !message.text().contains("<task-notification>"))
+    );
+}
