@@ -96,6 +96,7 @@ fn section_to_config(section: &ModelSection) -> ModelConfig {
     config.base_url.clone_from(&section.base_url);
     config.api_key_env.clone_from(&section.api_key_env);
     config.scenario.clone_from(&section.scenario);
+    config.reasoning_effort = section.reasoning_effort;
     if let Some(timeouts) = &section.timeouts {
         if let Some(ms) = timeouts.connect_ms {
             config.timeouts.connect_ms = ms;

@@ -18,6 +18,9 @@
 //!   ([`SseDecoder`]) over a [`Protocol`], which says only what differs: path, auth, request
 //!   body, what one event means;
 //! - [`ModelConfig`] (serde + JSON Schema, embedded in presets) and [`build`];
+//! - the reasoning [`Effort`] of a request (each protocol's own setting, sent only by a model
+//!   that [supports it](Model::supports_effort)) and model aliases ([`ModelAliases`]: a
+//!   preset's table, then Claude Code's `haiku`/`sonnet`/`opus` on an Anthropic model);
 //! - scenario files ([`scenario`]) and the offline [`ScriptedModel`] that replays them. The fake
 //!   HTTP servers of `subagent-test-support` use the same scenario code.
 //!
@@ -25,6 +28,7 @@
 //! output validation (all in `runtime`), and `core`'s error type (this crate depends only on
 //! `session`; [`Error::code`] returns `core`'s stable codes where one fits).
 
+mod aliases;
 pub mod anthropic;
 mod body;
 pub mod chat;
@@ -42,6 +46,7 @@ mod scripted;
 pub mod sse;
 mod types;
 
+pub use aliases::{CLAUDE_ALIASES, INHERIT, ModelAliases};
 pub use anthropic::AnthropicModel;
 pub use body::{BodyWriter, PIECE, RequestBody};
 pub use chat::ChatModel;

@@ -50,8 +50,13 @@ fn factory<'f>(
 
 impl Preset {
     /// A build context for this preset: its directory as `base_dir` (where relative paths in
-    /// provider configs resolve) and the caller's shared services.
-    pub fn build_context(&self, extensions: Extensions) -> BuildContext {
+    /// provider configs resolve) and the caller's shared services. Its model aliases go in too (a [`ModelAliases`](subagent_model::ModelAliases) with the
+    /// default model's protocol), for the in-process providers.
+    pub fn build_context(&self, mut extensions: Extensions) -> BuildContext {
+        extensions.insert(subagent_model::ModelAliases::new(
+            self.model_aliases.clone(),
+            self.model.as_ref().map(|model| model.kind),
+        ));
         BuildContext {
             base_dir: self.base_dir.clone(),
             extensions,

@@ -78,6 +78,11 @@ pub struct ModelSection {
     /// Retries before the first streamed byte.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry: Option<ModelRetry>,
+    /// `openai-chat` only: the server takes `reasoning_effort` (OpenAI's does, and vLLM's and
+    /// Ollama's for reasoning models), so an agent's `effort` is sent to it. Default `false`.
+    /// (`anthropic` and `openai-responses` always take an effort.)
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reasoning_effort: bool,
 }
 
 /// One provider row (`providers:`): a provider built by the factory of `kind`.
@@ -171,6 +176,12 @@ pub(crate) struct Document {
     #[serde(default)]
     #[schemars(with = "Option<ModelSection>")]
     pub model: Option<Spanned<ModelSection>>,
+    /// Model aliases of in-process agents: a name an agent definition or a delegation call
+    /// gives (`fast`) → the model id it stands for. They come before Claude Code's `haiku`,
+    /// `sonnet` and `opus` (which hold on an Anthropic model only); `inherit` is not an alias.
+    #[serde(default)]
+    #[schemars(with = "std::collections::BTreeMap<String, String>")]
+    pub model_aliases: Option<Spanned<std::collections::BTreeMap<String, String>>>,
     /// Directories of agent definitions (Markdown + YAML frontmatter), relative to the preset's
     /// directory.
     #[serde(default)]

@@ -79,6 +79,9 @@ pub struct Preset {
     pub max_depth: u32,
     /// The default model of in-process agents.
     pub model: Option<ModelSection>,
+    /// Model aliases of in-process agents (`model_aliases:`): alias → model id, `${VAR}`
+    /// expanded.
+    pub model_aliases: std::collections::BTreeMap<String, String>,
     /// Agent definition directories, resolved against `base_dir`, in the preset's order.
     pub agents: Vec<PathBuf>,
     /// Provider rows, disabled ones included, in order.

@@ -137,6 +137,10 @@ impl Loader<'_> {
             }
             None => None,
         };
+        let model_aliases = match document.model_aliases {
+            Some(spanned) => self.model_aliases(position(&spanned), spanned.value, index)?,
+            None => std::collections::BTreeMap::new(),
+        };
         let mut agents = Vec::with_capacity(document.agents.len());
         for (i, spanned) in document.agents.into_iter().enumerate() {
             let at = position(&spanned);
@@ -159,10 +163,47 @@ impl Loader<'_> {
             version: PRESET_VERSION,
             max_depth,
             model,
+            model_aliases,
             agents,
             providers,
             tools,
         })
+    }
+
+    /// Checks `model_aliases:` (no blank alias or id, no `inherit`) and expands `${VAR}` in
+    /// the ids.
+    fn model_aliases(
+        &self,
+        at: Position,
+        aliases: std::collections::BTreeMap<String, String>,
+        index: &Index,
+    ) -> Result<std::collections::BTreeMap<String, String>> {
+        let mut checked = std::collections::BTreeMap::new();
+        for (alias, mut id) in aliases {
+            let key = format!("model_aliases.{alias}");
+            let invalid = |message: String| Error::Invalid {
+                site: self.site_of(index, key.clone(), at),
+                message,
+            };
+            let name = alias.trim();
+            if name.is_empty() {
+                return Err(invalid("a model alias must not be blank".into()));
+            }
+            if name.eq_ignore_ascii_case(subagent_model::INHERIT) {
+                return Err(invalid(format!(
+                    "`{name}` always means the parent's model and cannot be an alias"
+                )));
+            }
+            self.expand(&mut id, at, &key)?;
+            let id = id.trim().to_owned();
+            if id.is_empty() {
+                return Err(invalid(format!(
+                    "the model id of alias `{name}` must not be empty"
+                )));
+            }
+            checked.insert(name.to_owned(), id);
+        }
+        Ok(checked)
     }
 
     fn model(

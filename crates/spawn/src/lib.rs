@@ -29,7 +29,7 @@ use subagent_core::{
     BuildContext, Capabilities, Capability, Error, PermissionMode, ProviderFactory, Run,
     StartRequest, SubagentProvider,
 };
-use subagent_model::Model;
+use subagent_model::{Model, ModelAliases};
 use subagent_runtime::tools::BashConfig;
 use subagent_runtime::{
     Agent, AgentConfig, DefaultModel, OutputMode, ParentSnapshot, PermissionPolicy, Roots, Secrets,
@@ -84,6 +84,8 @@ pub struct SpawnProvider {
     permissions: PermissionPolicy,
     /// The configured secrets children keep in.
     secrets: Secrets,
+    /// Model aliases a request's model may name (see [`SpawnProvider::with_aliases`]).
+    aliases: ModelAliases,
     /// The last parent tool set seen and the child tool set built from it: children of one
     /// parent reuse it instead of copying every tool spec on each delegation.
     inherited: Mutex<Option<(ToolSet, ToolSet)>>,
@@ -141,6 +143,7 @@ impl SpawnProvider {
             base_tools,
             permissions: PermissionPolicy::default(),
             secrets: Secrets::new(),
+            aliases: ModelAliases::default(),
             inherited: Mutex::new(None),
         }
     }
@@ -150,6 +153,14 @@ impl SpawnProvider {
     #[must_use]
     pub fn with_secrets(mut self, secrets: Secrets) -> Self {
         self.secrets = secrets;
+        self
+    }
+
+    /// The model aliases a request's model may name (a preset's table; Claude Code's `haiku`,
+    /// `sonnet`, `opus` on an Anthropic model): the child sends the id an alias stands for.
+    #[must_use]
+    pub fn with_aliases(mut self, aliases: ModelAliases) -> Self {
+        self.aliases = aliases;
         self
     }
 
@@ -272,7 +283,11 @@ impl SpawnProvider {
             permissions.broker
         };
         let mut config = AgentConfig::new(Arc::clone(&self.model), roots);
-        config.model_id = request.model.clone();
+        // An alias becomes the id it stands for on this provider's model (`inherit`: none).
+        config.model_id = request.model.as_deref().and_then(|name| {
+            let kind = self.config.model.as_ref().map(|model| model.kind);
+            self.aliases.resolve(kind, name)
+        });
         config.system = Some(system);
         config.tools = tools;
         config.max_turns = request.max_turns.or(self.config.max_turns);
@@ -376,8 +391,15 @@ impl ProviderFactory for SpawnFactory {
             .get::<Secrets>()
             .map(|secrets| (*secrets).clone())
             .unwrap_or_default();
+        let aliases = context
+            .extensions
+            .get::<ModelAliases>()
+            .map(|aliases| (*aliases).clone())
+            .unwrap_or_default();
         Ok(Arc::new(
-            SpawnProvider::new(name, model, config).with_secrets(secrets),
+            SpawnProvider::new(name, model, config)
+                .with_secrets(secrets)
+                .with_aliases(aliases),
         ))
     }
 }

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use pretty_assertions::assert_eq;
 use serde_json::json;
 use subagent_core::{Capabilities, ErrorCode, Extensions, ToolFilter};
+use subagent_model::ModelAliases;
 use subagent_preset::{
     Background, Error, ModelKind, ModelSection, Position, Preset, ProviderListing, ProviderRow,
     ToolRow, preset_schema_for,
@@ -20,6 +21,8 @@ model:
   name: ${MODEL:-qwen}
   base_url: http://${HOST}:11434
   timeouts: {connect_ms: 500}
+  reasoning_effort: true
+model_aliases: {fast: '${FAST:-qwen-small}', sonnet: qwen-large}
 agents: [agents, ../shared/agents]
 providers:
   - name: spawn
@@ -67,7 +70,12 @@ fn a_full_preset_loads_into_plain_values() {
                 ..Default::default()
             }),
             retry: None,
+            reasoning_effort: true,
         }),
+        model_aliases: [("fast", "qwen-small"), ("sonnet", "qwen-large")]
+            .into_iter()
+            .map(|(alias, id)| (alias.to_owned(), id.to_owned()))
+            .collect(),
         agents: vec![
             PathBuf::from("conf/agents"),
             PathBuf::from("conf/../shared/agents"),
@@ -78,21 +86,21 @@ fn a_full_preset_loads_into_plain_values() {
                 kind: "spawn".into(),
                 disabled: false,
                 config: json!({"max_turns": 4}),
-                location: Position::new(10, 5),
+                location: Position::new(12, 5),
             },
             ProviderRow {
                 name: "cc".into(),
                 kind: "claude-code".into(),
                 disabled: true,
                 config: json!({"env": {"PRICE": "$$5 and ${LITERAL}"}}),
-                location: Position::new(13, 5),
+                location: Position::new(15, 5),
             },
             ProviderRow {
                 name: "codex".into(),
                 kind: "codex".into(),
                 disabled: false,
                 config: json!({}),
-                location: Position::new(18, 5),
+                location: Position::new(20, 5),
             },
         ],
         tools: vec![
@@ -108,7 +116,7 @@ fn a_full_preset_loads_into_plain_values() {
                 }),
                 persona: Some("careful".into()),
                 description: None,
-                location: Position::new(22, 5),
+                location: Position::new(24, 5),
             },
             ToolRow {
                 name: "ask_codex".into(),
@@ -119,7 +127,7 @@ fn a_full_preset_loads_into_plain_values() {
                 tool_filter: None,
                 persona: None,
                 description: Some("Codex does it.".into()),
-                location: Position::new(27, 5),
+                location: Position::new(29, 5),
             },
         ],
     };
@@ -130,6 +138,30 @@ fn a_full_preset_loads_into_plain_values() {
             .map(|row| row.name.as_str())
             .collect::<Vec<_>>(),
         ["spawn", "codex"]
+    );
+}
+
+#[test]
+fn the_build_context_carries_the_alias_table_and_the_default_models_kind() {
+    let preset = load(FULL, &[("HOST", "h"), ("FAST", "tiny")]);
+    let context = preset.build_context(Extensions::new());
+    let aliases = context.extensions.get::<ModelAliases>().unwrap();
+    assert_eq!(
+        *aliases,
+        ModelAliases::new(
+            [("fast", "tiny"), ("sonnet", "qwen-large")]
+                .into_iter()
+                .map(|(alias, id)| (alias.to_owned(), id.to_owned()))
+                .collect(),
+            Some(ModelKind::OpenaiChat),
+        )
+    );
+    // A preset without a model or aliases still says so: an empty table, no kind.
+    let bare = load("version: 1\n", &[]);
+    let context = bare.build_context(Extensions::new());
+    assert_eq!(
+        *context.extensions.get::<ModelAliases>().unwrap(),
+        ModelAliases::default()
     );
 }
 
@@ -244,7 +276,7 @@ fn listing_marks_disabled_rows_with_their_capabilities() {
             disabled: true,
             summary: "a fake provider for tests".into(),
             capabilities: Capabilities::ALL,
-            location: Position::new(13, 5),
+            location: Position::new(15, 5),
         }
     );
 }

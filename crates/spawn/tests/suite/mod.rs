@@ -1,3 +1,4 @@
+mod config;
 mod conformance;
 mod delegation;
 mod depth;

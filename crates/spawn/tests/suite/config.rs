@@ -1,0 +1,139 @@
+//! One effective configuration: what a child of a parent's delegation tool sends its model,
+//! from the call's arguments, its agent type and the preset (model aliases, reasoning effort).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+use subagent_core::agents::{AgentProfile, StaticAgents};
+use subagent_core::registry::Registry;
+use subagent_core::{CancellationToken, StopReason};
+use subagent_model::{ModelAliases, ModelKind};
+use subagent_runtime::{Agent, DelegationToolConfig};
+use subagent_spawn::{SpawnConfig, SpawnProvider};
+use subagent_test_support::FakeServer;
+
+use super::support::{model, parent_config, requests_for};
+
+/// The parent makes one delegation call with `input`; the child answers.
+fn scenario(input: &Value) -> String {
+    format!(
+        r#"
+- name: child
+  match: "CHILD-TASK"
+  steps:
+    - text: "child done"
+- name: parent
+  match: "please delegate"
+  steps:
+    - tool_calls:
+        - name: subagent
+          input: {input}
+    - text: "parent done"
+"#
+    )
+}
+
+/// What the child's first request carried: its model id and its reasoning fields.
+async fn child_sent(kind: ModelKind, profile: AgentProfile, input: Value) -> Value {
+    let server = FakeServer::from_yaml(&scenario(&input)).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let model = model(kind, &server);
+    let registry = Registry::with_max_depth(3);
+    let aliases = ModelAliases::new(
+        BTreeMap::from([("fast".to_owned(), "tiny-model".to_owned())]),
+        Some(kind),
+    );
+    registry
+        .register(Arc::new(
+            SpawnProvider::new("spawn", Arc::clone(&model), SpawnConfig::default())
+                .with_aliases(aliases),
+        ))
+        .unwrap();
+    let config = parent_config(
+        &model,
+        dir.path(),
+        &Arc::new(registry),
+        DelegationToolConfig::new("spawn"),
+        Arc::new(StaticAgents(vec![profile])),
+    );
+    let outcome = Agent::new(config)
+        .unwrap()
+        .start_prompt("please delegate", CancellationToken::new())
+        .outcome()
+        .await;
+    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    assert_eq!(server.violations(), Vec::<String>::new());
+    let requests = server.model_requests();
+    let child = requests_for(&requests, "CHILD-TASK");
+    assert_eq!(child.len(), 1, "{outcome:?}");
+    let body = child[0].body.clone().unwrap();
+    let picked: serde_json::Map<String, Value> = ["model", "thinking", "reasoning"]
+        .into_iter()
+        .filter_map(|key| body.get(key).map(|value| (key.to_owned(), value.clone())))
+        .collect();
+    Value::Object(picked)
+}
+
+fn agent(model: Option<&str>) -> AgentProfile {
+    let mut profile = AgentProfile::new("worker", "Does the work.");
+    profile.model = model.map(str::to_owned);
+    profile
+}
+
+#[tokio::test]
+async fn model_aliases_resolve_to_ids_for_a_spawned_child() {
+    let task = |extra: Value| {
+        let mut input = json!({"prompt": "CHILD-TASK go", "subagent_type": "worker"});
+        input.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        input
+    };
+    let cases = [
+        // The agent type's Claude Code alias, on an Anthropic model.
+        (
+            ModelKind::Anthropic,
+            agent(Some("sonnet")),
+            task(json!({})),
+            json!({"model": "claude-sonnet-5"}),
+        ),
+        // The preset's own alias.
+        (
+            ModelKind::OpenaiResponses,
+            agent(Some("fast")),
+            task(json!({})),
+            json!({"model": "tiny-model"}),
+        ),
+        // The call's model beats the agent type's, and is resolved too.
+        (
+            ModelKind::Anthropic,
+            agent(Some("fast")),
+            task(json!({"model": "haiku"})),
+            json!({"model": "claude-haiku-4-5-20251001"}),
+        ),
+        // `inherit` in the call leaves the agent type's; in the agent type, the parent's model.
+        (
+            ModelKind::Anthropic,
+            agent(Some("opus")),
+            task(json!({"model": "inherit"})),
+            json!({"model": "claude-opus-4-8"}),
+        ),
+        (
+            ModelKind::Anthropic,
+            agent(Some("inherit")),
+            task(json!({})),
+            json!({"model": "fake-model"}),
+        ),
+        // An id is sent as written.
+        (
+            ModelKind::OpenaiResponses,
+            agent(Some("gpt-5.5")),
+            task(json!({})),
+            json!({"model": "gpt-5.5"}),
+        ),
+    ];
+    for (kind, profile, input, expected) in cases {
+        let label = format!("{kind:?} {:?} {input}", profile.model);
+        assert_eq!(child_sent(kind, profile, input).await, expected, "{label}");
+    }
+}
