@@ -109,6 +109,11 @@ pub struct DelegationToolConfig {
     /// Background policy.
     #[serde(default)]
     pub background: BackgroundMode,
+    /// A foreground child still running after this many milliseconds moves to the background:
+    /// the call returns its task id and the result arrives later as a `<task-notification>`
+    /// (Claude Code's foreground timeout). Absent: the parent waits for the end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub foreground_timeout_ms: Option<u64>,
     /// Tools every child of this row may use (intersected with the agent type's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_filter: Option<ToolFilter>,
@@ -133,6 +138,7 @@ impl DelegationToolConfig {
             fork: None,
             max_depth: None,
             background: BackgroundMode::Allowed,
+            foreground_timeout_ms: None,
             tool_filter: None,
             persona: None,
             description: None,
@@ -471,6 +477,20 @@ impl Tool for DelegationTool {
                 "Started background subagent {id} ({description}) with provider {provider}. Its result will arrive as a <task-notification>; do not wait for it by polling."
             )));
         }
+        let run = match self.config.foreground_timeout_ms {
+            Some(limit) => match forward_until(run, context, limit).await {
+                Ok(outcome) => return Ok(outcome_result(&outcome)),
+                Err((run, events)) => {
+                    let description = run.description().to_owned();
+                    let tasks = &context.env.tasks;
+                    let id = tasks.adopt_with_events(run, Some(events), context.call_id.clone());
+                    return Ok(ToolOutput::ok(format!(
+                        "The subagent was still running after {limit} ms, so it moved to the background as task {id} ({description}). Its result will arrive as a <task-notification>; read it with task_output or stop it with task_stop."
+                    )));
+                }
+            },
+            None => run,
+        };
         let outcome = forward_until_outcome(run, context).await;
         Ok(outcome_result(&outcome))
     }
@@ -520,6 +540,34 @@ fn forwarded(event: RunEvent, call_id: &str) -> Option<RunEvent> {
             parent_tool_use_id: tag(parent_tool_use_id),
         }),
         _ => None,
+    }
+}
+
+/// [`forward_until_outcome`] for at most `limit_ms`: the outcome, or the run still going and
+/// what is left of its events (the run's events end when it does, before its outcome).
+async fn forward_until(
+    mut run: Run,
+    context: &ToolContext,
+    limit_ms: u64,
+) -> std::result::Result<Outcome, (Run, subagent_core::RunEvents)> {
+    let Some(mut events) = run.take_events() else {
+        return Ok(run.outcome().await);
+    };
+    let limit = tokio::time::sleep(std::time::Duration::from_millis(limit_ms));
+    let mut limit = std::pin::pin!(limit);
+    loop {
+        tokio::select! {
+            biased;
+            event = events.next() => match event {
+                Some(event) => {
+                    if let Some(event) = forwarded(event, &context.call_id) {
+                        context.events.emit(event);
+                    }
+                }
+                None => return Ok(run.outcome().await),
+            },
+            () = &mut limit => return Err((run, events)),
+        }
     }
 }
 

@@ -27,9 +27,11 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use futures::StreamExt;
 use serde::Serialize;
 use serde_json::{Value, json};
-use subagent_core::{CancellationToken, Outcome, Run, RunEvent, RunId, StopReason};
-use subagent_process::Secrets;
+use subagent_core::{CancellationToken, Outcome, Run, RunEvent, RunEvents, RunId, StopReason};
+use subagent_process::{Process, Secrets, StopCause};
 use tokio::io::AsyncWriteExt;
+
+use crate::tools::bash_report;
 
 /// How many recent activities a task's progress keeps.
 pub const RECENT_ACTIVITIES: usize = 5;
@@ -167,6 +169,10 @@ impl TaskNotification {
         if let Some(session) = &outcome.session {
             text.push_str(&format!("<session_id>{}</session_id>\n", session.id));
         }
+        if let Some(worktree) = &outcome.worktree {
+            text.push_str(&crate::delegation::worktree_lines(worktree));
+            text.push('\n');
+        }
         let usage = &outcome.usage;
         text.push_str(&format!(
             "<usage><total_tokens>{}</total_tokens><tool_uses>{}</tool_uses><duration_ms>{}</duration_ms></usage>\n</task-notification>",
@@ -213,6 +219,17 @@ impl Inner {
         self.tasks
             .iter()
             .filter(|entry| entry.info.status == TaskStatus::Running)
+            .count()
+    }
+
+    /// Running tasks the run waits for before it ends: agents (a background command, like a
+    /// server, may never end; it is stopped with the run).
+    fn awaited(&self) -> usize {
+        self.tasks
+            .iter()
+            .filter(|entry| {
+                entry.info.status == TaskStatus::Running && entry.info.kind == TaskKind::Agent
+            })
             .count()
     }
 }
@@ -275,6 +292,19 @@ impl TaskTable {
     /// Takes over a started run: it becomes a running `agent` task whose events go to its output
     /// file and update its progress, and whose outcome becomes a notification when it ends.
     pub fn adopt(self: &Arc<Self>, mut run: Run, tool_use_id: String) -> RunId {
+        let events = run.take_events();
+        self.adopt_with_events(run, events, tool_use_id)
+    }
+
+    /// [`TaskTable::adopt`] for a run whose events were taken already (a foreground delegation
+    /// moving to the background): `events` is what is left of them, and the output file starts
+    /// there.
+    pub fn adopt_with_events(
+        self: &Arc<Self>,
+        run: Run,
+        events: Option<RunEvents>,
+        tool_use_id: String,
+    ) -> RunId {
         let id = run.id();
         let output = OutputFile::create(&self.dir, id);
         let info = TaskInfo {
@@ -297,7 +327,7 @@ impl TaskTable {
         let table = Arc::clone(self);
         tokio::spawn(async move {
             let mut output = output;
-            if let Some(mut events) = run.take_events() {
+            if let Some(mut events) = events {
                 while let Some(event) = events.next().await {
                     table.progress(id, &event);
                     if let Some(file) = &mut output {
@@ -320,6 +350,99 @@ impl TaskTable {
             table.finish(id, outcome);
         });
         id
+    }
+
+    /// Takes over a started shell command (the bash tool's `run_in_background`): it becomes a
+    /// running `bash` task whose stdout lines go to its output file as they come (each flushed)
+    /// and update its progress (the latest lines), and whose end (the bash tool's report of it,
+    /// stdout bounded by `limit`) becomes a notification. `cancel` is the command's token:
+    /// stopping the task cancels it.
+    pub fn adopt_process(
+        self: &Arc<Self>,
+        mut process: Process,
+        cancel: CancellationToken,
+        tool_use_id: String,
+        description: String,
+        limit: usize,
+    ) -> TaskInfo {
+        let id = RunId::new();
+        let output = OutputFile::create(&self.dir, id);
+        let info = TaskInfo {
+            id,
+            kind: TaskKind::Bash,
+            status: TaskStatus::Running,
+            description,
+            tool_use_id,
+            started_ms: now_ms(),
+            ended_ms: None,
+            output_file: output.as_ref().map(|file| file.path.clone()),
+            progress: TaskProgress::default(),
+            notified: false,
+            outcome: None,
+        };
+        self.lock().tasks.push(Entry {
+            info: info.clone(),
+            cancel,
+        });
+        let table = Arc::clone(self);
+        let started = std::time::Instant::now();
+        tokio::spawn(async move {
+            let mut output = output;
+            let mut lines = String::new();
+            loop {
+                let line = match process.next_line().await {
+                    Ok(Some(line)) => line,
+                    Ok(None) => break,
+                    Err(error) => {
+                        lines.push_str(&format!("({error})\n"));
+                        break;
+                    }
+                };
+                table.activity(id, &line);
+                if lines.len().saturating_add(line.len()) < limit {
+                    lines.push_str(&line);
+                    lines.push('\n');
+                }
+                if let Some(file) = &mut output {
+                    let event = json!({"type": "stdout", "line": line});
+                    file.write(&table.secrets, &event, true).await;
+                }
+            }
+            let mut outcome = match process.wait_with_output().await {
+                Ok(captured) => {
+                    let (text, is_error) = bash_report(&captured, None, limit, &lines);
+                    let status = match captured.exit.stopped {
+                        Some(StopCause::Cancelled) => StopReason::Cancelled,
+                        _ if is_error => StopReason::Failed,
+                        _ => StopReason::Completed,
+                    };
+                    Outcome::with_status(status, text, None)
+                }
+                Err(error) => Outcome::failed(format!("waiting for bash failed: {error}")),
+            };
+            outcome.usage.duration_ms =
+                u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+            if let Some(file) = &mut output {
+                let line = json!({"type": "outcome", "outcome": outcome});
+                file.write(&table.secrets, &line, true).await;
+            }
+            table.finish(id, outcome);
+        });
+        info
+    }
+
+    /// Records `activity` (a command's output line) as task `id`'s latest.
+    fn activity(&self, id: RunId, activity: &str) {
+        let activity = self.secrets.redact(&shortened(activity, 160)).into_owned();
+        if let Some(entry) = self.lock().entry(id) {
+            let progress = &mut entry.info.progress;
+            progress.last_activity_ms = Some(now_ms());
+            progress.recent.push(activity.clone());
+            if progress.recent.len() > RECENT_ACTIVITIES {
+                progress.recent.remove(0);
+            }
+            progress.last_activity = Some(activity);
+        }
     }
 
     fn progress(&self, id: RunId, event: &RunEvent) {
@@ -419,8 +542,8 @@ impl TaskTable {
         })
     }
 
-    /// Waits for the next notification; `None` when nothing is running and nothing is waiting
-    /// to be told.
+    /// Waits for the next notification; `None` when no agent task is running and nothing is
+    /// waiting to be told (background commands are not waited for).
     pub async fn next_finished(&self) -> Option<TaskNotification> {
         loop {
             let notified = self.changed.notified();
@@ -433,7 +556,7 @@ impl TaskTable {
                         return Some(notification);
                     }
                 }
-                if inner.running() == 0 {
+                if inner.awaited() == 0 {
                     return None;
                 }
             }

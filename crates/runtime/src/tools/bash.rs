@@ -19,9 +19,9 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use subagent_model::ToolSpec;
-use subagent_process::{ProcessSpec, Scrub, StopCause, StopPolicy};
+use subagent_process::{Captured, ProcessSpec, Scrub, StopCause, StopPolicy};
 
-use super::{Tool, ToolContext, ToolKind, ToolOutput, opt_u64, str_arg};
+use super::{Tool, ToolContext, ToolKind, ToolOutput, opt_bool, opt_str, opt_u64, str_arg};
 use crate::{Error, Result};
 
 /// Limits of the bash tool.
@@ -76,7 +76,9 @@ impl Tool for BashTool {
             ),
             input_schema: json!({"type": "object", "properties": {
                 "command": {"type": "string", "description": "The command line."},
-                "timeout_ms": {"type": "integer", "minimum": 1, "description": "Timeout in milliseconds."}
+                "timeout_ms": {"type": "integer", "minimum": 1, "description": "Timeout in milliseconds (not for a background command)."},
+                "description": {"type": "string", "description": "What the command does, in a few words."},
+                "run_in_background": {"type": "boolean", "description": "Return at once with a task id: the command runs on (without a timeout) as a background task you read with task_output and stop with task_stop; a <task-notification> tells you when it ends. It is stopped when your run ends."}
             }, "required": ["command"]}),
         }
     }
@@ -98,6 +100,13 @@ impl Tool for BashTool {
             .unwrap_or(self.config.default_timeout_ms)
             .min(self.config.max_timeout_ms);
         let limit = self.config.output_limit;
+        let background = opt_bool(&input, "run_in_background")?.unwrap_or(false);
+        // A background command runs until it ends, is stopped, or the run ends (its token is a
+        // child of the run's): no timeout.
+        let cancel = match background {
+            true => context.cancel.child_token(),
+            false => context.cancel.clone(),
+        };
         // `bash -c <command>`: the model's command string IS the program here, so this is the
         // one legitimate `-c`. It is passed as one argv element, unchanged; nothing else is ever
         // interpolated into it.
@@ -106,46 +115,80 @@ impl Tool for BashTool {
             .scrub(Scrub::ModelKeys)
             .withhold(context.env.secrets.clone())
             .capture_output(limit)
-            .overall_timeout(Some(Duration::from_millis(timeout)))
+            .overall_timeout((!background).then(|| Duration::from_millis(timeout)))
             .stop_policy(StopPolicy::default().grace(GRACE))
-            .cancel(context.cancel.clone())
+            .cancel(cancel.clone())
             .spawn()
             .map_err(|e| Error::Tool(format!("cannot start bash: {e}")))?;
+        if background {
+            let description = match opt_str(&input, "description")? {
+                Some(description) if !description.trim().is_empty() => description.to_owned(),
+                _ => subagent_core::default_description(command),
+            };
+            let task = context.env.tasks.adopt_process(
+                child,
+                cancel,
+                context.call_id.clone(),
+                description,
+                limit,
+            );
+            let file = task
+                .output_file
+                .map(|path| format!(" Its output goes to {}.", path.display()))
+                .unwrap_or_default();
+            return Ok(ToolOutput::ok(format!(
+                "Started background command {}.{file} Read it with task_output, stop it with task_stop; a <task-notification> tells you when it ends.",
+                task.id
+            )));
+        }
         let output = child
             .wait_with_output()
             .await
             .map_err(|e| Error::Tool(format!("waiting for bash failed: {e}")))?;
-        let mut text = String::new();
-        let stdout = String::from_utf8_lossy(&output.stdout);
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        let (code, is_error) = match output.exit.stopped {
-            Some(StopCause::OverallTimeout) => {
-                (format!("timed out after {timeout} ms; killed"), true)
-            }
-            Some(StopCause::Cancelled) => ("cancelled; killed".to_owned(), true),
-            Some(other) => (format!("stopped ({}); killed", other.describe()), true),
-            None => match output.exit.code() {
-                Some(code) => (format!("exit code {code}"), code != 0),
-                None => ("killed by a signal".to_owned(), true),
-            },
-        };
-        text.push_str(&code);
-        if !stdout.is_empty() {
-            text.push_str("\n<stdout>\n");
-            text.push_str(&stdout);
-            text.push_str("\n</stdout>");
-        }
-        if !stderr.is_empty() {
-            text.push_str("\n<stderr>\n");
-            text.push_str(&stderr);
-            text.push_str("\n</stderr>");
-        }
-        if output.stdout_truncated || output.stderr_truncated {
-            text.push_str(&format!("\n(output cut at {limit} bytes per stream)"));
-        }
+        let (text, is_error) = report(&output, Some(timeout), limit, "");
         Ok(ToolOutput {
             content: text,
             is_error,
         })
     }
+}
+
+/// What the model reads of a command that ended: how (exit code, timeout, stop), stdout (`lines`
+/// read one by one before, then the rest of `output`), stderr; and whether that is an error.
+pub(crate) fn report(
+    output: &Captured,
+    timeout: Option<u64>,
+    limit: usize,
+    lines: &str,
+) -> (String, bool) {
+    let mut text = String::new();
+    let mut stdout = lines.to_owned();
+    stdout.push_str(&String::from_utf8_lossy(&output.stdout));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let (code, is_error) = match (output.exit.stopped, timeout) {
+        (Some(StopCause::OverallTimeout), Some(timeout)) => {
+            (format!("timed out after {timeout} ms; killed"), true)
+        }
+        (Some(StopCause::Cancelled), _) => ("cancelled; killed".to_owned(), true),
+        (Some(other), _) => (format!("stopped ({}); killed", other.describe()), true),
+        (None, _) => match output.exit.code() {
+            Some(code) => (format!("exit code {code}"), code != 0),
+            None => ("killed by a signal".to_owned(), true),
+        },
+    };
+    text.push_str(&code);
+    if !stdout.is_empty() {
+        text.push_str("\n<stdout>\n");
+        text.push_str(&stdout);
+        text.push_str("\n</stdout>");
+    }
+    if !stderr.is_empty() {
+        text.push_str("\n<stderr>\n");
+        text.push_str(&stderr);
+        text.push_str("\n</stderr>");
+    }
+    if output.stdout_truncated || output.stderr_truncated {
+        text.push_str(&format!("\n(output cut at {limit} bytes per stream)"));
+    }
+    (text, is_error)
 }

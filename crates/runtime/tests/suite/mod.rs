@@ -2,4 +2,5 @@ mod bash;
 mod files;
 mod log;
 mod support;
+mod tasks;
 mod transcript;

@@ -331,3 +331,184 @@ async fn task_stop_kills_a_running_task_once_and_its_end_is_not_notified() {
             .all(|message| !message.text().contains("<task-notification>"))
     );
 }
+
+const POLICY: &str = r#"
+- name: notification
+  match: "<task-notification>"
+  steps:
+    - text: "notified"
+- name: child
+  match: "POLICY-TASK"
+  steps:
+    - text: "child result"
+- name: asks-background
+  match: "asks for the background"
+  steps:
+    - tool_calls:
+        - id: call_child
+          name: subagent
+          input: {prompt: "POLICY-TASK", run_in_background: true}
+    - text: "parent done"
+- name: asks-nothing
+  match: "asks for nothing"
+  steps:
+    - tool_calls:
+        - id: call_child
+          name: subagent
+          input: {prompt: "POLICY-TASK"}
+    - text: "parent done"
+- name: asks-type
+  match: "asks for the watcher"
+  steps:
+    - tool_calls:
+        - id: call_child
+          name: subagent
+          input: {prompt: "POLICY-TASK", subagent_type: watcher}
+    - text: "parent done"
+"#;
+
+/// How the delegation call of a run of `prompt` came back: in the background (its task's
+/// result told later) or in the foreground (the child's result at once).
+async fn delegation_mode(
+    row: DelegationToolConfig,
+    agents: std::sync::Arc<dyn subagent_core::agents::AgentDirectory>,
+    prompt: &str,
+) -> &'static str {
+    let server = FakeServer::from_yaml(POLICY).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let model = model(ModelKind::Anthropic, &server);
+    let registry = registry_with(&model, 3);
+    let config = parent_config(&model, dir.path(), &registry, row, agents);
+    let outcome = Agent::new(config)
+        .unwrap()
+        .start_prompt(prompt, CancellationToken::new())
+        .outcome()
+        .await;
+    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    let requests = server.model_requests();
+    let parent = requests_for(&requests, prompt);
+    let (result, _) = result_of(&parent, "call_child");
+    if result.starts_with("Started background subagent ") {
+        assert_eq!(outcome.text, "notified");
+        "background"
+    } else {
+        assert!(result.starts_with("child result\n\n<usage>"), "{result}");
+        assert_eq!(outcome.text, "parent done");
+        "foreground"
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rows_background_policy_and_a_definitions_background_decide_where_a_child_runs() {
+    let row = |mode| {
+        let mut row = DelegationToolConfig::new("spawn");
+        row.background = mode;
+        row
+    };
+    let mut watcher =
+        subagent_core::agents::AgentProfile::new("watcher", "Runs in the background.");
+    watcher.background = true;
+    let with_watcher: std::sync::Arc<dyn subagent_core::agents::AgentDirectory> =
+        std::sync::Arc::new(subagent_core::agents::StaticAgents(vec![watcher]));
+    use subagent_core::agents::BackgroundMode::{Allowed, Always, Never};
+    let mut seen = Vec::new();
+    for (mode, agents, prompt) in [
+        (Allowed, agents(), "asks for the background"),
+        (Allowed, agents(), "asks for nothing"),
+        (Always, agents(), "asks for nothing"),
+        (Never, agents(), "asks for the background"),
+        (Allowed, with_watcher.clone(), "asks for the watcher"),
+        (Never, with_watcher.clone(), "asks for the watcher"),
+    ] {
+        seen.push((
+            mode,
+            prompt,
+            delegation_mode(row(mode), agents, prompt).await,
+        ));
+    }
+    assert_eq!(
+        seen,
+        [
+            (Allowed, "asks for the background", "background"),
+            (Allowed, "asks for nothing", "foreground"),
+            (Always, "asks for nothing", "background"),
+            (Never, "asks for the background", "foreground"),
+            (Allowed, "asks for the watcher", "background"),
+            (Never, "asks for the watcher", "background"),
+        ]
+    );
+}
+
+const SLOW: &str = r#"
+- name: notification
+  match: "<task-notification>"
+  steps:
+    - text: "heard back"
+- name: child
+  match: "SLOW-TASK"
+  steps:
+    - wait_gate: child-go
+      text: "slow child done"
+- name: parent
+  match: "slow in the foreground"
+  steps:
+    - tool_calls:
+        - {id: call_slow, name: subagent, input: {prompt: "SLOW-TASK", description: "slow"}}
+    - text: "moved on"
+"#;
+
+/// A foreground child still running at the row's `foreground_timeout_ms` moves to the
+/// background: the call returns its task id, the parent goes on, the result is notified later.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_foreground_child_past_the_rows_limit_moves_to_the_background() {
+    let server = FakeServer::from_yaml(SLOW).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let model = model(ModelKind::Anthropic, &server);
+    let registry = registry_with(&model, 3);
+    let mut row = DelegationToolConfig::new("spawn");
+    row.foreground_timeout_ms = Some(50);
+    let mut config = parent_config(&model, dir.path(), &registry, row, agents());
+    config.tools = config.tools.with(task_tools());
+    let mut run = Agent::new(config)
+        .unwrap()
+        .start_prompt("slow in the foreground", CancellationToken::new());
+    let mut events = run.take_events().unwrap();
+    // The child waits on a gate until the call has come back: it is still running then.
+    while let Some(event) = events.next().await {
+        if matches!(&event, RunEvent::ToolResult { id, .. } if id == "call_slow") {
+            server.gate("child-go").open();
+        }
+    }
+    let outcome = run.outcome().await;
+    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    assert_eq!(outcome.text, "heard back");
+    let requests = server.model_requests();
+    let parent = requests_for(&requests, "slow in the foreground");
+    assert_eq!(parent.len(), 3);
+    let (moved, is_error) = result_of(&parent, "call_slow");
+    assert!(!is_error);
+    let id = moved
+        .strip_prefix(
+            "The subagent was still running after 50 ms, so it moved to the background as task ",
+        )
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap()
+        .to_owned();
+    assert_eq!(
+        moved,
+        format!(
+            "The subagent was still running after 50 ms, so it moved to the background as task {id} (slow). Its result will arrive as a <task-notification>; read it with task_output or stop it with task_stop."
+        )
+    );
+    let notification = parent[2].messages.last().unwrap().text();
+    assert!(
+        notification.starts_with(&format!(
+            "<task-notification>\n<task_id>{id}</task_id>\n<tool_use_id>call_slow</tool_use_id>\n"
+        )),
+        "{notification}"
+    );
+    assert!(
+        notification.contains("\n<status>completed</status>\n<summary>slow</summary>\n<result>slow child done</result>\n"),
+        "{notification}"
+    );
+}

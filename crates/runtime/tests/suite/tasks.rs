@@ -1,0 +1,253 @@
+//! Background commands (the bash tool's `run_in_background`): a task with an output file, read
+//! with `task_output`, stopped with `task_stop` (its whole process group with it), and stopped
+//! with the run when it is still going at the end. (Background subagents are tested in
+//! `crates/spawn/tests/suite/tasks.rs`.)
+
+use std::io::Read;
+
+use pretty_assertions::assert_eq;
+use serde_json::Value;
+use subagent_core::{CancellationToken, StopReason};
+use subagent_runtime::Agent;
+use subagent_runtime::tools::task_tools;
+use subagent_test_support::{FakeServer, RecordedRequest};
+
+use super::support::{config, last_results, run};
+
+/// Whether a process is gone (or dead and waiting to be reaped by whoever adopted it).
+fn gone(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_some_and(|state| state == "Z" || state == "X"),
+    }
+}
+
+/// The task id a "Started background command <id>." result names.
+fn started_id(request: &RecordedRequest) -> String {
+    let (text, _) = &last_results(request)[0];
+    text.strip_prefix("Started background command ")
+        .and_then(|rest| rest.split('.').next())
+        .unwrap()
+        .to_owned()
+}
+
+/// What sits between `<tag>` and `</tag>` in `text`.
+fn between(text: &str, tag: &str) -> String {
+    let open = format!("<{tag}>");
+    let start = text.find(&open).unwrap() + open.len();
+    let end = text.find(&format!("</{tag}>")).unwrap();
+    text[start..end].to_owned()
+}
+
+/// `text` with every `<duration_ms>N</duration_ms>` made `<duration_ms>D</duration_ms>`.
+fn no_durations(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("<duration_ms>") {
+        let (before, after) = rest.split_at(at + "<duration_ms>".len());
+        out.push_str(before);
+        out.push('D');
+        rest = after.trim_start_matches(|c: char| c.is_ascii_digit());
+    }
+    out.push_str(rest);
+    out
+}
+
+const READ: &str = r#"
+- name: notification
+  match: "<task-notification>"
+  steps:
+    - text: "a notification came"
+- name: parent
+  match: "count in the background"
+  steps:
+    - tool_calls:
+        - id: call_bg
+          name: bash
+          input: {command: "echo one; echo two; echo three >&2", description: "count", run_in_background: true}
+    - tool_calls:
+        - {id: call_read, name: task_output, input: {task_id: call_bg, timeout: 600000}}
+    - text: "done"
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_background_command_is_a_task_with_an_output_file_read_with_task_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = FakeServer::from_yaml(READ).await.unwrap();
+    let mut config = config(&server, dir.path());
+    config.tools = config.tools.with(task_tools());
+    let outcome = run(config, "count in the background").await;
+    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    assert_eq!(outcome.text, "done");
+    let requests = server.model_requests();
+    assert_eq!(requests.len(), 3);
+    let id = started_id(&requests[1]);
+    let (started, _) = &last_results(&requests[1])[0];
+    let (read, is_error) = last_results(&requests[2]).remove(0);
+    let output_file = between(&read, "output_file");
+    assert!(
+        started.ends_with(&format!(
+            " Its output goes to {output_file}. Read it with task_output, stop it with task_stop; a <task-notification> tells you when it ends."
+        )),
+        "{started}"
+    );
+    assert_eq!(
+        (no_durations(&read), is_error),
+        (
+            format!(
+                "<retrieval_status>success</retrieval_status>\n<task_id>{id}</task_id>\n<task_type>bash</task_type>\n<status>completed</status>\n<description>count</description>\n<tool_use_id>call_bg</tool_use_id>\n<output_file>{output_file}</output_file>\n<progress>\ntool_uses: 0\ntokens: 0\nlast_activity: two\nrecent:\n- one\n- two\n</progress>\n<result>exit code 0\n<stdout>\none\ntwo\n\n</stdout>\n<stderr>\nthree\n\n</stderr></result>\n<usage><total_tokens>0</total_tokens><tool_uses>0</tool_uses><duration_ms>D</duration_ms></usage>"
+            ),
+            false
+        )
+    );
+    // The output file: each stdout line as it came, then the outcome.
+    let lines: Vec<Value> = std::fs::read_to_string(&output_file)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3);
+    assert_eq!(
+        lines[..2],
+        [
+            serde_json::json!({"type": "stdout", "line": "one"}),
+            serde_json::json!({"type": "stdout", "line": "two"})
+        ]
+    );
+    assert_eq!(lines[2]["type"], "outcome");
+    assert_eq!(lines[2]["outcome"]["status"], "completed");
+    // Read through task_output: never notified.
+    assert!(
+        requests
+            .iter()
+            .flat_map(|request| request.messages.iter())
+            .all(|message| !message.text().contains("<task-notification>"))
+    );
+    std::fs::remove_file(&output_file).unwrap();
+}
+
+const STOP: &str = r#"
+- name: parent
+  match: "stop the command"
+  steps:
+    - tool_calls:
+        - id: call_bg
+          name: bash
+          input: {command: "sleep 300 & echo \"$$ $!\" > pids.fifo; wait", run_in_background: true}
+    - wait_gate: pids-read
+      tool_calls:
+        - {id: call_stop, name: task_stop, input: {task_id: call_bg}}
+    - text: "stopped"
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn task_stop_kills_a_background_commands_whole_process_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("pids.fifo");
+    let status = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let server = FakeServer::from_yaml(STOP).await.unwrap();
+    let mut config = config(&server, dir.path());
+    config.tools = config.tools.with(task_tools());
+    let run = Agent::new(config)
+        .unwrap()
+        .start_prompt("stop the command", CancellationToken::new());
+    // Opening the FIFO blocks until the command writes its pids: a gate, not a sleep.
+    let pids = tokio::task::spawn_blocking(move || {
+        let mut text = String::new();
+        std::fs::File::open(&fifo)
+            .unwrap()
+            .read_to_string(&mut text)
+            .unwrap();
+        text
+    })
+    .await
+    .unwrap();
+    let pids: Vec<u32> = pids
+        .split_whitespace()
+        .map(|p| p.parse().unwrap())
+        .collect();
+    assert_eq!(pids.len(), 2, "{pids:?}");
+    assert!(pids.iter().all(|pid| !gone(*pid)));
+    server.gate("pids-read").open();
+    let outcome = run.outcome().await;
+    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    assert_eq!(outcome.text, "stopped");
+    // task_stop answered once the command had ended and its group had been killed.
+    for pid in pids {
+        assert!(gone(pid), "process {pid} survived task_stop");
+    }
+    let requests = server.model_requests();
+    let id = started_id(&requests[1]);
+    let (stopped, is_error) = last_results(&requests[2]).remove(0);
+    assert!(!is_error);
+    assert!(
+        stopped.starts_with(&format!(
+            "Stopped task {id}.\n<retrieval_status>success</retrieval_status>\n<task_id>{id}</task_id>\n<task_type>bash</task_type>\n<status>killed</status>\n"
+        )),
+        "{stopped}"
+    );
+    assert!(
+        stopped.contains("<result>cancelled; killed</result>"),
+        "{stopped}"
+    );
+    std::fs::remove_file(between(&stopped, "output_file")).unwrap();
+}
+
+const LEFT: &str = r#"
+- name: parent
+  match: "leave it running"
+  steps:
+    - tool_calls:
+        - id: call_bg
+          name: bash
+          input: {command: "echo $$ > pids.fifo; exec sleep 300", run_in_background: true}
+    - text: "leaving"
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_does_not_wait_for_a_background_command_and_stops_it_when_it_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("pids.fifo");
+    let status = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let server = FakeServer::from_yaml(LEFT).await.unwrap();
+    let mut config = config(&server, dir.path());
+    config.tools = config.tools.with(task_tools());
+    let run = Agent::new(config)
+        .unwrap()
+        .start_prompt("leave it running", CancellationToken::new());
+    let pid = tokio::task::spawn_blocking(move || {
+        let mut text = String::new();
+        std::fs::File::open(&fifo)
+            .unwrap()
+            .read_to_string(&mut text)
+            .unwrap();
+        text
+    })
+    .await
+    .unwrap();
+    let pid: u32 = pid.trim().parse().unwrap();
+    let outcome = run.outcome().await;
+    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    assert_eq!(outcome.text, "leaving");
+    // Stopped with the run: SIGTERM, then the group's kill; wait for the kernel (bounded, no
+    // sleeping).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !gone(pid) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "process {pid} survived the run"
+        );
+        std::thread::yield_now();
+    }
+}
