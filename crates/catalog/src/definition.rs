@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 use subagent_core::agents::AgentProfile;
-use subagent_core::{Capability, PermissionMode, ToolFilter};
+use subagent_core::{Capability, Effort, PermissionMode, ToolFilter};
 
 use crate::source::{Origin, Source};
 use crate::tools::with_aliases;
@@ -68,8 +68,8 @@ pub struct Definition {
     pub provider: Option<String>,
     /// `persona` (ours): text appended to the body in the child's instructions.
     pub persona: Option<String>,
-    /// `effort` (reasoning effort: an alias the provider resolves).
-    pub effort: Option<String>,
+    /// `effort`: how hard the agent's model reasons (`low` … `max`).
+    pub effort: Option<Effort>,
     /// `color` (for a user interface).
     pub color: Option<String>,
     /// `initialPrompt`.
@@ -154,6 +154,7 @@ impl Definition {
         profile.instructions = self.instructions();
         profile.tool_filter = self.tool_filter();
         profile.model = self.model.clone();
+        profile.effort = self.effort;
         profile.max_turns = self.max_turns;
         profile.permission_mode = self.permission_mode;
         profile.background = self.background;
@@ -163,7 +164,7 @@ impl Definition {
 
     /// The request capabilities starting it needs from its provider, in table order:
     /// `tool_filter` for `tools`/`disallowedTools`, `persona` for a body or persona, `model_override`
-    /// for a model, `max_turns` for a turn limit.
+    /// for a model, `max_turns` for a turn limit, `effort` for an effort.
     pub fn required_capabilities(&self) -> Vec<Capability> {
         let mut needed = Vec::new();
         if self.tool_filter().is_some() {
@@ -177,6 +178,9 @@ impl Definition {
         }
         if self.max_turns.is_some() {
             needed.push(Capability::MaxTurns);
+        }
+        if self.effort.is_some() {
+            needed.push(Capability::Effort);
         }
         needed
     }

@@ -18,7 +18,7 @@ use std::path::Path;
 use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::Value;
 use serde_saphyr::{MessageFormatter, Spanned, UserMessageFormatter};
-use subagent_core::PermissionMode;
+use subagent_core::{Effort, PermissionMode};
 
 use crate::definition::{Definition, Isolation};
 use crate::source::{Origin, Source};
@@ -347,7 +347,18 @@ fn apply(definition: &mut Definition, field: &FieldValue<'_>) -> std::result::Re
         }
         "provider" => definition.provider = non_blank(text(value)?),
         "persona" => definition.persona = non_blank(text(value)?),
-        "effort" => definition.effort = non_blank(text(value)?),
+        "effort" => {
+            let effort = text(value)?;
+            definition.effort = match non_blank(effort.clone()) {
+                None => None,
+                Some(name) => Some(Effort::parse(&name).ok_or_else(|| {
+                    format!(
+                        "unknown effort {effort:?}; expected one of {}",
+                        Effort::valid()
+                    )
+                })?),
+            };
+        }
         "color" => definition.color = non_blank(text(value)?),
         "initialPrompt" => definition.initial_prompt = non_blank(text(value)?),
         "memory" => definition.memory = non_blank(text(value)?),
@@ -377,9 +388,6 @@ fn unsupported(definition: &Definition, field: &str) -> Option<String> {
         "memory" if definition.memory.is_some() => "the agent keeps no memory between runs",
         "initialPrompt" if definition.initial_prompt.is_some() => {
             "the task given to the agent is its first message"
-        }
-        "effort" if definition.effort.is_some() => {
-            "the agent runs at its model's default reasoning effort"
         }
         "isolation" if definition.isolation == Some(Isolation::Remote) => {
             return Some(

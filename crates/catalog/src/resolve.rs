@@ -43,7 +43,7 @@ impl Settings {
     pub fn from_definition(definition: &Definition) -> Self {
         Self {
             model: definition.model.clone(),
-            effort: definition.effort.clone(),
+            effort: definition.effort.map(|effort| effort.as_str().to_owned()),
             tool_filter: definition.tool_filter(),
             permission_mode: definition.permission_mode,
             max_turns: definition.max_turns,

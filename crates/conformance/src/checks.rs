@@ -53,6 +53,7 @@ pub(crate) fn with_capability(
         Capability::MaxTurns => request.max_turns(5),
         Capability::Resume => request.resume(session.clone()),
         Capability::Isolation => request.isolation(Isolation::Worktree),
+        Capability::Effort => request.effort(subagent_core::Effort::High),
         other => panic!("conformance: the kit does not know the capability {other}; teach it"),
     }
 }

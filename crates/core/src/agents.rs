@@ -196,6 +196,9 @@ pub struct AgentProfile {
     /// [`Isolation::resolve`](crate::Isolation::resolve), which refuses other values.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub isolation: Option<String>,
+    /// Reasoning effort; `None` = the model's default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effort: Option<crate::Effort>,
     /// Where the definition came from (for listings), e.g. `builtin` or a file path.
     #[serde(default)]
     pub source: String,

@@ -29,6 +29,10 @@ pub struct Capabilities {
     /// worktree of its own.
     #[serde(default)]
     pub isolation: bool,
+    /// `effort`: the child's model reasons with the requested effort (a thinking budget, a
+    /// reasoning effort, the product CLI's effort setting).
+    #[serde(default)]
+    pub effort: bool,
     /// Descriptive: the child starts from the parent's conversation.
     pub inherits_parent_context: bool,
 }
@@ -44,6 +48,7 @@ impl Capabilities {
         max_turns: false,
         resume: false,
         isolation: false,
+        effort: false,
         inherits_parent_context: false,
     };
 
@@ -57,6 +62,7 @@ impl Capabilities {
         max_turns: true,
         resume: true,
         isolation: true,
+        effort: true,
         inherits_parent_context: false,
     };
 
@@ -71,6 +77,7 @@ impl Capabilities {
             Capability::MaxTurns => self.max_turns,
             Capability::Resume => self.resume,
             Capability::Isolation => self.isolation,
+            Capability::Effort => self.effort,
         }
     }
 
@@ -86,6 +93,7 @@ impl Capabilities {
             Capability::MaxTurns => &mut self.max_turns,
             Capability::Resume => &mut self.resume,
             Capability::Isolation => &mut self.isolation,
+            Capability::Effort => &mut self.effort,
         };
         *flag = on;
         self
@@ -141,11 +149,13 @@ pub enum Capability {
     Resume,
     /// `isolation`.
     Isolation,
+    /// `effort`.
+    Effort,
 }
 
 impl Capability {
     /// Every gated capability, in table order.
-    pub const ALL: [Capability; 8] = [
+    pub const ALL: [Capability; 9] = [
         Self::OutputSchema,
         Self::DepthLimit,
         Self::ToolFilter,
@@ -154,6 +164,7 @@ impl Capability {
         Self::MaxTurns,
         Self::Resume,
         Self::Isolation,
+        Self::Effort,
     ];
 
     /// The snake_case name (as in the capability table and error messages).
@@ -167,6 +178,7 @@ impl Capability {
             Self::MaxTurns => "max_turns",
             Self::Resume => "resume",
             Self::Isolation => "isolation",
+            Self::Effort => "effort",
         }
     }
 
@@ -181,6 +193,7 @@ impl Capability {
             Self::MaxTurns => "max_turns",
             Self::Resume => "resume",
             Self::Isolation => "isolation",
+            Self::Effort => "effort",
         }
     }
 }

@@ -40,7 +40,7 @@ pub use isolation::{Isolation, WorktreeReport};
 pub use provider::SubagentProvider;
 pub use request::{INHERIT_MODEL, ParentContext, RunId, StartRequest, StartRequestBuilder};
 pub use run::{DIAGNOSTIC_LIMIT, Outcome, Run, RunEvent, RunEvents, RunSender, SessionRef, Usage};
-pub use subagent_session::StopReason;
+pub use subagent_session::{Effort, StopReason};
 pub use text::{DESCRIPTION_CHARS, default_description};
 
 /// The types of [`StartRequest::permission_ceiling`] and [`StartRequest::tool_filter`], which

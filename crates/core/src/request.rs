@@ -108,6 +108,9 @@ pub struct StartRequest {
     /// (a git worktree for [`Isolation::Worktree`]) and points `parent.cwd` into it; the
     /// provider confines the child to `parent.cwd`.
     pub isolation: Option<Isolation>,
+    /// How hard the child's model reasons (`effort:` of an agent definition): a thinking
+    /// budget, a reasoning effort, a product CLI's effort setting. `None`: the model's default.
+    pub effort: Option<crate::Effort>,
     /// The run goes on without a caller waiting: it must never ask anyone anything.
     pub background: bool,
     /// The loosest permission mode the child may run in (the parent's own, say): a provider
@@ -138,6 +141,7 @@ impl StartRequest {
                 max_turns: None,
                 resume: None,
                 isolation: None,
+                effort: None,
                 background: false,
                 permission_ceiling: None,
             },
@@ -182,6 +186,7 @@ impl StartRequest {
         need(self.max_turns.is_some(), Capability::MaxTurns);
         need(self.resume.is_some(), Capability::Resume);
         need(self.isolation.is_some(), Capability::Isolation);
+        need(self.effort.is_some(), Capability::Effort);
         needed
     }
 }
@@ -272,6 +277,12 @@ impl StartRequestBuilder {
         self
     }
 
+    /// How hard the child's model reasons (see [`StartRequest::effort`]).
+    pub fn effort(mut self, effort: crate::Effort) -> Self {
+        self.request.effort = Some(effort);
+        self
+    }
+
     /// Keep the child apart from the parent's files (see [`StartRequest::isolation`]).
     pub fn isolation(mut self, isolation: Isolation) -> Self {
         self.request.isolation = Some(isolation);
@@ -329,7 +340,7 @@ impl StartRequestBuilder {
     /// instructions appended to the persona, its tool filter and permission mode intersected
     /// with the ones set (so a `plan` agent is read-only whatever else applies, and its mode
     /// reaches every provider through [`StartRequest::permission_ceiling`]), its model unless
-    /// `inherit`, its turn limit. The one mapping from an agent type to a request: the
+    /// `inherit`, its turn limit, its reasoning effort. The one mapping from an agent type to a request: the
     /// delegation tool and `subagent delegate --agent` both use it. The caller's own choices
     /// (a model named in the call, say) are set after it; description, provider and background
     /// stay the caller's, and so does isolation, which can be refused:
@@ -350,6 +361,9 @@ impl StartRequestBuilder {
         if let Some(turns) = profile.max_turns {
             self = self.max_turns(turns);
         }
+        if let Some(effort) = profile.effort {
+            self = self.effort(effort);
+        }
         self
     }
 
@@ -362,6 +376,7 @@ impl StartRequestBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Effort;
 
     fn profile() -> AgentProfile {
         let mut profile = AgentProfile::new("planner", "plans");
@@ -432,6 +447,20 @@ mod tests {
             .agent(&loose)
             .build();
         assert_eq!(request.permission_ceiling, Some(PermissionMode::Plan));
+    }
+
+    #[test]
+    fn an_agent_types_effort_is_asked_for_and_the_callers_beats_it() {
+        let mut profile = AgentProfile::new("thinker", "thinks");
+        profile.effort = Some(Effort::High);
+        let request = StartRequest::builder("task").agent(&profile).build();
+        assert_eq!(request.effort, Some(Effort::High));
+        assert_eq!(request.required_capabilities(), vec![Capability::Effort]);
+        let request = StartRequest::builder("task")
+            .agent(&profile)
+            .effort(Effort::Low)
+            .build();
+        assert_eq!(request.effort, Some(Effort::Low));
     }
 
     #[test]

@@ -15,6 +15,11 @@
 //! keep the configured secrets in (the [`Secrets`] of the build context's
 //! extensions, and a parent run's): their bash tool does not inherit them and tool results
 //! show `[REDACTED:NAME]` for their values.
+//! It declares `effort` (the request's effort goes into every model request of the child: a
+//! thinking budget, a reasoning effort) when its model sends one
+//! ([`Model::supports_effort`](subagent_model::Model::supports_effort)): the factory's table
+//! has it, a provider on a chat server not known to take an effort does not. A request's model
+//! may be an alias ([`SpawnProvider::with_aliases`]).
 //!
 //! Deliberately not here: the agent loop and tools (`subagent-runtime`), the parent's
 //! conversation (that is `subagent-fork`).
@@ -119,6 +124,7 @@ pub fn capabilities() -> Capabilities {
         Capability::Persona,
         Capability::ModelOverride,
         Capability::MaxTurns,
+        Capability::Effort,
         Capability::Isolation,
     ] {
         caps = caps.with(capability, true);
@@ -291,6 +297,7 @@ impl SpawnProvider {
         config.system = Some(system);
         config.tools = tools;
         config.max_turns = request.max_turns.or(self.config.max_turns);
+        config.effort = request.effort;
         if let Some(max_tokens) = self.config.max_tokens {
             config.max_tokens = max_tokens;
         }
@@ -323,8 +330,9 @@ impl SubagentProvider for SpawnProvider {
         &self.name
     }
 
+    /// [`capabilities`], `effort` only on a model that sends it.
     fn capabilities(&self) -> Capabilities {
-        capabilities()
+        capabilities().with(Capability::Effort, self.model.supports_effort())
     }
 
     async fn start(&self, request: StartRequest) -> Result<Run, Error> {

@@ -22,7 +22,7 @@ fn unsupported_and_unknown_providers_are_reported_with_lines() {
     write(
         &dir,
         "limited.md",
-        "---\nname: limited\ndescription: d\nprovider: acp\nmodel: m\ntools: ls\nmaxTurns: 2\n---\nbody\n",
+        "---\nname: limited\ndescription: d\nprovider: acp\nmodel: m\ntools: ls\nmaxTurns: 2\neffort: low\n---\nbody\n",
     );
     write(
         &dir,
@@ -49,8 +49,8 @@ fn unsupported_and_unknown_providers_are_reported_with_lines() {
         vec![
             "<root>/agents/limited.md:6:1: agent `limited` asks for tool_filter (for \
              tools/disallowedTools), persona (for persona/body), model_override (for model), \
-             max_turns (for maxTurns) which provider `acp` does not support: starting it will \
-             fail with UNSUPPORTED_CAPABILITY",
+             max_turns (for maxTurns), effort (for effort) which provider `acp` does not \
+             support: starting it will fail with UNSUPPORTED_CAPABILITY",
             "<root>/agents/nowhere.md:5:1: agent `nowhere` runs on provider `nope`, which is not \
              registered: starting it will fail with UNKNOWN_PROVIDER",
         ]

@@ -7,7 +7,7 @@ use proptest::prelude::*;
 use subagent_catalog::{
     Error, Isolation, Origin, Source, WarningKind, load_file, parse_definition, split_tool_list,
 };
-use subagent_core::{PermissionMode, ToolFilter};
+use subagent_core::{Effort, PermissionMode, ToolFilter};
 
 fn parse(text: &str) -> Result<subagent_catalog::Parsed, Error> {
     parse_definition(Path::new("agents/reviewer.md"), text, Source::Project)
@@ -54,7 +54,6 @@ Point at lines.
             (WarningKind::UnsupportedField, Some(12)),
             (WarningKind::UnsupportedField, Some(13)),
             (WarningKind::UnsupportedField, Some(14)),
-            (WarningKind::UnsupportedField, Some(16)),
             (WarningKind::UnsupportedField, Some(17)),
             (WarningKind::UnsupportedField, Some(18)),
         ]
@@ -80,7 +79,7 @@ Point at lines.
         d.mcp_servers,
         Some(serde_json::json!({"github": {"command": "gh-mcp"}}))
     );
-    assert_eq!(d.effort.as_deref(), Some("high"));
+    assert_eq!(d.effort, Some(Effort::High));
     assert_eq!(d.memory.as_deref(), Some("project"));
     assert_eq!(d.hooks, Some(serde_json::json!({"Stop": []})));
     assert_eq!(d.provider.as_deref(), Some("claude-code"));
@@ -119,6 +118,7 @@ Point at lines.
         })
     );
     assert_eq!(profile.model.as_deref(), Some("sonnet"));
+    assert_eq!(profile.effort, Some(Effort::High));
     assert_eq!(profile.max_turns, Some(12));
     assert_eq!(profile.permission_mode, Some(PermissionMode::AcceptEdits));
     assert_eq!(profile.provider.as_deref(), Some("claude-code"));
@@ -272,6 +272,11 @@ fn invalid_files_name_path_line_and_column() {
             "agents/reviewer.md:3:8: `tools`: expected a list of names, found a list in the list",
         ),
         (
+            "---\nname: r\neffort: extreme\n---\n",
+            "agents/reviewer.md:3:9: `effort`: unknown effort \"extreme\"; expected one of low, \
+             medium, high, xhigh, max",
+        ),
+        (
             "---\nname: r\nisolation: vm\n---\n",
             "agents/reviewer.md:3:12: `isolation`: unknown isolation \"vm\"; expected worktree \
              or remote",
@@ -364,10 +369,6 @@ fn fields_no_provider_honours_are_warnings_where_they_are_written() {
             unsupported(
                 "agents/reviewer.md:9:1: `initialPrompt` is not supported: the task given to the \
                  agent is its first message"
-            ),
-            unsupported(
-                "agents/reviewer.md:10:1: `effort` is not supported: the agent runs at its \
-                 model's default reasoning effort"
             ),
             unsupported(
                 "agents/reviewer.md:11:1: `isolation: remote` is not supported (only `worktree` \

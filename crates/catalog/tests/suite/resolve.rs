@@ -219,7 +219,7 @@ fn settings_from_a_definition() {
     definition.permission_mode = Some(PermissionMode::DontAsk);
     definition.max_turns = Some(4);
     definition.isolation = Some(Isolation::Worktree);
-    definition.effort = Some("high".into());
+    definition.effort = Some(subagent_core::Effort::High);
     definition.background = true;
     let settings = Settings::from_definition(&definition);
     assert_eq!(

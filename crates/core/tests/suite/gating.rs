@@ -32,6 +32,7 @@ fn needing(builder: StartRequestBuilder, capability: Capability) -> StartRequest
             transcript: None,
         }),
         Capability::Isolation => builder.isolation(Isolation::Worktree),
+        Capability::Effort => builder.effort(subagent_core::Effort::High),
         other => panic!("no field for {other}"),
     }
 }
@@ -95,7 +96,7 @@ async fn all_capabilities_together_are_all_named() {
         err.to_string(),
         "subagent provider \"bare\" does not support the capabilities: \"output_schema\", \
          \"depth_limit\", \"tool_filter\", \"persona\", \"model_override\", \"max_turns\", \"resume\", \
-         \"isolation\""
+         \"isolation\", \"effort\""
     );
     assert_eq!(provider.starts(), 0);
     assert!(observer.seen.lock().unwrap().is_empty());
@@ -122,7 +123,8 @@ async fn all_capabilities_together_are_all_named() {
                 Capability::ToolFilter,
                 Capability::MaxTurns,
                 Capability::Resume,
-                Capability::Isolation
+                Capability::Isolation,
+                Capability::Effort
             ]
         ),
         other => panic!("{other:?}"),

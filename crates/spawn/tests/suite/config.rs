@@ -86,7 +86,10 @@ fn agent(model: Option<&str>) -> AgentProfile {
 async fn model_aliases_resolve_to_ids_for_a_spawned_child() {
     let task = |extra: Value| {
         let mut input = json!({"prompt": "CHILD-TASK go", "subagent_type": "worker"});
-        input.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        input
+            .as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
         input
     };
     let cases = [
@@ -136,4 +139,44 @@ async fn model_aliases_resolve_to_ids_for_a_spawned_child() {
         let label = format!("{kind:?} {:?} {input}", profile.model);
         assert_eq!(child_sent(kind, profile, input).await, expected, "{label}");
     }
+}
+
+#[tokio::test]
+async fn an_agent_types_effort_reaches_the_childs_model_request() {
+    let thinker = || {
+        let mut profile = agent(None);
+        profile.effort = Some(subagent_core::Effort::High);
+        profile
+    };
+    let task = json!({"prompt": "CHILD-TASK go", "subagent_type": "worker"});
+    assert_eq!(
+        child_sent(ModelKind::Anthropic, thinker(), task.clone()).await,
+        json!({"model": "fake-model", "thinking": {"type": "enabled", "budget_tokens": 10000}})
+    );
+    assert_eq!(
+        child_sent(ModelKind::OpenaiResponses, thinker(), task).await,
+        json!({"model": "fake-model", "reasoning": {"effort": "high"}})
+    );
+}
+
+#[tokio::test]
+async fn a_spawn_provider_offers_effort_only_on_a_model_that_sends_it() {
+    let server = FakeServer::from_yaml("[]").await.unwrap();
+    let declared = |kind: ModelKind, chat_takes_it: bool| {
+        let mut config = subagent_model::ModelConfig::new(kind, "m").with_base_url(server.url());
+        config.reasoning_effort = chat_takes_it;
+        let model = subagent_model::build_with_env(&config, |_| Some("k".to_owned())).unwrap();
+        let provider = SpawnProvider::new("spawn", model, SpawnConfig::default());
+        subagent_core::SubagentProvider::capabilities(&provider).effort
+    };
+    assert_eq!(
+        [
+            declared(ModelKind::Anthropic, false),
+            declared(ModelKind::OpenaiResponses, false),
+            declared(ModelKind::OpenaiChat, true),
+            declared(ModelKind::OpenaiChat, false),
+        ],
+        [true, true, true, false]
+    );
+    assert!(subagent_spawn::capabilities().effort);
 }
