@@ -230,6 +230,7 @@ fn delegation_config(row: &subagent_preset::ToolRow) -> DelegationToolConfig {
     config.fork.clone_from(&row.fork);
     config.max_depth = row.max_depth;
     config.background = row.background;
+    config.foreground_timeout_ms = row.foreground_timeout_ms;
     config.tool_filter.clone_from(&row.tool_filter);
     config.persona.clone_from(&row.persona);
     config.description.clone_from(&row.description);
@@ -255,10 +256,12 @@ async fn run(args: RunArgs, factories: &[Arc<dyn ProviderFactory>]) -> Result<Ex
             Arc::clone(&directory),
         )) as Arc<dyn Tool>
     });
+    // The task tools read and stop what the parent runs in the background (subagents, commands).
     let tools = ToolSet::new(
         ToolSet::builtin(BashConfig::default())
             .into_iter()
-            .chain(delegations),
+            .chain(delegations)
+            .chain(subagent_runtime::tools::task_tools()),
     );
     let roots = Roots::new(&runnable.cwd).map_err(|e| Refusal::invalid(e.to_string()))?;
     let mut config = AgentConfig::new(Arc::clone(&runnable.model.model), roots);

@@ -142,6 +142,11 @@ pub struct ToolRow {
     /// Whether children may, must or must not run in the background.
     #[serde(default)]
     pub background: Background,
+    /// A foreground child still running after this many milliseconds moves to the background
+    /// (the parent gets its task id; the result comes as a `<task-notification>`). Absent: the
+    /// parent waits for the end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub foreground_timeout_ms: Option<u64>,
     /// Which tools children may use (`allow`/`deny`, `*` wildcards).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_filter: Option<ToolFilter>,

@@ -48,3 +48,86 @@ fn run_json_lists_the_delegations() {
     assert_eq!(delegations[0]["tool"], "subagent");
     assert_eq!(delegations[0]["is_error"], false);
 }
+
+const BACKGROUND_TASK: &str = r#"
+- name: child
+  match: "CHILD-BG"
+  steps:
+    - text: "child finished in the background"
+- name: parent
+  match: "work in the background"
+  steps:
+    - tool_calls:
+        - id: call_bg
+          name: subagent
+          input: {description: bg notes, prompt: "CHILD-BG read the notes", run_in_background: true}
+    - tool_calls:
+        - {id: call_read, name: task_output, input: {task_id: call_bg, timeout: 600000}}
+    - text: "parent done"
+"#;
+
+/// `subagent run`'s parent has the task tools: it starts a subagent in the background, waits for
+/// it with `task_output` and gets its result (then no notification repeats it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_reads_a_background_subagent_with_task_output() {
+    let server = subagent_test_support::FakeServer::from_yaml(BACKGROUND_TASK)
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let preset = super::support::fake_preset(dir.path(), &server.url(), "");
+    let output = super::support::subagent(dir.path())
+        .env("FAKE_KEY", "test-key")
+        .env("TMPDIR", dir.path())
+        .args(["run", "--preset"])
+        .arg(&preset)
+        .arg("work in the background")
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        super::support::stderr(&output)
+    );
+    assert_eq!(super::support::stdout(&output), "parent done\n");
+    let requests = server.model_requests();
+    let read = requests
+        .iter()
+        .filter_map(|request| request.messages.last())
+        .flat_map(|message| message.content.iter())
+        .find_map(|block| match block {
+            subagent_session::ContentBlock::ToolResult {
+                tool_use_id,
+                content,
+                ..
+            } if tool_use_id == "call_read" => Some(content.to_text()),
+            _ => None,
+        })
+        .unwrap();
+    assert!(
+        read.starts_with("<retrieval_status>success</retrieval_status>\n<task_id>"),
+        "{read}"
+    );
+    assert!(
+        read.contains("\n<task_type>agent</task_type>\n<status>completed</status>\n<description>bg notes</description>\n<tool_use_id>call_bg</tool_use_id>\n"),
+        "{read}"
+    );
+    assert!(
+        read.contains("\n<result>child finished in the background</result>\n"),
+        "{read}"
+    );
+    // The output file is in the run's temporary directory.
+    let start = read.find("<output_file>").unwrap() + "<output_file>".len();
+    let file = &read[start..read.find("</output_file>").unwrap()];
+    assert!(
+        std::path::Path::new(file).starts_with(dir.path().join("subagent-tasks")),
+        "{file}"
+    );
+    assert!(std::path::Path::new(file).is_file(), "{file}");
+    assert!(
+        requests
+            .iter()
+            .flat_map(|request| request.messages.iter())
+            .all(|message| !message.text().contains("<task-notification>"))
+    );
+}

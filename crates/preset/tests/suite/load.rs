@@ -45,6 +45,7 @@ tools:
   - name: ask_codex
     provider: codex
     description: Codex does it.
+    foreground_timeout_ms: 30000
 ";
 
 fn load(text: &str, vars: &[(&str, &str)]) -> Preset {
@@ -110,6 +111,7 @@ fn a_full_preset_loads_into_plain_values() {
                 fork: None,
                 max_depth: Some(1),
                 background: Background::Always,
+                foreground_timeout_ms: None,
                 tool_filter: Some(ToolFilter {
                     allow: Some(vec!["read_*".into()]),
                     deny: vec!["bash".into()],
@@ -124,6 +126,7 @@ fn a_full_preset_loads_into_plain_values() {
                 fork: None,
                 max_depth: None,
                 background: Background::Allowed,
+                foreground_timeout_ms: Some(30_000),
                 tool_filter: None,
                 persona: None,
                 description: Some("Codex does it.".into()),
