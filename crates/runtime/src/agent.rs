@@ -441,7 +441,7 @@ impl Agent {
             }
             if calls.is_empty() {
                 match self.after_answer(state, env, cancel).await {
-                    Next::Done(outcome) => return outcome,
+                    Next::Done(outcome) => return *outcome,
                     Next::Continue(next) => {
                         pending = next;
                         continue;
@@ -533,7 +533,7 @@ impl Agent {
             // delivered. `next_finished` returns at once when nothing is running.
             let waited = tokio::select! {
                 biased;
-                () = cancel.cancelled() => return Next::Done(Outcome::cancelled()),
+                () = cancel.cancelled() => return Next::Done(Box::new(Outcome::cancelled())),
                 next = env.tasks.next_finished() => next,
             };
             next.extend(waited);
@@ -547,19 +547,19 @@ impl Agent {
         }
         let mut outcome = self.end(state, StopReason::Completed, None);
         outcome.structured = structured;
-        Next::Done(outcome)
+        Next::Done(Box::new(outcome))
     }
 
     fn retry(&self, state: &mut State, problem: &str) -> Next {
         if state.retries_used >= self.config.structured_retries {
-            return Next::Done(self.end(
+            return Next::Done(Box::new(self.end(
                 state,
                 StopReason::Failed,
                 Some(format!(
                     "no valid structured output after {} retries: {problem}",
                     state.retries_used
                 )),
-            ));
+            )));
         }
         state.retries_used += 1;
         let ask = match self.capture {
@@ -748,7 +748,8 @@ impl Agent {
 }
 
 enum Next {
-    Done(Outcome),
+    /// Boxed: an outcome is large and `Continue` is the common case.
+    Done(Box<Outcome>),
     Continue(Message),
 }
 

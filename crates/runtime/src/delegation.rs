@@ -306,7 +306,6 @@ impl DelegationTool {
         background: bool,
         fork: bool,
         enforces_depth: bool,
-        isolation: Option<Isolation>,
     ) -> StartRequest {
         let env = &context.env;
         let mut snapshot = ParentSnapshot::clone(&context.snapshot);
@@ -339,9 +338,6 @@ impl DelegationTool {
             .permission_ceiling(env.permissions.mode);
         if let Some(schema) = &args.output_schema {
             builder = builder.output_schema(schema.clone());
-        }
-        if let Some(isolation) = isolation {
-            builder = builder.isolation(isolation);
         }
         // Forward the depth cap to every provider that enforces one on its own nested
         // delegation (without it, a provider like Claude Code keeps its own sub-agents and nests
@@ -457,15 +453,16 @@ impl Tool for DelegationTool {
             .registry
             .get(&provider)
             .is_some_and(|p| p.capabilities().depth_limit);
-        let request = self.start_request(
+        let mut request = self.start_request(
             &args,
             profile.as_ref(),
             context,
             background,
             fork,
             enforces_depth,
-            isolation,
         );
+        // The call's isolation, else the agent type's (refused above when not valid).
+        request.isolation = isolation;
         let run = match self.registry.start(&provider, request).await {
             Ok(run) => run,
             Err(error) => return Ok(error_result(&error)),
