@@ -93,9 +93,17 @@ impl Activity {
             }
             RunEvent::ToolResult {
                 id,
+                output,
                 parent_tool_use_id,
                 ..
             } => {
+                // A delegation that went to the background (the runtime's wording) keeps its
+                // name: its task's events come later, tagged with this call.
+                let backgrounded = output.starts_with("Started background subagent ")
+                    || output.contains(", so it moved to the background as task ");
+                if backgrounded {
+                    return parent_tool_use_id.as_deref().map(|id| self.name(id));
+                }
                 if let Some(open) = self.calls.get_mut(id) {
                     if let Some(at) = open
                         .iter()
@@ -264,6 +272,50 @@ mod tests {
             },
             parent_tool_use_id: parent.map(str::to_owned),
         }
+    }
+
+    /// A delegation that went to the background returns at once; its task's events, tagged
+    /// with the call, come later and are still named after it.
+    #[test]
+    fn a_background_task_keeps_its_name_after_its_call_returned() {
+        let mut activity = Activity::default();
+        let typed = json!({"subagent_type": "explore", "prompt": "p"});
+        let started = RunEvent::ToolResult {
+            id: "c1".into(),
+            output: "Started background subagent 5f0c (p) with provider spawn.".into(),
+            is_error: false,
+            parent_tool_use_id: None,
+        };
+        let moved = RunEvent::ToolResult {
+            id: "c2".into(),
+            output: "The subagent was still running after 50 ms, so it moved to the background as task 77ab (q).".into(),
+            is_error: false,
+            parent_tool_use_id: None,
+        };
+        let seen: Vec<Option<String>> = [
+            call("c1", "subagent", typed, None),
+            started,
+            call("c2", "subagent", json!({"subagent_type": "plan"}), None),
+            moved,
+            call("k1", "ls", json!({}), Some("c1")),
+            result("k1", Some("c1")),
+            call("k2", "ls", json!({}), Some("c2")),
+        ]
+        .iter()
+        .map(|event| activity.note(event))
+        .collect();
+        assert_eq!(
+            seen,
+            [
+                None,
+                None,
+                None,
+                None,
+                Some("explore".to_owned()),
+                Some("explore".to_owned()),
+                Some("plan".to_owned())
+            ]
+        );
     }
 
     #[test]

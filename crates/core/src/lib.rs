@@ -39,7 +39,9 @@ pub use factory::{BuildContext, ProviderFactory};
 pub use isolation::{Isolation, WorktreeReport};
 pub use provider::SubagentProvider;
 pub use request::{INHERIT_MODEL, ParentContext, RunId, StartRequest, StartRequestBuilder};
-pub use run::{DIAGNOSTIC_LIMIT, Outcome, Run, RunEvent, RunEvents, RunSender, SessionRef, Usage};
+pub use run::{
+    DIAGNOSTIC_LIMIT, Outcome, Run, RunEmitter, RunEvent, RunEvents, RunSender, SessionRef, Usage,
+};
 pub use subagent_session::{Effort, StopReason};
 pub use text::{DESCRIPTION_CHARS, default_description};
 

@@ -386,6 +386,19 @@ impl Run {
     }
 }
 
+/// A clonable handle on a run's event stream, for work of the run that outlives one call (a
+/// background task reporting into its parent's stream). Events sent after the run finished are
+/// dropped.
+#[derive(Clone, Debug)]
+pub struct RunEmitter(mpsc::UnboundedSender<RunEvent>);
+
+impl RunEmitter {
+    /// Reports an event into the run's stream. Never blocks.
+    pub fn emit(&self, event: RunEvent) {
+        let _ = self.0.unbounded_send(event);
+    }
+}
+
 /// The provider's side of a [`Run`].
 pub struct RunSender {
     id: RunId,
@@ -417,6 +430,11 @@ impl RunSender {
     /// The token the provider must watch: cancelled when the caller cancels.
     pub fn cancel_token(&self) -> &CancellationToken {
         &self.cancel
+    }
+
+    /// A handle emitting into this run's events (see [`RunEmitter`]).
+    pub fn emitter(&self) -> RunEmitter {
+        RunEmitter(self.events.clone())
     }
 
     /// Whether the run was cancelled.

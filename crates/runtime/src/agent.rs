@@ -278,7 +278,10 @@ impl Agent {
             background: self.config.background,
             lineage: self.config.lineage.clone(),
             permissions: self.config.permissions.clone(),
-            tasks: Arc::new(TaskTable::for_run(sender.id(), self.config.secrets.clone())),
+            tasks: Arc::new(
+                TaskTable::for_run(sender.id(), self.config.secrets.clone())
+                    .forwarding(sender.emitter()),
+            ),
             secrets: self.config.secrets.clone(),
         });
         let turn = next_turn(&seed.log);

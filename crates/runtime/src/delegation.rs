@@ -497,7 +497,7 @@ impl Tool for DelegationTool {
 /// tagged with the delegation call's id (a grandchild's keep the id of the call nearest to
 /// them), so a live view can say who is working and count a child's tokens apart from the
 /// parent's. Lifecycle and thinking events stay the child's own.
-fn forwarded(event: RunEvent, call_id: &str) -> Option<RunEvent> {
+pub(crate) fn forwarded(event: RunEvent, call_id: &str) -> Option<RunEvent> {
     let tag = |id: Option<String>| Some(id.unwrap_or_else(|| call_id.to_owned()));
     match event {
         RunEvent::Text {

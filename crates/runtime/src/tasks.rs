@@ -27,7 +27,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use futures::StreamExt;
 use serde::Serialize;
 use serde_json::{Value, json};
-use subagent_core::{CancellationToken, Outcome, Run, RunEvent, RunEvents, RunId, StopReason};
+use subagent_core::{
+    CancellationToken, Outcome, Run, RunEmitter, RunEvent, RunEvents, RunId, StopReason,
+};
 use subagent_process::{Process, Secrets, StopCause};
 use tokio::io::AsyncWriteExt;
 
@@ -240,6 +242,7 @@ pub struct TaskTable {
     changed: tokio::sync::Notify,
     dir: PathBuf,
     secrets: Secrets,
+    parent: Option<RunEmitter>,
 }
 
 impl Default for TaskTable {
@@ -267,7 +270,17 @@ impl TaskTable {
             changed: tokio::sync::Notify::new(),
             dir: dir.into(),
             secrets,
+            parent: None,
         }
+    }
+
+    /// Forwards the events of every subagent task into `parent` (the stream of the run that
+    /// started them), tagged with the id of the call that started each, as a foreground
+    /// child's are (secrets redacted).
+    #[must_use]
+    pub fn forwarding(mut self, parent: RunEmitter) -> Self {
+        self.parent = Some(parent);
+        self
     }
 
     /// The table of run `run_id`: output files under `<temp dir>/subagent-tasks/<run_id>`.
@@ -306,6 +319,7 @@ impl TaskTable {
         tool_use_id: String,
     ) -> RunId {
         let id = run.id();
+        let call_id = tool_use_id.clone();
         let output = OutputFile::create(&self.dir, id);
         let info = TaskInfo {
             id,
@@ -330,6 +344,7 @@ impl TaskTable {
             if let Some(mut events) = events {
                 while let Some(event) = events.next().await {
                     table.progress(id, &event);
+                    table.forward(&event, &call_id);
                     if let Some(file) = &mut output {
                         let turn_end = matches!(
                             event,
@@ -429,6 +444,38 @@ impl TaskTable {
             table.finish(id, outcome);
         });
         info
+    }
+
+    /// Passes a subagent task's event on to the parent's stream, tagged with `call_id`.
+    fn forward(&self, event: &RunEvent, call_id: &str) {
+        let Some(parent) = &self.parent else {
+            return;
+        };
+        let Some(event) = crate::delegation::forwarded(event.clone(), call_id) else {
+            return;
+        };
+        let clean = |text: String| self.secrets.redact(&text).into_owned();
+        parent.emit(match event {
+            RunEvent::Text {
+                text,
+                parent_tool_use_id,
+            } => RunEvent::Text {
+                text: clean(text),
+                parent_tool_use_id,
+            },
+            RunEvent::ToolResult {
+                id,
+                output,
+                is_error,
+                parent_tool_use_id,
+            } => RunEvent::ToolResult {
+                id,
+                output: clean(output),
+                is_error,
+                parent_tool_use_id,
+            },
+            other => other,
+        });
     }
 
     /// Records `activity` (a command's output line) as task `id`'s latest.

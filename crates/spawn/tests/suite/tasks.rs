@@ -512,3 +512,69 @@ async fn a_foreground_child_past_the_rows_limit_moves_to_the_background() {
         "{notification}"
     );
 }
+
+/// A background child's text, tool calls, tool results and usage reach the parent's stream
+/// tagged with the call that started it, as a foreground child's do.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_background_childs_events_reach_the_parents_stream_tagged_with_its_call() {
+    let server = FakeServer::from_yaml(NOTIFIED).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut run = Agent::new(parent(&server, dir.path()))
+        .unwrap()
+        .start_prompt("do it in the background", CancellationToken::new());
+    let events: Vec<RunEvent> = run.take_events().unwrap().collect().await;
+    let outcome = run.outcome().await;
+    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    let tagged = |id: &Option<String>| id.as_deref() == Some("call_bg");
+    let mut child: Vec<String> = Vec::new();
+    for event in &events {
+        let line = match event {
+            RunEvent::Text {
+                parent_tool_use_id, ..
+            } if tagged(parent_tool_use_id) => "text".to_owned(),
+            RunEvent::ToolCall {
+                id,
+                name,
+                parent_tool_use_id,
+                ..
+            } if tagged(parent_tool_use_id) => format!("call {id} {name}"),
+            RunEvent::ToolResult {
+                id,
+                is_error,
+                parent_tool_use_id,
+                ..
+            } if tagged(parent_tool_use_id) => format!("result {id} {is_error}"),
+            RunEvent::Usage {
+                usage,
+                parent_tool_use_id,
+            } if tagged(parent_tool_use_id) => {
+                format!("usage {} {}", usage.input_tokens, usage.output_tokens)
+            }
+            _ => continue,
+        };
+        if child.last() != Some(&line) {
+            child.push(line);
+        }
+    }
+    assert_eq!(
+        child,
+        [
+            "call call_child_ls ls",
+            "usage 10 5",
+            "result call_child_ls false",
+            "text",
+            "usage 40 12"
+        ]
+    );
+    let text: String = events
+        .iter()
+        .filter_map(|event| match event {
+            RunEvent::Text {
+                text,
+                parent_tool_use_id,
+            } if tagged(parent_tool_use_id) => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(text, "background child finished");
+}
