@@ -256,6 +256,7 @@ fn fields_needing(capability: Capability) -> &'static [&'static str] {
         Capability::Persona => &["persona", "body"],
         Capability::ModelOverride => &["model"],
         Capability::MaxTurns => &["maxTurns"],
+        Capability::Isolation => &["isolation"],
         Capability::Effort => &["effort"],
         _ => &[],
     }

@@ -155,6 +155,7 @@ impl Definition {
         profile.tool_filter = self.tool_filter();
         profile.model = self.model.clone();
         profile.effort = self.effort;
+        profile.isolation = self.isolation.map(|isolation| isolation.as_str().to_owned());
         profile.max_turns = self.max_turns;
         profile.permission_mode = self.permission_mode;
         profile.background = self.background;
@@ -164,7 +165,8 @@ impl Definition {
 
     /// The request capabilities starting it needs from its provider, in table order:
     /// `tool_filter` for `tools`/`disallowedTools`, `persona` for a body or persona, `model_override`
-    /// for a model, `max_turns` for a turn limit, `effort` for an effort.
+    /// for a model, `max_turns` for a turn limit, `isolation` for `isolation: worktree`, `effort`
+    /// for an effort.
     pub fn required_capabilities(&self) -> Vec<Capability> {
         let mut needed = Vec::new();
         if self.tool_filter().is_some() {
@@ -178,6 +180,9 @@ impl Definition {
         }
         if self.max_turns.is_some() {
             needed.push(Capability::MaxTurns);
+        }
+        if self.isolation == Some(Isolation::Worktree) {
+            needed.push(Capability::Isolation);
         }
         if self.effort.is_some() {
             needed.push(Capability::Effort);

@@ -2,7 +2,8 @@
 
 use pretty_assertions::assert_eq;
 use subagent_catalog::{
-    Catalog, CatalogConfig, Definition, ProviderTable, Source, WarningKind, capability_warnings,
+    Catalog, CatalogConfig, Definition, Isolation, ProviderTable, Source, WarningKind,
+    capability_warnings,
 };
 use subagent_core::{Capabilities, Capability};
 
@@ -95,12 +96,14 @@ fn the_lookup_function_form() {
     let mut needs_all = Definition::new("x", "d", "prompt");
     needs_all.tools = Some(vec!["ls".into()]);
     needs_all.max_turns = Some(1);
+    needs_all.isolation = Some(Isolation::Worktree);
     assert_eq!(
         needs_all.required_capabilities(),
         vec![
             Capability::ToolFilter,
             Capability::Persona,
-            Capability::MaxTurns
+            Capability::MaxTurns,
+            Capability::Isolation
         ]
     );
     let bare = Definition::new("y", "d", "  ");
@@ -118,8 +121,8 @@ fn the_lookup_function_form() {
     assert_eq!(
         warnings[0].to_string(),
         "agent `x` asks for tool_filter (for tools/disallowedTools), persona (for persona/body), \
-         max_turns (for maxTurns) which provider `codex` does not support: starting it will fail \
-         with UNSUPPORTED_CAPABILITY"
+         max_turns (for maxTurns), isolation (for isolation) which provider `codex` does not \
+         support: starting it will fail with UNSUPPORTED_CAPABILITY"
     );
 }
 

@@ -94,6 +94,7 @@ Point at lines.
     // What the delegation tool gets.
     let profile = d.profile();
     assert_eq!(profile.name, "code-reviewer");
+    assert_eq!(profile.isolation.as_deref(), Some("worktree"));
     assert_eq!(
         profile.instructions.as_deref(),
         Some("You review code.\n\nPoint at lines.\n\nBe terse.")
