@@ -135,6 +135,29 @@ impl Definition {
         })
     }
 
+    /// The agent types it may start, from `Agent(explore, plan)` (or `Task(…)`, the tool's
+    /// older name) in its `tools`: every type named in such items, in order; `None` when no
+    /// item restricts (a bare `Agent` lets it start any type).
+    pub fn agent_types(&self) -> Option<Vec<String>> {
+        let mut types: Option<Vec<String>> = None;
+        for item in self.tools.iter().flatten() {
+            let inner = ["Agent(", "Task("].iter().find_map(|open| {
+                item.trim()
+                    .strip_prefix(open)
+                    .and_then(|rest| rest.strip_suffix(')'))
+            });
+            if let Some(inner) = inner {
+                let list = types.get_or_insert_with(Vec::new);
+                for name in inner.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+                    if !list.iter().any(|known| known == name) {
+                        list.push(name.to_owned());
+                    }
+                }
+            }
+        }
+        types
+    }
+
     /// The child's instructions: the body, then the persona, separated by a blank line; `None`
     /// when both are blank.
     pub fn instructions(&self) -> Option<String> {
@@ -155,7 +178,10 @@ impl Definition {
         profile.tool_filter = self.tool_filter();
         profile.model = self.model.clone();
         profile.effort = self.effort;
-        profile.isolation = self.isolation.map(|isolation| isolation.as_str().to_owned());
+        profile.isolation = self
+            .isolation
+            .map(|isolation| isolation.as_str().to_owned());
+        profile.agent_types = self.agent_types();
         profile.max_turns = self.max_turns;
         profile.permission_mode = self.permission_mode;
         profile.background = self.background;

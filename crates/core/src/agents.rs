@@ -199,6 +199,10 @@ pub struct AgentProfile {
     /// Reasoning effort; `None` = the model's default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub effort: Option<crate::Effort>,
+    /// The agent types it may start in turn (`Agent(explore, plan)` in a definition's tools);
+    /// `None` = any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_types: Option<Vec<String>>,
     /// Where the definition came from (for listings), e.g. `builtin` or a file path.
     #[serde(default)]
     pub source: String,

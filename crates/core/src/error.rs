@@ -37,11 +37,13 @@ pub enum ErrorCode {
     NotResumable,
     /// See [`Error::Protocol`].
     Protocol,
+    /// See [`Error::AgentTypeNotAllowed`].
+    AgentTypeNotAllowed,
 }
 
 impl ErrorCode {
     /// Every code, in declaration order.
-    pub const ALL: [ErrorCode; 12] = [
+    pub const ALL: [ErrorCode; 13] = [
         Self::UnknownProvider,
         Self::DuplicateProvider,
         Self::UnsupportedCapability,
@@ -54,6 +56,7 @@ impl ErrorCode {
         Self::Unauthorized,
         Self::NotResumable,
         Self::Protocol,
+        Self::AgentTypeNotAllowed,
     ];
 
     /// The code as text.
@@ -71,6 +74,7 @@ impl ErrorCode {
             Self::Unauthorized => "UNAUTHORIZED",
             Self::NotResumable => "NOT_RESUMABLE",
             Self::Protocol => "PROTOCOL",
+            Self::AgentTypeNotAllowed => "AGENT_TYPE_NOT_ALLOWED",
         }
     }
 }
@@ -139,6 +143,16 @@ pub enum Error {
         /// The available types.
         available: Vec<String>,
     },
+    /// The calling agent may start only some agent types (`Agent(explore, plan)` in its
+    /// definition's tools) and this is not one of them. Returned by the delegation tool;
+    /// retrying with one of `allowed` helps.
+    #[error("this agent may not start agent type \"{name}\" (allowed: {})", if allowed.is_empty() { "none".to_owned() } else { join(allowed) })]
+    AgentTypeNotAllowed {
+        /// The type asked for (`general-purpose` for a call without one that does not fork).
+        name: String,
+        /// The types it may start.
+        allowed: Vec<String>,
+    },
     /// A request field is malformed (a non-object output schema, an empty prompt…).
     #[error("invalid arguments: {message}")]
     InvalidArguments {
@@ -191,6 +205,7 @@ impl Error {
             Self::Unauthorized { .. } => ErrorCode::Unauthorized,
             Self::NotResumable { .. } => ErrorCode::NotResumable,
             Self::Protocol { .. } => ErrorCode::Protocol,
+            Self::AgentTypeNotAllowed { .. } => ErrorCode::AgentTypeNotAllowed,
         }
     }
 

@@ -111,6 +111,10 @@ pub struct StartRequest {
     /// How hard the child's model reasons (`effort:` of an agent definition): a thinking
     /// budget, a reasoning effort, a product CLI's effort setting. `None`: the model's default.
     pub effort: Option<crate::Effort>,
+    /// The agent types the child may start in turn (its delegation tool refuses others with
+    /// `AGENT_TYPE_NOT_ALLOWED`); `None` = any. Honoured by the in-process runtime; a product
+    /// CLI gets the rule in its tool filter (`Agent(explore, plan)`).
+    pub agent_types: Option<Vec<String>>,
     /// The run goes on without a caller waiting: it must never ask anyone anything.
     pub background: bool,
     /// The loosest permission mode the child may run in (the parent's own, say): a provider
@@ -142,6 +146,7 @@ impl StartRequest {
                 resume: None,
                 isolation: None,
                 effort: None,
+                agent_types: None,
                 background: false,
                 permission_ceiling: None,
             },
@@ -277,6 +282,16 @@ impl StartRequestBuilder {
         self
     }
 
+    /// Lets the child start only these agent types (intersected with a list set before).
+    pub fn restrict_agent_types(mut self, types: &[String]) -> Self {
+        let types = match self.request.agent_types.take() {
+            Some(before) => before.into_iter().filter(|t| types.contains(t)).collect(),
+            None => types.to_vec(),
+        };
+        self.request.agent_types = Some(types);
+        self
+    }
+
     /// How hard the child's model reasons (see [`StartRequest::effort`]).
     pub fn effort(mut self, effort: crate::Effort) -> Self {
         self.request.effort = Some(effort);
@@ -340,7 +355,8 @@ impl StartRequestBuilder {
     /// instructions appended to the persona, its tool filter and permission mode intersected
     /// with the ones set (so a `plan` agent is read-only whatever else applies, and its mode
     /// reaches every provider through [`StartRequest::permission_ceiling`]), its model unless
-    /// `inherit`, its turn limit, its reasoning effort. The one mapping from an agent type to a request: the
+    /// `inherit`, its turn limit, its reasoning effort, the agent types it may start. The one
+    /// mapping from an agent type to a request: the
     /// delegation tool and `subagent delegate --agent` both use it. The caller's own choices
     /// (a model named in the call, say) are set after it; description, provider and background
     /// stay the caller's, and so does isolation, which can be refused:
@@ -363,6 +379,9 @@ impl StartRequestBuilder {
         }
         if let Some(effort) = profile.effort {
             self = self.effort(effort);
+        }
+        if let Some(types) = &profile.agent_types {
+            self = self.restrict_agent_types(types);
         }
         self
     }
@@ -461,6 +480,23 @@ mod tests {
             .effort(Effort::Low)
             .build();
         assert_eq!(request.effort, Some(Effort::Low));
+    }
+
+    #[test]
+    fn the_agent_types_a_child_may_start_only_narrow() {
+        let mut profile = AgentProfile::new("lead", "leads");
+        profile.agent_types = Some(vec!["explore".into(), "plan".into()]);
+        let request = StartRequest::builder("task").agent(&profile).build();
+        assert_eq!(
+            request.agent_types,
+            Some(vec!["explore".to_owned(), "plan".to_owned()])
+        );
+        let request = StartRequest::builder("task")
+            .restrict_agent_types(&["plan".to_owned(), "general-purpose".to_owned()])
+            .agent(&profile)
+            .build();
+        assert_eq!(request.agent_types, Some(vec!["plan".to_owned()]));
+        assert!(request.required_capabilities().is_empty());
     }
 
     #[test]

@@ -274,7 +274,9 @@ impl DelegationTool {
             .and_then(|profile| profile.tool_filter.as_ref())
             .and_then(|filter| filter.allow.as_ref())
             .is_some_and(|allow| allow.contains(&self.config.name));
-        self.config.max_depth.is_some() || listed
+        // `Agent(explore, plan)` in its tools lists the delegation tool too.
+        let restricted = profile.is_some_and(|profile| profile.agent_types.is_some());
+        self.config.max_depth.is_some() || listed || restricted
     }
 
     fn description_text(&self) -> String {
@@ -374,7 +376,24 @@ impl DelegationTool {
         if let Some(model) = args.model.as_ref().filter(|m| *m != INHERIT_MODEL) {
             builder = builder.model(model.clone());
         }
-        builder.build()
+        let mut request = builder.build();
+        // An agent type limited to some agent types (`Agent(…)` in its tools) keeps this tool,
+        // unless the row's filter denies it.
+        let restricted = profile.is_some_and(|profile| profile.agent_types.is_some());
+        let row_allows = self
+            .config
+            .tool_filter
+            .as_ref()
+            .is_none_or(|filter| filter.permits(&self.config.name));
+        if restricted
+            && row_allows
+            && let Some(filter) = request.tool_filter.as_mut()
+            && !filter.permits(&self.config.name)
+            && let Some(allow) = filter.allow.as_mut()
+        {
+            allow.push(self.config.name.clone());
+        }
+        request
     }
 }
 
@@ -417,6 +436,22 @@ impl Tool for DelegationTool {
             return Ok(error_result(&CoreError::invalid(
                 "\"prompt\" must not be empty",
             )));
+        }
+        // A run limited to some agent types (`Agent(explore, plan)` in its definition's tools)
+        // starts only those; a fork is the run itself, and a call without a type that does not
+        // fork starts a general-purpose child.
+        if let Some(allowed) = &context.env.permissions.agent_types {
+            let asked = match (&args.subagent_type, self.fork_provider()) {
+                (Some(name), _) => Some(name.as_str()),
+                (None, Some(_)) => None,
+                (None, None) => Some("general-purpose"),
+            };
+            if let Some(name) = asked.filter(|name| !allowed.iter().any(|a| a == name)) {
+                return Ok(error_result(&CoreError::AgentTypeNotAllowed {
+                    name: name.to_owned(),
+                    allowed: allowed.clone(),
+                }));
+            }
         }
         let (provider, profile, fork) = match (&args.subagent_type, self.fork_provider()) {
             (None, Some(fork)) => (fork, None, true),

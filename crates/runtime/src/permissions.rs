@@ -135,6 +135,11 @@ pub struct PermissionPolicy {
     pub rules: Vec<PermissionRule>,
     /// Who answers `ask`; without one, `ask` is denied.
     pub broker: Option<Arc<dyn PermissionBroker>>,
+    /// The agent types the run's delegation tools may start (`Agent(explore, plan)` in its
+    /// definition's tools, [`StartRequest::agent_types`](subagent_core::StartRequest)); `None`:
+    /// any. Others are refused with `AGENT_TYPE_NOT_ALLOWED`. A run's own: a child does not
+    /// inherit it.
+    pub agent_types: Option<Vec<String>>,
 }
 
 impl std::fmt::Debug for PermissionPolicy {
@@ -143,6 +148,7 @@ impl std::fmt::Debug for PermissionPolicy {
             .field("mode", &self.mode)
             .field("rules", &self.rules)
             .field("broker", &self.broker.is_some())
+            .field("agent_types", &self.agent_types)
             .finish()
     }
 }
@@ -154,6 +160,7 @@ impl PermissionPolicy {
             mode,
             rules: Vec::new(),
             broker: None,
+            agent_types: None,
         }
     }
 

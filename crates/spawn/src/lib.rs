@@ -250,6 +250,8 @@ impl SpawnProvider {
         if let Some(ceiling) = request.permission_ceiling {
             permissions = permissions.restricted_to(ceiling);
         }
+        // The agent types the child may start are its own (its agent type's), not its parent's.
+        permissions.agent_types = request.agent_types.clone();
         let max_depth = request
             .max_depth
             .or(snapshot.as_ref().map(|s| s.env.max_depth))

@@ -338,6 +338,36 @@ fn unknown_fields_are_warnings_and_the_file_loads() {
 }
 
 #[test]
+fn agent_in_tools_limits_the_agent_types_it_may_start() {
+    let types = |tools: &str| {
+        parse(&format!(
+            "---\nname: r\ndescription: d\ntools: {tools}\n---\n"
+        ))
+        .unwrap()
+        .definition
+        .profile()
+        .agent_types
+    };
+    let cases = [
+        ("Read, Agent(explore, plan)", Some(vec!["explore", "plan"])),
+        (
+            "'Task(explore), Agent(plan, explore)'",
+            Some(vec!["explore", "plan"]),
+        ),
+        ("Agent()", Some(vec![])),
+        ("Read, Agent", None),
+        ("Read", None),
+    ];
+    for (tools, expected) in cases {
+        assert_eq!(
+            types(tools),
+            expected.map(|names| names.into_iter().map(str::to_owned).collect()),
+            "{tools}"
+        );
+    }
+}
+
+#[test]
 fn fields_no_provider_honours_are_warnings_where_they_are_written() {
     let parsed = parse(
         "---\nname: r\ndescription: d\nmcpServers:\n  gh: {command: gh}\nhooks: {Stop: []}\n\

@@ -37,6 +37,10 @@ fn every_error_code_string() {
             message: "no session".into(),
         },
         Error::protocol("bad json"),
+        Error::AgentTypeNotAllowed {
+            name: "general-purpose".into(),
+            allowed: vec!["explore".into(), "plan".into()],
+        },
     ];
     assert_eq!(samples.len(), ErrorCode::ALL.len());
     let lines: Vec<String> = samples
@@ -64,6 +68,7 @@ fn every_error_code_string() {
     UNAUTHORIZED: unauthorized: bad token
     NOT_RESUMABLE: run cannot be resumed: no session
     PROTOCOL: protocol error: bad json
+    AGENT_TYPE_NOT_ALLOWED: this agent may not start agent type "general-purpose" (allowed: "explore", "plan")
     "#);
 }
 

@@ -180,3 +180,89 @@ async fn a_spawn_provider_offers_effort_only_on_a_model_that_sends_it() {
     );
     assert!(subagent_spawn::capabilities().effort);
 }
+
+const LIMITED: &str = r#"
+- name: explorer
+  match: "EXPLORE-TASK"
+  steps:
+    - text: "explored"
+- name: lead
+  match: "LEAD-TASK"
+  steps:
+    - tool_calls:
+        - name: subagent
+          input: {prompt: "PLAN-TASK", subagent_type: "plan"}
+    - tool_calls:
+        - name: subagent
+          input: {prompt: "EXPLORE-TASK", subagent_type: "explore"}
+    - text: "lead done"
+- name: parent
+  match: "please delegate"
+  steps:
+    - tool_calls:
+        - name: subagent
+          input: {prompt: "LEAD-TASK", subagent_type: "lead"}
+    - text: "parent done"
+"#;
+
+#[tokio::test]
+async fn agent_in_tools_limits_the_types_a_child_may_start() {
+    let server = FakeServer::from_yaml(LIMITED).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let model = model(ModelKind::Anthropic, &server);
+    let registry = Arc::new(Registry::with_max_depth(3));
+    registry
+        .register(Arc::new(SpawnProvider::new(
+            "spawn",
+            Arc::clone(&model),
+            SpawnConfig::default(),
+        )))
+        .unwrap();
+    // What the catalog makes of `tools: read_file, Agent(explore)`.
+    let mut lead = AgentProfile::new("lead", "Leads.");
+    lead.tool_filter = Some(subagent_core::ToolFilter::allow([
+        "read_file",
+        "Agent(explore)",
+    ]));
+    lead.agent_types = Some(vec!["explore".to_owned()]);
+    let agents = StaticAgents(vec![
+        lead,
+        AgentProfile::new("explore", "Explores."),
+        AgentProfile::new("plan", "Plans."),
+    ]);
+    let config = parent_config(
+        &model,
+        dir.path(),
+        &registry,
+        DelegationToolConfig::new("spawn"),
+        Arc::new(agents),
+    );
+    let outcome = Agent::new(config)
+        .unwrap()
+        .start_prompt("please delegate", CancellationToken::new())
+        .outcome()
+        .await;
+    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    assert_eq!(outcome.text, "parent done");
+    let requests = server.model_requests();
+    // The lead kept the delegation tool (and its one other tool) and was refused `plan`,
+    // saying which types it may start; `explore` ran.
+    let lead = requests_for(&requests, "LEAD-TASK");
+    assert_eq!(lead.len(), 3);
+    assert_eq!(
+        super::support::tool_names(lead[0]),
+        ["read_file", "subagent"]
+    );
+    let refused = super::support::last_results(lead[1]);
+    assert_eq!(refused.len(), 1);
+    let (_, text, is_error) = &refused[0];
+    assert!(*is_error);
+    assert_eq!(
+        text,
+        "AGENT_TYPE_NOT_ALLOWED: this agent may not start agent type \"plan\" (allowed: \"explore\")"
+    );
+    assert!(requests_for(&requests, "PLAN-TASK").is_empty());
+    assert_eq!(requests_for(&requests, "EXPLORE-TASK").len(), 1);
+    let explored = super::support::last_results(lead[2]);
+    assert_eq!(explored[0].1.split("\n\n").next(), Some("explored"));
+}
