@@ -27,6 +27,8 @@ pub struct Invocation {
     /// Whether codex's own sub-agents are switched off ([`NO_SUB_AGENTS`]): set whenever the
     /// request carries a depth cap.
     pub no_sub_agents: bool,
+    /// How hard the model reasons: `-c model_reasoning_effort=…` (OpenAI's spelling).
+    pub effort: Option<subagent_core::Effort>,
 }
 
 /// What switches off codex's own sub-agents (0.171.0), all three observed against the real CLI:
@@ -190,6 +192,10 @@ pub fn build(config: &CodexConfig, invocation: &Invocation) -> CodexCommand {
     if let Some(model) = invocation.model.as_ref().or(config.model.as_ref()) {
         args.extend(["-m".into(), model.into()]);
     }
+    if let Some(effort) = invocation.effort {
+        args.push("-c".into());
+        args.push(format!("model_reasoning_effort={}", toml_string(effort.openai())).into());
+    }
     if config.ephemeral {
         args.push("--ephemeral".into());
     }
@@ -266,6 +272,7 @@ mod tests {
             resume_thread: Some("thread-1".into()),
             permission_ceiling: None,
             no_sub_agents: false,
+            effort: None,
         };
         let command = build(&config, &invocation);
         assert_eq!(

@@ -61,6 +61,7 @@
 //! answer is validated with `subagent_schema`, a mismatch is `Failed` with the text kept), `persona`
 //! (a developer text of the recorded request), `model_override` (the request's `model`),
 //! `resume` (same thread id, history re-sent; an unknown id is `Failed` with codex's message),
+//! `effort` (`-c model_reasoning_effort=…`, OpenAI's spelling: the request's `reasoning.effort`),
 //! `depth_limit` (below).
 //!
 //! Not declared: `tool_filter` (codex exec has no per-tool allow/deny list; the sandbox is the
@@ -127,6 +128,7 @@ pub const CAPABILITIES: Capabilities = {
     caps.output_schema = true;
     caps.persona = true;
     caps.model_override = true;
+    caps.effort = true;
     caps.resume = true;
     caps.depth_limit = true;
     caps
@@ -191,6 +193,7 @@ impl CodexProvider {
             resume_thread: request.resume.as_ref().map(|s| s.id.clone()),
             permission_ceiling: request.permission_ceiling,
             no_sub_agents: command::no_sub_agents(request),
+            effort: request.effort,
         }
     }
 }

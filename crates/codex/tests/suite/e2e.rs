@@ -259,6 +259,25 @@ async fn persona_and_model_reach_the_model_request() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn effort_reaches_the_model_request_as_reasoning_effort() {
+    let harness = Harness::new(SCENARIOS).await;
+    let provider = harness.provider(|_| {});
+    let run = provider
+        .start(
+            harness
+                .request("say hi")
+                .effort(subagent_core::Effort::Low)
+                .build(),
+        )
+        .await
+        .unwrap();
+    let (_, outcome) = finish(run).await;
+    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    let body = harness.server.model_requests()[0].body.clone().unwrap();
+    assert_eq!(body["reasoning"]["effort"], "low");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn resume_continues_the_thread_with_its_history() {
     let harness = Harness::new(SCENARIOS).await;
     let provider = harness.provider(|_| {});
