@@ -11,6 +11,7 @@ mod newcomer;
 mod permissions;
 mod preset;
 mod progress;
+mod readme_tour;
 mod routing;
 mod run;
 mod scenarios_doc;

@@ -5,48 +5,7 @@ use std::path::Path;
 
 use pretty_assertions::assert_eq;
 
-use super::support::{root, stderr, stdout, subagent};
-
-/// Copies `from` (a directory of files) into `to`.
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        if entry.file_type().unwrap().is_file() {
-            std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
-        }
-    }
-}
-
-/// The words of a shell command line: spaces split, double quotes group.
-fn shell_words(line: &str) -> Vec<String> {
-    let mut words = Vec::new();
-    let mut current = String::new();
-    let mut quoted = false;
-    let mut started = false;
-    for c in line.chars() {
-        match c {
-            '"' => {
-                quoted = !quoted;
-                started = true;
-            }
-            ' ' if !quoted => {
-                if started {
-                    words.push(std::mem::take(&mut current));
-                    started = false;
-                }
-            }
-            _ => {
-                current.push(c);
-                started = true;
-            }
-        }
-    }
-    if started {
-        words.push(current);
-    }
-    words
-}
+use super::support::{copy_dir, root, shell_words, stderr, stdout, subagent};
 
 /// The README's commands that use the offline preset, as `subagent` arguments (the
 /// `cargo run -p subagent-cli --` form too).
