@@ -169,6 +169,9 @@ pub fn build(
     if let Some(max_turns) = request.max_turns {
         flag("--max-turns", max_turns.to_string());
     }
+    if let Some(effort) = request.effort {
+        flag("--effort", effort.as_str().to_owned());
+    }
     if let Some(persona) = &request.persona {
         flag("--append-system-prompt", persona.clone());
     }

@@ -19,6 +19,7 @@
 //! | `parent.cwd` | the child's cwd (claude has no `--cwd`) |
 //! | `model` | `--model` |
 //! | `max_turns` | `--max-turns`; `result/error_max_turns` → `max_turns` |
+//! | `effort` | `--effort` (claude sends it as `output_config.effort`) |
 //! | `persona` | `--append-system-prompt` |
 //! | `tool_filter` | allow → `--tools a,b` (exact list the model sees), deny → `--disallowedTools`; `*` patterns expand against [`KNOWN_TOOLS`] |
 //! | `output_schema` | `--json-schema`; `result.structured_output` (validated again here) → `Outcome.structured`; no structured output → `failed` |
@@ -74,6 +75,7 @@ pub const CAPABILITIES: Capabilities = {
     caps.tool_filter = true;
     caps.persona = true;
     caps.model_override = true;
+    caps.effort = true;
     caps.max_turns = true;
     caps.resume = true;
     caps

@@ -182,6 +182,28 @@ async fn persona_and_model_reach_the_model_request() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn effort_reaches_the_model_request() {
+    let h = Harness::new().await;
+    let run = h
+        .provider(|_| {})
+        .start(
+            h.request("say hi")
+                .effort(subagent_core::Effort::Low)
+                .build(),
+        )
+        .await
+        .unwrap();
+    let (_, outcome) = finish(run).await;
+    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    let body = h.model_requests()[0].body.clone().unwrap();
+    assert_eq!(
+        body["output_config"]["effort"], "low",
+        "{}",
+        body["output_config"]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn max_turns() {
     let h = Harness::new().await;
     let provider = h.provider(|c| c.allowed_tools = vec!["Bash".into()]);
