@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 use subagent_core::agents::wildcard_match;
-use subagent_core::{StartRequest, ToolFilter};
+use subagent_core::{PermissionMode, StartRequest, ToolFilter};
 
 use crate::config::{ClaudeCodeConfig, ClaudePermissionMode};
 use crate::{Error, Result};
@@ -135,8 +135,15 @@ pub fn build(
         ));
     }
     let cwd = request.parent.cwd.clone();
-    // Never looser than the parent: the request's ceiling wins over the configured mode.
-    let mode = config.permission_mode.under(request.permission_ceiling);
+    // Never looser than the parent: the request's ceiling wins over the configured mode. An
+    // isolated child stays in its cwd (its worktree): claude's file tools leave the working
+    // directory only in `auto` and `bypassPermissions`, so it runs in `acceptEdits` at most.
+    let ceiling = match (request.permission_ceiling, request.isolation) {
+        (ceiling, None) => ceiling,
+        (None, Some(_)) => Some(PermissionMode::AcceptEdits),
+        (Some(ceiling), Some(_)) => Some(ceiling.intersect(PermissionMode::AcceptEdits)),
+    };
+    let mode = config.permission_mode.under(ceiling);
     if mode == ClaudePermissionMode::BypassPermissions && is_root {
         let sandboxed = config
             .env
@@ -467,5 +474,47 @@ mod tests {
             build(&ClaudeCodeConfig::default(), &empty, "cc", false, None),
             Err(Error::Request(_))
         ));
+    }
+
+    #[test]
+    fn isolation_keeps_the_mode_at_accept_edits_at_most() {
+        use subagent_core::{Isolation, PermissionMode as Ceiling};
+        let mode_for = |configured: ClaudePermissionMode, ceiling: Option<Ceiling>| {
+            let config = ClaudeCodeConfig {
+                permission_mode: configured,
+                ..ClaudeCodeConfig::default()
+            };
+            let mut builder = request().isolation(Isolation::Worktree);
+            if let Some(ceiling) = ceiling {
+                builder = builder.permission_ceiling(ceiling);
+            }
+            let invocation = build(&config, &builder.build(), "cc", false, None).unwrap();
+            let at = invocation
+                .args
+                .iter()
+                .position(|a| a == "--permission-mode")
+                .unwrap();
+            invocation.args[at + 1].clone()
+        };
+        let modes: Vec<String> = [
+            (ClaudePermissionMode::BypassPermissions, None),
+            (ClaudePermissionMode::Auto, None),
+            (ClaudePermissionMode::AcceptEdits, None),
+            (ClaudePermissionMode::DontAsk, None),
+            (ClaudePermissionMode::BypassPermissions, Some(Ceiling::Plan)),
+        ]
+        .into_iter()
+        .map(|(configured, ceiling)| mode_for(configured, ceiling))
+        .collect();
+        assert_eq!(
+            modes,
+            [
+                "acceptEdits",
+                "acceptEdits",
+                "acceptEdits",
+                "dontAsk",
+                "plan"
+            ]
+        );
     }
 }

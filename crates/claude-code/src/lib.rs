@@ -25,6 +25,7 @@
 //! | `output_schema` | `--json-schema`; `result.structured_output` (validated again here) → `Outcome.structured`; no structured output → `failed` |
 //! | `max_depth` | the child's own sub-agent tool is removed (`--disallowedTools Agent Task`): claude's sub-agents nest without a limit of their own, so under any cap the child runs none (see [`no_sub_agents`]) |
 //! | `resume` | `--resume ID` in the same cwd (claude keys sessions by cwd; another cwd is `NOT_RESUMABLE`) |
+//! | `isolation` | nothing of its own: the registry's isolator has pointed `parent.cwd` into the child's worktree; the mode is at most `acceptEdits`, in which claude's file tools stay in the cwd (`auto` and `bypassPermissions` let them out) |
 //! | `cancel` | SIGINT to claude (it ends its tools and reports `error_during_execution`), grace, SIGKILL of the whole tree |
 //!
 //! Always: `--permission-mode` from config (default `dontAsk`; `bypassPermissions` as root needs
@@ -78,6 +79,7 @@ pub const CAPABILITIES: Capabilities = {
     caps.effort = true;
     caps.max_turns = true;
     caps.resume = true;
+    caps.isolation = true;
     caps
 };
 

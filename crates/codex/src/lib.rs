@@ -62,7 +62,9 @@
 //! (a developer text of the recorded request), `model_override` (the request's `model`),
 //! `resume` (same thread id, history re-sent; an unknown id is `Failed` with codex's message),
 //! `effort` (`-c model_reasoning_effort=…`, OpenAI's spelling: the request's `reasoning.effort`),
-//! `depth_limit` (below).
+//! `depth_limit` (below), `isolation` (the registry's isolator has pointed `parent.cwd` into the
+//! child's worktree, codex's cwd; the sandbox is at most `workspace-write`, which keeps codex's
+//! writes in the cwd — and in the temp dirs codex always allows).
 //!
 //! Not declared: `tool_filter` (codex exec has no per-tool allow/deny list; the sandbox is the
 //! only lever and it is config, not a filter) and `max_turns` (exec runs one turn with no limit
@@ -106,7 +108,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::Value;
 use subagent_core::{
-    BuildContext, Capabilities, ProviderFactory, Run, StartRequest, SubagentProvider,
+    BuildContext, Capabilities, PermissionMode, ProviderFactory, Run, StartRequest,
+    SubagentProvider,
 };
 use subagent_process::Secrets;
 
@@ -131,6 +134,7 @@ pub const CAPABILITIES: Capabilities = {
     caps.effort = true;
     caps.resume = true;
     caps.depth_limit = true;
+    caps.isolation = true;
     caps
 };
 
@@ -191,10 +195,21 @@ impl CodexProvider {
             persona: request.persona.clone(),
             output_schema_file,
             resume_thread: request.resume.as_ref().map(|s| s.id.clone()),
-            permission_ceiling: request.permission_ceiling,
+            permission_ceiling: ceiling(request),
             no_sub_agents: command::no_sub_agents(request),
             effort: request.effort,
         }
+    }
+}
+
+/// The request's permission ceiling, tightened for an isolated child: it stays in its cwd (its
+/// worktree), so the sandbox is at most `workspace-write` (`danger-full-access` writes
+/// anywhere).
+fn ceiling(request: &StartRequest) -> Option<PermissionMode> {
+    match (request.permission_ceiling, request.isolation) {
+        (ceiling, None) => ceiling,
+        (None, Some(_)) => Some(PermissionMode::AcceptEdits),
+        (Some(ceiling), Some(_)) => Some(ceiling.intersect(PermissionMode::AcceptEdits)),
     }
 }
 
@@ -362,9 +377,42 @@ mod tests {
                 CAPABILITIES.tool_filter,
                 CAPABILITIES.max_turns,
                 CAPABILITIES.depth_limit,
+                CAPABILITIES.isolation,
                 CAPABILITIES.inherits_parent_context,
             ),
-            (true, true, true, true, false, false, true, false)
+            (true, true, true, true, false, false, true, true, false)
+        );
+    }
+
+    #[test]
+    fn an_isolated_child_runs_in_workspace_write_at_most() {
+        use subagent_core::Isolation;
+        let request = |ceiling: Option<PermissionMode>| {
+            let mut builder = StartRequest::builder("x")
+                .cwd("/tmp")
+                .isolation(Isolation::Worktree);
+            if let Some(ceiling) = ceiling {
+                builder = builder.permission_ceiling(ceiling);
+            }
+            builder.build()
+        };
+        assert_eq!(
+            [
+                ceiling(&request(None)),
+                ceiling(&request(Some(PermissionMode::Bypass))),
+                ceiling(&request(Some(PermissionMode::Plan))),
+                ceiling(&StartRequest::builder("x").cwd("/tmp").build()),
+            ],
+            [
+                Some(PermissionMode::AcceptEdits),
+                Some(PermissionMode::AcceptEdits),
+                Some(PermissionMode::Plan),
+                None
+            ]
+        );
+        assert_eq!(
+            SandboxMode::DangerFullAccess.under(ceiling(&request(None))),
+            SandboxMode::WorkspaceWrite
         );
     }
 }

@@ -29,11 +29,10 @@
 //!   not), a depth cap the child cannot nest past, a tool filter the model request obeys, the
 //!   persona in the instructions, the model name, the turn limit, a resumed session that sees
 //!   the first run's conversation; and one request using every declared capability at once runs
-//!   to completion ([`Check::AllDeclared`]). The kit's registry has an isolator that runs an
-//!   isolated child in a fresh empty directory (not a git worktree): for `isolation` the kit
-//!   checks the gate and that such a run completes; that edits land in a real worktree and not
-//!   in the parent's checkout is each provider's own test, with `subagent-worktree` and real
-//!   git.
+//!   to completion ([`Check::AllDeclared`]), `isolation` excepted. The kit's registry has an
+//!   isolator that runs an isolated child in a fresh empty directory (not a git worktree): for
+//!   `isolation` the kit checks the gate; that edits land in a real worktree and not in the
+//!   parent's checkout is each provider's own test, with `subagent-worktree` and real git.
 //!
 //! A check of a capability the provider does not declare passes as [`Verdict::NotDeclared`].
 //! "Promptly" is always a generous bound ([`TIMEOUT`]), never a timed assertion of speed.

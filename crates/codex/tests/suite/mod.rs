@@ -11,4 +11,6 @@ mod e2e;
 #[cfg(feature = "e2e")]
 mod e2e_failures;
 #[cfg(feature = "e2e")]
+mod e2e_isolation;
+#[cfg(feature = "e2e")]
 mod harness;

@@ -1,0 +1,127 @@
+//! Worktree isolation end to end: the real `claude`, started through a registry with the
+//! worktree isolator from a parent in a real git repository, edits in its worktree and not in
+//! the parent's checkout, even when it names a file of the checkout by its absolute path.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+
+use pretty_assertions::assert_eq;
+use subagent_claude_code::ClaudePermissionMode;
+use subagent_core::registry::Registry;
+use subagent_core::{Isolation, StopReason, SubagentProvider};
+use subagent_test_support::FakeServer;
+use subagent_worktree::Worktrees;
+
+use super::harness::{Harness, finish};
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let output = Command::new("git")
+        .args([
+            "-c",
+            "user.name=Test",
+            "-c",
+            "user.email=test@example.invalid",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
+/// A repository with one commit (`a.txt`), in a temp dir of its own.
+fn repository() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().canonicalize().unwrap().join("repo");
+    std::fs::create_dir(&repo).unwrap();
+    std::fs::write(repo.join("a.txt"), "one\n").unwrap();
+    git(&repo, &["init", "--quiet"]);
+    git(&repo, &["add", "--all"]);
+    git(&repo, &["commit", "--quiet", "-m", "first"]);
+    (dir, repo)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_isolated_childs_edits_land_in_its_worktree_not_in_the_parents_checkout() {
+    let (_dir, repo) = repository();
+    let escape = repo.join("escaped.txt");
+    // The child writes edited.txt and appends to a.txt by relative paths (its cwd), then tries
+    // to write into the parent's checkout by absolute path.
+    let server = FakeServer::from_yaml(&format!(
+        r#"
+- name: isolated
+  match: "ISOLATED-EDIT"
+  steps:
+    - tool_calls:
+        - name: Write
+          input: {{file_path: "edited.txt", content: "edited\n"}}
+    - tool_calls:
+        - name: Bash
+          input: {{command: "echo two >> a.txt", description: "append here"}}
+    - tool_calls:
+        - name: Write
+          input: {{file_path: "{escape}", content: "escaped\n"}}
+    - text: "done editing"
+"#,
+        escape = escape.display()
+    ))
+    .await
+    .unwrap();
+    let h = Harness::new().await;
+    // Configured looser than isolation allows: the isolated child still runs in acceptEdits.
+    let provider = h.provider(|config| {
+        config.permission_mode = ClaudePermissionMode::BypassPermissions;
+        config.allowed_tools = vec!["Bash".into()];
+        config.env.insert("ANTHROPIC_BASE_URL".into(), server.url());
+        config.env.insert("IS_SANDBOX".into(), "1".into());
+    });
+    let mut registry = Registry::new();
+    registry
+        .register(Arc::new(provider) as Arc<dyn SubagentProvider>)
+        .unwrap();
+    let root = repo.parent().unwrap().join("worktrees");
+    registry.set_isolator(Arc::new(Worktrees::new().with_root(&root)));
+    let run = registry
+        .start(
+            "claude",
+            h.request("ISOLATED-EDIT please")
+                .cwd(&repo)
+                .isolation(Isolation::Worktree)
+                .build(),
+        )
+        .await
+        .unwrap();
+    let (events, outcome) = finish(run).await;
+    assert_eq!(
+        outcome.status,
+        StopReason::Completed,
+        "{outcome:?}\n{events:#?}"
+    );
+    let report = outcome
+        .worktree
+        .clone()
+        .unwrap_or_else(|| panic!("the changed worktree is kept: {events:#?}"));
+    assert!(report.path.starts_with(&root), "{report:?}");
+    assert_eq!(
+        report.diffstat,
+        " a.txt      | 1 +\n edited.txt | 1 +\n 2 files changed, 2 insertions(+)"
+    );
+    assert_eq!(
+        std::fs::read_to_string(report.path.join("edited.txt")).unwrap(),
+        "edited\n"
+    );
+    // The parent's checkout is untouched: the absolute write was refused.
+    assert_eq!(
+        git(&repo, &["status", "--porcelain", "--untracked-files=all"]),
+        ""
+    );
+    assert!(!escape.exists());
+    let session = outcome.session.expect("a session");
+    assert_eq!(session.cwd.as_deref(), Some(report.path.as_path()));
+}
