@@ -271,6 +271,7 @@ async fn run(args: RunArgs, factories: &[Arc<dyn ProviderFactory>]) -> Result<Ex
     config.max_depth = runnable.preset.max_depth;
     // The parent's bash tool and tool results keep the configured secrets in, as children do.
     config.secrets = runnable.secrets.clone();
+    config.sessions.clone_from(&runnable.sessions);
     // What no rule decides is asked on a terminal, denied otherwise.
     let asking = Arc::new(AtomicBool::new(false));
     // Cancelled with the run (Ctrl-C), so that an open question does not hold the run up.
@@ -362,9 +363,14 @@ impl Delegation {
     }
 }
 
-/// A tool result without its trailing `<usage>` block.
+/// A tool result without its trailing `<session_id>` and `<usage>` blocks.
 fn first_part(text: &str) -> &str {
-    text.split("<usage>").next().unwrap_or(text).trim()
+    let end = ["<session_id>", "<usage>"]
+        .iter()
+        .filter_map(|tag| text.find(tag))
+        .min()
+        .unwrap_or(text.len());
+    text[..end].trim()
 }
 
 fn delegations_made(events: &[subagent_core::RunEvent], names: &[String]) -> Vec<Delegation> {

@@ -9,7 +9,7 @@ use subagent_core::registry::Registry;
 use subagent_core::{Extensions, ProviderFactory};
 use subagent_model::{Model, ModelConfig, ModelKind};
 use subagent_preset::{ModelSection, Preset, ToolRow};
-use subagent_runtime::{DefaultModel, Secrets};
+use subagent_runtime::{DefaultModel, Secrets, SessionStore};
 
 use crate::Refusal;
 use crate::args::{PresetArgs, ProjectArgs};
@@ -240,6 +240,29 @@ pub fn extensions(model: &ChosenModel, secrets: &Secrets) -> Extensions {
     extensions
 }
 
+/// The longest directory key kept in a sessions path (a file name has at most 255 bytes).
+const MAX_PROJECT_KEY: usize = 200;
+
+/// Where in-process runs of the project in `cwd` keep their transcripts (`delegate --resume`
+/// continues them): `~/.subagents/projects/<key>/sessions`, the key being the project's absolute
+/// path with every character but ASCII letters and digits replaced by `-` (its last 200 at
+/// most), as Claude Code keys its sessions by directory. `None` without `HOME`: then nothing is
+/// written and nothing can be resumed.
+pub fn session_store(cwd: &Path) -> Option<SessionStore> {
+    let home = env("HOME")?;
+    let key: String = cwd
+        .to_string_lossy()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    let key = &key[key.len().saturating_sub(MAX_PROJECT_KEY)..];
+    let dir = Path::new(&home)
+        .join(".subagents/projects")
+        .join(key)
+        .join("sessions");
+    Some(SessionStore::new(dir))
+}
+
 /// A loaded preset made runnable.
 pub struct Runnable {
     pub preset: Preset,
@@ -249,6 +272,8 @@ pub struct Runnable {
     pub model: ChosenModel,
     pub secrets: Secrets,
     pub cwd: PathBuf,
+    /// Where in-process runs keep their transcripts ([`session_store`]).
+    pub sessions: Option<SessionStore>,
 }
 
 /// Loads the preset, chooses the model (the scripted one when `offline`), builds the registry
@@ -263,7 +288,12 @@ pub fn runnable(
     let cwd = cwd(args)?;
     let model = choose_model(preset.model.as_ref(), model_flag, offline)?;
     let secrets = secrets(&preset, factories, &model);
-    let context = preset.build_context(extensions(&model, &secrets));
+    let sessions = session_store(&cwd);
+    let mut provided = extensions(&model, &secrets);
+    if let Some(store) = &sessions {
+        provided.insert(store.clone());
+    }
+    let context = preset.build_context(provided);
     let built = preset
         .build(factories, &context)
         .map_err(|error| Refusal::new(error.code().as_str(), error.to_string()))?;
@@ -284,6 +314,7 @@ pub fn runnable(
         model,
         secrets,
         cwd,
+        sessions,
     })
 }
 

@@ -12,16 +12,24 @@
 //! validated as JSON with bounded retry turns). The delegation tool stays in the list and refuses
 //! at call time: a fork runs at its depth cap.
 //!
-//! Outside a tool call (no snapshot, but a parent log: a CLI or a resume), the seed is the log's
+//! Outside a tool call (no snapshot, but a parent log: a CLI), the seed is the log's
 //! completed-turn prefix with dangling calls repaired, run with the provider's own model and the
 //! built-in tools.
 //!
-//! Declares `output_schema`, `depth_limit`, `max_turns`, `isolation` (the fork's file tools
-//! have `parent.cwd` as their one root instead of the parent's roots, and its bash commands
-//! start there; its tools and prompt are still the parent's) and `inherits_parent_context`; not
-//! `tool_filter`, `persona` or `model_override` (each would change the shared prefix), nor
-//! `resume`. A fork keeps the configured secrets in (the [`Secrets`] of the build context's
-//! extensions, and its parent run's), as its parent does.
+//! Given a session store ([`ForkProvider::with_sessions`], or a `SessionStore` in the build
+//! context's extensions), a fork writes its transcript there (the inherited conversation
+//! included) and its outcome names the session. A request resuming one continues that
+//! transcript (same session id) with the prompt (and the schema section, with an output schema)
+//! as its next message: inside a tool call with the calling parent's system prompt, tools and
+//! model, outside one with the provider's own model and the built-in tools, as above. Without a
+//! store a resume is `NOT_RESUMABLE`.
+//!
+//! Declares `output_schema`, `depth_limit`, `max_turns`, `resume` (above), `isolation` (the
+//! fork's file tools have `parent.cwd` as their one root instead of the parent's roots, and its
+//! bash commands start there; its tools and prompt are still the parent's) and
+//! `inherits_parent_context`; not `tool_filter`, `persona` or `model_override` (each would
+//! change the shared prefix). A fork keeps the configured secrets in (the [`Secrets`] of the
+//! build context's extensions, and its parent run's), as its parent does.
 
 use std::sync::Arc;
 
@@ -37,7 +45,7 @@ use subagent_runtime::structured::final_answer_instructions;
 use subagent_runtime::tools::BashConfig;
 use subagent_runtime::{
     Agent, AgentConfig, DefaultModel, FORK_PREAMBLE, OutputMode, ParentSnapshot, PermissionPolicy,
-    Roots, Secrets, Seed, ToolSet,
+    Roots, Secrets, Seed, SessionStore, ToolSet,
 };
 use subagent_session::{
     ContentBlock, EventLog, FORKED_TOOL_RESULT, Message, Role, SessionEvent,
@@ -69,6 +77,7 @@ pub fn capabilities() -> Capabilities {
         .with(Capability::OutputSchema, true)
         .with(Capability::DepthLimit, true)
         .with(Capability::MaxTurns, true)
+        .with(Capability::Resume, true)
         .with(Capability::Isolation, true)
         .inheriting_parent_context(true)
 }
@@ -79,6 +88,7 @@ pub struct ForkProvider {
     config: ForkConfig,
     fallback_model: Option<Arc<dyn Model>>,
     secrets: Secrets,
+    sessions: Option<SessionStore>,
 }
 
 impl std::fmt::Debug for ForkProvider {
@@ -98,6 +108,15 @@ pub fn fork_task_text(task: &str, schema: Option<&Value>) -> String {
         text.push_str(&final_answer_instructions(schema));
     }
     text
+}
+
+/// The message that continues a resumed fork: the prompt, and the schema section when one is
+/// requested (the preamble is in the fork's conversation already).
+pub fn resume_text(prompt: &str, schema: Option<&Value>) -> String {
+    match schema {
+        Some(schema) => format!("{prompt}\n\n{}", final_answer_instructions(schema)),
+        None => prompt.to_owned(),
+    }
 }
 
 /// The seed of a fork taken inside a delegation call: the parent's log as is (shared), and a
@@ -170,7 +189,16 @@ impl ForkProvider {
             config,
             fallback_model,
             secrets: Secrets::new(),
+            sessions: None,
         }
+    }
+
+    /// Where forks write their transcripts (`AgentConfig::sessions`) and sessions are resumed
+    /// from.
+    #[must_use]
+    pub fn with_sessions(mut self, store: SessionStore) -> Self {
+        self.sessions = Some(store);
+        self
     }
 
     /// The configured secrets forks keep in (`AgentConfig::secrets`), besides the parent's.
@@ -180,7 +208,10 @@ impl ForkProvider {
         self
     }
 
-    fn agent_and_seed(&self, request: &StartRequest) -> Result<(AgentConfig, Seed), Error> {
+    /// The run's configuration and, unless it resumes a session (whose transcript is its
+    /// seed), its seed.
+    fn agent_and_seed(&self, request: &StartRequest) -> Result<(AgentConfig, Option<Seed>), Error> {
+        let resumes = request.resume.is_some();
         let task = fork_task_text(&request.prompt_text(), request.output_schema.as_ref());
         let depth = request.child_depth();
         let (mut config, seed) = match request.parent.extensions.get::<ParentSnapshot>() {
@@ -198,11 +229,12 @@ impl ForkProvider {
                 config.max_tokens = snapshot.max_tokens;
                 config.permissions = snapshot.env.permissions.clone();
                 config.secrets = self.secrets.union(&snapshot.env.secrets);
-                let seed = seed_from_snapshot(&snapshot, task);
+                let seed = (!resumes).then(|| seed_from_snapshot(&snapshot, task));
                 (config, seed)
             }
             None => {
-                let (Some(log), Some(model)) = (&request.parent.log, &self.fallback_model) else {
+                let log = request.parent.log.as_ref();
+                let (true, Some(model)) = (log.is_some() || resumes, &self.fallback_model) else {
                     return Err(Error::invalid(
                         "a fork needs the parent's conversation: start it from the in-process delegation tool, or give the parent's log and configure a model",
                     ));
@@ -213,7 +245,8 @@ impl ForkProvider {
                 config.tools = ToolSet::new(ToolSet::builtin(BashConfig::default()));
                 config.permissions = PermissionPolicy::default();
                 config.secrets = self.secrets.clone();
-                (config, seed_from_log(log, task))
+                let seed = log.filter(|_| !resumes).map(|log| seed_from_log(log, task));
+                (config, seed)
             }
         };
         if let Some(ceiling) = request.permission_ceiling {
@@ -237,6 +270,7 @@ impl ForkProvider {
         config.max_depth = depth;
         config.background = request.background;
         config.lineage = request.parent.lineage.clone();
+        config.sessions.clone_from(&self.sessions);
         Ok((config, seed))
     }
 }
@@ -254,13 +288,34 @@ impl SubagentProvider for ForkProvider {
     async fn start(&self, request: StartRequest) -> Result<Run, Error> {
         let (config, seed) = self.agent_and_seed(&request)?;
         let agent = Agent::new(config).map_err(|e| Error::invalid(e.to_string()))?;
+        let (agent, seed) = match (&request.resume, seed) {
+            (None, Some(seed)) => (agent, seed),
+            (Some(session), _) => {
+                let Some(store) = &self.sessions else {
+                    return Err(Error::NotResumable {
+                        message: format!(
+                            "provider \"{}\" keeps no transcripts (no session store), so it cannot resume session {}",
+                            self.name, session.id
+                        ),
+                    });
+                };
+                let text = resume_text(&request.prompt_text(), request.output_schema.as_ref());
+                let resumed = store
+                    .resume(&self.name, session, vec![ContentBlock::text(text)])
+                    .await?;
+                (agent.resuming(resumed.session), resumed.seed)
+            }
+            (None, None) => {
+                return Err(Error::invalid("a fork needs the parent's conversation"));
+            }
+        };
         Ok(agent.start(&self.name, &request, seed))
     }
 }
 
 /// Builds fork providers from preset config. The fallback model comes from `config.model` or
 /// the build context's [`DefaultModel`] (optional), the configured secrets from its
-/// [`Secrets`].
+/// [`Secrets`], the session store (if any) from its [`SessionStore`].
 #[derive(Debug, Default)]
 pub struct ForkFactory;
 
@@ -313,8 +368,10 @@ impl ProviderFactory for ForkFactory {
             .get::<Secrets>()
             .map(|secrets| (*secrets).clone())
             .unwrap_or_default();
-        Ok(Arc::new(
-            ForkProvider::new(name, config, model).with_secrets(secrets),
-        ))
+        let mut provider = ForkProvider::new(name, config, model).with_secrets(secrets);
+        if let Some(store) = context.extensions.get::<SessionStore>() {
+            provider = provider.with_sessions((*store).clone());
+        }
+        Ok(Arc::new(provider))
     }
 }

@@ -24,7 +24,7 @@ use subagent_core::agents::{AgentDirectory, AgentProfile};
 use subagent_core::registry::Registry;
 use subagent_core::{
     Error as CoreError, INHERIT_MODEL, Isolation, Outcome, ParentContext, Run, RunEvent,
-    StartRequest, ToolFilter, WorktreeReport, default_description,
+    SessionRef, StartRequest, ToolFilter, WorktreeReport, default_description,
 };
 use subagent_model::{Messages, Model, ToolSpec};
 use subagent_session::EventLog;
@@ -163,6 +163,8 @@ struct Arguments {
     isolation: Option<String>,
     #[serde(default)]
     output_schema: Option<Value>,
+    #[serde(default)]
+    resume: Option<String>,
 }
 
 /// The delegation tool of one row.
@@ -202,10 +204,21 @@ pub fn worktree_lines(worktree: &WorktreeReport) -> String {
     )
 }
 
+/// `<session_id>…</session_id>` and a newline when the child's session can be resumed (the
+/// value of the tool's `resume` argument), else nothing.
+fn session_line(outcome: &Outcome) -> String {
+    outcome
+        .session
+        .as_ref()
+        .map(|session| format!("<session_id>{}</session_id>\n", session.id))
+        .unwrap_or_default()
+}
+
 /// The tool result for a child's outcome: its text (or structured JSON) plus usage (and the
 /// worktree it left changes in, if any); anything but `completed` is an error result with the
 /// status, diagnostic and partial text.
 pub fn outcome_result(outcome: &Outcome) -> ToolOutput {
+    let session = session_line(outcome);
     let worktree = outcome
         .worktree
         .as_ref()
@@ -216,7 +229,10 @@ pub fn outcome_result(outcome: &Outcome) -> ToolOutput {
             Some(value) => value.to_string(),
             None => outcome.text.clone(),
         };
-        return ToolOutput::ok(format!("{body}\n\n{}{worktree}", usage_line(outcome)));
+        return ToolOutput::ok(format!(
+            "{body}\n\n{session}{}{worktree}",
+            usage_line(outcome)
+        ));
     }
     let mut text = format!("The subagent did not complete: {}", outcome.status);
     if let Some(diagnostic) = &outcome.diagnostic {
@@ -225,7 +241,7 @@ pub fn outcome_result(outcome: &Outcome) -> ToolOutput {
     if !outcome.text.is_empty() {
         text.push_str(&format!("\nPartial output:\n{}", outcome.text));
     }
-    text.push_str(&format!("\n\n{}{worktree}", usage_line(outcome)));
+    text.push_str(&format!("\n\n{session}{}{worktree}", usage_line(outcome)));
     ToolOutput::error(text)
 }
 
@@ -412,7 +428,8 @@ impl Tool for DelegationTool {
                     "model": {"type": "string", "description": "A model for the subagent (default: the agent type's, else yours)."},
                     "run_in_background": {"type": "boolean", "description": "Return at once; the result arrives later as a <task-notification>."},
                     "isolation": {"type": "string", "description": "\"worktree\": the subagent works in a new git worktree of your repository, on a branch of its own, so its edits do not touch your files; a worktree it changed is kept and its path, branch and diffstat come back with the result."},
-                    "output_schema": {"type": "object", "description": "A JSON Schema (type object) the subagent's result must follow."}
+                    "output_schema": {"type": "object", "description": "A JSON Schema (type object) the subagent's result must follow."},
+                    "resume": {"type": "string", "description": "The <session_id> of an earlier subagent's result: that subagent continues its conversation, with prompt as its next message."}
                 },
                 "required": ["prompt"]
             }),
@@ -498,6 +515,13 @@ impl Tool for DelegationTool {
         );
         // The call's isolation, else the agent type's (refused above when not valid).
         request.isolation = isolation;
+        // Gated like every field: a provider that cannot resume refuses before it starts.
+        request.resume = args.resume.as_ref().map(|id| SessionRef {
+            provider: provider.clone(),
+            id: id.clone(),
+            cwd: Some(context.env.roots.cwd().to_path_buf()),
+            transcript: None,
+        });
         let run = match self.registry.start(&provider, request).await {
             Ok(run) => run,
             Err(error) => return Ok(error_result(&error)),

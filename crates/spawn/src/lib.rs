@@ -9,12 +9,16 @@
 //! refused with `NESTED_DELEGATION_FORBIDDEN`.
 //! It honours, and declares, `output_schema` (a `structured_output` capture tool validated
 //! against the schema), `depth_limit`, `tool_filter`, `persona`, `model_override` (the request's
-//! model id is sent to the provider's model client), `max_turns` and `isolation` (the child's
+//! model id is sent to the provider's model client), `max_turns`, `isolation` (the child's
 //! file tools have `parent.cwd` as their one root, instead of the parent's roots, and its bash
-//! commands start there: an isolated child's worktree). It does not declare `resume`. Children
-//! keep the configured secrets in (the [`Secrets`] of the build context's
-//! extensions, and a parent run's): their bash tool does not inherit them and tool results
-//! show `[REDACTED:NAME]` for their values.
+//! commands start there: an isolated child's worktree) and `resume`: given a session store
+//! ([`SpawnProvider::with_sessions`], or a `SessionStore` in the build context's extensions),
+//! each child writes its transcript there and its outcome names the session; a request resuming
+//! one continues that transcript (same session id, the earlier conversation sent first) under
+//! this request's settings. Without a store a resume is `NOT_RESUMABLE`. Children keep the
+//! configured secrets in (the [`Secrets`] of the build context's extensions, and a parent
+//! run's): their bash tool does not inherit them and tool results show `[REDACTED:NAME]` for
+//! their values.
 //! It declares `effort` (the request's effort goes into every model request of the child: a
 //! thinking budget, a reasoning effort) when its model sends one
 //! ([`Model::supports_effort`](subagent_model::Model::supports_effort)): the factory's table
@@ -38,7 +42,7 @@ use subagent_model::{Model, ModelAliases};
 use subagent_runtime::tools::BashConfig;
 use subagent_runtime::{
     Agent, AgentConfig, DefaultModel, OutputMode, ParentSnapshot, PermissionPolicy, Roots, Secrets,
-    Seed, Tool, ToolKind, ToolSet,
+    Seed, SessionStore, Tool, ToolKind, ToolSet,
 };
 
 /// The kind name in presets.
@@ -89,6 +93,8 @@ pub struct SpawnProvider {
     permissions: PermissionPolicy,
     /// The configured secrets children keep in.
     secrets: Secrets,
+    /// Where children's transcripts go, and sessions are resumed from.
+    sessions: Option<SessionStore>,
     /// Model aliases a request's model may name (see [`SpawnProvider::with_aliases`]).
     aliases: ModelAliases,
     /// The last parent tool set seen and the child tool set built from it: children of one
@@ -125,6 +131,7 @@ pub fn capabilities() -> Capabilities {
         Capability::ModelOverride,
         Capability::MaxTurns,
         Capability::Effort,
+        Capability::Resume,
         Capability::Isolation,
     ] {
         caps = caps.with(capability, true);
@@ -149,6 +156,7 @@ impl SpawnProvider {
             base_tools,
             permissions: PermissionPolicy::default(),
             secrets: Secrets::new(),
+            sessions: None,
             aliases: ModelAliases::default(),
             inherited: Mutex::new(None),
         }
@@ -167,6 +175,14 @@ impl SpawnProvider {
     #[must_use]
     pub fn with_aliases(mut self, aliases: ModelAliases) -> Self {
         self.aliases = aliases;
+        self
+    }
+
+    /// Where children write their transcripts (`AgentConfig::sessions`) and sessions are
+    /// resumed from.
+    #[must_use]
+    pub fn with_sessions(mut self, store: SessionStore) -> Self {
+        self.sessions = Some(store);
         self
     }
 
@@ -318,6 +334,7 @@ impl SpawnProvider {
         config.background = request.background;
         config.lineage = request.parent.lineage.clone();
         config.nesting_refused = nesting_refused;
+        config.sessions.clone_from(&self.sessions);
         config.secrets = match &snapshot {
             Some(snapshot) => self.secrets.union(&snapshot.env.secrets),
             None => self.secrets.clone(),
@@ -340,13 +357,30 @@ impl SubagentProvider for SpawnProvider {
     async fn start(&self, request: StartRequest) -> Result<Run, Error> {
         let config = self.agent_config(&request)?;
         let agent = Agent::new(config).map_err(|e| Error::invalid(e.to_string()))?;
-        let seed = Seed::fresh(request.prompt.clone());
+        let (agent, seed) = match &request.resume {
+            None => (agent, Seed::fresh(request.prompt.clone())),
+            Some(session) => {
+                let Some(store) = &self.sessions else {
+                    return Err(Error::NotResumable {
+                        message: format!(
+                            "provider \"{}\" keeps no transcripts (no session store), so it cannot resume session {}",
+                            self.name, session.id
+                        ),
+                    });
+                };
+                let resumed = store
+                    .resume(&self.name, session, request.prompt.clone())
+                    .await?;
+                (agent.resuming(resumed.session), resumed.seed)
+            }
+        };
         Ok(agent.start(&self.name, &request, seed))
     }
 }
 
 /// Builds spawn providers from preset config. The model comes from
-/// `BuildContext::extensions` as a [`DefaultModel`], the configured secrets as [`Secrets`].
+/// `BuildContext::extensions` as a [`DefaultModel`], the configured secrets as [`Secrets`], the
+/// session store (if any) as a [`SessionStore`].
 #[derive(Debug, Default)]
 pub struct SpawnFactory;
 
@@ -406,11 +440,13 @@ impl ProviderFactory for SpawnFactory {
             .get::<ModelAliases>()
             .map(|aliases| (*aliases).clone())
             .unwrap_or_default();
-        Ok(Arc::new(
-            SpawnProvider::new(name, model, config)
-                .with_secrets(secrets)
-                .with_aliases(aliases),
-        ))
+        let mut provider = SpawnProvider::new(name, model, config)
+            .with_secrets(secrets)
+            .with_aliases(aliases);
+        if let Some(store) = context.extensions.get::<SessionStore>() {
+            provider = provider.with_sessions((*store).clone());
+        }
+        Ok(Arc::new(provider))
     }
 }
 

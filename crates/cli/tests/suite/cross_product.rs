@@ -198,9 +198,11 @@ async fn delegate_resumes_a_claude_code_session() {
         "the resumed request lacks the first conversation"
     );
 
-    // A provider that cannot resume refuses before starting anything.
+    // A claude-code session id means nothing to spawn, which keeps its own transcripts: refused
+    // before anything starts.
     let refused = {
         let (preset, project) = (dir.path().join("cross.yaml"), dir.path().join("project"));
+        let id = session.clone();
         tokio::task::spawn_blocking(move || {
             subagent(&project)
                 .args([
@@ -208,7 +210,7 @@ async fn delegate_resumes_a_claude_code_session() {
                     "--provider",
                     "spawn",
                     "--resume",
-                    "x",
+                    &id,
                     "--preset",
                 ])
                 .arg(&preset)
@@ -221,9 +223,9 @@ async fn delegate_resumes_a_claude_code_session() {
     };
     assert_eq!(refused.status.code(), Some(2));
     assert!(
-        stderr(&refused).contains(
-            "error[UNSUPPORTED_CAPABILITY]: subagent provider \"spawn\" does not support the capability: \"resume\""
-        ),
+        stderr(&refused).contains(&format!(
+            "error[NOT_RESUMABLE]: run cannot be resumed: no session {session} in "
+        )),
         "{}",
         stderr(&refused)
     );

@@ -41,6 +41,22 @@ fn json_outcome_snapshot() {
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let root = super::support::root().display().to_string();
     let mut lines = json_lines(&output);
+    // The run's session: its id is the run id, its transcript under HOME (see `resume.rs`).
+    let outcome = lines.last_mut().unwrap().as_object_mut().unwrap();
+    let session = outcome
+        .insert("session".into(), "[session]".into())
+        .unwrap();
+    let id = outcome["run_id"].as_str().unwrap();
+    let dir = home.path().join(".subagents/projects");
+    assert_eq!(
+        (&session["provider"], &session["id"], &session["cwd"]),
+        (&json!("spawn"), &json!(id), &json!(home.path()))
+    );
+    let transcript = std::path::PathBuf::from(session["transcript"].as_str().unwrap());
+    assert!(
+        transcript.starts_with(&dir) && transcript.is_file(),
+        "{transcript:?}"
+    );
     for line in &mut lines {
         redact(line);
         if let Some(message) = line.get_mut("message") {
@@ -105,6 +121,7 @@ fn json_outcome_snapshot() {
       {
         "provider": "spawn",
         "run_id": "[run_id]",
+        "session": "[session]",
         "status": "completed",
         "text": "[offline scripted model] Hello from the subagent.",
         "type": "outcome",

@@ -10,6 +10,7 @@ mod nesting;
 mod newcomer;
 mod permissions;
 mod preset;
+mod resume;
 mod progress;
 mod readme_tour;
 mod routing;

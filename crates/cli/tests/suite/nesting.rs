@@ -140,7 +140,7 @@ async fn a_row_with_max_depth_two_lets_a_child_delegate() {
     assert!(!tool_names(grandchild[0]).contains(&"subagent".to_owned()));
     let results = last_results(child[1]);
     assert!(
-        results[0].0.starts_with("grandchild done\n\n<usage>"),
+        results[0].0.starts_with("grandchild done\n\n<session_id>"),
         "{results:?}"
     );
 }

@@ -6,8 +6,8 @@ use subagent_test_support::FakeServer;
 
 use super::support::{fake_preset, preset, stderr, stdout, subagent};
 
-/// Replaces every elapsed time (`0.3s`, `12.0s`) with `T` and the first `duration_ms` with `D`,
-/// so whole lines can be compared.
+/// Replaces every elapsed time (`0.3s`, `12.0s`) with `T`, a session id with `S` and the first
+/// `duration_ms` with `D`, so whole lines can be compared.
 fn without_times(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
@@ -32,6 +32,13 @@ fn without_times(text: &str) -> String {
         }
     }
     out.push_str(rest);
+    // A session id is a fresh UUID.
+    let out = match (out.find("<session_id>"), out.find("</session_id>")) {
+        (Some(start), Some(end)) if start < end => {
+            format!("{}<session_id>S{}", &out[..start], &out[end..])
+        }
+        _ => out,
+    };
     match out.split_once("duration_ms: ") {
         Some((before, after)) => format!(
             "{before}duration_ms: D{}",
@@ -83,7 +90,7 @@ async fn plain_lines_name_the_child_at_work_and_the_summary_counts_it_apart() {
          [parent T] tool subagent {\"description\":\"read notes\",\"prompt\":\"CHILD-READS notes.txt\",\"subagent_type\":\"general-purpose\"}\n\
          [general-purpose T] tool read_file {\"path\":\"notes.txt\"}\n\
          [general-purpose T] tool result: 1 remember the milk\n\
-         [parent T] tool result: child read it <usage>input_tokens: 18, output_tokens: 5, tool_uses: 1, duration_ms: D</usage>\n\
+         [parent T] tool result: child read it <session_id>S</session_id> <usage>input_tokens: 18…\n\
          [parent T] finished: completed\n\
          completed · T · 1 tool use (+1 in subagents) · 300 in / 110 out tokens (+18 in / +5 out in subagents)\n\
          delegations: 1\n  subagent [general-purpose] “read notes” → ok: child read it\n"

@@ -2,7 +2,9 @@
 //! starts it: inside a delegation call, from the parent's snapshot (its conversation, tools,
 //! model on the fake server, and a policy that lets it write: the ceiling check's control).
 //! A fork never delegates (it runs at its own depth cap), so the adapter has no delegate call
-//! and the depth check proves the registry's gate and that a capped request runs.
+//! and the depth check proves the registry's gate and that a capped request runs. Transcripts go
+//! to a directory of their own (the resume check resumes inside a tool call, from the same
+//! parent).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -16,7 +18,8 @@ use subagent_fork::{ForkConfig, ForkFactory, ForkProvider};
 use subagent_model::ModelKind;
 use subagent_runtime::tools::BashConfig;
 use subagent_runtime::{
-    EventLog, ParentSnapshot, PermissionPolicy, Roots, RunEnv, Secrets, TaskTable, ToolSet,
+    EventLog, ParentSnapshot, PermissionPolicy, Roots, RunEnv, Secrets, SessionStore, TaskTable,
+    ToolSet,
 };
 use subagent_session::{ContentBlock, Message, Role, SessionEvent};
 use subagent_test_support::FakeServer;
@@ -26,6 +29,7 @@ use super::support::{PARENT_SYSTEM, model};
 
 struct Fork {
     dir: TempDir,
+    sessions: TempDir,
 }
 
 impl Fork {
@@ -80,7 +84,10 @@ impl Adapter for Fork {
     }
 
     fn provider(&self, _server: &FakeServer) -> Arc<dyn SubagentProvider> {
-        Arc::new(ForkProvider::new("fork", ForkConfig::default(), None))
+        Arc::new(
+            ForkProvider::new("fork", ForkConfig::default(), None)
+                .with_sessions(SessionStore::new(self.sessions.path())),
+        )
     }
 
     fn workdir(&self) -> PathBuf {
@@ -102,5 +109,6 @@ impl Adapter for Fork {
 }
 
 subagent_conformance::suite!(Fork {
-    dir: tempfile::tempdir().unwrap()
+    dir: tempfile::tempdir().unwrap(),
+    sessions: tempfile::tempdir().unwrap(),
 });

@@ -1,5 +1,6 @@
 mod conformance;
 mod prefix;
+mod resume;
 mod sharing;
 mod support;
 mod worktree;

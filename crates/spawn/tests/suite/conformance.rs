@@ -1,6 +1,7 @@
 //! The conformance kit (`subagent-conformance`) against spawn: children on the fake model
 //! server, allowed to write (the ceiling check's control), with a delegation tool that starts a
-//! second spawn provider (the depth check's nested agent).
+//! second spawn provider (the depth check's nested agent), keeping transcripts in a directory of
+//! their own (the resume check).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -11,7 +12,9 @@ use subagent_core::agents::StaticAgents;
 use subagent_core::registry::Registry;
 use subagent_core::{ProviderFactory, SubagentProvider};
 use subagent_model::ModelKind;
-use subagent_runtime::{DelegationTool, DelegationToolConfig, PermissionPolicy, Tool};
+use subagent_runtime::{
+    DelegationTool, DelegationToolConfig, PermissionPolicy, SessionStore, Tool,
+};
 use subagent_spawn::{SpawnConfig, SpawnFactory, SpawnProvider};
 use subagent_test_support::FakeServer;
 use tempfile::TempDir;
@@ -20,6 +23,7 @@ use super::support::model;
 
 struct Spawn {
     dir: TempDir,
+    sessions: TempDir,
 }
 
 impl Adapter for Spawn {
@@ -45,7 +49,8 @@ impl Adapter for Spawn {
         Arc::new(
             SpawnProvider::new("spawn", model, SpawnConfig::default())
                 .with_permissions(PermissionPolicy::bypass())
-                .with_tools([delegation]),
+                .with_tools([delegation])
+                .with_sessions(SessionStore::new(self.sessions.path())),
         )
     }
 
@@ -73,5 +78,6 @@ impl Adapter for Spawn {
 }
 
 subagent_conformance::suite!(Spawn {
-    dir: tempfile::tempdir().unwrap()
+    dir: tempfile::tempdir().unwrap(),
+    sessions: tempfile::tempdir().unwrap(),
 });

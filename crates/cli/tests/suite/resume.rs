@@ -1,0 +1,104 @@
+//! `subagent delegate --resume` on spawn: the same path as for claude-code (the `session.id` of
+//! a `--json` outcome, from the same `--cwd`), the transcript kept under `HOME`.
+
+use pretty_assertions::assert_eq;
+use serde_json::json;
+use subagent_session::Message;
+use subagent_test_support::FakeServer;
+
+use super::support::{fake_preset, json_lines, stderr, subagent};
+
+const CHILD: &str = r#"
+- match: "remember the word BETA"
+  steps: [{text: "remembered"}]
+- match: "which word"
+  steps: [{text: "you asked me to remember BETA"}]
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delegate_resumes_a_spawn_session() {
+    let server = FakeServer::from_yaml(CHILD).await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let preset = fake_preset(home.path(), &server.url(), "");
+    let project = home.path().join("project");
+    std::fs::create_dir(&project).unwrap();
+    let delegate = |prompt: &'static str, resume: Option<String>| {
+        let (home, preset, project) = (home.path().to_path_buf(), preset.clone(), project.clone());
+        tokio::task::spawn_blocking(move || {
+            let mut command = subagent(&home);
+            command
+                .env("FAKE_KEY", "test-key")
+                .args(["delegate", "--json", "--provider", "spawn", "--cwd"])
+                .arg(&project)
+                .arg("--preset")
+                .arg(&preset);
+            if let Some(id) = resume {
+                command.args(["--resume", &id]);
+            }
+            command.arg(prompt).output().unwrap()
+        })
+    };
+    let first = delegate("remember the word BETA", None).await.unwrap();
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    let outcome = json_lines(&first).pop().unwrap();
+    assert_eq!(outcome["text"], "remembered");
+    let session = outcome["session"].clone();
+    let id = session["id"].as_str().unwrap().to_owned();
+    // Kept under HOME, keyed by the project directory, as Claude Code keeps its sessions.
+    let key: String = project
+        .display()
+        .to_string()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    let transcript = home
+        .path()
+        .join(".subagents/projects")
+        .join(key)
+        .join("sessions")
+        .join(format!("{id}.jsonl"));
+    assert_eq!(
+        session,
+        json!({
+            "provider": "spawn",
+            "id": id,
+            "cwd": project,
+            "transcript": transcript,
+        })
+    );
+    assert!(transcript.is_file());
+
+    let second = delegate("which word did I ask you to remember?", Some(id.clone()))
+        .await
+        .unwrap();
+    assert_eq!(second.status.code(), Some(0), "{}", stderr(&second));
+    let outcome = json_lines(&second).pop().unwrap();
+    assert_eq!(
+        (&outcome["text"], &outcome["session"]),
+        (&json!("you asked me to remember BETA"), &session)
+    );
+    let last = server.model_requests().pop().unwrap();
+    assert_eq!(
+        last.messages,
+        vec![
+            Message::user("remember the word BETA"),
+            Message::assistant("remembered"),
+            Message::user("which word did I ask you to remember?"),
+        ]
+    );
+
+    // An id that names no session: a clear refusal with its code, nothing started.
+    let unknown = delegate("which word?", Some("no-such-session".to_owned()))
+        .await
+        .unwrap();
+    assert_eq!(unknown.status.code(), Some(2), "{}", stderr(&unknown));
+    assert_eq!(
+        json_lines(&unknown).pop().unwrap(),
+        json!({
+            "type": "error",
+            "code": "NOT_RESUMABLE",
+            "message": "run cannot be resumed: no session \"no-such-session\": a session id is the `session.id` of an earlier outcome (a UUID)"
+        })
+    );
+    assert_eq!(server.model_requests().len(), 2);
+}
