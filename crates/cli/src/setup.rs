@@ -244,23 +244,28 @@ pub fn extensions(model: &ChosenModel, secrets: &Secrets) -> Extensions {
 const MAX_PROJECT_KEY: usize = 200;
 
 /// Where in-process runs of the project in `cwd` keep their transcripts (`delegate --resume`
-/// continues them): `~/.subagents/projects/<key>/sessions`, the key being the project's absolute
-/// path with every character but ASCII letters and digits replaced by `-` (its last 200 at
-/// most), as Claude Code keys its sessions by directory. `None` without `HOME`: then nothing is
-/// written and nothing can be resumed.
+/// continues them): [`session_dir`] with our environment. `None` when there is no state dir:
+/// then nothing is written and nothing can be resumed.
 pub fn session_store(cwd: &Path) -> Option<SessionStore> {
-    let home = env("HOME")?;
+    session_dir(cwd, &env).map(SessionStore::new)
+}
+
+/// The sessions directory of the project in `cwd`, in the state dir beside the worktrees:
+/// `$XDG_STATE_HOME/subagents/sessions/<key>` (when absolute), else
+/// `$HOME/.local/state/subagents/sessions/<key>`; the key is the project's absolute path with
+/// every character but ASCII letters and digits replaced by `-` (its last 200 at most), as
+/// Claude Code keys its sessions by directory. `None` when neither variable is absolute.
+pub fn session_dir(cwd: &Path, get: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    let absolute = |name: &str| get(name).map(PathBuf::from).filter(|p| p.is_absolute());
+    let state = absolute("XDG_STATE_HOME")
+        .or_else(|| absolute("HOME").map(|home| home.join(".local/state")))?;
     let key: String = cwd
         .to_string_lossy()
         .chars()
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
         .collect();
     let key = &key[key.len().saturating_sub(MAX_PROJECT_KEY)..];
-    let dir = Path::new(&home)
-        .join(".subagents/projects")
-        .join(key)
-        .join("sessions");
-    Some(SessionStore::new(dir))
+    Some(state.join("subagents/sessions").join(key))
 }
 
 /// A loaded preset made runnable.
@@ -337,4 +342,51 @@ pub fn load_catalog(preset: &Preset, registry: &Registry, cwd: &Path) -> Catalog
         )
         .providers(table);
     Catalog::load(config)
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+
+    fn dir(cwd: &str, vars: &[(&str, &str)]) -> Option<PathBuf> {
+        let get = |name: &str| {
+            vars.iter()
+                .find(|(key, _)| *key == name)
+                .map(|(_, value)| (*value).to_owned())
+        };
+        session_dir(Path::new(cwd), &get)
+    }
+
+    #[test]
+    fn sessions_live_in_the_state_dir_keyed_by_the_project() {
+        let home = [("HOME", "/home/u")];
+        assert_eq!(
+            dir("/work/my project", &home),
+            Some(PathBuf::from(
+                "/home/u/.local/state/subagents/sessions/-work-my-project"
+            ))
+        );
+        assert_eq!(
+            dir("/w", &[("XDG_STATE_HOME", "/state"), ("HOME", "/home/u")]),
+            Some(PathBuf::from("/state/subagents/sessions/-w"))
+        );
+        // A relative XDG_STATE_HOME is ignored, as the XDG spec says; no absolute one: none.
+        assert_eq!(
+            dir("/w", &[("XDG_STATE_HOME", "state"), ("HOME", "/home/u")]),
+            Some(PathBuf::from("/home/u/.local/state/subagents/sessions/-w"))
+        );
+        assert_eq!(dir("/w", &[("HOME", "relative")]), None);
+        assert_eq!(dir("/w", &[]), None);
+        // A path longer than a file name keeps its last 200 characters.
+        let deep = format!("/{}/end", "d".repeat(300));
+        let key = dir(&deep, &home)
+            .unwrap()
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        assert_eq!(key, format!("{}-end", "d".repeat(196)));
+    }
 }

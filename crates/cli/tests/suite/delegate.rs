@@ -41,13 +41,14 @@ fn json_outcome_snapshot() {
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let root = super::support::root().display().to_string();
     let mut lines = json_lines(&output);
-    // The run's session: its id is the run id, its transcript under HOME (see `resume.rs`).
+    // The run's session: its id is the run id, its transcript in HOME's state dir (see
+    // `resume.rs`).
     let outcome = lines.last_mut().unwrap().as_object_mut().unwrap();
     let session = outcome
         .insert("session".into(), "[session]".into())
         .unwrap();
     let id = outcome["run_id"].as_str().unwrap();
-    let dir = home.path().join(".subagents/projects");
+    let dir = home.path().join(".local/state/subagents/sessions");
     assert_eq!(
         (&session["provider"], &session["id"], &session["cwd"]),
         (&json!("spawn"), &json!(id), &json!(home.path()))

@@ -1,5 +1,5 @@
 //! `subagent delegate --resume` on spawn: the same path as for claude-code (the `session.id` of
-//! a `--json` outcome, from the same `--cwd`), the transcript kept under `HOME`.
+//! a `--json` outcome, from the same `--cwd`), the transcript kept in the state dir.
 
 use pretty_assertions::assert_eq;
 use serde_json::json;
@@ -44,7 +44,8 @@ async fn delegate_resumes_a_spawn_session() {
     assert_eq!(outcome["text"], "remembered");
     let session = outcome["session"].clone();
     let id = session["id"].as_str().unwrap().to_owned();
-    // Kept under HOME, keyed by the project directory, as Claude Code keeps its sessions.
+    // In the state dir (beside the worktrees), keyed by the project directory as Claude Code
+    // keys its sessions.
     let key: String = project
         .display()
         .to_string()
@@ -53,9 +54,8 @@ async fn delegate_resumes_a_spawn_session() {
         .collect();
     let transcript = home
         .path()
-        .join(".subagents/projects")
+        .join(".local/state/subagents/sessions")
         .join(key)
-        .join("sessions")
         .join(format!("{id}.jsonl"));
     assert_eq!(
         session,
