@@ -94,6 +94,11 @@ pub struct DelegateArgs {
     /// Stop the child after this many turns.
     #[arg(long)]
     pub max_turns: Option<u32>,
+    /// `worktree`: the child works in a new git worktree of the repository containing --cwd, on
+    /// a branch of its own; a worktree it changed is kept and the outcome says where (default:
+    /// the agent type's `isolation`, else none).
+    #[arg(long, value_name = "worktree")]
+    pub isolation: Option<String>,
     /// Instructions added to the child's own.
     #[arg(long)]
     pub persona: Option<String>,

@@ -159,6 +159,12 @@ async fn delegate(
     if let Some(turns) = args.max_turns {
         builder = builder.max_turns(turns);
     }
+    // The flag's isolation, else the agent type's: the delegation tool's rule.
+    if let Some(isolation) =
+        subagent_core::Isolation::resolve(args.isolation.as_deref(), profile.as_ref())?
+    {
+        builder = builder.isolation(isolation);
+    }
     if let Some(id) = &args.resume {
         builder = builder.resume(subagent_core::SessionRef {
             provider: provider.clone(),
@@ -439,8 +445,8 @@ fn providers(
 /// The capability table as Markdown, one row per provider.
 pub fn providers_markdown(listing: &[subagent_preset::ProviderListing]) -> String {
     let mut out = String::from(
-        "| provider | kind | output_schema | depth_limit | tool_filter | persona | model_override | max_turns | resume | inherits_parent_context |\n\
-         | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n",
+        "| provider | kind | output_schema | depth_limit | tool_filter | persona | model_override | max_turns | resume | isolation | inherits_parent_context |\n\
+         | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n",
     );
     for row in listing {
         let c = &row.capabilities;
@@ -452,6 +458,7 @@ pub fn providers_markdown(listing: &[subagent_preset::ProviderListing]) -> Strin
             c.model_override,
             c.max_turns,
             c.resume,
+            c.isolation,
             c.inherits_parent_context,
         ]
         .map(check);
@@ -484,6 +491,7 @@ pub fn providers_table(listing: &[subagent_preset::ProviderListing]) -> String {
         "model_override",
         "max_turns",
         "resume",
+        "isolation",
         "inherits_parent_context",
     ];
     let mut rows = vec![headers.iter().map(|h| (*h).to_owned()).collect::<Vec<_>>()];
@@ -504,6 +512,7 @@ pub fn providers_table(listing: &[subagent_preset::ProviderListing]) -> String {
             check(c.model_override).into(),
             check(c.max_turns).into(),
             check(c.resume).into(),
+            check(c.isolation).into(),
             check(c.inherits_parent_context).into(),
         ]);
     }

@@ -288,6 +288,19 @@ pub fn print_outcome_human(outcome: &Outcome, progress: &Progress) {
     {
         eprintln!("diagnostic: {diagnostic}");
     }
+    if let Some(worktree) = &outcome.worktree {
+        eprintln!("{}", worktree_text(worktree));
+    }
+}
+
+/// A kept worktree, for people: where, its branch, what changed.
+pub fn worktree_text(worktree: &subagent_core::WorktreeReport) -> String {
+    format!(
+        "worktree kept: {} (branch {})\n{}",
+        worktree.path.display(),
+        worktree.branch,
+        worktree.diffstat
+    )
 }
 
 #[cfg(test)]

@@ -302,7 +302,10 @@ pub fn runnable(
     let built = preset
         .build(factories, &context)
         .map_err(|error| Refusal::new(error.code().as_str(), error.to_string()))?;
-    let registry = Arc::new(built.registry);
+    // A delegation asking for `isolation: worktree` gets a git worktree of its own.
+    let mut registry = built.registry;
+    registry.set_isolator(Arc::new(subagent_worktree::Worktrees::new()));
+    let registry = Arc::new(registry);
     let catalog = Arc::new(load_catalog(&preset, &registry, &cwd));
     tracing::debug!(
         preset = %preset.path.display(),

@@ -21,3 +21,4 @@ mod sigint;
 mod special_files;
 mod support;
 mod termination;
+mod worktree;
