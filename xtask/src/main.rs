@@ -17,9 +17,9 @@ const HELP: &str = "\
 cargo xtask <command>
 
 Commands:
-  test    check the house rules (tidy), install the pinned CLIs if missing, then run every
-          test of the workspace, the end-to-end tests against the real CLIs included
-          (the README's test command)
+  test    check the house rules (tidy), install the pinned CLIs if missing, check that git is
+          on PATH, then run every test of the workspace, the end-to-end tests against the
+          real CLIs and real git included (the README's test command)
   tidy    check the house rules: crate layering from cargo metadata, provider markers,
           no source file over 800 lines
   install-clis
@@ -87,8 +87,24 @@ fn has_nextest() -> bool {
         .is_ok_and(|out| out.status.success())
 }
 
+/// The worktree isolation tests (`crates/worktree`, and the providers' and the CLI's
+/// isolation tests) run the real `git`: say so up front rather than as a hundred failures.
+fn require_git() -> Result<()> {
+    let found = Command::new("git")
+        .arg("--version")
+        .output()
+        .is_ok_and(|out| out.status.success());
+    if !found {
+        bail!(
+            "the tests need `git` on PATH (worktree isolation runs the real git): install it, e.g. `apt-get install git`"
+        );
+    }
+    Ok(())
+}
+
 fn test(root: &Path, extra: &[String]) -> Result<()> {
     clis::install(root)?;
+    require_git()?;
     let features = clis::E2E_FEATURES.join(",");
     if has_nextest() {
         let mut command = cargo();
