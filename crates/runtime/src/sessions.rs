@@ -15,18 +15,19 @@
 //! (`tracing`) and reported as a `progress` event; the run goes on, and its outcome names no
 //! session.
 //!
-//! A session being written is locked (an advisory lock on its file): resuming it meanwhile is
+//! A session being written is locked (its writer's advisory lock): resuming it meanwhile is
 //! `NOT_RESUMABLE`, as are an id that names no session (not a UUID, no such file) and a
 //! transcript corrupt beyond a torn last line. A torn last line (a run killed mid-write) is cut
 //! off with a warning (a `progress` event of the resumed run) and the session resumes from its
 //! intact part.
 
-use std::fs::{File, TryLockError};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use subagent_core::{Error as CoreError, RunEvent, RunId, RunSender, SessionRef};
-use subagent_session::{ContentBlock, EventLog, TranscriptWarning, TranscriptWriter};
+use subagent_session::{
+    ContentBlock, Error as SessionError, EventLog, TranscriptWarning, TranscriptWriter,
+};
 
 use crate::seed::Seed;
 
@@ -42,9 +43,7 @@ pub struct SessionStore {
 #[derive(Debug)]
 pub struct OpenSession {
     id: String,
-    path: PathBuf,
     writer: TranscriptWriter,
-    lock: File,
     warnings: Vec<TranscriptWarning>,
 }
 
@@ -56,7 +55,7 @@ impl OpenSession {
 
     /// The transcript file.
     pub fn path(&self) -> &Path {
-        &self.path
+        self.writer.path()
     }
 
     /// What loading skipped (at most a torn last line).
@@ -128,29 +127,18 @@ impl SessionStore {
                 "no session {id:?}: a session id is the `session.id` of an earlier outcome (a UUID)"
             )));
         };
-        let lock = File::open(&path).map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => not_resumable(format!(
-                "no session {id} in {}: no run of this provider wrote it there",
-                self.dir.display()
+        let (writer, loaded) = TranscriptWriter::open_locked(&path).map_err(|e| match e {
+            SessionError::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+                not_resumable(format!(
+                    "no session {id} in {}: no run of this provider wrote it there",
+                    self.dir.display()
+                ))
+            }
+            SessionError::Locked { .. } => not_resumable(format!(
+                "session {id} is in use: the run writing it has not ended"
             )),
-            _ => not_resumable(format!("session {id}: {}: {e}", path.display())),
+            other => not_resumable(format!("session {id}: {other}")),
         })?;
-        match lock.try_lock() {
-            Ok(()) => {}
-            Err(TryLockError::WouldBlock) => {
-                return Err(not_resumable(format!(
-                    "session {id} is in use: the run writing it has not ended"
-                )));
-            }
-            Err(TryLockError::Error(e)) => {
-                return Err(not_resumable(format!(
-                    "session {id}: cannot lock {}: {e}",
-                    path.display()
-                )));
-            }
-        }
-        let (writer, loaded) = TranscriptWriter::open(&path)
-            .map_err(|e| not_resumable(format!("session {id}: {e}")))?;
         let id = path
             .file_stem()
             .map_or_else(|| id.to_owned(), |s| s.to_string_lossy().into_owned());
@@ -158,9 +146,7 @@ impl SessionStore {
             seed: Seed::resumed(loaded.log, prompt),
             session: OpenSession {
                 id,
-                path,
                 writer,
-                lock,
                 warnings: loaded.warnings,
             },
         })
@@ -170,10 +156,8 @@ impl SessionStore {
 enum FileState {
     /// A fresh session's file, not created yet.
     Unopened,
-    Open {
-        writer: TranscriptWriter,
-        _lock: File,
-    },
+    /// Open and locked.
+    Open(TranscriptWriter),
     Closed,
 }
 
@@ -207,17 +191,10 @@ impl Writing {
                     .create(dir)
                     .map_err(|e| format!("{}: {e}", dir.display()))?;
             }
-            let writer = TranscriptWriter::create(&self.path).map_err(|e| e.to_string())?;
-            let lock =
-                File::open(&self.path).map_err(|e| format!("{}: {e}", self.path.display()))?;
-            lock.try_lock()
-                .map_err(|e| format!("{}: cannot lock: {e}", self.path.display()))?;
-            self.file = FileState::Open {
-                writer,
-                _lock: lock,
-            };
+            let writer = TranscriptWriter::create_locked(&self.path).map_err(|e| e.to_string())?;
+            self.file = FileState::Open(writer);
         }
-        let FileState::Open { writer, .. } = &mut self.file else {
+        let FileState::Open(writer) = &mut self.file else {
             return Ok(());
         };
         if log.len() <= self.written {
@@ -261,11 +238,8 @@ impl Recorder {
                     });
                 }
                 let written = open.writer.next_seq();
-                let file = FileState::Open {
-                    writer: open.writer,
-                    _lock: open.lock,
-                };
-                (open.id, (open.path, file, written))
+                let path = open.writer.path().to_path_buf();
+                (open.id, (path, FileState::Open(open.writer), written))
             }
             None => {
                 let id = run_id.to_string();

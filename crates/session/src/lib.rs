@@ -9,7 +9,7 @@
 //! - fork seeds: [`EventLog::completed_turn_prefix`] and the repair of dangling tool calls
 //!   ([`repair_dangling_tool_calls`]);
 //! - transcript files: JSONL, appended and flushed at each turn end, loaded back with torn-line
-//!   recovery ([`TranscriptWriter`], [`load_transcript`]);
+//!   recovery, one locked writer at a time ([`TranscriptWriter`], [`load_transcript`]);
 //! - reading a file someone else named (a preset, a scenario, an agent definition, a schema, a
 //!   file a model asked for): bounded by the bytes actually read and refusing anything that is
 //!   not a regular file ([`read_user_file`]), the one helper every crate that reads such files
@@ -61,6 +61,15 @@ pub enum Error {
         line: usize,
         /// What is wrong with it.
         message: String,
+    },
+    /// Another writer holds the transcript (an advisory lock on the file, in this process or
+    /// another one). Returned by [`TranscriptWriter::create_locked`] and
+    /// [`TranscriptWriter::open_locked`] before anything is read or changed; retrying after that
+    /// writer is done helps.
+    #[error("transcript {path} is being written by another writer")]
+    Locked {
+        /// The transcript file.
+        path: std::path::PathBuf,
     },
     /// An event could not be serialized (a `serde_json::Value` with a non-finite number, say).
     /// Returned by [`TranscriptWriter::append`]; retrying does not help.

@@ -3,9 +3,11 @@
 //! The writer buffers lines and flushes (and syncs) them at each `turn_end`, so a crash loses at
 //! most the turn in progress. The loader skips a torn last line (a crash mid-write) with a
 //! warning instead of failing, and [`TranscriptWriter::open`] cuts such a tail off before it
-//! appends, so the file stays valid.
+//! appends, so the file stays valid. A writer made with [`TranscriptWriter::create_locked`] or
+//! [`TranscriptWriter::open_locked`] holds an exclusive advisory lock on its file until it is
+//! dropped, so two of them never write (or cut) one transcript at once.
 
-use std::fs::{File, OpenOptions};
+use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
@@ -180,6 +182,54 @@ impl TranscriptWriter {
         ))
     }
 
+    /// Creates (or empties) the file and locks it for as long as the writer lives: another
+    /// locked writer of the same file, in any process, is refused ([`Error::Locked`], before the
+    /// file is emptied).
+    pub fn create_locked(path: &Path) -> Result<Self> {
+        let io = |source| Error::Io {
+            path: path.to_owned(),
+            source,
+        };
+        let file = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .map_err(io)?;
+        lock(&file, path)?;
+        file.set_len(0).map_err(io)?;
+        Ok(Self {
+            path: path.to_owned(),
+            out: BufWriter::new(file),
+            next_seq: 0,
+        })
+    }
+
+    /// [`Self::open`] for an existing transcript only (a missing one is an [`Error::Io`] and is
+    /// not created), locked first: while another locked writer has it, [`Error::Locked`], and
+    /// nothing is read or cut (its half-written line is not a torn one). The lock lasts as long
+    /// as the writer.
+    pub fn open_locked(path: &Path) -> Result<(Self, LoadedTranscript)> {
+        let io = |source| Error::Io {
+            path: path.to_owned(),
+            source,
+        };
+        let file = OpenOptions::new().write(true).open(path).map_err(io)?;
+        lock(&file, path)?;
+        let loaded = load_transcript(path)?;
+        file.set_len(loaded.valid_len).map_err(io)?;
+        let mut out = BufWriter::new(file);
+        std::io::Seek::seek(&mut out, std::io::SeekFrom::End(0)).map_err(io)?;
+        Ok((
+            Self {
+                path: path.to_owned(),
+                out,
+                next_seq: loaded.log.len(),
+            },
+            loaded,
+        ))
+    }
+
     /// The file written to.
     pub fn path(&self) -> &Path {
         &self.path
@@ -225,5 +275,19 @@ impl TranscriptWriter {
         };
         self.out.flush().map_err(io)?;
         self.out.get_ref().sync_data().map_err(io)
+    }
+}
+
+/// Takes the exclusive advisory lock of `file` without waiting.
+fn lock(file: &File, path: &Path) -> Result<()> {
+    match file.try_lock() {
+        Ok(()) => Ok(()),
+        Err(TryLockError::WouldBlock) => Err(Error::Locked {
+            path: path.to_owned(),
+        }),
+        Err(TryLockError::Error(source)) => Err(Error::Io {
+            path: path.to_owned(),
+            source,
+        }),
     }
 }

@@ -123,6 +123,54 @@ fn torn_last_line_is_skipped_with_a_warning_and_cut_before_appending() {
 }
 
 #[test]
+fn one_locked_writer_at_a_time_and_the_lock_comes_before_any_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.jsonl");
+    let mut writer = TranscriptWriter::create_locked(&path).unwrap();
+    for event in turn(0, "first") {
+        writer.append(&event).unwrap();
+    }
+    writer.append_unflushed(&turn(1, "second")[0]).unwrap();
+    // What a live writer's half-written line looks like from outside: a second writer must not
+    // take it for a torn line and cut it.
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap()
+        .write_all(b"{\"seq\":4,\"ty")
+        .unwrap();
+    let before = std::fs::read(&path).unwrap();
+    let locked = |result: Result<(), Error>| match result {
+        Err(Error::Locked { path }) => path,
+        other => panic!("expected locked, got {other:?}"),
+    };
+    assert_eq!(locked(TranscriptWriter::open_locked(&path).map(drop)), path);
+    assert_eq!(
+        locked(TranscriptWriter::create_locked(&path).map(drop)),
+        path
+    );
+    assert_eq!(std::fs::read(&path).unwrap(), before, "nothing was changed");
+    // Released with its writer (which writes its buffered line where its own last one ended):
+    // the next one continues after it.
+    drop(writer);
+    let (writer, _) = TranscriptWriter::open_locked(&path).unwrap();
+    assert_eq!(writer.next_seq(), 5);
+}
+
+#[test]
+fn open_locked_never_creates_a_transcript() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("missing.jsonl");
+    match TranscriptWriter::open_locked(&path) {
+        Err(Error::Io { source, .. }) => {
+            assert_eq!(source.kind(), std::io::ErrorKind::NotFound);
+        }
+        other => panic!("expected not found, got {other:?}"),
+    }
+    assert!(!path.exists());
+}
+
+#[test]
 fn corruption_in_the_middle_is_an_error_with_the_line() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("t.jsonl");
