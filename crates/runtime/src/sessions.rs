@@ -9,11 +9,12 @@
 //! appends to the same file and keeps the same session id.
 //!
 //! Writing never holds up the loop: at each turn end the loop hands a shared view of its log
-//! (O(1)) to a blocking task that appends the new events, then flushes and syncs the file; at
-//! the end of the run the rest is written and the file closed before the outcome is delivered,
-//! so a session can be resumed as soon as its outcome is known. A failed write is logged
-//! (`tracing`) and reported as a `progress` event; the run goes on, and its outcome names no
-//! session.
+//! (O(1)) to a blocking task that appends the new events, then flushes and syncs the file (one
+//! such task at a time per run: turn ends that come faster than the disk syncs are written
+//! together); at the end of the run the rest is written and the file closed before the outcome
+//! is delivered, so a session can be resumed as soon as its outcome is known. A failed write is
+//! logged (`tracing`) and reported as a `progress` event; the run goes on, and its outcome names
+//! no session.
 //!
 //! A session being written is locked (its writer's advisory lock): resuming it meanwhile is
 //! `NOT_RESUMABLE`, as are an id that names no session (not a UUID, no such file) and a
@@ -212,12 +213,40 @@ impl Writing {
 
 /// Writes one run's transcript (see the module docs).
 pub(crate) struct Recorder {
-    shared: Arc<Mutex<Writing>>,
+    shared: Arc<Shared>,
     id: String,
 }
 
-fn lock(shared: &Mutex<Writing>) -> std::sync::MutexGuard<'_, Writing> {
-    shared.lock().unwrap_or_else(PoisonError::into_inner)
+/// What the loop and the blocking writer share.
+struct Shared {
+    /// The newest log handed over and not written yet, and whether a writer task is on its way
+    /// (then it takes the newest log itself: turn ends that come faster than the disk syncs are
+    /// written together, one task and one sync at a time).
+    pending: Mutex<(Option<EventLog>, bool)>,
+    writing: Mutex<Writing>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Shared {
+    /// Writes the newest pending log until none is left (on a blocking thread).
+    fn drain(&self) {
+        loop {
+            let log = {
+                let mut pending = lock(&self.pending);
+                match pending.0.take() {
+                    Some(log) => log,
+                    None => {
+                        pending.1 = false;
+                        return;
+                    }
+                }
+            };
+            lock(&self.writing).write(&log);
+        }
+    }
 }
 
 impl Recorder {
@@ -249,24 +278,32 @@ impl Recorder {
         };
         let (path, file, written) = writing;
         Some(Self {
-            shared: Arc::new(Mutex::new(Writing {
-                path,
-                file,
-                written,
-                failure: None,
-            })),
+            shared: Arc::new(Shared {
+                pending: Mutex::new((None, false)),
+                writing: Mutex::new(Writing {
+                    path,
+                    file,
+                    written,
+                    failure: None,
+                }),
+            }),
             id,
         })
     }
 
     /// At a turn end: what the log gained is written, flushed and synced on a blocking thread;
-    /// the loop does not wait.
+    /// the loop does not wait (and starts no second writer while one is on its way).
     pub(crate) fn turn_end(&self, log: &EventLog) {
+        {
+            let mut pending = lock(&self.shared.pending);
+            pending.0 = Some(log.clone());
+            if pending.1 {
+                return;
+            }
+            pending.1 = true;
+        }
         let shared = Arc::clone(&self.shared);
-        let log = log.clone();
-        drop(tokio::task::spawn_blocking(move || {
-            lock(&shared).write(&log)
-        }));
+        drop(tokio::task::spawn_blocking(move || shared.drain()));
     }
 
     /// At the end of the run: writes the rest and closes the file (releasing the session).
@@ -281,7 +318,9 @@ impl Recorder {
         let shared = Arc::clone(&self.shared);
         let log = log.clone();
         let closed = tokio::task::spawn_blocking(move || {
-            let mut writing = lock(&shared);
+            // The end's log has everything a pending one has.
+            lock(&shared.pending).0 = None;
+            let mut writing = lock(&shared.writing);
             writing.write(&log);
             writing.file = FileState::Closed;
             match writing.failure.clone() {
