@@ -53,6 +53,9 @@ fn help(project: &Project, command: &TourCommand) {
         .skip_while(|line| *line != "Commands:")
         .skip(1)
         .take_while(|line| !line.is_empty())
+        // A command's line is indented by two spaces; a wrapped description (clap wraps at the
+        // terminal's width, 100 columns without one) by more.
+        .filter(|line| line.starts_with("  ") && !line.starts_with("   "))
         .filter_map(|line| line.split_whitespace().next())
         .collect();
     assert_eq!(
