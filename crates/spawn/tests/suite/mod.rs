@@ -8,3 +8,4 @@ mod resume;
 mod structured;
 mod support;
 mod tasks;
+mod worktree;
