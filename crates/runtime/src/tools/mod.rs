@@ -13,8 +13,8 @@ use serde_json::Value;
 use subagent_core::{CancellationToken, RunEvent, ToolFilter};
 use subagent_model::ToolSpec;
 
-pub use bash::{BashConfig, BashTool};
 pub(crate) use bash::report as bash_report;
+pub use bash::{BashConfig, BashTool};
 pub use fs::{DeleteTool, EditFileTool, LsTool, MAX_READ_BYTES, ReadFileTool, WriteFileTool};
 pub use paths::Roots;
 pub use search::{GlobTool, GrepTool};
