@@ -195,8 +195,8 @@ impl Worktree {
         // A scratch copy of the worktree's index takes every new, changed and deleted file,
         // so the diffstat counts them all and the worktree's own index stays as it was.
         let scratch = index.with_file_name("subagent-changes-index");
-        match std::fs::copy(&index, &scratch) {
-            Ok(_) => {}
+        match copy_with_mtime(&index, &scratch) {
+            Ok(()) => {}
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
             Err(source) => {
                 return Err(Error::Io {
@@ -328,4 +328,17 @@ impl Isolated for Worktree {
             tracing::warn!(worktree = %self.path.display(), %error, "could not remove the worktree of a refused start");
         }
     }
+}
+
+/// Copies an index file with its modification time. Git trusts a file's size and times (whole
+/// seconds) unless the entry is no older than the index file, in which case it compares the
+/// content ("racy git"); a copy stamped now would make an edit that keeps the size, made in the
+/// second of the checkout, look unchanged.
+fn copy_with_mtime(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::copy(from, to)?;
+    let modified = std::fs::metadata(from)?.modified()?;
+    std::fs::File::options()
+        .write(true)
+        .open(to)?
+        .set_modified(modified)
 }

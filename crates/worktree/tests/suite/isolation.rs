@@ -56,6 +56,30 @@ async fn a_childs_changes_stay_in_its_worktree_which_is_kept_with_its_branch_and
     assert_eq!(status(&path), " M a.txt\n D sub/b.txt\n?? sub/new.txt\n");
 }
 
+/// Git trusts a file's size and times (whole seconds) unless the index was written no earlier
+/// than the file: an edit that keeps the size, made in the second the worktree was checked out,
+/// is a change only if the changes are read with the index's own time. Found in CI, where the
+/// end of the run fell in the next second.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_same_size_edit_in_the_second_of_the_checkout_is_a_change() {
+    let (_dir, repo) = repository();
+    let actor = Arc::new(Actor::default());
+    let registry = registry(&actor, &worktrees_root(&repo));
+    // "one\ntwo\n" and "changed\n" are both 8 bytes.
+    let outcome = registry
+        .start("actor", isolated("write a.txt changed; pause 1100", &repo))
+        .await
+        .unwrap()
+        .outcome()
+        .await;
+    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    let report = outcome.worktree.expect("the edit is a change");
+    assert_eq!(
+        report.diffstat,
+        " a.txt | 3 +--\n 1 file changed, 1 insertion(+), 2 deletions(-)"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unchanged_worktree_is_removed_with_its_branch_ignored_files_do_not_count() {
     let (_dir, repo) = repository();

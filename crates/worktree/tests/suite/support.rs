@@ -85,7 +85,8 @@ pub fn subagent_branches(repo: &Path) -> Vec<String> {
 
 /// A child that acts in the cwd it is given, as its prompt says (words separated by `;`):
 /// `write NAME TEXT` writes a file, `delete NAME` removes one, `commit` commits everything,
-/// `wait` waits until cancelled, `fail` refuses to start. Records each start's cwd.
+/// `pause MS` sleeps, `wait` waits until cancelled, `fail` refuses to start. Records each
+/// start's cwd.
 #[derive(Default)]
 pub struct Actor {
     pub cwds: Mutex<Vec<PathBuf>>,
@@ -101,6 +102,9 @@ impl Actor {
                 std::fs::write(path, format!("{text}\n")).unwrap();
             }
             ["delete", name] => std::fs::remove_file(cwd.join(name)).unwrap(),
+            ["pause", ms] => {
+                std::thread::sleep(std::time::Duration::from_millis(ms.parse().unwrap()))
+            }
             ["commit"] => {
                 git(cwd, &["add", "--all"]);
                 git(cwd, &["commit", "--quiet", "-m", "child"]);
