@@ -18,6 +18,7 @@ use subagent_process::Secrets;
 use subagent_schema::OutputSchema;
 
 use crate::delegation::ParentSnapshot;
+use crate::env::RunEnv;
 use crate::permissions::{PermissionPolicy, PermissionRequest};
 use crate::seed::{Seed, next_turn};
 use crate::sessions::{OpenSession, Recorder, SessionStore};
@@ -40,29 +41,6 @@ impl std::fmt::Debug for DefaultModel {
             .field(&self.0.describe())
             .finish()
     }
-}
-
-/// What a run's tools see of it.
-#[derive(Debug)]
-pub struct RunEnv {
-    /// This run's id.
-    pub run_id: RunId,
-    /// Where file tools may go.
-    pub roots: Roots,
-    /// The run's delegation depth (0 = top-level agent).
-    pub depth: u32,
-    /// The absolute depth cap: this run may start children only while `depth < max_depth`.
-    pub max_depth: u32,
-    /// The run goes on without anyone waiting: it never asks for permission.
-    pub background: bool,
-    /// The runs above this one, root first.
-    pub lineage: Vec<RunId>,
-    /// How tool calls are permitted.
-    pub permissions: PermissionPolicy,
-    /// Background children of this run.
-    pub tasks: Arc<TaskTable>,
-    /// The configured secrets (see [`AgentConfig::secrets`]).
-    pub secrets: Secrets,
 }
 
 /// Everything a run needs.
@@ -239,8 +217,9 @@ impl Agent {
     pub fn start(self, provider: &str, request: &StartRequest, seed: Seed) -> Run {
         let (sender, run) = Run::channel(provider, request);
         let provider = provider.to_owned();
+        let mut agent = self;
         tokio::spawn(async move {
-            let (mut outcome, _log) = self.run(seed, &sender).await;
+            let (mut outcome, _log) = agent.run_in_place(seed, &sender).await;
             if let Some(session) = &mut outcome.session {
                 session.provider = provider;
             }
@@ -269,6 +248,12 @@ impl Agent {
     /// With a session store or a resumed session, the transcript is complete and closed when
     /// this returns, and the outcome's `session` names it (its `provider` left empty).
     pub async fn run(mut self, seed: Seed, sender: &RunSender) -> (Outcome, EventLog) {
+        self.run_in_place(seed, sender).await
+    }
+
+    /// [`Agent::run`] on a borrowed agent: a task that owns the agent holds it once (a future
+    /// that took `self` by value would keep a second copy beside its caller's).
+    async fn run_in_place(&mut self, seed: Seed, sender: &RunSender) -> (Outcome, EventLog) {
         let cancel = sender.cancel_token().clone();
         let env = Arc::new(RunEnv {
             run_id: sender.id(),
@@ -424,7 +409,7 @@ impl Agent {
             if let Some(recorder) = &state.recorder {
                 recorder.turn_end(&state.log);
             }
-            let calls: Vec<(String, String, Value)> = message
+            let mut calls: Vec<(String, String, Value)> = message
                 .tool_uses()
                 .map(|(id, name, input)| (id.to_owned(), name.to_owned(), input.clone()))
                 .collect();
@@ -451,7 +436,7 @@ impl Agent {
                     }
                 }
             }
-            let results = self.run_tools(state, &calls, env, cancel, sender).await;
+            let results = self.run_tools(state, &mut calls, env, cancel, sender).await;
             if cancel.is_cancelled() {
                 Self::record_unsent(
                     state,
@@ -623,7 +608,7 @@ impl Agent {
     async fn run_tools(
         &self,
         state: &mut State,
-        calls: &[(String, String, Value)],
+        calls: &mut [(String, String, Value)],
         env: &Arc<RunEnv>,
         cancel: &CancellationToken,
         sender: &RunSender,
@@ -649,7 +634,13 @@ impl Agent {
         let (sink, mut forwarded) = EventSink::channel();
         let mut futures: Vec<futures::future::BoxFuture<'_, ToolOutput>> =
             Vec::with_capacity(calls.len());
-        for (id, name, input) in calls {
+        // Each tool takes its input (the message keeps its own copy): no third copy of every
+        // call's arguments lives while the calls run.
+        let inputs: Vec<Value> = calls
+            .iter_mut()
+            .map(|(_, _, input)| std::mem::take(input))
+            .collect();
+        for ((id, name, _), input) in calls.iter().zip(inputs) {
             let context = ToolContext {
                 call_id: id.clone(),
                 cancel: cancel.clone(),
@@ -671,7 +662,7 @@ impl Agent {
                 } else {
                     io_slots.acquire().await.ok()
                 };
-                self.run_tool(name, input.clone(), context).await
+                self.run_tool(name, input, context).await
             }));
         }
         drop(sink);

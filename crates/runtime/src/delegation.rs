@@ -29,7 +29,7 @@ use subagent_core::{
 use subagent_model::{Messages, Model, ToolSpec};
 use subagent_session::EventLog;
 
-use crate::agent::RunEnv;
+use crate::env::RunEnv;
 use crate::tools::{Tool, ToolContext, ToolKind, ToolOutput, ToolSet};
 use crate::{Error, Result};
 
@@ -246,6 +246,100 @@ pub fn outcome_result(outcome: &Outcome) -> ToolOutput {
 }
 
 impl DelegationTool {
+    /// Everything a delegation call does before its child runs: the depth cap, the arguments,
+    /// the agent type, then the registry's start. `Err` is the call's answer when it refuses.
+    async fn start_child(
+        &self,
+        input: Value,
+        context: &ToolContext,
+    ) -> std::result::Result<(Run, bool, String), ToolOutput> {
+        // Depth first: a subagent at its cap is refused before its arguments are looked at.
+        if context.env.depth >= self.cap(&context.env) {
+            return Err(ToolOutput::ok(NESTED_REFUSAL));
+        }
+        let args: Arguments = match serde_json::from_value(input) {
+            Ok(args) => args,
+            Err(e) => return Err(error_result(&CoreError::invalid(e.to_string()))),
+        };
+        if args.prompt.trim().is_empty() {
+            return Err(error_result(&CoreError::invalid(
+                "\"prompt\" must not be empty",
+            )));
+        }
+        // A run limited to some agent types (`Agent(explore, plan)` in its definition's tools)
+        // starts only those; a fork is the run itself, and a call without a type that does not
+        // fork starts a general-purpose child.
+        if let Some(allowed) = &context.env.permissions.agent_types {
+            let asked = match (&args.subagent_type, self.fork_provider()) {
+                (Some(name), _) => Some(name.as_str()),
+                (None, Some(_)) => None,
+                (None, None) => Some("general-purpose"),
+            };
+            if let Some(name) = asked.filter(|name| !allowed.iter().any(|a| a == name)) {
+                return Err(error_result(&CoreError::AgentTypeNotAllowed {
+                    name: name.to_owned(),
+                    allowed: allowed.clone(),
+                }));
+            }
+        }
+        let (provider, profile, fork) = match (&args.subagent_type, self.fork_provider()) {
+            (None, Some(fork)) => (fork, None, true),
+            (None, None) => (self.config.provider.clone(), None, false),
+            (Some(name), _) => match self.agents.get(name) {
+                Some(profile) => {
+                    let provider = profile
+                        .provider
+                        .clone()
+                        .unwrap_or_else(|| self.config.provider.clone());
+                    (provider, Some(profile), false)
+                }
+                None => {
+                    let available = self.agents.agents().into_iter().map(|a| a.name).collect();
+                    return Err(error_result(&CoreError::UnknownAgentType {
+                        name: name.clone(),
+                        available,
+                    }));
+                }
+            },
+        };
+        let background = fork
+            || profile.as_ref().is_some_and(|p| p.background)
+            || match self.config.background {
+                BackgroundMode::Always => true,
+                BackgroundMode::Never => false,
+                BackgroundMode::Allowed => args.run_in_background.unwrap_or(false),
+            };
+        let isolation = match Isolation::resolve(args.isolation.as_deref(), profile.as_ref()) {
+            Ok(isolation) => isolation,
+            Err(error) => return Err(error_result(&error)),
+        };
+        let enforces_depth = self
+            .registry
+            .get(&provider)
+            .is_some_and(|p| p.capabilities().depth_limit);
+        let mut request = self.start_request(
+            &args,
+            profile.as_ref(),
+            context,
+            background,
+            fork,
+            enforces_depth,
+        );
+        // The call's isolation, else the agent type's (refused above when not valid).
+        request.isolation = isolation;
+        // Gated like every field: a provider that cannot resume refuses before it starts.
+        request.resume = args.resume.as_ref().map(|id| SessionRef {
+            provider: provider.clone(),
+            id: id.clone(),
+            cwd: Some(context.env.roots.cwd().to_path_buf()),
+            transcript: None,
+        });
+        match self.registry.start(&provider, request).await {
+            Ok(run) => Ok((run, background, provider)),
+            Err(error) => Err(error_result(&error)),
+        }
+    }
+
     /// A delegation tool starting children through `registry`, offering the agent types of
     /// `agents`.
     pub fn new(
@@ -441,90 +535,12 @@ impl Tool for DelegationTool {
     }
 
     async fn call(&self, input: Value, context: &ToolContext) -> Result<ToolOutput> {
-        // Depth first: a subagent at its cap is refused before its arguments are looked at.
-        if context.env.depth >= self.cap(&context.env) {
-            return Ok(ToolOutput::ok(NESTED_REFUSAL));
-        }
-        let args: Arguments = match serde_json::from_value(input) {
-            Ok(args) => args,
-            Err(e) => return Ok(error_result(&CoreError::invalid(e.to_string()))),
-        };
-        if args.prompt.trim().is_empty() {
-            return Ok(error_result(&CoreError::invalid(
-                "\"prompt\" must not be empty",
-            )));
-        }
-        // A run limited to some agent types (`Agent(explore, plan)` in its definition's tools)
-        // starts only those; a fork is the run itself, and a call without a type that does not
-        // fork starts a general-purpose child.
-        if let Some(allowed) = &context.env.permissions.agent_types {
-            let asked = match (&args.subagent_type, self.fork_provider()) {
-                (Some(name), _) => Some(name.as_str()),
-                (None, Some(_)) => None,
-                (None, None) => Some("general-purpose"),
-            };
-            if let Some(name) = asked.filter(|name| !allowed.iter().any(|a| a == name)) {
-                return Ok(error_result(&CoreError::AgentTypeNotAllowed {
-                    name: name.to_owned(),
-                    allowed: allowed.clone(),
-                }));
-            }
-        }
-        let (provider, profile, fork) = match (&args.subagent_type, self.fork_provider()) {
-            (None, Some(fork)) => (fork, None, true),
-            (None, None) => (self.config.provider.clone(), None, false),
-            (Some(name), _) => match self.agents.get(name) {
-                Some(profile) => {
-                    let provider = profile
-                        .provider
-                        .clone()
-                        .unwrap_or_else(|| self.config.provider.clone());
-                    (provider, Some(profile), false)
-                }
-                None => {
-                    let available = self.agents.agents().into_iter().map(|a| a.name).collect();
-                    return Ok(error_result(&CoreError::UnknownAgentType {
-                        name: name.clone(),
-                        available,
-                    }));
-                }
-            },
-        };
-        let background = fork
-            || profile.as_ref().is_some_and(|p| p.background)
-            || match self.config.background {
-                BackgroundMode::Always => true,
-                BackgroundMode::Never => false,
-                BackgroundMode::Allowed => args.run_in_background.unwrap_or(false),
-            };
-        let isolation = match Isolation::resolve(args.isolation.as_deref(), profile.as_ref()) {
-            Ok(isolation) => isolation,
-            Err(error) => return Ok(error_result(&error)),
-        };
-        let enforces_depth = self
-            .registry
-            .get(&provider)
-            .is_some_and(|p| p.capabilities().depth_limit);
-        let mut request = self.start_request(
-            &args,
-            profile.as_ref(),
-            context,
-            background,
-            fork,
-            enforces_depth,
-        );
-        // The call's isolation, else the agent type's (refused above when not valid).
-        request.isolation = isolation;
-        // Gated like every field: a provider that cannot resume refuses before it starts.
-        request.resume = args.resume.as_ref().map(|id| SessionRef {
-            provider: provider.clone(),
-            id: id.clone(),
-            cwd: Some(context.env.roots.cwd().to_path_buf()),
-            transcript: None,
-        });
-        let run = match self.registry.start(&provider, request).await {
-            Ok(run) => run,
-            Err(error) => return Ok(error_result(&error)),
+        // The start (arguments, gate, isolation, the provider's own start) runs boxed: it is
+        // over once the child runs, and a foreground call then waits, for as long as the child
+        // works, holding only what it still needs.
+        let (run, background, provider) = match Box::pin(self.start_child(input, context)).await {
+            Ok(started) => started,
+            Err(refused) => return Ok(refused),
         };
         if background {
             let description = run.description().to_owned();

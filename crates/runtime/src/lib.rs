@@ -35,6 +35,7 @@
 
 mod agent;
 pub mod delegation;
+mod env;
 mod permissions;
 mod seed;
 pub mod sessions;
@@ -42,11 +43,12 @@ pub mod structured;
 mod tasks;
 pub mod tools;
 
-pub use agent::{Agent, AgentConfig, DefaultModel, RunEnv};
+pub use agent::{Agent, AgentConfig, DefaultModel};
 pub use delegation::{
     BackgroundMode, DelegationTool, DelegationToolConfig, FORK_PREAMBLE, NESTED_REFUSAL,
     ParentSnapshot, nesting_refusal,
 };
+pub use env::RunEnv;
 pub use permissions::{
     Decision, PermissionBroker, PermissionPolicy, PermissionRequest, PermissionRule,
 };

@@ -20,8 +20,8 @@ pub use paths::Roots;
 pub use search::{GlobTool, GrepTool};
 pub use tasks::{DEFAULT_WAIT_MS, MAX_WAIT_MS, TaskOutputTool, TaskStopTool, describe, task_tools};
 
-use crate::agent::RunEnv;
 use crate::delegation::ParentSnapshot;
+use crate::env::RunEnv;
 use crate::{Error, Result};
 
 /// What a tool does, for permissions and read-only modes.
