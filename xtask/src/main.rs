@@ -2,8 +2,9 @@
 //! `cargo xtask install-clis` (the pinned product CLIs for the end-to-end tests, see `clis.rs`).
 //!
 //! `test` is the README's test command: it checks the house rules (`tidy.rs`: crate layering,
-//! provider markers, file length), then runs every test of the workspace (with nextest when it
-//! is installed, else `cargo test`). `ci` adds the format check and clippy with warnings denied.
+//! provider markers, file length, test files no `mod` line reaches), then runs every test of
+//! the workspace (with nextest when it is installed, else `cargo test`). `ci` adds the format
+//! check and clippy with warnings denied.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -21,7 +22,7 @@ Commands:
           on PATH, then run every test of the workspace, the end-to-end tests against the
           real CLIs and real git included (the README's test command)
   tidy    check the house rules: crate layering from cargo metadata, provider markers,
-          no source file over 800 lines
+          no source file over 800 lines, every integration-test file reached by a mod line
   install-clis
           npm-install the pinned claude and codex CLIs into target/clis when missing
   ci      tidy, cargo fmt --check, clippy with warnings denied, then every test

@@ -20,7 +20,9 @@
 //! ```
 //!
 //! and a crate whose `src/` implements `ProviderFactory` without saying so fails the check.
-//! Finally, every `.rs` file under `crates/` and `xtask/` stays within [`MAX_LINES`] lines.
+//! Every `.rs` file under `crates/` and `xtask/` stays within [`MAX_LINES`] lines. Finally,
+//! every `.rs` file under a crate's `tests/` is compiled: a `mod` line reaches it from a test
+//! binary (`modules.rs`; a file nothing declares silently hides its tests).
 //!
 //! What it deliberately does not do: build anything, or look at third-party crates.
 
@@ -32,6 +34,8 @@ use anyhow::{Context, Result, bail};
 use serde_json::Value;
 
 use crate::cargo;
+
+mod modules;
 
 /// The longest a source file may be (`AGENTS.md`: a file over ~800 lines is two files).
 pub const MAX_LINES: usize = 800;
@@ -400,6 +404,7 @@ pub fn violations(root: &Path) -> Result<Vec<Violation>> {
         &factory_implementors(root, &packages)?,
     ));
     found.extend(check_lengths(&source_lengths(root)?));
+    found.extend(modules::check_test_modules(&modules::test_files(root)?));
     Ok(found)
 }
 
