@@ -445,8 +445,8 @@ fn providers(
 /// The capability table as Markdown, one row per provider.
 pub fn providers_markdown(listing: &[subagent_preset::ProviderListing]) -> String {
     let mut out = String::from(
-        "| provider | kind | output_schema | depth_limit | tool_filter | persona | model_override | max_turns | resume | isolation | inherits_parent_context |\n\
-         | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n",
+        "| provider | kind | output_schema | depth_limit | tool_filter | persona | model_override | max_turns | resume | isolation | effort | inherits_parent_context |\n\
+         | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n",
     );
     for row in listing {
         let c = &row.capabilities;
@@ -459,6 +459,7 @@ pub fn providers_markdown(listing: &[subagent_preset::ProviderListing]) -> Strin
             c.max_turns,
             c.resume,
             c.isolation,
+            c.effort,
             c.inherits_parent_context,
         ]
         .map(check);
@@ -492,6 +493,7 @@ pub fn providers_table(listing: &[subagent_preset::ProviderListing]) -> String {
         "max_turns",
         "resume",
         "isolation",
+        "effort",
         "inherits_parent_context",
     ];
     let mut rows = vec![headers.iter().map(|h| (*h).to_owned()).collect::<Vec<_>>()];
@@ -513,6 +515,7 @@ pub fn providers_table(listing: &[subagent_preset::ProviderListing]) -> String {
             check(c.max_turns).into(),
             check(c.resume).into(),
             check(c.isolation).into(),
+            check(c.effort).into(),
             check(c.inherits_parent_context).into(),
         ]);
     }

@@ -10,11 +10,11 @@ fn providers_table_of_the_standard_preset() {
     let output = subagent(home.path()).arg("providers").output().unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     insta::assert_snapshot!(stdout(&output), @r"
-    provider     kind         state     output_schema  depth_limit  tool_filter  persona  model_override  max_turns  resume  isolation  inherits_parent_context
-    spawn        spawn        enabled   yes            yes          yes          yes      yes             yes        yes     yes        -
-    fork         fork         enabled   yes            yes          -            -        -               yes        yes     yes        yes
-    claude-code  claude-code  disabled  yes            yes          yes          yes      yes             yes        yes     yes        -
-    codex        codex        disabled  yes            yes          -            yes      yes             -          yes     yes        -
+    provider     kind         state     output_schema  depth_limit  tool_filter  persona  model_override  max_turns  resume  isolation  effort  inherits_parent_context
+    spawn        spawn        enabled   yes            yes          yes          yes      yes             yes        yes     yes        yes     -
+    fork         fork         enabled   yes            yes          -            -        -               yes        yes     yes        -       yes
+    claude-code  claude-code  disabled  yes            yes          yes          yes      yes             yes        yes     yes        yes     -
+    codex        codex        disabled  yes            yes          -            yes      yes             -          yes     yes        yes     -
     ");
 }
 
@@ -224,8 +224,8 @@ fn a_huge_provider_name_is_cut_in_the_tables_not_a_panic() {
     let long = "a".repeat(70_000);
     let shown = format!("{}…", "a".repeat(39));
     let table = format!(
-        "provider{pad}  kind   state    output_schema  depth_limit  tool_filter  persona  model_override  max_turns  resume  isolation  inherits_parent_context\n\
-         {shown}  spawn  enabled  yes            yes          yes          yes      yes             yes        yes     yes        -\n",
+        "provider{pad}  kind   state    output_schema  depth_limit  tool_filter  persona  model_override  max_turns  resume  isolation  effort  inherits_parent_context\n\
+         {shown}  spawn  enabled  yes            yes          yes          yes      yes             yes        yes     yes        yes     -\n",
         pad = " ".repeat(32)
     );
     // Written out, and through a `${VAR:-default}` of the same length.
