@@ -12,12 +12,15 @@ use anyhow::{Context, Result, bail};
 pub const PINNED: &[(&str, &str)] = &[
     ("@anthropic-ai/claude-code", "2.1.197"),
     ("@openai/codex", "0.171.0"),
+    ("@zed-industries/codex-acp", "0.16.0"),
+    ("@zed-industries/claude-agent-acp", "0.23.1"),
 ];
 
 /// Cargo features that turn on the end-to-end tests, one per provider crate.
 pub const E2E_FEATURES: &[&str] = &[
     "subagent-claude-code/e2e",
     "subagent-codex/e2e",
+    "subagent-acp/e2e",
     "subagent-cli/e2e",
 ];
 

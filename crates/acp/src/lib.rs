@@ -1,0 +1,226 @@
+//! `subagent-acp`: any agent that speaks the Agent Client Protocol (ACP, protocol version 1) as a
+//! subagent provider — `@zed-industries/codex-acp`, `@zed-industries/claude-agent-acp`, or any
+//! other ACP agent.
+//!
+//! Owns mapping a [`StartRequest`] onto one ACP conversation with a child agent: its process
+//! (started and owned by `subagent-process` like every other child: own process group,
+//! parent-death signal, guardian, scrubbed environment minus the configured [`Secrets`] unless
+//! passed, the run's cwd — never ours), and the client side of the official
+//! `agent-client-protocol` SDK over the process's pipes (the SDK spawns nothing); the
+//! [`AcpFactory`] (kind `acp`) that builds providers from a preset's config ([`AcpConfig`]).
+//! Deliberately not here: the other direction (our agent served over ACP), a terminal for the
+//! agent (none is advertised), MCP servers for the session (none is passed).
+//!
+//! # Mapping
+//!
+//! | request | ACP |
+//! |---|---|
+//! | — | `initialize {protocolVersion: 1, clientCapabilities: {fs: {readTextFile, writeTextFile}, terminal: false}}` |
+//! | `parent.cwd` | the process's cwd and `session/new {cwd, mcpServers: []}` |
+//! | `permission_ceiling` | the row's `permission_mode` tightened by it; `session/set_mode` to the agent's mode the row's `modes` names for it (a stricter mode the row does not map is refused before the agent starts) |
+//! | prompt | `session/prompt {prompt: [{type: text}]}` |
+//! | `cancel` | `session/cancel`; the prompt has the grace period to end as `cancelled`, then the tree is killed |
+//!
+//! `session/update`s become events: message chunks → `Text`, thought chunks → `Thinking`,
+//! `tool_call` → `ToolCall` (its `name`, else its kind; its `rawInput`), a `completed`/`failed`
+//! status → one `ToolResult`, `plan` → `Progress`. The prompt's `stopReason` is the outcome
+//! (`end_turn` → completed, `max_tokens`, `max_turn_requests` → max turns, `refusal` → refused,
+//! `cancelled`), its `usage` the outcome's usage; the answer is the agent's text after its last
+//! tool call.
+//!
+//! The agent's requests are answered here: `session/request_permission` by the row's
+//! [`PermissionPolicy`] (reject by default; `allow` allows once what the run's permission mode
+//! allows for the call's kind, never more), `fs/read_text_file` and `fs/write_text_file` inside
+//! the run's roots only (the in-process file tools' `Roots`: no `..`, no path outside, no symlink
+//! out; a refused path is an error answer, never a write), writes refused in a read-only run.
+//!
+//! The process ends with the run: neither pinned adapter exits when its stdin closes, so once
+//! the prompt is answered (or the grace period after a cancel is over) the whole tree is killed
+//! and reaped before the outcome is delivered.
+//!
+//! # Capabilities
+//!
+//! None is declared yet ([`CAPABILITIES`]): every optional request field is refused by the
+//! registry before the agent starts. ACP v1 has no standard way to pass a persona, a model, a
+//! turn limit, a tool filter or an output schema; `resume` (`session/load`) and a model override
+//! (`session/set_model`, unstable) are left until an end-to-end test against the pinned adapters
+//! proves them.
+
+mod client;
+mod config;
+mod error;
+mod events;
+mod run;
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde_json::Value;
+use subagent_core::{
+    BuildContext, Capabilities, ProviderFactory, Run, StartRequest, SubagentProvider,
+};
+use subagent_process::Secrets;
+use subagent_runtime::Roots;
+
+pub use client::{Files, answer as permission_answer, mode_allows};
+pub use config::{AcpConfig, PermissionPolicy};
+pub use error::{Error, INSTALL_HINT, Result};
+pub use events::{StreamState, TOOL_OUTPUT_LIMIT, kind_name};
+
+/// The provider kind, as written in a preset.
+pub const KIND: &str = "acp";
+
+/// What an acp provider honours: nothing optional yet (see the crate docs).
+pub const CAPABILITIES: Capabilities = Capabilities::NONE;
+
+/// Runs requests with an ACP agent.
+#[derive(Clone, Debug)]
+pub struct AcpProvider {
+    name: String,
+    config: Arc<AcpConfig>,
+    secrets: Secrets,
+}
+
+impl AcpProvider {
+    /// A provider named `name` with `config` (checked here).
+    pub fn new(name: impl Into<String>, config: AcpConfig) -> Result<Self> {
+        config.validate()?;
+        Ok(Self {
+            name: name.into(),
+            config: Arc::new(config),
+            secrets: Secrets::new(),
+        })
+    }
+
+    /// The configured secrets: withheld from the agent (unless `pass_env` or `env` names them)
+    /// and redacted from its output.
+    #[must_use]
+    pub fn with_secrets(mut self, secrets: Secrets) -> Self {
+        self.secrets = secrets;
+        self
+    }
+
+    /// The config.
+    pub fn config(&self) -> &AcpConfig {
+        &self.config
+    }
+}
+
+#[async_trait]
+impl SubagentProvider for AcpProvider {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        CAPABILITIES
+    }
+
+    async fn start(&self, request: StartRequest) -> subagent_core::Result<Run> {
+        if request.cancel.is_cancelled() {
+            return Err(subagent_core::Error::Cancelled);
+        }
+        let prompt = request.prompt_text();
+        if prompt.trim().is_empty() {
+            return Err(subagent_core::Error::invalid(
+                "the prompt has no text (an ACP agent is sent a text prompt)",
+            ));
+        }
+        let (mode, session_mode) = self
+            .config
+            .session_mode(&self.name, request.permission_ceiling)?;
+        let cwd = request.parent.cwd.clone();
+        let roots = Roots::new(&cwd).map_err(|error| Error::Roots(error.to_string()))?;
+        let plan = run::RunPlan {
+            program: self.config.command.clone(),
+            args: self.config.args.clone(),
+            cwd,
+            env: self
+                .config
+                .env
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            pass_env: self.config.pass_env.clone(),
+            secrets: self.secrets.clone(),
+            prompt,
+            mode,
+            session_mode,
+            permissions: self.config.permissions,
+            files: Files::new(roots, mode),
+            grace: self.config.grace(),
+            timeout: self.config.timeout(),
+        };
+        let (sender, run) = Run::channel(&self.name, &request);
+        let process = run::spawn(&plan)?;
+        tracing::debug!(provider = %self.name, pid = process.pid(), "acp agent started");
+        tokio::spawn(run::drive(process, sender, plan));
+        Ok(run)
+    }
+}
+
+/// Builds acp providers from a preset's `config:` block ([`AcpConfig`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AcpFactory;
+
+impl ProviderFactory for AcpFactory {
+    fn kind(&self) -> &str {
+        KIND
+    }
+
+    fn summary(&self) -> &str {
+        "runs any Agent Client Protocol agent (codex-acp, claude-agent-acp, …) as a child process"
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        CAPABILITIES
+    }
+
+    fn config_schema(&self) -> schemars::Schema {
+        schemars::schema_for!(AcpConfig)
+    }
+
+    fn build(
+        &self,
+        name: &str,
+        config: &Value,
+        context: &BuildContext,
+    ) -> subagent_core::Result<Arc<dyn SubagentProvider>> {
+        let mut config: AcpConfig = BuildContext::parse_config(KIND, name, config)?;
+        // A command given as a relative path (with a `/`) is relative to the preset; a bare name
+        // stays a PATH lookup.
+        config.command = context.resolve_program(&config.command);
+        let secrets = context
+            .extensions
+            .get::<Secrets>()
+            .map(|secrets| (*secrets).clone())
+            .unwrap_or_default();
+        Ok(Arc::new(
+            AcpProvider::new(name, config)?.with_secrets(secrets),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+    use subagent_core::ErrorCode;
+
+    #[test]
+    fn factory_builds_and_resolves_the_command() {
+        let context = BuildContext {
+            base_dir: "/presets".into(),
+            ..BuildContext::default()
+        };
+        let provider = AcpFactory
+            .build("a", &serde_json::json!({"command": "bin/agent"}), &context)
+            .unwrap();
+        assert_eq!(provider.name(), "a");
+        assert_eq!(provider.capabilities(), CAPABILITIES);
+        let Err(err) = AcpFactory.build("a", &serde_json::json!({"nope": 1}), &context) else {
+            panic!("an unknown field was accepted");
+        };
+        assert_eq!(err.code(), ErrorCode::InvalidArguments);
+    }
+}

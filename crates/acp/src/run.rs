@@ -1,0 +1,334 @@
+//! Driving one agent: its process (started and owned by `subagent-process`: own process group,
+//! parent-death signal, scrubbed environment, the run's cwd) and the official SDK's client
+//! connection over the process's pipes.
+//!
+//! The glue is small: the SDK's `Lines` transport takes a stream of incoming lines and a sink of
+//! outgoing ones. The incoming lines are the process's own bounded stdout lines, which this
+//! module reads (so the process owner's line bound, timeouts and reaping stay in force) and
+//! hands over a bounded channel; the outgoing sink writes to the child's stdin. The SDK spawns
+//! nothing and brings no executor: its connection is one future, run on a tokio task.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use agent_client_protocol::schema::ProtocolVersion;
+use agent_client_protocol::v1::schema::{
+    CancelNotification, ClientCapabilities, ContentBlock, FileSystemCapabilities,
+    InitializeRequest, NewSessionRequest, PromptRequest, PromptResponse, ReadTextFileRequest,
+    ReadTextFileResponse, RequestPermissionRequest, SessionNotification, SetSessionModeRequest,
+    TextContent, WriteTextFileRequest, WriteTextFileResponse,
+};
+use agent_client_protocol::{Client, Lines};
+use futures::SinkExt;
+use subagent_core::{Outcome, PermissionMode, RunEmitter, RunSender};
+use subagent_process::{Process, ProcessSpec, Secrets, Signal, StdinMode, StopPolicy};
+use tokio::io::AsyncWriteExt;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::client::{Files, answer};
+use crate::config::PermissionPolicy;
+use crate::events::StreamState;
+
+/// Everything a run needs besides the process.
+#[derive(Debug)]
+pub(crate) struct RunPlan {
+    /// The program.
+    pub program: PathBuf,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// The run's cwd: the process's and the session's.
+    pub cwd: PathBuf,
+    /// Variables set.
+    pub env: Vec<(String, String)>,
+    /// Variables passed although scrubbed.
+    pub pass_env: Vec<String>,
+    /// Withheld from the child, redacted from its output.
+    pub secrets: Secrets,
+    /// The prompt's text.
+    pub prompt: String,
+    /// The run's permission mode.
+    pub mode: PermissionMode,
+    /// The agent's session mode to set.
+    pub session_mode: Option<String>,
+    /// How permission requests are answered.
+    pub permissions: PermissionPolicy,
+    /// The agent's file access.
+    pub files: Files,
+    /// Cancel → kill grace, and SIGTERM → SIGKILL grace.
+    pub grace: Duration,
+    /// Overall limit.
+    pub timeout: Option<Duration>,
+}
+
+/// Starts the agent's process. Fails only before it exists.
+pub(crate) fn spawn(plan: &RunPlan) -> crate::Result<Process> {
+    let mut spec = ProcessSpec::new(&plan.program, &plan.cwd)
+        .args(plan.args.iter().cloned())
+        .stdin(StdinMode::Piped)
+        .stop_policy(StopPolicy::new(Signal::Terminate).grace(plan.grace))
+        .overall_timeout(plan.timeout)
+        .withhold(plan.secrets.clone());
+    for name in &plan.pass_env {
+        spec = spec.pass_env(name);
+    }
+    spec = spec.envs(plan.env.iter().cloned());
+    Ok(spec.spawn()?)
+}
+
+/// How the conversation ended.
+enum Ended {
+    /// The prompt was answered.
+    Prompt(PromptResponse),
+    /// Cancelled before the prompt was sent.
+    CancelledEarly,
+}
+
+/// Reads the agent to its end, then delivers the outcome.
+pub(crate) async fn drive(mut process: Process, sender: RunSender, plan: RunPlan) {
+    let cancel = sender.cancel_token().clone();
+    let state = Arc::new(Mutex::new(StreamState::default()));
+    let (mut lines_in, lines) = futures::channel::mpsc::channel::<std::io::Result<String>>(64);
+    let outgoing = futures::sink::unfold(process.take_stdin(), async |stdin, line: String| {
+        let Some(mut stdin) = stdin else {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::BrokenPipe,
+                "the agent's stdin is closed",
+            ));
+        };
+        stdin.write_all(line.as_bytes()).await?;
+        stdin.write_all(b"\n").await?;
+        stdin.flush().await?;
+        Ok(Some(stdin))
+    });
+    let transport = Lines::new(Box::pin(outgoing), lines);
+    let mut conversation = tokio::spawn(converse(
+        transport,
+        Setup {
+            cwd: plan.cwd.clone(),
+            prompt: plan.prompt.clone(),
+            mode: plan.mode,
+            session_mode: plan.session_mode.clone(),
+            permissions: plan.permissions,
+            files: plan.files.clone(),
+        },
+        sender.emitter(),
+        cancel.clone(),
+        Arc::clone(&state),
+    ));
+    let mut stdout_open = true;
+    let mut read_error = None;
+    let mut kill_at: Option<Instant> = None;
+    let ended = loop {
+        let far = Instant::now() + Duration::from_secs(86_400);
+        tokio::select! {
+            line = process.next_line(), if stdout_open => match line {
+                Ok(Some(line)) => {
+                    // Redacted before the SDK parses it: every event and the outcome come from it.
+                    let line = plan.secrets.redact(&line).into_owned();
+                    // The connection may be gone already; its own result says why.
+                    let _ = lines_in.send(Ok(line)).await;
+                }
+                Ok(None) => {
+                    stdout_open = false;
+                    lines_in.close_channel();
+                }
+                Err(error) => {
+                    read_error = Some(error.to_string());
+                    stdout_open = false;
+                    lines_in.close_channel();
+                }
+            },
+            joined = &mut conversation => {
+                break match joined {
+                    Ok(result) => result.map_err(|error| error.to_string()),
+                    Err(error) => Err(format!("the ACP client task ended: {error}")),
+                };
+            }
+            () = cancel.cancelled(), if kill_at.is_none() => {
+                // `session/cancel` went out from the conversation; it has the grace period to
+                // end the prompt as cancelled.
+                kill_at = Some(Instant::now() + plan.grace);
+            }
+            () = tokio::time::sleep_until(kill_at.unwrap_or(far)), if kill_at.is_some() => {
+                tracing::debug!("the ACP agent did not end its prompt within the grace period");
+                conversation.abort();
+                break Err("the agent did not end its cancelled prompt within the grace period".to_owned());
+            }
+        }
+    };
+    // Neither adapter exits when its stdin closes: the tree goes now, then it is reaped.
+    process.kill();
+    let exit = process.wait().await;
+    let stderr_tail = match &exit {
+        Ok(exit) => plan.secrets.redact(&exit.stderr_tail).into_owned(),
+        Err(_) => String::new(),
+    };
+    let state = match state.lock() {
+        Ok(mut state) => std::mem::take(&mut *state),
+        Err(poisoned) => std::mem::take(&mut *poisoned.into_inner()),
+    };
+    let outcome = match ended {
+        Ok(Ended::Prompt(response)) => state.outcome(&response),
+        Ok(Ended::CancelledEarly) => Outcome::cancelled(),
+        Err(_) if cancel.is_cancelled() => {
+            let mut outcome = Outcome::cancelled();
+            outcome.text = state.answer.clone();
+            outcome
+        }
+        Err(error) => {
+            let mut diagnostic = format!("the ACP agent failed: {error}");
+            if let Some(read) = read_error {
+                diagnostic.push_str(&format!("; reading its output: {read}"));
+            }
+            if let Ok(exit) = &exit
+                && let Some(stopped) = exit.stopped
+                && stopped != subagent_process::StopCause::Requested
+            {
+                diagnostic.push_str(&format!("; it was stopped: {}", stopped.describe()));
+            }
+            let tail = stderr_tail.trim();
+            if !tail.is_empty() {
+                let lines: Vec<&str> = tail.lines().collect();
+                let start = lines.len().saturating_sub(5);
+                diagnostic.push_str(&format!("; its stderr ends: {}", lines[start..].join("\n")));
+            }
+            Outcome::with_status(
+                subagent_core::StopReason::Failed,
+                state.answer.clone(),
+                Some(diagnostic),
+            )
+        }
+    };
+    sender.finish(outcome);
+}
+
+/// What the conversation needs to know.
+struct Setup {
+    cwd: PathBuf,
+    prompt: String,
+    mode: PermissionMode,
+    session_mode: Option<String>,
+    permissions: PermissionPolicy,
+    files: Files,
+}
+
+fn fs_error(message: String) -> agent_client_protocol::Error {
+    agent_client_protocol::Error::new(agent_client_protocol::ErrorCode::INVALID_PARAMS, message)
+}
+
+/// `initialize` → `session/new` → (`session/set_mode`) → `session/prompt`; a cancel sends
+/// `session/cancel` and keeps waiting for the prompt's answer.
+async fn converse<O, I>(
+    transport: Lines<O, I>,
+    setup: Setup,
+    emitter: RunEmitter,
+    cancel: CancellationToken,
+    state: Arc<Mutex<StreamState>>,
+) -> Result<Ended, agent_client_protocol::Error>
+where
+    O: futures::Sink<String, Error = std::io::Error> + Send + 'static,
+    I: futures::Stream<Item = std::io::Result<String>> + Send + 'static,
+{
+    let Setup {
+        cwd,
+        prompt,
+        mode,
+        session_mode,
+        permissions,
+        files,
+    } = setup;
+    let read_files = files.clone();
+    Client
+        .v1()
+        .name("subagents")
+        .on_receive_notification(
+            async move |notification: SessionNotification, _cx| {
+                let mut events = Vec::new();
+                match state.lock() {
+                    Ok(mut state) => state.update(notification.update, &mut events),
+                    Err(poisoned) => poisoned
+                        .into_inner()
+                        .update(notification.update, &mut events),
+                }
+                for event in events {
+                    emitter.emit(event);
+                }
+                Ok(())
+            },
+            agent_client_protocol::on_receive_notification!(),
+        )
+        .on_receive_request(
+            async move |request: RequestPermissionRequest, responder, _cx| {
+                responder.respond(answer(permissions, mode, &request))
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: ReadTextFileRequest, responder, _cx| match read_files.read(
+                &request.path,
+                request.line,
+                request.limit,
+            ) {
+                Ok(text) => responder.respond(ReadTextFileResponse::new(text)),
+                Err(message) => responder.respond_with_error(fs_error(message)),
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: WriteTextFileRequest, responder, _cx| match files
+                .write(&request.path, &request.content)
+            {
+                Ok(()) => responder.respond(WriteTextFileResponse::new()),
+                Err(message) => responder.respond_with_error(fs_error(message)),
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .connect_with(transport, async move |cx| {
+            let setup = async {
+                cx.send_request(
+                    InitializeRequest::new(ProtocolVersion::V1).client_capabilities(
+                        ClientCapabilities::new().fs(FileSystemCapabilities::new()
+                            .read_text_file(true)
+                            .write_text_file(true)),
+                    ),
+                )
+                .block_task()
+                .await?;
+                let session = cx
+                    .send_request(NewSessionRequest::new(cwd))
+                    .block_task()
+                    .await?;
+                if let Some(mode_id) = session_mode {
+                    cx.send_request(SetSessionModeRequest::new(
+                        session.session_id.clone(),
+                        mode_id,
+                    ))
+                    .block_task()
+                    .await?;
+                }
+                Ok::<_, agent_client_protocol::Error>(session.session_id)
+            };
+            let session_id = tokio::select! {
+                id = setup => id?,
+                () = cancel.cancelled() => return Ok(Ended::CancelledEarly),
+            };
+            let prompt = cx
+                .send_request(PromptRequest::new(
+                    session_id.clone(),
+                    vec![ContentBlock::Text(TextContent::new(prompt))],
+                ))
+                .block_task();
+            tokio::pin!(prompt);
+            let response = tokio::select! {
+                response = &mut prompt => response?,
+                () = cancel.cancelled() => {
+                    cx.send_notification(CancelNotification::new(session_id))?;
+                    prompt.await?
+                }
+            };
+            Ok(Ended::Prompt(response))
+        })
+        .await
+}
