@@ -102,6 +102,11 @@ pub struct DelegateArgs {
     /// Instructions added to the child's own.
     #[arg(long)]
     pub persona: Option<String>,
+    /// How hard the child's model reasons: low, medium, high, xhigh or max (an agent
+    /// definition's `effort:` values); a provider that does not declare `effort` (fork, say)
+    /// refuses before the child starts (default: the agent type's, else the model's own).
+    #[arg(long, value_name = "LEVEL", value_parser = parse_effort)]
+    pub effort: Option<subagent_core::Effort>,
     /// Continue a finished run: the `session.id` of its outcome (`--json`), on the same
     /// provider and from the same `--cwd`.
     #[arg(long, value_name = "SESSION_ID")]
@@ -169,6 +174,15 @@ pub enum PresetCommand {
     },
     /// Print the JSON Schema of the preset format (for editor completion).
     Schema,
+}
+
+fn parse_effort(text: &str) -> Result<subagent_core::Effort, String> {
+    subagent_core::Effort::parse(text).ok_or_else(|| {
+        format!(
+            "unknown effort `{text}` (valid: {})",
+            subagent_core::Effort::valid()
+        )
+    })
 }
 
 fn parse_mode(text: &str) -> Result<subagent_core::PermissionMode, String> {

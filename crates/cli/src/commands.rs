@@ -159,6 +159,10 @@ async fn delegate(
     if let Some(turns) = args.max_turns {
         builder = builder.max_turns(turns);
     }
+    // After the agent type's: the flag beats the definition's `effort:`.
+    if let Some(effort) = args.effort {
+        builder = builder.effort(effort);
+    }
     // The flag's isolation, else the agent type's: the delegation tool's rule.
     if let Some(isolation) =
         subagent_core::Isolation::resolve(args.isolation.as_deref(), profile.as_ref())?

@@ -2,6 +2,7 @@ mod config;
 #[cfg(feature = "e2e")]
 mod cross_product;
 mod delegate;
+mod effort;
 mod embedding;
 mod guide;
 mod lists;
