@@ -1,0 +1,65 @@
+//! SSE framing: what we write decodes back; the SDKs' framing (pings, CRLF, `event: error`)
+//! decodes in any chunking.
+
+use pretty_assertions::assert_eq;
+use serde_json::json;
+use subagent_a2a::rpc::{Kind, Response, RpcError};
+use subagent_a2a::sse::{Decoder, Event, LineTooLong, error_event, event};
+
+fn decode_in_chunks(bytes: &[u8], size: usize) -> Vec<Event> {
+    let mut decoder = Decoder::new(1 << 20);
+    bytes
+        .chunks(size)
+        .flat_map(|chunk| decoder.feed(chunk).unwrap())
+        .collect()
+}
+
+#[test]
+fn events_decode_whatever_the_chunking() {
+    let response = Response::result(json!(1), json!({"statusUpdate": {"taskId": "t"}}));
+    let mut wire = event(&response);
+    assert_eq!(
+        wire,
+        "data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"statusUpdate\":{\"taskId\":\"t\"}}}\n\n"
+    );
+    wire.push_str(": ping - 2026-11-30 23:09:16.017046+00:00\r\n\r\n");
+    wire.push_str("data: {\"a\":\r\ndata: 1}\r\n\r\n");
+    wire.push_str(&error_event(
+        json!(1),
+        RpcError::new(Kind::Internal, "boom"),
+    ));
+    let expected = vec![
+        Event {
+            name: String::new(),
+            data: serde_json::to_string(&response).unwrap(),
+        },
+        Event {
+            name: String::new(),
+            data: "{\"a\":\n1}".to_owned(),
+        },
+        Event {
+            name: "error".to_owned(),
+            data: serde_json::to_string(&Response::error(
+                json!(1),
+                RpcError::new(Kind::Internal, "boom"),
+            ))
+            .unwrap(),
+        },
+    ];
+    for size in [1, 2, 7, wire.len()] {
+        assert_eq!(
+            decode_in_chunks(wire.as_bytes(), size),
+            expected,
+            "chunks of {size}"
+        );
+    }
+}
+
+#[test]
+fn a_line_past_the_limit_is_an_error() {
+    let mut decoder = Decoder::new(8);
+    assert_eq!(
+        decoder.feed(b"data: 123456789"),
+        Err(LineTooLong { limit: 8 })
+    );
+}
