@@ -223,6 +223,10 @@ async fn delegate(
         render::print_json_line(&render::outcome_json(run_id, &provider, &driven.outcome));
     } else {
         render::print_outcome_human(&driven.outcome, &progress);
+        let resume = format!("subagent delegate --provider {provider}");
+        if let Some(line) = render::session_line(&driven.outcome, &resume) {
+            eprintln!("{line}");
+        }
     }
     Ok(exit_for(driven.outcome.status, driven.interrupted))
 }
@@ -331,6 +335,9 @@ async fn run(args: RunArgs, factories: &[Arc<dyn ProviderFactory>]) -> Result<Ex
             for delegation in &made {
                 eprintln!("  {}", delegation.line());
             }
+        }
+        if let Some(line) = render::session_line(&driven.outcome, "subagent run") {
+            eprintln!("{line}");
         }
     }
     Ok(exit_for(driven.outcome.status, driven.interrupted))

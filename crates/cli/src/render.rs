@@ -293,6 +293,17 @@ pub fn print_outcome_human(outcome: &Outcome, progress: &Progress) {
     }
 }
 
+/// The session a run wrote, for people: its id and the command that continues it (`resume`:
+/// the command up to `--resume`, e.g. `subagent run`). `None` when no transcript was written.
+pub fn session_line(outcome: &Outcome, resume: &str) -> Option<String> {
+    outcome.session.as_ref().map(|session| {
+        format!(
+            "session: {id} (continue it: {resume} --resume {id} PROMPT)",
+            id = session.id
+        )
+    })
+}
+
 /// A kept worktree, for people: where, its branch, what changed.
 pub fn worktree_text(worktree: &subagent_core::WorktreeReport) -> String {
     format!(

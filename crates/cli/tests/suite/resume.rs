@@ -102,3 +102,50 @@ async fn delegate_resumes_a_spawn_session() {
     );
     assert_eq!(server.model_requests().len(), 2);
 }
+
+/// The session id a human-output command printed on stderr (`session: ID …`).
+fn printed_session(stderr: &str) -> String {
+    let line = stderr
+        .lines()
+        .find(|line| line.starts_with("session: "))
+        .unwrap_or_else(|| panic!("no session line in: {stderr}"));
+    line["session: ".len()..]
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_owned()
+}
+
+/// `delegate` without `--json` says which session to resume, and how.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delegate_prints_the_session_to_resume() {
+    let server = FakeServer::from_yaml(CHILD).await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let preset = fake_preset(home.path(), &server.url(), "");
+    let output = tokio::task::block_in_place(|| {
+        subagent(home.path())
+            .env("FAKE_KEY", "test-key")
+            .args(["delegate", "--provider", "spawn", "--preset"])
+            .arg(&preset)
+            .arg("remember the word BETA")
+            .output()
+            .unwrap()
+    });
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let err = stderr(&output);
+    let id = printed_session(&err);
+    assert!(
+        err.contains(&format!(
+            "\nsession: {id} (continue it: subagent delegate --provider spawn --resume {id} PROMPT)\n"
+        )),
+        "{err}"
+    );
+    let sessions = home.path().join(".local/state/subagents/sessions");
+    let project = std::fs::read_dir(&sessions)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    assert!(project.join(format!("{id}.jsonl")).is_file(), "{err}");
+}
