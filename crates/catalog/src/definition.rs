@@ -1,7 +1,7 @@
 //! One agent definition, as written, and what it becomes for the delegation tool.
 
 use serde::Serialize;
-use subagent_core::agents::AgentProfile;
+use subagent_core::agents::{AgentProfile, Settings};
 use subagent_core::{Capability, Effort, PermissionMode, ToolFilter};
 
 use crate::source::{Origin, Source};
@@ -187,6 +187,35 @@ impl Definition {
         profile.background = self.background;
         profile.source = self.origin.to_string();
         profile
+    }
+
+    /// Its layer of the effective configuration (see [`resolve`](crate::resolve)): its model,
+    /// effort, tool filter (with aliases, see [`Definition::tool_filter`]), permission mode,
+    /// turn limit, isolation and background flag.
+    pub fn settings(&self) -> Settings {
+        let mut settings = Settings::default();
+        if let Some(model) = &self.model {
+            settings = settings.model(model.clone());
+        }
+        if let Some(effort) = self.effort {
+            settings = settings.effort(effort);
+        }
+        if let Some(filter) = self.tool_filter() {
+            settings = settings.tool_filter(filter);
+        }
+        if let Some(mode) = self.permission_mode {
+            settings = settings.permission_mode(mode);
+        }
+        if let Some(turns) = self.max_turns {
+            settings = settings.max_turns(turns);
+        }
+        if let Some(isolation) = self.isolation {
+            settings = settings.isolation(isolation.as_str());
+        }
+        if self.background {
+            settings = settings.background(true);
+        }
+        settings
     }
 
     /// The request capabilities starting it needs from its provider, in table order:

@@ -16,8 +16,9 @@
 //!   tools ([`tool_warnings`]: unknown tool names with a guess, a filter that leaves no tools);
 //! - remembering which definition files did not load under the name they would have defined
 //!   ([`Catalog::failed_definitions`]), so that "unknown agent type" can say why;
-//! - effective-config resolution: request > definition > persona > parent, permission modes and
-//!   tool filters intersected ([`resolve`]).
+//! - a definition's layer of the effective configuration ([`Definition::settings`]); the
+//!   resolver itself (request > definition > persona > parent, permission modes and tool
+//!   filters intersected: [`resolve`]) is `subagent_core::agents`', re-exported here.
 //!
 //! Deliberately not here: where the home directory or the project root is (the CLI decides and
 //! passes them), watching files (the caller calls [`Catalog::reload`]), resolving model aliases
@@ -32,7 +33,6 @@ mod catalog;
 mod definition;
 mod error;
 mod parse;
-mod resolve;
 mod source;
 mod tools;
 mod warning;
@@ -45,7 +45,7 @@ pub use error::{Error, Result};
 pub use parse::{
     KNOWN_FIELDS, MAX_FILE_BYTES, MAX_NAME_CHARS, Parsed, load_file, parse_definition,
 };
-pub use resolve::{Effective, Layers, Settings, intersect_filters, resolve};
 pub use source::{Origin, Source, SourceDir, standard_dirs};
+pub use subagent_core::agents::{Effective, Layers, Settings, intersect_filters, resolve};
 pub use tools::{TOOL_ALIASES, split_tool_list, tool_aliases, with_aliases};
 pub use warning::{Location, Warning, WarningKind};

@@ -5,10 +5,18 @@
 //! in-process runtime's delegation tool reads them through [`AgentDirectory`], so neither
 //! depends on the other. [`PermissionMode`] and [`ToolFilter`] are also at the crate root: they
 //! are the types of two [`StartRequest`](crate::StartRequest) fields.
+//!
+//! The effective configuration of a child is resolved here too ([`resolve`]: explicit request >
+//! agent definition > persona > parent, modes and filters intersected), and
+//! [`StartRequestBuilder::agent_with`](crate::StartRequestBuilder::agent_with) makes a request
+//! of it: the catalog re-exports the resolver, the delegation tool and the CLI start through it.
 
 use serde::{Deserialize, Serialize};
 
+mod resolve;
+
 pub use crate::filter::{ToolFilter, wildcard_match};
+pub use resolve::{Effective, Layers, Settings, intersect_filters, resolve};
 
 /// How a child's tool calls are permitted. Written as ours (kebab-case: `accept-edits`) or as
 /// Claude Code writes it (camelCase: `acceptEdits`, `bypassPermissions`), wherever a mode is read

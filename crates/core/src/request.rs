@@ -7,7 +7,7 @@ use serde_json::Value;
 use subagent_session::{ContentBlock, EventLog};
 use tokio_util::sync::CancellationToken;
 
-use crate::agents::AgentProfile;
+use crate::agents::{AgentProfile, Effective, Layers, Settings, resolve};
 use crate::{
     Capability, Extensions, Isolation, PermissionMode, SessionRef, ToolFilter, default_description,
 };
@@ -351,39 +351,79 @@ impl StartRequestBuilder {
         self
     }
 
-    /// Runs the child as the agent type `profile` says, on top of what is set so far: its
-    /// instructions appended to the persona, its tool filter and permission mode intersected
-    /// with the ones set (so a `plan` agent is read-only whatever else applies, and its mode
-    /// reaches every provider through [`StartRequest::permission_ceiling`]), its model unless
-    /// `inherit`, its turn limit, its reasoning effort, the agent types it may start. The one
-    /// mapping from an agent type to a request: the
-    /// delegation tool and `subagent delegate --agent` both use it. The caller's own choices
-    /// (a model named in the call, say) are set after it; description, provider and background
-    /// stay the caller's, and so does isolation, which can be refused:
-    /// [`Isolation::resolve`] combines the call's and the agent type's.
-    pub fn agent(mut self, profile: &AgentProfile) -> Self {
-        if let Some(instructions) = &profile.instructions {
-            self = self.add_persona(instructions);
+    /// What is set so far as one layer of settings: model, effort, tool filter, permission
+    /// ceiling (as the mode) and turn limit.
+    fn settings(&self) -> Settings {
+        let request = &self.request;
+        Settings {
+            model: request.model.clone(),
+            effort: request.effort,
+            tool_filter: request.tool_filter.clone(),
+            permission_mode: request.permission_ceiling,
+            max_turns: request.max_turns,
+            ..Settings::default()
         }
-        if let Some(filter) = &profile.tool_filter {
-            self = self.restrict_tools(filter);
-        }
-        if let Some(mode) = profile.permission_mode {
-            self = self.restrict_permissions(mode);
-        }
-        if let Some(model) = profile.model.as_ref().filter(|m| *m != INHERIT_MODEL) {
+    }
+
+    /// Takes an effective configuration ([`resolve`]'s result): its model, effort and turn limit
+    /// replace what was set (where it has one); its tool filter and permission mode only narrow
+    /// what was set, the mode as [`StartRequest::permission_ceiling`], so a `plan` agent is
+    /// read-only on every provider. Isolation and background stay the caller's: isolation can be
+    /// refused ([`Isolation::resolve`] checks it) and background depends on the caller's policy.
+    pub fn effective(mut self, effective: &Effective) -> Self {
+        if let Some(model) = &effective.model {
             self = self.model(model.clone());
         }
-        if let Some(turns) = profile.max_turns {
-            self = self.max_turns(turns);
-        }
-        if let Some(effort) = profile.effort {
+        if let Some(effort) = effective.effort {
             self = self.effort(effort);
         }
-        if let Some(types) = &profile.agent_types {
-            self = self.restrict_agent_types(types);
+        if let Some(filter) = &effective.tool_filter {
+            self = self.restrict_tools(filter);
+        }
+        if let Some(mode) = effective.permission_mode {
+            self = self.restrict_permissions(mode);
+        }
+        if let Some(turns) = effective.max_turns {
+            self = self.max_turns(turns);
         }
         self
+    }
+
+    /// Runs the child as the agent type `profile` (if any) says, with the other `layers`: the
+    /// profile is the definition layer (whatever `layers.definition` said), its instructions are
+    /// appended to the persona, the agent types it may start narrow the request's, and the
+    /// request's settings are [`resolve`]d from the four layers (explicit request > definition >
+    /// persona > parent, see [`crate::agents::resolve`]) and taken with
+    /// [`StartRequestBuilder::effective`]. The one mapping from an agent type and a call to a
+    /// request: the delegation tool (its call's arguments, the row, the parent run) and
+    /// `subagent delegate` both use it. Description, provider, background and isolation stay
+    /// the caller's ([`Isolation::resolve`] combines the call's and the agent type's).
+    pub fn agent_with(mut self, profile: Option<&AgentProfile>, mut layers: Layers) -> Self {
+        if let Some(profile) = profile {
+            if let Some(instructions) = &profile.instructions {
+                self = self.add_persona(instructions);
+            }
+            if let Some(types) = &profile.agent_types {
+                self = self.restrict_agent_types(types);
+            }
+            layers.definition = Settings::from_profile(profile);
+        }
+        self.effective(&resolve(&layers))
+    }
+
+    /// Runs the child as the agent type `profile` says, on top of what is set so far (which
+    /// counts as the persona layer: the agent type's model, effort and turn limit win over it,
+    /// its tool filter and permission mode narrow it): [`StartRequestBuilder::agent_with`]. The
+    /// caller's own choices (a model named in a call, say) are set after it.
+    pub fn agent(self, profile: &AgentProfile) -> Self {
+        let persona = self.settings();
+        self.agent_with(
+            Some(profile),
+            Layers {
+                persona,
+                ..Layers::default()
+            },
+        )
     }
 
     /// The request.
@@ -497,6 +537,79 @@ mod tests {
             .build();
         assert_eq!(request.agent_types, Some(vec!["plan".to_owned()]));
         assert!(request.required_capabilities().is_empty());
+    }
+
+    #[test]
+    fn agent_with_resolves_call_over_definition_over_persona_over_parent() {
+        let mut profile = AgentProfile::new("worker", "works");
+        profile.model = Some("def-m".into());
+        profile.max_turns = Some(4);
+        profile.permission_mode = Some(PermissionMode::AcceptEdits);
+        profile.tool_filter = Some(ToolFilter::allow(["read_file", "grep", "bash"]));
+        let layers = |request: Settings| Layers {
+            request,
+            persona: Settings::default()
+                .model("persona-m")
+                .effort(Effort::Medium)
+                .tool_filter(ToolFilter::deny(["bash"])),
+            parent: Settings::default()
+                .model("parent-m")
+                .effort(Effort::Low)
+                .permission_mode(PermissionMode::Default)
+                .max_turns(99),
+            ..Layers::default()
+        };
+        let request = StartRequest::builder("task")
+            .agent_with(Some(&profile), layers(Settings::default().model("call-m")))
+            .build();
+        assert_eq!(
+            (
+                mapped(&request),
+                request.effort,
+                request.required_capabilities()
+            ),
+            (
+                (
+                    None,
+                    Some(ToolFilter {
+                        allow: Some(vec!["read_file".into(), "grep".into(), "bash".into()]),
+                        deny: vec!["bash".into()],
+                    }),
+                    Some(PermissionMode::Default),
+                    Some("call-m".into()),
+                    Some(4),
+                ),
+                Some(Effort::Medium),
+                vec![
+                    Capability::ToolFilter,
+                    Capability::ModelOverride,
+                    Capability::MaxTurns,
+                    Capability::Effort
+                ],
+            )
+        );
+        // Without a call's model or a definition, the persona's; the parent's turn limit is its
+        // own.
+        let request = StartRequest::builder("task")
+            .agent_with(None, layers(Settings::default().model("inherit")))
+            .build();
+        assert_eq!(
+            (request.model, request.max_turns, request.effort),
+            (Some("persona-m".into()), None, Some(Effort::Medium))
+        );
+        let request = StartRequest::builder("task")
+            .agent_with(
+                None,
+                Layers {
+                    parent: Settings::default().model("parent-m").effort(Effort::Low),
+                    ..Layers::default()
+                },
+            )
+            .build();
+        assert_eq!(
+            (request.model, request.effort),
+            (Some("parent-m".into()), Some(Effort::Low))
+        );
     }
 
     #[test]

@@ -387,6 +387,7 @@ fn snapshot(messages: usize, dir: &std::path::Path) -> ParentSnapshot {
         tools: ToolSet::new(ToolSet::builtin(BashConfig::default())),
         model,
         model_id: None,
+        effort: None,
         max_tokens: 4096,
         messages: Messages::from(log.messages()),
         log,

@@ -619,6 +619,7 @@ impl Agent {
             tools: self.config.tools.clone(),
             model: Arc::clone(&self.config.model),
             model_id: self.config.model_id.clone(),
+            effort: self.config.effort,
             max_tokens: self.config.max_tokens,
             log: state.log.clone(),
             messages: state.messages.clone(),

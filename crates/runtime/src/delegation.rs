@@ -20,11 +20,11 @@ use async_trait::async_trait;
 use futures::{FutureExt, StreamExt};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use subagent_core::agents::{AgentDirectory, AgentProfile};
+use subagent_core::agents::{AgentDirectory, AgentProfile, Layers, Settings};
 use subagent_core::registry::Registry;
 use subagent_core::{
-    Error as CoreError, INHERIT_MODEL, Isolation, Outcome, ParentContext, Run, RunEvent,
-    SessionRef, StartRequest, ToolFilter, WorktreeReport, default_description,
+    Error as CoreError, Isolation, Outcome, ParentContext, Run, RunEvent, SessionRef, StartRequest,
+    ToolFilter, WorktreeReport, default_description,
 };
 use subagent_model::{Messages, Model, ToolSpec};
 use subagent_session::EventLog;
@@ -62,6 +62,9 @@ pub struct ParentSnapshot {
     pub model: Arc<dyn Model>,
     /// The model id the parent sent.
     pub model_id: Option<String>,
+    /// The reasoning effort the parent asked of its model (a fork asks the same; a spawned
+    /// child inherits it when its provider takes an effort).
+    pub effort: Option<subagent_model::Effort>,
     /// The parent's output token limit.
     pub max_tokens: u32,
     /// The parent's log, up to and including the assistant message that made the call (and its
@@ -313,17 +316,18 @@ impl DelegationTool {
             Ok(isolation) => isolation,
             Err(error) => return Err(error_result(&error)),
         };
-        let enforces_depth = self
+        let capabilities = self
             .registry
             .get(&provider)
-            .is_some_and(|p| p.capabilities().depth_limit);
+            .map(|p| p.capabilities())
+            .unwrap_or(subagent_core::Capabilities::NONE);
         let mut request = self.start_request(
             &args,
             profile.as_ref(),
             context,
             background,
             fork,
-            enforces_depth,
+            &capabilities,
         );
         // The call's isolation, else the agent type's (refused above when not valid).
         request.isolation = isolation;
@@ -389,6 +393,24 @@ impl DelegationTool {
         self.config.max_depth.is_some() || listed || restricted
     }
 
+    /// The parent layer of a child's effective configuration: the calling run's permission mode
+    /// (the child never runs looser than its parent, whatever runs it: a plan-mode parent cannot
+    /// write through a Claude Code or Codex child), and its reasoning effort when the child's
+    /// provider takes one (inheriting is not a demand: a provider without `effort` runs at its
+    /// model's default instead of refusing the call). The parent's model is inherited as the
+    /// provider's own default model, not by id (a product CLI names models its own way).
+    fn parent_settings(
+        &self,
+        context: &ToolContext,
+        capabilities: &subagent_core::Capabilities,
+    ) -> Settings {
+        let parent = Settings::default().permission_mode(context.env.permissions.mode);
+        match context.snapshot.effort {
+            Some(effort) if capabilities.effort => parent.effort(effort),
+            _ => parent,
+        }
+    }
+
     fn description_text(&self) -> String {
         let mut text = self.config.description.clone().unwrap_or_else(|| {
             "Delegate a self-contained task to a subagent. The subagent works on its own and its final report comes back as this tool's result. Give it a complete prompt: it does not see this conversation unless it is a fork.".to_owned()
@@ -417,7 +439,7 @@ impl DelegationTool {
         context: &ToolContext,
         background: bool,
         fork: bool,
-        enforces_depth: bool,
+        capabilities: &subagent_core::Capabilities,
     ) -> StartRequest {
         let env = &context.env;
         let mut snapshot = ParentSnapshot::clone(&context.snapshot);
@@ -439,15 +461,11 @@ impl DelegationTool {
             .clone()
             .filter(|d| !d.trim().is_empty())
             .unwrap_or_else(|| default_description(&args.prompt));
-        // The child never runs looser than its parent (nor than its agent type asks, which
-        // `agent` below adds), whatever runs it: a plan-mode parent or agent type cannot write
-        // through a Claude Code or Codex child.
         let mut builder = StartRequest::builder(args.prompt.clone())
             .description(description)
             .parent(parent)
             .cancel(context.cancel.child_token())
-            .background(background)
-            .permission_ceiling(env.permissions.mode);
+            .background(background);
         if let Some(schema) = &args.output_schema {
             builder = builder.output_schema(schema.clone());
         }
@@ -458,7 +476,7 @@ impl DelegationTool {
         // opt-in: unless the row or the agent type asks for it, the cap a provider that enforces
         // depth is told is the child's own depth, so the child cannot delegate.
         let cap = self.cap(env);
-        if enforces_depth {
+        if capabilities.depth_limit {
             let child_cap = if self.nests(profile) {
                 cap
             } else {
@@ -468,24 +486,27 @@ impl DelegationTool {
         } else if self.config.max_depth.is_some() || cap < self.registry.max_depth() {
             builder = builder.max_depth(cap);
         }
-        // A fork keeps the parent's tools and instructions: the row's and an agent type's do not
-        // apply (and a fork has no agent type).
+        // The effective configuration, through the one resolver: the call's model > the agent
+        // type's settings > the row's > the parent's. A fork keeps the parent's tools and
+        // instructions: the row's and an agent type's do not apply (and a fork has no agent
+        // type), and a fork cannot change model (the gate says so when the call names one).
+        let mut layers = Layers {
+            request: Settings::default(),
+            parent: self.parent_settings(context, capabilities),
+            ..Layers::default()
+        };
+        if let Some(model) = &args.model {
+            layers.request = layers.request.model(model.clone());
+        }
         if !fork {
             if let Some(filter) = &self.config.tool_filter {
-                builder = builder.restrict_tools(filter);
+                layers.persona = layers.persona.tool_filter(filter.clone());
             }
             if let Some(persona) = &self.config.persona {
                 builder = builder.add_persona(persona);
             }
-            if let Some(profile) = profile {
-                builder = builder.agent(profile);
-            }
         }
-        // The model named in the call beats the agent type's (`inherit` names none); a fork
-        // cannot change model, and the gate says so.
-        if let Some(model) = args.model.as_ref().filter(|m| *m != INHERIT_MODEL) {
-            builder = builder.model(model.clone());
-        }
+        builder = builder.agent_with(profile.filter(|_| !fork), layers);
         let mut request = builder.build();
         // An agent type limited to some agent types (`Agent(…)` in its tools) keeps this tool,
         // unless the row's filter denies it.

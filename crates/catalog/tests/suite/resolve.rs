@@ -4,7 +4,7 @@ use pretty_assertions::assert_eq;
 use subagent_catalog::{
     Definition, Effective, Isolation, Layers, Settings, intersect_filters, resolve,
 };
-use subagent_core::{PermissionMode, ToolFilter};
+use subagent_core::{Effort, PermissionMode, ToolFilter};
 
 fn s() -> Settings {
     Settings::default()
@@ -41,13 +41,13 @@ fn layers_resolve_by_priority_and_intersection() {
         (
             "definition beats persona",
             Layers {
-                definition: s().model("def-m").effort("low"),
-                persona: s().model("persona-m").effort("high"),
+                definition: s().model("def-m").effort(Effort::Low),
+                persona: s().model("persona-m").effort(Effort::High),
                 ..Layers::default()
             },
             effective(|e| {
                 e.model = Some("def-m".into());
-                e.effort = Some("low".into());
+                e.effort = Some(Effort::Low);
             }),
         ),
         (
@@ -76,10 +76,7 @@ fn layers_resolve_by_priority_and_intersection() {
         (
             "the parent's turn limit and isolation are its own",
             Layers {
-                parent: s()
-                    .max_turns(3)
-                    .isolation(Isolation::Worktree)
-                    .background(true),
+                parent: s().max_turns(3).isolation("worktree").background(true),
                 ..Layers::default()
             },
             Effective::default(),
@@ -87,11 +84,11 @@ fn layers_resolve_by_priority_and_intersection() {
         (
             "isolation: request > definition > persona",
             Layers {
-                definition: s().isolation(Isolation::Remote),
-                persona: s().isolation(Isolation::Worktree),
+                definition: s().isolation(Isolation::Remote.as_str()),
+                persona: s().isolation("worktree"),
                 ..Layers::default()
             },
-            effective(|e| e.isolation = Some(Isolation::Remote)),
+            effective(|e| e.isolation = Some("remote".into())),
         ),
         (
             "read-only definition ∩ bypass request = read-only",
@@ -221,19 +218,19 @@ fn settings_from_a_definition() {
     definition.isolation = Some(Isolation::Worktree);
     definition.effort = Some(subagent_core::Effort::High);
     definition.background = true;
-    let settings = Settings::from_definition(&definition);
+    let settings = definition.settings();
     assert_eq!(
         settings,
         s().model("m")
-            .effort("high")
+            .effort(Effort::High)
             .tool_filter(ToolFilter::allow(["Read", "read_file"]))
             .permission_mode(PermissionMode::DontAsk)
             .max_turns(4)
-            .isolation(Isolation::Worktree)
+            .isolation("worktree")
             .background(true)
     );
     assert_eq!(
-        Settings::from_definition(&Definition::new("y", "d", "p")),
+        Definition::new("y", "d", "p").settings(),
         Settings::default()
     );
 }

@@ -59,6 +59,7 @@ impl Fork {
             tools: ToolSet::new(ToolSet::builtin(BashConfig::default())),
             model: model(ModelKind::Anthropic, server),
             model_id: None,
+            effort: None,
             max_tokens: 4096,
             log,
             messages: messages.into(),

@@ -4,6 +4,7 @@ mod delegation;
 mod depth;
 mod fanout;
 mod nesting;
+mod precedence;
 mod resume;
 mod structured;
 mod support;
