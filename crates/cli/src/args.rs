@@ -134,6 +134,10 @@ pub struct RunArgs {
     /// bypassPermissions) work too. Children inherit it, never looser.
     #[arg(long, default_value = "default", value_parser = parse_mode)]
     pub permission_mode: subagent_core::PermissionMode,
+    /// Continue an earlier run: the session id it printed at its end (`session.id` of its
+    /// `--json` outcome), from the same `--cwd`; the model sees that conversation first.
+    #[arg(long, value_name = "SESSION_ID")]
+    pub resume: Option<String>,
     /// Print events as JSON lines, then the outcome object (for machines).
     #[arg(long)]
     pub json: bool,

@@ -170,12 +170,7 @@ async fn delegate(
         builder = builder.isolation(isolation);
     }
     if let Some(id) = &args.resume {
-        builder = builder.resume(subagent_core::SessionRef {
-            provider: provider.clone(),
-            id: id.clone(),
-            cwd: Some(runnable.cwd.clone()),
-            transcript: None,
-        });
+        builder = builder.resume(session_ref(&provider, id, &runnable.cwd));
     }
     if let Some(path) = &args.output_schema {
         let text = subagent_session::read_user_text(path, MAX_SCHEMA_FILE)
@@ -229,6 +224,62 @@ async fn delegate(
         }
     }
     Ok(exit_for(driven.outcome.status, driven.interrupted))
+}
+
+/// The session `id` of `provider`, continued from `cwd`: what `--resume` asks for, of a child
+/// (`delegate`) or of the `run` parent.
+fn session_ref(provider: &str, id: &str, cwd: &std::path::Path) -> subagent_core::SessionRef {
+    subagent_core::SessionRef {
+        provider: provider.to_owned(),
+        id: id.to_owned(),
+        cwd: Some(cwd.to_path_buf()),
+        transcript: None,
+    }
+}
+
+/// What the `run` parent's sessions belong to (the runtime names a top-level run's session so).
+const PARENT_PROVIDER: &str = "runtime";
+
+/// The `run` parent's start: `prompt` as a fresh conversation, or (`--resume`) as the next
+/// message of session `resume`, through the runtime's session store as spawn resumes a child
+/// (`SessionStore::resume`, then `Agent::resuming`): `NOT_RESUMABLE` for an id that names no
+/// session here or one still being written, and without a state dir.
+async fn parent_start(
+    agent: subagent_runtime::Agent,
+    prompt: String,
+    resume: Option<&str>,
+    runnable: &Runnable,
+) -> Result<subagent_core::Run, Refusal> {
+    let blocks = vec![subagent_session::ContentBlock::text(prompt.clone())];
+    let request = StartRequest::builder(prompt)
+        .cwd(&runnable.cwd)
+        .depth(agent.config().depth)
+        .build();
+    let Some(id) = resume else {
+        return Ok(agent.start(
+            PARENT_PROVIDER,
+            &request,
+            subagent_runtime::Seed::fresh(blocks),
+        ));
+    };
+    let Some(store) = &runnable.sessions else {
+        return Err(Refusal::new(
+            "NOT_RESUMABLE",
+            format!(
+                "cannot resume session {id}: no transcripts are kept without a state dir (set HOME or XDG_STATE_HOME to an absolute path)"
+            ),
+        ));
+    };
+    let resumed = store
+        .resume(
+            PARENT_PROVIDER,
+            &session_ref(PARENT_PROVIDER, id, &runnable.cwd),
+            blocks,
+        )
+        .await?;
+    Ok(agent
+        .resuming(resumed.session)
+        .start(PARENT_PROVIDER, &request, resumed.seed))
 }
 
 /// The system prompt of the `run` parent.
@@ -297,9 +348,9 @@ async fn run(args: RunArgs, factories: &[Arc<dyn ProviderFactory>]) -> Result<Ex
     config.permissions = permissions;
     let agent =
         subagent_runtime::Agent::new(config).map_err(|e| Refusal::invalid(e.to_string()))?;
-    notice(&runnable, mode);
     let mut interrupts = Interrupts::listen();
-    let run = agent.start_prompt(prompt, subagent_core::CancellationToken::new());
+    let run = parent_start(agent, prompt, args.resume.as_deref(), &runnable).await?;
+    notice(&runnable, mode);
     let run_cancel = run.cancel_token();
     let _questions_end = questions.clone().drop_guard();
     tokio::spawn(async move {

@@ -149,3 +149,80 @@ async fn delegate_prints_the_session_to_resume() {
         .path();
     assert!(project.join(format!("{id}.jsonl")).is_file(), "{err}");
 }
+
+const PARENT: &str = r#"
+- match: "remember the word GAMMA"
+  steps: [{text: "remembered GAMMA"}]
+- match: "which word"
+  steps: [{text: "the word was GAMMA"}]
+"#;
+
+/// `run` prints its session at the end; `run --resume` with it continues that conversation
+/// (the model sees the earlier turns first) under the same session id, whose transcript grows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_resumes_an_earlier_run() {
+    let server = FakeServer::from_yaml(PARENT).await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let preset = fake_preset(home.path(), &server.url(), "");
+    let run = |args: &[&str]| {
+        let mut command = subagent(home.path());
+        command
+            .env("FAKE_KEY", "test-key")
+            .args(["run", "--preset"])
+            .arg(&preset)
+            .args(args);
+        tokio::task::block_in_place(|| command.output().unwrap())
+    };
+    let first = run(&["remember the word GAMMA"]);
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    assert_eq!(super::support::stdout(&first), "remembered GAMMA\n");
+    let err = stderr(&first);
+    let id = printed_session(&err);
+    assert!(
+        err.ends_with(&format!(
+            "delegations: none\nsession: {id} (continue it: subagent run --resume {id} PROMPT)\n"
+        )),
+        "{err}"
+    );
+
+    let second = run(&[
+        "--json",
+        "--resume",
+        &id,
+        "which word did I ask you to remember?",
+    ]);
+    assert_eq!(second.status.code(), Some(0), "{}", stderr(&second));
+    let outcome = json_lines(&second).pop().unwrap();
+    assert_eq!(
+        (&outcome["text"], &outcome["session"]["id"]),
+        (&json!("the word was GAMMA"), &json!(id))
+    );
+    let last = server.model_requests().pop().unwrap();
+    assert_eq!(
+        last.messages,
+        vec![
+            Message::user("remember the word GAMMA"),
+            Message::assistant("remembered GAMMA"),
+            Message::user("which word did I ask you to remember?"),
+        ]
+    );
+    let transcript = std::path::PathBuf::from(outcome["session"]["transcript"].as_str().unwrap());
+    let text = std::fs::read_to_string(&transcript).unwrap();
+    assert!(text.contains("the word was GAMMA"), "{text}");
+    assert!(text.contains("remembered GAMMA"), "{text}");
+
+    // An id that names no session: refused before the model is asked.
+    let unknown = run(&["--json", "--resume", "no-such-session", "which word?"]);
+    assert_eq!(
+        (unknown.status.code(), json_lines(&unknown)),
+        (
+            Some(2),
+            vec![json!({
+                "type": "error",
+                "code": "NOT_RESUMABLE",
+                "message": "run cannot be resumed: no session \"no-such-session\": a session id is the `session.id` of an earlier outcome (a UUID)"
+            })]
+        )
+    );
+    assert_eq!(server.model_requests().len(), 2);
+}
