@@ -6,7 +6,7 @@
 //! 10,000-message parent). Its first model request is the parent's exact prefix: the same system
 //! prompt, the same tools in the same order with byte-identical descriptions (the very same
 //! [`ToolSet`]), the same messages up to and including the assistant message that made the
-//! delegation call. Every tool call of that message is answered with the error result
+//! delegation call, asked with the parent's model id and reasoning effort. Every tool call of that message is answered with the error result
 //! [`FORKED_TOOL_RESULT`], followed in the same user message by [`FORK_PREAMBLE`] and the task
 //! (and, with an output schema, the schema: the tool list never changes; the final answer is
 //! validated as JSON with bounded retry turns). The delegation tool stays in the list and refuses
@@ -227,6 +227,9 @@ impl ForkProvider {
                 config.system = snapshot.system.as_deref().map(str::to_owned);
                 config.tools = snapshot.tools.clone();
                 config.max_tokens = snapshot.max_tokens;
+                // The parent's reasoning setting too: the same thinking budget or effort, as
+                // the parent's own requests carry it.
+                config.effort = snapshot.effort;
                 config.permissions = snapshot.env.permissions.clone();
                 config.secrets = self.secrets.union(&snapshot.env.secrets);
                 let seed = (!resumes).then(|| seed_from_snapshot(&snapshot, task));

@@ -1,4 +1,5 @@
 mod conformance;
+mod effort;
 mod prefix;
 mod resume;
 mod sharing;

@@ -1,0 +1,93 @@
+//! A fork reasons as its parent does: its requests carry the parent's reasoning setting (the
+//! same thinking budget or reasoning effort), so its first request stays the parent's prefix.
+
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+use subagent_core::{CancellationToken, Effort, StopReason};
+use subagent_model::ModelKind;
+use subagent_runtime::{Agent, FORK_PREAMBLE};
+use subagent_test_support::{FakeServer, RecordedRequest};
+
+use super::support::{fork_row, model, parent_config, registry};
+
+const SCENARIO: &str = r#"
+- name: notification
+  match: "<task-notification>"
+  steps:
+    - text: "The fork reported back."
+- name: fork-child
+  match: "FORK-JOB"
+  steps:
+    - text: "fork report"
+- name: parent
+  match: "please fork"
+  steps:
+    - tool_calls:
+        - name: subagent
+          input: {prompt: "FORK-JOB: look around"}
+    - text: "Waiting for the fork."
+"#;
+
+fn is_fork_request(request: &RecordedRequest) -> bool {
+    request.messages.iter().any(|m| {
+        m.content
+            .iter()
+            .any(|b| b.as_text().is_some_and(|t| t.starts_with(FORK_PREAMBLE)))
+    })
+}
+
+/// The reasoning fields of a request's body (`thinking`, `reasoning`), `{}` without any.
+fn reasoning(request: &RecordedRequest) -> Value {
+    let body = request.body.as_ref().unwrap();
+    let picked: serde_json::Map<String, Value> = ["thinking", "reasoning"]
+        .into_iter()
+        .filter_map(|key| body.get(key).map(|value| (key.to_owned(), value.clone())))
+        .collect();
+    Value::Object(picked)
+}
+
+/// The reasoning fields of the parent's first request and of the fork's.
+async fn parent_and_fork(kind: ModelKind, effort: Option<Effort>) -> (Value, Value) {
+    let server = FakeServer::from_yaml(SCENARIO).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let model = model(kind, &server);
+    let registry = registry();
+    let mut config = parent_config(&model, dir.path(), &registry, fork_row());
+    config.effort = effort;
+    let outcome = Agent::new(config)
+        .unwrap()
+        .start_prompt("please fork", CancellationToken::new())
+        .outcome()
+        .await;
+    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    assert_eq!(server.violations(), Vec::<String>::new());
+    let requests = server.model_requests();
+    let forks: Vec<&RecordedRequest> = requests.iter().filter(|r| is_fork_request(r)).collect();
+    assert_eq!(forks.len(), 1);
+    (reasoning(&requests[0]), reasoning(forks[0]))
+}
+
+#[tokio::test]
+async fn a_fork_asks_its_model_for_the_parents_effort() {
+    let cases = [
+        (
+            ModelKind::Anthropic,
+            Some(Effort::High),
+            json!({"thinking": {"type": "enabled", "budget_tokens": 10000}}),
+        ),
+        (
+            ModelKind::OpenaiResponses,
+            Some(Effort::Low),
+            json!({"reasoning": {"effort": "low"}}),
+        ),
+        (ModelKind::OpenaiResponses, None, json!({})),
+    ];
+    for (kind, effort, expected) in cases {
+        let label = format!("{kind:?} {effort:?}");
+        assert_eq!(
+            parent_and_fork(kind, effort).await,
+            (expected.clone(), expected),
+            "{label}"
+        );
+    }
+}
