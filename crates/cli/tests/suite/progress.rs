@@ -85,7 +85,7 @@ async fn plain_lines_name_the_child_at_work_and_the_summary_counts_it_apart() {
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert_eq!(stdout(&output), "parent done\n");
     assert_eq!(
-        without_times(&stderr(&output)),
+        without_times(&super::support::session_as_s(&stderr(&output))),
         "[parent T] started: please look\n\
          [parent T] tool subagent {\"description\":\"read notes\",\"prompt\":\"CHILD-READS notes.txt\",\"subagent_type\":\"general-purpose\"}\n\
          [general-purpose T] tool read_file {\"path\":\"notes.txt\"}\n\
@@ -93,7 +93,8 @@ async fn plain_lines_name_the_child_at_work_and_the_summary_counts_it_apart() {
          [parent T] tool result: child read it <session_id>S</session_id> <usage>input_tokens: 18…\n\
          [parent T] finished: completed\n\
          completed · T · 1 tool use (+1 in subagents) · 300 in / 110 out tokens (+18 in / +5 out in subagents)\n\
-         delegations: 1\n  subagent [general-purpose] “read notes” → ok: child read it\n"
+         delegations: 1\n  subagent [general-purpose] “read notes” → ok: child read it\n\
+         session: S (continue it: subagent run --resume S PROMPT)\n"
     );
 }
 

@@ -158,3 +158,16 @@ pub fn wait_for(what: &str, mut condition: impl FnMut() -> bool) {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// `text` (a human-output stderr) with the session id of its `session: ID (…)` line written `S`
+/// wherever it appears (it is a fresh UUID).
+pub fn session_as_s(text: &str) -> String {
+    let id = text
+        .lines()
+        .find_map(|line| line.strip_prefix("session: "))
+        .and_then(|rest| rest.split_whitespace().next());
+    match id {
+        Some(id) => text.replace(id, "S"),
+        None => text.to_owned(),
+    }
+}

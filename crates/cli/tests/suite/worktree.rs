@@ -199,8 +199,8 @@ async fn delegate_isolation_worktree_reports_the_kept_worktree() {
         .unwrap();
     let branch = git(&second, &["branch", "--show-current"]);
     assert!(
-        stderr(&output).ends_with(&format!(
-            "worktree kept: {} (branch {})\n{DIFFSTAT}\n",
+        super::support::session_as_s(&stderr(&output)).ends_with(&format!(
+            "worktree kept: {} (branch {})\n{DIFFSTAT}\nsession: S (continue it: subagent delegate --provider spawn --resume S PROMPT)\n",
             second.display(),
             branch.trim()
         )),

@@ -89,10 +89,11 @@ fn delegate_offline(project: &Project, command: &TourCommand) {
     let answer = "[offline scripted model] Hello from the subagent.\n";
     assert_eq!(stdout(&output), answer);
     assert_eq!(
-        untimed(&stderr(&output)),
+        untimed(&super::super::support::session_as_s(&stderr(&output))),
         format!(
             "{OFFLINE_DEMO}\n[spawn Ts] started: Say hello from the subagent\n[spawn Ts] finished: \
-             completed\ncompleted · Ts · 0 tool uses · 10 in / 5 out tokens\n"
+             completed\ncompleted · Ts · 0 tool uses · 10 in / 5 out tokens\nsession: S (continue \
+             it: subagent delegate --provider spawn --resume S PROMPT)\n"
         )
     );
 
@@ -137,14 +138,15 @@ fn schema_offline(project: &Project, command: &TourCommand) {
     assert_exit(&output, 1, command);
     assert_eq!(stdout(&output), "");
     assert_eq!(
-        untimed(&stderr(&output)),
+        untimed(&super::super::support::session_as_s(&stderr(&output))),
         format!(
             "{NO_KEY}\n[spawn Ts] started: explore: Count the Rust files\n[spawn Ts] finished: \
              failed\ntext of the failed run: {FALLBACK_ANSWER}\nfailed · Ts · 0 tool uses · 10 in \
              / 5 out tokens\ndiagnostic: model call failed: the offline scripted model has no \
              answer for this turn: it plays a fixed demo (say hello, delegate a hello) and cannot \
              follow other instructions, such as an output schema. Set ANTHROPIC_API_KEY or \
-             OPENAI_API_KEY to use a real model.\n"
+             OPENAI_API_KEY to use a real model.\nsession: S (continue it: subagent delegate \
+             --provider spawn --resume S PROMPT)\n"
         )
     );
 }
@@ -158,12 +160,13 @@ fn run_offline(project: &Project, command: &TourCommand) {
         "[offline scripted model] The subagent finished and reported back: its report is the \
          delegation's result.\n"
     );
-    let err = stderr(&output);
+    let err = super::super::support::session_as_s(&stderr(&output));
     assert_eq!(err.lines().next(), Some(NO_KEY));
-    let tail: Vec<&str> = err.lines().rev().take(2).collect();
+    let tail: Vec<&str> = err.lines().rev().take(3).collect();
     assert_eq!(
         tail,
         [
+            "session: S (continue it: subagent run --resume S PROMPT)",
             "  subagent [general-purpose] “offline demo subtask” → ok: [offline scripted model] \
              Hello from the subagent.",
             "delegations: 1",
