@@ -1,0 +1,58 @@
+//! `subagent-acp-agent`: our parent agent served as an Agent Client Protocol (ACP) agent, so
+//! that an ACP client (an editor such as Zed) drives the same parent `subagent run` runs.
+//!
+//! Owns the agent side of ACP protocol version 1 over any byte pipe ([`serve`]): `initialize`
+//! (honest capabilities: text and resource-link prompts, no `loadSession`, no MCP servers),
+//! `session/new` (a parent for the session's `cwd`, built by the caller's [`ParentFactory`]),
+//! `session/prompt` (the parent's run streamed back as `session/update`s: message and thought
+//! chunks, one tool call per parent tool call, a delegation's child progress in its call's
+//! updates; the stop reason at the end; the next prompt continues the conversation),
+//! `session/request_permission` (every question the parent's permission policy would ask goes
+//! to the client; its answer is obeyed) and `session/cancel` (cancels the run and its children;
+//! the prompt answers `cancelled`).
+//!
+//! Deliberately not here: which model, tools, delegation rows and preset the parent has (the
+//! CLI builds it, through [`ParentFactory`]), any provider (this crate depends on `core` and
+//! `runtime` only), the client direction (an ACP agent as a child: `crates/acp`), and stdio
+//! itself (the CLI hands its stdin and stdout to [`serve`]).
+
+mod broker;
+mod server;
+mod updates;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use subagent_runtime::{Agent, PermissionBroker};
+
+pub use server::serve;
+
+/// The protocol version this agent speaks (the stable one).
+pub const PROTOCOL_VERSION: u16 = 1;
+
+/// Builds the parent agent of a session's prompts. The CLI implements it from the preset (the
+/// same parent `subagent run` runs); tests build one over a fake model server.
+pub trait ParentFactory: Send + Sync {
+    /// A parent ready to run one prompt in `cwd` (absolute, from `session/new`), whose
+    /// permission policy asks `broker` what no rule decides. Called at `session/new` (an error
+    /// refuses the session with its text) and for each later prompt (an agent runs once; the
+    /// conversation is carried over by the server).
+    fn build(
+        &self,
+        cwd: &Path,
+        broker: Arc<dyn PermissionBroker>,
+    ) -> std::result::Result<Agent, String>;
+}
+
+/// Errors of this crate.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The connection to the client failed (a write to a closed pipe, a transport error).
+    /// Returned by [`serve`]; retrying does not help, the client is gone.
+    #[error("the ACP connection failed: {0}")]
+    Connection(String),
+}
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
