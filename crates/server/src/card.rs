@@ -1,0 +1,108 @@
+//! The agent card: the skills (delegation rows, then agent types), the JSON-RPC interface, our
+//! extension with each skill's provider and capability table, bearer auth when a token is set.
+
+use std::sync::Arc;
+
+use axum::extract::State as Extract;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::Value;
+use subagent_a2a::EXTENSION_URI;
+use subagent_a2a::card::{
+    AgentCapabilities, AgentCard, AgentExtension, AgentInterface, AgentSkill, BINDING_JSONRPC,
+};
+use subagent_a2a::ext::{CardParams, SkillRow};
+use subagent_a2a::rpc::PROTOCOL_VERSION;
+use subagent_core::Capabilities;
+use subagent_core::registry::Registry;
+
+use crate::{RPC_PATH, ServerConfig, Skill, State};
+
+/// The card's JSON.
+pub fn card(registry: &Registry, skills: &[Skill], config: &ServerConfig, base: &str) -> Value {
+    let rows = skills
+        .iter()
+        .map(|skill| SkillRow {
+            skill: skill.id.clone(),
+            kind: if skill.agent.is_some() {
+                "agent"
+            } else {
+                "row"
+            }
+            .to_owned(),
+            provider: skill.provider.clone(),
+            capabilities: registry
+                .get(&skill.provider)
+                .map_or(Capabilities::NONE, |provider| provider.capabilities()),
+        })
+        .collect();
+    let params = CardParams {
+        max_depth: config.max_depth,
+        skills: rows,
+    };
+    let modes = vec!["text/plain".to_owned(), "application/json".to_owned()];
+    let mut card = AgentCard {
+        name: config.name.clone(),
+        description: config.description.clone(),
+        supported_interfaces: vec![AgentInterface {
+            url: format!("{}{RPC_PATH}", base.trim_end_matches('/')),
+            protocol_binding: BINDING_JSONRPC.to_owned(),
+            protocol_version: PROTOCOL_VERSION.to_owned(),
+            tenant: String::new(),
+        }],
+        version: env!("CARGO_PKG_VERSION").to_owned(),
+        capabilities: AgentCapabilities {
+            streaming: Some(true),
+            push_notifications: Some(false),
+            extensions: vec![AgentExtension {
+                uri: EXTENSION_URI.to_owned(),
+                description: "subagents: request fields in message metadata, each skill's \
+                              provider and capability table, run events and outcomes in \
+                              metadata"
+                    .to_owned(),
+                required: false,
+                params: serde_json::to_value(params).ok(),
+            }],
+            extended_agent_card: None,
+        },
+        default_input_modes: modes.clone(),
+        default_output_modes: modes,
+        skills: skills
+            .iter()
+            .map(|skill| AgentSkill {
+                id: skill.id.clone(),
+                name: skill.id.clone(),
+                description: skill.description.clone(),
+                tags: vec![
+                    if skill.agent.is_some() {
+                        "agent"
+                    } else {
+                        "delegation"
+                    }
+                    .to_owned(),
+                    format!("provider:{}", skill.provider),
+                ],
+                ..AgentSkill::default()
+            })
+            .collect(),
+        ..AgentCard::default()
+    };
+    if config.token.is_some() {
+        card = card.with_bearer_auth();
+    }
+    serde_json::to_value(card).unwrap_or(Value::Null)
+}
+
+/// `GET /.well-known/agent-card.json` (public).
+pub async fn serve_card(Extract(state): Extract<Arc<State>>) -> Response {
+    let body = serde_json::to_vec(&state.card).unwrap_or_default();
+    (
+        StatusCode::OK,
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        body,
+    )
+        .into_response()
+}

@@ -1,0 +1,224 @@
+//! `subagent-server`: `subagent serve`, a [`Registry`] behind the A2A 1.0 protocol.
+//!
+//! Serves the agent card at `/.well-known/agent-card.json` (public: the skills are the
+//! preset's delegation rows and agent types, our extension carries each one's capability
+//! table) and the JSON-RPC binding at [`RPC_PATH`] (`SendMessage`, `SendStreamingMessage` over
+//! SSE, `GetTask`, `ListTasks`, `CancelTask`, `SubscribeToTask`). A sent message starts a run
+//! through the registry, so a request the gate refuses starts nothing and comes back as an A2A
+//! error with our stable code in its data. Runs belong to the server, not to a connection: a
+//! client that goes away leaves its run going, and a client that comes back gets the task's
+//! snapshot and every later event (`tasks`).
+//!
+//! Around it: bearer-token auth compared in constant time (`401` and nothing starts), a request
+//! body limit (`413`), a bound on concurrent runs (`503` with `Retry-After`), the depth cap,
+//! the `A2A-Version` header, and a draining shutdown ([`Server::serve`]): stop accepting, let
+//! runs end up to a deadline, then cancel them (their providers stop their process trees).
+//!
+//! Deliberately not here: no provider (the caller hands over a built registry), no preset or
+//! CLI parsing, no TLS (put a reverse proxy in front, `docs/remote.md`), no push notifications
+//! and no HTTP+JSON binding yet.
+
+mod auth;
+mod card;
+mod error;
+mod rpc;
+mod run;
+mod tasks;
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::routing::{get, post};
+use subagent_core::CancellationToken;
+use subagent_core::registry::Registry;
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+use tokio_util::task::TaskTracker;
+
+pub use auth::Token;
+pub use error::{Error, Result};
+pub use run::Skill;
+pub use subagent_a2a::card::AGENT_CARD_PATH;
+
+/// Where the JSON-RPC binding is served.
+pub const RPC_PATH: &str = "/a2a";
+
+/// How the server runs.
+#[derive(Clone, Debug)]
+pub struct ServerConfig {
+    /// The card's name.
+    pub name: String,
+    /// The card's description.
+    pub description: String,
+    /// The URL clients reach this server at (behind a proxy: the proxy's), without the path;
+    /// `None`: `http://<listening address>`.
+    pub public_url: Option<String>,
+    /// The token every request but the card's must present; `None`: no auth (for loopback
+    /// only; the CLI refuses a non-loopback address without one).
+    pub token: Option<Token>,
+    /// The largest request body, in bytes.
+    pub body_limit: usize,
+    /// The most runs going at once; one more is refused with `503` and `Retry-After`.
+    pub max_concurrent_runs: usize,
+    /// The `Retry-After` of that refusal.
+    pub retry_after: Duration,
+    /// The depth cap: a request whose child would run deeper is refused (`DEPTH_EXCEEDED`).
+    pub max_depth: u32,
+    /// How long a shutdown lets runs finish before cancelling them.
+    pub drain_deadline: Duration,
+    /// How many tasks are remembered (the oldest finished ones are forgotten first).
+    pub keep_tasks: usize,
+    /// The working directory runs start in.
+    pub cwd: PathBuf,
+}
+
+impl ServerConfig {
+    /// Defaults: 1 MiB bodies, 64 concurrent runs (retry after 1 s), depth cap 3, a 30 s drain,
+    /// 10,000 tasks remembered, no token.
+    pub fn new(cwd: impl Into<PathBuf>) -> Self {
+        Self {
+            name: "subagents".to_owned(),
+            description: "A subagents instance: delegate a task to one of its agents.".to_owned(),
+            public_url: None,
+            token: None,
+            body_limit: 1 << 20,
+            max_concurrent_runs: 64,
+            retry_after: Duration::from_secs(1),
+            max_depth: subagent_core::registry::DEFAULT_MAX_DEPTH,
+            drain_deadline: Duration::from_secs(30),
+            keep_tasks: 10_000,
+            cwd: cwd.into(),
+        }
+    }
+}
+
+/// What the handlers share.
+struct State {
+    registry: Arc<Registry>,
+    skills: Vec<Skill>,
+    config: ServerConfig,
+    card: serde_json::Value,
+    tasks: tasks::Tasks,
+    slots: Arc<Semaphore>,
+    runs: TaskTracker,
+    draining: AtomicBool,
+}
+
+/// A server, ready to [`serve`](Server::serve).
+pub struct Server {
+    registry: Arc<Registry>,
+    skills: Vec<Skill>,
+    config: ServerConfig,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server")
+            .field("skills", &self.skills)
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Server {
+    /// A server starting runs through `registry`; `skills` are what the card offers (the first
+    /// one serves messages that name none).
+    pub fn new(registry: Arc<Registry>, skills: Vec<Skill>, config: ServerConfig) -> Self {
+        Self {
+            registry,
+            skills,
+            config,
+        }
+    }
+
+    /// Serves on `listener` until `shutdown` resolves, then drains: stops accepting, refuses
+    /// new messages, lets runs end for up to the drain deadline, cancels those still going and
+    /// waits for them (and for open streams, which end with their tasks).
+    pub async fn serve(
+        self,
+        listener: TcpListener,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> Result<()> {
+        let addr = listener.local_addr().map_err(|source| Error::Io {
+            addr: "the listener".to_owned(),
+            source,
+        })?;
+        let base = self
+            .config
+            .public_url
+            .clone()
+            .unwrap_or_else(|| format!("http://{addr}"));
+        let card = card::card(&self.registry, &self.skills, &self.config, &base);
+        let state = Arc::new(State {
+            slots: Arc::new(Semaphore::new(self.config.max_concurrent_runs)),
+            tasks: tasks::Tasks::new(self.config.keep_tasks),
+            registry: self.registry,
+            skills: self.skills,
+            card,
+            config: self.config,
+            runs: TaskTracker::new(),
+            draining: AtomicBool::new(false),
+        });
+        let router = Router::new()
+            .route(AGENT_CARD_PATH, get(card::serve_card))
+            .route(RPC_PATH, post(rpc::handle))
+            .layer(DefaultBodyLimit::max(state.config.body_limit))
+            .with_state(Arc::clone(&state));
+        let stop_accepting = CancellationToken::new();
+        let stopped = stop_accepting.clone();
+        let serving = tokio::spawn(
+            axum::serve(listener, router)
+                .with_graceful_shutdown(async move { stopped.cancelled().await })
+                .into_future(),
+        );
+        tracing::info!(%addr, url = %base, "serving A2A");
+        shutdown.await;
+        drain(&state, &stop_accepting).await;
+        match serving.await {
+            Ok(result) => result.map_err(|source| Error::Io {
+                addr: addr.to_string(),
+                source,
+            }),
+            Err(join) => Err(Error::Io {
+                addr: addr.to_string(),
+                source: std::io::Error::other(join),
+            }),
+        }
+    }
+}
+
+async fn drain(state: &State, stop_accepting: &CancellationToken) {
+    state.draining.store(true, Ordering::SeqCst);
+    stop_accepting.cancel();
+    state.runs.close();
+    let live = state.tasks.all().iter().filter(|t| !t.is_done()).count();
+    tracing::info!(
+        live,
+        deadline_ms = state.config.drain_deadline.as_millis(),
+        "draining"
+    );
+    if tokio::time::timeout(state.config.drain_deadline, state.runs.wait())
+        .await
+        .is_err()
+    {
+        let cancelled: Vec<_> = state
+            .tasks
+            .all()
+            .into_iter()
+            .filter(|t| !t.is_done())
+            .collect();
+        tracing::warn!(
+            runs = cancelled.len(),
+            "drain deadline passed: cancelling the runs still going"
+        );
+        for task in cancelled {
+            task.cancel();
+        }
+        state.runs.wait().await;
+    }
+}

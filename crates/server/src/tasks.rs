@@ -1,0 +1,205 @@
+//! The task table: every task the server started, its snapshot and every event it streamed.
+//!
+//! A task keeps all its events, so a client that reconnects (`SubscribeToTask`) gets the
+//! snapshot and then every event after it, none lost or doubled: the snapshot and the index of
+//! the next event are read under one lock, and new events wake subscribers through a `watch` of
+//! the event count (a subscriber marks the count seen before it looks, so a push between its
+//! look and its wait still wakes it).
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use futures::Stream;
+use subagent_a2a::types::{StreamResponse, Task, TaskState, apply};
+use subagent_core::CancellationToken;
+use tokio::sync::watch;
+
+/// One task.
+#[derive(Debug)]
+pub struct Entry {
+    state: Mutex<EntryState>,
+    count: watch::Sender<usize>,
+    cancel: CancellationToken,
+}
+
+#[derive(Debug)]
+struct EntryState {
+    task: Task,
+    events: Vec<StreamResponse>,
+    /// An event that ends the stream was pushed: nothing follows.
+    done: bool,
+}
+
+impl Entry {
+    /// A task whose first event is its submitted snapshot; `cancel` stops its run.
+    pub fn new(task: Task, cancel: CancellationToken) -> Arc<Self> {
+        let first = StreamResponse::Task(task.clone());
+        Arc::new(Self {
+            state: Mutex::new(EntryState {
+                task,
+                events: vec![first],
+                done: false,
+            }),
+            count: watch::Sender::new(1),
+            cancel,
+        })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, EntryState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Records an event (ignored once the stream has ended) and wakes subscribers.
+    pub fn push(&self, event: StreamResponse) {
+        let count = {
+            let mut state = self.lock();
+            if state.done {
+                return;
+            }
+            apply(&mut state.task, &event);
+            state.done = event.ends_stream();
+            state.events.push(event);
+            state.events.len()
+        };
+        self.count.send_replace(count);
+    }
+
+    /// Sets the finished task's metadata (before its last event).
+    pub fn set_metadata(&self, metadata: subagent_a2a::types::Metadata) {
+        self.lock().task.metadata = Some(metadata);
+    }
+
+    /// The current snapshot.
+    pub fn snapshot(&self) -> Task {
+        self.lock().task.clone()
+    }
+
+    /// The current state.
+    pub fn state(&self) -> TaskState {
+        self.lock().task.status.state
+    }
+
+    /// Whether the task's stream has ended.
+    pub fn is_done(&self) -> bool {
+        self.lock().done
+    }
+
+    /// Cancels the task's run.
+    pub fn cancel(&self) {
+        self.cancel.cancel();
+    }
+
+    /// Every event from the first (what `SendStreamingMessage` streams).
+    pub fn events(self: &Arc<Self>) -> impl Stream<Item = StreamResponse> + Send + 'static + use<> {
+        self.events_from(0, None)
+    }
+
+    /// The snapshot as a `task` event, then every event after it (what `SubscribeToTask`
+    /// streams); `None` when the task's stream has already ended.
+    pub fn subscribe(
+        self: &Arc<Self>,
+    ) -> Option<impl Stream<Item = StreamResponse> + Send + 'static + use<>> {
+        let (snapshot, next) = {
+            let state = self.lock();
+            if state.done {
+                return None;
+            }
+            (state.task.clone(), state.events.len())
+        };
+        Some(self.events_from(next, Some(StreamResponse::Task(snapshot))))
+    }
+
+    fn events_from(
+        self: &Arc<Self>,
+        next: usize,
+        first: Option<StreamResponse>,
+    ) -> impl Stream<Item = StreamResponse> + Send + 'static + use<> {
+        let receiver = self.count.subscribe();
+        let start = (Arc::clone(self), receiver, next, first);
+        futures::stream::unfold(start, |(entry, mut receiver, next, first)| async move {
+            if let Some(first) = first {
+                return Some((first, (entry, receiver, next, None)));
+            }
+            loop {
+                receiver.borrow_and_update();
+                {
+                    let state = entry.lock();
+                    if let Some(event) = state.events.get(next) {
+                        let event = event.clone();
+                        drop(state);
+                        return Some((event, (entry, receiver, next + 1, None)));
+                    }
+                    if state.done {
+                        return None;
+                    }
+                }
+                if receiver.changed().await.is_err() {
+                    return None;
+                }
+            }
+        })
+    }
+
+    /// Waits until the task's stream has ended.
+    pub async fn finished(&self) {
+        let mut receiver = self.count.subscribe();
+        loop {
+            receiver.borrow_and_update();
+            if self.is_done() {
+                return;
+            }
+            if receiver.changed().await.is_err() {
+                return;
+            }
+        }
+    }
+}
+
+/// Every task, in creation order; the oldest finished ones are forgotten past a bound.
+#[derive(Debug)]
+pub struct Tasks {
+    entries: Mutex<VecDeque<(String, Arc<Entry>)>>,
+    keep: usize,
+}
+
+impl Tasks {
+    /// A table keeping at most `keep` tasks (live tasks are never forgotten).
+    pub fn new(keep: usize) -> Self {
+        Self {
+            entries: Mutex::new(VecDeque::new()),
+            keep,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, VecDeque<(String, Arc<Entry>)>> {
+        self.entries.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Adds a task, forgetting the oldest finished ones past the bound.
+    pub fn insert(&self, id: String, entry: Arc<Entry>) {
+        let mut entries = self.lock();
+        entries.push_back((id, entry));
+        while entries.len() > self.keep {
+            let Some(oldest) = entries.iter().position(|(_, entry)| entry.is_done()) else {
+                break;
+            };
+            entries.remove(oldest);
+        }
+    }
+
+    /// The task of that id.
+    pub fn get(&self, id: &str) -> Option<Arc<Entry>> {
+        self.lock()
+            .iter()
+            .find(|(key, _)| key == id)
+            .map(|(_, entry)| Arc::clone(entry))
+    }
+
+    /// Every task, oldest first.
+    pub fn all(&self) -> Vec<Arc<Entry>> {
+        self.lock()
+            .iter()
+            .map(|(_, entry)| Arc::clone(entry))
+            .collect()
+    }
+}

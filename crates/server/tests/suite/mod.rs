@@ -1,0 +1,7 @@
+mod auth;
+mod drain;
+mod limits;
+mod refusals;
+mod runs;
+mod subscribe;
+mod support;
