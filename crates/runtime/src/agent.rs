@@ -709,6 +709,10 @@ impl Agent {
                 self.config.tools.names().join(", ")
             ));
         };
+        // A background run uses only the background tools, whatever it was given.
+        if context.env.background && !crate::tools::background_allows(name, tool.kind()) {
+            return crate::tools::background_refusal(name);
+        }
         let mut subjects = tool
             .permission_subjects(&input, &context.env.roots)
             .into_iter();

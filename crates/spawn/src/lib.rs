@@ -286,6 +286,11 @@ impl SpawnProvider {
                 None => self.base_tools.clone(),
             }
         };
+        // Nobody waits on a background child: it gets the fixed background tools (which never
+        // wait on a person) and never asks (its broker goes below).
+        if request.background {
+            tools = tools.for_background();
+        }
         if permissions.mode == PermissionMode::Plan {
             tools = tools.retain(|tool, _| tool.kind().is_read_only());
         }

@@ -1,3 +1,4 @@
+mod background;
 mod conformance;
 mod effort;
 mod prefix;

@@ -100,6 +100,40 @@ impl EventSink {
     }
 }
 
+/// The tools a background run may use, by name (Claude Code's async agents have such a fixed
+/// list): reading, searching, editing, writing, running commands, and reading and stopping its
+/// own background tasks. Besides these, a background run keeps its delegation tools (its depth
+/// cap decides whether it may delegate: nesting is opt-in) and the harness's own tools
+/// ([`ToolKind::Internal`]: structured output). Nothing else: an embedder's tool may wait on a
+/// person, and nobody waits on a background run. A background run is not offered the others
+/// ([`ToolSet::for_background`]) and a call to one anyway (a fork keeps its parent's list for
+/// the prompt cache) is refused with an error result the model can read.
+pub const BACKGROUND_TOOLS: [&str; 10] = [
+    "ls",
+    "read_file",
+    "glob",
+    "grep",
+    "write_file",
+    "edit_file",
+    "delete",
+    "bash",
+    "task_output",
+    "task_stop",
+];
+
+/// Whether a background run may use the tool `name` of `kind` (see [`BACKGROUND_TOOLS`]).
+pub fn background_allows(name: &str, kind: ToolKind) -> bool {
+    matches!(kind, ToolKind::Delegate | ToolKind::Internal) || BACKGROUND_TOOLS.contains(&name)
+}
+
+/// The answer to a background run's call of a tool it may not use.
+pub(crate) fn background_refusal(name: &str) -> ToolOutput {
+    ToolOutput::error(format!(
+        "{name} is not available to a background agent (it runs with {} and delegation when allowed to nest); do without it",
+        BACKGROUND_TOOLS.join(", ")
+    ))
+}
+
 /// What a tool call knows about its run.
 #[derive(Clone)]
 pub struct ToolContext {
@@ -210,6 +244,22 @@ impl ToolSet {
     #[must_use]
     pub fn filtered(&self, filter: &ToolFilter) -> Self {
         self.retain(|_, spec| filter.permits(&spec.name))
+    }
+
+    /// The tools a background run is offered: those [`background_allows`], order kept; the
+    /// very same set (nothing copied) when every tool is.
+    #[must_use]
+    pub fn for_background(&self) -> Self {
+        let allowed = |tool: &dyn Tool, spec: &ToolSpec| background_allows(&spec.name, tool.kind());
+        if self
+            .tools
+            .iter()
+            .zip(self.specs.iter())
+            .all(|(tool, spec)| allowed(tool.as_ref(), spec))
+        {
+            return self.clone();
+        }
+        self.retain(allowed)
     }
 
     /// The tools for which `keep` is true, order kept.
