@@ -14,6 +14,8 @@ pub const PINNED: &[(&str, &str)] = &[
     ("@openai/codex", "0.171.0"),
     ("@zed-industries/codex-acp", "0.16.0"),
     ("@zed-industries/claude-agent-acp", "0.23.1"),
+    // The official ACP TypeScript SDK (protocol 1): the client that checks `subagent acp`.
+    ("@agentclientprotocol/sdk", "0.17.0"),
 ];
 
 /// Cargo features that turn on the end-to-end tests, one per provider crate.
