@@ -41,6 +41,9 @@ pub enum Command {
     Providers(ProvidersArgs),
     /// Show the effective agent catalog with sources and warnings.
     Agents(AgentsArgs),
+    /// Serve the preset's agents to A2A clients (Agent2Agent 1.0: JSON-RPC + SSE) until
+    /// SIGTERM/SIGINT, which drains; logs on stderr (docs/remote.md).
+    Serve(ServeArgs),
     /// Check a preset file or print the JSON Schema of the format.
     #[command(subcommand)]
     Preset(PresetCommand),
@@ -164,6 +167,40 @@ pub struct AgentsArgs {
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    pub preset: RunnableArgs,
+    /// The address to listen on, IP:PORT (port 0 picks a free one; the address is printed on
+    /// stderr). Anything but loopback needs a token.
+    #[arg(long, value_name = "ADDR")]
+    pub listen: String,
+    /// Clients must send `Authorization: Bearer <token>`, the token being this environment
+    /// variable's value (never pass a token on the command line).
+    #[arg(long, value_name = "VAR", conflicts_with = "token_file")]
+    pub token_env: Option<String>,
+    /// Clients must send `Authorization: Bearer <token>`, the token being this file's content
+    /// (surrounding whitespace ignored).
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+    /// The URL clients reach this server at when it is behind a reverse proxy (written into
+    /// the agent card), e.g. https://agents.example.com.
+    #[arg(long, value_name = "URL")]
+    pub public_url: Option<String>,
+    /// The model of in-process children (default: the preset's).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// The most runs going at once; more are refused with 503 and Retry-After.
+    #[arg(long, default_value_t = 64)]
+    pub max_runs: usize,
+    /// The largest request body, in bytes.
+    #[arg(long, default_value_t = 1 << 20)]
+    pub max_body: usize,
+    /// On SIGTERM, how long runs may go on before they are cancelled, in seconds.
+    #[arg(long, default_value_t = 30)]
+    pub drain_secs: u64,
 }
 
 #[derive(Debug, Subcommand)]

@@ -21,6 +21,7 @@ mod commands;
 mod drive;
 mod logging;
 mod render;
+mod serve;
 mod setup;
 mod warnings;
 

@@ -1,0 +1,183 @@
+//! `subagent serve`: the preset's registry served as an A2A 1.0 agent (the protocol and its
+//! limits are `subagent-server`'s; this file builds the registry, the skills and the config).
+//!
+//! The token comes from an environment variable or a file, never from the command line (where
+//! any local user reads it in the process list). Without a token only a loopback address may be
+//! served. SIGTERM, SIGINT and SIGHUP drain: stop accepting, let runs end up to the drain
+//! deadline, then cancel them. Logs and notices go to stderr; stdout stays empty.
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use subagent_core::ProviderFactory;
+use subagent_core::agents::AgentDirectory;
+use subagent_server::{Server, ServerConfig, Skill, Token};
+
+use crate::args::ServeArgs;
+use crate::setup::{self, Runnable};
+use crate::{EXIT_COMPLETED, EXIT_NOT_COMPLETED, Refusal, warnings};
+
+/// The largest token file read, in bytes.
+const MAX_TOKEN_FILE: u64 = 64 << 10;
+
+/// The token named by `--token-env` or `--token-file`, if any.
+fn token(args: &ServeArgs) -> Result<Option<Token>, Refusal> {
+    if let Some(name) = &args.token_env {
+        let value = std::env::var(name).map_err(|_| {
+            Refusal::invalid(format!(
+                "--token-env {name}: the variable is not set (or not UTF-8)"
+            ))
+        })?;
+        return Token::new(&value)
+            .map(Some)
+            .ok_or_else(|| Refusal::invalid(format!("--token-env {name}: the variable is empty")));
+    }
+    if let Some(path) = &args.token_file {
+        let bytes = subagent_session::read_user_file(path, MAX_TOKEN_FILE).map_err(|error| {
+            Refusal::invalid(format!("--token-file {}: {error}", path.display()))
+        })?;
+        let text = String::from_utf8(bytes)
+            .map_err(|_| Refusal::invalid(format!("--token-file {}: not UTF-8", path.display())))?;
+        return Token::new(&text).map(Some).ok_or_else(|| {
+            Refusal::invalid(format!(
+                "--token-file {}: the file is empty",
+                path.display()
+            ))
+        });
+    }
+    Ok(None)
+}
+
+/// The skills: the preset's delegation rows, then the agent types (each on its own provider,
+/// or the first row's), skipping an agent type named like a row.
+fn skills(runnable: &Runnable) -> Vec<Skill> {
+    let mut skills: Vec<Skill> = runnable
+        .tools
+        .iter()
+        .map(|row| Skill {
+            id: row.name.clone(),
+            description: row.description.clone().unwrap_or_else(|| {
+                format!("Delegate a task to the \"{}\" provider.", row.provider)
+            }),
+            provider: row.provider.clone(),
+            agent: None,
+        })
+        .collect();
+    let default_provider = runnable
+        .tools
+        .first()
+        .map(|row| row.provider.clone())
+        .or_else(|| runnable.registry.names().into_iter().next());
+    if skills.is_empty()
+        && let Some(provider) = &default_provider
+    {
+        skills.push(Skill {
+            id: provider.clone(),
+            description: format!("Delegate a task to the \"{provider}\" provider."),
+            provider: provider.clone(),
+            agent: None,
+        });
+    }
+    for agent in runnable.catalog.agents() {
+        if skills.iter().any(|skill| skill.id == agent.name) {
+            continue;
+        }
+        let Some(provider) = agent.provider.clone().or_else(|| default_provider.clone()) else {
+            continue;
+        };
+        skills.push(Skill {
+            id: agent.name.clone(),
+            description: agent.description.clone(),
+            provider,
+            agent: Some(agent),
+        });
+    }
+    skills
+}
+
+/// Resolves when the process is told to stop (SIGTERM, SIGINT or SIGHUP).
+async fn stop_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let kinds = [
+        SignalKind::terminate(),
+        SignalKind::interrupt(),
+        SignalKind::hangup(),
+    ];
+    let mut streams: Vec<_> = kinds.into_iter().filter_map(|k| signal(k).ok()).collect();
+    if streams.is_empty() {
+        std::future::pending::<()>().await;
+    }
+    let waits = streams.iter_mut().map(|s| Box::pin(s.recv()));
+    futures::future::select_all(waits).await;
+}
+
+/// `subagent serve`.
+pub async fn serve(
+    args: ServeArgs,
+    factories: &[Arc<dyn ProviderFactory>],
+) -> Result<ExitCode, Refusal> {
+    let token = token(&args)?;
+    let addr: SocketAddr = args.listen.parse().map_err(|_| {
+        Refusal::invalid(format!(
+            "--listen {}: not an address (IP:PORT, e.g. 127.0.0.1:8080)",
+            args.listen
+        ))
+    })?;
+    if token.is_none() && !addr.ip().is_loopback() {
+        return Err(Refusal::invalid(format!(
+            "--listen {addr}: serving beyond this machine needs a token (--token-env VAR or --token-file FILE)"
+        )));
+    }
+    let runnable = setup::runnable(
+        &args.preset.project,
+        args.preset.offline,
+        args.model.as_deref(),
+        factories,
+    )?;
+    warnings::print(&runnable.catalog, &runnable.cwd);
+    let skills = skills(&runnable);
+    if skills.is_empty() {
+        return Err(Refusal::invalid(
+            "the preset has no enabled provider to serve",
+        ));
+    }
+    let mut config = ServerConfig::new(&runnable.cwd);
+    config.token = token;
+    config.max_depth = runnable.registry.max_depth();
+    config.public_url = args.public_url.clone();
+    config.max_concurrent_runs = args.max_runs.max(1);
+    config.body_limit = args.max_body;
+    config.drain_deadline = Duration::from_secs(args.drain_secs);
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|error| Refusal::invalid(format!("--listen {addr}: {error}")))?;
+    let bound = listener
+        .local_addr()
+        .map_err(|error| Refusal::invalid(format!("--listen {addr}: {error}")))?;
+    announce(bound, &skills, &runnable.cwd);
+    let server = Server::new(Arc::clone(&runnable.registry), skills, config);
+    match server.serve(listener, stop_signal()).await {
+        Ok(()) => {
+            eprintln!("subagent serve: stopped");
+            Ok(ExitCode::from(EXIT_COMPLETED))
+        }
+        Err(error) => {
+            eprintln!("error: {error}");
+            Ok(ExitCode::from(EXIT_NOT_COMPLETED))
+        }
+    }
+}
+
+fn announce(addr: SocketAddr, skills: &[Skill], cwd: &Path) {
+    let names: Vec<&str> = skills.iter().map(|skill| skill.id.as_str()).collect();
+    eprintln!(
+        "subagent serve: A2A 1.0 on http://{addr}{} (card: http://{addr}{}), skills: {}, runs in {}",
+        subagent_server::RPC_PATH,
+        subagent_server::AGENT_CARD_PATH,
+        names.join(", "),
+        cwd.display()
+    );
+}
