@@ -37,6 +37,9 @@ pub enum Command {
     /// Run a parent agent with the preset's delegation tools; print its answer and the
     /// delegations it made.
     Run(RunArgs),
+    /// Serve the `run` parent to an editor over the Agent Client Protocol on stdin/stdout
+    /// (Zed: an agent_servers entry running `subagent acp --preset FILE`); logs on stderr.
+    Acp(AcpArgs),
     /// Show the capability table of the preset's providers (disabled rows marked).
     Providers(ProvidersArgs),
     /// Show the effective agent catalog with sources and warnings.
@@ -146,6 +149,25 @@ pub struct RunArgs {
     pub json: bool,
     /// The task; `-` reads it from stdin.
     pub prompt: String,
+}
+
+#[derive(Debug, Args)]
+pub struct AcpArgs {
+    /// The preset; `--cwd` is only where it is checked at start: each ACP session runs in the
+    /// directory the editor gives it.
+    #[command(flatten)]
+    pub preset: RunnableArgs,
+    /// The parent's model (default: the preset's).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Stop the parent after this many turns per prompt (the prompt ends with
+    /// max_turn_requests).
+    #[arg(long, default_value_t = 20)]
+    pub max_turns: u32,
+    /// How the parent's tool calls are permitted (as for run); what the mode leaves open is
+    /// asked in the editor (session/request_permission). Children inherit it, never looser.
+    #[arg(long, default_value = "default", value_parser = parse_mode)]
+    pub permission_mode: subagent_core::PermissionMode,
 }
 
 #[derive(Debug, Args)]

@@ -35,6 +35,9 @@ pub async fn dispatch(command: Command, factories: &[Arc<dyn ProviderFactory>]) 
                 .await
                 .unwrap_or_else(|r| r.report(json))
         }
+        Command::Acp(args) => crate::acp::acp(args, factories)
+            .await
+            .unwrap_or_else(|r| r.report(false)),
         Command::Providers(args) => {
             let json = args.json;
             providers(&args, factories).unwrap_or_else(|r| r.report(json))
@@ -305,18 +308,14 @@ fn delegation_config(row: &subagent_preset::ToolRow) -> DelegationToolConfig {
     config
 }
 
-async fn run(args: RunArgs, factories: &[Arc<dyn ProviderFactory>]) -> Result<ExitCode, Refusal> {
-    let prompt = read_prompt(&args.prompt)?;
-    let mode = Mode::pick(args.json);
-    let runnable = setup::runnable(
-        &args.preset.project,
-        args.preset.offline,
-        args.model.as_deref(),
-        factories,
-    )?;
-    warnings::print(&runnable.catalog, &runnable.cwd);
+/// The parent `run` runs (and `acp` serves): the built-in tools, the preset's delegation
+/// tools and the task tools, in `runnable.cwd`, permitted by `permissions`.
+pub(crate) fn parent_agent(
+    runnable: &Runnable,
+    max_turns: u32,
+    permissions: PermissionPolicy,
+) -> Result<subagent_runtime::Agent, Refusal> {
     let directory: Arc<dyn subagent_core::agents::AgentDirectory> = runnable.catalog.clone();
-    let delegation_names: Vec<String> = runnable.tools.iter().map(|row| row.name.clone()).collect();
     let delegations = runnable.tools.iter().map(|row| {
         Arc::new(DelegationTool::new(
             delegation_config(row),
@@ -335,11 +334,26 @@ async fn run(args: RunArgs, factories: &[Arc<dyn ProviderFactory>]) -> Result<Ex
     let mut config = AgentConfig::new(Arc::clone(&runnable.model.model), roots);
     config.system = Some(PARENT_SYSTEM.to_owned());
     config.tools = tools;
-    config.max_turns = Some(args.max_turns);
+    config.max_turns = Some(max_turns);
     config.max_depth = runnable.preset.max_depth;
     // The parent's bash tool and tool results keep the configured secrets in, as children do.
     config.secrets = runnable.secrets.clone();
     config.sessions.clone_from(&runnable.sessions);
+    config.permissions = permissions;
+    subagent_runtime::Agent::new(config).map_err(|e| Refusal::invalid(e.to_string()))
+}
+
+async fn run(args: RunArgs, factories: &[Arc<dyn ProviderFactory>]) -> Result<ExitCode, Refusal> {
+    let prompt = read_prompt(&args.prompt)?;
+    let mode = Mode::pick(args.json);
+    let runnable = setup::runnable(
+        &args.preset.project,
+        args.preset.offline,
+        args.model.as_deref(),
+        factories,
+    )?;
+    warnings::print(&runnable.catalog, &runnable.cwd);
+    let delegation_names: Vec<String> = runnable.tools.iter().map(|row| row.name.clone()).collect();
     // What no rule decides is asked on a terminal, denied otherwise.
     let asking = Arc::new(AtomicBool::new(false));
     // Cancelled with the run (Ctrl-C), so that an open question does not hold the run up.
@@ -348,9 +362,7 @@ async fn run(args: RunArgs, factories: &[Arc<dyn ProviderFactory>]) -> Result<Ex
     if let Some(broker) = TerminalBroker::if_interactive(Arc::clone(&asking), questions.clone()) {
         permissions = permissions.with_broker(broker);
     }
-    config.permissions = permissions;
-    let agent =
-        subagent_runtime::Agent::new(config).map_err(|e| Refusal::invalid(e.to_string()))?;
+    let agent = parent_agent(&runnable, args.max_turns, permissions)?;
     let mut interrupts = Interrupts::listen();
     let run = parent_start(agent, prompt, args.resume.as_deref(), &runnable).await?;
     notice(&runnable, mode);

@@ -14,6 +14,7 @@
 //! Deliberately not here: provider logic, preset parsing, the agent loop — those live in their
 //! crates; this crate only wires them and talks to the user.
 
+mod acp;
 mod activity;
 mod args;
 mod broker;

@@ -204,6 +204,17 @@ fn update(
     })
 }
 
+/// The outcome as a remote caller sees it: the session names the run (to resume it), not
+/// where the server keeps its transcript or which directory it ran in.
+fn public(outcome: &Outcome) -> Outcome {
+    let mut outcome = outcome.clone();
+    if let Some(session) = &mut outcome.session {
+        session.cwd = None;
+        session.transcript = None;
+    }
+    outcome
+}
+
 /// The A2A state an outcome ends in.
 pub fn final_state(status: StopReason) -> TaskState {
     match status {
@@ -256,7 +267,7 @@ pub async fn drive<S>(entry: Arc<Entry>, mut run: Run, slot: S) -> Outcome {
         _ => outcome.text.clone(),
     };
     let message = (!said.is_empty()).then(|| agent_message(&task, said));
-    let outcome_json = serde_json::to_value(&outcome).unwrap_or(Value::Null);
+    let outcome_json = serde_json::to_value(public(&outcome)).unwrap_or(Value::Null);
     entry.set_metadata(metadata_with("outcome", outcome_json.clone()));
     let mut last = update(&task, state, message, None);
     if let StreamResponse::StatusUpdate(last) = &mut last {

@@ -1,3 +1,4 @@
+mod acp;
 mod config;
 #[cfg(feature = "e2e")]
 mod cross_product;

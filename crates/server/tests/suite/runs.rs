@@ -66,7 +66,9 @@ async fn a_sent_message_runs_to_its_end_and_the_task_carries_the_answer() {
             "artifacts": [{"artifactId": "result", "name": "result", "parts": [{"text": "Hi there."}]}],
             "history": [{"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "HELLO please"}],
                 "contextId": "CTX", "taskId": "TASK", "metadata": {ext: {}}}],
-            "metadata": {ext: {"outcome": {"status": "completed", "text": "Hi there.", "usage": "USAGE"}}}
+            // The session names the run for a later resume, but not the server's paths.
+            "metadata": {ext: {"outcome": {"status": "completed", "text": "Hi there.", "usage": "USAGE",
+                "session": {"provider": "spawn", "id": "TASK"}}}}
         })
     );
     // GetTask returns the same task; historyLength 0 leaves out the history.

@@ -67,13 +67,10 @@ impl Harness {
         let dir = tempfile::tempdir().unwrap();
         let model = model(&model_server);
         let registry = Registry::with_max_depth(3);
-        registry
-            .register(Arc::new(SpawnProvider::new(
-                "spawn",
-                Arc::clone(&model),
-                SpawnConfig::default(),
-            )))
-            .unwrap();
+        let sessions = subagent_runtime::SessionStore::new(dir.path().join("sessions"));
+        let spawn = SpawnProvider::new("spawn", Arc::clone(&model), SpawnConfig::default())
+            .with_sessions(sessions);
+        registry.register(Arc::new(spawn)).unwrap();
         registry
             .register(Arc::new(ForkProvider::new(
                 "fork",

@@ -1,0 +1,122 @@
+//! `subagent acp`: the run parent served over ACP on stdio (the protocol itself is tested in
+//! `crates/acp-agent`; the official TypeScript client drives the binary in the e2e test).
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::Stdio;
+
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+use super::support::fake_preset;
+
+const HELLO: &str = r#"
+- name: parent
+  match: "say hello"
+  steps:
+    - text: "hello from the parent"
+"#;
+
+/// Reads JSON-RPC lines until the response to `id`; every line read is kept.
+fn until_response(
+    lines: &mut impl Iterator<Item = String>,
+    id: u64,
+    seen: &mut Vec<Value>,
+) -> Value {
+    for line in lines {
+        let message: Value = serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("stdout carries the protocol only: {line:?}: {e}"));
+        seen.push(message.clone());
+        if message["id"] == id {
+            return message;
+        }
+    }
+    panic!("no response to {id}; seen: {seen:#?}");
+}
+
+/// stdout is JSON-RPC only (logs go to stderr, even at -v); a prompt runs the preset's parent
+/// in the session's directory and streams its text; closing stdin ends the server (exit 0).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn acp_serves_the_run_parent_on_stdio() {
+    let server = subagent_test_support::FakeServer::from_yaml(HELLO)
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("project");
+    std::fs::create_dir(&project).unwrap();
+    let preset = fake_preset(dir.path(), &server.url(), "");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("subagent"))
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", dir.path())
+        .current_dir(dir.path())
+        .env("FAKE_KEY", "test-key")
+        .args(["-v", "acp", "--preset"])
+        .arg(&preset)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let result = tokio::task::spawn_blocking(move || {
+        let mut lines = BufReader::new(stdout).lines().map(Result::unwrap);
+        let mut seen = Vec::new();
+        let mut send = |message: Value| {
+            writeln!(stdin, "{message}").unwrap();
+            stdin.flush().unwrap();
+        };
+        send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": 1, "clientCapabilities": {}}}));
+        let init = until_response(&mut lines, 1, &mut seen);
+        send(json!({"jsonrpc": "2.0", "id": 2, "method": "session/new",
+            "params": {"cwd": project, "mcpServers": []}}));
+        let session = until_response(&mut lines, 2, &mut seen)["result"]["sessionId"].clone();
+        send(
+            json!({"jsonrpc": "2.0", "id": 3, "method": "session/prompt",
+            "params": {"sessionId": session, "prompt": [{"type": "text", "text": "say hello"}]}}),
+        );
+        let prompt = until_response(&mut lines, 3, &mut seen);
+        drop(send);
+        drop(stdin);
+        // Nothing more is written once stdin closes.
+        let rest: Vec<String> = lines.collect();
+        (init, session, prompt, seen, rest)
+    })
+    .await
+    .unwrap();
+    let (init, session, prompt, seen, rest) = result;
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_eq!(
+        (
+            init["result"]["protocolVersion"].clone(),
+            init["result"]["agentInfo"]["name"].clone()
+        ),
+        (json!(1), json!("subagent"))
+    );
+    assert_eq!(
+        prompt,
+        json!({"jsonrpc": "2.0", "id": 3, "result": {"stopReason": "end_turn"}})
+    );
+    let text: String = seen
+        .iter()
+        .filter(|m| m["method"] == "session/update")
+        .inspect(|m| assert_eq!(m["params"]["sessionId"], session))
+        .filter(|m| m["params"]["update"]["sessionUpdate"] == "agent_message_chunk")
+        .map(|m| {
+            m["params"]["update"]["content"]["text"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(text, "hello from the parent");
+    assert_eq!(rest, Vec::<String>::new());
+    assert!(stderr.contains("serving ACP on stdio"), "{stderr}");
+    // The preset's run parent answered.
+    let request = server.model_requests().pop().unwrap();
+    let system = request.body.unwrap().to_string();
+    assert!(system.contains("You are a coding agent"), "{system}");
+}
