@@ -60,7 +60,16 @@ fn help(project: &Project, command: &TourCommand) {
         .collect();
     assert_eq!(
         commands,
-        ["delegate", "run", "providers", "agents", "preset", "help"]
+        [
+            "delegate",
+            "run",
+            "acp",
+            "providers",
+            "agents",
+            "serve",
+            "preset",
+            "help"
+        ]
     );
     let numbers = |text: &str| {
         let mut found: Vec<u32> = text
