@@ -90,7 +90,8 @@ impl PermissionBroker for TerminalBroker {
             return Decision::Allow;
         }
         self.asking.store(true, Ordering::SeqCst);
-        let question = format!("\r\x1b[2K{}", question(&request));
+        // Over the live view, whose lines it erases (the cursor is at its start).
+        let question = format!("{}{}", crate::render::ERASE_VIEW, question(&request));
         let reading = tokio::task::spawn_blocking(move || {
             let mut err = std::io::stderr().lock();
             let _ = err.write_all(question.as_bytes());

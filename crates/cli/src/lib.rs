@@ -17,6 +17,7 @@
 mod acp;
 mod activity;
 mod args;
+mod background;
 mod broker;
 mod commands;
 mod drive;

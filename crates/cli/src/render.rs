@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 use subagent_core::{Outcome, RunEvent, RunId};
 
 use crate::activity::Activity;
+use crate::background::Background;
 
 /// How to print.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,6 +38,10 @@ impl Mode {
     }
 }
 
+/// Erases the live view: back to the start of its first line (where the cursor is left), and
+/// everything below.
+pub const ERASE_VIEW: &str = "\r\x1b[J";
+
 /// How much of the streamed text the live line keeps (it shows the last 50 characters).
 const RECENT_TEXT_KEEP: usize = 2048;
 
@@ -47,6 +52,8 @@ pub struct Progress {
     label: String,
     started: Instant,
     activity: Activity,
+    /// The run's background tasks (listed under the live line).
+    background: Background,
     /// The nested agent the last activity came from (`None`: the run itself).
     active: Option<String>,
     last: String,
@@ -79,6 +86,7 @@ impl Progress {
             label: label.into(),
             started: Instant::now(),
             activity: Activity::default(),
+            background: Background::default(),
             active: None,
             last: "starting".into(),
             recent_text: String::new(),
@@ -133,13 +141,17 @@ impl Progress {
             return;
         }
         let line = self.plain_line(event);
+        let started = self.background.note(event);
         match self.mode {
             Mode::Plain => {
+                let elapsed = self.started.elapsed().as_secs_f64();
                 if let Some((tag, line)) = line {
-                    eprintln!(
-                        "[{tag} {:.1}s] {line}",
-                        self.started.elapsed().as_secs_f64()
-                    );
+                    eprintln!("[{tag} {elapsed:.1}s] {line}");
+                }
+                // A task that went to the background, in the shape of the runtime's line for
+                // its end (`background task <id> completed: …`).
+                if let Some(started) = started {
+                    eprintln!("[{} {elapsed:.1}s] {started}", self.label);
                 }
             }
             Mode::Live => self.redraw(),
@@ -216,22 +228,44 @@ impl Progress {
         line.map(|line| (nested.unwrap_or_else(|| self.label.clone()), line))
     }
 
-    /// Redraws the live line (call on a timer too, so elapsed time moves).
+    /// The live view: the status line, then one line per background task, each at most 120
+    /// characters.
+    fn view(&self) -> Vec<String> {
+        std::iter::once(one_line(&self.status(), 120))
+            .chain(self.background.lines().into_iter().map(|line| {
+                if line.chars().count() > 120 {
+                    line.chars().take(119).chain(['…']).collect()
+                } else {
+                    line
+                }
+            }))
+            .collect()
+    }
+
+    /// Redraws the live view (call on a timer too, so elapsed time moves): from the start of
+    /// its first line, everything below erased (`ESC[J`), its lines, then the cursor back at
+    /// the start of the first line when there are more (`ESC[nA`), so that the next redraw,
+    /// [`Progress::clear`] and a permission question start there.
     pub fn redraw(&mut self) {
         if self.mode != Mode::Live || self.is_paused() {
             return;
         }
+        let view = self.view();
+        let mut text = format!("{ERASE_VIEW}{}", view.join("\n"));
+        if view.len() > 1 {
+            text.push_str(&format!("\x1b[{}A\r", view.len() - 1));
+        }
         let mut err = std::io::stderr().lock();
-        let _ = write!(err, "\r\x1b[2K{}", one_line(&self.status(), 120));
+        let _ = err.write_all(text.as_bytes());
         let _ = err.flush();
         self.drawn = true;
     }
 
-    /// Clears the live line before the outcome is printed.
+    /// Clears the live view before the outcome is printed.
     pub fn clear(&mut self) {
         if self.drawn {
             let mut err = std::io::stderr().lock();
-            let _ = write!(err, "\r\x1b[2K");
+            let _ = write!(err, "{ERASE_VIEW}");
             let _ = err.flush();
             self.drawn = false;
         }

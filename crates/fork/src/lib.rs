@@ -232,6 +232,8 @@ impl ForkProvider {
                 config.effort = snapshot.effort;
                 config.permissions = snapshot.env.permissions.clone();
                 config.secrets = self.secrets.union(&snapshot.env.secrets);
+                // Its background tasks' files go under its parent's root.
+                config.task_dir = snapshot.env.tasks.root();
                 let seed = (!resumes).then(|| seed_from_snapshot(&snapshot, task));
                 (config, seed)
             }

@@ -26,7 +26,7 @@ use crate::structured::DEFAULT_STRUCTURED_RETRIES;
 use crate::structured::{
     Capture, ENFORCE_PREFIX, OutputMode, StructuredOutputTool, capture_instructions,
 };
-use crate::tasks::TaskTable;
+use crate::tasks::{TaskDir, TaskTable};
 use crate::tools::{EventSink, Roots, ToolContext, ToolKind, ToolOutput, ToolSet};
 use crate::{Error, Result};
 
@@ -96,6 +96,10 @@ pub struct AgentConfig {
     /// The reasoning effort asked of the model (sent only by a model that supports it); `None`:
     /// the model's default.
     pub effort: Option<Effort>,
+    /// Where the run's background tasks keep their output files (`<root>/<run id>/`, made with
+    /// the first task); `None` (the default): `<temp dir>/subagent-tasks`. In-process children
+    /// of the run keep theirs under the same root.
+    pub task_dir: Option<TaskDir>,
 }
 
 impl std::fmt::Debug for AgentConfig {
@@ -133,6 +137,7 @@ impl AgentConfig {
             nesting_refused: Vec::new(),
             sessions: None,
             effort: None,
+            task_dir: None,
         }
     }
 }
@@ -264,8 +269,12 @@ impl Agent {
             lineage: self.config.lineage.clone(),
             permissions: self.config.permissions.clone(),
             tasks: Arc::new(
-                TaskTable::for_run(sender.id(), self.config.secrets.clone())
-                    .forwarding(sender.emitter()),
+                TaskTable::for_run(
+                    sender.id(),
+                    self.config.task_dir.clone(),
+                    self.config.secrets.clone(),
+                )
+                .forwarding(sender.emitter()),
             ),
             secrets: self.config.secrets.clone(),
         });

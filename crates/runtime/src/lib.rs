@@ -56,7 +56,8 @@ pub use seed::{Seed, UNANSWERED_TOOL_RESULT};
 pub use sessions::{OpenSession, Resumed, SessionStore};
 pub use structured::OutputMode;
 pub use tasks::{
-    RECENT_ACTIVITIES, TaskInfo, TaskKind, TaskNotification, TaskProgress, TaskStatus, TaskTable,
+    RECENT_ACTIVITIES, TASK_RETENTION, TaskDir, TaskInfo, TaskKind, TaskNotification, TaskProgress,
+    TaskStatus, TaskTable, task_ended_message,
 };
 pub use tools::{EventSink, Roots, Tool, ToolContext, ToolKind, ToolOutput, ToolSet};
 

@@ -8,6 +8,8 @@
 //! child's events and then its outcome as JSON lines (secrets redacted), written as they happen
 //! and flushed at each of the child's turn ends (its `usage` event) and at the end; it lives in
 //! the table's directory, by default `<temp dir>/subagent-tasks/<parent run id>/<task id>.jsonl`.
+//! A table that forwards into its parent's stream also puts a `progress` event there when a
+//! task ends ([`task_ended_message`]: `background task <id> <status>: <description>`).
 //!
 //! The agent loop delivers finished tasks as `<task-notification>` text in Claude Code's tag
 //! spelling (`<task_id>`, `<tool_use_id>`, `<output_file>`, `<status>`, `<summary>`,
@@ -19,9 +21,11 @@
 //! ([`crate::tools::TaskOutputTool`], [`crate::tools::TaskStopTool`]) is marked notified and is
 //! not told again.
 
+pub mod dir;
+
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use futures::StreamExt;
@@ -87,6 +91,12 @@ impl std::fmt::Display for TaskStatus {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
+}
+
+/// The `progress` event a forwarding table ([`TaskTable::forwarding`]) puts into its parent's
+/// stream when task `id` ends: `background task <id> <status>: <description>`.
+pub fn task_ended_message(id: RunId, status: TaskStatus, description: &str) -> String {
+    format!("background task {id} {status}: {description}")
 }
 
 /// What a task has done so far.
@@ -236,11 +246,26 @@ impl Inner {
     }
 }
 
+pub use dir::{TASK_RETENTION, TaskDir};
+
+/// Where a table's output files go.
+enum Place {
+    /// A directory given as is ([`TaskTable::new`]).
+    Dir(PathBuf),
+    /// A run's directory under a root, both computed with the first task (the root set
+    /// beforehand when configured).
+    Run {
+        id: RunId,
+        root: OnceLock<TaskDir>,
+        dir: OnceLock<PathBuf>,
+    },
+}
+
 /// The background tasks of one agent run.
 pub struct TaskTable {
     inner: Mutex<Inner>,
     changed: tokio::sync::Notify,
-    dir: PathBuf,
+    place: Place,
     secrets: Secrets,
     parent: Option<RunEmitter>,
 }
@@ -248,14 +273,13 @@ pub struct TaskTable {
 impl Default for TaskTable {
     /// A table writing output files under `<temp dir>/subagent-tasks/<random id>`.
     fn default() -> Self {
-        Self::for_run(RunId::new(), Secrets::new())
+        Self::for_run(RunId::new(), None, Secrets::new())
     }
 }
 
 impl std::fmt::Debug for TaskTable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TaskTable")
-            .field("dir", &self.dir)
             .field("running", &self.running())
             .finish_non_exhaustive()
     }
@@ -268,7 +292,7 @@ impl TaskTable {
         Self {
             inner: Mutex::default(),
             changed: tokio::sync::Notify::new(),
-            dir: dir.into(),
+            place: Place::Dir(dir.into()),
             secrets,
             parent: None,
         }
@@ -283,19 +307,48 @@ impl TaskTable {
         self
     }
 
-    /// The table of run `run_id`: output files under `<temp dir>/subagent-tasks/<run_id>`.
-    pub fn for_run(run_id: RunId, secrets: Secrets) -> Self {
-        Self::new(
-            std::env::temp_dir()
-                .join("subagent-tasks")
-                .join(run_id.to_string()),
+    /// The table of run `run_id`: output files under `<root>/<run_id>` of `root`
+    /// ([`TaskDir::temp`] when `None`). Costs nothing until the first task: then the directory
+    /// is made and the root pruned once (see [`TaskDir::prune_once`]).
+    pub fn for_run(run_id: RunId, root: Option<TaskDir>, secrets: Secrets) -> Self {
+        Self {
+            inner: Mutex::default(),
+            changed: tokio::sync::Notify::new(),
+            place: Place::Run {
+                id: run_id,
+                root: root.map(OnceLock::from).unwrap_or_default(),
+                dir: OnceLock::new(),
+            },
             secrets,
-        )
+            parent: None,
+        }
     }
 
-    /// The directory output files go to.
+    /// The root the runs this run starts keep their tasks under: its own (the temp root, made
+    /// now, when none was configured); `None` for a table given a directory as is.
+    pub fn root(&self) -> Option<TaskDir> {
+        match &self.place {
+            Place::Dir(_) => None,
+            Place::Run { root, .. } => Some(root.get_or_init(TaskDir::temp).clone()),
+        }
+    }
+
+    /// The directory output files go to (computed, not made).
     pub fn dir(&self) -> &Path {
-        &self.dir
+        match &self.place {
+            Place::Dir(dir) => dir,
+            Place::Run { id, root, dir } => {
+                dir.get_or_init(|| root.get_or_init(TaskDir::temp).run_dir(*id))
+            }
+        }
+    }
+
+    /// The output file of task `id`, pruning the root first (once).
+    fn output_file(&self, id: RunId) -> Option<OutputFile> {
+        if let Place::Run { root, .. } = &self.place {
+            root.get_or_init(TaskDir::temp).prune_once();
+        }
+        OutputFile::create(self.dir(), id)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
@@ -320,7 +373,7 @@ impl TaskTable {
     ) -> RunId {
         let id = run.id();
         let call_id = tool_use_id.clone();
-        let output = OutputFile::create(&self.dir, id);
+        let output = self.output_file(id);
         let info = TaskInfo {
             id,
             kind: TaskKind::Agent,
@@ -381,7 +434,7 @@ impl TaskTable {
         limit: usize,
     ) -> TaskInfo {
         let id = RunId::new();
-        let output = OutputFile::create(&self.dir, id);
+        let output = self.output_file(id);
         let info = TaskInfo {
             id,
             kind: TaskKind::Bash,
@@ -529,16 +582,26 @@ impl TaskTable {
         if !self.secrets.is_empty() {
             outcome.text = self.secrets.redact(&outcome.text).into_owned();
         }
-        {
+        let ended = {
             let mut inner = self.lock();
-            if let Some(entry) = inner.entry(id) {
+            let ended = inner.entry(id).map(|entry| {
                 entry.info.status = TaskStatus::of(outcome.status);
                 entry.info.ended_ms = Some(now_ms());
                 entry.info.progress.tool_uses =
                     entry.info.progress.tool_uses.max(outcome.usage.tool_uses);
                 entry.info.outcome = Some(outcome);
+                task_ended_message(id, entry.info.status, &entry.info.description)
+            });
+            if ended.is_some() {
                 inner.finished.push_back(id);
             }
+            ended
+        };
+        // The parent's stream hears of the end (`subagent run` shows it), as it hears the
+        // task's events.
+        if let (Some(parent), Some(message)) = (&self.parent, ended) {
+            let message = self.secrets.redact(&message).into_owned();
+            parent.emit(RunEvent::Progress { message });
         }
         self.changed.notify_waiters();
     }

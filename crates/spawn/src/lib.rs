@@ -42,7 +42,7 @@ use subagent_model::{Model, ModelAliases};
 use subagent_runtime::tools::BashConfig;
 use subagent_runtime::{
     Agent, AgentConfig, DefaultModel, OutputMode, ParentSnapshot, PermissionPolicy, Roots, Secrets,
-    Seed, SessionStore, Tool, ToolKind, ToolSet,
+    Seed, SessionStore, TaskDir, Tool, ToolKind, ToolSet,
 };
 
 /// The kind name in presets.
@@ -95,6 +95,8 @@ pub struct SpawnProvider {
     secrets: Secrets,
     /// Where children's transcripts go, and sessions are resumed from.
     sessions: Option<SessionStore>,
+    /// Where children outside an in-process parent keep their background tasks' files.
+    task_dir: Option<TaskDir>,
     /// Model aliases a request's model may name (see [`SpawnProvider::with_aliases`]).
     aliases: ModelAliases,
     /// The last parent tool set seen and the child tool set built from it: children of one
@@ -157,6 +159,7 @@ impl SpawnProvider {
             permissions: PermissionPolicy::default(),
             secrets: Secrets::new(),
             sessions: None,
+            task_dir: None,
             aliases: ModelAliases::default(),
             inherited: Mutex::new(None),
         }
@@ -183,6 +186,14 @@ impl SpawnProvider {
     #[must_use]
     pub fn with_sessions(mut self, store: SessionStore) -> Self {
         self.sessions = Some(store);
+        self
+    }
+
+    /// Where children started outside an in-process parent keep their background tasks' output
+    /// files (`AgentConfig::task_dir`); a child of an in-process parent uses its parent's root.
+    #[must_use]
+    pub fn with_task_dir(mut self, dir: TaskDir) -> Self {
+        self.task_dir = Some(dir);
         self
     }
 
@@ -340,6 +351,12 @@ impl SpawnProvider {
         config.lineage = request.parent.lineage.clone();
         config.nesting_refused = nesting_refused;
         config.sessions.clone_from(&self.sessions);
+        // Background tasks of the child keep their files under its parent's root (one root,
+        // pruned once, for a whole tree of runs), else the provider's.
+        config.task_dir = match &snapshot {
+            Some(snapshot) => snapshot.env.tasks.root(),
+            None => self.task_dir.clone(),
+        };
         config.secrets = match &snapshot {
             Some(snapshot) => self.secrets.union(&snapshot.env.secrets),
             None => self.secrets.clone(),
@@ -450,6 +467,9 @@ impl ProviderFactory for SpawnFactory {
             .with_aliases(aliases);
         if let Some(store) = context.extensions.get::<SessionStore>() {
             provider = provider.with_sessions((*store).clone());
+        }
+        if let Some(dir) = context.extensions.get::<TaskDir>() {
+            provider = provider.with_task_dir((*dir).clone());
         }
         Ok(Arc::new(provider))
     }

@@ -1,4 +1,5 @@
 mod acp;
+mod background;
 mod config;
 #[cfg(feature = "e2e")]
 mod cross_product;
@@ -19,6 +20,7 @@ mod routing;
 mod run;
 mod scenarios_doc;
 mod secrets;
+mod serve;
 mod sigint;
 mod special_files;
 mod support;

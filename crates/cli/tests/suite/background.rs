@@ -1,0 +1,146 @@
+//! `subagent run` shows its background tasks: on a terminal the live view lists each (id,
+//! status, description, last activity); without one, plain lines say when each starts and ends.
+
+use pretty_assertions::assert_eq;
+use std::process::Stdio;
+use subagent_test_support::FakeServer;
+
+use super::support::{fake_preset, stderr, stdout, subagent};
+
+const BACKGROUND: &str = r#"
+- name: child
+  match: "CHILD-BG"
+  steps:
+    - tool_calls:
+        - {id: call_child_ls, name: ls, input: {}}
+    - text: "child finished in the background"
+- name: parent
+  match: "work in the background"
+  steps:
+    - tool_calls:
+        - id: call_bg
+          name: subagent
+          input: {description: bg notes, prompt: "CHILD-BG read the notes", run_in_background: true}
+    - tool_calls:
+        - {id: call_read, name: task_output, input: {task_id: call_bg, timeout: 600000}}
+    - text: "parent done"
+"#;
+
+/// The id of the task the parent's `call_bg` started, from what the parent's model was told.
+fn task_id(server: &FakeServer) -> String {
+    server
+        .model_requests()
+        .iter()
+        .flat_map(|request| request.messages.iter())
+        .flat_map(|message| message.content.iter())
+        .find_map(|block| match block {
+            subagent_session::ContentBlock::ToolResult {
+                tool_use_id,
+                content,
+                ..
+            } if tool_use_id == "call_bg" => Some(content.to_text()),
+            _ => None,
+        })
+        .and_then(|text| {
+            text.strip_prefix("Started background subagent ")
+                .and_then(|rest| rest.split_whitespace().next())
+                .map(str::to_owned)
+        })
+        .unwrap()
+}
+
+/// `[who 1.2s] text` with the time written `T`.
+fn untimed(line: &str) -> String {
+    match (line.find(' '), line.find("s] ")) {
+        (Some(space), Some(end)) if line.starts_with('[') && space < end => {
+            format!("{} T{}", &line[..space], &line[end + 1..])
+        }
+        _ => line.to_owned(),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plain_output_says_when_a_background_task_starts_and_ends() {
+    let server = FakeServer::from_yaml(BACKGROUND).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let preset = fake_preset(dir.path(), &server.url(), "");
+    let output = tokio::task::block_in_place(|| {
+        subagent(dir.path())
+            .env("FAKE_KEY", "test-key")
+            .env("TMPDIR", dir.path())
+            .args(["run", "--preset"])
+            .arg(&preset)
+            .arg("work in the background")
+            .output()
+            .unwrap()
+    });
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(stdout(&output), "parent done\n");
+    let id = task_id(&server);
+    let err = stderr(&output);
+    let lines: Vec<String> = err.lines().map(untimed).collect();
+    let at = |wanted: &str| {
+        lines
+            .iter()
+            .position(|line| line == wanted)
+            .unwrap_or_else(|| panic!("no line {wanted:?} in:\n{err}"))
+    };
+    let started = at(&format!(
+        "[parent T] background task {id} started: bg notes"
+    ));
+    let child_call = at("[spawn T] tool ls {}");
+    let ended = at(&format!(
+        "[parent T] background task {id} completed: bg notes"
+    ));
+    let finished = at("[parent T] finished: completed");
+    assert!(
+        started < child_call && child_call < ended && ended < finished,
+        "{err}"
+    );
+    // Each once.
+    assert_eq!(
+        lines
+            .iter()
+            .filter(|line| line.contains("background task "))
+            .count(),
+        2,
+        "{err}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_live_view_lists_a_running_background_task_with_its_last_activity() {
+    let server = FakeServer::from_yaml(BACKGROUND).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let preset = fake_preset(dir.path(), &server.url(), "");
+    let binary = assert_cmd::cargo::cargo_bin("subagent");
+    let command = format!(
+        "FAKE_KEY=k TMPDIR={dir} HOME={dir} {binary} run --preset {preset} 'work in the background'",
+        dir = dir.path().display(),
+        binary = binary.display(),
+        preset = preset.display()
+    );
+    let output = tokio::task::block_in_place(|| {
+        std::process::Command::new("script")
+            .args(["-qec", &command, "/dev/null"])
+            .current_dir(dir.path())
+            .stdin(Stdio::null())
+            .output()
+            .expect("script(1) from util-linux")
+    });
+    let screen = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(output.status.success(), "{screen}");
+    let id = task_id(&server);
+    let short = &id[..8];
+    // Drawn while the child works: its last activity is the call it made.
+    assert!(
+        screen.contains(&format!("  task {short} · running · bg notes · ls {{}}")),
+        "{screen}"
+    );
+    // Then its end, until the parent finishes.
+    assert!(
+        screen.contains(&format!("  task {short} · completed · bg notes")),
+        "{screen}"
+    );
+    assert!(screen.contains("parent done"), "{screen}");
+}
