@@ -1,5 +1,6 @@
 mod acp;
 mod background;
+mod background;
 mod config;
 #[cfg(feature = "e2e")]
 mod cross_product;
