@@ -1,6 +1,5 @@
 mod acp;
 mod background;
-mod background;
 mod config;
 #[cfg(feature = "e2e")]
 mod cross_product;
