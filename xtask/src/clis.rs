@@ -57,6 +57,7 @@ pub fn missing(root: &Path) -> Vec<String> {
 
 /// Installs the pinned CLIs unless they are all there.
 pub fn install(root: &Path) -> Result<()> {
+    install_python(root)?;
     let dir = install_dir(root);
     let missing = missing(root);
     if missing.is_empty() {
@@ -88,6 +89,67 @@ pub fn install(root: &Path) -> Result<()> {
     let still = self::missing(root);
     if !still.is_empty() {
         bail!("npm finished but {} is still missing", still.join(" "));
+    }
+    Ok(())
+}
+
+/// The pinned Python packages (PyPI), installed into a venv for the interoperability tests:
+/// the official A2A SDK's client runs against `subagent serve` (`crates/cli/tests/suite/serve.rs`).
+pub const PYTHON_PINNED: &[(&str, &str)] = &[("a2a-sdk", "1.3.0")];
+
+/// Where the venv goes: `<workspace>/target/py/a2a-sdk` (its interpreter in `bin/python`).
+pub fn python_dir(root: &Path) -> PathBuf {
+    root.join("target").join("py").join("a2a-sdk")
+}
+
+/// Whether `package==version` is installed in the venv (its `.dist-info` directory exists).
+fn python_installed(venv: &Path, package: &str, version: &str) -> bool {
+    let info = format!("{}-{version}.dist-info", package.replace('-', "_"));
+    let Ok(lib) = std::fs::read_dir(venv.join("lib")) else {
+        return false;
+    };
+    lib.flatten()
+        .any(|python| python.path().join("site-packages").join(&info).is_dir())
+}
+
+/// Makes the venv and pip-installs the pinned Python packages unless they are all there (about
+/// 12 s once; needs `python3` with the `venv` module).
+pub fn install_python(root: &Path) -> Result<()> {
+    let venv = python_dir(root);
+    let missing: Vec<String> = PYTHON_PINNED
+        .iter()
+        .filter(|(package, version)| !python_installed(&venv, package, version))
+        .map(|(package, version)| format!("{package}=={version}"))
+        .collect();
+    if missing.is_empty() {
+        eprintln!(
+            "xtask: pinned Python packages present in {}",
+            venv.display()
+        );
+        return Ok(());
+    }
+    eprintln!(
+        "xtask: installing {} into {}",
+        missing.join(" "),
+        venv.display()
+    );
+    if !venv.join("bin").join("python").is_file() {
+        let status = Command::new("python3")
+            .args(["-m", "venv"])
+            .arg(&venv)
+            .status()
+            .context("could not run python3: install Python 3 with venv (e.g. `apt-get install python3-venv`)")?;
+        if !status.success() {
+            bail!("python3 -m venv {} failed with {status}", venv.display());
+        }
+    }
+    let mut command = Command::new(venv.join("bin").join("pip"));
+    command
+        .args(["install", "--quiet", "--disable-pip-version-check"])
+        .args(&missing);
+    let status = command.status().context("could not run the venv's pip")?;
+    if !status.success() {
+        bail!("{command:?} failed with {status}");
     }
     Ok(())
 }

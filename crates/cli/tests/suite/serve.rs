@@ -1,0 +1,226 @@
+//! `subagent serve` as a user runs it: refusals before anything listens, SIGTERM stops it, and
+//! (e2e) the official A2A Python SDK's client against it.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, ChildStderr, Stdio};
+
+use pretty_assertions::assert_eq;
+use subagent_test_support::FakeServer;
+
+use super::support::{fake_preset, subagent};
+
+const SCENARIOS: &str = r#"
+- name: hello
+  match: "HELLO"
+  steps:
+    - text: "Hi there."
+- name: structured
+  match: "STRUCT"
+  steps:
+    - tool_calls: [{name: structured_output, input: {count: 7}}]
+- name: gated
+  match: "GATED"
+  steps:
+    - wait_gate: never
+      text: "never"
+- name: resub
+  match: "RESUB"
+  steps:
+    - text: "before"
+      tool_calls: [{name: ls, input: {}}]
+    - wait_gate: resume
+      text: "after"
+"#;
+
+const TOKEN: &str = "serve-test-token-0123456789";
+
+/// `subagent serve` on 127.0.0.1:0 with the token in `A2A_TOKEN`; returns the child, its
+/// stderr (past the announcement) and the base URL it announced.
+fn start(home: &Path, preset: &Path) -> (Child, BufReader<ChildStderr>, String) {
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("subagent"))
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("FAKE_KEY", "test-key")
+        .env("A2A_TOKEN", TOKEN)
+        .current_dir(home)
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--token-env",
+            "A2A_TOKEN",
+            "--preset",
+        ])
+        .arg(preset)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    let addr = line
+        .split("http://")
+        .nth(1)
+        .and_then(|rest| rest.split('/').next())
+        .unwrap_or_else(|| panic!("no address announced: {line}"))
+        .to_owned();
+    (child, stderr, format!("http://{addr}"))
+}
+
+/// SIGTERM, then the exit status and the rest of stderr.
+fn stop(mut child: Child, mut stderr: BufReader<ChildStderr>) -> (Option<i32>, String, String) {
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
+    let output = child.wait().unwrap();
+    let mut stdout = String::new();
+    std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut stdout).unwrap();
+    (output.code(), stdout, rest)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_announces_its_address_on_stderr_and_sigterm_stops_it() {
+    let server = FakeServer::from_yaml(SCENARIOS).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let preset = fake_preset(dir.path(), &server.url(), "");
+    let (child, stderr, base) = start(dir.path(), &preset);
+    assert!(base.starts_with("http://127.0.0.1:"), "{base}");
+    let (code, stdout, rest) = tokio::task::spawn_blocking(move || stop(child, stderr))
+        .await
+        .unwrap();
+    assert_eq!(
+        (code, stdout.as_str(), rest.as_str()),
+        (Some(0), "", "subagent serve: stopped\n")
+    );
+}
+
+#[test]
+fn serve_refuses_a_public_address_without_a_token_and_a_missing_token_variable() {
+    let dir = tempfile::tempdir().unwrap();
+    let public = subagent(dir.path())
+        .args(["serve", "--offline", "--listen", "0.0.0.0:0"])
+        .output()
+        .unwrap();
+    let unset = subagent(dir.path())
+        .args([
+            "serve",
+            "--offline",
+            "--listen",
+            "127.0.0.1:0",
+            "--token-env",
+            "NOT_SET_HERE",
+        ])
+        .output()
+        .unwrap();
+    let argv_token = subagent(dir.path())
+        .args([
+            "serve",
+            "--offline",
+            "--listen",
+            "127.0.0.1:0",
+            "--token",
+            "x",
+        ])
+        .output()
+        .unwrap();
+    let seen: Vec<(Option<i32>, String)> = [public, unset]
+        .iter()
+        .map(|o| {
+            (
+                o.status.code(),
+                String::from_utf8_lossy(&o.stderr).into_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (
+                Some(2),
+                "error[INVALID_ARGUMENTS]: --listen 0.0.0.0:0: serving beyond this machine needs a token (--token-env VAR or --token-file FILE)\n".to_owned()
+            ),
+            (
+                Some(2),
+                "error[INVALID_ARGUMENTS]: --token-env NOT_SET_HERE: the variable is not set (or not UTF-8)\n".to_owned()
+            ),
+        ]
+    );
+    // There is no way to pass the token itself on the command line.
+    assert_eq!(argv_token.status.code(), Some(2));
+}
+
+#[cfg(feature = "e2e")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_official_python_sdk_client_sends_streams_gets_cancels_and_resubscribes() {
+    use std::io::Write;
+
+    let python = super::support::root().join("target/py/a2a-sdk/bin/python");
+    assert!(
+        python.is_file(),
+        "{} is missing: run `cargo xtask install-clis`",
+        python.display()
+    );
+    let server = FakeServer::from_yaml(SCENARIOS).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let preset = fake_preset(dir.path(), &server.url(), "");
+    let (serve, stderr, base) = start(dir.path(), &preset);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/suite/a2a_sdk_client.py");
+    let mut client = std::process::Command::new(&python)
+        .arg(&script)
+        .args([&base, TOKEN])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let mut stdin = client.stdin.take().unwrap();
+    let mut lines = BufReader::new(client.stdout.take().unwrap()).lines();
+    let subscribed = tokio::task::spawn_blocking(move || {
+        let line = lines.next().unwrap().unwrap();
+        (line, lines)
+    });
+    let (line, mut lines) = subscribed.await.unwrap();
+    assert!(line.starts_with("SUBSCRIBED "), "{line}");
+    server.gate("resume").open();
+    writeln!(stdin, "go").unwrap();
+    let (summary, status) = tokio::task::spawn_blocking(move || {
+        let summary = lines.next().unwrap().unwrap();
+        (summary, client.wait().unwrap())
+    })
+    .await
+    .unwrap();
+    assert!(status.success(), "the Python client failed: {summary}");
+    let summary: serde_json::Value = serde_json::from_str(&summary).unwrap();
+    assert_eq!(
+        summary,
+        serde_json::json!({
+            "send": {
+                "state": "TASK_STATE_COMPLETED",
+                "artifacts": [{"artifactId": "result", "name": "result", "parts": [{"text": "Hi there."}]}],
+                "history": [[{"text": "HELLO from python"}]],
+            },
+            "get_same": true,
+            "structured": {"data": {"count": 7.0}, "mediaType": "application/json"},
+            "stream": ["task TASK_STATE_SUBMITTED", "working started", "working text: Hi", "working text:  there.", "artifact result", "TASK_STATE_COMPLETED"],
+            "cancel": {"returned": "TASK_STATE_CANCELED", "stream_end": "TASK_STATE_CANCELED"},
+            "resubscribe": {
+                "before": ["task TASK_STATE_SUBMITTED", "working started", "working text: before", "working tool_call", "working tool_result"],
+                "snapshot": "TASK_STATE_WORKING",
+                "after": ["working text: after", "artifact result", "TASK_STATE_COMPLETED"],
+            },
+            "wrong_token": "401",
+        })
+    );
+    let (code, _, _) = tokio::task::spawn_blocking(move || stop(serve, stderr))
+        .await
+        .unwrap();
+    assert_eq!(code, Some(0));
+}
