@@ -77,7 +77,6 @@ async fn acp_serves_the_run_parent_on_stdio() {
             "params": {"sessionId": session, "prompt": [{"type": "text", "text": "say hello"}]}}),
         );
         let prompt = until_response(&mut lines, 3, &mut seen);
-        drop(send);
         drop(stdin);
         // Nothing more is written once stdin closes.
         let rest: Vec<String> = lines.collect();
@@ -119,4 +118,125 @@ async fn acp_serves_the_run_parent_on_stdio() {
     let request = server.model_requests().pop().unwrap();
     let system = request.body.unwrap().to_string();
     assert!(system.contains("You are a coding agent"), "{system}");
+}
+
+#[cfg(feature = "e2e")]
+const INTEROP: &str = r#"
+- name: child
+  match: "CHILD-EDITS"
+  steps:
+    - tool_calls:
+        - {id: call_allowed, name: bash, input: {command: "touch allowed.txt"}}
+        - {id: call_rejected, name: bash, input: {command: "touch rejected.txt"}}
+    - text: "child done"
+- name: long
+  match: "run a long job"
+  steps:
+    - tool_calls:
+        - {id: call_long, name: bash, input: {command: "echo started > ready.fifo; exec sleep 314159"}}
+    - text: "never"
+- name: parent
+  match: "delegate the edits"
+  steps:
+    - tool_calls:
+        - id: call_sub
+          name: subagent
+          input: {prompt: "CHILD-EDITS make two files", description: "make two files"}
+    - text: "parent done"
+"#;
+
+/// The issue's interop test: a client built on the official TypeScript SDK (pinned in
+/// target/clis by `cargo xtask install-clis`) drives the real `subagent acp`: initialize,
+/// session/new, a prompt whose delegation shows as a tool call with the child's progress and
+/// whose child's two questions are answered (allow, reject: obeyed), then a cancelled prompt
+/// whose command is gone afterwards.
+#[cfg(feature = "e2e")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_official_typescript_client_drives_subagent_acp() {
+    let workspace = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let sdk = workspace.join("target/clis/node_modules/@agentclientprotocol/sdk/dist/acp.js");
+    assert!(
+        sdk.exists(),
+        "the pinned ACP SDK is missing: run `cargo xtask install-clis` (or `npm install --prefix target/clis @agentclientprotocol/sdk@0.17.0`)"
+    );
+    let server = subagent_test_support::FakeServer::from_yaml(INTEROP)
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("project");
+    std::fs::create_dir(&project).unwrap();
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(project.join("ready.fifo"))
+            .status()
+            .unwrap()
+            .success()
+    );
+    let preset = fake_preset(dir.path(), &server.url(), "");
+    let output = tokio::process::Command::new("node")
+        .arg(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/acp/client.mjs"))
+        .arg(&sdk)
+        .arg(assert_cmd::cargo::cargo_bin("subagent"))
+        .arg(&preset)
+        .arg(&project)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", dir.path())
+        .env("FAKE_KEY", "test-key")
+        .current_dir(dir.path())
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let seen: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(
+        seen,
+        json!({
+            "protocolVersion": 1,
+            "agentName": "subagent",
+            "loadSession": false,
+            "stopReasons": ["end_turn", "cancelled"],
+            "delegation": {"title": "make two files", "kind": "think"},
+            "childProgressShown": true,
+            "delegationEnd": "completed",
+            "firstAnswer": "parent done",
+            "questions": [
+                {"title": "bash: echo started > ready.fifo; exec sleep 314159", "toolCallId": "call_long", "optionId": "allow_once"},
+                {"title": "bash: touch allowed.txt (subagent at depth 1)", "toolCallId": "call_allowed", "optionId": "allow_once"},
+                {"title": "bash: touch rejected.txt (subagent at depth 1)", "toolCallId": "call_rejected", "optionId": "reject_once"},
+            ],
+            "longCall": {"title": "bash: echo started > ready.fifo; exec sleep 314159", "kind": "execute"},
+            "exitCode": 0,
+        }),
+        "{stderr}"
+    );
+    assert!(project.join("allowed.txt").exists());
+    assert!(!project.join("rejected.txt").exists());
+    // The child's results reached the parent's model: the rejected one as refused.
+    let results = server
+        .model_requests()
+        .iter()
+        .flat_map(|r| r.messages.last().cloned())
+        .flat_map(|m| m.content)
+        .filter_map(|block| match block {
+            subagent_session::ContentBlock::ToolResult {
+                tool_use_id,
+                is_error,
+                content,
+            } if tool_use_id == "call_rejected" => Some((is_error, content.to_text())),
+            _ => None,
+        })
+        .collect::<Vec<_>>();
+    assert_eq!(
+        results.first(),
+        Some(&(
+            true,
+            "permission denied: approval for bash was refused".to_owned()
+        ))
+    );
+    assert!(
+        super::support::processes_with("sleep 314159").is_empty(),
+        "the cancelled command survived subagent acp"
+    );
 }
