@@ -24,6 +24,36 @@ pub struct StreamState {
     finished: HashSet<String>,
     /// Whether a tool call came after the last text (the next text starts a new answer).
     after_tool: bool,
+    /// Calls announced without their input, not yet told.
+    waiting: Vec<Announced>,
+}
+
+/// A tool call as announced.
+#[derive(Debug)]
+struct Announced {
+    id: String,
+    name: String,
+    title: String,
+}
+
+impl Announced {
+    fn event(self, input: Option<Value>) -> RunEvent {
+        RunEvent::ToolCall {
+            id: self.id,
+            name: self.name,
+            input: input.unwrap_or_else(|| json!({"title": self.title})),
+            parent_tool_use_id: None,
+        }
+    }
+}
+
+/// Whether a call's `rawInput` says anything (claude-agent-acp announces calls with `{}`).
+fn has_input(input: &Value) -> bool {
+    !(input.is_null() || input.as_object().is_some_and(serde_json::Map::is_empty))
+}
+
+fn is_end(status: ToolCallStatus) -> bool {
+    matches!(status, ToolCallStatus::Completed | ToolCallStatus::Failed)
 }
 
 /// The name of a tool kind as ACP spells it.
@@ -67,6 +97,22 @@ fn content_text(content: &[ToolCallContent]) -> String {
     out
 }
 
+/// The text of a call's `rawOutput` when it has no content (codex-acp reports a reading
+/// command's output only there): its `formatted_output`, `aggregated_output`, `output` or
+/// `stdout`, else the value itself.
+fn raw_output_text(raw: &Value) -> String {
+    ["formatted_output", "aggregated_output", "output", "stdout"]
+        .iter()
+        .find_map(|key| raw.get(*key).and_then(Value::as_str))
+        .map_or_else(
+            || match raw {
+                Value::String(text) => text.clone(),
+                other => other.to_string(),
+            },
+            str::to_owned,
+        )
+}
+
 fn cut(text: String) -> String {
     if text.len() <= TOOL_OUTPUT_LIMIT {
         return text;
@@ -83,7 +129,7 @@ impl StreamState {
     pub fn update(&mut self, update: SessionUpdate, out: &mut Vec<RunEvent>) {
         match update {
             SessionUpdate::AgentMessageChunk(chunk) => {
-                if let Some(text) = block_text(&chunk.content) {
+                if let Some(text) = block_text(&chunk.content).filter(|t| !t.is_empty()) {
                     if self.after_tool {
                         self.answer.clear();
                         self.after_tool = false;
@@ -96,7 +142,7 @@ impl StreamState {
                 }
             }
             SessionUpdate::AgentThoughtChunk(chunk) => {
-                if let Some(text) = block_text(&chunk.content) {
+                if let Some(text) = block_text(&chunk.content).filter(|t| !t.is_empty()) {
                     out.push(RunEvent::Thinking {
                         text: text.to_owned(),
                     });
@@ -106,27 +152,45 @@ impl StreamState {
                 let id = call.tool_call_id.0.to_string();
                 self.tool_uses += 1;
                 self.after_tool = true;
-                let name = call
-                    .name
-                    .clone()
-                    .unwrap_or_else(|| kind_name(call.kind).to_owned());
-                let input = call
-                    .raw_input
-                    .clone()
-                    .unwrap_or_else(|| json!({"title": call.title}));
-                out.push(RunEvent::ToolCall {
+                let announced = Announced {
                     id: id.clone(),
-                    name,
-                    input,
-                    parent_tool_use_id: None,
-                });
-                self.result(id, call.status, &call.content, out);
+                    name: call
+                        .name
+                        .clone()
+                        .unwrap_or_else(|| kind_name(call.kind).to_owned()),
+                    title: call.title.clone(),
+                };
+                match call.raw_input.filter(has_input) {
+                    Some(input) => out.push(announced.event(Some(input))),
+                    // Announced before its input: told once the input (or its end) comes.
+                    None if !is_end(call.status) => {
+                        self.waiting.push(announced);
+                        return;
+                    }
+                    None => out.push(announced.event(None)),
+                }
+                self.result(id, call.status, content_text(&call.content), out);
             }
             SessionUpdate::ToolCallUpdate(update) => {
                 let id = update.tool_call_id.0.to_string();
-                if let Some(status) = update.fields.status {
-                    let content = update.fields.content.unwrap_or_default();
-                    self.result(id, status, &content, out);
+                let fields = update.fields;
+                let input = fields.raw_input.filter(has_input);
+                let ends = fields.status.is_some_and(is_end);
+                if (input.is_some() || ends)
+                    && let Some(at) = self.waiting.iter().position(|w| w.id == id)
+                {
+                    let announced = self.waiting.remove(at);
+                    out.push(announced.event(input));
+                }
+                if let Some(status) = fields.status {
+                    let content = fields.content.unwrap_or_default();
+                    let mut output = content_text(&content);
+                    if output.is_empty()
+                        && let Some(raw) = &fields.raw_output
+                    {
+                        output = raw_output_text(raw);
+                    }
+                    self.result(id, status, output, out);
                 }
             }
             SessionUpdate::Plan(plan) => {
@@ -153,7 +217,7 @@ impl StreamState {
         &mut self,
         id: String,
         status: ToolCallStatus,
-        content: &[ToolCallContent],
+        output: String,
         out: &mut Vec<RunEvent>,
     ) {
         let is_error = match status {
@@ -166,14 +230,15 @@ impl StreamState {
         }
         out.push(RunEvent::ToolResult {
             id,
-            output: cut(content_text(content)),
+            output: cut(output),
             is_error,
             parent_tool_use_id: None,
         });
     }
 
-    /// The outcome of a prompt that ended with `response`.
-    pub fn outcome(&self, response: &PromptResponse) -> Outcome {
+    /// The outcome of a prompt that ended with `response`; `asked_to_cancel` when the run was
+    /// cancelled (a `cancelled` stop reason without it is a failure).
+    pub fn outcome(&self, response: &PromptResponse, asked_to_cancel: bool) -> Outcome {
         let text = self.answer.clone();
         let mut outcome = match response.stop_reason {
             AcpStop::EndTurn => Outcome::completed(text),
@@ -193,6 +258,15 @@ impl StreamState {
                 StopReason::Refused,
                 text,
                 Some("the agent refused (refusal)".to_owned()),
+            ),
+            AcpStop::Cancelled if !asked_to_cancel => Outcome::with_status(
+                StopReason::Failed,
+                text,
+                Some(
+                    "the agent ended its prompt as cancelled although it was not cancelled \
+                     (codex-acp does when a permission request is rejected)"
+                        .to_owned(),
+                ),
             ),
             AcpStop::Cancelled => {
                 let mut outcome = Outcome::cancelled();
@@ -238,6 +312,8 @@ mod tests {
         let mut out = Vec::new();
         for value in [
             json!({"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": "hmm"}}),
+            // claude-agent-acp opens its answer with an empty chunk: no event.
+            json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": ""}}),
             json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "let me "}}),
             json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "look"}}),
             json!({"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "ls", "kind": "execute",
@@ -292,7 +368,7 @@ mod tests {
             "usage": {"totalTokens": 5, "inputTokens": 3, "outputTokens": 2, "cachedReadTokens": 1}
         }))
         .unwrap();
-        let outcome = state.outcome(&response);
+        let outcome = state.outcome(&response, false);
         let mut expected = Outcome::completed("done");
         expected.usage = Usage {
             input_tokens: 3,
@@ -302,6 +378,57 @@ mod tests {
             ..Usage::default()
         };
         assert_eq!(outcome, expected);
+    }
+
+    #[test]
+    fn a_call_announced_without_input_waits_for_it() {
+        // claude-agent-acp announces a call with `rawInput: {}` and sends the input in an update.
+        let mut state = StreamState::default();
+        let mut out = Vec::new();
+        for value in [
+            json!({"sessionUpdate": "tool_call", "toolCallId": "t", "title": "Write", "kind": "edit",
+                   "status": "pending", "rawInput": {}}),
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": "t", "title": "Write a.txt",
+                   "rawInput": {"file_path": "a.txt", "content": "x"}}),
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": "t", "status": "failed",
+                   "content": [{"type": "content", "content": {"type": "text", "text": "denied"}}]}),
+            json!({"sessionUpdate": "tool_call", "toolCallId": "u", "title": "ls", "kind": "execute",
+                   "status": "pending"}),
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": "u", "status": "completed",
+                   "rawOutput": {"stdout": "a\n", "formatted_output": "a\n", "exit_code": 0}}),
+        ] {
+            state.update(update(value), &mut out);
+        }
+        assert_eq!(
+            out,
+            vec![
+                RunEvent::ToolCall {
+                    id: "t".into(),
+                    name: "edit".into(),
+                    input: json!({"file_path": "a.txt", "content": "x"}),
+                    parent_tool_use_id: None
+                },
+                RunEvent::ToolResult {
+                    id: "t".into(),
+                    output: "denied".into(),
+                    is_error: true,
+                    parent_tool_use_id: None
+                },
+                RunEvent::ToolCall {
+                    id: "u".into(),
+                    name: "execute".into(),
+                    input: json!({"title": "ls"}),
+                    parent_tool_use_id: None
+                },
+                RunEvent::ToolResult {
+                    id: "u".into(),
+                    output: "a\n".into(),
+                    is_error: false,
+                    parent_tool_use_id: None
+                },
+            ]
+        );
+        assert_eq!(state.tool_uses, 2);
     }
 
     #[test]
@@ -316,7 +443,25 @@ mod tests {
         ] {
             let response: PromptResponse =
                 serde_json::from_value(json!({"stopReason": wire})).unwrap();
-            assert_eq!(state.outcome(&response).status, status, "{wire}");
+            assert_eq!(state.outcome(&response, true).status, status, "{wire}");
+            if wire != "cancelled" {
+                assert_eq!(state.outcome(&response, false).status, status, "{wire}");
+            }
         }
+        // codex-acp ends its turn as cancelled when a permission request is rejected: nobody
+        // cancelled the run, so it failed, and says why.
+        let response: PromptResponse =
+            serde_json::from_value(json!({"stopReason": "cancelled"})).unwrap();
+        let outcome = state.outcome(&response, false);
+        assert_eq!(
+            (outcome.status, outcome.diagnostic.as_deref()),
+            (
+                StopReason::Failed,
+                Some(
+                    "the agent ended its prompt as cancelled although it was not cancelled (codex-acp \
+                     does when a permission request is rejected)"
+                )
+            )
+        );
     }
 }

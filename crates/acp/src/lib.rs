@@ -46,6 +46,23 @@
 //! (`session/set_model`, unstable) are left until an end-to-end test against the pinned adapters
 //! proves them.
 
+//! # Observed with the pinned adapters (codex-acp 0.16.0, claude-agent-acp 0.23.1)
+//!
+//! * Neither calls `fs/read_text_file` or `fs/write_text_file`: both edit files themselves, so
+//!   what holds their edits is the session mode the row maps (codex's sandbox, claude's
+//!   permission modes) and the answers to their permission requests; the served fs stays for
+//!   agents that use it.
+//! * claude's own `plan` mode runs tools without asking when bypass is available, which
+//!   claude-agent-acp makes so as root with `IS_SANDBOX=1`: a row maps `plan` to `dontAsk`
+//!   (read-only tools only, nothing asked) instead.
+//! * codex-acp ends its turn with `stopReason: cancelled` when a permission request is
+//!   rejected: not cancelled by us, that outcome is `failed`, saying so.
+//! * codex-acp reports a reading command's output in `rawOutput` only, in some runs; claude
+//!   announces a tool call with `rawInput: {}` and sends the input in an update (the `ToolCall`
+//!   event waits for it).
+//! * Neither exits when its stdin closes (see above); claude-agent-acp fails `session/new` as
+//!   root without `IS_SANDBOX=1`; codex-acp's sandboxed commands need a `bwrap` on `PATH`.
+
 mod client;
 mod config;
 mod error;

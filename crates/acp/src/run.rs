@@ -80,7 +80,7 @@ pub(crate) fn spawn(plan: &RunPlan) -> crate::Result<Process> {
 /// How the conversation ended.
 enum Ended {
     /// The prompt was answered.
-    Prompt(PromptResponse),
+    Prompt(Box<PromptResponse>),
     /// Cancelled before the prompt was sent.
     CancelledEarly,
 }
@@ -170,11 +170,11 @@ pub(crate) async fn drive(mut process: Process, sender: RunSender, plan: RunPlan
         Err(poisoned) => std::mem::take(&mut *poisoned.into_inner()),
     };
     let outcome = match ended {
-        Ok(Ended::Prompt(response)) => state.outcome(&response),
+        Ok(Ended::Prompt(response)) => state.outcome(&response, cancel.is_cancelled()),
         Ok(Ended::CancelledEarly) => Outcome::cancelled(),
         Err(_) if cancel.is_cancelled() => {
             let mut outcome = Outcome::cancelled();
-            outcome.text = state.answer.clone();
+            outcome.text = state.answer;
             outcome
         }
         Err(error) => {
@@ -196,7 +196,7 @@ pub(crate) async fn drive(mut process: Process, sender: RunSender, plan: RunPlan
             }
             Outcome::with_status(
                 subagent_core::StopReason::Failed,
-                state.answer.clone(),
+                state.answer,
                 Some(diagnostic),
             )
         }
@@ -261,27 +261,30 @@ where
         )
         .on_receive_request(
             async move |request: RequestPermissionRequest, responder, _cx| {
-                responder.respond(answer(permissions, mode, &request))
+                let response = answer(permissions, mode, &request);
+                tracing::debug!(?request, ?response, "session/request_permission");
+
+                responder.respond(response)
             },
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |request: ReadTextFileRequest, responder, _cx| match read_files.read(
-                &request.path,
-                request.line,
-                request.limit,
-            ) {
-                Ok(text) => responder.respond(ReadTextFileResponse::new(text)),
-                Err(message) => responder.respond_with_error(fs_error(message)),
+            async move |request: ReadTextFileRequest, responder, _cx| {
+                tracing::debug!(path = %request.path.display(), "fs/read_text_file");
+                match read_files.read(&request.path, request.line, request.limit) {
+                    Ok(text) => responder.respond(ReadTextFileResponse::new(text)),
+                    Err(message) => responder.respond_with_error(fs_error(message)),
+                }
             },
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |request: WriteTextFileRequest, responder, _cx| match files
-                .write(&request.path, &request.content)
-            {
-                Ok(()) => responder.respond(WriteTextFileResponse::new()),
-                Err(message) => responder.respond_with_error(fs_error(message)),
+            async move |request: WriteTextFileRequest, responder, _cx| {
+                tracing::debug!(path = %request.path.display(), "fs/write_text_file");
+                match files.write(&request.path, &request.content) {
+                    Ok(()) => responder.respond(WriteTextFileResponse::new()),
+                    Err(message) => responder.respond_with_error(fs_error(message)),
+                }
             },
             agent_client_protocol::on_receive_request!(),
         )
@@ -328,7 +331,7 @@ where
                     prompt.await?
                 }
             };
-            Ok(Ended::Prompt(response))
+            Ok(Ended::Prompt(Box::new(response)))
         })
         .await
 }

@@ -1,0 +1,9 @@
+//! Integration tests of subagent-acp. `e2e` (feature `e2e`) runs the real pinned adapters
+//! (`codex-acp`, `claude-agent-acp`) installed under `target/clis` against the fake model server.
+
+#[cfg(feature = "e2e")]
+mod conformance;
+#[cfg(feature = "e2e")]
+mod e2e;
+#[cfg(feature = "e2e")]
+mod harness;
