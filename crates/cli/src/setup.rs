@@ -28,11 +28,12 @@ pub fn factories(
         Arc::new(subagent_fork::ForkFactory),
         Arc::new(subagent_claude_code::ClaudeCodeFactory),
         Arc::new(subagent_codex::CodexFactory),
+        Arc::new(subagent_acp::AcpFactory),
     ];
     for factory in extra {
         if factories.iter().any(|known| known.kind() == factory.kind()) {
             return Err(Refusal::invalid(format!(
-                "two provider factories of kind \"{}\": each kind must be given once (built in: spawn, fork, claude-code, codex)",
+                "two provider factories of kind \"{}\": each kind must be given once (built in: spawn, fork, claude-code, codex, acp)",
                 factory.kind()
             )));
         }
