@@ -34,8 +34,8 @@ Exit codes:
 pub enum Command {
     /// Start one child on a provider (or agent type) and print its outcome.
     Delegate(DelegateArgs),
-    /// Run a parent agent with the preset's delegation tools; print its answer and the
-    /// delegations it made.
+    /// Run a parent agent with the built-in tools, the task tools and the preset's delegation
+    /// tools; print its answer, the delegations it made and its session (to resume).
     Run(RunArgs),
     /// Serve the `run` parent to an editor over the Agent Client Protocol on stdin/stdout
     /// (Zed: an agent_servers entry running `subagent acp --preset FILE`); logs on stderr.
@@ -113,8 +113,8 @@ pub struct DelegateArgs {
     /// refuses before the child starts (default: the agent type's, else the model's own).
     #[arg(long, value_name = "LEVEL", value_parser = parse_effort)]
     pub effort: Option<subagent_core::Effort>,
-    /// Continue a finished run: the `session.id` of its outcome (`--json`), on the same
-    /// provider and from the same `--cwd`.
+    /// Continue a finished run: the session id it printed at its end (`session: ID`, the
+    /// `session.id` of its `--json` outcome), on the same provider and from the same `--cwd`.
     #[arg(long, value_name = "SESSION_ID")]
     pub resume: Option<String>,
     /// Print events as JSON lines, then the outcome object (for machines).
@@ -140,8 +140,9 @@ pub struct RunArgs {
     /// bypassPermissions) work too. Children inherit it, never looser.
     #[arg(long, default_value = "default", value_parser = parse_mode)]
     pub permission_mode: subagent_core::PermissionMode,
-    /// Continue an earlier run: the session id it printed at its end (`session.id` of its
-    /// `--json` outcome), from the same `--cwd`; the model sees that conversation first.
+    /// Continue an earlier run: the session id it printed at its end (`session: ID`, the
+    /// `session.id` of its `--json` outcome), from the same `--cwd`; the model sees that
+    /// conversation first, then PROMPT.
     #[arg(long, value_name = "SESSION_ID")]
     pub resume: Option<String>,
     /// Print events as JSON lines, then the outcome object (for machines).
