@@ -14,6 +14,10 @@ const HELLO: &str = r#"
   match: "say hello"
   steps:
     - text: "hello from the parent"
+- name: again
+  match: "and again"
+  steps:
+    - text: "again"
 "#;
 
 /// Reads JSON-RPC lines until the response to `id`; every line read is kept.
@@ -77,6 +81,12 @@ async fn acp_serves_the_run_parent_on_stdio() {
             "params": {"sessionId": session, "prompt": [{"type": "text", "text": "say hello"}]}}),
         );
         let prompt = until_response(&mut lines, 3, &mut seen);
+        send(
+            json!({"jsonrpc": "2.0", "id": 4, "method": "session/prompt",
+            "params": {"sessionId": session, "prompt": [{"type": "text", "text": "and again"}]}}),
+        );
+        let again = until_response(&mut lines, 4, &mut seen);
+        assert_eq!(again["result"]["stopReason"], "end_turn", "{again}");
         drop(stdin);
         // Nothing more is written once stdin closes.
         let rest: Vec<String> = lines.collect();
@@ -111,13 +121,28 @@ async fn acp_serves_the_run_parent_on_stdio() {
                 .to_owned()
         })
         .collect();
-    assert_eq!(text, "hello from the parent");
+    assert_eq!(text, "hello from the parentagain");
     assert_eq!(rest, Vec::<String>::new());
     assert!(stderr.contains("serving ACP on stdio"), "{stderr}");
-    // The preset's run parent answered.
+    // The preset's run parent answered; the second prompt continued the first's conversation,
+    // kept as one transcript (run's session files, in the state dir under HOME).
     let request = server.model_requests().pop().unwrap();
+    let texts: Vec<String> = request.messages.iter().map(|m| m.text()).collect();
+    assert_eq!(texts, ["say hello", "hello from the parent", "and again"]);
     let system = request.body.unwrap().to_string();
     assert!(system.contains("You are a coding agent"), "{system}");
+    let sessions = dir.path().join(".local/state/subagents/sessions");
+    let transcripts: Vec<_> = std::fs::read_dir(&sessions)
+        .unwrap()
+        .flat_map(|project| std::fs::read_dir(project.unwrap().path()).unwrap())
+        .map(|file| file.unwrap().file_name().into_string().unwrap())
+        .filter(|name| name.ends_with(".jsonl"))
+        .collect();
+    assert_eq!(transcripts.len(), 1, "{transcripts:?}");
+    assert!(
+        !stderr.contains("continuing the session from memory"),
+        "{stderr}"
+    );
 }
 
 #[cfg(feature = "e2e")]
