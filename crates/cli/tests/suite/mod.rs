@@ -1,4 +1,6 @@
 mod acp;
+#[cfg(feature = "e2e")]
+mod acp_provider;
 mod background;
 mod config;
 #[cfg(feature = "e2e")]
