@@ -208,7 +208,8 @@ const LEFT: &str = r#"
         - id: call_bg
           name: bash
           input: {command: "echo $$ > pids.fifo; exec sleep 300", run_in_background: true}
-    - text: "leaving"
+    - wait_gate: pid-read
+      text: "leaving"
 "#;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -226,28 +227,67 @@ async fn a_run_does_not_wait_for_a_background_command_and_stops_it_when_it_ends(
     let run = Agent::new(config)
         .unwrap()
         .start_prompt("leave it running", CancellationToken::new());
-    let pid = tokio::task::spawn_blocking(move || {
-        let mut text = String::new();
-        std::fs::File::open(&fifo)
-            .unwrap()
-            .read_to_string(&mut text)
-            .unwrap();
-        text
+    let pid = read_fifo(&fifo, "the command's pid").await;
+    let pid: u32 = pid.trim().parse().unwrap();
+    // Only now may the model end its answer (before, the run could end and stop the command
+    // before it wrote its pid).
+    server.gate("pid-read").open();
+    let outcome = within(run.outcome(), "the run's end").await;
+    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    assert_eq!(outcome.text, "leaving");
+    // Stopped with the run: SIGTERM, then the group's kill.
+    exited(pid).await;
+}
+
+/// How long a test waits for something that should come at once before it fails saying what
+/// did not come (a bound against hanging, not a speed check).
+const DEADLINE: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// `future`'s output, or a test failure naming `what` once [`DEADLINE`] has passed.
+async fn within<T>(future: impl std::future::Future<Output = T>, what: &str) -> T {
+    match tokio::time::timeout(DEADLINE, future).await {
+        Ok(value) => value,
+        Err(_) => panic!("waited {DEADLINE:?} for {what}"),
+    }
+}
+
+/// The first line written to the FIFO `path`, read without blocking a thread (opened for
+/// reading and writing, the FIFO neither blocks the open nor ends early), within [`DEADLINE`].
+async fn read_fifo(path: &std::path::Path, what: &str) -> String {
+    use tokio::io::AsyncBufReadExt;
+    let receiver = tokio::net::unix::pipe::OpenOptions::new()
+        .read_write(true)
+        .open_receiver(path)
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(receiver).lines();
+    within(lines.next_line(), what)
+        .await
+        .unwrap()
+        .unwrap_or_else(|| panic!("{what}: the FIFO closed"))
+}
+
+/// Waits until process `pid` has exited (a zombie counts), through a pidfd: the kernel says
+/// when, nothing polls in a loop. Fails the test after [`DEADLINE`].
+async fn exited(pid: u32) {
+    let pid = rustix::process::Pid::from_raw(i32::try_from(pid).unwrap()).unwrap();
+    let fd = match rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()) {
+        Ok(fd) => fd,
+        // Gone and reaped already.
+        Err(rustix::io::Errno::SRCH) => return,
+        Err(error) => panic!("pidfd_open({pid:?}): {error}"),
+    };
+    let ready = tokio::task::spawn_blocking(move || {
+        let mut fds = [rustix::event::PollFd::new(
+            &fd,
+            rustix::event::PollFlags::IN,
+        )];
+        let timeout = rustix::event::Timespec::try_from(DEADLINE).unwrap();
+        rustix::event::poll(&mut fds, Some(&timeout)).unwrap()
     })
     .await
     .unwrap();
-    let pid: u32 = pid.trim().parse().unwrap();
-    let outcome = run.outcome().await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
-    assert_eq!(outcome.text, "leaving");
-    // Stopped with the run: SIGTERM, then the group's kill; wait for the kernel (bounded, no
-    // sleeping).
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while !gone(pid) {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "process {pid} survived the run"
-        );
-        std::thread::yield_now();
-    }
+    assert_eq!(
+        ready, 1,
+        "process {pid:?} survived the run for {DEADLINE:?}"
+    );
 }
