@@ -6,7 +6,7 @@
 //! the event count (a subscriber marks the count seen before it looks, so a push between its
 //! look and its wait still wakes it).
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use futures::Stream;
@@ -155,51 +155,97 @@ impl Entry {
     }
 }
 
-/// Every task, in creation order; the oldest finished ones are forgotten past a bound.
+/// Every task, in creation order and by id; the oldest finished ones are forgotten past a
+/// bound.
 #[derive(Debug)]
 pub struct Tasks {
-    entries: Mutex<VecDeque<(String, Arc<Entry>)>>,
+    table: Mutex<Table>,
     keep: usize,
+}
+
+#[derive(Debug, Default)]
+struct Table {
+    order: VecDeque<Arc<Entry>>,
+    by_id: HashMap<String, Arc<Entry>>,
 }
 
 impl Tasks {
     /// A table keeping at most `keep` tasks (live tasks are never forgotten).
     pub fn new(keep: usize) -> Self {
         Self {
-            entries: Mutex::new(VecDeque::new()),
+            table: Mutex::new(Table::default()),
             keep,
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, VecDeque<(String, Arc<Entry>)>> {
-        self.entries.lock().unwrap_or_else(PoisonError::into_inner)
+    fn lock(&self) -> std::sync::MutexGuard<'_, Table> {
+        self.table.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Adds a task, forgetting the oldest finished ones past the bound.
     pub fn insert(&self, id: String, entry: Arc<Entry>) {
-        let mut entries = self.lock();
-        entries.push_back((id, entry));
-        while entries.len() > self.keep {
-            let Some(oldest) = entries.iter().position(|(_, entry)| entry.is_done()) else {
+        let mut table = self.lock();
+        table.order.push_back(Arc::clone(&entry));
+        table.by_id.insert(id, entry);
+        while table.order.len() > self.keep {
+            let Some(oldest) = table.order.iter().position(|entry| entry.is_done()) else {
                 break;
             };
-            entries.remove(oldest);
+            if let Some(gone) = table.order.remove(oldest) {
+                table.by_id.retain(|_, entry| !Arc::ptr_eq(entry, &gone));
+            }
         }
     }
 
     /// The task of that id.
     pub fn get(&self, id: &str) -> Option<Arc<Entry>> {
-        self.lock()
-            .iter()
-            .find(|(key, _)| key == id)
-            .map(|(_, entry)| Arc::clone(entry))
+        self.lock().by_id.get(id).cloned()
     }
 
     /// Every task, oldest first.
     pub fn all(&self) -> Vec<Arc<Entry>> {
-        self.lock()
-            .iter()
-            .map(|(_, entry)| Arc::clone(entry))
-            .collect()
+        self.lock().order.iter().cloned().collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+    use subagent_a2a::types::{TaskStatus, TaskStatusUpdateEvent};
+
+    use super::*;
+
+    fn task(id: &str) -> Task {
+        Task {
+            id: id.to_owned(),
+            ..Task::default()
+        }
+    }
+
+    fn finish(entry: &Entry) {
+        entry.push(StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+            status: TaskStatus {
+                state: TaskState::Completed,
+                ..TaskStatus::default()
+            },
+            ..TaskStatusUpdateEvent::default()
+        }));
+    }
+
+    #[test]
+    fn past_the_bound_the_oldest_finished_tasks_are_forgotten_and_live_ones_kept() {
+        let tasks = Tasks::new(2);
+        let ids = ["a", "b", "c", "d"];
+        for id in ids {
+            let entry = Entry::new(task(id), CancellationToken::new());
+            if id != "a" {
+                finish(&entry);
+            }
+            tasks.insert(id.to_owned(), entry);
+        }
+        let kept: Vec<String> = tasks.all().iter().map(|e| e.snapshot().id).collect();
+        assert_eq!(kept, ["a", "d"]);
+        let found: Vec<bool> = ids.iter().map(|id| tasks.get(id).is_some()).collect();
+        assert_eq!(found, [true, false, false, true]);
     }
 }
