@@ -393,7 +393,11 @@ impl Server {
                 let mut state = session.state.lock().unwrap_or_else(PoisonError::into_inner);
                 state.log = log;
                 state.transcript = transcript;
-                return Err(refusal(internal(), ErrorCode::Protocol, message));
+                // Not a refusal (no stable code): the run ran and failed, as an outcome says.
+                return Err(
+                    agent_client_protocol::Error::new(internal().code, message.clone())
+                        .data(json!({"status": "failed", "message": message})),
+                );
             }
         };
         Ok((stop, log, transcript))

@@ -61,3 +61,39 @@ async fn mcp_servers_images_and_unknown_sessions_are_refused() {
         vec![invalid.clone(), invalid.clone(), invalid.clone(), invalid]
     );
 }
+
+const FAILING: &str = r#"
+- name: fine
+  match: "then work"
+  steps:
+    - text: "working"
+- name: broken
+  match: "break"
+  steps:
+    - error: {status: 400, type: invalid_request_error, message: "the request is bad"}
+"#;
+
+/// A failed run answers the prompt with an error saying so; the session stays usable.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_run_is_an_error_and_the_session_goes_on() {
+    let server = FakeServer::from_yaml(FAILING).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let parent = Arc::new(TestParent::new(&server, PermissionMode::Default));
+    let ((failed, next), _) = with_client(parent, select("reject_once"), async |cx, _| {
+        let session = open(&cx, dir.path()).await;
+        let failed = prompt(&cx, &session, "break").await.unwrap_err();
+        let next = prompt(&cx, &session, "then work").await;
+        (failed, next)
+    })
+    .await;
+    assert_eq!(
+        (&failed["code"], &failed["data"]["status"]),
+        (&json!(-32603), &json!("failed"))
+    );
+    let message = failed["data"]["message"].as_str().unwrap();
+    assert!(message.contains("the request is bad"), "{message}");
+    assert_eq!(
+        next,
+        Ok(agent_client_protocol::v1::schema::StopReason::EndTurn)
+    );
+}
