@@ -45,7 +45,7 @@ pub struct Background {
 /// (`Started background subagent <id> (<description>) …`), a foreground one that moved there
 /// (`… moved to the background as task <id> (<description>). …`), a background command
 /// (`Started background command <id>. …`).
-fn started_task(output: &str) -> Option<(String, Option<String>)> {
+pub fn started_task(output: &str) -> Option<(String, Option<String>)> {
     let rest = output
         .strip_prefix("Started background subagent ")
         .or_else(|| {
@@ -68,7 +68,7 @@ fn started_task(output: &str) -> Option<(String, Option<String>)> {
 
 /// The task id and status of the runtime's end message
 /// (`subagent_runtime::task_ended_message`).
-fn ended_task(message: &str) -> Option<(&str, &str)> {
+pub fn ended_task(message: &str) -> Option<(&str, &str)> {
     let rest = message.strip_prefix("background task ")?;
     let (id, rest) = rest.split_once(' ')?;
     let (status, _) = rest.split_once(':')?;

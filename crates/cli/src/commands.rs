@@ -414,6 +414,8 @@ struct Delegation {
     tool: String,
     input: Value,
     result: Option<(bool, String)>,
+    /// A delegation that went to the background: its task id and, once it ended, its status.
+    task: Option<(String, Option<String>)>,
 }
 
 impl Delegation {
@@ -428,21 +430,34 @@ impl Delegation {
             .or_else(|| field("prompt").map(|p| subagent_core::default_description(&p)))
             .unwrap_or_default();
         let kind = field("subagent_type").unwrap_or_else(|| "fork/default".into());
-        let status = match &self.result {
-            Some((false, text)) => format!("ok: {}", render::one_line(first_part(text), 80)),
-            Some((true, text)) => format!("error: {}", render::one_line(first_part(text), 80)),
-            None => "no result".to_owned(),
+        let status = match (&self.result, &self.task) {
+            (_, Some((id, status))) => format!(
+                "background task {}: {}",
+                id.chars().take(8).collect::<String>(),
+                status.as_deref().unwrap_or("running")
+            ),
+            (Some((false, text)), None) => {
+                format!("ok: {}", render::one_line(first_part(text), 80))
+            }
+            (Some((true, text)), None) => {
+                format!("error: {}", render::one_line(first_part(text), 80))
+            }
+            (None, None) => "no result".to_owned(),
         };
         format!("{} [{kind}] “{label}” → {status}", self.tool)
     }
 
     fn json(&self) -> Value {
-        json!({
+        let mut value = json!({
             "tool": self.tool,
             "input": self.input,
             "is_error": self.result.as_ref().map(|(e, _)| *e),
             "result": self.result.as_ref().map(|(_, text)| text.clone()),
-        })
+        });
+        if let (Some((id, status)), Some(object)) = (&self.task, value.as_object_mut()) {
+            object.insert("task".into(), json!({"id": id, "status": status}));
+        }
+        value
     }
 }
 
@@ -474,6 +489,7 @@ fn delegations_made(events: &[subagent_core::RunEvent], names: &[String]) -> Vec
                         tool: name.clone(),
                         input: input.clone(),
                         result: None,
+                        task: None,
                     },
                 ));
             }
@@ -485,6 +501,21 @@ fn delegations_made(events: &[subagent_core::RunEvent], names: &[String]) -> Vec
             } => {
                 if let Some((_, delegation)) = made.iter_mut().find(|(call, _)| call == id) {
                     delegation.result = Some((*is_error, output.clone()));
+                    if !is_error {
+                        delegation.task =
+                            crate::background::started_task(output).map(|(task, _)| (task, None));
+                    }
+                }
+            }
+            // A background delegation's end (the runtime's progress event).
+            RunEvent::Progress { message } => {
+                if let Some((task, status)) = crate::background::ended_task(message) {
+                    let ended = made.iter_mut().find_map(|(_, delegation)| {
+                        delegation.task.as_mut().filter(|(id, _)| id == task)
+                    });
+                    if let Some((_, slot)) = ended {
+                        *slot = Some(status.to_owned());
+                    }
                 }
             }
             _ => {}

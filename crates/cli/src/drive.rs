@@ -88,7 +88,8 @@ pub struct Driven {
     pub outcome: Outcome,
     /// The first stop signal received (Ctrl-C, SIGTERM, SIGHUP), if any.
     pub interrupted: Option<StopSignal>,
-    /// The run's own tool calls and results, in order (for summaries; a child's are left out).
+    /// The run's own tool calls, tool results and progress, in order (for summaries; a child's
+    /// are left out).
     pub events: Vec<RunEvent>,
 }
 
@@ -109,6 +110,7 @@ pub async fn drive(mut run: Run, progress: &mut Progress, interrupts: &mut Inter
                         &event,
                         RunEvent::ToolCall { parent_tool_use_id: None, .. }
                             | RunEvent::ToolResult { parent_tool_use_id: None, .. }
+                            | RunEvent::Progress { .. }
                     );
                     if own {
                         seen.push(event);

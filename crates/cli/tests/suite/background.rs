@@ -97,11 +97,19 @@ async fn plain_output_says_when_a_background_task_starts_and_ends() {
         started < child_call && child_call < ended && ended < finished,
         "{err}"
     );
+    // The summary names the task and how it ended, not the call's "Started …" result.
+    assert!(
+        err.contains(&format!(
+            "delegations: 1\n  subagent [fork/default] “bg notes” → background task {}: completed\n",
+            &id[..8]
+        )),
+        "{err}"
+    );
     // Each once.
     assert_eq!(
         lines
             .iter()
-            .filter(|line| line.contains("background task "))
+            .filter(|line| line.starts_with("[parent T] background task "))
             .count(),
         2,
         "{err}"
@@ -143,4 +151,28 @@ async fn the_live_view_lists_a_running_background_task_with_its_last_activity() 
         "{screen}"
     );
     assert!(screen.contains("parent done"), "{screen}");
+}
+
+/// `--json`: the delegation names its task and how it ended.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_json_names_a_background_delegations_task() {
+    let server = FakeServer::from_yaml(BACKGROUND).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let preset = fake_preset(dir.path(), &server.url(), "");
+    let output = tokio::task::block_in_place(|| {
+        subagent(dir.path())
+            .env("FAKE_KEY", "test-key")
+            .args(["run", "--json", "--preset"])
+            .arg(&preset)
+            .arg("work in the background")
+            .output()
+            .unwrap()
+    });
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let id = task_id(&server);
+    let outcome = super::support::json_lines(&output).pop().unwrap();
+    assert_eq!(
+        outcome["delegations"][0]["task"],
+        serde_json::json!({"id": id, "status": "completed"})
+    );
 }
