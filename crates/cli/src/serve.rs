@@ -98,8 +98,10 @@ fn skills(runnable: &Runnable) -> Vec<Skill> {
     skills
 }
 
-/// Resolves when the process is told to stop (SIGTERM, SIGINT or SIGHUP).
-async fn stop_signal() {
+/// Resolves when the process is told to stop (SIGTERM, SIGINT or SIGHUP). The handlers are
+/// installed when this is called, not when the future is first polled: a signal that comes
+/// right after the address is announced must drain, not kill.
+fn stop_signal() -> impl std::future::Future<Output = ()> + Send + 'static {
     use tokio::signal::unix::{SignalKind, signal};
     let kinds = [
         SignalKind::terminate(),
@@ -107,11 +109,13 @@ async fn stop_signal() {
         SignalKind::hangup(),
     ];
     let mut streams: Vec<_> = kinds.into_iter().filter_map(|k| signal(k).ok()).collect();
-    if streams.is_empty() {
-        std::future::pending::<()>().await;
+    async move {
+        if streams.is_empty() {
+            std::future::pending::<()>().await;
+        }
+        let waits = streams.iter_mut().map(|s| Box::pin(s.recv()));
+        futures::future::select_all(waits).await;
     }
-    let waits = streams.iter_mut().map(|s| Box::pin(s.recv()));
-    futures::future::select_all(waits).await;
 }
 
 /// `subagent serve`.
@@ -151,6 +155,7 @@ pub async fn serve(
     config.max_concurrent_runs = args.max_runs.max(1);
     config.body_limit = args.max_body;
     config.drain_deadline = Duration::from_secs(args.drain_secs);
+    let stop = stop_signal();
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|error| Refusal::invalid(format!("--listen {addr}: {error}")))?;
@@ -159,7 +164,7 @@ pub async fn serve(
         .map_err(|error| Refusal::invalid(format!("--listen {addr}: {error}")))?;
     announce(bound, &skills, &runnable.cwd);
     let server = Server::new(Arc::clone(&runnable.registry), skills, config);
-    match server.serve(listener, stop_signal()).await {
+    match server.serve(listener, stop).await {
         Ok(()) => {
             eprintln!("subagent serve: stopped");
             Ok(ExitCode::from(EXIT_COMPLETED))
