@@ -267,7 +267,7 @@ impl Translator {
             } => {
                 let kind = self.kinds.get(&name).copied();
                 let (title, acp, locations) = describe(&name, &input, kind, &self.cwd);
-                self.staged = Some((id.clone(), name.clone(), input.clone()));
+                self.staged = Some((id.clone(), name, input.clone()));
                 if kind == Some(ToolKind::Delegate) {
                     self.children.insert(id.clone(), Child::default());
                 }

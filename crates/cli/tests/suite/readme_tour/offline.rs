@@ -510,17 +510,19 @@ fn docs_cli_names_the_options_each_command_takes() {
         [
             &vec!["delegate"],
             &vec!["run"],
+            &vec!["acp"],
+            &vec!["serve"],
             &vec!["providers"],
             &vec!["agents"],
             &vec!["preset", "validate"],
             &vec!["preset", "schema"],
         ]
     );
-    // "Every command that loads a preset takes `--preset FILE`; `delegate`, `run` and `agents`
-    // take `--cwd DIR`; `delegate` and `run` take `--offline`."
+    // "Every command that loads a preset takes `--preset FILE`; `delegate`, `run`, `acp` and
+    // `agents` take `--cwd DIR`; `delegate`, `run` and `acp` take `--offline`."
     let intro = |command: &[&str]| -> Vec<&'static str> {
         match command {
-            ["delegate"] | ["run"] => vec!["--preset", "--cwd", "--offline"],
+            ["delegate"] | ["run"] | ["acp"] => vec!["--preset", "--cwd", "--offline"],
             ["agents"] => vec!["--preset", "--cwd"],
             ["providers"] => vec!["--preset"],
             _ => Vec::new(),
