@@ -226,3 +226,40 @@ async fn run_resumes_an_earlier_run() {
     );
     assert_eq!(server.model_requests().len(), 2);
 }
+
+/// Without a state dir nothing is kept, so nothing can be resumed: said before the model is
+/// asked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_resume_without_a_state_dir_is_refused() {
+    let server = FakeServer::from_yaml(PARENT).await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let preset = fake_preset(home.path(), &server.url(), "");
+    let output = tokio::task::block_in_place(|| {
+        subagent(home.path())
+            .env("FAKE_KEY", "test-key")
+            .env("HOME", "relative/home")
+            .args(["run", "--json", "--preset"])
+            .arg(&preset)
+            .args([
+                "--resume",
+                "0b7c2f3e-1111-2222-3333-444455556666",
+                "which word?",
+            ])
+            .output()
+            .unwrap()
+    });
+    assert_eq!(
+        (output.status.code(), json_lines(&output)),
+        (
+            Some(2),
+            vec![json!({
+                "type": "error",
+                "code": "NOT_RESUMABLE",
+                "message": "cannot resume session 0b7c2f3e-1111-2222-3333-444455556666: no transcripts are kept without a state dir (set HOME or XDG_STATE_HOME to an absolute path)"
+            })]
+        ),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(server.model_requests().len(), 0);
+}
