@@ -241,7 +241,8 @@ fn providers_json(project: &Project, command: &TourCommand) {
             ("spawn", false),
             ("fork", false),
             ("claude-code", false),
-            ("codex", false)
+            ("codex", false),
+            ("codex-acp", false)
         ]
     );
     let table: Vec<(String, Vec<(String, bool)>)> = readme_capabilities()
