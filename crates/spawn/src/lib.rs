@@ -6,7 +6,11 @@
 //! (read from the `ParentSnapshot` in the request's extensions), then the request's tool filter.
 //! A child that may not delegate (its depth is its cap: nesting is opt-in, see
 //! `subagent_runtime::delegation`) gets no delegation tool at all, and a call to one anyway is
-//! refused with `NESTED_DELEGATION_FORBIDDEN`.
+//! refused with `NESTED_DELEGATION_FORBIDDEN`. A background child (`StartRequest::background`)
+//! is offered only the background tools (`subagent_runtime::tools::BACKGROUND_TOOLS`, its
+//! delegation tools and the harness's) and never asks: what would need approval is denied. Its
+//! own background tasks keep their files under its parent run's task root (else the provider's,
+//! [`SpawnProvider::with_task_dir`] or a `TaskDir` in the build context's extensions).
 //! It honours, and declares, `output_schema` (a `structured_output` capture tool validated
 //! against the schema), `depth_limit`, `tool_filter`, `persona`, `model_override` (the request's
 //! model id is sent to the provider's model client), `max_turns`, `isolation` (the child's
