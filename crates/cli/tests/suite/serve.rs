@@ -8,7 +8,7 @@ use std::process::{Child, ChildStderr, Stdio};
 use pretty_assertions::assert_eq;
 use subagent_test_support::FakeServer;
 
-use super::support::{fake_preset, subagent};
+use super::support::{fake_preset, processes_with, subagent, wait_for};
 
 const SCENARIOS: &str = r#"
 - name: hello
@@ -38,6 +38,14 @@ const TOKEN: &str = "serve-test-token-0123456789";
 /// `subagent serve` on 127.0.0.1:0 with the token in `A2A_TOKEN`; returns the child, its
 /// stderr (past the announcement) and the base URL it announced.
 fn start(home: &Path, preset: &Path) -> (Child, BufReader<ChildStderr>, String) {
+    start_with(home, preset, &[])
+}
+
+fn start_with(
+    home: &Path,
+    preset: &Path,
+    extra: &[&str],
+) -> (Child, BufReader<ChildStderr>, String) {
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("subagent"))
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
@@ -54,6 +62,7 @@ fn start(home: &Path, preset: &Path) -> (Child, BufReader<ChildStderr>, String) 
             "--preset",
         ])
         .arg(preset)
+        .args(extra)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -99,6 +108,72 @@ async fn serve_announces_its_address_on_stderr_and_sigterm_stops_it() {
     assert_eq!(
         (code, stdout.as_str(), rest.as_str()),
         (Some(0), "", "subagent serve: stopped\n")
+    );
+}
+
+/// One JSON-RPC call over a plain HTTP/1.1 connection; the response's body.
+fn post(base: &str, body: &serde_json::Value) -> String {
+    use std::io::{Read, Write};
+    let addr = base.trim_start_matches("http://");
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    let body = body.to_string();
+    write!(
+        stream,
+        "POST /a2a HTTP/1.1\r\nHost: {addr}\r\nA2A-Version: 1.0\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    response
+        .split("\r\n\r\n")
+        .nth(1)
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_past_the_drain_deadline_cancels_runs_and_leaves_no_process() {
+    let marker = format!("sleep {}", 6000 + std::process::id() % 1000);
+    let server = FakeServer::from_yaml(&format!(
+        "- match: 'run the sleeper'\n  steps:\n    - tool_calls:\n        - name: bash\n          input: {{command: '{marker}'}}\n    - text: never\n"
+    ))
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let preset = dir.path().join("bypass.yaml");
+    std::fs::write(
+        &preset,
+        format!(
+            "version: 1\nmodel:\n  kind: anthropic\n  name: fake-model\n  base_url: {}\n  api_key_env: FAKE_KEY\nproviders:\n  - name: spawn\n    kind: spawn\n    config:\n      permission_mode: bypass\ntools:\n  - name: subagent\n    provider: spawn\n",
+            server.url()
+        ),
+    )
+    .unwrap();
+    let (child, stderr, base) = start_with(dir.path(), &preset, &["--drain-secs", "0"]);
+    let request = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {
+        "message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "run the sleeper"}]},
+        "configuration": {"returnImmediately": true}}});
+    let answer = tokio::task::spawn_blocking(move || post(&base, &request))
+        .await
+        .unwrap();
+    assert!(answer.contains("TASK_STATE_SUBMITTED"), "{answer}");
+    let waited = marker.clone();
+    tokio::task::spawn_blocking(move || {
+        wait_for("the bash tool's sleep to start", || {
+            !processes_with(&waited).is_empty()
+        })
+    })
+    .await
+    .unwrap();
+    let (code, _, _) = tokio::task::spawn_blocking(move || stop(child, stderr))
+        .await
+        .unwrap();
+    assert_eq!(code, Some(0));
+    assert_eq!(
+        processes_with(&marker),
+        Vec::<u32>::new(),
+        "the run's process survived the drain"
     );
 }
 
