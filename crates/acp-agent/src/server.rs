@@ -309,15 +309,22 @@ impl Server {
         agent_client_protocol::Error,
     > {
         let internal = agent_client_protocol::Error::internal_error;
-        let mut agent = match prepared {
-            Some(agent) => agent,
-            None => self
-                .factory
-                .build(
-                    &session.cwd,
-                    Arc::clone(&session.broker) as Arc<dyn PermissionBroker>,
-                )
-                .map_err(|message| refusal(internal(), ErrorCode::InvalidArguments, message))?,
+        let built = match prepared {
+            Some(agent) => Ok(agent),
+            None => self.factory.build(
+                &session.cwd,
+                Arc::clone(&session.broker) as Arc<dyn PermissionBroker>,
+            ),
+        };
+        let mut agent = match built {
+            Ok(agent) => agent,
+            Err(message) => {
+                // The conversation so far is kept for the next prompt.
+                let mut state = session.state.lock().unwrap_or_else(PoisonError::into_inner);
+                state.log = log;
+                state.transcript = transcript;
+                return Err(refusal(internal(), ErrorCode::InvalidArguments, message));
+            }
         };
         // The conversation so far: from the transcript when the parent keeps one (so the file
         // goes on), else from memory.

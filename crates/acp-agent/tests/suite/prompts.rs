@@ -10,6 +10,8 @@ use serde_json::json;
 use subagent_core::PermissionMode;
 use subagent_test_support::FakeServer;
 
+use subagent_acp_agent::ParentFactory;
+
 use super::support::{TestParent, open, prompt, select, with_client};
 
 const CHAT: &str = r#"
@@ -196,4 +198,60 @@ async fn the_turn_limit_is_max_turn_requests() {
     })
     .await;
     assert_eq!(stop, Ok(StopReason::MaxTurnRequests));
+}
+
+/// Fails the build it is told to, else builds `TestParent`'s parent.
+struct FailNext {
+    inner: TestParent,
+    fail: std::sync::atomic::AtomicBool,
+}
+
+impl subagent_acp_agent::ParentFactory for FailNext {
+    fn build(
+        &self,
+        cwd: &std::path::Path,
+        broker: Arc<dyn subagent_runtime::PermissionBroker>,
+    ) -> Result<subagent_runtime::Agent, String> {
+        if self.fail.swap(false, std::sync::atomic::Ordering::SeqCst) {
+            return Err("the preset went away".to_owned());
+        }
+        self.inner.build(cwd, broker)
+    }
+}
+
+/// A prompt whose parent cannot be built is refused, and the conversation is not lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_parent_that_cannot_be_built_keeps_the_conversation() {
+    let server = FakeServer::from_yaml(CHAT).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let parent = Arc::new(FailNext {
+        inner: TestParent::new(&server, PermissionMode::Default),
+        fail: std::sync::atomic::AtomicBool::new(false),
+    });
+    let factory = Arc::clone(&parent);
+    let ((first, refused, third), _) =
+        with_client(factory, select("reject_once"), async |cx, _| {
+            let session = open(&cx, dir.path()).await;
+            let first = prompt(&cx, &session, "say hello").await;
+            parent.fail.store(true, std::sync::atomic::Ordering::SeqCst);
+            let refused = prompt(&cx, &session, "say hello again").await.unwrap_err();
+            let third = prompt(&cx, &session, "what did I say?").await;
+            (first, refused, third)
+        })
+        .await;
+    assert_eq!(first, Ok(StopReason::EndTurn));
+    assert_eq!(
+        (&refused["data"]["code"], &refused["data"]["message"]),
+        (&json!("INVALID_ARGUMENTS"), &json!("the preset went away"))
+    );
+    assert_eq!(third, Ok(StopReason::EndTurn));
+    let texts: Vec<String> = server
+        .model_requests()
+        .last()
+        .unwrap()
+        .messages
+        .iter()
+        .map(|m| m.text())
+        .collect();
+    assert_eq!(texts, ["say hello", "hello there", "what did I say?"]);
 }
