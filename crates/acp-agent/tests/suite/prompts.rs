@@ -10,8 +10,6 @@ use serde_json::json;
 use subagent_core::PermissionMode;
 use subagent_test_support::FakeServer;
 
-use subagent_acp_agent::ParentFactory;
-
 use super::support::{TestParent, open, prompt, select, with_client};
 
 const CHAT: &str = r#"
