@@ -9,5 +9,6 @@ mod precedence;
 mod resume;
 mod structured;
 mod support;
+mod task_dirs;
 mod tasks;
 mod worktree;
