@@ -201,3 +201,35 @@ async fn cancel_stops_the_run_and_its_children() {
         "{last}"
     );
 }
+
+const TWICE: &str = r#"
+- name: parent
+  match: "two files"
+  steps:
+    - tool_calls:
+        - {id: call_one, name: bash, input: {command: "touch one.txt"}}
+    - tool_calls:
+        - {id: call_two, name: bash, input: {command: "touch two.txt"}}
+    - text: "done"
+"#;
+
+/// "Always allow" holds for the tool for the rest of the session: the second call is not asked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn always_allow_is_not_asked_again() {
+    let server = FakeServer::from_yaml(TWICE).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let parent = Arc::new(TestParent::new(&server, PermissionMode::Default));
+    let (stop, seen) = with_client(parent, select("allow_always"), async |cx, _| {
+        let session = open(&cx, dir.path()).await;
+        prompt(&cx, &session, "two files").await
+    })
+    .await;
+    assert_eq!(stop, Ok(StopReason::EndTurn));
+    let asked: Vec<_> = seen
+        .questions()
+        .iter()
+        .map(|q| q["toolCall"]["toolCallId"].clone())
+        .collect();
+    assert_eq!(asked, [json!("call_one")]);
+    assert!(dir.path().join("one.txt").exists() && dir.path().join("two.txt").exists());
+}
