@@ -64,6 +64,9 @@ fn json_outcome_snapshot() {
             *message = message.as_str().unwrap().replace(&root, "[root]").into();
         }
     }
+    // Keys sorted: serde_json keeps insertion order in this build (the ACP SDK turns on its
+    // preserve_order), and the snapshot is about the values.
+    let lines: Vec<serde_json::Value> = lines.into_iter().map(sorted_keys).collect();
     insta::assert_json_snapshot!(lines, @r#"
     [
       {
@@ -391,4 +394,24 @@ fn a_disabled_provider_says_how_to_enable_it() {
         !err.contains("offline:"),
         "no model notice for a provider that does not use it: {err}"
     );
+}
+
+/// `value` with every object's keys in sorted order.
+fn sorted_keys(value: serde_json::Value) -> serde_json::Value {
+    match value {
+        serde_json::Value::Object(map) => {
+            let mut entries: Vec<_> = map.into_iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(&b.0));
+            serde_json::Value::Object(
+                entries
+                    .into_iter()
+                    .map(|(key, value)| (key, sorted_keys(value)))
+                    .collect(),
+            )
+        }
+        serde_json::Value::Array(items) => {
+            serde_json::Value::Array(items.into_iter().map(sorted_keys).collect())
+        }
+        other => other,
+    }
 }

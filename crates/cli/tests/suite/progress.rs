@@ -84,10 +84,11 @@ async fn plain_lines_name_the_child_at_work_and_the_summary_counts_it_apart() {
         .unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert_eq!(stdout(&output), "parent done\n");
+    // A call's input is shown as the model wrote it (serde_json keeps key order in this build).
     assert_eq!(
         without_times(&super::support::session_as_s(&stderr(&output))),
         "[parent T] started: please look\n\
-         [parent T] tool subagent {\"description\":\"read notes\",\"prompt\":\"CHILD-READS notes.txt\",\"subagent_type\":\"general-purpose\"}\n\
+         [parent T] tool subagent {\"subagent_type\":\"general-purpose\",\"description\":\"read notes\",\"prompt\":\"CHILD-READS notes.txt\"}\n\
          [general-purpose T] tool read_file {\"path\":\"notes.txt\"}\n\
          [general-purpose T] tool result: 1 remember the milk\n\
          [parent T] tool result: child read it <session_id>S</session_id> <usage>input_tokens: 18…\n\
