@@ -232,6 +232,67 @@ mod tests {
         }));
     }
 
+    /// A status update numbered `n` (the number rides in the status's timestamp, so a
+    /// snapshot says which update it reflects).
+    fn numbered(n: u64, state: TaskState) -> StreamResponse {
+        StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+            status: TaskStatus {
+                state,
+                timestamp: Some(n.to_string()),
+                ..TaskStatus::default()
+            },
+            ..TaskStatusUpdateEvent::default()
+        })
+    }
+
+    fn number(status: &TaskStatus) -> Option<u64> {
+        status.timestamp.as_deref()?.parse().ok()
+    }
+
+    /// Subscribers joining at every moment of a busy task each get the snapshot and then
+    /// exactly the events after it: none missing, none twice, in order.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn subscribers_joining_while_events_arrive_miss_nothing_and_get_nothing_twice() {
+        use futures::StreamExt;
+
+        const EVENTS: u64 = 1_000;
+        let entry = Entry::new(task("busy"), CancellationToken::new());
+        entry.push(numbered(0, TaskState::Working));
+        // Subscribers join every 25 events and read on the other worker while events go on
+        // arriving.
+        let mut subscribers = Vec::new();
+        for n in 1..EVENTS {
+            entry.push(numbered(n, TaskState::Working));
+            if n % 25 == 0 {
+                let stream = entry.subscribe().unwrap();
+                subscribers.push(tokio::spawn(stream.collect::<Vec<_>>()));
+            }
+            if n % 7 == 0 {
+                tokio::task::yield_now().await;
+            }
+        }
+        entry.push(numbered(EVENTS, TaskState::Completed));
+        assert!(entry.subscribe().is_none());
+        for subscriber in subscribers {
+            let events = subscriber.await.unwrap();
+            let StreamResponse::Task(snapshot) = &events[0] else {
+                panic!("the first event is not the snapshot: {:?}", events[0]);
+            };
+            let from = number(&snapshot.status)
+                .unwrap_or_else(|| panic!("snapshot without a number: {snapshot:?}"));
+            let after: Vec<u64> = events[1..]
+                .iter()
+                .filter_map(|event| match event {
+                    StreamResponse::StatusUpdate(update) => number(&update.status),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(after.len(), events.len() - 1);
+            let expected: Vec<u64> = (from + 1..=EVENTS).collect();
+            assert_eq!(after, expected);
+        }
+    }
+
     #[test]
     fn past_the_bound_the_oldest_finished_tasks_are_forgotten_and_live_ones_kept() {
         let tasks = Tasks::new(2);
