@@ -31,6 +31,9 @@ use crate::tasks::Entry;
 /// How often an idle stream sends a keep-alive comment.
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
+/// A task's events, as a stream the SSE response reads.
+type EventStream = std::pin::Pin<Box<dyn Stream<Item = StreamResponse> + Send>>;
+
 /// A refusal with an HTTP status of its own.
 enum Reject {
     Rpc(RpcError),
@@ -177,8 +180,9 @@ async fn dispatch(state: &Arc<State>, headers: &HeaderMap, bytes: &Bytes) -> Res
     let result = match request.method.as_str() {
         method::SEND_MESSAGE => send(state, params).await,
         method::SEND_STREAMING_MESSAGE => {
-            return match start(state, params).await {
-                Ok((entry, _)) => stream(id, entry.events()),
+            return match start(state, params, true).await {
+                Ok((_, _, Some(events))) => stream(id, events),
+                Ok((entry, _, None)) => stream(id, entry.events()),
                 Err(reject) => answer(id, Err(reject), state),
             };
         }
@@ -203,7 +207,8 @@ async fn dispatch(state: &Arc<State>, headers: &HeaderMap, bytes: &Bytes) -> Res
 async fn start(
     state: &Arc<State>,
     params: Value,
-) -> Result<(Arc<Entry>, SendMessageRequest), Reject> {
+    streaming: bool,
+) -> Result<(Arc<Entry>, SendMessageRequest, Option<EventStream>), Reject> {
     if state.draining.load(Ordering::SeqCst) {
         return Err(Reject::Busy(
             "the server is shutting down and takes no new messages".to_owned(),
@@ -256,12 +261,15 @@ async fn start(
     let entry = Entry::new(task, run.cancel_token());
     state.tasks.insert(run.id().to_string(), Arc::clone(&entry));
     tracing::info!(task = %run.id(), provider = %resolved.provider, "run started");
+    // A streaming client reads every event: its stream is taken before the run can end (a
+    // finished task's events are dropped once nobody reads them).
+    let events = streaming.then(|| Box::pin(entry.events()) as EventStream);
     let driven = Arc::clone(&entry);
     state.runs.spawn(async move {
         let outcome = drive(driven, run, permit).await;
         tracing::info!(status = %outcome.status, "run ended");
     });
-    Ok((entry, request))
+    Ok((entry, request, events))
 }
 
 fn refused(error: &subagent_core::Error) -> Reject {
@@ -270,7 +278,7 @@ fn refused(error: &subagent_core::Error) -> Reject {
 }
 
 async fn send(state: &Arc<State>, params: Value) -> Result<Value, Reject> {
-    let (entry, request) = start(state, params).await?;
+    let (entry, request, _) = start(state, params, false).await?;
     let configuration = request.configuration.unwrap_or_default();
     if !configuration.return_immediately {
         entry.finished().await;

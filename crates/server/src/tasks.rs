@@ -1,10 +1,11 @@
 //! The task table: every task the server started, its snapshot and every event it streamed.
 //!
-//! A task keeps all its events, so a client that reconnects (`SubscribeToTask`) gets the
+//! A live task keeps all its events, so a client that reconnects (`SubscribeToTask`) gets the
 //! snapshot and then every event after it, none lost or doubled: the snapshot and the index of
 //! the next event are read under one lock, and new events wake subscribers through a `watch` of
 //! the event count (a subscriber marks the count seen before it looks, so a push between its
-//! look and its wait still wakes it).
+//! look and its wait still wakes it). Once a task has ended and no stream is still reading
+//! them, its events are dropped: a finished task is read whole from its snapshot.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -28,6 +29,28 @@ struct EntryState {
     events: Vec<StreamResponse>,
     /// An event that ends the stream was pushed: nothing follows.
     done: bool,
+    /// Streams still reading `events`.
+    readers: usize,
+}
+
+impl EntryState {
+    /// Frees the events once the task has ended and nobody reads them.
+    fn release(&mut self) {
+        if self.done && self.readers == 0 {
+            self.events = Vec::new();
+        }
+    }
+}
+
+/// A stream's hold on its task's events.
+struct Reader(Arc<Entry>);
+
+impl Drop for Reader {
+    fn drop(&mut self) {
+        let mut state = self.0.lock();
+        state.readers = state.readers.saturating_sub(1);
+        state.release();
+    }
 }
 
 impl Entry {
@@ -39,6 +62,7 @@ impl Entry {
                 task,
                 events: vec![first],
                 done: false,
+                readers: 0,
             }),
             count: watch::Sender::new(1),
             cancel,
@@ -59,7 +83,9 @@ impl Entry {
             apply(&mut state.task, &event);
             state.done = event.ends_stream();
             state.events.push(event);
-            state.events.len()
+            let count = state.events.len();
+            state.release();
+            count
         };
         self.count.send_replace(count);
     }
@@ -89,8 +115,10 @@ impl Entry {
         self.cancel.cancel();
     }
 
-    /// Every event from the first (what `SendStreamingMessage` streams).
+    /// Every event from the first (what `SendStreamingMessage` streams): take it before the
+    /// run can end, or there may be nothing left to read.
     pub fn events(self: &Arc<Self>) -> impl Stream<Item = StreamResponse> + Send + 'static + use<> {
+        self.lock().readers += 1;
         self.events_from(0, None)
     }
 
@@ -100,22 +128,24 @@ impl Entry {
         self: &Arc<Self>,
     ) -> Option<impl Stream<Item = StreamResponse> + Send + 'static + use<>> {
         let (snapshot, next) = {
-            let state = self.lock();
+            let mut state = self.lock();
             if state.done {
                 return None;
             }
+            state.readers += 1;
             (state.task.clone(), state.events.len())
         };
         Some(self.events_from(next, Some(StreamResponse::Task(snapshot))))
     }
 
+    /// The stream from `next` on, for a reader already counted in `readers`.
     fn events_from(
         self: &Arc<Self>,
         next: usize,
         first: Option<StreamResponse>,
     ) -> impl Stream<Item = StreamResponse> + Send + 'static + use<> {
         let receiver = self.count.subscribe();
-        let start = (Arc::clone(self), receiver, next, first);
+        let start = (Reader(Arc::clone(self)), receiver, next, first);
         futures::stream::unfold(start, |(entry, mut receiver, next, first)| async move {
             if let Some(first) = first {
                 return Some((first, (entry, receiver, next, None)));
@@ -123,7 +153,7 @@ impl Entry {
             loop {
                 receiver.borrow_and_update();
                 {
-                    let state = entry.lock();
+                    let state = entry.0.lock();
                     if let Some(event) = state.events.get(next) {
                         let event = event.clone();
                         drop(state);
@@ -138,6 +168,12 @@ impl Entry {
                 }
             }
         })
+    }
+
+    /// How many events are kept.
+    #[cfg(test)]
+    fn retained(&self) -> usize {
+        self.lock().events.len()
     }
 
     /// Waits until the task's stream has ended.
@@ -291,6 +327,26 @@ mod tests {
             let expected: Vec<u64> = (from + 1..=EVENTS).collect();
             assert_eq!(after, expected);
         }
+    }
+
+    #[tokio::test]
+    async fn a_finished_task_drops_its_events_once_no_stream_reads_them() {
+        use futures::StreamExt;
+
+        let unread = Entry::new(task("unread"), CancellationToken::new());
+        unread.push(numbered(1, TaskState::Working));
+        finish(&unread);
+        let read = Entry::new(task("read"), CancellationToken::new());
+        let stream = read.events();
+        let subscriber = read.subscribe().unwrap();
+        read.push(numbered(1, TaskState::Working));
+        finish(&read);
+        assert_eq!((unread.retained(), read.retained()), (0, 3));
+        let all = stream.collect::<Vec<_>>().await;
+        assert_eq!((all.len(), read.retained()), (3, 3));
+        let later = subscriber.collect::<Vec<_>>().await;
+        assert_eq!((later.len(), read.retained()), (3, 0));
+        assert_eq!(read.snapshot().status.state, TaskState::Completed);
     }
 
     #[test]
