@@ -208,3 +208,33 @@ async fn cancel_stops_a_running_task_and_its_stream_ends_canceled() {
     assert_eq!(again["error"]["code"], -32002);
     harness.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_request_fields_in_metadata_reach_the_child() {
+    let mut harness = Harness::start(SCENARIOS, |_| {}).await;
+    let fields = json!({"toolFilter": {"deny": ["bash", "write_file"]}, "model": "other-model",
+        "persona": "Answer in French.", "maxTurns": 2, "description": "fields"});
+    let result = harness
+        .result("SendMessage", send_params("HELLO fields", fields))
+        .await;
+    assert_eq!(result["task"]["status"]["state"], "TASK_STATE_COMPLETED");
+    let request = &harness.model.model_requests()[0];
+    let body = request.body.as_ref().unwrap();
+    let tools: Vec<&str> = body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        (
+            body["model"].as_str(),
+            tools.contains(&"bash"),
+            tools.contains(&"write_file"),
+            tools.contains(&"read_file"),
+            body["system"].to_string().contains("Answer in French."),
+        ),
+        (Some("other-model"), false, false, true, true)
+    );
+    harness.shutdown().await;
+}
