@@ -65,7 +65,7 @@ fn answer(id: Value, result: Result<Value, Reject>, state: &State) -> Response {
         Err(Reject::Rpc(error)) => json_body(StatusCode::OK, &rpc::Response::error(id, error)),
         Err(Reject::Busy(message)) => {
             let seconds = state.config.retry_after.as_secs().max(1);
-            let error = RpcError::new(Kind::Internal, message).with_code_reason(seconds);
+            let error = busy_error(message, seconds);
             let mut response = json_body(
                 StatusCode::SERVICE_UNAVAILABLE,
                 &rpc::Response::error(id, error),
@@ -78,23 +78,20 @@ fn answer(id: Value, result: Result<Value, Reject>, state: &State) -> Response {
     }
 }
 
-trait BusyDetail {
-    fn with_code_reason(self, seconds: u64) -> Self;
-}
-
-impl BusyDetail for RpcError {
-    /// Adds `{"reason": "BUSY", "metadata": {"retryAfterSeconds": n}}` in our domain.
-    fn with_code_reason(mut self, seconds: u64) -> Self {
-        let detail = rpc::error_info(
-            "BUSY",
-            subagent_a2a::EXTENSION_URI,
-            json!({"retryAfterSeconds": seconds.to_string()}),
-        );
-        if let Some(Value::Array(details)) = &mut self.data {
-            details.push(detail);
-        }
-        self
+/// The error of a refusal for load: A2A's internal error, plus `{"reason": "BUSY",
+/// "metadata": {"retryAfterSeconds": "n"}}` in our domain (ErrorInfo metadata values are
+/// strings).
+fn busy_error(message: String, seconds: u64) -> RpcError {
+    let mut error = RpcError::new(Kind::Internal, message);
+    let detail = rpc::error_info(
+        "BUSY",
+        subagent_a2a::EXTENSION_URI,
+        json!({"retryAfterSeconds": seconds.to_string()}),
+    );
+    if let Some(Value::Array(details)) = &mut error.data {
+        details.push(detail);
     }
+    error
 }
 
 fn unauthorized() -> Response {

@@ -43,8 +43,17 @@ async fn one_run_past_the_bound_is_refused_with_a_retry_hint_until_a_slot_frees(
     );
     let body: Value = busy.json().await.unwrap();
     assert_eq!(
-        body["error"]["message"],
-        "busy: 1 runs are going, the most this server runs at once; retry after 1 s"
+        (
+            &body["error"]["code"],
+            &body["error"]["message"],
+            &body["error"]["data"][1]
+        ),
+        (
+            &json!(-32603),
+            &json!("busy: 1 runs are going, the most this server runs at once; retry after 1 s"),
+            &json!({"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "BUSY",
+                "domain": subagent_a2a::EXTENSION_URI, "metadata": {"retryAfterSeconds": "1"}})
+        )
     );
     harness.model.gate("go").open();
     let id = first["task"]["id"].as_str().unwrap();
