@@ -26,6 +26,10 @@ pub struct StreamState {
     after_tool: bool,
     /// Calls announced without their input, not yet told.
     waiting: Vec<Announced>,
+    /// While a loaded session's history is replayed: its updates are not this run's events.
+    pub replaying: bool,
+    /// The session's id, once the agent made or loaded it.
+    pub session_id: Option<String>,
 }
 
 /// A tool call as announced.
@@ -127,6 +131,9 @@ fn cut(text: String) -> String {
 impl StreamState {
     /// Reads one update; pushes the events it means onto `out`.
     pub fn update(&mut self, update: SessionUpdate, out: &mut Vec<RunEvent>) {
+        if self.replaying {
+            return;
+        }
         match update {
             SessionUpdate::AgentMessageChunk(chunk) => {
                 if let Some(text) = block_text(&chunk.content).filter(|t| !t.is_empty()) {
@@ -429,6 +436,21 @@ mod tests {
             ]
         );
         assert_eq!(state.tool_uses, 2);
+    }
+
+    #[test]
+    fn a_replayed_history_is_not_this_runs() {
+        let mut state = StreamState {
+            replaying: true,
+            ..StreamState::default()
+        };
+        let mut out = Vec::new();
+        let chunk = json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "old"}});
+        state.update(update(chunk.clone()), &mut out);
+        state.replaying = false;
+        assert_eq!((out.len(), state.answer.as_str()), (0, ""));
+        state.update(update(chunk), &mut out);
+        assert_eq!(state.answer, "old");
     }
 
     #[test]

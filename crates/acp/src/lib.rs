@@ -18,6 +18,7 @@
 //! | — | `initialize {protocolVersion: 1, clientCapabilities: {fs: {readTextFile, writeTextFile}, terminal: false}}` |
 //! | `parent.cwd` | the process's cwd and `session/new {cwd, mcpServers: []}` |
 //! | `permission_ceiling` | the row's `permission_mode` tightened by it; `session/set_mode` to the agent's mode the row's `modes` names for it (a stricter mode the row does not map is refused before the agent starts) |
+//! | `resume` | `session/load {sessionId, cwd, mcpServers: []}` instead of `session/new` |
 //! | prompt | `session/prompt {prompt: [{type: text}]}` |
 //! | `cancel` | `session/cancel`; the prompt has the grace period to end as `cancelled`, then the tree is killed |
 //!
@@ -35,17 +36,26 @@
 //! out; a refused path is an error answer, never a write), writes refused in a read-only run.
 //!
 //! The process ends with the run: neither pinned adapter exits when its stdin closes, so once
-//! the prompt is answered (or the grace period after a cancel is over) the whole tree is killed
-//! and reaped before the outcome is delivered.
+//! the prompt is answered it gets SIGTERM (then SIGKILL of the tree after the grace period;
+//! killed at once, claude lost the last answer of its session transcript), and after a cancel
+//! whose prompt did not end within the grace period the tree is killed at once; it is reaped
+//! before the outcome is delivered.
 //!
 //! # Capabilities
 //!
-//! None is declared yet ([`CAPABILITIES`]): every optional request field is refused by the
-//! registry before the agent starts. ACP v1 has no standard way to pass a persona, a model, a
-//! turn limit, a tool filter or an output schema; `resume` (`session/load`) and a model override
-//! (`session/set_model`, unstable) are left until an end-to-end test against the pinned adapters
-//! proves them.
-
+//! Declared ([`CAPABILITIES`]): `resume`. Every outcome names its ACP session
+//! (`SessionRef {provider, id: sessionId, cwd}`); a request's `resume` loads it with
+//! `session/load {sessionId, cwd, mcpServers: []}` instead of `session/new` (the history the
+//! agent replays while loading is not this run's: no events), then prompts. An agent whose
+//! `initialize` answer does not offer `loadSession` fails the run, saying so. Proven end to end:
+//! the conformance kit's resume check against codex-acp, and claude-agent-acp recalling its
+//! first run (`tests/suite/e2e.rs`).
+//!
+//! Everything else is refused by the registry before the agent starts: ACP v1 has no standard
+//! way to pass a persona, a model, a turn limit, a tool filter or an output schema; a model
+//! override (`session/set_model`) is unstable; isolation is not promised for agents that write
+//! files themselves.
+//!
 //! # Observed with the pinned adapters (codex-acp 0.16.0, claude-agent-acp 0.23.1)
 //!
 //! * Neither calls `fs/read_text_file` or `fs/write_text_file`: both edit files themselves, so
@@ -87,8 +97,12 @@ pub use events::{StreamState, TOOL_OUTPUT_LIMIT, kind_name};
 /// The provider kind, as written in a preset.
 pub const KIND: &str = "acp";
 
-/// What an acp provider honours: nothing optional yet (see the crate docs).
-pub const CAPABILITIES: Capabilities = Capabilities::NONE;
+/// What an acp provider honours (see the crate docs): `resume`, through `session/load`.
+pub const CAPABILITIES: Capabilities = {
+    let mut caps = Capabilities::NONE;
+    caps.resume = true;
+    caps
+};
 
 /// Runs requests with an ACP agent.
 #[derive(Clone, Debug)]
@@ -148,7 +162,16 @@ impl SubagentProvider for AcpProvider {
             .session_mode(&self.name, request.permission_ceiling)?;
         let cwd = request.parent.cwd.clone();
         let roots = Roots::new(&cwd).map_err(|error| Error::Roots(error.to_string()))?;
+        if let Some(session) = &request.resume
+            && session.id.trim().is_empty()
+        {
+            return Err(subagent_core::Error::NotResumable {
+                message: "the session reference has no ACP session id".to_owned(),
+            });
+        }
         let plan = run::RunPlan {
+            provider: self.name.clone(),
+            resume: request.resume.as_ref().map(|session| session.id.clone()),
             program: self.config.command.clone(),
             args: self.config.args.clone(),
             cwd,

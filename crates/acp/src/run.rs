@@ -15,13 +15,14 @@ use std::time::Duration;
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
     CancelNotification, ClientCapabilities, ContentBlock, FileSystemCapabilities,
-    InitializeRequest, NewSessionRequest, PromptRequest, PromptResponse, ReadTextFileRequest,
-    ReadTextFileResponse, RequestPermissionRequest, SessionNotification, SetSessionModeRequest,
-    TextContent, WriteTextFileRequest, WriteTextFileResponse,
+    InitializeRequest, LoadSessionRequest, NewSessionRequest, PromptRequest, PromptResponse,
+    ReadTextFileRequest, ReadTextFileResponse, RequestPermissionRequest, SessionId,
+    SessionNotification, SetSessionModeRequest, TextContent, WriteTextFileRequest,
+    WriteTextFileResponse,
 };
 use agent_client_protocol::{Client, Lines};
 use futures::SinkExt;
-use subagent_core::{Outcome, PermissionMode, RunEmitter, RunSender};
+use subagent_core::{Outcome, PermissionMode, RunEmitter, RunSender, SessionRef};
 use subagent_process::{Process, ProcessSpec, Secrets, Signal, StdinMode, StopPolicy};
 use tokio::io::AsyncWriteExt;
 use tokio::time::Instant;
@@ -46,8 +47,12 @@ pub(crate) struct RunPlan {
     pub pass_env: Vec<String>,
     /// Withheld from the child, redacted from its output.
     pub secrets: Secrets,
+    /// The provider's name (for the session reference).
+    pub provider: String,
     /// The prompt's text.
     pub prompt: String,
+    /// The session to load instead of a new one.
+    pub resume: Option<String>,
     /// The run's permission mode.
     pub mode: PermissionMode,
     /// The agent's session mode to set.
@@ -83,6 +88,8 @@ enum Ended {
     Prompt(Box<PromptResponse>),
     /// Cancelled before the prompt was sent.
     CancelledEarly,
+    /// A session to resume, and an agent that cannot load one.
+    NotResumable,
 }
 
 /// Reads the agent to its end, then delivers the outcome.
@@ -108,6 +115,7 @@ pub(crate) async fn drive(mut process: Process, sender: RunSender, plan: RunPlan
         Setup {
             cwd: plan.cwd.clone(),
             prompt: plan.prompt.clone(),
+            resume: plan.resume.clone(),
             mode: plan.mode,
             session_mode: plan.session_mode.clone(),
             permissions: plan.permissions,
@@ -120,6 +128,7 @@ pub(crate) async fn drive(mut process: Process, sender: RunSender, plan: RunPlan
     let mut stdout_open = true;
     let mut read_error = None;
     let mut kill_at: Option<Instant> = None;
+    let mut overdue = false;
     let ended = loop {
         let far = Instant::now() + Duration::from_secs(86_400);
         tokio::select! {
@@ -154,12 +163,21 @@ pub(crate) async fn drive(mut process: Process, sender: RunSender, plan: RunPlan
             () = tokio::time::sleep_until(kill_at.unwrap_or(far)), if kill_at.is_some() => {
                 tracing::debug!("the ACP agent did not end its prompt within the grace period");
                 conversation.abort();
+                overdue = true;
                 break Err("the agent did not end its cancelled prompt within the grace period".to_owned());
             }
         }
     };
-    // Neither adapter exits when its stdin closes: the tree goes now, then it is reaped.
-    process.kill();
+    // Neither adapter exits when its stdin closes. A polite SIGTERM first, so the agent keeps
+    // what it writes at the end of a turn (claude's session transcript: killed at once, the
+    // last answer was missing when the session was loaded again); the tree dies after the grace
+    // period in any case, and is reaped.
+    drop(lines_in);
+    if overdue {
+        process.kill();
+    } else {
+        process.stop();
+    }
     let exit = process.wait().await;
     let stderr_tail = match &exit {
         Ok(exit) => plan.secrets.redact(&exit.stderr_tail).into_owned(),
@@ -169,9 +187,13 @@ pub(crate) async fn drive(mut process: Process, sender: RunSender, plan: RunPlan
         Ok(mut state) => std::mem::take(&mut *state),
         Err(poisoned) => std::mem::take(&mut *poisoned.into_inner()),
     };
+    let session_id = state.session_id.clone();
     let outcome = match ended {
         Ok(Ended::Prompt(response)) => state.outcome(&response, cancel.is_cancelled()),
         Ok(Ended::CancelledEarly) => Outcome::cancelled(),
+        Ok(Ended::NotResumable) => Outcome::failed(
+            "the agent cannot resume a session: its initialize answer does not offer loadSession",
+        ),
         Err(_) if cancel.is_cancelled() => {
             let mut outcome = Outcome::cancelled();
             outcome.text = state.answer;
@@ -201,6 +223,15 @@ pub(crate) async fn drive(mut process: Process, sender: RunSender, plan: RunPlan
             )
         }
     };
+    let mut outcome = outcome;
+    if let Some(id) = session_id {
+        outcome.session = Some(SessionRef {
+            provider: plan.provider.clone(),
+            id,
+            cwd: Some(plan.cwd.clone()),
+            transcript: None,
+        });
+    }
     sender.finish(outcome);
 }
 
@@ -208,10 +239,19 @@ pub(crate) async fn drive(mut process: Process, sender: RunSender, plan: RunPlan
 struct Setup {
     cwd: PathBuf,
     prompt: String,
+    resume: Option<String>,
     mode: PermissionMode,
     session_mode: Option<String>,
     permissions: PermissionPolicy,
     files: Files,
+}
+
+/// Runs `f` on the stream state (a poisoned lock is still the state).
+fn with_state<T>(state: &Mutex<StreamState>, f: impl FnOnce(&mut StreamState) -> T) -> T {
+    match state.lock() {
+        Ok(mut state) => f(&mut state),
+        Err(poisoned) => f(&mut poisoned.into_inner()),
+    }
 }
 
 fn fs_error(message: String) -> agent_client_protocol::Error {
@@ -234,12 +274,14 @@ where
     let Setup {
         cwd,
         prompt,
+        resume,
         mode,
         session_mode,
         permissions,
         files,
     } = setup;
     let read_files = files.clone();
+    let session_state = Arc::clone(&state);
     Client
         .v1()
         .name("subagents")
@@ -290,31 +332,53 @@ where
         )
         .connect_with(transport, async move |cx| {
             let setup = async {
-                cx.send_request(
-                    InitializeRequest::new(ProtocolVersion::V1).client_capabilities(
-                        ClientCapabilities::new().fs(FileSystemCapabilities::new()
-                            .read_text_file(true)
-                            .write_text_file(true)),
-                    ),
-                )
-                .block_task()
-                .await?;
-                let session = cx
-                    .send_request(NewSessionRequest::new(cwd))
+                let init = cx
+                    .send_request(
+                        InitializeRequest::new(ProtocolVersion::V1).client_capabilities(
+                            ClientCapabilities::new().fs(FileSystemCapabilities::new()
+                                .read_text_file(true)
+                                .write_text_file(true)),
+                        ),
+                    )
                     .block_task()
                     .await?;
+                let session_id = match resume {
+                    Some(id) => {
+                        if !init.agent_capabilities.load_session {
+                            return Ok(None);
+                        }
+                        // The history the agent replays while loading is not this run's.
+                        with_state(&session_state, |state| state.replaying = true);
+                        let loaded = cx
+                            .send_request(LoadSessionRequest::new(id.clone(), cwd))
+                            .block_task()
+                            .await;
+                        with_state(&session_state, |state| state.replaying = false);
+                        loaded?;
+                        SessionId::new(id)
+                    }
+                    None => {
+                        cx.send_request(NewSessionRequest::new(cwd))
+                            .block_task()
+                            .await?
+                            .session_id
+                    }
+                };
+                with_state(&session_state, |state| {
+                    state.session_id = Some(session_id.0.to_string());
+                });
                 if let Some(mode_id) = session_mode {
-                    cx.send_request(SetSessionModeRequest::new(
-                        session.session_id.clone(),
-                        mode_id,
-                    ))
-                    .block_task()
-                    .await?;
+                    cx.send_request(SetSessionModeRequest::new(session_id.clone(), mode_id))
+                        .block_task()
+                        .await?;
                 }
-                Ok::<_, agent_client_protocol::Error>(session.session_id)
+                Ok::<_, agent_client_protocol::Error>(Some(session_id))
             };
             let session_id = tokio::select! {
-                id = setup => id?,
+                id = setup => match id? {
+                    Some(id) => id,
+                    None => return Ok(Ended::NotResumable),
+                },
                 () = cancel.cancelled() => return Ok(Ended::CancelledEarly),
             };
             let prompt = cx

@@ -51,6 +51,14 @@ const SCENARIOS: &str = r#"
         - name: exec_command
           input: {cmd: "sleep 41337 && echo never"}
     - text: "slept"
+- name: remember
+  match: "(?i)remember BETA"
+  steps:
+    - text: "remembered"
+- name: recall
+  match: "(?i)what did I ask you to remember"
+  steps:
+    - text: "you asked me to remember BETA"
 - name: claude-long
   match: "(?i)claude long command"
   steps:
@@ -313,4 +321,63 @@ async fn cancel_mid_tool_leaves_no_process_behind() {
 /// How long the cancel took, for the reader of a failing run's output.
 fn tracing_free_note(adapter: Adapter, took: Duration) {
     eprintln!("{adapter:?}: cancelled in {} ms", took.as_millis());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_agent_acp_resumes_a_session_through_session_load() {
+    // (codex-acp's resume is the conformance kit's check.)
+    let harness = Harness::new(SCENARIOS).await;
+    let provider = harness.provider(Adapter::Claude, |_| {});
+    let run = provider
+        .start(harness.request("remember BETA").build())
+        .await
+        .unwrap();
+    let (_, first) = finish(run).await;
+    assert_eq!(first.status, StopReason::Completed, "{first:?}");
+    let session = first.session.clone().expect("a session to resume");
+    assert_eq!(
+        (session.provider.as_str(), session.cwd.as_deref()),
+        ("acp", Some(harness.project().as_path()))
+    );
+    let before = harness.server.model_requests().len();
+    let run = provider
+        .start(
+            harness
+                .request("what did I ask you to remember?")
+                .resume(session.clone())
+                .build(),
+        )
+        .await
+        .unwrap();
+    let (events, second) = finish(run).await;
+    assert_eq!(second.status, StopReason::Completed, "{second:?}");
+    assert_eq!(second.text, "you asked me to remember BETA");
+    // The replayed history is not the second run's: its text is its own answer only.
+    assert_eq!(texts(&events), "you asked me to remember BETA");
+    assert_eq!(second.session.map(|s| s.id), Some(session.id));
+    let requests = harness.server.model_requests();
+    let resumed = serde_json::to_string(&requests[before..].last().unwrap().body).unwrap();
+    assert!(
+        resumed.contains("remember BETA") && resumed.contains("remembered"),
+        "{resumed}"
+    );
+
+    // An unknown session: failed, the agent's error in the diagnostic.
+    let mut unknown = session_ref(&harness);
+    unknown.id = "00000000-0000-4000-8000-000000000000".into();
+    let run = provider
+        .start(harness.request("say hi").resume(unknown).build())
+        .await
+        .unwrap();
+    let (_, outcome) = finish(run).await;
+    assert_eq!(outcome.status, StopReason::Failed, "{outcome:?}");
+}
+
+fn session_ref(harness: &Harness) -> subagent_core::SessionRef {
+    subagent_core::SessionRef {
+        provider: "acp".into(),
+        id: String::new(),
+        cwd: Some(harness.project()),
+        transcript: None,
+    }
 }

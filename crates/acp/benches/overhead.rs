@@ -1,0 +1,199 @@
+//! Our overhead over driving the adapter directly: the same trivial one-turn run against the
+//! same fake model server (OpenAI Responses on 127.0.0.1), once through a bare ACP client —
+//! newline-delimited JSON-RPC written by hand to the pinned `codex-acp` spawned with `std`'s
+//! `Command` (`initialize`, `session/new`, `session/prompt`, then the process killed, as neither
+//! adapter exits on its own) — and once through `AcpProvider` (subagent-process with its process
+//! group, parent-death signal and guardian, the official SDK's connection, the events, the
+//! outcome).
+//!
+//! Both runs get the same program, argv, working directory and environment (the one the
+//! provider's `ProcessSpec` gives its child) and reuse one CODEX_HOME, as a long-lived parent
+//! would. Pairs alternate which side runs first; the figure is the **median of the paired
+//! differences** (provider − raw), which a load change between pairs does not skew.
+//!
+//! `cargo bench -p subagent-acp --features e2e --bench overhead [-- PAIRS]` (default 30; needs
+//! the adapters from `cargo xtask install-clis`).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use serde_json::{Value, json};
+use subagent_acp::{AcpConfig, AcpProvider};
+use subagent_core::{StartRequest, StopReason, SubagentProvider};
+use subagent_process::ProcessSpec;
+use subagent_test_support::FakeServer;
+
+/// One request and its response; the texts of the agent's message chunks on the way.
+fn call(
+    stdin: &mut impl Write,
+    stdout: &mut impl BufRead,
+    id: u64,
+    method: &str,
+    params: Value,
+    texts: &mut String,
+) -> Value {
+    let line = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+    writeln!(stdin, "{line}").unwrap();
+    stdin.flush().unwrap();
+    let mut buffer = String::new();
+    loop {
+        buffer.clear();
+        assert!(
+            stdout.read_line(&mut buffer).unwrap() > 0,
+            "the agent closed stdout"
+        );
+        let message: Value = serde_json::from_str(&buffer).unwrap();
+        if message["id"] == id && message.get("method").is_none() {
+            assert!(message.get("error").is_none(), "{method}: {message}");
+            return message["result"].clone();
+        }
+        let update = &message["params"]["update"];
+        if message["method"] == "session/update" && update["sessionUpdate"] == "agent_message_chunk"
+        {
+            texts.push_str(update["content"]["text"].as_str().unwrap_or_default());
+        }
+    }
+}
+
+fn main() {
+    let pairs: usize = std::env::args()
+        .skip(1)
+        .find_map(|a| a.parse().ok())
+        .unwrap_or(30);
+    let clis = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/clis/node_modules");
+    let program = clis.join("@zed-industries/codex-acp-linux-x64/bin/codex-acp");
+    assert!(
+        program.is_file(),
+        "needs {} (cargo xtask install-clis)",
+        program.display()
+    );
+    // The server on a runtime of its own: the provider's runtime below does only its own work.
+    let server_runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let server = server_runtime
+        .block_on(FakeServer::from_yaml(
+            "- match: \".*\"\n  steps:\n    - text: \"hi from fake\"\n",
+        ))
+        .unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let root = tempfile::tempdir().unwrap();
+    for dir in ["home", "codex-home", "tmp", "project"] {
+        std::fs::create_dir(root.path().join(dir)).unwrap();
+    }
+    let dir = |name: &str| root.path().join(name).display().to_string();
+    let mut config = AcpConfig::new(&program);
+    for value in [
+        "model_provider=\"fake\"".to_owned(),
+        format!(
+            "model_providers.fake={{name=\"fake\",base_url=\"{}/v1\",wire_api=\"responses\",\
+             env_key=\"OPENAI_API_KEY\",request_max_retries=0,stream_max_retries=0}}",
+            server.url()
+        ),
+        "model=\"gpt-5.5\"".to_owned(),
+        "analytics.enabled=false".to_owned(),
+        "features.plugins=false".to_owned(),
+    ] {
+        config.args.extend(["-c".to_owned(), value]);
+    }
+    config.env.extend([
+        ("HOME".to_owned(), dir("home")),
+        ("TMPDIR".to_owned(), dir("tmp")),
+        ("CODEX_HOME".to_owned(), dir("codex-home")),
+        ("OPENAI_API_KEY".to_owned(), "dummy".to_owned()),
+    ]);
+    let project = root.path().join("project");
+    let child_env = ProcessSpec::new(&program, &project)
+        .envs(config.env.clone())
+        .child_env();
+    let args = config.args.clone();
+    let provider = AcpProvider::new("codex-acp", config).unwrap();
+    let request = || StartRequest::new("say hi", &project);
+
+    let raw = || {
+        let started = Instant::now();
+        let mut child = Command::new(&program)
+            .args(&args)
+            .current_dir(&project)
+            .env_clear()
+            .envs(child_env.iter().cloned())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut texts = String::new();
+        let capabilities =
+            json!({"fs": {"readTextFile": true, "writeTextFile": true}, "terminal": false});
+        call(
+            &mut stdin,
+            &mut stdout,
+            0,
+            "initialize",
+            json!({"protocolVersion": 1, "clientCapabilities": capabilities}),
+            &mut texts,
+        );
+        let session = call(
+            &mut stdin,
+            &mut stdout,
+            1,
+            "session/new",
+            json!({"cwd": project, "mcpServers": []}),
+            &mut texts,
+        );
+        let answer = call(
+            &mut stdin,
+            &mut stdout,
+            2,
+            "session/prompt",
+            json!({"sessionId": session["sessionId"], "prompt": [{"type": "text", "text": "say hi"}]}),
+            &mut texts,
+        );
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let elapsed = started.elapsed();
+        assert_eq!(answer["stopReason"], "end_turn");
+        assert_eq!(texts, "hi from fake");
+        elapsed
+    };
+    let ours = || {
+        runtime.block_on(async {
+            let started = Instant::now();
+            let run = provider.start(request()).await.unwrap();
+            let outcome = run.outcome().await;
+            let elapsed = started.elapsed();
+            assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+            assert_eq!(outcome.text, "hi from fake");
+            elapsed
+        })
+    };
+
+    // `measure` warms both up first: the first run of a fresh CODEX_HOME writes its files.
+    let paired = subagent_test_support::paired::measure(pairs, raw, ours);
+    let (raw_median, raw_q1, raw_q3) = (paired.a.median, paired.a.q1, paired.a.q3);
+    let our_median = paired.b.median;
+    let (diff, diff_q1, diff_q3) = (
+        paired.difference.median,
+        paired.difference.q1,
+        paired.difference.q3,
+    );
+    println!("codex-acp one-turn run, {pairs} pairs (order alternating):");
+    println!("  bare ACP client median {raw_median:7.1} ms  [p25 {raw_q1:.1}, p75 {raw_q3:.1}]");
+    println!("  provider        median {our_median:7.1} ms");
+    println!(
+        "  overhead        median of paired differences {diff:+.1} ms ({:+.2} % of the raw median), [p25 {diff_q1:+.1}, p75 {diff_q3:+.1}] ms",
+        diff / raw_median * 100.0
+    );
+}
