@@ -1,0 +1,118 @@
+//! What a remote run costs over a local one (`cargo bench -p subagent-server --bench remote`):
+//! the same spawn child on the offline scripted model (one model call, no network to a model),
+//! started directly through the `Registry` (`local`) and through `subagent serve`'s server over
+//! loopback HTTP, a blocking `SendMessage` from a reqwest client with a kept-alive connection
+//! (`remote`). The difference of the two medians is the latency the A2A layer adds (issue 14's
+//! goal: at most 2 ms).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+
+use serde_json::json;
+use subagent_core::registry::Registry;
+use subagent_core::{StartRequest, StopReason};
+use subagent_model::{Scenarios, ScriptedModel};
+use subagent_server::{Server, ServerConfig, Skill, Token};
+use subagent_spawn::{SpawnConfig, SpawnProvider};
+
+const SCENARIO: &str = r#"
+- name: hello
+  match: "HELLO"
+  steps:
+    - text: "Hi there."
+"#;
+
+struct Setup {
+    runtime: tokio::runtime::Runtime,
+    registry: Arc<Registry>,
+    client: reqwest::Client,
+    url: String,
+    dir: tempfile::TempDir,
+}
+
+fn setup() -> Setup {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let model = Arc::new(ScriptedModel::new(
+        "bench",
+        Scenarios::from_yaml(SCENARIO).unwrap(),
+    ));
+    let registry = Registry::new();
+    registry
+        .register(Arc::new(SpawnProvider::new(
+            "spawn",
+            model,
+            SpawnConfig::default(),
+        )))
+        .unwrap();
+    let registry = Arc::new(registry);
+    let dir = tempfile::tempdir().unwrap();
+    let skills = vec![Skill {
+        id: "subagent".to_owned(),
+        description: "bench".to_owned(),
+        provider: "spawn".to_owned(),
+        agent: None,
+    }];
+    let mut config = ServerConfig::new(dir.path());
+    config.token = Token::new("bench-token");
+    let listener = runtime
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let url = format!("http://{}/a2a", listener.local_addr().unwrap());
+    let server = Server::new(Arc::clone(&registry), skills, config);
+    runtime.spawn(server.serve(listener, std::future::pending()));
+    Setup {
+        runtime,
+        registry,
+        client: reqwest::Client::new(),
+        url,
+        dir,
+    }
+}
+
+#[divan::bench(sample_count = 200)]
+fn local(bencher: divan::Bencher) {
+    let setup = setup();
+    bencher.bench_local(|| {
+        setup.runtime.block_on(async {
+            let request = StartRequest::new("HELLO", setup.dir.path());
+            let run = setup.registry.start("spawn", request).await.unwrap();
+            assert_eq!(run.outcome().await.status, StopReason::Completed);
+        });
+    });
+}
+
+#[divan::bench(sample_count = 200)]
+fn remote(bencher: divan::Bencher) {
+    let setup = setup();
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message":
+        {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "HELLO"}]}}});
+    bencher.bench_local(|| {
+        setup.runtime.block_on(async {
+            let response: serde_json::Value = setup
+                .client
+                .post(&setup.url)
+                .header("A2A-Version", "1.0")
+                .bearer_auth("bench-token")
+                .json(&body)
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            assert_eq!(
+                response["result"]["task"]["status"]["state"],
+                "TASK_STATE_COMPLETED"
+            );
+        });
+    });
+}
+
+fn main() {
+    divan::main();
+}
