@@ -1,8 +1,8 @@
 //! Our overhead over driving the adapter directly: the same trivial one-turn run against the
 //! same fake model server (OpenAI Responses on 127.0.0.1), once through a bare ACP client —
 //! newline-delimited JSON-RPC written by hand to the pinned `codex-acp` spawned with `std`'s
-//! `Command` (`initialize`, `session/new`, `session/prompt`, then the process killed, as neither
-//! adapter exits on its own) — and once through `AcpProvider` (subagent-process with its process
+//! `Command` (`initialize`, `session/new`, `session/prompt`, then SIGTERM and a wait for the exit,
+//! as the provider ends it: neither adapter exits on its own) — and once through `AcpProvider` (subagent-process with its process
 //! group, parent-death signal and guardian, the official SDK's connection, the events, the
 //! outcome).
 //!
@@ -161,7 +161,9 @@ fn main() {
             json!({"sessionId": session["sessionId"], "prompt": [{"type": "text", "text": "say hi"}]}),
             &mut texts,
         );
-        child.kill().unwrap();
+        // Ended as the provider ends it: SIGTERM, then wait for the exit.
+        let pid = rustix::process::Pid::from_raw(child.id().try_into().unwrap()).unwrap();
+        rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
         child.wait().unwrap();
         let elapsed = started.elapsed();
         assert_eq!(answer["stopReason"], "end_turn");
