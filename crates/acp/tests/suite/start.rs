@@ -1,0 +1,36 @@
+//! Starting agents that are not there or not agents: no adapter needed.
+
+use std::time::Duration;
+
+use pretty_assertions::assert_eq;
+use subagent_acp::{AcpConfig, AcpProvider};
+use subagent_core::{ErrorCode, StartRequest, StopReason, SubagentProvider};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_agent_is_spawn_failed_and_one_that_exits_fails_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = AcpProvider::new("acp", AcpConfig::new("/nonexistent/acp-agent")).unwrap();
+    let Err(error) = missing.start(StartRequest::new("say hi", dir.path())).await else {
+        panic!("a missing agent started");
+    };
+    assert_eq!(error.code(), ErrorCode::SpawnFailed, "{error}");
+
+    // `true` exits at once without a word: the run fails (never hangs), saying so.
+    let gone = AcpProvider::new("acp", AcpConfig::new("true")).unwrap();
+    let run = gone
+        .start(StartRequest::new("say hi", dir.path()))
+        .await
+        .unwrap();
+    let outcome = tokio::time::timeout(Duration::from_secs(60), run.outcome())
+        .await
+        .expect("the run ended");
+    assert_eq!(outcome.status, StopReason::Failed, "{outcome:?}");
+    assert!(
+        outcome
+            .diagnostic
+            .as_deref()
+            .unwrap_or_default()
+            .starts_with("the ACP agent failed: "),
+        "{outcome:?}"
+    );
+}
