@@ -70,6 +70,10 @@
 //! * codex-acp reports a reading command's output in `rawOutput` only, in some runs; claude
 //!   announces a tool call with `rawInput: {}` and sends the input in an update (the `ToolCall`
 //!   event waits for it).
+//! * claude writes its last answer to its session transcript just after the turn ends: stopped
+//!   with SIGTERM it mostly keeps it (SIGKILLed at once it never did), but the tree is killed
+//!   once claude-agent-acp has exited, so a resumed session may miss that answer (its prompt is
+//!   always there).
 //! * Neither exits when its stdin closes (see above); claude-agent-acp fails `session/new` as
 //!   root without `IS_SANDBOX=1`; codex-acp's sandboxed commands need a `bwrap` on `PATH`.
 
