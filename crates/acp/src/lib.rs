@@ -19,7 +19,7 @@
 //! | `parent.cwd` | the process's cwd and `session/new {cwd, mcpServers: []}` |
 //! | `permission_ceiling` | the row's `permission_mode` tightened by it; `session/set_mode` to the agent's mode the row's `modes` names for it (a stricter mode the row does not map is refused before the agent starts) |
 //! | `resume` | `session/load {sessionId, cwd, mcpServers: []}` instead of `session/new` |
-//! | prompt | `session/prompt {prompt: [{type: text}]}` |
+//! | prompt | `session/prompt {prompt: [{type: text}]}`, then `session/close` (errors ignored, waited for within the grace period) |
 //! | `cancel` | `session/cancel`; the prompt has the grace period to end as `cancelled`, then the tree is killed |
 //!
 //! `session/update`s become events: message chunks → `Text`, thought chunks → `Thinking`,
@@ -36,7 +36,7 @@
 //! out; a refused path is an error answer, never a write), writes refused in a read-only run.
 //!
 //! The process ends with the run: neither pinned adapter exits when its stdin closes, so once
-//! the prompt is answered it gets SIGTERM (then SIGKILL of the tree after the grace period;
+//! the prompt is answered and the session closed it gets SIGTERM (then SIGKILL of the tree after the grace period;
 //! killed at once, claude lost the last answer of its session transcript), and after a cancel
 //! whose prompt did not end within the grace period the tree is killed at once; it is reaped
 //! before the outcome is delivered.
@@ -70,10 +70,9 @@
 //! * codex-acp reports a reading command's output in `rawOutput` only, in some runs; claude
 //!   announces a tool call with `rawInput: {}` and sends the input in an update (the `ToolCall`
 //!   event waits for it).
-//! * claude writes its last answer to its session transcript just after the turn ends: stopped
-//!   with SIGTERM it mostly keeps it (SIGKILLed at once it never did), but the tree is killed
-//!   once claude-agent-acp has exited, so a resumed session may miss that answer (its prompt is
-//!   always there).
+//! * claude writes its last answer to its session transcript after the turn ends: with the
+//!   tree stopped right after the prompt, a loaded session missed that answer or was not found
+//!   at all; after `session/close` it is always there.
 //! * Neither exits when its stdin closes (see above); claude-agent-acp fails `session/new` as
 //!   root without `IS_SANDBOX=1`; codex-acp's sandboxed commands need a `bwrap` on `PATH`.
 

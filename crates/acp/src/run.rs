@@ -14,11 +14,11 @@ use std::time::Duration;
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
-    CancelNotification, ClientCapabilities, ContentBlock, FileSystemCapabilities,
-    InitializeRequest, LoadSessionRequest, NewSessionRequest, PromptRequest, PromptResponse,
-    ReadTextFileRequest, ReadTextFileResponse, RequestPermissionRequest, SessionId,
-    SessionNotification, SetSessionModeRequest, TextContent, WriteTextFileRequest,
-    WriteTextFileResponse,
+    CancelNotification, ClientCapabilities, CloseSessionRequest, ContentBlock,
+    FileSystemCapabilities, InitializeRequest, LoadSessionRequest, NewSessionRequest,
+    PromptRequest, PromptResponse, ReadTextFileRequest, ReadTextFileResponse,
+    RequestPermissionRequest, SessionId, SessionNotification, SetSessionModeRequest, TextContent,
+    WriteTextFileRequest, WriteTextFileResponse,
 };
 use agent_client_protocol::{Client, Lines};
 use futures::SinkExt;
@@ -114,6 +114,7 @@ pub(crate) async fn drive(mut process: Process, sender: RunSender, plan: RunPlan
         transport,
         Setup {
             cwd: plan.cwd.clone(),
+            grace: plan.grace,
             prompt: plan.prompt.clone(),
             resume: plan.resume.clone(),
             mode: plan.mode,
@@ -238,6 +239,7 @@ pub(crate) async fn drive(mut process: Process, sender: RunSender, plan: RunPlan
 /// What the conversation needs to know.
 struct Setup {
     cwd: PathBuf,
+    grace: Duration,
     prompt: String,
     resume: Option<String>,
     mode: PermissionMode,
@@ -273,6 +275,7 @@ where
 {
     let Setup {
         cwd,
+        grace,
         prompt,
         resume,
         mode,
@@ -391,10 +394,21 @@ where
             let response = tokio::select! {
                 response = &mut prompt => response?,
                 () = cancel.cancelled() => {
-                    cx.send_notification(CancelNotification::new(session_id))?;
+                    cx.send_notification(CancelNotification::new(session_id.clone()))?;
                     prompt.await?
                 }
             };
+            // The session ends before the process does: claude-agent-acp then lets claude finish
+            // its transcript (stopped without it, a loaded session missed its last answer, or
+            // was not found at all). An agent without `session/close` answers with an error,
+            // which changes nothing; one that does not answer is not waited for past the grace
+            // period.
+            let close = cx
+                .send_request(CloseSessionRequest::new(session_id))
+                .block_task();
+            if let Ok(Err(error)) = tokio::time::timeout(grace, close).await {
+                tracing::debug!(%error, "session/close");
+            }
             Ok(Ended::Prompt(Box::new(response)))
         })
         .await
