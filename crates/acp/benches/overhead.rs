@@ -1,7 +1,7 @@
 //! Our overhead over driving the adapter directly: the same trivial one-turn run against the
 //! same fake model server (OpenAI Responses on 127.0.0.1), once through a bare ACP client —
 //! newline-delimited JSON-RPC written by hand to the pinned `codex-acp` spawned with `std`'s
-//! `Command` (`initialize`, `session/new`, `session/prompt`, then SIGTERM and a wait for the exit,
+//! `Command` (`initialize`, `session/new`, `session/prompt`, `session/close`, then SIGTERM and a wait for the exit,
 //! as the provider ends it: neither adapter exits on its own) — and once through `AcpProvider` (subagent-process with its process
 //! group, parent-death signal and guardian, the official SDK's connection, the events, the
 //! outcome).
@@ -159,6 +159,14 @@ fn main() {
             2,
             "session/prompt",
             json!({"sessionId": session["sessionId"], "prompt": [{"type": "text", "text": "say hi"}]}),
+            &mut texts,
+        );
+        call(
+            &mut stdin,
+            &mut stdout,
+            3,
+            "session/close",
+            json!({"sessionId": session["sessionId"]}),
             &mut texts,
         );
         // Ended as the provider ends it: SIGTERM, then wait for the exit.
