@@ -10,13 +10,13 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use subagent_core::{Capabilities, ToolFilter};
+use subagent_core::{Capabilities, Effort, PermissionMode, ToolFilter};
 
 use crate::lenient::opt_u32_lenient;
 use crate::types::Metadata;
 
 /// The URI of our extension (in the card, in metadata keys, as the domain of our `ErrorInfo`).
-pub const EXTENSION_URI: &str = "https://example.invalid/subagents/a2a/v1";
+pub const EXTENSION_URI: &str = "urn:subagents:a2a:v1";
 
 /// One skill of a `subagent serve` card, as our extension describes it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -89,6 +89,13 @@ pub struct RequestFields {
         deserialize_with = "opt_u32_lenient"
     )]
     pub max_depth: Option<u32>,
+    /// How hard the child's model reasons (gated by the skill's `effort` capability).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effort: Option<Effort>,
+    /// The loosest permission mode the child may run in (the caller's own mode): the child runs
+    /// in its row's mode tightened by it, never looser.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub permission_ceiling: Option<PermissionMode>,
 }
 
 impl RequestFields {
@@ -113,6 +120,13 @@ impl RequestFields {
         metadata
     }
 }
+
+/// The key of `SubscribeToTask`'s `metadata[EXTENSION_URI]` asking for the task's events from
+/// this index on (the count of events a client has already read from the task's streams, the
+/// first `task` event included) instead of a snapshot: a client that lost its stream gets
+/// exactly what it missed, nothing twice. Servers without our extension ignore it and send the
+/// snapshot first, as A2A says.
+pub const FROM_KEY: &str = "from";
 
 /// `{EXTENSION_URI: {key: value}}`.
 pub fn metadata_with(key: &str, value: Value) -> Metadata {

@@ -80,6 +80,10 @@ pub struct CancelTaskRequest {
 pub struct SubscribeToTaskRequest {
     /// The task.
     pub id: String,
+    /// Not in A2A's request: our extension reads `metadata[EXTENSION_URI].from`
+    /// ([`crate::ext::FROM_KEY`]); other servers ignore it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Metadata>,
 }
 
 /// The most `ListTasks` returns per page.

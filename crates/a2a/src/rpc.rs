@@ -260,23 +260,126 @@ impl RpcError {
             ErrorCode::SpawnFailed | ErrorCode::Protocol | ErrorCode::Cancelled => Kind::Internal,
             _ => Kind::InvalidParams,
         };
-        Self::new(kind, error.to_string()).with_code(code, json!({}))
+        Self::new(kind, error.to_string()).with_code(code, refusal_fields(error))
+    }
+
+    /// The seam's error this one carries, when a `subagent serve` sent it: the same variant
+    /// with the same fields (read from our `ErrorInfo`'s metadata), so a refusal crosses the
+    /// wire with its code unchanged. `None` for an error without our detail.
+    pub fn core_error(&self) -> Option<subagent_core::Error> {
+        use subagent_core::Error as E;
+        let code = self.stable_code()?;
+        let fields = self
+            .our_detail()?
+            .get("metadata")
+            .cloned()
+            .unwrap_or(Value::Null);
+        let text = |key: &str| {
+            fields
+                .get(key)
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+                .unwrap_or_default()
+        };
+        let list = |key: &str| -> Vec<String> {
+            text(key)
+                .split(',')
+                .filter(|item| !item.is_empty())
+                .map(str::to_owned)
+                .collect()
+        };
+        let number = |key: &str| text(key).parse::<u32>().unwrap_or_default();
+        let message = match text("message") {
+            empty if empty.is_empty() => self.message.clone(),
+            message => message,
+        };
+        Some(match code {
+            ErrorCode::UnknownProvider => E::UnknownProvider {
+                name: text("name"),
+                known: list("known"),
+            },
+            ErrorCode::DuplicateProvider => E::DuplicateProvider { name: text("name") },
+            ErrorCode::UnsupportedCapability => E::UnsupportedCapability {
+                provider: text("provider"),
+                missing: list("missing")
+                    .iter()
+                    .filter_map(|name| {
+                        subagent_core::Capability::ALL
+                            .into_iter()
+                            .find(|capability| capability.as_str() == name)
+                    })
+                    .collect(),
+            },
+            ErrorCode::DepthExceeded => E::DepthExceeded {
+                child_depth: number("childDepth"),
+                max_depth: number("maxDepth"),
+            },
+            ErrorCode::NestedDelegationForbidden => {
+                E::NestedDelegationForbidden { reason: message }
+            }
+            ErrorCode::UnknownAgentType => E::UnknownAgentType {
+                name: text("name"),
+                available: list("available"),
+            },
+            ErrorCode::AgentTypeNotAllowed => E::AgentTypeNotAllowed {
+                name: text("name"),
+                allowed: list("allowed"),
+            },
+            ErrorCode::SpawnFailed => E::SpawnFailed { message },
+            ErrorCode::Cancelled => E::Cancelled,
+            ErrorCode::Unauthorized => E::Unauthorized { message },
+            ErrorCode::NotResumable => E::NotResumable { message },
+            ErrorCode::Protocol => E::Protocol { message },
+            _ => E::InvalidArguments { message },
+        })
+    }
+
+    fn our_detail(&self) -> Option<&Value> {
+        self.data.as_ref()?.as_array()?.iter().find(|detail| {
+            detail.get("domain").and_then(Value::as_str) == Some(crate::EXTENSION_URI)
+        })
     }
 
     /// Our stable code, when the data carries one (from a `subagent serve`).
     pub fn stable_code(&self) -> Option<ErrorCode> {
-        let details = self.data.as_ref()?.as_array()?;
-        details.iter().find_map(|detail| {
-            if detail.get("domain")?.as_str()? != crate::EXTENSION_URI {
-                return None;
-            }
-            let reason = detail.get("reason")?.clone();
-            serde_json::from_value(reason).ok()
-        })
+        let reason = self.our_detail()?.get("reason")?.clone();
+        serde_json::from_value(reason).ok()
     }
 
     /// A2A's kind of this error, when the code is one it defines.
     pub fn kind(&self) -> Option<Kind> {
         Kind::from_code(self.code)
+    }
+}
+
+/// A refusal's fields as `ErrorInfo` metadata (string values, lists comma-separated), read back
+/// by [`RpcError::core_error`].
+fn refusal_fields(error: &subagent_core::Error) -> Value {
+    use subagent_core::Error as E;
+    let joined = |items: &[String]| items.join(",");
+    match error {
+        E::UnknownProvider { name, known } => json!({"name": name, "known": joined(known)}),
+        E::DuplicateProvider { name } => json!({"name": name}),
+        E::UnsupportedCapability { provider, missing } => json!({
+            "provider": provider,
+            "missing": missing.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(","),
+        }),
+        E::DepthExceeded {
+            child_depth,
+            max_depth,
+        } => json!({"childDepth": child_depth.to_string(), "maxDepth": max_depth.to_string()}),
+        E::UnknownAgentType { name, available } => {
+            json!({"name": name, "available": joined(available)})
+        }
+        E::AgentTypeNotAllowed { name, allowed } => {
+            json!({"name": name, "allowed": joined(allowed)})
+        }
+        E::NestedDelegationForbidden { reason: message }
+        | E::InvalidArguments { message }
+        | E::SpawnFailed { message }
+        | E::Unauthorized { message }
+        | E::NotResumable { message }
+        | E::Protocol { message } => json!({"message": message}),
+        _ => json!({}),
     }
 }

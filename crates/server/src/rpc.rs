@@ -212,23 +212,13 @@ async fn start(
         ));
     }
     let request: SendMessageRequest = self::params(params)?;
-    if let Some(task_id) = &request.message.task_id {
-        return Err(match state.tasks.get(task_id) {
-            None => not_found(task_id),
-            Some(entry) if entry.is_done() => RpcError::new(
-                Kind::UnsupportedOperation,
-                format!(
-                    "Task {task_id} is in terminal state: {}",
-                    entry.state().as_str()
-                ),
-            ),
-            Some(_) => RpcError::new(
-                Kind::UnsupportedOperation,
-                format!("Task {task_id} takes no further messages while it runs"),
-            ),
-        }
-        .into());
-    }
+    // A message naming a finished task continues it: a new task in the same context, its run
+    // the `resume` of the finished one's session (refused by the gate when its provider cannot
+    // resume).
+    let continues = match &request.message.task_id {
+        None => None,
+        Some(task_id) => Some(continued(state, task_id)?),
+    };
     let Ok(permit) = Arc::clone(&state.slots).try_acquire_owned() else {
         let limit = state.config.max_concurrent_runs;
         let seconds = state.config.retry_after.as_secs().max(1);
@@ -242,6 +232,7 @@ async fn start(
         request.metadata.as_ref(),
         &state.config.cwd,
         state.config.max_depth,
+        continues.as_ref().map(|(_, resumable)| resumable),
     )
     .map_err(|error| refused(&error))?;
     let run = state
@@ -253,8 +244,11 @@ async fn start(
         .message
         .context_id
         .clone()
+        .or_else(|| continues.map(|(context, _)| context))
         .unwrap_or_else(|| RunId::new().to_string());
-    let task = submitted(&run, context_id, request.message.clone());
+    let mut message = request.message.clone();
+    message.task_id = None;
+    let task = submitted(&run, context_id, message);
     let entry = Entry::new(task, run.cancel_token());
     state.tasks.insert(run.id().to_string(), Arc::clone(&entry));
     tracing::info!(task = %run.id(), provider = %resolved.provider, "run started");
@@ -263,10 +257,35 @@ async fn start(
     let events = streaming.then(|| Box::pin(entry.events()) as EventStream);
     let driven = Arc::clone(&entry);
     state.runs.spawn(async move {
-        let outcome = drive(driven, run, permit).await;
+        let outcome = drive(driven, run, permit, Some(resolved.skill)).await;
         tracing::info!(status = %outcome.status, "run ended");
     });
     Ok((entry, request, events))
+}
+
+/// The context and the way to continue the finished task `task_id`, or why it cannot be.
+fn continued(state: &State, task_id: &str) -> Result<(String, crate::tasks::Resumable), RpcError> {
+    let entry = state.tasks.get(task_id).ok_or_else(|| not_found(task_id))?;
+    if !entry.is_done() {
+        return Err(RpcError::new(
+            Kind::UnsupportedOperation,
+            format!("Task {task_id} takes no further messages while it runs"),
+        ));
+    }
+    let resumable = entry.resumable().ok_or_else(|| {
+        RpcError::new(
+            Kind::UnsupportedOperation,
+            format!(
+                "Task {task_id} is in terminal state: {}, and its run left no session to continue",
+                entry.state().as_str()
+            ),
+        )
+        .with_code(
+            subagent_core::ErrorCode::NotResumable,
+            json!({"message": format!("task {task_id} left no session to continue")}),
+        )
+    })?;
+    Ok((entry.snapshot().context_id, resumable))
 }
 
 fn refused(error: &subagent_core::Error) -> Reject {
@@ -294,16 +313,29 @@ fn subscribe(
         .tasks
         .get(&request.id)
         .ok_or_else(|| not_found(&request.id))?;
-    entry.subscribe().ok_or_else(|| {
-        RpcError::new(
-            Kind::UnsupportedOperation,
-            format!(
-                "Task {} is in terminal state: {}",
-                request.id,
-                entry.state().as_str()
-            ),
-        )
-    })
+    // Our extension: the events from the index the client has read up to, not a snapshot.
+    let from =
+        subagent_a2a::ext::metadata_get(request.metadata.as_ref(), subagent_a2a::ext::FROM_KEY)
+            .and_then(subagent_a2a::u32_of);
+    if let Some(from) = from {
+        let from = usize::try_from(from).unwrap_or(usize::MAX);
+        if let Some(events) = entry.resume_from(from) {
+            return Ok(futures::future::Either::Left(events));
+        }
+    }
+    entry
+        .subscribe()
+        .map(futures::future::Either::Right)
+        .ok_or_else(|| {
+            RpcError::new(
+                Kind::UnsupportedOperation,
+                format!(
+                    "Task {} is in terminal state: {}",
+                    request.id,
+                    entry.state().as_str()
+                ),
+            )
+        })
 }
 
 fn get_task(state: &Arc<State>, params: Value) -> Result<Value, RpcError> {

@@ -20,7 +20,7 @@ use subagent_a2a::types::{
 use subagent_core::agents::AgentProfile;
 use subagent_core::{Error, Outcome, Run, RunEvent, RunId, StartRequest, StopReason};
 
-use crate::tasks::Entry;
+use crate::tasks::{Entry, Resumable};
 
 /// One skill the server offers: a delegation row, or an agent type.
 #[derive(Clone, Debug)]
@@ -40,6 +40,8 @@ pub struct Skill {
 pub struct Resolved {
     /// The provider.
     pub provider: String,
+    /// The skill it was sent to.
+    pub skill: String,
     /// The request.
     pub request: StartRequest,
 }
@@ -58,15 +60,18 @@ fn prompt(message: &Message) -> String {
         .join("\n")
 }
 
-/// Builds the request a message asks for. `INVALID_ARGUMENTS` for an empty prompt, unreadable
-/// fields or an unknown skill; `UNKNOWN_AGENT_TYPE` for an agent type the server does not offer;
-/// `DEPTH_EXCEEDED` when the child would run deeper than `max_depth`.
+/// Builds the request a message asks for; `continues` is the finished task a message continues
+/// (its provider runs the message as `resume` of its session, its skill is the default).
+/// `INVALID_ARGUMENTS` for an empty prompt, unreadable fields or an unknown skill;
+/// `UNKNOWN_AGENT_TYPE` for an agent type the server does not offer; `DEPTH_EXCEEDED` when the
+/// child would run deeper than `max_depth`.
 pub fn resolve(
     skills: &[Skill],
     message: &Message,
     request_metadata: Option<&subagent_a2a::types::Metadata>,
     cwd: &Path,
     max_depth: u32,
+    continues: Option<&Resumable>,
 ) -> Result<Resolved, Error> {
     let text = prompt(message);
     if text.trim().is_empty() {
@@ -81,7 +86,11 @@ pub fn resolve(
             .unwrap_or_default(),
         Err(error) => return Err(Error::invalid(error)),
     };
-    let skill = match &fields.skill {
+    let named = fields
+        .skill
+        .clone()
+        .or_else(|| continues.and_then(|resumable| resumable.skill.clone()));
+    let skill = match &named {
         Some(id) => skills.iter().find(|skill| &skill.id == id).ok_or_else(|| {
             Error::invalid(format!(
                 "no skill \"{id}\" here (skills: {})",
@@ -119,9 +128,12 @@ pub fn resolve(
             max_depth,
         });
     }
-    let provider = agent
-        .and_then(|agent| agent.provider.clone())
-        .unwrap_or_else(|| skill.provider.clone());
+    let provider = match continues {
+        Some(resumable) => resumable.provider.clone(),
+        None => agent
+            .and_then(|agent| agent.provider.clone())
+            .unwrap_or_else(|| skill.provider.clone()),
+    };
     let mut builder = StartRequest::builder(text)
         .cwd(cwd)
         .depth(depth)
@@ -150,8 +162,18 @@ pub fn resolve(
     if let Some(cap) = fields.max_depth {
         builder = builder.max_depth(cap);
     }
+    if let Some(effort) = fields.effort {
+        builder = builder.effort(effort);
+    }
+    if let Some(ceiling) = fields.permission_ceiling {
+        builder = builder.permission_ceiling(ceiling);
+    }
+    if let Some(resumable) = continues {
+        builder = builder.resume(resumable.session.clone());
+    }
     Ok(Resolved {
         provider,
+        skill: skill.id.clone(),
         request: builder.build(),
     })
 }
@@ -226,9 +248,11 @@ pub fn final_state(status: StopReason) -> TaskState {
 
 /// Drives a started run into its task until the outcome, which it returns. `slot` (the run's
 /// place among the concurrent runs) is given back before the final status goes out, so a
-/// client that saw the end can start another run at once.
-pub async fn drive<S>(entry: Arc<Entry>, mut run: Run, slot: S) -> Outcome {
+/// client that saw the end can start another run at once; so is what continuing the task needs
+/// (its provider, `skill` and session), so a client that saw the end can continue it at once.
+pub async fn drive<S>(entry: Arc<Entry>, mut run: Run, slot: S, skill: Option<String>) -> Outcome {
     let task = entry.snapshot();
+    let provider = run.provider().to_owned();
     if let Some(mut events) = run.take_events() {
         while let Some(event) = events.next().await {
             if matches!(event, RunEvent::Finished { .. }) {
@@ -272,6 +296,13 @@ pub async fn drive<S>(entry: Arc<Entry>, mut run: Run, slot: S) -> Outcome {
     let mut last = update(&task, state, message, None);
     if let StreamResponse::StatusUpdate(last) = &mut last {
         last.metadata = Some(metadata_with("outcome", outcome_json));
+    }
+    if let Some(session) = &outcome.session {
+        entry.set_resumable(Resumable {
+            provider,
+            skill,
+            session: session.clone(),
+        });
     }
     drop(slot);
     entry.push(last);

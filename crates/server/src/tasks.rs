@@ -31,24 +31,54 @@ struct EntryState {
     done: bool,
     /// Streams still reading `events`.
     readers: usize,
+    /// A stream went away before the task ended: its client may come back for what it missed
+    /// (`SubscribeToTask` with our `from`), so the events are kept after the end until a
+    /// stream has read them to the end (or the task is forgotten).
+    interrupted: usize,
+    /// How to continue the task once it has ended: its provider, skill and session.
+    resumable: Option<Resumable>,
+}
+
+/// What a finished task needs to be continued by a later message (as `resume`).
+#[derive(Clone, Debug)]
+pub struct Resumable {
+    /// The provider that ran it.
+    pub provider: String,
+    /// The skill it was sent to.
+    pub skill: Option<String>,
+    /// Its session (with the server's own cwd and transcript: never sent to a client).
+    pub session: subagent_core::SessionRef,
 }
 
 impl EntryState {
-    /// Frees the events once the task has ended and nobody reads them.
+    /// Frees the events once the task has ended and nobody reads them (nor may come back).
     fn release(&mut self) {
-        if self.done && self.readers == 0 {
+        if self.done && self.readers == 0 && self.interrupted == 0 {
             self.events = Vec::new();
         }
     }
 }
 
-/// A stream's hold on its task's events.
-struct Reader(Arc<Entry>);
+/// A stream's hold on its task's events; `resumed` for a stream that picks up where an
+/// interrupted one left off.
+struct Reader {
+    entry: Arc<Entry>,
+    resumed: bool,
+}
 
 impl Drop for Reader {
     fn drop(&mut self) {
-        let mut state = self.0.lock();
+        let mut state = self.entry.lock();
         state.readers = state.readers.saturating_sub(1);
+        // A stream dropped before the end leaves a client that may come back for the rest; a
+        // resumed one that saw the end settles that.
+        if state.done {
+            if self.resumed {
+                state.interrupted = state.interrupted.saturating_sub(1);
+            }
+        } else if !self.resumed {
+            state.interrupted += 1;
+        }
         state.release();
     }
 }
@@ -63,6 +93,8 @@ impl Entry {
                 events: vec![first],
                 done: false,
                 readers: 0,
+                interrupted: 0,
+                resumable: None,
             }),
             count: watch::Sender::new(1),
             cancel,
@@ -95,6 +127,16 @@ impl Entry {
         self.lock().task.metadata = Some(metadata);
     }
 
+    /// Remembers how to continue the task once it has ended.
+    pub fn set_resumable(&self, resumable: Resumable) {
+        self.lock().resumable = Some(resumable);
+    }
+
+    /// How to continue the task, if it can be.
+    pub fn resumable(&self) -> Option<Resumable> {
+        self.lock().resumable.clone()
+    }
+
     /// The current snapshot.
     pub fn snapshot(&self) -> Task {
         self.lock().task.clone()
@@ -119,7 +161,7 @@ impl Entry {
     /// run can end, or there may be nothing left to read.
     pub fn events(self: &Arc<Self>) -> impl Stream<Item = StreamResponse> + Send + 'static + use<> {
         self.lock().readers += 1;
-        self.events_from(0, None)
+        self.events_from(0, None, false)
     }
 
     /// The snapshot as a `task` event, then every event after it (what `SubscribeToTask`
@@ -135,7 +177,24 @@ impl Entry {
             state.readers += 1;
             (state.task.clone(), state.events.len())
         };
-        Some(self.events_from(next, Some(StreamResponse::Task(snapshot))))
+        Some(self.events_from(next, Some(StreamResponse::Task(snapshot)), false))
+    }
+
+    /// The events from index `from` on (our extension's re-subscribe: the client has read
+    /// `from` events of this task's streams); `None` when they are no longer kept (the task
+    /// ended and nobody was interrupted) or `from` is past them.
+    pub fn resume_from(
+        self: &Arc<Self>,
+        from: usize,
+    ) -> Option<impl Stream<Item = StreamResponse> + Send + 'static + use<>> {
+        {
+            let mut state = self.lock();
+            if state.events.is_empty() || from > state.events.len() {
+                return None;
+            }
+            state.readers += 1;
+        }
+        Some(self.events_from(from, None, true))
     }
 
     /// The stream from `next` on, for a reader already counted in `readers`.
@@ -143,9 +202,14 @@ impl Entry {
         self: &Arc<Self>,
         next: usize,
         first: Option<StreamResponse>,
+        resumed: bool,
     ) -> impl Stream<Item = StreamResponse> + Send + 'static + use<> {
         let receiver = self.count.subscribe();
-        let start = (Reader(Arc::clone(self)), receiver, next, first);
+        let reader = Reader {
+            entry: Arc::clone(self),
+            resumed,
+        };
+        let start = (reader, receiver, next, first);
         futures::stream::unfold(start, |(entry, mut receiver, next, first)| async move {
             if let Some(first) = first {
                 return Some((first, (entry, receiver, next, None)));
@@ -153,7 +217,7 @@ impl Entry {
             loop {
                 receiver.borrow_and_update();
                 {
-                    let state = entry.0.lock();
+                    let state = entry.entry.lock();
                     if let Some(event) = state.events.get(next) {
                         let event = event.clone();
                         drop(state);

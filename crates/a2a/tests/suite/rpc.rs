@@ -60,7 +60,8 @@ fn a_gate_refusal_carries_our_stable_code_beside_a2a_s() {
         serde_json::to_value(&error).unwrap(),
         json!({"code": -32004, "message": refusal.to_string(), "data": [
             {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "UNSUPPORTED_OPERATION", "domain": "a2a-protocol.org", "metadata": {}},
-            {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "UNSUPPORTED_CAPABILITY", "domain": subagent_a2a::EXTENSION_URI, "metadata": {}}]})
+            {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "UNSUPPORTED_CAPABILITY", "domain": subagent_a2a::EXTENSION_URI,
+             "metadata": {"provider": "fork", "missing": "persona"}}]})
     );
     assert_eq!(error.stable_code(), Some(ErrorCode::UnsupportedCapability));
     let depth = RpcError::from_core(&Error::DepthExceeded {
@@ -72,6 +73,47 @@ fn a_gate_refusal_carries_our_stable_code_beside_a2a_s() {
         (Some(Kind::InvalidParams), Some(ErrorCode::DepthExceeded))
     );
     assert_eq!(RpcError::new(Kind::Internal, "x").stable_code(), None);
+}
+
+/// What a `subagent serve` refuses with comes back on the other side as the same error: same
+/// variant, same fields, same code (through JSON, as on the wire).
+#[test]
+fn every_refusal_crosses_the_wire_unchanged() {
+    let refusals = [
+        Error::UnknownProvider {
+            name: "x".to_owned(),
+            known: vec!["spawn".to_owned(), "fork".to_owned()],
+        },
+        Error::UnsupportedCapability {
+            provider: "fork".to_owned(),
+            missing: vec![Capability::Persona, Capability::ToolFilter],
+        },
+        Error::DepthExceeded {
+            child_depth: 4,
+            max_depth: 3,
+        },
+        Error::UnknownAgentType {
+            name: "reviewer".to_owned(),
+            available: vec!["explore".to_owned()],
+        },
+        Error::AgentTypeNotAllowed {
+            name: "plan".to_owned(),
+            allowed: Vec::new(),
+        },
+        Error::invalid("the message has no text"),
+        Error::spawn_failed("claude not found"),
+        Error::NotResumable {
+            message: "no such session".to_owned(),
+        },
+        Error::protocol("bad line"),
+        Error::Cancelled,
+    ];
+    for refusal in refusals {
+        let wire = serde_json::to_value(RpcError::from_core(&refusal)).unwrap();
+        let read: RpcError = serde_json::from_value(wire).unwrap();
+        assert_eq!(read.core_error(), Some(refusal.clone()), "{refusal}");
+    }
+    assert_eq!(RpcError::new(Kind::Internal, "x").core_error(), None);
 }
 
 #[test]

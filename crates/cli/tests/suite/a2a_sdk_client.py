@@ -25,7 +25,7 @@ from a2a.types import (
     SubscribeToTaskRequest,
 )
 
-EXT = "https://example.invalid/subagents/a2a/v1"
+EXT = "urn:subagents:a2a:v1"
 
 
 def as_dict(message):
