@@ -1,0 +1,179 @@
+//! From a remote task's stream to a run's events and outcome.
+//!
+//! A `subagent serve` sends each run event itself in its status update's metadata (passed on
+//! as it is, but for the remote `Started` and `Finished`: the local run has its own) and the
+//! outcome in the last one's; a plain A2A agent's artifact text is the run's text (streamed as
+//! `Text`), its status messages are `Progress`, and its final state makes the outcome.
+
+use serde_json::Value;
+use subagent_core::{Outcome, RunEvent, SessionRef, StopReason};
+
+use crate::ext::metadata_get;
+use crate::types::{Message, StreamResponse, Task, TaskState, apply, joined_text};
+
+/// What the stream has said so far.
+#[derive(Debug, Default)]
+pub struct Assembly {
+    /// The task as the events built it.
+    pub task: Task,
+    /// Stream events read (every one, the first `task` included): where a re-subscribe to a
+    /// `subagent serve` picks up.
+    pub read: usize,
+    /// The outcome a `subagent serve` sent.
+    outcome: Option<Outcome>,
+    /// A direct answer (a stream of one message).
+    answer: Option<Message>,
+}
+
+impl Assembly {
+    /// The remote task's id, once known.
+    pub fn task_id(&self) -> Option<&str> {
+        (!self.task.id.is_empty()).then_some(self.task.id.as_str())
+    }
+
+    /// Whether the task has ended (a terminal or interrupted state, or a direct answer).
+    pub fn ended(&self) -> bool {
+        let state = self.task.status.state;
+        self.answer.is_some() || state.is_terminal() || state.is_interrupted()
+    }
+
+    /// Takes one event in; returns the run events it makes.
+    pub fn take(&mut self, event: &StreamResponse) -> Vec<RunEvent> {
+        self.read += 1;
+        let mut out = Vec::new();
+        match event {
+            StreamResponse::Task(task) => {
+                if let Some(outcome) = outcome_of(task.metadata.as_ref()) {
+                    self.outcome = Some(outcome);
+                }
+            }
+            StreamResponse::Message(message) => self.answer = Some(message.clone()),
+            StreamResponse::StatusUpdate(update) => {
+                let meta = update.metadata.as_ref();
+                if let Some(outcome) = outcome_of(meta) {
+                    self.outcome = Some(outcome);
+                }
+                match metadata_get(meta, "event") {
+                    Some(event) => {
+                        if let Ok(event) = serde_json::from_value::<RunEvent>(event.clone())
+                            && !matches!(
+                                event,
+                                RunEvent::Started { .. } | RunEvent::Finished { .. }
+                            )
+                        {
+                            out.push(event);
+                        }
+                    }
+                    None if !update.status.state.is_terminal() => {
+                        if let Some(message) = &update.status.message {
+                            let text = message.joined_text();
+                            if !text.is_empty() {
+                                out.push(RunEvent::Progress { message: text });
+                            }
+                        }
+                    }
+                    None => {}
+                }
+            }
+            StreamResponse::ArtifactUpdate(update) => {
+                // A `subagent serve`'s result artifact repeats what its events said.
+                let ours = metadata_get(self.task.metadata.as_ref(), "outcome").is_some()
+                    || self.outcome.is_some();
+                let text = joined_text(&update.artifact.parts);
+                if !ours && !text.is_empty() {
+                    out.push(RunEvent::Text {
+                        text,
+                        parent_tool_use_id: None,
+                    });
+                }
+            }
+        }
+        apply(&mut self.task, event);
+        out
+    }
+
+    /// The outcome of the ended task; `provider` names this run's provider in its session,
+    /// which is the remote task (continued by sending it a message) when the remote run can be
+    /// resumed.
+    pub fn outcome(&self, provider: &str) -> Outcome {
+        if let Some(outcome) = self
+            .outcome
+            .clone()
+            .or_else(|| outcome_of(self.task.metadata.as_ref()))
+        {
+            let mut outcome = outcome;
+            outcome.session = outcome.session.map(|_| SessionRef {
+                provider: provider.to_owned(),
+                id: self.task.id.clone(),
+                cwd: None,
+                transcript: None,
+            });
+            outcome.worktree = None;
+            outcome.usage.duration_ms = 0;
+            return outcome;
+        }
+        if let Some(message) = &self.answer {
+            return Outcome::completed(message.joined_text());
+        }
+        let status = &self.task.status;
+        let said = status
+            .message
+            .as_ref()
+            .map(Message::joined_text)
+            .unwrap_or_default();
+        let text = self
+            .task
+            .artifacts
+            .iter()
+            .map(|artifact| joined_text(&artifact.parts))
+            .filter(|text| !text.is_empty())
+            .collect::<Vec<_>>()
+            .join("\n");
+        let structured = self
+            .task
+            .artifacts
+            .iter()
+            .flat_map(|artifact| &artifact.parts)
+            .find_map(|part| part.data.clone())
+            .map(crate::integral_numbers);
+        let mut outcome = match status.state {
+            TaskState::Completed => Outcome::completed(if text.is_empty() { said } else { text }),
+            TaskState::Canceled => Outcome::cancelled(),
+            TaskState::InputRequired | TaskState::AuthRequired => Outcome::with_status(
+                StopReason::Failed,
+                text,
+                Some(format!(
+                    "the agent stopped in {} and waits for an answer a delegated run cannot give{}",
+                    status.state.as_str(),
+                    suffix(&said)
+                )),
+            ),
+            state => Outcome::with_status(
+                StopReason::Failed,
+                text,
+                Some(format!(
+                    "the agent ended the task {}{}",
+                    state.as_str(),
+                    suffix(&said)
+                )),
+            ),
+        };
+        if status.state == TaskState::Completed {
+            outcome.structured = structured;
+        }
+        outcome
+    }
+}
+
+fn suffix(said: &str) -> String {
+    if said.is_empty() {
+        String::new()
+    } else {
+        format!(": {said}")
+    }
+}
+
+fn outcome_of(metadata: Option<&crate::types::Metadata>) -> Option<Outcome> {
+    let value: &Value = metadata_get(metadata, "outcome")?;
+    serde_json::from_value(value.clone()).ok()
+}

@@ -1,0 +1,331 @@
+//! The `a2a` provider kind: a preset row that delegates to an A2A agent by URL.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+use subagent_core::{
+    BuildContext, Capabilities, Error as CoreError, ProviderFactory, Run, StartRequest,
+    SubagentProvider,
+};
+
+use crate::card::AgentCard;
+use crate::client::{CallError, Peer, Token, fetch_card, fetch_card_blocking};
+use crate::config::A2aConfig;
+use crate::error::{Error, Result};
+use crate::ext::{CardParams, RequestFields};
+use crate::rpc::{Kind, RpcError, method};
+use crate::run::{Plan, drive};
+use crate::types::{Message, Role};
+
+/// The provider kind, as written in a preset.
+pub const KIND: &str = "a2a";
+
+/// What our extension carries across the wire: every gated capability but `isolation` (the
+/// registry's isolator prepares a place on this machine, where the remote child does not
+/// work). A provider in front of a `subagent serve` declares its skill's table cut to this;
+/// the kind declares this.
+pub const CARRIED: Capabilities = {
+    let mut caps = Capabilities::ALL;
+    caps.isolation = false;
+    caps
+};
+
+/// What a plain A2A agent (not a `subagent serve`) can honour: nothing optional. A2A has no
+/// place for an output schema, a persona, a model or a turn limit, and an agent that ended a
+/// task takes no further message for it.
+pub const PLAIN: Capabilities = Capabilities::NONE;
+
+/// `ours ∩ CARRIED`.
+fn carried(ours: Capabilities) -> Capabilities {
+    let mut caps = ours;
+    caps.isolation = false;
+    caps.inherits_parent_context = false;
+    caps
+}
+
+/// The agent behind a provider, as its card said when the provider was built.
+#[derive(Clone, Debug)]
+struct Frozen {
+    endpoint: String,
+    /// Our extension's skill id (for a `subagent serve`).
+    skill: Option<String>,
+    ours: bool,
+    capabilities: Capabilities,
+}
+
+/// Reads what the provider needs from the card: the JSON-RPC 1.x endpoint, streaming, and the
+/// capability table (our extension's row for the skill, else [`PLAIN`]).
+fn freeze(card: &AgentCard, config: &A2aConfig) -> Result<Frozen> {
+    let url = config.card_url();
+    let card_error = |message: String| Error::Card {
+        url: url.clone(),
+        message,
+    };
+    let Some(interface) = card.jsonrpc_interface() else {
+        return Err(card_error(
+            "its card lists no JSON-RPC interface of A2A 1.x (supportedInterfaces)".to_owned(),
+        ));
+    };
+    if card.capabilities.streaming != Some(true) {
+        return Err(card_error(
+            "it does not stream (capabilities.streaming): the a2a provider follows a task by \
+             its stream"
+                .to_owned(),
+        ));
+    }
+    let params = card
+        .extension(crate::EXTENSION_URI)
+        .and_then(|extension| extension.params.clone())
+        .and_then(|params| serde_json::from_value::<CardParams>(params).ok());
+    let (skill, ours, capabilities) = match params {
+        Some(params) => {
+            let row = match &config.skill {
+                Some(skill) => params.skills.iter().find(|row| &row.skill == skill),
+                None => params.skills.first(),
+            };
+            let Some(row) = row else {
+                let skills: Vec<&str> = params.skills.iter().map(|r| r.skill.as_str()).collect();
+                return Err(card_error(format!(
+                    "no skill {:?} (skills: {})",
+                    config.skill.as_deref().unwrap_or("(first)"),
+                    skills.join(", ")
+                )));
+            };
+            (Some(row.skill.clone()), true, carried(row.capabilities))
+        }
+        None => {
+            if let Some(skill) = &config.skill
+                && !card.skills.iter().any(|s| &s.id == skill)
+            {
+                let skills: Vec<&str> = card.skills.iter().map(|s| s.id.as_str()).collect();
+                return Err(card_error(format!(
+                    "no skill {skill:?} (skills: {})",
+                    skills.join(", ")
+                )));
+            }
+            (None, false, PLAIN)
+        }
+    };
+    Ok(Frozen {
+        endpoint: interface.url,
+        skill,
+        ours,
+        capabilities,
+    })
+}
+
+/// Delegates to an A2A agent.
+#[derive(Clone, Debug)]
+pub struct A2aProvider {
+    name: String,
+    config: Arc<A2aConfig>,
+    frozen: Frozen,
+    peer: Peer,
+}
+
+impl A2aProvider {
+    /// Reads the agent's card and builds the provider, its capability table frozen from it.
+    pub async fn connect(
+        name: impl Into<String>,
+        config: A2aConfig,
+        token: Option<Token>,
+    ) -> Result<Self> {
+        config.validate()?;
+        let card = fetch_card(&config.card_url(), token.as_ref(), config.connect()).await?;
+        Self::from_card(name, config, token, &card)
+    }
+
+    /// [`A2aProvider::connect`] from synchronous code (a factory's `build`).
+    pub fn connect_blocking(
+        name: impl Into<String>,
+        config: A2aConfig,
+        token: Option<Token>,
+    ) -> Result<Self> {
+        config.validate()?;
+        let card = fetch_card_blocking(&config.card_url(), token.as_ref(), config.connect())?;
+        Self::from_card(name, config, token, &card)
+    }
+
+    fn from_card(
+        name: impl Into<String>,
+        config: A2aConfig,
+        token: Option<Token>,
+        card: &AgentCard,
+    ) -> Result<Self> {
+        let frozen = freeze(card, &config)?;
+        let peer = Peer::new(frozen.endpoint.clone(), token, config.connect())?;
+        Ok(Self {
+            name: name.into(),
+            config: Arc::new(config),
+            frozen,
+            peer,
+        })
+    }
+
+    /// Whether the agent is a `subagent serve` (its card carries our extension).
+    pub fn is_subagents_peer(&self) -> bool {
+        self.frozen.ours
+    }
+
+    /// The agent's JSON-RPC endpoint.
+    pub fn endpoint(&self) -> &str {
+        &self.frozen.endpoint
+    }
+
+    /// The message a request sends: its prompt as text; for a `subagent serve` our fields in
+    /// its metadata and, to resume, the finished task it continues.
+    fn message(&self, request: &StartRequest) -> Message {
+        let mut message = Message::text(
+            subagent_core::RunId::new().to_string(),
+            Role::User,
+            request.prompt_text(),
+        );
+        if self.frozen.ours {
+            let fields = RequestFields {
+                skill: self.frozen.skill.clone(),
+                agent_type: None,
+                description: request.description.clone(),
+                output_schema: request.output_schema.clone(),
+                max_turns: request.max_turns,
+                tool_filter: request.tool_filter.clone(),
+                persona: request.persona.clone(),
+                model: request.model.clone(),
+                depth: Some(request.parent.depth),
+                max_depth: request.max_depth,
+                effort: request.effort,
+                permission_ceiling: request.permission_ceiling,
+            };
+            message.metadata = Some(fields.into_metadata());
+            message.extensions = vec![crate::EXTENSION_URI.to_owned()];
+            message.task_id = request.resume.as_ref().map(|session| session.id.clone());
+        }
+        message
+    }
+}
+
+/// A refusal the agent answered a message with, as the seam's error: a `subagent serve`'s
+/// unchanged (same code, same fields), another agent's by its kind.
+fn refusal(provider: &str, url: &str, error: CallError) -> CoreError {
+    match error {
+        CallError::Rpc(error) => error
+            .core_error()
+            .unwrap_or_else(|| foreign_refusal(provider, url, &error)),
+        CallError::Unauthorized => Error::Unauthorized {
+            url: url.to_owned(),
+        }
+        .into(),
+        CallError::Unreachable(message) => Error::Unreachable {
+            url: url.to_owned(),
+            message,
+        }
+        .into(),
+    }
+}
+
+fn foreign_refusal(provider: &str, url: &str, error: &RpcError) -> CoreError {
+    let text = format!("the a2a agent at {url} (provider {provider}) refused the message: {error}");
+    match error.kind() {
+        Some(Kind::InvalidParams | Kind::InvalidRequest | Kind::ContentTypeNotSupported) => {
+            CoreError::invalid(text)
+        }
+        Some(Kind::TaskNotFound) => CoreError::NotResumable { message: text },
+        _ => CoreError::protocol(text),
+    }
+}
+
+#[async_trait]
+impl SubagentProvider for A2aProvider {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        self.frozen.capabilities
+    }
+
+    async fn start(&self, request: StartRequest) -> subagent_core::Result<Run> {
+        if request.cancel.is_cancelled() {
+            return Err(CoreError::Cancelled);
+        }
+        if request.prompt_text().trim().is_empty() {
+            return Err(CoreError::invalid(
+                "the prompt has no text (an A2A agent is sent a text message)",
+            ));
+        }
+        let message = self.message(&request);
+        let params = json!({"message": message});
+        let stream = tokio::select! {
+            opened = self.peer.open(method::SEND_STREAMING_MESSAGE, params) => opened
+                .map_err(|error| refusal(&self.name, &self.frozen.endpoint, error))?,
+            () = request.cancel.cancelled() => return Err(CoreError::Cancelled),
+        };
+        let (sender, run) = Run::channel(&self.name, &request);
+        let plan = Plan {
+            provider: self.name.clone(),
+            peer: self.peer.clone(),
+            ours: self.frozen.ours,
+            idle: self.config.idle(),
+            total: self.config.total(),
+        };
+        tokio::spawn(drive(plan, stream, sender));
+        Ok(run)
+    }
+}
+
+/// Builds a2a providers from a preset's `config:` block ([`A2aConfig`]): reads the agent's card
+/// once, when the preset is built.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct A2aFactory;
+
+impl ProviderFactory for A2aFactory {
+    fn kind(&self) -> &str {
+        KIND
+    }
+
+    fn summary(&self) -> &str {
+        "delegates to an A2A agent by URL (another subagents instance's `subagent serve`, or any A2A 1.0 agent)"
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        CARRIED
+    }
+
+    fn config_schema(&self) -> schemars::Schema {
+        schemars::schema_for!(A2aConfig)
+    }
+
+    fn secret_env(&self, config: &Value) -> Vec<String> {
+        serde_json::from_value::<A2aConfig>(config.clone())
+            .ok()
+            .and_then(|config| config.token_env)
+            .into_iter()
+            .collect()
+    }
+
+    fn build(
+        &self,
+        name: &str,
+        config: &Value,
+        context: &BuildContext,
+    ) -> subagent_core::Result<Arc<dyn SubagentProvider>> {
+        let _ = context;
+        let config: A2aConfig = BuildContext::parse_config(KIND, name, config)?;
+        let token = match &config.token_env {
+            None => None,
+            Some(variable) => Some(
+                std::env::var(variable)
+                    .ok()
+                    .and_then(Token::new)
+                    .ok_or_else(|| {
+                        Error::config(format!(
+                            "`token_env` names {variable}, which is not set (or empty)"
+                        ))
+                    })?,
+            ),
+        };
+        Ok(Arc::new(A2aProvider::connect_blocking(
+            name, config, token,
+        )?))
+    }
+}
