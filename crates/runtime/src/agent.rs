@@ -1,6 +1,7 @@
 //! The agent loop.
 
-use std::borrow::Cow;
+mod calls;
+
 use std::sync::{Arc, PoisonError};
 
 use futures::StreamExt;
@@ -17,9 +18,8 @@ use subagent_session::{ContentBlock, EventLog, Message, Role, SessionEvent};
 use subagent_process::Secrets;
 use subagent_schema::OutputSchema;
 
-use crate::delegation::ParentSnapshot;
 use crate::env::RunEnv;
-use crate::permissions::{PermissionPolicy, PermissionRequest};
+use crate::permissions::PermissionPolicy;
 use crate::seed::{Seed, next_turn};
 use crate::sessions::{OpenSession, Recorder, SessionStore};
 use crate::structured::DEFAULT_STRUCTURED_RETRIES;
@@ -27,7 +27,7 @@ use crate::structured::{
     Capture, ENFORCE_PREFIX, OutputMode, StructuredOutputTool, capture_instructions,
 };
 use crate::tasks::{TaskDir, TaskTable};
-use crate::tools::{EventSink, Roots, ToolContext, ToolKind, ToolOutput, ToolSet};
+use crate::tools::{Roots, ToolSet};
 use crate::{Error, Result};
 
 /// The model in-process providers use when a request names none: put it in
@@ -613,187 +613,10 @@ impl Agent {
         }
         builder.finish()
     }
-
-    async fn run_tools(
-        &self,
-        state: &mut State,
-        calls: &mut [(String, String, Value)],
-        env: &Arc<RunEnv>,
-        cancel: &CancellationToken,
-        sender: &RunSender,
-    ) -> Vec<ContentBlock> {
-        state.usage.tool_uses += calls.len() as u64;
-        let snapshot = Arc::new(ParentSnapshot {
-            system: self.system.clone(),
-            tools: self.config.tools.clone(),
-            model: Arc::clone(&self.config.model),
-            model_id: self.config.model_id.clone(),
-            effort: self.config.effort,
-            max_tokens: self.config.max_tokens,
-            log: state.log.clone(),
-            messages: state.messages.clone(),
-            call_id: String::new(),
-            env: Arc::clone(env),
-        });
-        // I/O tools share `tool_concurrency` slots, taken in call order (the semaphore is fair
-        // and the calls are first polled in order); delegation calls take none, so N children
-        // asked for in one message all start at once.
-        let io_slots = tokio::sync::Semaphore::new(self.config.tool_concurrency.max(1));
-        // Tools report events (a foreground child's, forwarded by the delegation tool) through a
-        // channel drained into this run's stream while the calls run.
-        let (sink, mut forwarded) = EventSink::channel();
-        let mut futures: Vec<futures::future::BoxFuture<'_, ToolOutput>> =
-            Vec::with_capacity(calls.len());
-        // Each tool takes its input (the message keeps its own copy): no third copy of every
-        // call's arguments lives while the calls run.
-        let inputs: Vec<Value> = calls
-            .iter_mut()
-            .map(|(_, _, input)| std::mem::take(input))
-            .collect();
-        for ((id, name, _), input) in calls.iter().zip(inputs) {
-            let context = ToolContext {
-                call_id: id.clone(),
-                cancel: cancel.clone(),
-                env: Arc::clone(env),
-                snapshot: Arc::clone(&snapshot),
-                events: sink.clone(),
-            };
-            let delegates = self
-                .config
-                .tools
-                .get(name)
-                .is_some_and(|tool| tool.kind() == ToolKind::Delegate);
-            let io_slots = &io_slots;
-            futures.push(Box::pin(async move {
-                // The semaphore is never closed, so `acquire` only fails if it were; the call
-                // then runs unbounded rather than not at all.
-                let _slot = if delegates {
-                    None
-                } else {
-                    io_slots.acquire().await.ok()
-                };
-                self.run_tool(name, input, context).await
-            }));
-        }
-        drop(sink);
-        // Results come back in call order whatever order the calls finish in.
-        let all = futures::future::join_all(futures);
-        let mut all = std::pin::pin!(all);
-        let outputs: Vec<ToolOutput> = loop {
-            tokio::select! {
-                biased;
-                Some(event) = forwarded.next() => sender.emit(redacted(&env.secrets, event)),
-                outputs = &mut all => break outputs,
-            }
-        };
-        // Whatever was reported before the last call returned comes before the results.
-        while let Ok(event) = forwarded.try_recv() {
-            sender.emit(redacted(&env.secrets, event));
-        }
-        calls
-            .iter()
-            .zip(outputs)
-            .map(|((id, _, _), mut output)| {
-                if let Cow::Owned(clean) = env.secrets.redact(&output.content) {
-                    output.content = clean;
-                }
-                sender.emit(RunEvent::ToolResult {
-                    id: id.clone(),
-                    output: output.content.clone(),
-                    is_error: output.is_error,
-                    parent_tool_use_id: None,
-                });
-                ContentBlock::tool_result(id.clone(), output.content, output.is_error)
-            })
-            .collect()
-    }
-
-    async fn run_tool(&self, name: &str, input: Value, context: ToolContext) -> ToolOutput {
-        let Some(tool) = self.config.tools.get(name) else {
-            if self.config.nesting_refused.iter().any(|n| n == name) {
-                return crate::delegation::nesting_refusal();
-            }
-            return ToolOutput::error(format!(
-                "No tool named {name:?} is available. Available tools: {}",
-                self.config.tools.names().join(", ")
-            ));
-        };
-        // A background run uses only the background tools, whatever it was given.
-        if context.env.background && !crate::tools::background_allows(name, tool.kind()) {
-            return crate::tools::background_refusal(name);
-        }
-        let mut subjects = tool
-            .permission_subjects(&input, &context.env.roots)
-            .into_iter();
-        let request = PermissionRequest {
-            tool: name.to_owned(),
-            subject: subjects.next(),
-            aliases: subjects.collect(),
-            input: input.clone(),
-            depth: context.env.depth,
-        };
-        let cancel = context.cancel.clone();
-        // A question the broker is still asking must not hold a cancelled run.
-        let decision = tokio::select! {
-            decision = context
-                .env
-                .permissions
-                .check(request, tool.kind(), context.env.background) => decision,
-            () = cancel.cancelled() => Err("cancelled while waiting for permission".to_owned()),
-        };
-        if let Err(reason) = decision {
-            return ToolOutput::error(reason);
-        }
-        tokio::select! {
-            biased;
-            result = tool.call(input, &context) => match result {
-                Ok(output) => output,
-                Err(error) => ToolOutput::error(error.to_string()),
-            },
-            () = cancel.cancelled() => ToolOutput::error("cancelled"),
-        }
-    }
 }
 
 enum Next {
     /// Boxed: an outcome is large and `Continue` is the common case.
     Done(Box<Outcome>),
     Continue(Message),
-}
-
-/// `event` with the secrets' values redacted from its text (a forwarded child's events: a
-/// provider that does not redact its own output must not show a secret in this run's stream).
-fn redacted(secrets: &Secrets, event: RunEvent) -> RunEvent {
-    if secrets.is_empty() {
-        return event;
-    }
-    let clean = |text: String| match secrets.redact(&text) {
-        Cow::Borrowed(_) => text,
-        Cow::Owned(clean) => clean,
-    };
-    match event {
-        RunEvent::Text {
-            text,
-            parent_tool_use_id,
-        } => RunEvent::Text {
-            text: clean(text),
-            parent_tool_use_id,
-        },
-        RunEvent::Thinking { text } => RunEvent::Thinking { text: clean(text) },
-        RunEvent::ToolResult {
-            id,
-            output,
-            is_error,
-            parent_tool_use_id,
-        } => RunEvent::ToolResult {
-            id,
-            output: clean(output),
-            is_error,
-            parent_tool_use_id,
-        },
-        RunEvent::Progress { message } => RunEvent::Progress {
-            message: clean(message),
-        },
-        other => other,
-    }
 }

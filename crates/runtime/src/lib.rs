@@ -2,8 +2,9 @@
 //!
 //! Owns:
 //! - the agent loop ([`Agent`], [`AgentConfig`]): turns until the model stops or the turn limit
-//!   (`max_turns` → `StopReason::MaxTurns`); the tool calls of one assistant message run
-//!   concurrently (I/O tools bounded, default 10; delegation calls all at once) and their
+//!   (`max_turns` → `StopReason::MaxTurns`); of the tool calls of one assistant message, those
+//!   that change things (edits, commands) run one at a time in call order, the others between
+//!   them concurrently (I/O tools bounded, default 10; delegation calls all at once), and their
 //!   results return in call order; text, tool
 //!   calls, tool results and usage are reported as `RunEvent`s; cancellation works mid-stream
 //!   and mid-tool. Every run records its conversation in a session [`EventLog`]

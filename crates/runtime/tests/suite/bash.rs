@@ -121,39 +121,33 @@ async fn bash_reports_exit_codes_caps_output_and_times_out() {
     assert!(results[2].1);
 }
 
-const CONCURRENT: &str = r#"
+const SERIAL: &str = r#"
 - name: pair
   match: "pair"
   steps:
     - tool_calls:
-        - {name: bash, input: {command: "echo from-writer > chan.fifo; echo wrote", timeout_ms: 20000}}
-        - {name: bash, input: {command: "cat chan.fifo", timeout_ms: 20000}}
+        - {name: bash, input: {command: "sleep 0.2; echo first >> order.txt; echo one"}}
+        - {name: bash, input: {command: "echo second >> order.txt; cat order.txt"}}
     - text: "done"
 "#;
 
+/// Commands change things: the commands of one message run one at a time, in the order the
+/// model gave them (the first takes longer, yet the second sees what it wrote), and answer in
+/// call order. (Reads and delegations between them still run together: `files.rs`,
+/// `delegation.rs`.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn calls_of_one_message_run_concurrently_and_answer_in_call_order() {
-    // The writer blocks until the reader opens the FIFO: run one after the other, the pair
-    // could only end by timing out.
+async fn commands_of_one_message_run_one_at_a_time_in_call_order() {
     let dir = tempfile::tempdir().unwrap();
-    let status = std::process::Command::new("mkfifo")
-        .arg(dir.path().join("chan.fifo"))
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let server = FakeServer::from_yaml(CONCURRENT).await.unwrap();
+    let server = FakeServer::from_yaml(SERIAL).await.unwrap();
     let outcome = run(config(&server, dir.path()), "pair").await;
     assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
     let results = last_results(&server.model_requests()[1]);
     assert_eq!(
         results,
         vec![
+            ("exit code 0\n<stdout>\none\n\n</stdout>".to_owned(), false),
             (
-                "exit code 0\n<stdout>\nwrote\n\n</stdout>".to_owned(),
-                false
-            ),
-            (
-                "exit code 0\n<stdout>\nfrom-writer\n\n</stdout>".to_owned(),
+                "exit code 0\n<stdout>\nfirst\nsecond\n\n</stdout>".to_owned(),
                 false
             ),
         ]

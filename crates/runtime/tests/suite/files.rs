@@ -290,3 +290,36 @@ async fn fifos_and_oversized_files_are_tool_errors_not_a_hang() {
         ]
     );
 }
+
+const ORDERED: &str = r#"
+- name: ordered
+  match: "in order"
+  steps:
+    - tool_calls:
+        - {name: bash, input: {command: "echo one > f.txt"}}
+        - {name: edit_file, input: {path: "f.txt", old_string: "one", new_string: "two"}}
+        - {name: read_file, input: {path: "f.txt"}}
+        - {name: grep, input: {pattern: "two", output_mode: "content"}}
+    - text: "done"
+"#;
+
+/// Calls of one message that change things run one at a time, in the order the model gave
+/// them, and a read after a change sees it (as Claude Code runs them): the edit finds the file
+/// the command wrote, the read and the search see the edit. Reads between changes still run
+/// together.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_sees_what_the_calls_before_it_in_the_same_message_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = FakeServer::from_yaml(ORDERED).await.unwrap();
+    let outcome = run(config(&server, dir.path()), "in order please").await;
+    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    let results = last_results(&server.model_requests()[1]);
+    assert_eq!(
+        results[1..],
+        [
+            ("Replaced 1 occurrence in f.txt".to_owned(), false),
+            ("     1\ttwo\n".to_owned(), false),
+            ("f.txt:1:two".to_owned(), false),
+        ]
+    );
+}
