@@ -14,6 +14,8 @@ use crate::types::{Message, StreamResponse, Task, TaskState, apply, joined_text}
 /// What the stream has said so far.
 #[derive(Debug, Default)]
 pub struct Assembly {
+    /// The agent is a `subagent serve`: its events say everything, its artifacts repeat it.
+    ours: bool,
     /// The task as the events built it.
     pub task: Task,
     /// Stream events read (every one, the first `task` included): where a re-subscribe to a
@@ -26,6 +28,14 @@ pub struct Assembly {
 }
 
 impl Assembly {
+    /// An empty assembly for a `subagent serve` (`ours`) or another agent.
+    pub fn new(ours: bool) -> Self {
+        Self {
+            ours,
+            ..Self::default()
+        }
+    }
+
     /// The remote task's id, once known.
     pub fn task_id(&self) -> Option<&str> {
         (!self.task.id.is_empty()).then_some(self.task.id.as_str())
@@ -77,10 +87,8 @@ impl Assembly {
             }
             StreamResponse::ArtifactUpdate(update) => {
                 // A `subagent serve`'s result artifact repeats what its events said.
-                let ours = metadata_get(self.task.metadata.as_ref(), "outcome").is_some()
-                    || self.outcome.is_some();
                 let text = joined_text(&update.artifact.parts);
-                if !ours && !text.is_empty() {
+                if !self.ours && !text.is_empty() {
                     out.push(RunEvent::Text {
                         text,
                         parent_tool_use_id: None,

@@ -34,7 +34,7 @@ pub struct Plan {
 
 /// Reads `stream` into `sender` until the task ends, then finishes the run.
 pub async fn drive(plan: Plan, mut stream: Stream, sender: RunSender) {
-    let mut assembly = Assembly::default();
+    let mut assembly = Assembly::new(plan.ours);
     let cancel = sender.cancel_token().clone();
     let deadline = plan.total.map(|total| Instant::now() + total);
     // Asked to stop (cancelled, or past the overall bound), and whether `CancelTask` went out

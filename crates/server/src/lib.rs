@@ -73,13 +73,16 @@ pub struct ServerConfig {
     pub drain_deadline: Duration,
     /// How many tasks are remembered (the oldest finished ones are forgotten first).
     pub keep_tasks: usize,
+    /// How long a finished task that was streamed keeps its events, for a client that lost
+    /// its stream to come back for what it missed (`SubscribeToTask` with our `from`).
+    pub keep_events: Duration,
     /// The working directory runs start in.
     pub cwd: PathBuf,
 }
 
 impl ServerConfig {
     /// Defaults: 1 MiB bodies, 64 concurrent runs (retry after 1 s), depth cap 3, a 30 s drain,
-    /// 10,000 tasks remembered, no token.
+    /// 10,000 tasks remembered, a streamed task's events kept 60 s past its end, no token.
     pub fn new(cwd: impl Into<PathBuf>) -> Self {
         Self {
             name: "subagents".to_owned(),
@@ -92,6 +95,7 @@ impl ServerConfig {
             max_depth: subagent_core::registry::DEFAULT_MAX_DEPTH,
             drain_deadline: Duration::from_secs(30),
             keep_tasks: 10_000,
+            keep_events: Duration::from_secs(60),
             cwd: cwd.into(),
         }
     }

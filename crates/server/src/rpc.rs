@@ -256,9 +256,15 @@ async fn start(
     // finished task's events are dropped once nobody reads them).
     let events = streaming.then(|| Box::pin(entry.events()) as EventStream);
     let driven = Arc::clone(&entry);
+    let keep_events = state.config.keep_events;
     state.runs.spawn(async move {
-        let outcome = drive(driven, run, permit, Some(resolved.skill)).await;
+        let outcome = drive(Arc::clone(&driven), run, permit, Some(resolved.skill)).await;
         tracing::info!(status = %outcome.status, "run ended");
+        // Not tracked: a shutdown does not wait for it.
+        tokio::spawn(async move {
+            tokio::time::sleep(keep_events).await;
+            driven.expire();
+        });
     });
     Ok((entry, request, events))
 }

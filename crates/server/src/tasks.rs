@@ -31,10 +31,12 @@ struct EntryState {
     done: bool,
     /// Streams still reading `events`.
     readers: usize,
-    /// A stream went away before the task ended: its client may come back for what it missed
-    /// (`SubscribeToTask` with our `from`), so the events are kept after the end until a
-    /// stream has read them to the end (or the task is forgotten).
-    interrupted: usize,
+    /// A stream has read the events: its client may have lost it and come back for what it
+    /// missed (`SubscribeToTask` with our `from`), so they are kept after the end until the
+    /// task [expires](Entry::expire) (a task nobody streamed drops them at its end).
+    streamed: bool,
+    /// The time to come back has passed.
+    expired: bool,
     /// How to continue the task once it has ended: its provider, skill and session.
     resumable: Option<Resumable>,
 }
@@ -53,32 +55,21 @@ pub struct Resumable {
 impl EntryState {
     /// Frees the events once the task has ended and nobody reads them (nor may come back).
     fn release(&mut self) {
-        if self.done && self.readers == 0 && self.interrupted == 0 {
+        if self.done && self.readers == 0 && (!self.streamed || self.expired) {
             self.events = Vec::new();
         }
     }
 }
 
-/// A stream's hold on its task's events; `resumed` for a stream that picks up where an
-/// interrupted one left off.
+/// A stream's hold on its task's events.
 struct Reader {
     entry: Arc<Entry>,
-    resumed: bool,
 }
 
 impl Drop for Reader {
     fn drop(&mut self) {
         let mut state = self.entry.lock();
         state.readers = state.readers.saturating_sub(1);
-        // A stream dropped before the end leaves a client that may come back for the rest; a
-        // resumed one that saw the end settles that.
-        if state.done {
-            if self.resumed {
-                state.interrupted = state.interrupted.saturating_sub(1);
-            }
-        } else if !self.resumed {
-            state.interrupted += 1;
-        }
         state.release();
     }
 }
@@ -93,7 +84,8 @@ impl Entry {
                 events: vec![first],
                 done: false,
                 readers: 0,
-                interrupted: 0,
+                streamed: false,
+                expired: false,
                 resumable: None,
             }),
             count: watch::Sender::new(1),
@@ -125,6 +117,14 @@ impl Entry {
     /// Sets the finished task's metadata (before its last event).
     pub fn set_metadata(&self, metadata: subagent_a2a::types::Metadata) {
         self.lock().task.metadata = Some(metadata);
+    }
+
+    /// The time a client had to come back for the events it missed has passed: once the task
+    /// has ended and no stream reads them, they are dropped (its snapshot stays).
+    pub fn expire(&self) {
+        let mut state = self.lock();
+        state.expired = true;
+        state.release();
     }
 
     /// Remembers how to continue the task once it has ended.
@@ -160,8 +160,12 @@ impl Entry {
     /// Every event from the first (what `SendStreamingMessage` streams): take it before the
     /// run can end, or there may be nothing left to read.
     pub fn events(self: &Arc<Self>) -> impl Stream<Item = StreamResponse> + Send + 'static + use<> {
-        self.lock().readers += 1;
-        self.events_from(0, None, false)
+        {
+            let mut state = self.lock();
+            state.readers += 1;
+            state.streamed = true;
+        }
+        self.events_from(0, None)
     }
 
     /// The snapshot as a `task` event, then every event after it (what `SubscribeToTask`
@@ -175,14 +179,15 @@ impl Entry {
                 return None;
             }
             state.readers += 1;
+            state.streamed = true;
             (state.task.clone(), state.events.len())
         };
-        Some(self.events_from(next, Some(StreamResponse::Task(snapshot)), false))
+        Some(self.events_from(next, Some(StreamResponse::Task(snapshot))))
     }
 
     /// The events from index `from` on (our extension's re-subscribe: the client has read
     /// `from` events of this task's streams); `None` when they are no longer kept (the task
-    /// ended and nobody was interrupted) or `from` is past them.
+    /// ended and expired, or nobody streamed it) or `from` is past them.
     pub fn resume_from(
         self: &Arc<Self>,
         from: usize,
@@ -193,8 +198,9 @@ impl Entry {
                 return None;
             }
             state.readers += 1;
+            state.streamed = true;
         }
-        Some(self.events_from(from, None, true))
+        Some(self.events_from(from, None))
     }
 
     /// The stream from `next` on, for a reader already counted in `readers`.
@@ -202,12 +208,10 @@ impl Entry {
         self: &Arc<Self>,
         next: usize,
         first: Option<StreamResponse>,
-        resumed: bool,
     ) -> impl Stream<Item = StreamResponse> + Send + 'static + use<> {
         let receiver = self.count.subscribe();
         let reader = Reader {
             entry: Arc::clone(self),
-            resumed,
         };
         let start = (reader, receiver, next, first);
         futures::stream::unfold(start, |(entry, mut receiver, next, first)| async move {
@@ -394,7 +398,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_finished_task_drops_its_events_once_no_stream_reads_them() {
+    async fn a_finished_task_drops_its_events_at_its_end_or_once_streamed_when_it_expires() {
         use futures::StreamExt;
 
         let unread = Entry::new(task("unread"), CancellationToken::new());
@@ -409,7 +413,13 @@ mod tests {
         let all = stream.collect::<Vec<_>>().await;
         assert_eq!((all.len(), read.retained()), (3, 3));
         let later = subscriber.collect::<Vec<_>>().await;
-        assert_eq!((later.len(), read.retained()), (3, 0));
+        // Streamed: kept for a client that lost its stream, until the task expires.
+        assert_eq!((later.len(), read.retained()), (3, 3));
+        let again = read.resume_from(1).unwrap().collect::<Vec<_>>().await;
+        assert_eq!(again.len(), 2);
+        read.expire();
+        assert_eq!(read.retained(), 0);
+        assert!(read.resume_from(1).is_none());
         assert_eq!(read.snapshot().status.state, TaskState::Completed);
     }
 

@@ -1,3 +1,4 @@
+mod a2a_provider;
 mod acp;
 #[cfg(feature = "e2e")]
 mod acp_provider;
