@@ -1,4 +1,5 @@
 mod a2a_provider;
+mod a2a_remote;
 mod acp;
 #[cfg(feature = "e2e")]
 mod acp_provider;

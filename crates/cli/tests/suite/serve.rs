@@ -33,11 +33,11 @@ const SCENARIOS: &str = r#"
       text: "after"
 "#;
 
-const TOKEN: &str = "serve-test-token-0123456789";
+pub const TOKEN: &str = "serve-test-token-0123456789";
 
 /// `subagent serve` on 127.0.0.1:0 with the token in `A2A_TOKEN`; returns the child, its
 /// stderr (past the announcement) and the base URL it announced.
-fn start(home: &Path, preset: &Path) -> (Child, BufReader<ChildStderr>, String) {
+pub fn start(home: &Path, preset: &Path) -> (Child, BufReader<ChildStderr>, String) {
     start_with(home, preset, &[])
 }
 
@@ -81,7 +81,7 @@ fn start_with(
 }
 
 /// SIGTERM, then the exit status and the rest of stderr.
-fn stop(mut child: Child, mut stderr: BufReader<ChildStderr>) -> (Option<i32>, String, String) {
+pub fn stop(mut child: Child, mut stderr: BufReader<ChildStderr>) -> (Option<i32>, String, String) {
     let status = std::process::Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
         .status()

@@ -1,0 +1,139 @@
+//! A preset row `kind: a2a` from the command line, against another `subagent serve` process
+//! (two processes, as on two machines): `subagent delegate` runs its child there, and a server
+//! that goes silent (stopped with SIGSTOP: no events, no keep-alives) fails the run past the
+//! row's idle timeout, saying so.
+
+use std::path::{Path, PathBuf};
+
+use pretty_assertions::assert_eq;
+use subagent_test_support::FakeServer;
+
+use super::serve::{TOKEN, start, stop};
+use super::support::{fake_preset, stderr, stdout, subagent};
+
+const SCENARIOS: &str = r#"
+- name: hello
+  match: "HELLO"
+  steps:
+    - text: "Hi from the far side."
+- name: gated
+  match: "GATED"
+  steps:
+    - text: "working"
+      tool_calls: [{name: ls, input: {}}]
+    - wait_gate: go
+      text: "done"
+"#;
+
+/// The caller's preset: its own model (unused by the a2a row) and a row `remote` of kind a2a
+/// in front of the server at `base`, its token in `A2A_TOKEN`.
+fn caller_preset(dir: &Path, model: &str, base: &str, idle_ms: u64) -> PathBuf {
+    let caller = dir.join("caller");
+    std::fs::create_dir_all(&caller).unwrap();
+    let row = format!(
+        "  - name: remote\n    kind: a2a\n    config:\n      url: {base}\n      token_env: A2A_TOKEN\n      timeouts: {{idle_ms: {idle_ms}}}\n"
+    );
+    fake_preset(&caller, model, &row)
+}
+
+fn signal(pid: u32, signal: &str) {
+    let status = std::process::Command::new("kill")
+        .args([signal, &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_preset_row_of_kind_a2a_delegates_to_another_subagent_serve() {
+    let model = FakeServer::from_yaml(SCENARIOS).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (server, server_stderr, base) =
+        start(dir.path(), &fake_preset(dir.path(), &model.url(), ""));
+    let preset = caller_preset(dir.path(), &model.url(), &base, 60_000);
+    let home = dir.path().to_path_buf();
+    let output = tokio::task::spawn_blocking(move || {
+        subagent(&home)
+            .env("A2A_TOKEN", TOKEN)
+            .env("FAKE_KEY", "test-key")
+            .args(["delegate", "--provider", "remote", "--preset"])
+            .arg(&preset)
+            .arg("HELLO from the caller")
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        (output.status.code(), stdout(&output).as_str()),
+        (Some(0), "Hi from the far side.\n"),
+        "{}",
+        stderr(&output)
+    );
+    // A wrong token: the card is public, the message is refused (401) before anything runs.
+    let preset = caller_preset(dir.path(), &model.url(), &base, 60_000);
+    let home = dir.path().to_path_buf();
+    let wrong = tokio::task::spawn_blocking(move || {
+        subagent(&home)
+            .env("A2A_TOKEN", "not-the-token-0123456789")
+            .env("FAKE_KEY", "test-key")
+            .args(["delegate", "--provider", "remote", "--preset"])
+            .arg(&preset)
+            .arg("HELLO again")
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    assert_eq!(wrong.status.code(), Some(2), "{}", stderr(&wrong));
+    assert!(
+        stderr(&wrong).contains("UNAUTHORIZED") && stderr(&wrong).contains("refused the token"),
+        "{}",
+        stderr(&wrong)
+    );
+    assert_eq!(
+        model.model_requests().len(),
+        1,
+        "only the first message ran"
+    );
+    let (code, _, _) = tokio::task::spawn_blocking(move || stop(server, server_stderr))
+        .await
+        .unwrap();
+    assert_eq!(code, Some(0));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_gone_silent_fails_the_run_past_the_idle_timeout() {
+    let model = FakeServer::from_yaml(SCENARIOS).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (server, server_stderr, base) =
+        start(dir.path(), &fake_preset(dir.path(), &model.url(), ""));
+    let preset = caller_preset(dir.path(), &model.url(), &base, 1_500);
+    let home = dir.path().to_path_buf();
+    let delegate = tokio::task::spawn_blocking(move || {
+        subagent(&home)
+            .env("A2A_TOKEN", TOKEN)
+            .env("FAKE_KEY", "test-key")
+            .args(["delegate", "--provider", "remote", "--preset"])
+            .arg(&preset)
+            .arg("GATED: work until told")
+            .output()
+            .unwrap()
+    });
+    // The remote run waits on the gate (its second model request): stop the server whole.
+    model.wait_requests(2).await;
+    signal(server.id(), "-STOP");
+    let output = delegate.await.unwrap();
+    signal(server.id(), "-CONT");
+    model.gate("go").open();
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("sent nothing for 1500 ms (not even a keep-alive)"),
+        "{}",
+        stderr(&output)
+    );
+    let (code, _, _) = tokio::task::spawn_blocking(move || stop(server, server_stderr))
+        .await
+        .unwrap();
+    assert_eq!(code, Some(0));
+}
