@@ -94,8 +94,15 @@ pub fn install(root: &Path) -> Result<()> {
 }
 
 /// The pinned Python packages (PyPI), installed into a venv for the interoperability tests:
-/// the official A2A SDK's client runs against `subagent serve` (`crates/cli/tests/suite/serve.rs`).
-pub const PYTHON_PINNED: &[(&str, &str)] = &[("a2a-sdk", "1.3.0")];
+/// the official A2A SDK's client runs against `subagent serve` (`crates/cli/tests/suite/serve.rs`),
+/// and an agent on the SDK's server (its `http-server` extra: starlette, sse-starlette; served
+/// by uvicorn) is the `a2a` provider's foreign peer (`crates/cli/tests/suite/a2a_sdk_peer.rs`).
+pub const PYTHON_PINNED: &[(&str, &str)] = &[
+    ("a2a-sdk", "1.3.0"),
+    ("starlette", "1.10.0"),
+    ("sse-starlette", "3.7.0"),
+    ("uvicorn", "0.54.0"),
+];
 
 /// Where the venv goes: `<workspace>/target/py/a2a-sdk` (its interpreter in `bin/python`).
 pub fn python_dir(root: &Path) -> PathBuf {

@@ -129,11 +129,18 @@ impl Assembly {
             .as_ref()
             .map(Message::joined_text)
             .unwrap_or_default();
+        // An artifact's text parts are its chunks (appended as they streamed): one text.
         let text = self
             .task
             .artifacts
             .iter()
-            .map(|artifact| joined_text(&artifact.parts))
+            .map(|artifact| {
+                artifact
+                    .parts
+                    .iter()
+                    .filter_map(|part| part.text.as_deref())
+                    .collect::<String>()
+            })
             .filter(|text| !text.is_empty())
             .collect::<Vec<_>>()
             .join("\n");

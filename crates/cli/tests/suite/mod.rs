@@ -1,5 +1,7 @@
 mod a2a_provider;
 mod a2a_remote;
+#[cfg(feature = "e2e")]
+mod a2a_sdk_peer;
 mod acp;
 #[cfg(feature = "e2e")]
 mod acp_provider;

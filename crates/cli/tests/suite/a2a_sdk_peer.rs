@@ -1,0 +1,157 @@
+//! The `a2a` provider against an agent we did not write: a small agent on the official A2A
+//! Python SDK (`a2a_sdk_agent.py`, a2a-sdk 1.3.0 in the venv `cargo xtask install-clis` makes).
+//! Send, stream, structured data, a failing task, cancel. Runs with the `e2e` feature.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Stdio};
+
+use futures::StreamExt;
+use pretty_assertions::assert_eq;
+use serde_json::json;
+use subagent_a2a::{A2aConfig, A2aProvider, PLAIN};
+use subagent_core::{Outcome, Run, RunEvent, StartRequest, StopReason, SubagentProvider};
+
+/// The agent, killed when dropped.
+struct Agent(Child);
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts the SDK agent; its base URL.
+fn agent() -> (Agent, String) {
+    let python = super::support::root().join("target/py/a2a-sdk/bin/python");
+    assert!(
+        python.is_file(),
+        "{} is missing: run `cargo xtask install-clis`",
+        python.display()
+    );
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/suite/a2a_sdk_agent.py");
+    let mut child = std::process::Command::new(&python)
+        .arg(&script)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let port = line
+        .strip_prefix("PORT ")
+        .unwrap_or_else(|| panic!("the agent did not say its port: {line:?}"))
+        .trim()
+        .to_owned();
+    (Agent(child), format!("http://127.0.0.1:{port}"))
+}
+
+/// The run's events but `Started`/`Finished`, and its outcome.
+async fn ended(mut run: Run) -> (Vec<RunEvent>, Outcome) {
+    let events: Vec<RunEvent> = run
+        .take_events()
+        .unwrap()
+        .filter(|event| {
+            futures::future::ready(!matches!(
+                event,
+                RunEvent::Started { .. } | RunEvent::Finished { .. }
+            ))
+        })
+        .collect()
+        .await;
+    (events, run.outcome().await)
+}
+
+fn text(text: &str) -> RunEvent {
+    RunEvent::Text {
+        text: text.to_owned(),
+        parent_tool_use_id: None,
+    }
+}
+
+fn progress(message: &str) -> RunEvent {
+    RunEvent::Progress {
+        message: message.to_owned(),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn our_provider_sends_streams_and_cancels_on_the_official_python_sdks_agent() {
+    let (_agent, base) = agent();
+    let dir = tempfile::tempdir().unwrap();
+    // The agent's socket listens before it prints its port: the card request waits for it.
+    let provider = A2aProvider::connect("sdk", A2aConfig::new(&base), None)
+        .await
+        .unwrap();
+    // Not a subagent serve: nothing optional is declared (the registry refuses the rest).
+    assert_eq!(
+        (provider.is_subagents_peer(), provider.capabilities()),
+        (false, PLAIN)
+    );
+    let request = |prompt: &str| StartRequest::builder(prompt).cwd(dir.path()).build();
+
+    // Send and stream: the status message is progress, the artifact's chunks are the text.
+    let (events, outcome) = ended(provider.start(request("ECHO hi")).await.unwrap()).await;
+    assert_eq!(
+        events,
+        [progress("echoing"), text("echo: hi"), text(" (more)")]
+    );
+    assert_eq!(
+        (outcome.status, outcome.text.as_str()),
+        (StopReason::Completed, "echo: hi (more)")
+    );
+
+    // A data part is the structured output, its numbers whole again (Python sends 42.0).
+    let (_, outcome) = ended(provider.start(request("DATA")).await.unwrap()).await;
+    assert_eq!(
+        (outcome.status, outcome.structured),
+        (StopReason::Completed, Some(json!({"answer": 42})))
+    );
+
+    // A failed task fails the run with the agent's message.
+    let (_, outcome) = ended(provider.start(request("WHAT")).await.unwrap()).await;
+    assert_eq!(
+        (outcome.status, outcome.diagnostic.as_deref()),
+        (
+            StopReason::Failed,
+            Some("the agent ended the task TASK_STATE_FAILED: no idea what to do")
+        )
+    );
+
+    // Cancel: once the agent works, the run's cancel cancels the remote task.
+    let mut run = provider.start(request("SLOW")).await.unwrap();
+    let mut events = run.take_events().unwrap();
+    while let Some(event) = events.next().await {
+        if event == progress("waiting") {
+            break;
+        }
+    }
+    run.cancel();
+    while events.next().await.is_some() {}
+    let outcome = run.outcome().await;
+    assert_eq!(outcome.status, StopReason::Cancelled, "{outcome:?}");
+    let listed: serde_json::Value = reqwest::Client::new()
+        .post(format!("{base}/a2a"))
+        .header("A2A-Version", "1.0")
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "ListTasks", "params": {}}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let states: Vec<&str> = listed["result"]["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|task| task["status"]["state"].as_str().unwrap())
+        .collect();
+    assert!(
+        states.contains(&"TASK_STATE_CANCELED") && !states.contains(&"TASK_STATE_WORKING"),
+        "the agent's tasks: {states:?}"
+    );
+}
