@@ -302,7 +302,7 @@ impl Agent {
         let outcome = self
             .drive(&mut state, seed.prompt, &env, &cancel, sender)
             .await;
-        env.tasks.cancel_all();
+        env.tasks.stop_all().await;
         let mut outcome = outcome;
         outcome.usage.input_tokens = state.usage.input_tokens;
         outcome.usage.output_tokens = state.usage.output_tokens;

@@ -709,6 +709,22 @@ impl TaskTable {
             entry.cancel.cancel();
         }
     }
+
+    /// Cancels every running task and waits until each has ended and written its outcome (a
+    /// command is stopped within its grace period, then killed), so that whoever takes the
+    /// run's outcome and exits finds every output file complete.
+    pub async fn stop_all(&self) {
+        self.cancel_all();
+        let running: Vec<RunId> = self
+            .list()
+            .into_iter()
+            .filter(|task| task.status == TaskStatus::Running)
+            .map(|task| task.id)
+            .collect();
+        for id in running {
+            self.wait(id, Duration::MAX).await;
+        }
+    }
 }
 
 /// A task's output file, buffered; flushed at each turn end and at the end.

@@ -235,8 +235,23 @@ async fn a_run_does_not_wait_for_a_background_command_and_stops_it_when_it_ends(
     let outcome = within(run.outcome(), "the run's end").await;
     assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
     assert_eq!(outcome.text, "leaving");
-    // Stopped with the run: SIGTERM, then the group's kill.
+    // Stopped with the run (SIGTERM, then the group's kill), and its output file says how it
+    // ended by the time the run's outcome is out: a caller that exits right after loses nothing.
+    let (started, _) = &last_results(&server.model_requests()[1])[0];
+    let output_file = started
+        .split(" Its output goes to ")
+        .nth(1)
+        .and_then(|rest| rest.split(". Read it with").next())
+        .unwrap();
+    let written = std::fs::read_to_string(output_file).unwrap();
+    let last: Value = serde_json::from_str(written.lines().last().unwrap_or("null")).unwrap();
+    assert_eq!(
+        (&last["type"], &last["outcome"]["status"]),
+        (&Value::from("outcome"), &Value::from("cancelled")),
+        "{written}"
+    );
     exited(pid).await;
+    std::fs::remove_file(output_file).unwrap();
 }
 
 /// How long a test waits for something that should come at once before it fails saying what
