@@ -52,6 +52,10 @@ use subagent_runtime::{
 /// The kind name in presets.
 pub const KIND: &str = "spawn";
 
+/// The task tools' names.
+const TASK_OUTPUT: &str = "task_output";
+const TASK_STOP: &str = "task_stop";
+
 /// The system prompt of a child when the configuration gives none.
 pub const DEFAULT_SYSTEM_PROMPT: &str = "You are a subagent: another agent gave you the task in the first user message. Work on it with your tools until it is done, then answer with a concise, complete report; that answer is all the other agent will see.";
 
@@ -154,6 +158,14 @@ impl SpawnProvider {
                 .as_ref()
                 .is_none_or(|names| names.contains(&spec.name))
         });
+        // A child that can run a command in the background can read and stop it (bash's
+        // `run_in_background` points the model at these tools); computed once, dropped per
+        // child below when its filters leave nothing that starts a task.
+        let base_tools = if base_tools.get("bash").is_some() {
+            base_tools.with(subagent_runtime::tools::task_tools())
+        } else {
+            base_tools
+        };
         Self {
             name: name.into(),
             config,
@@ -311,6 +323,16 @@ impl SpawnProvider {
         }
         if let Some(filter) = &request.tool_filter {
             tools = tools.filtered(filter);
+        }
+        // The task tools go with what starts tasks (bash, a delegation tool): a child the
+        // filters leave neither has nothing for them to read. (A filter that removes them but
+        // keeps bash is obeyed: a filter offers exactly what it permits.)
+        let starts_tasks = |tools: &ToolSet| {
+            tools.get("bash").is_some()
+                || tools.tools().iter().any(|t| t.kind() == ToolKind::Delegate)
+        };
+        if tools.get(TASK_OUTPUT).is_some() && !starts_tasks(&tools) {
+            tools = tools.retain(|_, spec| spec.name != TASK_OUTPUT && spec.name != TASK_STOP);
         }
         let mut system = self
             .config

@@ -166,11 +166,13 @@ async fn a_background_child_gets_the_fixed_tools_and_never_asks() {
             "glob",
             "grep",
             "bash",
+            "task_output",
+            "task_stop",
         ]),
         results: vec![
             "error: permission denied: bash needs approval, and a background run never asks (auto-denied)".to_owned(),
             // Not offered, so unknown (a fork, which keeps its parent's list, is refused it).
-            "error: No tool named \"ask_user\" is available. Available tools: ls, read_file, write_file, edit_file, delete, glob, grep, bash".to_owned(),
+            "error: No tool named \"ask_user\" is available. Available tools: ls, read_file, write_file, edit_file, delete, glob, grep, bash, task_output, task_stop".to_owned(),
         ],
         asked: 0,
     };
@@ -211,6 +213,8 @@ async fn a_background_child_gets_the_fixed_tools_and_never_asks() {
                 "glob",
                 "grep",
                 "bash",
+                "task_output",
+                "task_stop",
                 "ask_user",
             ]),
             results: vec![

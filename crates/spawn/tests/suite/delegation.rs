@@ -67,7 +67,9 @@ async fn parent_delegates_to_spawn(kind: ModelKind) {
             "delete",
             "glob",
             "grep",
-            "bash"
+            "bash",
+            "task_output",
+            "task_stop"
         ]
     );
     let parent_second = requests_for(&requests, "please delegate")

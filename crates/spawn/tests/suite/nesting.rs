@@ -40,7 +40,7 @@ const NESTING: &str = r#"
     - text: "parent done"
 "#;
 
-const BUILTIN: [&str; 8] = [
+const BUILTIN: [&str; 10] = [
     "ls",
     "read_file",
     "write_file",
@@ -49,6 +49,8 @@ const BUILTIN: [&str; 8] = [
     "glob",
     "grep",
     "bash",
+    "task_output",
+    "task_stop",
 ];
 
 fn builtin_and(extra: &[&str]) -> Vec<String> {

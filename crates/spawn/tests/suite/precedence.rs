@@ -128,7 +128,7 @@ fn worker(set: impl FnOnce(&mut AgentProfile)) -> AgentProfile {
 /// What a bash call that ran got first.
 const OK: &str = "exit code 0";
 
-const ALL_TOOLS: [&str; 8] = [
+const ALL_TOOLS: [&str; 10] = [
     "ls",
     "read_file",
     "write_file",
@@ -137,6 +137,8 @@ const ALL_TOOLS: [&str; 8] = [
     "glob",
     "grep",
     "bash",
+    "task_output",
+    "task_stop",
 ];
 
 fn seen(model: &str, reasoning: Value, tools: &[&str], requests: usize, bash: &str) -> Seen {
