@@ -339,6 +339,7 @@ pub(crate) fn parent_agent(
     // The parent's bash tool and tool results keep the configured secrets in, as children do.
     config.secrets = runnable.secrets.clone();
     config.sessions.clone_from(&runnable.sessions);
+    config.task_dir.clone_from(&runnable.tasks);
     config.permissions = permissions;
     subagent_runtime::Agent::new(config).map_err(|e| Refusal::invalid(e.to_string()))
 }

@@ -9,7 +9,7 @@ use subagent_core::registry::Registry;
 use subagent_core::{Extensions, ProviderFactory};
 use subagent_model::{Model, ModelConfig, ModelKind};
 use subagent_preset::{ModelSection, Preset, ToolRow};
-use subagent_runtime::{DefaultModel, Secrets, SessionStore};
+use subagent_runtime::{DefaultModel, Secrets, SessionStore, TaskDir};
 
 use crate::Refusal;
 use crate::args::{PresetArgs, ProjectArgs};
@@ -258,6 +258,22 @@ pub fn session_store(cwd: &Path) -> Option<SessionStore> {
 /// every character but ASCII letters and digits replaced by `-` (its last 200 at most), as
 /// Claude Code keys its sessions by directory. `None` when neither variable is absolute.
 pub fn session_dir(cwd: &Path, get: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    project_state_dir(cwd, get, "sessions")
+}
+
+/// Where the runs of the project in `cwd` keep their background tasks' output files:
+/// `<state dir>/subagents/tasks/<key>`, keyed as [`session_dir`]; without a state dir, the
+/// runtime's default (the temp dir).
+pub fn task_dir(cwd: &Path) -> Option<TaskDir> {
+    project_state_dir(cwd, &env, "tasks").map(TaskDir::new)
+}
+
+/// `<state dir>/subagents/<what>/<project key>`: see [`session_dir`].
+fn project_state_dir(
+    cwd: &Path,
+    get: &dyn Fn(&str) -> Option<String>,
+    what: &str,
+) -> Option<PathBuf> {
     let absolute = |name: &str| get(name).map(PathBuf::from).filter(|p| p.is_absolute());
     let state = absolute("XDG_STATE_HOME")
         .or_else(|| absolute("HOME").map(|home| home.join(".local/state")))?;
@@ -267,7 +283,7 @@ pub fn session_dir(cwd: &Path, get: &dyn Fn(&str) -> Option<String>) -> Option<P
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
         .collect();
     let key = &key[key.len().saturating_sub(MAX_PROJECT_KEY)..];
-    Some(state.join("subagents/sessions").join(key))
+    Some(state.join("subagents").join(what).join(key))
 }
 
 /// A loaded preset made runnable.
@@ -281,6 +297,8 @@ pub struct Runnable {
     pub cwd: PathBuf,
     /// Where in-process runs keep their transcripts ([`session_store`]).
     pub sessions: Option<SessionStore>,
+    /// Where runs keep their background tasks' output files ([`task_dir`]).
+    pub tasks: Option<TaskDir>,
 }
 
 /// Loads the preset, chooses the model (the scripted one when `offline`), builds the registry
@@ -299,6 +317,10 @@ pub fn runnable(
     let mut provided = extensions(&model, &secrets);
     if let Some(store) = &sessions {
         provided.insert(store.clone());
+    }
+    let tasks = task_dir(&cwd);
+    if let Some(tasks) = &tasks {
+        provided.insert(tasks.clone());
     }
     let context = preset.build_context(provided);
     let built = preset
@@ -325,6 +347,7 @@ pub fn runnable(
         secrets,
         cwd,
         sessions,
+        tasks,
     })
 }
 

@@ -176,3 +176,139 @@ async fn run_json_names_a_background_delegations_task() {
         serde_json::json!({"id": id, "status": "completed"})
     );
 }
+
+/// Every file under `root`, recursively.
+fn files_under(root: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    let mut dirs = vec![root.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            if entry.file_type().unwrap().is_dir() {
+                dirs.push(entry.path());
+            } else {
+                found.push(entry.path());
+            }
+        }
+    }
+    found
+}
+
+/// The project's task root in the state dir: `$HOME/.local/state/subagents/tasks/<key>`, the
+/// key as the sessions directory's.
+fn task_root(home: &std::path::Path) -> std::path::PathBuf {
+    let key: String = home
+        .to_string_lossy()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    home.join(".local/state/subagents/tasks").join(key)
+}
+
+/// The output file of a background task of `run`'s parent lives in the project's state dir,
+/// beside its sessions, not in the temp dir (which the system may clear under a running task).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_keeps_background_output_files_in_the_state_dir() {
+    let server = FakeServer::from_yaml(BACKGROUND).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let temp = dir.path().join("tmp");
+    std::fs::create_dir(&temp).unwrap();
+    let preset = fake_preset(dir.path(), &server.url(), "");
+    let output = tokio::task::block_in_place(|| {
+        subagent(dir.path())
+            .env("FAKE_KEY", "test-key")
+            .env("TMPDIR", &temp)
+            .args(["run", "--preset"])
+            .arg(&preset)
+            .arg("work in the background")
+            .output()
+            .unwrap()
+    });
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let id = task_id(&server);
+    let files = files_under(&task_root(dir.path()));
+    let output_file = files
+        .iter()
+        .find(|file| file.to_string_lossy().contains(&id))
+        .unwrap_or_else(|| panic!("no output file of task {id} in {files:?}"));
+    let written = std::fs::read_to_string(output_file).unwrap();
+    assert!(
+        written.contains("child finished in the background"),
+        "{written}"
+    );
+    assert_eq!(files_under(&temp), Vec::<std::path::PathBuf>::new());
+}
+
+const CHILD_BASH: &str = r#"
+- name: child
+  match: "sleepy"
+  steps:
+    - tool_calls:
+        - {id: call_sh, name: bash, input: {command: "echo from-the-shell-task", run_in_background: true}}
+    - tool_calls:
+        - {id: call_read, name: task_output, input: {task_id: call_sh, timeout: 600000}}
+    - text: "shell task read"
+"#;
+
+/// `delegate`: a background shell task of the delegated child keeps its output file in the
+/// project's state dir too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delegate_keeps_a_childs_task_output_in_the_state_dir() {
+    let server = FakeServer::from_yaml(CHILD_BASH).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let temp = dir.path().join("tmp");
+    std::fs::create_dir(&temp).unwrap();
+    // The spawn row runs its shell without asking (delegate has no one to ask).
+    let preset = dir.path().join("bypass.yaml");
+    std::fs::write(
+        &preset,
+        format!(
+            "version: 1\nmodel:\n  kind: anthropic\n  name: fake-model\n  base_url: {}\n  api_key_env: FAKE_KEY\n  retry:\n    max_retries: 0\nproviders:\n  - name: spawn\n    kind: spawn\n    config:\n      permission_mode: bypassPermissions\ntools:\n  - name: subagent\n    provider: spawn\n",
+            server.url()
+        ),
+    )
+    .unwrap();
+    let output = tokio::task::block_in_place(|| {
+        subagent(dir.path())
+            .env("FAKE_KEY", "test-key")
+            .env("TMPDIR", &temp)
+            .args(["delegate", "--preset"])
+            .arg(&preset)
+            .arg("sleepy shell work")
+            .output()
+            .unwrap()
+    });
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(stdout(&output), "shell task read\n");
+    // The child has the task tools beside its bash tool: it read its command's output.
+    let read = server
+        .model_requests()
+        .iter()
+        .flat_map(|request| request.messages.iter())
+        .flat_map(|message| message.content.iter())
+        .find_map(|block| match block {
+            subagent_session::ContentBlock::ToolResult {
+                tool_use_id,
+                content,
+                is_error,
+            } if tool_use_id == "call_read" => Some((content.to_text(), *is_error)),
+            _ => None,
+        })
+        .unwrap();
+    assert!(
+        !read.1 && read.0.contains("<status>completed</status>"),
+        "{read:?}"
+    );
+    let files = files_under(&task_root(dir.path()));
+    let written: Vec<String> = files
+        .iter()
+        .map(|file| std::fs::read_to_string(file).unwrap_or_default())
+        .collect();
+    assert!(
+        written
+            .iter()
+            .any(|text| text.contains("from-the-shell-task")),
+        "{files:?}: {written:?}\n{}",
+        stderr(&output)
+    );
+    assert_eq!(files_under(&temp), Vec::<std::path::PathBuf>::new());
+}

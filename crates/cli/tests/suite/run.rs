@@ -116,11 +116,11 @@ async fn run_reads_a_background_subagent_with_task_output() {
         read.contains("\n<result>child finished in the background</result>\n"),
         "{read}"
     );
-    // The output file is in the run's temporary directory.
+    // The output file is in the project's directory of the state dir (HOME is the temp dir).
     let start = read.find("<output_file>").unwrap() + "<output_file>".len();
     let file = &read[start..read.find("</output_file>").unwrap()];
     assert!(
-        std::path::Path::new(file).starts_with(dir.path().join("subagent-tasks")),
+        std::path::Path::new(file).starts_with(dir.path().join(".local/state/subagents/tasks")),
         "{file}"
     );
     assert!(std::path::Path::new(file).is_file(), "{file}");
