@@ -1,0 +1,240 @@
+//! `subagent-mcp`: `subagent mcp`, every delegation row of a preset served as an MCP tool over
+//! stdio, on the official Rust SDK (`rmcp`).
+//!
+//! One tool per row ([`subagent_preset::ToolRow`]): its name and description come from the row,
+//! the agent types the caller may name (`subagent_type`) are listed in the description (never in
+//! a schema enum), and the input schema has the delegation tool's arguments that the row's
+//! provider declares (`model`, `output_schema`, `resume`, and `isolation` when the registry can
+//! isolate). A call becomes a [`StartRequest`](subagent_core::StartRequest) started through the
+//! [`Registry`], so every gate applies before anything runs; a refusal is a tool result with
+//! `isError` and our stable code (`error[CODE]: …`, the code again in `_meta`), never a protocol
+//! error. A call that carries an `output_schema` gets the child's structured output as the
+//! result's `structuredContent`.
+//!
+//! While a child runs, its events become `notifications/progress` when the client sent a
+//! progress token. `notifications/cancelled` cancels the run (its provider stops its process
+//! tree) and the call answers nothing, as the protocol asks; a client that goes away (its input
+//! ends) cancels every run it started, and [`McpServer::serve`] returns once they have all
+//! ended.
+//!
+//! Depth and permissions: a call is a delegation from a top-level parent, so its child runs at
+//! depth 1 under the smaller of the registry's cap, the row's `max_depth` and
+//! [`McpConfig::max_depth`]; the permission ceiling is [`McpConfig::permission_ceiling`]
+//! tightened by the agent type's mode: no argument of a call can loosen it.
+//!
+//! Deliberately not here: no provider and no preset loading (the caller hands over a built
+//! registry, its rows and its agent types), no streamable HTTP transport, no MCP tasks (a call
+//! waits for its child; `run_in_background` is not offered).
+
+mod call;
+mod eof;
+mod error;
+mod tools;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use subagent_core::agents::AgentDirectory;
+use subagent_core::registry::Registry;
+use subagent_core::{CancellationToken, Extensions, PermissionMode};
+use subagent_preset::ToolRow;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio_util::task::TaskTracker;
+
+pub use error::{Error, Result};
+
+/// How the server runs its calls.
+#[derive(Clone, Debug)]
+pub struct McpConfig {
+    /// The name the server gives itself in `initialize`.
+    pub name: String,
+    /// The working directory children start in.
+    pub cwd: PathBuf,
+    /// The depth cap of calls (each call's child runs at depth 1); the registry's own cap and a
+    /// row's `max_depth` still apply when smaller.
+    pub max_depth: u32,
+    /// The loosest permission mode a child may run in (`None`: what the provider's row and the
+    /// agent type say). An agent type's mode only tightens it.
+    pub permission_ceiling: Option<PermissionMode>,
+    /// What every request's parent context carries (the default model, the secrets), as the
+    /// CLI hands its own delegations.
+    pub extensions: Extensions,
+}
+
+impl McpConfig {
+    /// Runs in `cwd`, depth cap [`DEFAULT_MAX_DEPTH`](subagent_core::registry::DEFAULT_MAX_DEPTH),
+    /// no ceiling of its own, no extensions.
+    pub fn new(cwd: impl Into<PathBuf>) -> Self {
+        Self {
+            name: "subagents".to_owned(),
+            cwd: cwd.into(),
+            max_depth: subagent_core::registry::DEFAULT_MAX_DEPTH,
+            permission_ceiling: None,
+            extensions: Extensions::new(),
+        }
+    }
+}
+
+/// What the handler shares with its calls.
+struct Shared {
+    registry: Arc<Registry>,
+    agents: Arc<dyn AgentDirectory>,
+    tools: Vec<tools::Entry>,
+    config: McpConfig,
+    /// Cancelled when the client goes away: every run's token is a child of it.
+    connection: CancellationToken,
+    /// One token per call in flight, so `serve` can wait for their runs to end.
+    calls: TaskTracker,
+}
+
+/// An MCP server over a registry, ready to [`serve`](McpServer::serve) one client.
+#[derive(Clone)]
+pub struct McpServer {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for McpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpServer")
+            .field("tools", &self.tool_names())
+            .field("config", &self.shared.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpServer {
+    /// A server offering one tool per row of `rows` (rows whose provider is not in `registry`
+    /// are skipped with a warning), starting children through `registry`, with the agent types
+    /// of `agents`.
+    pub fn new(
+        registry: Arc<Registry>,
+        rows: &[ToolRow],
+        agents: Arc<dyn AgentDirectory>,
+        config: McpConfig,
+    ) -> Self {
+        let tools = tools::entries(&registry, rows, agents.as_ref());
+        Self {
+            shared: Arc::new(Shared {
+                registry,
+                agents,
+                tools,
+                config,
+                connection: CancellationToken::new(),
+                calls: TaskTracker::new(),
+            }),
+        }
+    }
+
+    /// The tools offered, in the rows' order.
+    pub fn tools(&self) -> Vec<Tool> {
+        self.shared.tools.iter().map(|t| t.tool.clone()).collect()
+    }
+
+    /// The names of the tools offered.
+    pub fn tool_names(&self) -> Vec<String> {
+        self.shared
+            .tools
+            .iter()
+            .map(|t| t.tool.name.to_string())
+            .collect()
+    }
+
+    /// Serves one client on `reader`/`writer` (stdin/stdout for `subagent mcp`) until its input
+    /// ends; then cancels the runs it left going and returns once they have ended (their
+    /// providers have stopped their process trees). `Err` only when the client never completed
+    /// the `initialize` handshake.
+    pub async fn serve<R, W>(self, reader: R, writer: W) -> Result<()>
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let shared = Arc::clone(&self.shared);
+        let reader = eof::CancelOnEof::new(reader, shared.connection.clone());
+        let outcome = match self.serve_inner(reader, writer).await {
+            Ok(running) => {
+                if let Err(error) = running.waiting().await {
+                    tracing::warn!(%error, "the MCP service task failed");
+                }
+                Ok(())
+            }
+            Err(error) => Err(error),
+        };
+        // The client is gone (or never came): nothing it started may go on.
+        shared.connection.cancel();
+        shared.calls.close();
+        shared.calls.wait().await;
+        tracing::debug!("MCP client gone; every run it started has ended");
+        outcome
+    }
+
+    async fn serve_inner<R, W>(
+        self,
+        reader: R,
+        writer: W,
+    ) -> Result<rmcp::service::RunningService<RoleServer, Self>>
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        ServiceExt::serve(self, (reader, writer))
+            .await
+            .map_err(|error| Error::Handshake {
+                message: error.to_string(),
+            })
+    }
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        let mut info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build());
+        info.server_info = Implementation::new(&self.shared.config.name, env!("CARGO_PKG_VERSION"));
+        info.instructions = Some(
+            "Each tool delegates a self-contained task to another agent, which works on its own and reports back; its report is the tool's result.".to_owned(),
+        );
+        info
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> std::result::Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.tools()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.shared
+            .tools
+            .iter()
+            .find(|t| t.tool.name == name)
+            .map(|t| t.tool.clone())
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> std::result::Result<CallToolResponse, ErrorData> {
+        let shared = &self.shared;
+        let Some(entry) = shared.tools.iter().find(|t| t.tool.name == request.name) else {
+            // An unknown tool cannot be routed: the one protocol error of a call.
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "no tool \"{}\" here (tools: {})",
+                    request.name,
+                    self.tool_names().join(", ")
+                ),
+                None,
+            ));
+        };
+        let _in_flight = shared.calls.token();
+        let result = call::call(shared, entry, request.arguments, &context).await;
+        Ok(result.into())
+    }
+}

@@ -1,0 +1,5 @@
+mod calls;
+mod cancel;
+mod refusals;
+mod support;
+mod tools;
