@@ -96,7 +96,7 @@ fn standard_model_follows_the_variable() {
 }
 
 #[test]
-fn cross_product_enables_both_products() {
+fn cross_product_enables_both_products_and_an_acp_agent() {
     assert_eq!(
         summary(&shipped("cross-product.yaml")),
         [
@@ -104,9 +104,11 @@ fn cross_product_enables_both_products() {
             "fork",
             "claude-code",
             "codex",
+            "codex-acp",
             "tool subagent -> spawn",
             "tool claude_code -> claude-code",
-            "tool codex -> codex"
+            "tool codex -> codex",
+            "tool codex_acp -> codex-acp"
         ]
     );
 }

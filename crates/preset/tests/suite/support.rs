@@ -121,8 +121,9 @@ pub fn factories() -> Vec<Arc<dyn ProviderFactory>> {
     ]
 }
 
-/// The same kinds with schemas accepting any config (the shipped presets are checked against
-/// the real schemas by the CLI's tests).
+/// The same kinds, and the protocol kinds (`acp`, `a2a`) with nothing optional, with schemas
+/// accepting any config (the shipped presets are checked against the real schemas by the CLI's
+/// tests).
 pub fn permissive_factories() -> Vec<Arc<dyn ProviderFactory>> {
     factories()
         .iter()
@@ -138,6 +139,13 @@ pub fn permissive_factories() -> Vec<Arc<dyn ProviderFactory>> {
                 schema: json!({"type": "object"}),
             }) as Arc<dyn ProviderFactory>
         })
+        .chain(["acp", "a2a"].map(|kind| {
+            Arc::new(FakeFactory {
+                kind,
+                capabilities: Capabilities::NONE,
+                schema: json!({"type": "object"}),
+            }) as Arc<dyn ProviderFactory>
+        }))
         .collect()
 }
 
