@@ -88,7 +88,9 @@ async def main(base, token):
         as_dict(e)
         async for e in blocking.send_message(request("STRUCT count", {"outputSchema": schema}))
     ]
-    seen["structured"] = event["task"]["artifacts"][0]["parts"][-1]
+    # (A task without artifacts is shown whole: its status says what went wrong.)
+    structured = event["task"]
+    seen["structured"] = structured["artifacts"][0]["parts"][-1] if "artifacts" in structured else structured
 
     # Stream.
     events = [as_dict(e) async for e in streaming.send_message(request("HELLO stream"))]
