@@ -16,6 +16,8 @@ pub const PINNED: &[(&str, &str)] = &[
     ("@zed-industries/claude-agent-acp", "0.23.1"),
     // The official ACP TypeScript SDK (protocol 1): the client that checks `subagent acp`.
     ("@agentclientprotocol/sdk", "0.17.0"),
+    // The official MCP TypeScript SDK: the client that checks `subagent mcp`.
+    ("@modelcontextprotocol/sdk", "1.32.2"),
 ];
 
 /// Cargo features that turn on the end-to-end tests, one per provider crate.

@@ -47,6 +47,9 @@ pub enum Command {
     /// Serve the preset's agents to A2A clients (Agent2Agent 1.0: JSON-RPC + SSE) until
     /// SIGTERM/SIGINT, which drains; logs on stderr (docs/remote.md).
     Serve(ServeArgs),
+    /// Serve the preset's delegation tools to an MCP client (Claude Code, Codex, an editor) on
+    /// stdin/stdout, one MCP tool per row, until stdin closes; logs on stderr (docs/mcp.md).
+    Mcp(McpArgs),
     /// Check a preset file or print the JSON Schema of the format.
     #[command(subcommand)]
     Preset(PresetCommand),
@@ -224,6 +227,19 @@ pub struct ServeArgs {
     /// On SIGTERM, how long runs may go on before they are cancelled, in seconds.
     #[arg(long, default_value_t = 30)]
     pub drain_secs: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    #[command(flatten)]
+    pub preset: RunnableArgs,
+    /// The model of in-process children (default: the preset's).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// The loosest permission mode a child may run in (as for run; default: what each
+    /// provider's row and agent type say). No argument of an MCP call loosens it.
+    #[arg(long, value_parser = parse_mode)]
+    pub permission_mode: Option<subagent_core::PermissionMode>,
 }
 
 #[derive(Debug, Subcommand)]

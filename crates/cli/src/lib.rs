@@ -22,6 +22,7 @@ mod broker;
 mod commands;
 mod drive;
 mod logging;
+mod mcp;
 mod render;
 mod serve;
 mod setup;

@@ -101,7 +101,7 @@ fn skills(runnable: &Runnable) -> Vec<Skill> {
 /// Resolves when the process is told to stop (SIGTERM, SIGINT or SIGHUP). The handlers are
 /// installed when this is called, not when the future is first polled: a signal that comes
 /// right after the address is announced must drain, not kill.
-fn stop_signal() -> impl std::future::Future<Output = ()> + Send + 'static {
+pub(crate) fn stop_signal() -> impl std::future::Future<Output = ()> + Send + 'static {
     use tokio::signal::unix::{SignalKind, signal};
     let kinds = [
         SignalKind::terminate(),

@@ -194,6 +194,8 @@ struct Progress {
     peer: Peer<RoleServer>,
     token: ProgressToken,
     count: u32,
+    /// The child's text since its last tool call.
+    text: String,
 }
 
 impl Progress {
@@ -202,11 +204,28 @@ impl Progress {
             peer,
             token,
             count: 0,
+            text: String::new(),
         }
     }
 
     async fn event(&mut self, event: &RunEvent) {
-        let Some(message) = progress_message(event) else {
+        // A text delta is reported with the text before it (a word alone says little).
+        let message = match event {
+            RunEvent::Text {
+                text,
+                parent_tool_use_id: None,
+            } => {
+                self.text.push_str(text);
+                (!self.text.trim().is_empty()).then(|| format!("text: {}", tail(&self.text)))
+            }
+            other => {
+                if matches!(other, RunEvent::ToolCall { .. }) {
+                    self.text.clear();
+                }
+                progress_message(other)
+            }
+        };
+        let Some(message) = message else {
             return;
         };
         self.count += 1;
@@ -223,6 +242,19 @@ fn shorten(text: &str) -> String {
     match trimmed.char_indices().nth(PROGRESS_CHARS) {
         Some((at, _)) => format!("{}…", &trimmed[..at]),
         None => trimmed.to_owned(),
+    }
+}
+
+/// The last [`PROGRESS_CHARS`] characters of `text`, trimmed.
+fn tail(text: &str) -> String {
+    let trimmed = text.trim();
+    let count = trimmed.chars().count();
+    match trimmed
+        .char_indices()
+        .nth(count.saturating_sub(PROGRESS_CHARS))
+    {
+        Some((at, _)) if at > 0 => format!("…{}", &trimmed[at..]),
+        _ => trimmed.to_owned(),
     }
 }
 
@@ -386,6 +418,15 @@ mod tests {
             }),
             None
         );
+    }
+
+    #[test]
+    fn the_tail_keeps_the_last_characters() {
+        assert_eq!(tail("  short  "), "short");
+        let long = format!("{}end", "é".repeat(300));
+        let kept = tail(&long);
+        assert!(kept.starts_with('…') && kept.ends_with("end"), "{kept}");
+        assert_eq!(kept.chars().count(), PROGRESS_CHARS + 1);
     }
 
     #[test]

@@ -31,6 +31,7 @@ mod eof;
 mod error;
 mod tools;
 
+use std::future::Future;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -154,39 +155,55 @@ impl McpServer {
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
-        let shared = Arc::clone(&self.shared);
-        let reader = eof::CancelOnEof::new(reader, shared.connection.clone());
-        let outcome = match self.serve_inner(reader, writer).await {
-            Ok(running) => {
-                if let Err(error) = running.waiting().await {
-                    tracing::warn!(%error, "the MCP service task failed");
-                }
-                Ok(())
-            }
-            Err(error) => Err(error),
-        };
-        // The client is gone (or never came): nothing it started may go on.
-        shared.connection.cancel();
-        shared.calls.close();
-        shared.calls.wait().await;
-        tracing::debug!("MCP client gone; every run it started has ended");
-        outcome
+        self.serve_until(reader, writer, std::future::pending())
+            .await
     }
 
-    async fn serve_inner<R, W>(
+    /// [`serve`](Self::serve), or until `stop` resolves (a signal): then the runs are
+    /// cancelled as when the client goes away, and this returns once they have ended.
+    pub async fn serve_until<R, W>(
         self,
         reader: R,
         writer: W,
-    ) -> Result<rmcp::service::RunningService<RoleServer, Self>>
+        stop: impl Future<Output = ()> + Send,
+    ) -> Result<()>
     where
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
-        ServiceExt::serve(self, (reader, writer))
+        let shared = Arc::clone(&self.shared);
+        let reader = eof::CancelOnEof::new(reader, shared.connection.clone());
+        let outcome = tokio::select! {
+            served = self.serve_inner(reader, writer) => served,
+            () = stop => {
+                tracing::debug!("told to stop: cancelling every run");
+                Ok(())
+            }
+        };
+        // The client is gone (or never came, or we were told to stop): nothing it started may
+        // go on.
+        shared.connection.cancel();
+        shared.calls.close();
+        shared.calls.wait().await;
+        tracing::debug!("every run the MCP client started has ended");
+        outcome
+    }
+
+    /// Runs the protocol until the client's input ends.
+    async fn serve_inner<R, W>(self, reader: R, writer: W) -> Result<()>
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let running = ServiceExt::serve(self, (reader, writer))
             .await
             .map_err(|error| Error::Handshake {
                 message: error.to_string(),
-            })
+            })?;
+        if let Err(error) = running.waiting().await {
+            tracing::warn!(%error, "the MCP service task failed");
+        }
+        Ok(())
     }
 }
 

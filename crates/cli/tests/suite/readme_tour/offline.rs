@@ -67,6 +67,7 @@ fn help(project: &Project, command: &TourCommand) {
             "providers",
             "agents",
             "serve",
+            "mcp",
             "preset",
             "help"
         ]
@@ -513,17 +514,18 @@ fn docs_cli_names_the_options_each_command_takes() {
             &vec!["run"],
             &vec!["acp"],
             &vec!["serve"],
+            &vec!["mcp"],
             &vec!["providers"],
             &vec!["agents"],
             &vec!["preset", "validate"],
             &vec!["preset", "schema"],
         ]
     );
-    // "Every command that loads a preset takes `--preset FILE`; `delegate`, `run`, `acp` and
-    // `agents` take `--cwd DIR`; `delegate`, `run` and `acp` take `--offline`."
+    // "Every command that loads a preset takes `--preset FILE`; `delegate`, `run`, `acp`, `mcp`
+    // and `agents` take `--cwd DIR`; `delegate`, `run`, `acp` and `mcp` take `--offline`."
     let intro = |command: &[&str]| -> Vec<&'static str> {
         match command {
-            ["delegate"] | ["run"] | ["acp"] => vec!["--preset", "--cwd", "--offline"],
+            ["delegate"] | ["run"] | ["acp"] | ["mcp"] => vec!["--preset", "--cwd", "--offline"],
             ["agents"] => vec!["--preset", "--cwd"],
             ["providers"] => vec!["--preset"],
             _ => Vec::new(),

@@ -1,0 +1,89 @@
+//! `subagent mcp`: the preset's delegation rows served as MCP tools on stdio (the protocol is
+//! `subagent-mcp`'s; this file builds the registry, the rows and the config).
+//!
+//! stdout carries the protocol only; the announcement, the catalog's warnings, the model notice
+//! and logs go to stderr. SIGTERM, SIGINT and SIGHUP cancel the runs going (their process trees
+//! stop) and end the server, as the client closing stdin does.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use subagent_core::ProviderFactory;
+use subagent_core::agents::AgentDirectory;
+use subagent_mcp::{McpConfig, McpServer};
+use subagent_preset::ToolRow;
+
+use crate::args::McpArgs;
+use crate::setup::{self, Runnable};
+use crate::{EXIT_COMPLETED, EXIT_NOT_COMPLETED, Refusal, warnings};
+
+/// The rows served: the preset's, or, when it has none, one named after its first provider.
+fn rows(runnable: &Runnable) -> Vec<ToolRow> {
+    if !runnable.tools.is_empty() {
+        return runnable.tools.clone();
+    }
+    runnable
+        .registry
+        .names()
+        .into_iter()
+        .next()
+        .map(|provider| ToolRow {
+            name: provider.clone(),
+            provider,
+            fork: None,
+            max_depth: None,
+            background: Default::default(),
+            foreground_timeout_ms: None,
+            tool_filter: None,
+            persona: None,
+            description: None,
+            location: Default::default(),
+        })
+        .into_iter()
+        .collect()
+}
+
+/// `subagent mcp`.
+pub async fn mcp(
+    args: McpArgs,
+    factories: &[Arc<dyn ProviderFactory>],
+) -> Result<ExitCode, Refusal> {
+    let runnable = setup::runnable(
+        &args.preset.project,
+        args.preset.offline,
+        args.model.as_deref(),
+        factories,
+    )?;
+    warnings::print(&runnable.catalog, &runnable.cwd);
+    if let Some(notice) = &runnable.model.notice {
+        eprintln!("{notice}");
+    }
+    let rows = rows(&runnable);
+    if rows.is_empty() {
+        return Err(Refusal::invalid(
+            "the preset has no enabled provider to serve",
+        ));
+    }
+    let mut config = McpConfig::new(&runnable.cwd);
+    config.max_depth = runnable.registry.max_depth();
+    config.permission_ceiling = args.permission_mode;
+    config.extensions = setup::extensions(&runnable.model, &runnable.secrets);
+    let agents: Arc<dyn AgentDirectory> = runnable.catalog.clone();
+    let server = McpServer::new(Arc::clone(&runnable.registry), &rows, agents, config);
+    eprintln!(
+        "subagent mcp: MCP on stdio, tools: {}, runs in {}",
+        server.tool_names().join(", "),
+        runnable.cwd.display()
+    );
+    let stop = crate::serve::stop_signal();
+    match server
+        .serve_until(tokio::io::stdin(), tokio::io::stdout(), stop)
+        .await
+    {
+        Ok(()) => Ok(ExitCode::from(EXIT_COMPLETED)),
+        Err(error) => {
+            eprintln!("error[{}]: {error}", error.code());
+            Ok(ExitCode::from(EXIT_NOT_COMPLETED))
+        }
+    }
+}
