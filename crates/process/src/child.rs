@@ -217,6 +217,16 @@ impl Process {
         self.pid.as_raw_pid().unsigned_abs()
     }
 
+    /// The child's pid as the kernel's type.
+    pub(crate) fn pid_raw(&self) -> i32 {
+        self.pid.as_raw_pid()
+    }
+
+    /// Whether the child is a guardian running the program.
+    pub(crate) fn is_guarded(&self) -> bool {
+        self.guarded
+    }
+
     /// The program that runs.
     pub fn program(&self) -> &std::path::Path {
         &self.program

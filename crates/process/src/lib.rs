@@ -63,6 +63,7 @@ mod error;
 pub mod guard;
 mod kill;
 mod lines;
+mod settle;
 mod spec;
 
 pub use child::{Captured, Exit, Process, StopCause};

@@ -1,6 +1,7 @@
 mod guard;
 mod helpers;
 mod pdeathsig;
+mod settle;
 
 // The lifecycle and capture tests run twice: directly, and under the guardian
 // (`subagent_process::guard`), whose children must behave the same.
