@@ -36,7 +36,9 @@
 //! out; a refused path is an error answer, never a write), writes refused in a read-only run.
 //!
 //! The process ends with the run: neither pinned adapter exits when its stdin closes, so once
-//! the prompt is answered and the session closed it gets SIGTERM (then SIGKILL of the tree after
+//! the prompt is answered, the session closed and the processes the agent started have ended
+//! (within the grace period: claude-agent-acp's `claude` writes its transcript as it exits) it
+//! gets SIGTERM (then SIGKILL of the tree after
 //! the grace period), and after a cancel whose prompt did not end within the grace period the
 //! tree is killed at once; it is reaped before the outcome is delivered.
 //!

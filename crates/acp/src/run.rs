@@ -177,6 +177,13 @@ pub(crate) async fn drive(mut process: Process, sender: RunSender, plan: RunPlan
     if overdue {
         process.kill();
     } else {
+        // What the agent started ends first, within the grace period: claude-agent-acp stops its
+        // `claude` when the session closes, and `claude` writes the session's transcript on its
+        // way out (signalled with its adapter, it sometimes had not: the next `session/load`
+        // found no session). An agent with no children of its own goes on at once.
+        if !process.settle(plan.grace).await {
+            tracing::debug!("the ACP agent's children outlasted the grace period");
+        }
         process.stop();
     }
     let exit = process.wait().await;
