@@ -166,7 +166,7 @@ impl StreamState {
                 return Activity::Progress;
             }
         };
-        match event {
+        match *event {
             Event::ThreadStarted { thread_id } => {
                 if thread_id.is_some() {
                     self.thread_id = thread_id;
@@ -246,7 +246,7 @@ impl StreamState {
         if !completed {
             return;
         }
-        out.push(match kind {
+        out.push(match *kind {
             ItemKind::AgentMessage { text } => {
                 self.last_message = Some(text.clone());
                 RunEvent::Text {

@@ -20,8 +20,8 @@ use subagent_core::lenient::{Lenient, field, object, objects, present};
 /// What a stdout line is.
 #[derive(Debug)]
 pub(crate) enum Parsed {
-    /// An event this crate reads.
-    Event(Event),
+    /// An event this crate reads (boxed: an event is large, the other variants small).
+    Event(Box<Event>),
     /// An object of another type: the type's name (empty when it has none).
     Unknown(String),
     /// Not a JSON object.
@@ -51,7 +51,7 @@ struct Line {
 #[derive(Debug, Deserialize)]
 #[serde(untagged)]
 enum AnyEvent {
-    Known(Event),
+    Known(Box<Event>),
     Unknown(Unnamed),
 }
 
@@ -151,8 +151,8 @@ pub(crate) struct Item {
 #[derive(Debug, Deserialize)]
 #[serde(untagged)]
 pub(crate) enum Kind {
-    /// One this crate reads.
-    Known(ItemKind),
+    /// One this crate reads (boxed: a kind is large, an unknown one small).
+    Known(Box<ItemKind>),
     /// Another one.
     Unknown(Unnamed),
 }
