@@ -323,7 +323,7 @@ mod tests {
             Some(Kind::Unknown(Unnamed { kind })) => format!("{name} unknown {kind}"),
             None => format!("{name} without item"),
         };
-        match event {
+        match *event {
             Event::ThreadStarted { .. } => "thread.started".into(),
             Event::TurnStarted => "turn.started".into(),
             Event::TurnCompleted { .. } => "turn.completed".into(),
@@ -396,15 +396,21 @@ mod tests {
     fn fields_of_other_types_read_as_missing() {
         let line = json!({"type": "item.completed", "item": {"id": 3, "type": "file_change",
             "status": ["failed"], "changes": [["add", "/p"], {"path": "/q", "kind": 1}]}});
-        let Parsed::Event(Event::ItemCompleted(event)) = parse(&line.to_string()) else {
+        let Parsed::Event(event) = parse(&line.to_string()) else {
+            panic!("not an event");
+        };
+        let Event::ItemCompleted(event) = *event else {
             panic!("not an item");
         };
         let Some(Item {
             id,
             status,
-            kind: Kind::Known(ItemKind::FileChange { changes }),
+            kind: Kind::Known(kind),
         }) = event.item()
         else {
+            panic!("not a known item");
+        };
+        let ItemKind::FileChange { changes } = *kind else {
             panic!("not a file change");
         };
         assert_eq!(
