@@ -15,6 +15,7 @@ mod embedding;
 mod guide;
 mod lists;
 mod logging;
+mod mcp;
 mod nesting;
 mod newcomer;
 mod permissions;
