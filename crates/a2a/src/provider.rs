@@ -255,9 +255,26 @@ impl SubagentProvider for A2aProvider {
         }
         let message = self.message(&request);
         let params = json!({"message": message});
+        // An agent that takes the connection but never answers is given the idle bound.
+        let opened = tokio::time::timeout(
+            self.config.idle(),
+            self.peer.open(method::SEND_STREAMING_MESSAGE, params),
+        );
         let stream = tokio::select! {
-            opened = self.peer.open(method::SEND_STREAMING_MESSAGE, params) => opened
-                .map_err(|error| refusal(&self.name, &self.frozen.endpoint, error))?,
+            opened = opened => match opened {
+                Ok(opened) => opened
+                    .map_err(|error| refusal(&self.name, &self.frozen.endpoint, error))?,
+                Err(_) => {
+                    return Err(Error::Unreachable {
+                        url: self.frozen.endpoint.clone(),
+                        message: format!(
+                            "no answer to SendStreamingMessage within {} ms",
+                            self.config.idle().as_millis()
+                        ),
+                    }
+                    .into());
+                }
+            },
             () = request.cancel.cancelled() => return Err(CoreError::Cancelled),
         };
         let (sender, run) = Run::channel(&self.name, &request);

@@ -138,7 +138,13 @@ pub async fn drive(plan: Plan, mut stream: Stream, sender: RunSender) {
                         () = tokio::time::sleep(backoff) => {}
                     }
                     backoff = backoff.saturating_mul(2).min(MAX_BACKOFF);
-                    match resubscribe(&plan, &mut assembly).await {
+                    // An agent that takes the connection but never answers (stopped, say) is
+                    // given what is left of the idle bound, no more.
+                    let left = plan.idle.saturating_sub(silent_since.elapsed());
+                    let attempt = tokio::time::timeout(left, resubscribe(&plan, &mut assembly));
+                    match attempt.await.unwrap_or_else(|_| {
+                        Resubscribed::Failed("SubscribeToTask: no answer".to_owned())
+                    }) {
                         Resubscribed::Stream(again) => {
                             stream = *again;
                             break;
@@ -169,9 +175,12 @@ fn cancel_remote(plan: &Plan, assembly: &Assembly) -> bool {
     };
     let peer = plan.peer.clone();
     let params = json!({"id": task});
+    let bound = plan.idle;
     tokio::spawn(async move {
-        if let Err(error) = peer.call(method::CANCEL_TASK, params).await {
-            tracing::debug!(%error, "a2a: CancelTask");
+        match tokio::time::timeout(bound, peer.call(method::CANCEL_TASK, params)).await {
+            Ok(Ok(_)) => {}
+            Ok(Err(error)) => tracing::debug!(%error, "a2a: CancelTask"),
+            Err(_) => tracing::debug!("a2a: CancelTask: no answer"),
         }
     });
     true

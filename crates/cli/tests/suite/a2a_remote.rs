@@ -137,3 +137,95 @@ async fn a_server_gone_silent_fails_the_run_past_the_idle_timeout() {
         .unwrap();
     assert_eq!(code, Some(0));
 }
+
+/// Our provider → our server (a separate `subagent serve` process) → the real pinned `claude`
+/// on the far side, all against the fake model server.
+#[cfg(feature = "e2e")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_remote_row_reaches_claude_code_on_the_far_side() {
+    const FAR: &str = r#"
+- name: claude
+  match: "claude, what is the password"
+  steps:
+    - text: "claude-says-swordfish"
+"#;
+    let model = FakeServer::from_yaml(FAR).await.unwrap();
+    let dir = tempfile::Builder::new()
+        .prefix("subagent-a2a-e2e-")
+        .tempdir()
+        .unwrap();
+    let url = model.url();
+    let d = |name: &str| {
+        let path = dir.path().join(name);
+        std::fs::create_dir_all(&path).unwrap();
+        path.display().to_string()
+    };
+    let claude = super::support::root().join("target/clis/node_modules/.bin/claude");
+    assert!(
+        claude.is_file(),
+        "{} is missing: run `cargo xtask install-clis`",
+        claude.display()
+    );
+    let far = dir.path().join("far.yaml");
+    std::fs::write(
+        &far,
+        format!(
+            r#"version: 1
+model: {{kind: anthropic, name: far-model, base_url: "{url}", api_key_env: FAKE_KEY}}
+providers:
+  - name: claude-code
+    kind: claude-code
+    config:
+      binary: "{claude}"
+      timeout_secs: 120
+      env: {{HOME: "{home}", CLAUDE_CONFIG_DIR: "{home}/.claude", CLAUDE_CODE_TMPDIR: "{tmp}", ANTHROPIC_BASE_URL: "{url}", ANTHROPIC_API_KEY: dummy, IS_SANDBOX: "1"}}
+tools:
+  - {{name: claude_code, provider: claude-code}}
+"#,
+            claude = claude.display(),
+            home = d("far-home"),
+            tmp = d("far-tmp"),
+        ),
+    )
+    .unwrap();
+    let (server, server_stderr, base) = start(dir.path(), &far);
+    let caller = dir.path().join("caller");
+    std::fs::create_dir_all(&caller).unwrap();
+    let row = format!(
+        "  - name: remote\n    kind: a2a\n    config: {{url: \"{base}\", token_env: A2A_TOKEN, skill: claude_code}}\n"
+    );
+    let preset = fake_preset(&caller, &url, &row);
+    let home = dir.path().to_path_buf();
+    let output = tokio::task::spawn_blocking(move || {
+        subagent(&home)
+            .env("A2A_TOKEN", TOKEN)
+            .env("FAKE_KEY", "test-key")
+            .args(["delegate", "--json", "--provider", "remote", "--preset"])
+            .arg(&preset)
+            .arg("claude, what is the password?")
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let outcome = super::support::json_lines(&output).pop().unwrap();
+    assert!(
+        outcome["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("claude-says-swordfish"),
+        "{outcome}"
+    );
+    // The far side really ran claude: its requests reached the model server.
+    assert!(
+        model.model_requests().iter().any(|r| r
+            .header("user-agent")
+            .is_some_and(|ua| ua.starts_with("claude-cli/"))),
+        "no request from claude"
+    );
+    let (code, _, _) = tokio::task::spawn_blocking(move || stop(server, server_stderr))
+        .await
+        .unwrap();
+    assert_eq!(code, Some(0));
+}
