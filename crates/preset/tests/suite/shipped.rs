@@ -96,7 +96,7 @@ fn standard_model_follows_the_variable() {
 }
 
 #[test]
-fn cross_product_enables_both_products_and_an_acp_agent() {
+fn cross_product_enables_both_products_and_an_acp_agent_and_lists_a_disabled_remote() {
     assert_eq!(
         summary(&shipped("cross-product.yaml")),
         [
@@ -105,6 +105,7 @@ fn cross_product_enables_both_products_and_an_acp_agent() {
             "claude-code",
             "codex",
             "codex-acp",
+            "remote (disabled)",
             "tool subagent -> spawn",
             "tool claude_code -> claude-code",
             "tool codex -> codex",

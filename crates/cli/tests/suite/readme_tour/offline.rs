@@ -243,7 +243,8 @@ fn providers_json(project: &Project, command: &TourCommand) {
             ("fork", false),
             ("claude-code", false),
             ("codex", false),
-            ("codex-acp", false)
+            ("codex-acp", false),
+            ("remote", true)
         ]
     );
     let table: Vec<(String, Vec<(String, bool)>)> = readme_capabilities()
