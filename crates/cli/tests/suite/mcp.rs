@@ -64,6 +64,17 @@ async fn subagent_mcp_answers_a_call_on_stdio_and_exits_when_stdin_closes() {
             break;
         }
     }
+    // Without a progress token, only the answer comes.
+    send(
+        &mut stdin,
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+            "name": "subagent", "arguments": {"prompt": "Say hello from the subagent"}}}),
+    )
+    .await;
+    let line = lines.next_line().await.unwrap().unwrap();
+    let untracked: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(untracked["id"], 3, "{untracked}");
+    assert_eq!(untracked["result"]["isError"], false);
     drop(stdin);
     let output = child.wait_with_output().await.unwrap();
     assert_eq!(output.status.code(), Some(0));

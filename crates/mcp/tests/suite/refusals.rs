@@ -23,7 +23,7 @@ async fn refusals_are_tool_errors_with_stable_codes() {
         refused(&harness, json!({"prompt": "x", "subagent_type": "nope"})).await,
         (
             "UNKNOWN_AGENT_TYPE".to_owned(),
-            "error[UNKNOWN_AGENT_TYPE]: unknown agent type \"nope\" (available: \"explore\")"
+            "error[UNKNOWN_AGENT_TYPE]: unknown agent type \"nope\" (available: \"explore\", \"elsewhere\")"
                 .to_owned()
         )
     );
@@ -41,6 +41,20 @@ async fn refusals_are_tool_errors_with_stable_codes() {
     )
     .await;
     assert_eq!(code, "INVALID_ARGUMENTS");
+    // Refused by the provider's own start: a session it does not have.
+    let (code, text) = refused(
+        &harness,
+        json!({"prompt": "x", "resume": "no-such-session"}),
+    )
+    .await;
+    assert_eq!(code, "NOT_RESUMABLE", "{text}");
+    // An agent type on a provider this registry does not have.
+    let (code, text) = refused(
+        &harness,
+        json!({"prompt": "x", "subagent_type": "elsewhere"}),
+    )
+    .await;
+    assert_eq!(code, "UNKNOWN_PROVIDER", "{text}");
     assert_eq!(harness.model.model_requests().len(), 0, "something started");
 
     // A tool that is not there cannot be routed: that one is a protocol error.

@@ -93,7 +93,9 @@ pub fn agents() -> StaticAgents {
     let mut explore = AgentProfile::new("explore", "Read-only search of the code.");
     explore.instructions = Some("You only read.".to_owned());
     explore.permission_mode = Some(PermissionMode::Plan);
-    StaticAgents(vec![explore])
+    let mut elsewhere = AgentProfile::new("elsewhere", "Runs on a provider that is not here.");
+    elsewhere.provider = Some("nowhere".to_owned());
+    StaticAgents(vec![explore, elsewhere])
 }
 
 impl Harness {

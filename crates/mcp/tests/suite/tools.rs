@@ -16,7 +16,7 @@ async fn every_row_is_a_tool_with_the_delegation_arguments_its_provider_declares
     assert_eq!(
         helper.description.as_deref(),
         Some(
-            "A helper.\n\nThe agent starts with a fresh context: it does not see your conversation, so put everything it needs in the prompt.\n\nAvailable agent types (subagent_type):\n- explore: Read-only search of the code."
+            "A helper.\n\nThe agent starts with a fresh context: it does not see your conversation, so put everything it needs in the prompt.\n\nAvailable agent types (subagent_type):\n- explore: Read-only search of the code.\n- elsewhere: Runs on a provider that is not here."
         )
     );
     let schema = serde_json::Value::Object((*helper.input_schema).clone());
