@@ -550,3 +550,96 @@ tools:
         place.assert_nothing_left();
     }
 }
+
+/// SIGTERM while a call's child runs a command: the run is cancelled, its command is gone,
+/// and the server exits 0 without answering anything more.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_cancels_the_runs_going_and_leaves_no_process() {
+    let server = subagent_test_support::FakeServer::from_yaml(
+        r#"
+- match: "run a long job"
+  steps:
+    - tool_calls:
+        - {id: call_long, name: bash, input: {command: "echo started > ready.fifo; exec sleep 314161"}}
+    - text: "never"
+"#,
+    )
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("project");
+    std::fs::create_dir(&project).unwrap();
+    let fifo = project.join("ready.fifo");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let preset = fake_preset(dir.path(), &server.url(), "");
+    let text = std::fs::read_to_string(&preset).unwrap().replace(
+        "  - name: spawn\n    kind: spawn\n",
+        "  - name: spawn\n    kind: spawn\n    config: {permission_mode: bypass}\n",
+    );
+    std::fs::write(&preset, text).unwrap();
+    let mut child = tokio::process::Command::new(assert_cmd::cargo::cargo_bin("subagent"))
+        .arg("mcp")
+        .arg("--preset")
+        .arg(&preset)
+        .arg("--cwd")
+        .arg(&project)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", dir.path())
+        .env("FAKE_KEY", "test-key")
+        .current_dir(dir.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    send(
+        &mut stdin,
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "1"}}}),
+    )
+    .await;
+    send(
+        &mut stdin,
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    )
+    .await;
+    send(
+        &mut stdin,
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "subagent", "arguments": {"prompt": "run a long job"}}}),
+    )
+    .await;
+    // The command runs once it has written to the fifo.
+    let started = tokio::task::spawn_blocking(move || std::fs::read_to_string(fifo).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(started, "started\n");
+    assert!(!processes_with("sleep 314161").is_empty());
+    let pid = child.id().unwrap().to_string();
+    assert!(
+        std::process::Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let output = child.wait_with_output().await.unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    // Only the initialize answer was written: the cancelled call answers nothing.
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(stdout.lines().count(), 1, "{stdout}");
+    wait_for("the command to be gone", || {
+        processes_with("sleep 314161").is_empty()
+    });
+    drop(stdin);
+}
