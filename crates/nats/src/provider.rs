@@ -1,0 +1,275 @@
+//! The `nats` provider kind: a preset row whose runs go to `subagent worker`s through a NATS
+//! JetStream work queue.
+
+use std::sync::Arc;
+
+use async_nats::jetstream::{consumer, message::PublishMessage};
+use async_trait::async_trait;
+use serde_json::Value;
+use subagent_core::{
+    BuildContext, Capabilities, Error as CoreError, ProviderFactory, Run, StartRequest,
+    SubagentProvider,
+};
+use tokio::sync::OnceCell;
+
+use crate::config::{Auth, NatsConfig, connect};
+use crate::error::{Error, Result};
+use crate::follow::{Plan, follow};
+use crate::topology::Topology;
+use crate::wire::{Announcement, Job, carried, events_subject, job_subject, token};
+
+/// The provider kind, as written in a preset.
+pub const KIND: &str = "nats";
+
+/// What the kind can carry at most (a row's table is its workers' cut to this).
+pub const CARRIED: Capabilities = {
+    let mut caps = Capabilities::ALL;
+    caps.isolation = false;
+    caps
+};
+
+/// Sends a row's runs to the workers serving it.
+#[derive(Debug)]
+pub struct NatsProvider {
+    name: String,
+    config: Arc<NatsConfig>,
+    auth: Auth,
+    capabilities: Capabilities,
+    topology: OnceCell<Topology>,
+}
+
+/// Reads the row's announcement: the table the workers serving it declared.
+async fn announced(topology: &Topology, row: &str) -> Result<Capabilities> {
+    let entry =
+        topology.rows.get(token(row)).await.map_err(|e| {
+            Error::unreachable(&topology.url, format!("reading the rows bucket: {e}"))
+        })?;
+    let Some(bytes) = entry else {
+        return Err(Error::NoWorker {
+            url: topology.url.clone(),
+            row: row.to_owned(),
+        });
+    };
+    let announcement: Announcement = serde_json::from_slice(&bytes).map_err(|e| {
+        Error::unreachable(
+            &topology.url,
+            format!("the announcement of row {row:?}: {e}"),
+        )
+    })?;
+    Ok(carried(announcement.capabilities))
+}
+
+impl NatsProvider {
+    /// Connects, makes the streams if needed, and freezes the row's capability table from
+    /// what its workers announced. The connection is kept for the provider's runs (it lives
+    /// on the runtime this is called on).
+    pub async fn connect(name: impl Into<String>, config: NatsConfig, auth: Auth) -> Result<Self> {
+        config.validate()?;
+        let name = name.into();
+        let client = connect(
+            &config.url,
+            &auth,
+            &format!("subagents provider {name}"),
+            config.connect(),
+        )
+        .await?;
+        let topology = Topology::ensure(&config.url, client).await?;
+        let capabilities = announced(&topology, &config.row).await?;
+        Ok(Self {
+            name,
+            config: Arc::new(config),
+            auth,
+            capabilities,
+            topology: OnceCell::new_with(Some(topology)),
+        })
+    }
+
+    /// [`NatsProvider::connect`] from synchronous code (a factory's `build`): the table is read
+    /// on a connection of its own, and the provider connects again on its first run, on the
+    /// runtime that starts it.
+    pub fn connect_blocking(
+        name: impl Into<String>,
+        config: NatsConfig,
+        auth: Auth,
+    ) -> Result<Self> {
+        config.validate()?;
+        let name = name.into();
+        let read = || {
+            std::thread::scope(|scope| {
+                let worker = scope.spawn(|| {
+                    let runtime = tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .build()
+                        .map_err(|e| {
+                            Error::unreachable(&config.url, format!("cannot start a runtime: {e}"))
+                        })?;
+                    runtime.block_on(async {
+                        let client = connect(
+                            &config.url,
+                            &auth,
+                            &format!("subagents provider {name}"),
+                            config.connect(),
+                        )
+                        .await?;
+                        let topology = Topology::ensure(&config.url, client).await?;
+                        announced(&topology, &config.row).await
+                    })
+                });
+                worker.join().unwrap_or_else(|_| {
+                    Err(Error::unreachable(
+                        &config.url,
+                        "reading the table panicked",
+                    ))
+                })
+            })
+        };
+        let capabilities = match tokio::runtime::Handle::try_current() {
+            Ok(handle) if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+                tokio::task::block_in_place(read)
+            }
+            _ => read(),
+        }?;
+        Ok(Self {
+            name,
+            config: Arc::new(config),
+            auth,
+            capabilities,
+            topology: OnceCell::new(),
+        })
+    }
+
+    async fn topology(&self) -> Result<&Topology> {
+        self.topology
+            .get_or_try_init(|| async {
+                let client = connect(
+                    &self.config.url,
+                    &self.auth,
+                    &format!("subagents provider {}", self.name),
+                    self.config.connect(),
+                )
+                .await?;
+                Topology::ensure(&self.config.url, client).await
+            })
+            .await
+    }
+
+    /// The worker-side row.
+    pub fn row(&self) -> &str {
+        &self.config.row
+    }
+}
+
+#[async_trait]
+impl SubagentProvider for NatsProvider {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        self.capabilities
+    }
+
+    async fn start(&self, request: StartRequest) -> subagent_core::Result<Run> {
+        if request.cancel.is_cancelled() {
+            return Err(CoreError::Cancelled);
+        }
+        let topology = tokio::select! {
+            topology = self.topology() => topology?.clone(),
+            () = request.cancel.cancelled() => return Err(CoreError::Cancelled),
+        };
+        let (sender, run) = Run::channel(&self.name, &request);
+        let id = sender.id();
+        let unreachable = |what: &str, e: &dyn std::fmt::Display| -> CoreError {
+            Error::unreachable(&topology.url, format!("{what}: {e}")).into()
+        };
+        // Reading starts before the job is out: the ordered consumer replays from the first
+        // event of the run whatever comes first.
+        let events = topology
+            .events
+            .create_consumer(consumer::pull::OrderedConfig {
+                filter_subject: events_subject(id),
+                deliver_policy: consumer::DeliverPolicy::All,
+                ..Default::default()
+            })
+            .await
+            .map_err(|e| unreachable("following the run's events", &e))?
+            .messages()
+            .await
+            .map_err(|e| unreachable("following the run's events", &e))?;
+        let job = Job::new(id, &self.config.row, &request);
+        let payload = serde_json::to_vec(&job).map_err(|e| unreachable("encoding the job", &e))?;
+        let subject = job_subject(&self.config.row, id);
+        let published = topology
+            .js
+            .send_publish(
+                subject.clone(),
+                PublishMessage::build()
+                    .payload(payload.into())
+                    .message_id(id.to_string()),
+            )
+            .await
+            .map_err(|e| unreachable("publishing the job", &e))?;
+        published
+            .await
+            .map_err(|e| unreachable("publishing the job (no ack from the server)", &e))?;
+        let plan = Plan {
+            topology,
+            id,
+            job_subject: subject,
+            cancel_grace: std::time::Duration::from_millis(self.config.timeouts.cancel_ms),
+            total: self
+                .config
+                .timeouts
+                .total_ms
+                .map(std::time::Duration::from_millis),
+        };
+        tokio::spawn(follow(plan, events, sender));
+        Ok(run)
+    }
+}
+
+/// Builds nats providers from a preset's `config:` block ([`NatsConfig`]): connects once when
+/// the preset is built to read the row's announced table.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NatsFactory;
+
+impl ProviderFactory for NatsFactory {
+    fn kind(&self) -> &str {
+        KIND
+    }
+
+    fn summary(&self) -> &str {
+        "sends runs to `subagent worker`s on other machines through a NATS JetStream work queue (the worker-side row's table, as its workers announce it)"
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        CARRIED
+    }
+
+    fn config_schema(&self) -> schemars::Schema {
+        schemars::schema_for!(NatsConfig)
+    }
+
+    fn secret_env(&self, config: &Value) -> Vec<String> {
+        serde_json::from_value::<NatsConfig>(config.clone())
+            .map(|config| config.credentials().variables())
+            .unwrap_or_default()
+    }
+
+    fn build(
+        &self,
+        name: &str,
+        config: &Value,
+        context: &BuildContext,
+    ) -> subagent_core::Result<Arc<dyn SubagentProvider>> {
+        let _ = context;
+        let config: NatsConfig = BuildContext::parse_config(KIND, name, config)?;
+        config.validate()?;
+        let auth = config
+            .credentials()
+            .resolve(|name| std::env::var(name).ok())?;
+        Ok(Arc::new(NatsProvider::connect_blocking(
+            name, config, auth,
+        )?))
+    }
+}

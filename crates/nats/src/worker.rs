@@ -1,0 +1,458 @@
+//! `subagent worker`'s engine: pulls jobs of the rows of its registry from the work queue, one
+//! per free slot, runs each through the registry (its gates apply here), publishes the run's
+//! events, keeps the job with progress acks, and acks once the outcome is stored.
+//!
+//! Decisions on the traps of the real server (`shared/reference/nats.md`):
+//! - no prefetch: a slot is taken before a pull of one message, so a worker never holds a job
+//!   it does not run;
+//! - a stale worker (its job redelivered after it stopped answering) finds a newer attempt in
+//!   the runs bucket at its next progress tick or at its end: it cancels its run and publishes
+//!   and acks nothing; the submitter drops a lost attempt's late events anyway;
+//! - a job that used up its deliveries: the consumer allows one delivery more than the
+//!   attempts, and a worker that gets it publishes a failed outcome saying so and acks it,
+//!   instead of leaving it in the queue forever;
+//! - a cancel sent while no worker holds the job: the submitter stores a flag that a worker
+//!   checks when it takes the job (and deletes the queued message when it can).
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_nats::jetstream::{self, AckKind};
+use futures::StreamExt;
+use subagent_core::CancellationToken;
+use subagent_core::registry::Registry;
+use subagent_core::{Outcome, RunEvent, RunId};
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
+
+use crate::config::{Auth, connect};
+use crate::error::{Error, Result};
+use crate::topology::Topology;
+use crate::wire::{
+    Announcement, Body, Envelope, Job, attempt_key, cancel_key, cancel_subject, events_subject,
+    token,
+};
+
+/// How a worker runs.
+#[derive(Clone, Debug)]
+pub struct WorkerConfig {
+    /// The server's URL.
+    pub url: String,
+    /// Credentials.
+    pub auth: Auth,
+    /// The worker's name (in announcements and logs).
+    pub name: String,
+    /// Jobs run at once.
+    pub concurrency: usize,
+    /// How long a job held by a worker that stopped answering waits before it goes to another
+    /// (the consumer's ack wait; progress acks go out every third of it).
+    pub ack_wait: Duration,
+    /// How many times a job is tried before it fails.
+    pub attempts: u32,
+    /// Where the runs work (the preset's project directory).
+    pub cwd: PathBuf,
+    /// After a stop, how long the runs going may take before they are handed back.
+    pub drain: Duration,
+}
+
+impl WorkerConfig {
+    /// Defaults: 1 slot, ack wait 30 s, 3 attempts, 30 s drain.
+    pub fn new(url: impl Into<String>, cwd: impl Into<PathBuf>) -> Self {
+        Self {
+            url: url.into(),
+            auth: Auth::None,
+            name: format!("worker-{}", std::process::id()),
+            concurrency: 1,
+            ack_wait: Duration::from_secs(30),
+            attempts: 3,
+            cwd: cwd.into(),
+            drain: Duration::from_secs(30),
+        }
+    }
+}
+
+/// A worker: a registry and a connection.
+pub struct Worker {
+    topology: Topology,
+    registry: Arc<Registry>,
+    config: Arc<WorkerConfig>,
+}
+
+impl std::fmt::Debug for Worker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Worker")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Worker {
+    /// Connects, makes the streams if needed, and announces every row of `registry` with its
+    /// capability table.
+    pub async fn connect(registry: Arc<Registry>, config: WorkerConfig) -> Result<Self> {
+        crate::config::check_url(&config.url)?;
+        if config.concurrency == 0 || config.attempts == 0 {
+            return Err(Error::config("concurrency and attempts must be above zero"));
+        }
+        if config.ack_wait < Duration::from_millis(300) {
+            return Err(Error::config("the ack wait must be at least 300 ms"));
+        }
+        let client = connect(
+            &config.url,
+            &config.auth,
+            &config.name,
+            Duration::from_secs(10),
+        )
+        .await?;
+        let topology = Topology::ensure(&config.url, client).await?;
+        let worker = Self {
+            topology,
+            registry,
+            config: Arc::new(config),
+        };
+        worker.announce().await?;
+        Ok(worker)
+    }
+
+    /// The rows served: the registry's providers.
+    pub fn rows(&self) -> Vec<String> {
+        self.registry.names()
+    }
+
+    async fn announce(&self) -> Result<()> {
+        for row in self.rows() {
+            let Some(provider) = self.registry.get(&row) else {
+                continue;
+            };
+            let announcement = Announcement {
+                row: row.clone(),
+                worker: self.config.name.clone(),
+                capabilities: provider.capabilities(),
+            };
+            let bytes = serde_json::to_vec(&announcement)
+                .map_err(|e| Error::unreachable(&self.config.url, e))?;
+            self.topology
+                .rows
+                .put(token(&row), bytes.into())
+                .await
+                .map_err(|e| {
+                    Error::unreachable(&self.config.url, format!("announcing row {row:?}: {e}"))
+                })?;
+        }
+        Ok(())
+    }
+
+    /// Pulls and runs jobs until `stop` resolves, then drains: pulls no more, lets the runs
+    /// going end for up to the drain time, then cancels them and hands their jobs back to the
+    /// queue (another worker takes them at once).
+    pub async fn run(self, stop: impl Future<Output = ()> + Send) -> Result<()> {
+        let slots = Arc::new(Semaphore::new(self.config.concurrency));
+        let stopping = CancellationToken::new();
+        let handing_back = CancellationToken::new();
+        let mut pullers = JoinSet::new();
+        let (jobs_tx, mut jobs_rx) = tokio::sync::mpsc::unbounded_channel();
+        for row in self.rows() {
+            let consumer = self
+                .topology
+                .row_consumer(&row, self.config.ack_wait, self.config.attempts)
+                .await?;
+            for _ in 0..self.config.concurrency {
+                pullers.spawn(pull(
+                    consumer.clone(),
+                    Arc::clone(&slots),
+                    stopping.clone(),
+                    jobs_tx.clone(),
+                ));
+            }
+        }
+        drop(jobs_tx);
+        tracing::info!(worker = %self.config.name, rows = ?self.rows(), "nats worker ready");
+        let mut running = JoinSet::new();
+        let mut stop = std::pin::pin!(stop);
+        loop {
+            tokio::select! {
+                () = &mut stop => break,
+                job = jobs_rx.recv() => match job {
+                    Some((message, permit)) => {
+                        let context = JobContext {
+                            topology: self.topology.clone(),
+                            registry: Arc::clone(&self.registry),
+                            config: Arc::clone(&self.config),
+                            handing_back: handing_back.clone(),
+                        };
+                        running.spawn(async move {
+                            context.handle(message).await;
+                            drop(permit);
+                        });
+                    }
+                    None => break,
+                },
+                Some(_) = running.join_next(), if !running.is_empty() => {}
+            }
+        }
+        stopping.cancel();
+        while pullers.join_next().await.is_some() {}
+        // A job pulled while stopping is handed back at once.
+        while let Ok((message, _permit)) = jobs_rx.try_recv() {
+            let _ = message.ack_with(AckKind::Nak(None)).await;
+        }
+        tracing::info!(worker = %self.config.name, running = running.len(), "nats worker draining");
+        let drained = tokio::time::timeout(self.config.drain, async {
+            while running.join_next().await.is_some() {}
+        })
+        .await;
+        if drained.is_err() {
+            handing_back.cancel();
+            while running.join_next().await.is_some() {}
+        }
+        Ok(())
+    }
+}
+
+type Pulled = (jetstream::Message, tokio::sync::OwnedSemaphorePermit);
+
+/// One pull loop: a free slot first, then one message (no prefetch).
+async fn pull(
+    consumer: jetstream::consumer::PullConsumer,
+    slots: Arc<Semaphore>,
+    stopping: CancellationToken,
+    jobs: tokio::sync::mpsc::UnboundedSender<Pulled>,
+) {
+    loop {
+        let permit = tokio::select! {
+            permit = Arc::clone(&slots).acquire_owned() => match permit {
+                Ok(permit) => permit,
+                Err(_) => return,
+            },
+            () = stopping.cancelled() => return,
+        };
+        let batch = consumer
+            .batch()
+            .max_messages(1)
+            .expires(Duration::from_secs(1))
+            .messages()
+            .await;
+        let mut batch = match batch {
+            Ok(batch) => batch,
+            Err(error) => {
+                tracing::warn!(%error, "nats: pulling a job");
+                drop(permit);
+                tokio::select! {
+                    () = tokio::time::sleep(Duration::from_millis(500)) => continue,
+                    () = stopping.cancelled() => return,
+                }
+            }
+        };
+        let sent = match batch.next().await {
+            Some(Ok(message)) => jobs.send((message, permit)).is_ok(),
+            Some(Err(error)) => {
+                tracing::debug!(%error, "nats: pull ended without a job");
+                true
+            }
+            None => true,
+        };
+        if !sent {
+            return;
+        }
+        if stopping.is_cancelled() {
+            return;
+        }
+    }
+}
+
+/// What a job's task needs.
+struct JobContext {
+    topology: Topology,
+    registry: Arc<Registry>,
+    config: Arc<WorkerConfig>,
+    handing_back: CancellationToken,
+}
+
+/// How a job's run ended on this worker.
+enum End {
+    /// With an outcome to store.
+    Outcome(Box<Outcome>),
+    /// A newer attempt holds the job: store and ack nothing.
+    Superseded,
+    /// The worker is stopping: the job goes back to the queue.
+    HandBack,
+}
+
+impl JobContext {
+    async fn publish(&self, run: RunId, attempt: u32, body: Body) {
+        let envelope = Envelope { attempt, body };
+        let Ok(payload) = serde_json::to_vec(&envelope) else {
+            return;
+        };
+        let acked = match self
+            .topology
+            .js
+            .publish(events_subject(run), payload.into())
+            .await
+        {
+            Ok(ack) => ack.await.map(|_| ()).map_err(|e| e.to_string()),
+            Err(error) => Err(error.to_string()),
+        };
+        if let Err(error) = acked {
+            tracing::warn!(%run, %error, "nats: publishing a run event");
+        }
+    }
+
+    /// The newest attempt of `run` as the runs bucket says.
+    async fn newest_attempt(&self, run: RunId) -> u32 {
+        match self.topology.runs.get(attempt_key(run)).await {
+            Ok(Some(bytes)) => std::str::from_utf8(&bytes)
+                .ok()
+                .and_then(|text| text.parse().ok())
+                .unwrap_or(0),
+            _ => 0,
+        }
+    }
+
+    async fn handle(self, message: jetstream::Message) {
+        let attempt = message
+            .info()
+            .map(|info| u32::try_from(info.delivered).unwrap_or(u32::MAX))
+            .unwrap_or(1);
+        let job: Job = match serde_json::from_slice(&message.payload) {
+            Ok(job) => job,
+            Err(error) => {
+                tracing::warn!(%error, "nats: a job that does not read; dropped");
+                let _ = message.ack_with(AckKind::Term).await;
+                return;
+            }
+        };
+        let id = job.run_id;
+        if attempt > self.config.attempts {
+            let outcome = Outcome::failed(format!(
+                "the job was tried {} times and no attempt finished: each time the worker holding it stopped answering for the ack wait ({} ms)",
+                self.config.attempts,
+                self.config.ack_wait.as_millis()
+            ));
+            self.publish(id, attempt, Body::Outcome { outcome }).await;
+            let _ = message.double_ack().await;
+            return;
+        }
+        if let Err(error) = self
+            .topology
+            .runs
+            .put(attempt_key(id), attempt.to_string().into())
+            .await
+        {
+            tracing::warn!(run = %id, %error, "nats: recording the attempt");
+        }
+        let mut cancels = match self.topology.client.subscribe(cancel_subject(id)).await {
+            Ok(subscriber) => Some(subscriber),
+            Err(error) => {
+                tracing::warn!(run = %id, %error, "nats: listening for a cancel");
+                None
+            }
+        };
+        if let Ok(Some(_)) = self.topology.runs.get(cancel_key(id)).await {
+            self.publish(
+                id,
+                attempt,
+                Body::Outcome {
+                    outcome: Outcome::cancelled(),
+                },
+            )
+            .await;
+            let _ = message.double_ack().await;
+            return;
+        }
+        self.publish(
+            id,
+            attempt,
+            Body::Taken {
+                worker: self.config.name.clone(),
+            },
+        )
+        .await;
+        let request = job.request(self.config.cwd.clone());
+        let mut run = match self.registry.start(&job.row, request).await {
+            Ok(run) => run,
+            Err(error) => {
+                let body = Body::Refused {
+                    code: error.code(),
+                    message: error.to_string(),
+                };
+                self.publish(id, attempt, body).await;
+                let _ = message.double_ack().await;
+                return;
+            }
+        };
+        let cancel = run.cancel_token();
+        let mut events = run.take_events();
+        let tick = (self.config.ack_wait / 3).max(Duration::from_millis(100));
+        let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + tick, tick);
+        let mut superseded = false;
+        let mut handed_back = false;
+        loop {
+            tokio::select! {
+                event = async {
+                    match events.as_mut() {
+                        Some(events) => events.next().await,
+                        None => None,
+                    }
+                } => match event {
+                    Some(event) => {
+                        if !matches!(event, RunEvent::Started { .. } | RunEvent::Finished { .. }) {
+                            self.publish(id, attempt, Body::Event { event }).await;
+                        }
+                    }
+                    None => break,
+                },
+                request = async {
+                    match cancels.as_mut() {
+                        Some(cancels) => cancels.next().await,
+                        None => std::future::pending().await,
+                    }
+                } => {
+                    if let Some(request) = request {
+                        if let Some(reply) = request.reply {
+                            let _ = self.topology.client.publish(reply, "cancelling".into()).await;
+                        }
+                        cancel.cancel();
+                    }
+                }
+                _ = ticker.tick() => {
+                    if self.newest_attempt(id).await > attempt {
+                        tracing::warn!(run = %id, attempt, "nats: a newer attempt holds the job; stopping this one");
+                        superseded = true;
+                        cancel.cancel();
+                    } else if let Err(error) = message.ack_with(AckKind::Progress).await {
+                        tracing::warn!(run = %id, %error, "nats: progress ack");
+                    }
+                }
+                () = self.handing_back.cancelled(), if !handed_back => {
+                    handed_back = true;
+                    cancel.cancel();
+                }
+            }
+        }
+        let outcome = run.outcome().await;
+        let end = if superseded || self.newest_attempt(id).await > attempt {
+            End::Superseded
+        } else if handed_back && !outcome.is_completed() {
+            End::HandBack
+        } else {
+            End::Outcome(Box::new(outcome))
+        };
+        drop(cancels);
+        match end {
+            End::Outcome(outcome) => {
+                self.publish(id, attempt, Body::Outcome { outcome: *outcome })
+                    .await;
+                if let Err(error) = message.double_ack().await {
+                    tracing::warn!(run = %id, %error, "nats: acking the job");
+                }
+            }
+            End::Superseded => {}
+            End::HandBack => {
+                let _ = message.ack_with(AckKind::Nak(None)).await;
+            }
+        }
+    }
+}

@@ -1,0 +1,134 @@
+//! A worker-side provider for the tests (`echo`), a worker in this process, a provider.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use futures::StreamExt;
+use subagent_core::registry::Registry;
+use subagent_core::{
+    Capabilities, Outcome, Run, RunEvent, StartRequest, StopReason, SubagentProvider,
+};
+use subagent_nats::{Auth, NatsConfig, NatsProvider, Worker, WorkerConfig};
+use tokio::sync::Notify;
+
+/// Echoes the prompt as text and completes; a prompt with `WAIT` first waits for `release`
+/// (or the cancel). Declares `persona` and `max_turns` only.
+pub struct Echo {
+    pub release: Arc<Notify>,
+    /// Notified each time a run starts waiting.
+    pub waiting: Arc<Notify>,
+}
+
+impl Echo {
+    pub fn new() -> Self {
+        Self {
+            release: Arc::new(Notify::new()),
+            waiting: Arc::new(Notify::new()),
+        }
+    }
+}
+
+pub const ECHO_CAPS: Capabilities = {
+    let mut caps = Capabilities::NONE;
+    caps.persona = true;
+    caps.max_turns = true;
+    caps
+};
+
+#[async_trait]
+impl SubagentProvider for Echo {
+    fn name(&self) -> &str {
+        "echo"
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        ECHO_CAPS
+    }
+
+    async fn start(&self, request: StartRequest) -> subagent_core::Result<Run> {
+        let (sender, run) = Run::channel("echo", &request);
+        let prompt = request.prompt_text();
+        let release = Arc::clone(&self.release);
+        let waiting = Arc::clone(&self.waiting);
+        tokio::spawn(async move {
+            sender.emit(RunEvent::Text {
+                text: format!("got: {prompt}"),
+                parent_tool_use_id: None,
+            });
+            if prompt.contains("WAIT") {
+                waiting.notify_one();
+                tokio::select! {
+                    () = release.notified() => {}
+                    () = sender.cancel_token().cancelled() => {
+                        sender.finish(Outcome::cancelled());
+                        return;
+                    }
+                }
+            }
+            sender.finish(Outcome::completed(format!("done: {prompt}")));
+        });
+        Ok(run)
+    }
+}
+
+/// A worker in this process serving `echo` (its ack wait 1 s, `attempts` tries); the task runs
+/// until aborted or `stop` is notified.
+pub async fn worker(
+    url: &str,
+    echo: Echo,
+    attempts: u32,
+    stop: Arc<Notify>,
+) -> tokio::task::JoinHandle<()> {
+    let registry = Registry::new();
+    registry.register(Arc::new(echo)).unwrap();
+    let mut config = WorkerConfig::new(url, std::env::temp_dir());
+    config.ack_wait = Duration::from_secs(1);
+    config.attempts = attempts;
+    config.concurrency = 2;
+    let worker = Worker::connect(Arc::new(registry), config).await.unwrap();
+    tokio::spawn(async move {
+        worker
+            .run(async move { stop.notified().await })
+            .await
+            .unwrap();
+    })
+}
+
+/// A provider named `remote` for the `echo` row.
+pub async fn provider(url: &str) -> NatsProvider {
+    NatsProvider::connect("remote", NatsConfig::new(url, "echo"), Auth::None)
+        .await
+        .unwrap()
+}
+
+/// A run's events and outcome.
+pub async fn collect(mut run: Run) -> (Vec<RunEvent>, Outcome) {
+    let events = run.take_events().unwrap();
+    tokio::time::timeout(Duration::from_secs(60), async {
+        let events: Vec<RunEvent> = events.collect().await;
+        (events, run.outcome().await)
+    })
+    .await
+    .unwrap()
+}
+
+/// The texts among `events`.
+pub fn texts(events: &[RunEvent]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|event| match event {
+            RunEvent::Text { text, .. } => Some(text.clone()),
+            RunEvent::Progress { message } => Some(format!("progress: {message}")),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The status of the last `Finished`.
+pub fn finished(events: &[RunEvent]) -> Option<StopReason> {
+    events.iter().rev().find_map(|event| match event {
+        RunEvent::Finished { status } => Some(*status),
+        _ => None,
+    })
+}

@@ -1,0 +1,194 @@
+//! A provider, workers and a real server: a run and its events, the gate before publishing,
+//! cancel (running and queued), a lost worker's job run again, the attempts limit, a server
+//! restart, credentials.
+
+use std::sync::Arc;
+
+use pretty_assertions::assert_eq;
+use subagent_core::registry::Registry;
+use subagent_core::{ErrorCode, StartRequest, StopReason, SubagentProvider};
+use subagent_nats::testing::NatsServer;
+use subagent_nats::wire::{JOBS_STREAM, carried};
+use subagent_nats::{Auth, Error, NatsConfig, NatsProvider};
+use tokio::sync::Notify;
+
+use super::support::{ECHO_CAPS, Echo, collect, finished, provider, texts, worker};
+
+fn request(prompt: &str) -> StartRequest {
+    StartRequest::new(prompt, std::env::temp_dir())
+}
+
+/// Messages in the jobs stream (queued or held).
+async fn queued(url: &str) -> u64 {
+    let client = async_nats::connect(url).await.unwrap();
+    let js = async_nats::jetstream::new(client);
+    let mut stream = js.get_stream(JOBS_STREAM).await.unwrap();
+    stream.info().await.unwrap().state.messages
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_goes_through_a_worker_and_back() {
+    let server = NatsServer::start().unwrap();
+    let _worker = worker(&server.url(), Echo::new(), 3, Arc::new(Notify::new())).await;
+    let remote = provider(&server.url()).await;
+    assert_eq!(remote.capabilities(), carried(ECHO_CAPS));
+    let registry = Registry::new();
+    registry.register(Arc::new(remote)).unwrap();
+    let run = registry.start("remote", request("hello")).await.unwrap();
+    let (events, outcome) = collect(run).await;
+    assert_eq!(texts(&events), vec!["got: hello".to_owned()]);
+    assert_eq!(finished(&events), Some(StopReason::Completed));
+    assert_eq!(
+        (outcome.status, outcome.text),
+        (StopReason::Completed, "done: hello".to_owned())
+    );
+    assert_eq!(queued(&server.url()).await, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_needing_more_than_the_workers_announced_is_refused_before_publishing() {
+    let server = NatsServer::start().unwrap();
+    let stop = Arc::new(Notify::new());
+    let _worker = worker(&server.url(), Echo::new(), 3, Arc::clone(&stop)).await;
+    let registry = Registry::new();
+    registry
+        .register(Arc::new(provider(&server.url()).await))
+        .unwrap();
+    let wants_schema = StartRequest::builder("hello")
+        .cwd(std::env::temp_dir())
+        .output_schema(serde_json::json!({"type": "object"}))
+        .build();
+    let refused = registry.start("remote", wants_schema).await.unwrap_err();
+    assert_eq!(refused.code(), ErrorCode::UnsupportedCapability);
+    assert_eq!(queued(&server.url()).await, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_reaches_the_worker_running_the_job() {
+    let server = NatsServer::start().unwrap();
+    let echo = Echo::new();
+    let waiting = Arc::clone(&echo.waiting);
+    let _worker = worker(&server.url(), echo, 3, Arc::new(Notify::new())).await;
+    let remote = provider(&server.url()).await;
+    let run = remote.start(request("WAIT here")).await.unwrap();
+    waiting.notified().await;
+    run.cancel();
+    let (events, outcome) = collect(run).await;
+    assert_eq!(outcome.status, StopReason::Cancelled);
+    assert_eq!(texts(&events), vec!["got: WAIT here".to_owned()]);
+    assert_eq!(queued(&server.url()).await, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_of_a_queued_job_takes_it_out_of_the_queue() {
+    let server = NatsServer::start().unwrap();
+    // A worker announces the row and stops: the job stays queued.
+    let stop = Arc::new(Notify::new());
+    let announcer = worker(&server.url(), Echo::new(), 3, Arc::clone(&stop)).await;
+    stop.notify_one();
+    announcer.await.unwrap();
+    let remote = provider(&server.url()).await;
+    let run = remote.start(request("hello")).await.unwrap();
+    assert_eq!(queued(&server.url()).await, 1);
+    run.cancel();
+    let (_, outcome) = collect(run).await;
+    assert_eq!(outcome.status, StopReason::Cancelled);
+    assert_eq!(queued(&server.url()).await, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lost_workers_job_runs_again_on_another_and_the_lost_attempt_is_marked() {
+    let server = NatsServer::start().unwrap();
+    let first = Echo::new();
+    let waiting = Arc::clone(&first.waiting);
+    let lost = worker(&server.url(), first, 3, Arc::new(Notify::new())).await;
+    let remote = provider(&server.url()).await;
+    let run = remote.start(request("WAIT job")).await.unwrap();
+    waiting.notified().await;
+    // The worker is gone without a word (its tasks dropped, nothing acked).
+    lost.abort();
+    let second = Echo::new();
+    second.release.notify_one();
+    let _second = worker(&server.url(), second, 3, Arc::new(Notify::new())).await;
+    let (events, outcome) = collect(run).await;
+    assert_eq!(
+        texts(&events),
+        vec![
+            "got: WAIT job".to_owned(),
+            "progress: attempt 1 was lost (its worker stopped answering): its events above are superseded; attempt 2 runs the task again from the start".to_owned(),
+            "got: WAIT job".to_owned(),
+        ]
+    );
+    assert_eq!(
+        (outcome.status, outcome.text),
+        (StopReason::Completed, "done: WAIT job".to_owned())
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn past_its_attempts_a_job_fails_with_a_diagnostic() {
+    let server = NatsServer::start().unwrap();
+    let first = Echo::new();
+    let waiting = Arc::clone(&first.waiting);
+    let lost = worker(&server.url(), first, 1, Arc::new(Notify::new())).await;
+    let remote = provider(&server.url()).await;
+    let run = remote.start(request("WAIT job")).await.unwrap();
+    waiting.notified().await;
+    lost.abort();
+    let _second = worker(&server.url(), Echo::new(), 1, Arc::new(Notify::new())).await;
+    let (_, outcome) = collect(run).await;
+    assert_eq!(outcome.status, StopReason::Failed);
+    assert_eq!(
+        outcome.diagnostic.as_deref(),
+        Some(
+            "the job was tried 1 times and no attempt finished: each time the worker holding it stopped answering for the ack wait (1000 ms)"
+        )
+    );
+    assert_eq!(queued(&server.url()).await, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_restart_keeps_the_queued_jobs() {
+    let mut server = NatsServer::start().unwrap();
+    let stop = Arc::new(Notify::new());
+    let announcer = worker(&server.url(), Echo::new(), 3, Arc::clone(&stop)).await;
+    stop.notify_one();
+    announcer.await.unwrap();
+    let remote = provider(&server.url()).await;
+    let run = remote.start(request("kept")).await.unwrap();
+    server.restart().unwrap();
+    assert_eq!(queued(&server.url()).await, 1);
+    let _worker = worker(&server.url(), Echo::new(), 3, Arc::new(Notify::new())).await;
+    let (events, outcome) = collect(run).await;
+    assert_eq!(texts(&events), vec!["got: kept".to_owned()]);
+    assert_eq!(outcome.text, "done: kept");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wrong_credential_or_a_row_nobody_serves_is_a_coded_error() {
+    let server = NatsServer::start_with(&["--auth", "right-token-0123"]).unwrap();
+    let wrong = NatsProvider::connect(
+        "remote",
+        NatsConfig::new(server.url(), "echo"),
+        Auth::Token("wrong-token-0123".to_owned()),
+    )
+    .await
+    .unwrap_err();
+    assert!(matches!(wrong, Error::Unauthorized { .. }), "{wrong:?}");
+    assert_eq!(
+        subagent_core::Error::from(wrong).code(),
+        ErrorCode::Unauthorized
+    );
+    let nobody = NatsProvider::connect(
+        "remote",
+        NatsConfig::new(server.url(), "echo"),
+        Auth::Token("right-token-0123".to_owned()),
+    )
+    .await
+    .unwrap_err();
+    assert!(matches!(nobody, Error::NoWorker { .. }), "{nobody:?}");
+    assert_eq!(
+        subagent_core::Error::from(nobody).code(),
+        ErrorCode::SpawnFailed
+    );
+}
