@@ -160,7 +160,8 @@ impl McpServer {
     }
 
     /// [`serve`](Self::serve), or until `stop` resolves (a signal): then the runs are
-    /// cancelled as when the client goes away, and this returns once they have ended.
+    /// cancelled, the calls they served answer with their cancelled outcome, the connection is
+    /// closed, and this returns once every run has ended.
     pub async fn serve_until<R, W>(
         self,
         reader: R,
@@ -173,37 +174,55 @@ impl McpServer {
     {
         let shared = Arc::clone(&self.shared);
         let reader = eof::CancelOnEof::new(reader, shared.connection.clone());
-        let outcome = tokio::select! {
-            served = self.serve_inner(reader, writer) => served,
-            () = stop => {
-                tracing::debug!("told to stop: cancelling every run");
-                Ok(())
+        let mut stop = std::pin::pin!(stop);
+        let started = tokio::select! {
+            started = ServiceExt::serve(self, (reader, writer)) => started,
+            () = &mut stop => {
+                shared.finish().await;
+                return Ok(());
             }
         };
-        // The client is gone (or never came, or we were told to stop): nothing it started may
-        // go on.
-        shared.connection.cancel();
-        shared.calls.close();
-        shared.calls.wait().await;
-        tracing::debug!("every run the MCP client started has ended");
-        outcome
-    }
-
-    /// Runs the protocol until the client's input ends.
-    async fn serve_inner<R, W>(self, reader: R, writer: W) -> Result<()>
-    where
-        R: AsyncRead + Unpin + Send + 'static,
-        W: AsyncWrite + Unpin + Send + 'static,
-    {
-        let running = ServiceExt::serve(self, (reader, writer))
-            .await
-            .map_err(|error| Error::Handshake {
-                message: error.to_string(),
-            })?;
-        if let Err(error) = running.waiting().await {
-            tracing::warn!(%error, "the MCP service task failed");
+        let running = match started {
+            Ok(running) => running,
+            Err(error) => {
+                shared.finish().await;
+                return Err(Error::Handshake {
+                    message: error.to_string(),
+                });
+            }
+        };
+        let closing = running.cancellation_token();
+        let mut waiting = std::pin::pin!(running.waiting());
+        tokio::select! {
+            quit = &mut waiting => {
+                if let Err(error) = quit {
+                    tracing::warn!(%error, "the MCP service task failed");
+                }
+            }
+            () = &mut stop => {
+                tracing::debug!("told to stop: cancelling every run");
+                // The calls answer (cancelled) while the connection is still open.
+                shared.finish().await;
+                closing.cancel();
+                if let Err(error) = waiting.await {
+                    tracing::warn!(%error, "the MCP service task failed");
+                }
+            }
         }
+        // The client is gone (or we were told to stop): nothing it started may go on.
+        shared.finish().await;
+        tracing::debug!("every run the MCP client started has ended");
         Ok(())
+    }
+}
+
+impl Shared {
+    /// Cancels every run and waits until every call has ended (each run's provider has stopped
+    /// its process tree by then).
+    async fn finish(&self) {
+        self.connection.cancel();
+        self.calls.close();
+        self.calls.wait().await;
     }
 }
 

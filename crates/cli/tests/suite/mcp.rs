@@ -551,8 +551,8 @@ tools:
     }
 }
 
-/// SIGTERM while a call's child runs a command: the run is cancelled, its command is gone,
-/// and the server exits 0 without answering anything more.
+/// SIGTERM while a call's child runs a command: the run is cancelled (the call answers so),
+/// its command is gone, and the server exits 0.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_cancels_the_runs_going_and_leaves_no_process() {
     let server = subagent_test_support::FakeServer::from_yaml(
@@ -635,9 +635,22 @@ async fn sigterm_cancels_the_runs_going_and_leaves_no_process() {
     let output = child.wait_with_output().await.unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(0), "{stderr}");
-    // Only the initialize answer was written: the cancelled call answers nothing.
+    // The call answered before the server closed: its run was cancelled.
     let stdout = String::from_utf8_lossy(&output.stdout);
-    assert_eq!(stdout.lines().count(), 1, "{stdout}");
+    let lines: Vec<Value> = stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2, "{stdout}");
+    assert_eq!(
+        (
+            &lines[1]["id"],
+            &lines[1]["result"]["isError"],
+            &lines[1]["result"]["_meta"]["status"]
+        ),
+        (&json!(2), &json!(true), &json!("cancelled")),
+        "{stdout}"
+    );
     wait_for("the command to be gone", || {
         processes_with("sleep 314161").is_empty()
     });
