@@ -50,6 +50,10 @@ pub enum Command {
     /// Serve the preset's delegation tools to an MCP client (Claude Code, Codex, an editor) on
     /// stdin/stdout, one MCP tool per row, until stdin closes; logs on stderr (docs/mcp.md).
     Mcp(McpArgs),
+    /// Run the preset's providers for `nats` rows elsewhere: pull jobs from a NATS JetStream
+    /// work queue, run each through the preset's registry, publish its events, until
+    /// SIGTERM/SIGINT, which drains; logs on stderr (docs/nats.md).
+    Worker(WorkerArgs),
     /// Check a preset file or print the JSON Schema of the format.
     #[command(subcommand)]
     Preset(PresetCommand),
@@ -240,6 +244,44 @@ pub struct McpArgs {
     /// provider's row and agent type say). No argument of an MCP call loosens it.
     #[arg(long, value_parser = parse_mode)]
     pub permission_mode: Option<subagent_core::PermissionMode>,
+}
+
+#[derive(Debug, Args)]
+pub struct WorkerArgs {
+    #[command(flatten)]
+    pub preset: RunnableArgs,
+    /// The NATS server's URL (nats://host:4222); JetStream must be enabled (nats-server -js).
+    #[arg(long, value_name = "URL")]
+    pub nats: String,
+    /// The most jobs run at once.
+    #[arg(long, default_value_t = 1)]
+    pub concurrency: usize,
+    /// The server's token is this environment variable's value (never on the command line).
+    #[arg(long, value_name = "VAR", conflicts_with_all = ["user_env", "password_env"])]
+    pub token_env: Option<String>,
+    /// The server's user name is this environment variable's value (with --password-env).
+    #[arg(long, value_name = "VAR", requires = "password_env")]
+    pub user_env: Option<String>,
+    /// The server's password is this environment variable's value (with --user-env).
+    #[arg(long, value_name = "VAR", requires = "user_env")]
+    pub password_env: Option<String>,
+    /// The model of in-process children (default: the preset's).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// How long a job whose worker stopped answering waits before another worker runs it,
+    /// in milliseconds (the queue's ack wait; progress acks go out every third of it).
+    #[arg(long, default_value_t = 30_000, value_name = "MS")]
+    pub ack_wait_ms: u64,
+    /// How many times a job is tried before its run fails.
+    #[arg(long, default_value_t = 3)]
+    pub attempts: u32,
+    /// On SIGTERM, how long runs may go on before they are handed back to the queue, in
+    /// seconds.
+    #[arg(long, default_value_t = 30)]
+    pub drain_secs: u64,
+    /// The worker's name in announcements and logs (default: worker-<pid>@<host>).
+    #[arg(long)]
+    pub name: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -52,6 +52,9 @@ pub async fn dispatch(command: Command, factories: &[Arc<dyn ProviderFactory>]) 
         Command::Mcp(args) => crate::mcp::mcp(args, factories)
             .await
             .unwrap_or_else(|r| r.report(false)),
+        Command::Worker(args) => crate::worker::worker(args, factories)
+            .await
+            .unwrap_or_else(|r| r.report(false)),
         Command::Preset(PresetCommand::Validate { file, json }) => validate(&file, json, factories),
         Command::Preset(PresetCommand::Schema) => {
             let schema = subagent_preset::preset_schema_for(factories);

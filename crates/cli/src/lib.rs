@@ -27,6 +27,7 @@ mod render;
 mod serve;
 mod setup;
 mod warnings;
+mod worker;
 
 use std::ffi::OsString;
 use std::process::ExitCode;

@@ -30,11 +30,12 @@ pub fn factories(
         Arc::new(subagent_codex::CodexFactory),
         Arc::new(subagent_acp::AcpFactory),
         Arc::new(subagent_a2a::A2aFactory),
+        Arc::new(subagent_nats::NatsFactory),
     ];
     for factory in extra {
         if factories.iter().any(|known| known.kind() == factory.kind()) {
             return Err(Refusal::invalid(format!(
-                "two provider factories of kind \"{}\": each kind must be given once (built in: spawn, fork, claude-code, codex, acp, a2a)",
+                "two provider factories of kind \"{}\": each kind must be given once (built in: spawn, fork, claude-code, codex, acp, a2a, nats)",
                 factory.kind()
             )));
         }

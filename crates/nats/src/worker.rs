@@ -23,7 +23,7 @@ use async_nats::jetstream::{self, AckKind};
 use futures::StreamExt;
 use subagent_core::CancellationToken;
 use subagent_core::registry::Registry;
-use subagent_core::{Outcome, RunEvent, RunId};
+use subagent_core::{Extensions, Outcome, RunEvent, RunId};
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
@@ -36,7 +36,7 @@ use crate::wire::{
 };
 
 /// How a worker runs.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct WorkerConfig {
     /// The server's URL.
     pub url: String,
@@ -55,6 +55,21 @@ pub struct WorkerConfig {
     pub cwd: PathBuf,
     /// After a stop, how long the runs going may take before they are handed back.
     pub drain: Duration,
+    /// Handed to every run's parent context (the CLI's default model and secrets).
+    pub extensions: Extensions,
+}
+
+impl std::fmt::Debug for WorkerConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WorkerConfig")
+            .field("url", &self.url)
+            .field("name", &self.name)
+            .field("concurrency", &self.concurrency)
+            .field("ack_wait", &self.ack_wait)
+            .field("attempts", &self.attempts)
+            .field("cwd", &self.cwd)
+            .finish_non_exhaustive()
+    }
 }
 
 impl WorkerConfig {
@@ -69,6 +84,7 @@ impl WorkerConfig {
             attempts: 3,
             cwd: cwd.into(),
             drain: Duration::from_secs(30),
+            extensions: Extensions::new(),
         }
     }
 }
@@ -370,7 +386,8 @@ impl JobContext {
             },
         )
         .await;
-        let request = job.request(self.config.cwd.clone());
+        let mut request = job.request(self.config.cwd.clone());
+        request.parent.extensions = self.config.extensions.clone();
         let mut run = match self.registry.start(&job.row, request).await {
             Ok(run) => run,
             Err(error) => {

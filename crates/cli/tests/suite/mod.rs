@@ -16,6 +16,7 @@ mod guide;
 mod lists;
 mod logging;
 mod mcp;
+mod nats;
 mod nesting;
 mod newcomer;
 mod permissions;

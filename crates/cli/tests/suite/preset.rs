@@ -77,7 +77,15 @@ fn schema_is_json_with_every_provider_kind() {
     assert_eq!(output.status.code(), Some(0));
     let schema: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
     let text = schema.to_string();
-    for kind in ["spawn", "fork", "claude-code", "codex", "acp", "a2a"] {
+    for kind in [
+        "spawn",
+        "fork",
+        "claude-code",
+        "codex",
+        "acp",
+        "a2a",
+        "nats",
+    ] {
         assert!(
             text.contains(&format!("\"{kind}\"")),
             "{kind} missing from the schema"

@@ -68,6 +68,7 @@ fn help(project: &Project, command: &TourCommand) {
             "agents",
             "serve",
             "mcp",
+            "worker",
             "preset",
             "help"
         ]
@@ -244,7 +245,8 @@ fn providers_json(project: &Project, command: &TourCommand) {
             ("claude-code", false),
             ("codex", false),
             ("codex-acp", false),
-            ("remote", true)
+            ("remote", true),
+            ("workers", true)
         ]
     );
     let table: Vec<(String, Vec<(String, bool)>)> = readme_capabilities()
@@ -516,17 +518,21 @@ fn docs_cli_names_the_options_each_command_takes() {
             &vec!["acp"],
             &vec!["serve"],
             &vec!["mcp"],
+            &vec!["worker"],
             &vec!["providers"],
             &vec!["agents"],
             &vec!["preset", "validate"],
             &vec!["preset", "schema"],
         ]
     );
-    // "Every command that loads a preset takes `--preset FILE`; `delegate`, `run`, `acp`, `mcp`
-    // and `agents` take `--cwd DIR`; `delegate`, `run`, `acp` and `mcp` take `--offline`."
+    // "Every command that loads a preset takes `--preset FILE`; `delegate`, `run`, `acp`, `mcp`,
+    // `worker` and `agents` take `--cwd DIR`; `delegate`, `run`, `acp`, `mcp` and `worker` take
+    // `--offline`."
     let intro = |command: &[&str]| -> Vec<&'static str> {
         match command {
-            ["delegate"] | ["run"] | ["acp"] | ["mcp"] => vec!["--preset", "--cwd", "--offline"],
+            ["delegate"] | ["run"] | ["acp"] | ["mcp"] | ["worker"] => {
+                vec!["--preset", "--cwd", "--offline"]
+            }
             ["agents"] => vec!["--preset", "--cwd"],
             ["providers"] => vec!["--preset"],
             _ => Vec::new(),

@@ -1,0 +1,252 @@
+//! The `nats` provider kind and `subagent worker` against a real `nats-server` (the pinned
+//! binary, one per test, on 127.0.0.1 with a temporary store): the conformance kit (a worker in
+//! this process serving a spawn row on the fake model server), then a real `subagent worker`
+//! process SIGKILLed mid-run whose job another worker process finishes, seen by a `subagent
+//! delegate` through a preset row `kind: nats`.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStderr, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+use subagent_conformance::{Adapter, StructuredAnswer, ToolCall};
+use subagent_core::agents::StaticAgents;
+use subagent_core::registry::Registry;
+use subagent_core::{ProviderFactory, SubagentProvider};
+use subagent_model::{Model, ModelConfig, ModelKind};
+use subagent_nats::testing::NatsServer;
+use subagent_nats::{Auth, NatsConfig, NatsFactory, NatsProvider, Worker, WorkerConfig};
+use subagent_runtime::{
+    DelegationTool, DelegationToolConfig, PermissionPolicy, SessionStore, Tool,
+};
+use subagent_spawn::{SpawnConfig, SpawnProvider};
+use subagent_test_support::FakeServer;
+use tempfile::TempDir;
+
+use super::support::{fake_preset, stderr, stdout};
+
+fn model(server: &FakeServer) -> Arc<dyn Model> {
+    let mut config =
+        ModelConfig::new(ModelKind::Anthropic, "fake-model").with_base_url(server.url());
+    config.retry.max_retries = 0;
+    subagent_model::build_with_env(&config, |_| Some("test-key".to_owned())).unwrap()
+}
+
+/// The worker's registry: one spawn row (`spawn`: may write, keeps transcripts, can delegate
+/// to a second spawn provider) on the fake model server.
+fn registry(server: &FakeServer, sessions: &Path) -> Registry {
+    let model = model(server);
+    let nested = Registry::new();
+    nested
+        .register(Arc::new(SpawnProvider::new(
+            "nested",
+            Arc::clone(&model),
+            SpawnConfig::default(),
+        )))
+        .unwrap();
+    let delegation: Arc<dyn Tool> = Arc::new(DelegationTool::new(
+        DelegationToolConfig::new("nested"),
+        Arc::new(nested),
+        Arc::new(StaticAgents::default()),
+    ));
+    let registry = Registry::with_max_depth(3);
+    registry
+        .register(Arc::new(
+            SpawnProvider::new("spawn", model, SpawnConfig::default())
+                .with_permissions(PermissionPolicy::bypass())
+                .with_tools([delegation])
+                .with_sessions(SessionStore::new(sessions)),
+        ))
+        .unwrap();
+    registry
+}
+
+struct Workers {
+    dir: TempDir,
+    sessions: TempDir,
+    servers: Mutex<Vec<NatsServer>>,
+}
+
+impl Adapter for Workers {
+    fn factory(&self) -> Arc<dyn ProviderFactory> {
+        Arc::new(NatsFactory)
+    }
+
+    fn provider(&self, server: &FakeServer) -> Arc<dyn SubagentProvider> {
+        let nats = NatsServer::start().unwrap();
+        let url = nats.url();
+        self.servers.lock().unwrap().push(nats);
+        let registry = Arc::new(registry(server, self.sessions.path()));
+        let cwd = self.dir.path().to_path_buf();
+        let provider = tokio::task::block_in_place(|| {
+            tokio::runtime::Handle::current().block_on(async {
+                let mut config = WorkerConfig::new(&url, cwd);
+                config.concurrency = 4;
+                let worker = Worker::connect(registry, config).await.unwrap();
+                tokio::spawn(worker.run(std::future::pending()));
+                NatsProvider::connect("workers", NatsConfig::new(&url, "spawn"), Auth::None)
+                    .await
+                    .unwrap()
+            })
+        });
+        Arc::new(provider)
+    }
+
+    fn workdir(&self) -> PathBuf {
+        self.dir.path().to_path_buf()
+    }
+
+    fn write_call(&self, file: &str, text: &str) -> Option<ToolCall> {
+        Some(ToolCall::new(
+            "write_file",
+            json!({"path": file, "content": text}),
+        ))
+    }
+
+    fn structured_answer(&self) -> StructuredAnswer {
+        StructuredAnswer::Tool("structured_output".to_owned())
+    }
+
+    fn delegate_call(&self, prompt: &str) -> Option<ToolCall> {
+        Some(ToolCall::new(
+            "subagent",
+            json!({"prompt": prompt, "description": "nested"}),
+        ))
+    }
+}
+
+mod conformance {
+    use super::Workers;
+
+    subagent_conformance::suite!(Workers {
+        dir: tempfile::tempdir().unwrap(),
+        sessions: tempfile::tempdir().unwrap(),
+        servers: std::sync::Mutex::new(Vec::new()),
+    });
+}
+
+const SCENARIOS: &str = r#"
+- name: gated
+  match: "GATED"
+  steps:
+    - text: "working"
+      tool_calls: [{name: ls, input: {}}]
+    - wait_gate: go
+      text: "done"
+"#;
+
+/// `subagent worker` on `nats` with `preset`, its ack wait 1 s; returns once it announced its
+/// rows (its first line on stderr). Its stdout stays empty.
+fn start_worker(home: &Path, preset: &Path, nats: &str) -> (Child, BufReader<ChildStderr>) {
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("subagent"))
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("FAKE_KEY", "test-key")
+        .current_dir(home)
+        .args([
+            "worker",
+            "--nats",
+            nats,
+            "--ack-wait-ms",
+            "1000",
+            "--preset",
+        ])
+        .arg(preset)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    assert!(
+        line.starts_with("subagent worker: rows spawn, fork on "),
+        "not ready: {line}"
+    );
+    (child, stderr)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sigkilled_workers_job_is_finished_by_another_worker_under_the_same_run() {
+    let nats = NatsServer::start().unwrap();
+    let model = FakeServer::from_yaml(SCENARIOS).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let worker_dir = dir.path().join("worker");
+    std::fs::create_dir_all(&worker_dir).unwrap();
+    let worker_preset = fake_preset(&worker_dir, &model.url(), "");
+    let (mut first, _first_stderr) = start_worker(&worker_dir, &worker_preset, &nats.url());
+    let caller_dir = dir.path().join("caller");
+    std::fs::create_dir_all(&caller_dir).unwrap();
+    let row = format!(
+        "  - name: workers\n    kind: nats\n    config:\n      url: {}\n      row: spawn\n",
+        nats.url()
+    );
+    let caller_preset = fake_preset(&caller_dir, &model.url(), &row);
+    let home = caller_dir.clone();
+    let delegate = tokio::task::spawn_blocking(move || {
+        super::support::subagent(&home)
+            .env("FAKE_KEY", "test-key")
+            .args(["delegate", "--json", "--provider", "workers", "--preset"])
+            .arg(&caller_preset)
+            .arg("GATED: work until told")
+            .output()
+            .unwrap()
+    });
+    // The first worker's child is waiting on the gate (its second model request): kill it.
+    model.wait_requests(2).await;
+    first.kill().unwrap();
+    first.wait().unwrap();
+    let (second, second_stderr) = start_worker(&worker_dir, &worker_preset, &nats.url());
+    // The job comes back after the ack wait; the second worker's child reaches the gate.
+    model.wait_requests(4).await;
+    model.gate("go").open();
+    let output = tokio::time::timeout(Duration::from_secs(120), delegate)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let lines: Vec<Value> = stdout(&output)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let said: Vec<String> = lines
+        .iter()
+        .filter_map(|line| match line["type"].as_str() {
+            Some("text") => Some(format!("text: {}", line["text"].as_str().unwrap_or(""))),
+            Some("progress") => Some(format!(
+                "progress: {}",
+                line["message"].as_str().unwrap_or("")
+            )),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        said,
+        vec![
+            "text: working".to_owned(),
+            "progress: attempt 1 was lost (its worker stopped answering): its events above are superseded; attempt 2 runs the task again from the start".to_owned(),
+            "text: working".to_owned(),
+            "text: done".to_owned(),
+        ]
+    );
+    let outcome = lines.last().unwrap();
+    assert_eq!(
+        (
+            outcome["type"].as_str(),
+            outcome["status"].as_str(),
+            outcome["text"].as_str()
+        ),
+        (Some("outcome"), Some("completed"), Some("done"))
+    );
+    // SIGTERM drains the second worker: it holds nothing, so it stops at once.
+    let (code, out, rest) =
+        tokio::task::spawn_blocking(move || super::serve::stop(second, second_stderr))
+            .await
+            .unwrap();
+    assert_eq!((code, out.as_str()), (Some(0), ""), "{rest}");
+}
