@@ -22,6 +22,7 @@
 //! not told again.
 
 pub mod dir;
+mod output;
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
@@ -30,12 +31,11 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use futures::StreamExt;
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::json;
 use subagent_core::{
     CancellationToken, Outcome, Run, RunEmitter, RunEvent, RunEvents, RunId, StopReason,
 };
 use subagent_process::{Process, Secrets, StopCause};
-use tokio::io::AsyncWriteExt;
 
 use crate::tools::bash_report;
 
@@ -247,6 +247,7 @@ impl Inner {
 }
 
 pub use dir::{TASK_RETENTION, TaskDir};
+use output::OutputFile;
 
 /// Where a table's output files go.
 enum Place {
@@ -723,54 +724,6 @@ impl TaskTable {
             .collect();
         for id in running {
             self.wait(id, Duration::MAX).await;
-        }
-    }
-}
-
-/// A task's output file, buffered; flushed at each turn end and at the end.
-struct OutputFile {
-    path: PathBuf,
-    writer: tokio::io::BufWriter<tokio::fs::File>,
-    failed: bool,
-}
-
-impl OutputFile {
-    /// Creates `<dir>/<id>.jsonl` (and `dir`, mode 0700); `None` (with a warning) when it
-    /// cannot: the task runs without one.
-    fn create(dir: &Path, id: RunId) -> Option<Self> {
-        use std::os::unix::fs::DirBuilderExt;
-        let path = dir.join(format!("{id}.jsonl"));
-        let created = std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)
-            .and_then(|()| std::fs::File::create(&path));
-        match created {
-            Ok(file) => Some(Self {
-                writer: tokio::io::BufWriter::new(tokio::fs::File::from_std(file)),
-                path,
-                failed: false,
-            }),
-            Err(error) => {
-                tracing::warn!(path = %path.display(), %error, "cannot create a task's output file");
-                None
-            }
-        }
-    }
-
-    async fn write(&mut self, secrets: &Secrets, line: &Value, flush: bool) {
-        if self.failed {
-            return;
-        }
-        let line = format!("{line}\n");
-        let line = secrets.redact(&line);
-        let mut result = self.writer.write_all(line.as_bytes()).await;
-        if flush && result.is_ok() {
-            result = self.writer.flush().await;
-        }
-        if let Err(error) = result {
-            tracing::warn!(path = %self.path.display(), %error, "cannot write a task's output file");
-            self.failed = true;
         }
     }
 }
