@@ -144,10 +144,66 @@ fn tree_and_group_of(
     found
 }
 
-/// Records the child's current tree (before the polite signal may kill its top).
+/// Records the child's current tree (before the polite signal may kill its top): walked down
+/// from the leader through `/proc/<pid>/task/*/children`, which costs what the tree has, not
+/// what the machine runs; where the kernel offers no such files, from a whole `/proc` snapshot
+/// with the leader's process group. (Under a guardian, a child subreaper, the walk is the whole
+/// tree; without one, an orphan re-parented to init before the stop is not recorded, but while
+/// it stays in the group the kill still finds it.)
 pub(crate) fn survey(leader: Pid, known: &mut Known) {
-    let found = tree_and_group(leader.as_raw_pid(), known, &snapshot());
-    known.0.extend(found);
+    let raw = leader.as_raw_pid();
+    match tree_by_children(raw) {
+        Some(found) => known.0.extend(found),
+        None => {
+            let found = tree_and_group(raw, known, &snapshot());
+            known.0.extend(found);
+        }
+    }
+}
+
+/// `root` and its descendants with their start times, from the kernel's children files; `None`
+/// when `root`'s cannot be read (gone, or a kernel without them).
+fn tree_by_children(root: i32) -> Option<Vec<(i32, u64)>> {
+    std::fs::read_to_string(format!("/proc/{root}/task/{root}/children")).ok()?;
+    let mut found = Vec::new();
+    let mut stack = vec![root];
+    while let Some(pid) = stack.pop() {
+        let Some(start) = start_of(pid) else {
+            continue;
+        };
+        found.push((pid, start));
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+            continue;
+        };
+        for task in tasks.flatten() {
+            if let Ok(text) = std::fs::read_to_string(task.path().join("children")) {
+                stack.extend(
+                    text.split_whitespace()
+                        .filter_map(|c| c.parse::<i32>().ok()),
+                );
+            }
+        }
+    }
+    Some(found)
+}
+
+/// The start time of process `pid` (with the pid, its identity); `None` when there is none.
+fn start_of(pid: i32) -> Option<u64> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    parse_stat(&text).map(|row| row.start)
+}
+
+/// Whether nothing can be left of a reaped leader's tree: its process group is empty and no
+/// known process lives on under the same identity — what [`kill_leftovers`] would look for
+/// (the group, live known processes and their descendants), found without a `/proc` snapshot.
+fn nothing_left(leader: Pid, known: &Known) -> bool {
+    matches!(
+        rustix::process::test_kill_process_group(leader),
+        Err(rustix::io::Errno::SRCH)
+    ) && known
+        .0
+        .iter()
+        .all(|(pid, start)| start_of(*pid) != Some(*start))
 }
 
 /// Kills the child's whole tree: every descendant of `leader` (also those that left its process
@@ -166,6 +222,9 @@ pub(crate) fn kill_leftovers(leader: Pid, known: &Known) {
 }
 
 fn kill_all(leader: Pid, with_leader: bool, known: &Known) {
+    if !with_leader && nothing_left(leader, known) {
+        return;
+    }
     let raw_leader = leader.as_raw_pid();
     freeze_then_kill(|| {
         tree_and_group_of(raw_leader, with_leader, known, &snapshot())
