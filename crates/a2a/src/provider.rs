@@ -346,3 +346,70 @@ impl ProviderFactory for A2aFactory {
         )?))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    use super::*;
+
+    fn card(extension: Option<Value>, streaming: bool) -> AgentCard {
+        let mut card = json!({
+            "name": "peer", "description": "d", "version": "1",
+            "supportedInterfaces": [
+                {"url": "http://127.0.0.1:9/rest", "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"},
+                {"url": "http://127.0.0.1:9/a2a", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
+            "capabilities": {"streaming": streaming},
+            "skills": [{"id": "echo", "name": "Echo", "description": "", "tags": []}],
+        });
+        if let Some(params) = extension {
+            card["capabilities"]["extensions"] =
+                json!([{"uri": crate::EXTENSION_URI, "params": params}]);
+        }
+        serde_json::from_value(card).unwrap()
+    }
+
+    #[test]
+    fn the_table_is_the_skills_row_cut_to_what_the_wire_carries_or_nothing_for_a_plain_peer() {
+        let mut fork = Capabilities::NONE;
+        fork.output_schema = true;
+        fork.isolation = true;
+        fork.inherits_parent_context = true;
+        let params = json!({"maxDepth": 3, "skills": [
+            {"skill": "subagent", "kind": "row", "provider": "spawn", "capabilities": Capabilities::ALL},
+            {"skill": "forked", "kind": "row", "provider": "fork", "capabilities": fork}]});
+        let config = |skill: Option<&str>| A2aConfig {
+            skill: skill.map(str::to_owned),
+            ..A2aConfig::new("http://127.0.0.1:9")
+        };
+        let ours = card(Some(params), true);
+        let first = freeze(&ours, &config(None)).unwrap();
+        assert_eq!(
+            (
+                first.endpoint.as_str(),
+                first.skill.as_deref(),
+                first.ours,
+                first.capabilities
+            ),
+            ("http://127.0.0.1:9/a2a", Some("subagent"), true, CARRIED)
+        );
+        let mut expected = Capabilities::NONE;
+        expected.output_schema = true;
+        assert_eq!(
+            freeze(&ours, &config(Some("forked"))).unwrap().capabilities,
+            expected
+        );
+        let missing = freeze(&ours, &config(Some("nope"))).unwrap_err();
+        assert!(
+            missing.to_string().contains("skills: subagent, forked"),
+            "{missing}"
+        );
+
+        let plain = freeze(&card(None, true), &config(Some("echo"))).unwrap();
+        assert_eq!((plain.ours, plain.capabilities), (false, PLAIN));
+        assert!(freeze(&card(None, true), &config(Some("nope"))).is_err());
+        let silent = freeze(&card(None, false), &config(None)).unwrap_err();
+        assert!(silent.to_string().contains("does not stream"), "{silent}");
+    }
+}

@@ -156,9 +156,8 @@ pub async fn serve(
     config.body_limit = args.max_body;
     config.drain_deadline = Duration::from_secs(args.drain_secs);
     let stop = stop_signal();
-    let listener = tokio::net::TcpListener::bind(addr)
-        .await
-        .map_err(|error| Refusal::invalid(format!("--listen {addr}: {error}")))?;
+    let listener =
+        listen(addr).map_err(|error| Refusal::invalid(format!("--listen {addr}: {error}")))?;
     let bound = listener
         .local_addr()
         .map_err(|error| Refusal::invalid(format!("--listen {addr}: {error}")))?;
@@ -185,4 +184,18 @@ fn announce(addr: SocketAddr, skills: &[Skill], cwd: &Path) {
         names.join(", "),
         cwd.display()
     );
+}
+
+/// The listening socket, its backlog 4096 (the kernel caps it at its `somaxconn`): with tokio's
+/// default of 1,024, 1,000 clients connecting at once overflowed the accept queue and the
+/// dropped ones came back only after the kernel's 1 s SYN retransmit (docs/performance.md).
+fn listen(addr: SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
+    let socket = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(4096)
 }

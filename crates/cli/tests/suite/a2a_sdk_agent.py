@@ -10,6 +10,8 @@ until SIGTERM. What it does with a message's text:
   (`echo: <x>`, then ` (more)` appended), then completed.
 - `DATA`: the artifact `answer` with a data part `{"answer": 42}`, then completed.
 - `SLOW`: working, then waits until cancelled (its cancel publishes TASK_STATE_CANCELED).
+- `WAIT <ms>`: working, then after `ms` milliseconds the artifact `answer` and completed (the
+  concurrency benchmark, `crates/server/benches/concurrent.rs`).
 - anything else: failed, with a status message saying so.
 """
 
@@ -48,6 +50,11 @@ class Agent(AgentExecutor):
             await updater.start_work()
             await updater.add_artifact([new_data_part({"answer": 42})], artifact_id="answer", name="answer")
             await updater.complete()
+        elif text.startswith("WAIT "):
+            await updater.start_work()
+            await asyncio.sleep(int(text[len("WAIT "):]) / 1000)
+            await updater.add_artifact([new_text_part("waited")], artifact_id="answer", name="answer")
+            await updater.complete()
         elif text == "SLOW":
             await updater.start_work(updater.new_agent_message([new_text_part("waiting")]))
             await asyncio.Event().wait()
@@ -64,7 +71,7 @@ async def main():
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
-    sock.listen(128)
+    sock.listen(4096)
     port = sock.getsockname()[1]
     base = f"http://127.0.0.1:{port}"
     card = AgentCard(
@@ -82,7 +89,7 @@ async def main():
     handler = DefaultRequestHandler(Agent(), InMemoryTaskStore(), card)
     routes = create_agent_card_routes(card) + create_jsonrpc_routes(handler, "/a2a")
     app = Starlette(routes=routes)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", backlog=4096))
     print(f"PORT {port}", flush=True)
     await server.serve(sockets=[sock])
 
