@@ -359,6 +359,16 @@ pub trait Conversation {
     fn newest_first(&self) -> impl Iterator<Item = &Message>;
 }
 
+/// The text of the newest tool result in `messages`, if any.
+pub(crate) fn newest_tool_result<C: Conversation + ?Sized>(messages: &C) -> Option<String> {
+    messages.newest_first().find_map(|message| {
+        message.content.iter().rev().find_map(|block| match block {
+            subagent_session::ContentBlock::ToolResult { content, .. } => Some(content.to_text()),
+            _ => None,
+        })
+    })
+}
+
 impl Conversation for [Message] {
     fn len(&self) -> usize {
         <[Message]>::len(self)

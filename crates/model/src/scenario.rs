@@ -199,6 +199,10 @@ pub struct Step {
     /// The text.
     #[serde(default)]
     pub text: Option<String>,
+    /// Append the text of the conversation's newest tool result to the text (a scripted
+    /// model repeating what a tool, or another agent, answered).
+    #[serde(default)]
+    pub text_from_tool_result: bool,
     /// Wait for this gate after the text (the answer has started).
     #[serde(default)]
     pub wait_gate_mid: Option<String>,
@@ -620,7 +624,14 @@ impl Scenarios {
                 step,
             });
         };
-        let mut plan = spec.plan(name, step, messages.len());
+        let mut plan = if spec.text_from_tool_result {
+            let mut spec = spec.clone();
+            let echoed = crate::messages::newest_tool_result(messages).unwrap_or_default();
+            spec.text = Some(spec.text.unwrap_or_default() + &echoed);
+            spec.plan(name, step, messages.len())
+        } else {
+            spec.plan(name, step, messages.len())
+        };
         // Count attempts per step so `error.times` can let later attempts through.
         let hits = {
             let mut hits = self.hits.lock().unwrap_or_else(PoisonError::into_inner);

@@ -78,6 +78,54 @@ async fn replays_a_scenario_deterministically() {
     assert_eq!(runs[0], runs[1]);
 }
 
+/// `text_from_tool_result`: the answer repeats what the newest tool result said.
+#[tokio::test]
+async fn a_step_can_repeat_the_newest_tool_result() {
+    let scenarios = Scenarios::from_yaml(
+        r#"
+- match: "ask"
+  steps:
+    - tool_calls: [{id: call_1, name: other_agent, input: {}}]
+    - {text: "It said: ", text_from_tool_result: true}
+"#,
+    )
+    .unwrap();
+    let model = ScriptedModel::new("demo", scenarios);
+    let mut messages = vec![Message::user("ask the other agent")];
+    let first = collect(
+        model
+            .stream(
+                subagent_model::ModelRequest::new("demo", messages.clone()),
+                CancellationToken::new(),
+            )
+            .await
+            .unwrap(),
+    )
+    .await
+    .unwrap();
+    messages.push(first.message);
+    messages.push(Message::new(
+        Role::User,
+        vec![ContentBlock::tool_result(
+            "call_1",
+            "the other answer",
+            false,
+        )],
+    ));
+    let second = collect(
+        model
+            .stream(
+                subagent_model::ModelRequest::new("demo", messages),
+                CancellationToken::new(),
+            )
+            .await
+            .unwrap(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(second.message.text(), "It said: the other answer");
+}
+
 #[tokio::test(start_paused = true)]
 async fn delays_follow_tokio_time() {
     let model = scripted();
