@@ -340,7 +340,8 @@ tools:
     - tool_calls:
         - name: mcp__subagents__codex
           input: {prompt: "codex, what is the password?", description: "ask codex"}
-    - text: "claude got its answer from codex"
+    # claude's model repeats what our tool answered: codex's answer reaches claude's result.
+    - {text: "claude got its answer from codex: ", text_from_tool_result: true}
 - name: codex-child
   match: "codex, what is the password"
   steps:
@@ -413,7 +414,11 @@ tools:
         let result = output.lines.last().unwrap();
         assert_eq!(result["type"], "result");
         assert_eq!(result["is_error"], false);
-        assert_eq!(result["result"], "claude got its answer from codex");
+        let final_text = result["result"].as_str().unwrap();
+        assert!(
+            final_text.starts_with("claude got its answer from codex: codex-says-swordfish"),
+            "{final_text}"
+        );
         // The real codex ran (its request reached the server), and claude's last request
         // carried codex's answer to its model.
         let requests = server.model_requests();
@@ -442,7 +447,8 @@ tools:
         - name: claude_code
           namespace: mcp__subagents
           input: {prompt: "claude, what is the password?", description: "ask claude"}
-    - text: "codex got its answer from claude"
+    # codex's model repeats what our tool answered: claude's answer reaches codex's message.
+    - {text: "codex got its answer from claude: ", text_from_tool_result: true}
 - name: claude-child
   match: "claude, what is the password"
   steps:
@@ -525,7 +531,13 @@ tools:
             .iter()
             .rfind(|line| line["item"]["type"] == "agent_message")
             .unwrap();
-        assert_eq!(last["item"]["text"], "codex got its answer from claude");
+        let final_text = last["item"]["text"].as_str().unwrap();
+        // (codex hands its model the tool's output under a "Wall time: …" header.)
+        assert!(
+            final_text.starts_with("codex got its answer from claude: ")
+                && final_text.contains("\nclaude-says-swordfish"),
+            "{final_text}"
+        );
         // The real claude ran, and codex's last request carried claude's answer to its model.
         let requests = server.model_requests();
         assert!(
