@@ -66,6 +66,7 @@ pub struct Peer {
 fn client(connect: Duration) -> std::result::Result<reqwest::Client, String> {
     reqwest::Client::builder()
         .connect_timeout(connect)
+        .tcp_nodelay(true)
         .build()
         .map_err(|error| format!("cannot make an HTTP client: {error}"))
 }

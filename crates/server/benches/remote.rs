@@ -2,8 +2,9 @@
 //! the same spawn child on the offline scripted model (one model call, no network to a model),
 //! started directly through the `Registry` (`local`) and through `subagent serve`'s server over
 //! loopback HTTP, a blocking `SendMessage` from a reqwest client with a kept-alive connection
-//! (`remote`). The difference of the two medians is the latency the A2A layer adds (issue 14's
-//! goal: at most 2 ms).
+//! (`remote`), and through the `a2a` provider in front of that server (`provider`: what a preset
+//! row `kind: a2a` pays, a streaming message and its events). The difference of the medians is
+//! the latency the A2A layer adds (issue 14's goal: at most 2 ms).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -28,6 +29,7 @@ struct Setup {
     registry: Arc<Registry>,
     client: reqwest::Client,
     url: String,
+    base: String,
     dir: tempfile::TempDir,
 }
 
@@ -62,7 +64,8 @@ fn setup() -> Setup {
     let listener = runtime
         .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
         .unwrap();
-    let url = format!("http://{}/a2a", listener.local_addr().unwrap());
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let url = format!("{base}/a2a");
     let server = Server::new(Arc::clone(&registry), skills, config);
     runtime.spawn(server.serve(listener, std::future::pending()));
     Setup {
@@ -70,6 +73,7 @@ fn setup() -> Setup {
         registry,
         client: reqwest::Client::new(),
         url,
+        base,
         dir,
     }
 }
@@ -109,6 +113,29 @@ fn remote(bencher: divan::Bencher) {
                 response["result"]["task"]["status"]["state"],
                 "TASK_STATE_COMPLETED"
             );
+        });
+    });
+}
+
+#[divan::bench(sample_count = 200)]
+fn provider(bencher: divan::Bencher) {
+    let setup = setup();
+    let remote = setup.runtime.block_on(async {
+        subagent_a2a::A2aProvider::connect(
+            "remote",
+            subagent_a2a::A2aConfig::new(&setup.base),
+            subagent_a2a::Token::new("bench-token"),
+        )
+        .await
+        .unwrap()
+    });
+    let local = Registry::new();
+    local.register(Arc::new(remote)).unwrap();
+    bencher.bench_local(|| {
+        setup.runtime.block_on(async {
+            let request = StartRequest::new("HELLO", setup.dir.path());
+            let run = local.start("remote", request).await.unwrap();
+            assert_eq!(run.outcome().await.status, StopReason::Completed);
         });
     });
 }
