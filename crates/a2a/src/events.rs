@@ -192,3 +192,126 @@ fn outcome_of(metadata: Option<&crate::types::Metadata>) -> Option<Outcome> {
     let value: &Value = metadata_get(metadata, "outcome")?;
     serde_json::from_value(value.clone()).ok()
 }
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    use super::*;
+
+    fn read(ours: bool, events: serde_json::Value) -> (Vec<RunEvent>, Assembly) {
+        let mut assembly = Assembly::new(ours);
+        let events: Vec<StreamResponse> = serde_json::from_value(events).unwrap();
+        let run_events = events
+            .iter()
+            .flat_map(|event| assembly.take(event))
+            .collect();
+        (run_events, assembly)
+    }
+
+    fn status(state: &str, text: Option<&str>) -> serde_json::Value {
+        let mut status = json!({"state": state});
+        if let Some(text) = text {
+            status["message"] =
+                json!({"messageId": "s", "role": "ROLE_AGENT", "parts": [{"text": text}]});
+        }
+        json!({"statusUpdate": {"taskId": "t1", "contextId": "c1", "status": status}})
+    }
+
+    #[test]
+    fn a_plain_agents_interrupted_or_refused_task_fails_saying_why() {
+        let task = json!({"task": {"id": "t1", "contextId": "c1", "status": {"state": "TASK_STATE_SUBMITTED"}}});
+        let (events, asked) = read(
+            false,
+            json!([
+                task,
+                status("TASK_STATE_INPUT_REQUIRED", Some("which branch?"))
+            ]),
+        );
+        let question = RunEvent::Progress {
+            message: "which branch?".to_owned(),
+        };
+        assert_eq!(
+            (events, asked.ended(), asked.read),
+            (vec![question], true, 2)
+        );
+        let outcome = asked.outcome("p");
+        assert_eq!(
+            (
+                outcome.status,
+                outcome.diagnostic.as_deref(),
+                outcome.session
+            ),
+            (
+                StopReason::Failed,
+                Some(
+                    "the agent stopped in TASK_STATE_INPUT_REQUIRED and waits for an answer a \
+                     delegated run cannot give: which branch?"
+                ),
+                None
+            )
+        );
+        let (_, rejected) = read(false, json!([task, status("TASK_STATE_REJECTED", None)]));
+        assert_eq!(
+            rejected.outcome("p").diagnostic.as_deref(),
+            Some("the agent ended the task TASK_STATE_REJECTED")
+        );
+        let (_, canceled) = read(false, json!([task, status("TASK_STATE_CANCELED", None)]));
+        assert_eq!(canceled.outcome("p").status, StopReason::Cancelled);
+        // A direct answer: a stream of one message.
+        let (_, answered) = read(
+            false,
+            json!([{"message": {"messageId": "m", "role": "ROLE_AGENT", "parts": [{"text": "42"}]}}]),
+        );
+        assert_eq!(
+            (answered.ended(), answered.outcome("p").text.as_str()),
+            (true, "42")
+        );
+    }
+
+    #[test]
+    fn a_serve_peers_events_pass_through_and_its_outcome_names_the_remote_task() {
+        let event = |event: serde_json::Value| {
+            json!({"statusUpdate": {"taskId": "t1", "contextId": "c1",
+                "status": {"state": "TASK_STATE_WORKING"},
+                "metadata": {crate::EXTENSION_URI: {"event": event}}}})
+        };
+        let outcome = json!({"status": "completed", "text": "done", "usage": {},
+            "session": {"provider": "spawn", "id": "s1"}});
+        let (events, assembly) = read(
+            true,
+            json!([
+                {"task": {"id": "t1", "contextId": "c1", "status": {"state": "TASK_STATE_SUBMITTED"}}},
+                event(json!({"type": "started", "run_id": "00000000-0000-0000-0000-000000000001", "provider": "spawn", "description": "d"})),
+                event(json!({"type": "text", "text": "done"})),
+                {"artifactUpdate": {"taskId": "t1", "contextId": "c1",
+                    "artifact": {"artifactId": "result", "parts": [{"text": "done"}]}}},
+                {"statusUpdate": {"taskId": "t1", "contextId": "c1",
+                    "status": {"state": "TASK_STATE_COMPLETED"},
+                    "metadata": {crate::EXTENSION_URI: {"outcome": outcome}}}},
+            ]),
+        );
+        assert_eq!(
+            events,
+            [RunEvent::Text {
+                text: "done".to_owned(),
+                parent_tool_use_id: None
+            }]
+        );
+        let outcome = assembly.outcome("remote");
+        assert_eq!(
+            (outcome.status, outcome.text.as_str(), outcome.session),
+            (
+                StopReason::Completed,
+                "done",
+                Some(SessionRef {
+                    provider: "remote".to_owned(),
+                    id: "t1".to_owned(),
+                    cwd: None,
+                    transcript: None
+                })
+            )
+        );
+    }
+}
