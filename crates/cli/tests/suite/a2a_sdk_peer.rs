@@ -154,4 +154,29 @@ async fn our_provider_sends_streams_and_cancels_on_the_official_python_sdks_agen
         states.contains(&"TASK_STATE_CANCELED") && !states.contains(&"TASK_STATE_WORKING"),
         "the agent's tasks: {states:?}"
     );
+
+    // A preset row `kind: a2a` in front of the same agent, from the command line.
+    let row = format!("  - name: sdk\n    kind: a2a\n    config: {{url: \"{base}\"}}\n");
+    let preset = super::support::fake_preset(dir.path(), "http://127.0.0.1:9", &row);
+    let home = dir.path().to_path_buf();
+    let output = tokio::task::spawn_blocking(move || {
+        super::support::subagent(&home)
+            .env("FAKE_KEY", "test-key")
+            .args(["delegate", "--provider", "sdk", "--preset"])
+            .arg(&preset)
+            .arg("ECHO from the command line")
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        (
+            output.status.code(),
+            super::support::stdout(&output).as_str()
+        ),
+        (Some(0), "echo: from the command line (more)\n"),
+        "{}",
+        super::support::stderr(&output)
+    );
 }
