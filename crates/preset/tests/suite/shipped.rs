@@ -96,7 +96,7 @@ fn standard_model_follows_the_variable() {
 }
 
 #[test]
-fn cross_product_enables_both_products_and_an_acp_agent_and_lists_a_disabled_remote() {
+fn cross_product_enables_both_products_and_an_acp_agent_and_lists_disabled_remotes() {
     assert_eq!(
         summary(&shipped("cross-product.yaml")),
         [
@@ -106,6 +106,7 @@ fn cross_product_enables_both_products_and_an_acp_agent_and_lists_a_disabled_rem
             "codex",
             "codex-acp",
             "remote (disabled)",
+            "workers (disabled)",
             "tool subagent -> spawn",
             "tool claude_code -> claude-code",
             "tool codex -> codex",

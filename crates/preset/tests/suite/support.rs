@@ -121,7 +121,7 @@ pub fn factories() -> Vec<Arc<dyn ProviderFactory>> {
     ]
 }
 
-/// The same kinds, and the protocol kinds (`acp`, `a2a`) with nothing optional, with schemas
+/// The same kinds, and the protocol kinds (`acp`, `a2a`, `nats`) with nothing optional, with schemas
 /// accepting any config (the shipped presets are checked against the real schemas by the CLI's
 /// tests).
 pub fn permissive_factories() -> Vec<Arc<dyn ProviderFactory>> {
@@ -139,7 +139,7 @@ pub fn permissive_factories() -> Vec<Arc<dyn ProviderFactory>> {
                 schema: json!({"type": "object"}),
             }) as Arc<dyn ProviderFactory>
         })
-        .chain(["acp", "a2a"].map(|kind| {
+        .chain(["acp", "a2a", "nats"].map(|kind| {
             Arc::new(FakeFactory {
                 kind,
                 capabilities: Capabilities::NONE,
