@@ -50,6 +50,12 @@ pub struct A2aConfig {
     /// Timeouts.
     #[serde(default)]
     pub timeouts: Timeouts,
+    /// For an agent that is not a `subagent serve`: it keeps a conversation per context, so
+    /// `resume` may continue a finished run's context (a new task with the same `contextId`).
+    /// A2A cannot say whether an agent does; off by default (the row then declares no
+    /// `resume`). A `subagent serve` resumes by continuing the task, whatever this says.
+    #[serde(default)]
+    pub resume_by_context: bool,
 }
 
 impl A2aConfig {
@@ -60,6 +66,7 @@ impl A2aConfig {
             token_env: None,
             skill: None,
             timeouts: Timeouts::default(),
+            resume_by_context: false,
         }
     }
 

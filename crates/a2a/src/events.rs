@@ -16,6 +16,9 @@ use crate::types::{Message, StreamResponse, Task, TaskState, apply, joined_text}
 pub struct Assembly {
     /// The agent is a `subagent serve`: its events say everything, its artifacts repeat it.
     ours: bool,
+    /// Another agent whose contexts are continued on resume: a completed run's session is its
+    /// task's context.
+    pub context_sessions: bool,
     /// The task as the events built it.
     pub task: Task,
     /// Stream events read (every one, the first `task` included): where a re-subscribe to a
@@ -175,6 +178,14 @@ impl Assembly {
         };
         if status.state == TaskState::Completed {
             outcome.structured = structured;
+            if self.context_sessions && !self.task.context_id.is_empty() {
+                outcome.session = Some(SessionRef {
+                    provider: provider.to_owned(),
+                    id: self.task.context_id.clone(),
+                    cwd: None,
+                    transcript: None,
+                });
+            }
         }
         outcome
     }

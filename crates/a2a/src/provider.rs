@@ -104,7 +104,9 @@ fn freeze(card: &AgentCard, config: &A2aConfig) -> Result<Frozen> {
                     skills.join(", ")
                 )));
             }
-            (None, false, PLAIN)
+            let mut capabilities = PLAIN;
+            capabilities.resume = config.resume_by_context;
+            (None, false, capabilities)
         }
     };
     Ok(Frozen {
@@ -199,6 +201,8 @@ impl A2aProvider {
             message.metadata = Some(fields.into_metadata());
             message.extensions = vec![crate::EXTENSION_URI.to_owned()];
             message.task_id = request.resume.as_ref().map(|session| session.id.clone());
+        } else if self.config.resume_by_context {
+            message.context_id = request.resume.as_ref().map(|session| session.id.clone());
         }
         message
     }
@@ -282,6 +286,7 @@ impl SubagentProvider for A2aProvider {
             provider: self.name.clone(),
             peer: self.peer.clone(),
             ours: self.frozen.ours,
+            context_sessions: !self.frozen.ours && self.config.resume_by_context,
             idle: self.config.idle(),
             total: self.config.total(),
         };
@@ -408,6 +413,18 @@ mod tests {
 
         let plain = freeze(&card(None, true), &config(Some("echo"))).unwrap();
         assert_eq!((plain.ours, plain.capabilities), (false, PLAIN));
+        let opted = A2aConfig {
+            resume_by_context: true,
+            ..config(None)
+        };
+        let mut resumes = PLAIN;
+        resumes.resume = true;
+        assert_eq!(
+            freeze(&card(None, true), &opted).unwrap().capabilities,
+            resumes
+        );
+        // A subagent serve's table is its own, whatever the option says.
+        assert_eq!(freeze(&ours, &opted).unwrap().capabilities, CARRIED);
         assert!(freeze(&card(None, true), &config(Some("nope"))).is_err());
         let silent = freeze(&card(None, false), &config(None)).unwrap_err();
         assert!(silent.to_string().contains("does not stream"), "{silent}");

@@ -26,6 +26,8 @@ pub struct Plan {
     pub peer: Peer,
     /// Whether it is a `subagent serve` (re-subscribes pick up with our `from`).
     pub ours: bool,
+    /// Another agent whose contexts are continued on resume: a run's session is its context.
+    pub context_sessions: bool,
     /// The idle bound.
     pub idle: Duration,
     /// The overall bound.
@@ -35,6 +37,7 @@ pub struct Plan {
 /// Reads `stream` into `sender` until the task ends, then finishes the run.
 pub async fn drive(plan: Plan, mut stream: Stream, sender: RunSender) {
     let mut assembly = Assembly::new(plan.ours);
+    assembly.context_sessions = plan.context_sessions;
     let cancel = sender.cancel_token().clone();
     let deadline = plan.total.map(|total| Instant::now() + total);
     // Asked to stop (cancelled, or past the overall bound), and whether `CancelTask` went out

@@ -9,6 +9,8 @@ until SIGTERM. What it does with a message's text:
 - `ECHO <x>`: working (with a status message), then the artifact `answer` in two chunks
   (`echo: <x>`, then ` (more)` appended), then completed.
 - `DATA`: the artifact `answer` with a data part `{"answer": 42}`, then completed.
+- `CONTEXT`: the artifact `answer` with the task's context id, then completed (a continued
+  context is seen as the same id).
 - `SLOW`: working, then waits until cancelled (its cancel publishes TASK_STATE_CANCELED).
 - `WAIT <ms>`: working, then after `ms` milliseconds the artifact `answer` and completed (the
   concurrency benchmark, `crates/server/benches/concurrent.rs`).
@@ -49,6 +51,9 @@ class Agent(AgentExecutor):
         elif text == "DATA":
             await updater.start_work()
             await updater.add_artifact([new_data_part({"answer": 42})], artifact_id="answer", name="answer")
+            await updater.complete()
+        elif text == "CONTEXT":
+            await updater.add_artifact([new_text_part(task.context_id)], artifact_id="answer", name="answer")
             await updater.complete()
         elif text.startswith("WAIT "):
             await updater.start_work()

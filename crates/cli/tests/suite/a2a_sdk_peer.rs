@@ -155,6 +155,29 @@ async fn our_provider_sends_streams_and_cancels_on_the_official_python_sdks_agen
         "the agent's tasks: {states:?}"
     );
 
+    // Opted in (`resume_by_context`): `resume` continues the first run's context.
+    let config = A2aConfig {
+        resume_by_context: true,
+        ..A2aConfig::new(&base)
+    };
+    let contexts = A2aProvider::connect("sdk", config, None).await.unwrap();
+    assert!(contexts.capabilities().resume);
+    let (_, first) = ended(contexts.start(request("CONTEXT")).await.unwrap()).await;
+    let session = first.session.clone().unwrap();
+    assert_eq!(
+        (session.provider.as_str(), session.id.as_str()),
+        ("sdk", first.text.as_str())
+    );
+    let again = StartRequest::builder("CONTEXT")
+        .cwd(dir.path())
+        .resume(session)
+        .build();
+    let (_, second) = ended(contexts.start(again).await.unwrap()).await;
+    assert_eq!(
+        (second.status, second.text.as_str()),
+        (StopReason::Completed, first.text.as_str())
+    );
+
     // A preset row `kind: a2a` in front of the same agent, from the command line.
     let row = format!("  - name: sdk\n    kind: a2a\n    config: {{url: \"{base}\"}}\n");
     let preset = super::support::fake_preset(dir.path(), "http://127.0.0.1:9", &row);
