@@ -140,3 +140,123 @@ fn spawn(port: u16, store: &Path, extra: &[String]) -> std::io::Result<Child> {
     std::thread::spawn(move || for _ in lines.by_ref() {});
     Ok(child)
 }
+
+/// What the events stream holds for one run.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Tally {
+    /// The workers that took it, attempt by attempt.
+    pub workers: Vec<String>,
+    /// Outcomes published (a job run twice to its end would have two).
+    pub outcomes: usize,
+    /// The highest attempt that published anything.
+    pub attempts: u32,
+}
+
+/// What the events stream of the server at `url` holds for each run (by run id), read from
+/// the start.
+pub async fn tally(url: &str) -> std::io::Result<std::collections::BTreeMap<String, Tally>> {
+    use async_nats::jetstream::consumer;
+    use futures::StreamExt;
+
+    let io = |error: &dyn std::fmt::Display| std::io::Error::other(error.to_string());
+    let client = async_nats::connect(url).await.map_err(|e| io(&e))?;
+    let js = async_nats::jetstream::new(client);
+    let stream = js
+        .get_stream(crate::wire::EVENTS_STREAM)
+        .await
+        .map_err(|e| io(&e))?;
+    let mut counts = std::collections::BTreeMap::new();
+    let total = stream.get_info().await.map_err(|e| io(&e))?.state.messages;
+    if total == 0 {
+        return Ok(counts);
+    }
+    let mut messages = stream
+        .create_consumer(consumer::pull::OrderedConfig {
+            filter_subject: "subagents.events.>".to_owned(),
+            deliver_policy: consumer::DeliverPolicy::All,
+            ..Default::default()
+        })
+        .await
+        .map_err(|e| io(&e))?
+        .messages()
+        .await
+        .map_err(|e| io(&e))?;
+    while let Some(message) = messages.next().await {
+        let message = message.map_err(|e| io(&e))?;
+        let envelope: crate::wire::Envelope =
+            serde_json::from_slice(&message.payload).map_err(|e| io(&e))?;
+        let run = message
+            .subject
+            .as_str()
+            .trim_start_matches("subagents.events.")
+            .to_owned();
+        let tally: &mut Tally = counts.entry(run).or_default();
+        tally.attempts = tally.attempts.max(envelope.attempt);
+        if let crate::wire::Body::Taken { worker } = &envelope.body {
+            tally.workers.push(worker.clone());
+        }
+        if matches!(envelope.body, crate::wire::Body::Outcome { .. }) {
+            tally.outcomes += 1;
+        }
+        if message.info().map(|info| info.pending).unwrap_or(0) == 0 {
+            break;
+        }
+    }
+    Ok(counts)
+}
+
+/// Waits until the events stream of the server at `url` holds an envelope `wanted` accepts
+/// (read from the start, then live), and returns it.
+pub async fn wait_for_event(
+    url: &str,
+    wanted: impl Fn(&crate::wire::Envelope) -> bool,
+) -> std::io::Result<crate::wire::Envelope> {
+    use async_nats::jetstream::consumer;
+    use futures::StreamExt;
+
+    let io = |error: &dyn std::fmt::Display| std::io::Error::other(error.to_string());
+    let client = async_nats::connect(url).await.map_err(|e| io(&e))?;
+    let js = async_nats::jetstream::new(client);
+    let stream = js
+        .get_stream(crate::wire::EVENTS_STREAM)
+        .await
+        .map_err(|e| io(&e))?;
+    let mut messages = stream
+        .create_consumer(consumer::pull::OrderedConfig {
+            filter_subject: "subagents.events.>".to_owned(),
+            deliver_policy: consumer::DeliverPolicy::All,
+            ..Default::default()
+        })
+        .await
+        .map_err(|e| io(&e))?
+        .messages()
+        .await
+        .map_err(|e| io(&e))?;
+    while let Some(message) = messages.next().await {
+        let message = message.map_err(|e| io(&e))?;
+        let envelope: crate::wire::Envelope =
+            serde_json::from_slice(&message.payload).map_err(|e| io(&e))?;
+        if wanted(&envelope) {
+            return Ok(envelope);
+        }
+    }
+    Err(std::io::Error::other("the events stream ended"))
+}
+
+/// How many deliveries the workers of `row` got from the server at `url` (first deliveries and
+/// redeliveries: above the number of jobs when jobs came back).
+pub async fn deliveries(url: &str, row: &str) -> std::io::Result<u64> {
+    let io = |error: &dyn std::fmt::Display| std::io::Error::other(error.to_string());
+    let client = async_nats::connect(url).await.map_err(|e| io(&e))?;
+    let js = async_nats::jetstream::new(client);
+    let stream = js
+        .get_stream(crate::wire::JOBS_STREAM)
+        .await
+        .map_err(|e| io(&e))?;
+    let mut consumer: async_nats::jetstream::consumer::PullConsumer = stream
+        .get_consumer(&crate::wire::consumer_name(row))
+        .await
+        .map_err(|e| io(&e))?;
+    let info = consumer.info().await.map_err(|e| io(&e))?;
+    Ok(info.delivered.consumer_sequence)
+}

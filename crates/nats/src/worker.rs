@@ -20,7 +20,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_nats::jetstream::{self, AckKind};
-use futures::StreamExt;
+use futures::{FutureExt, StreamExt};
 use subagent_core::CancellationToken;
 use subagent_core::registry::Registry;
 use subagent_core::{Extensions, Outcome, RunEvent, RunId};
@@ -32,7 +32,7 @@ use crate::error::{Error, Result};
 use crate::topology::Topology;
 use crate::wire::{
     Announcement, Body, Envelope, Job, attempt_key, cancel_key, cancel_subject, events_subject,
-    token,
+    row_jobs, token,
 };
 
 /// How a worker runs.
@@ -169,20 +169,38 @@ impl Worker {
         let handing_back = CancellationToken::new();
         let mut pullers = JoinSet::new();
         let (jobs_tx, mut jobs_rx) = tokio::sync::mpsc::unbounded_channel();
+        let mut consumers = Vec::new();
         for row in self.rows() {
-            let consumer = self
-                .topology
-                .row_consumer(&row, self.config.ack_wait, self.config.attempts)
-                .await?;
-            for _ in 0..self.config.concurrency {
-                pullers.spawn(pull(
-                    consumer.clone(),
-                    Arc::clone(&slots),
-                    stopping.clone(),
-                    jobs_tx.clone(),
-                ));
-            }
+            consumers.push(
+                self.topology
+                    .row_consumer(&row, self.config.ack_wait, self.config.attempts)
+                    .await?,
+            );
         }
+        // Woken by every job published for our rows (a redelivery publishes nothing: the
+        // fallback poll finds those).
+        let mut wake = Vec::new();
+        for row in self.rows() {
+            let subscriber = self
+                .topology
+                .client
+                .subscribe(row_jobs(&row))
+                .await
+                .map_err(|e| {
+                    Error::unreachable(
+                        &self.config.url,
+                        format!("subscribing to the jobs of {row:?}: {e}"),
+                    )
+                })?;
+            wake.push(subscriber);
+        }
+        pullers.spawn(pull(
+            consumers,
+            futures::stream::select_all(wake),
+            Arc::clone(&slots),
+            stopping.clone(),
+            jobs_tx.clone(),
+        ));
         drop(jobs_tx);
         tracing::info!(worker = %self.config.name, rows = ?self.rows(), "nats worker ready");
         let mut running = JoinSet::new();
@@ -229,13 +247,23 @@ impl Worker {
 
 type Pulled = (jetstream::Message, tokio::sync::OwnedSemaphorePermit);
 
-/// One pull loop: a free slot first, then one message (no prefetch).
+/// How long an idle worker waits for a wake-up before it looks at the queues again (a job
+/// redelivered after its worker was lost wakes nobody).
+const POLL: Duration = Duration::from_secs(1);
+
+/// The pull loop: for each free slot, one job (no prefetch: a worker never holds a job it does
+/// not run). One row: a pull of one message that waits on the server. Several rows: the first
+/// row (round robin) that has a job, asked without waiting; with nothing queued, the slot is
+/// given back until a job for one of them is published or [`POLL`] passes.
 async fn pull(
-    consumer: jetstream::consumer::PullConsumer,
+    consumers: Vec<jetstream::consumer::PullConsumer>,
+    mut wake: futures::stream::SelectAll<async_nats::Subscriber>,
     slots: Arc<Semaphore>,
     stopping: CancellationToken,
     jobs: tokio::sync::mpsc::UnboundedSender<Pulled>,
 ) {
+    let mut next = 0;
+    let mut woken = true;
     loop {
         let permit = tokio::select! {
             permit = Arc::clone(&slots).acquire_owned() => match permit {
@@ -244,37 +272,98 @@ async fn pull(
             },
             () = stopping.cancelled() => return,
         };
-        let batch = consumer
-            .batch()
-            .max_messages(1)
-            .expires(Duration::from_secs(1))
-            .messages()
-            .await;
-        let mut batch = match batch {
-            Ok(batch) => batch,
-            Err(error) => {
-                tracing::warn!(%error, "nats: pulling a job");
-                drop(permit);
-                tokio::select! {
-                    () = tokio::time::sleep(Duration::from_millis(500)) => continue,
-                    () = stopping.cancelled() => return,
+        let mut found = None;
+        if let [only] = consumers.as_slice() {
+            // One row: wait for its next job on the server, holding the one slot.
+            found = tokio::select! {
+                message = wait_one(only) => message,
+                () = stopping.cancelled() => return,
+            };
+        } else {
+            // Several rows: a wake-up may come before the stream stored the job; ask a few
+            // times.
+            for round in 0..3 {
+                for offset in 0..consumers.len() {
+                    let consumer = &consumers[(next + offset) % consumers.len()];
+                    if let Some(message) = fetch_one(consumer).await {
+                        next = (next + offset + 1) % consumers.len();
+                        found = Some(message);
+                        break;
+                    }
+                }
+                if found.is_some() || !woken {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(5 << round)).await;
+            }
+        }
+        woken = false;
+        match found {
+            Some(message) => {
+                if jobs.send((message, permit)).is_err() {
+                    return;
                 }
             }
-        };
-        let sent = match batch.next().await {
-            Some(Ok(message)) => jobs.send((message, permit)).is_ok(),
-            Some(Err(error)) => {
-                tracing::debug!(%error, "nats: pull ended without a job");
-                true
+            None if consumers.len() == 1 => drop(permit),
+            None => {
+                drop(permit);
+                tokio::select! {
+                    _ = wake.next() => woken = true,
+                    () = tokio::time::sleep(POLL) => {}
+                    () = stopping.cancelled() => return,
+                }
+                // Several jobs may have woken us at once: the loop asks for each in turn.
+                while let Some(Some(_)) = wake.next().now_or_never() {}
             }
-            None => true,
-        };
-        if !sent {
-            return;
         }
         if stopping.is_cancelled() {
             return;
         }
+    }
+}
+
+/// The next job of `consumer`, waiting up to [`POLL`] for one.
+async fn wait_one(consumer: &jetstream::consumer::PullConsumer) -> Option<jetstream::Message> {
+    let mut batch = match consumer
+        .batch()
+        .max_messages(1)
+        .expires(POLL)
+        .messages()
+        .await
+    {
+        Ok(batch) => batch,
+        Err(error) => {
+            tracing::warn!(%error, "nats: asking for a job");
+            tokio::time::sleep(POLL / 2).await;
+            return None;
+        }
+    };
+    match batch.next().await {
+        Some(Ok(message)) => Some(message),
+        Some(Err(error)) => {
+            tracing::debug!(%error, "nats: no job");
+            None
+        }
+        None => None,
+    }
+}
+
+/// One job of `consumer` if one is queued now.
+async fn fetch_one(consumer: &jetstream::consumer::PullConsumer) -> Option<jetstream::Message> {
+    let mut batch = match consumer.fetch().max_messages(1).messages().await {
+        Ok(batch) => batch,
+        Err(error) => {
+            tracing::warn!(%error, "nats: asking for a job");
+            return None;
+        }
+    };
+    match batch.next().await {
+        Some(Ok(message)) => Some(message),
+        Some(Err(error)) => {
+            tracing::debug!(%error, "nats: no job");
+            None
+        }
+        None => None,
     }
 }
 
@@ -316,6 +405,20 @@ impl JobContext {
         }
     }
 
+    /// Whether the run's last event is its outcome (published just before the job's ack).
+    async fn has_outcome(&self, run: RunId) -> bool {
+        match self
+            .topology
+            .events
+            .get_last_raw_message_by_subject(&events_subject(run))
+            .await
+        {
+            Ok(message) => serde_json::from_slice::<Envelope>(&message.payload)
+                .is_ok_and(|envelope| matches!(envelope.body, Body::Outcome { .. })),
+            Err(_) => false,
+        }
+    }
+
     /// The newest attempt of `run` as the runs bucket says.
     async fn newest_attempt(&self, run: RunId) -> u32 {
         match self.topology.runs.get(attempt_key(run)).await {
@@ -341,6 +444,12 @@ impl JobContext {
             }
         };
         let id = job.run_id;
+        if attempt > 1 && self.has_outcome(id).await {
+            // The last holder stored the outcome and was lost before its ack reached the
+            // server: the run is over, nothing runs twice.
+            let _ = message.double_ack().await;
+            return;
+        }
         if attempt > self.config.attempts {
             let outcome = Outcome::failed(format!(
                 "the job was tried {} times and no attempt finished: each time the worker holding it stopped answering for the ack wait ({} ms)",

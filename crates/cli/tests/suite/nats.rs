@@ -129,6 +129,10 @@ mod conformance {
 }
 
 const SCENARIOS: &str = r#"
+- name: hello
+  match: "HELLO"
+  steps:
+    - text: "Hi there."
 - name: gated
   match: "GATED"
   steps:
@@ -141,6 +145,15 @@ const SCENARIOS: &str = r#"
 /// `subagent worker` on `nats` with `preset`, its ack wait 1 s; returns once it announced its
 /// rows (its first line on stderr). Its stdout stays empty.
 fn start_worker(home: &Path, preset: &Path, nats: &str) -> (Child, BufReader<ChildStderr>) {
+    start_worker_with(home, preset, nats, &[])
+}
+
+fn start_worker_with(
+    home: &Path,
+    preset: &Path,
+    nats: &str,
+    extra: &[&str],
+) -> (Child, BufReader<ChildStderr>) {
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("subagent"))
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
@@ -156,6 +169,7 @@ fn start_worker(home: &Path, preset: &Path, nats: &str) -> (Child, BufReader<Chi
             "--preset",
         ])
         .arg(preset)
+        .args(extra)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -197,8 +211,19 @@ async fn a_sigkilled_workers_job_is_finished_by_another_worker_under_the_same_ru
             .output()
             .unwrap()
     });
-    // The first worker's child is waiting on the gate (its second model request): kill it.
+    // The first worker's child is waiting on the gate (its second model request) and its
+    // text is out: kill it.
     model.wait_requests(2).await;
+    subagent_nats::testing::wait_for_event(&nats.url(), |envelope| {
+        matches!(
+            &envelope.body,
+            subagent_nats::wire::Body::Event {
+                event: subagent_core::RunEvent::Text { .. }
+            }
+        )
+    })
+    .await
+    .unwrap();
     first.kill().unwrap();
     first.wait().unwrap();
     let (second, second_stderr) = start_worker(&worker_dir, &worker_preset, &nats.url());
@@ -249,4 +274,95 @@ async fn a_sigkilled_workers_job_is_finished_by_another_worker_under_the_same_ru
             .await
             .unwrap();
     assert_eq!((code, out.as_str()), (Some(0), ""), "{rest}");
+}
+
+/// Three worker processes, 300 jobs, one worker SIGKILLed once a sixth of the outcomes are in:
+/// every run ends completed with its one answer, and the events stream holds exactly one
+/// outcome per run (a job the killed worker held ran again elsewhere; none ran to its end
+/// twice).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_workers_300_jobs_one_sigkilled_every_outcome_once() {
+    const JOBS: usize = 300;
+    let nats = NatsServer::start().unwrap();
+    let model = FakeServer::from_yaml(SCENARIOS).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let preset = fake_preset(dir.path(), &model.url(), "");
+    // A worker announces the rows and stops: the jobs queue up before the three start, so
+    // every worker is busy when one is killed.
+    let (announcer, announcer_stderr) = start_worker(dir.path(), &preset, &nats.url());
+    let provider =
+        NatsProvider::connect("workers", NatsConfig::new(nats.url(), "spawn"), Auth::None)
+            .await
+            .unwrap();
+    let (code, _, rest) =
+        tokio::task::spawn_blocking(move || super::serve::stop(announcer, announcer_stderr))
+            .await
+            .unwrap();
+    assert_eq!(code, Some(0), "{rest}");
+    let (done_tx, mut done_rx) = tokio::sync::mpsc::unbounded_channel();
+    for n in 0..JOBS {
+        let request =
+            subagent_core::StartRequest::new(format!("HELLO job {n}"), dir.path().to_path_buf());
+        let run = provider.start(request).await.unwrap();
+        let done = done_tx.clone();
+        tokio::spawn(async move {
+            let _ = done.send((n, run.outcome().await));
+        });
+    }
+    drop(done_tx);
+    let names = ["w0", "w1", "w2"];
+    let mut workers: Vec<_> = names
+        .iter()
+        .map(|name| {
+            start_worker_with(
+                dir.path(),
+                &preset,
+                &nats.url(),
+                &["--concurrency", "4", "--name", name],
+            )
+        })
+        .collect();
+    let mut outcomes = Vec::new();
+    while let Some(outcome) = tokio::time::timeout(Duration::from_secs(120), done_rx.recv())
+        .await
+        .unwrap()
+    {
+        outcomes.push(outcome);
+        if outcomes.len() == JOBS / 6 {
+            let (mut killed, _) = workers.remove(0);
+            killed.kill().unwrap();
+            killed.wait().unwrap();
+        }
+    }
+    outcomes.sort_by_key(|(n, _)| *n);
+    let seen: Vec<(usize, String, String)> = outcomes
+        .iter()
+        .map(|(n, outcome)| (*n, format!("{:?}", outcome.status), outcome.text.clone()))
+        .collect();
+    let expected: Vec<(usize, String, String)> = (0..JOBS)
+        .map(|n| (n, "Completed".to_owned(), "Hi there.".to_owned()))
+        .collect();
+    assert_eq!(seen, expected);
+    let per_run = subagent_nats::testing::tally(&nats.url()).await.unwrap();
+    assert_eq!(per_run.len(), JOBS);
+    assert!(per_run.values().all(|run| run.outcomes == 1), "{per_run:?}");
+    // The killed worker held jobs (it had four slots and the queue was long): they came back
+    // (and ran again, or were acked at once when their outcome was already stored).
+    let mut taken = std::collections::BTreeMap::new();
+    for run in per_run.values() {
+        for worker in &run.workers {
+            *taken.entry(worker.clone()).or_insert(0) += 1;
+        }
+    }
+    assert!(
+        per_run.values().any(|run| run.attempts > 1),
+        "jobs taken per worker: {taken:?}"
+    );
+    for (worker, stderr) in workers {
+        let (code, _, rest) =
+            tokio::task::spawn_blocking(move || super::serve::stop(worker, stderr))
+                .await
+                .unwrap();
+        assert_eq!(code, Some(0), "{rest}");
+    }
 }

@@ -4,9 +4,10 @@
 
 use std::sync::Arc;
 
+use futures::StreamExt;
 use pretty_assertions::assert_eq;
 use subagent_core::registry::Registry;
-use subagent_core::{ErrorCode, StartRequest, StopReason, SubagentProvider};
+use subagent_core::{ErrorCode, RunEvent, StartRequest, StopReason, SubagentProvider};
 use subagent_nats::testing::NatsServer;
 use subagent_nats::wire::{JOBS_STREAM, carried};
 use subagent_nats::{Auth, Error, NatsConfig, NatsProvider};
@@ -100,19 +101,28 @@ async fn cancel_of_a_queued_job_takes_it_out_of_the_queue() {
 async fn a_lost_workers_job_runs_again_on_another_and_the_lost_attempt_is_marked() {
     let server = NatsServer::start().unwrap();
     let first = Echo::new();
-    let waiting = Arc::clone(&first.waiting);
     let lost = worker(&server.url(), first, 3, Arc::new(Notify::new())).await;
     let remote = provider(&server.url()).await;
-    let run = remote.start(request("WAIT job")).await.unwrap();
-    waiting.notified().await;
+    let mut run = remote.start(request("WAIT job")).await.unwrap();
+    // The first attempt's text has reached us: the worker holds the job and waits.
+    let mut events = run.take_events().unwrap();
+    let mut seen = Vec::new();
+    while let Some(event) = events.next().await {
+        let text = matches!(event, RunEvent::Text { .. });
+        seen.push(event);
+        if text {
+            break;
+        }
+    }
     // The worker is gone without a word (its tasks dropped, nothing acked).
     lost.abort();
     let second = Echo::new();
     second.release.notify_one();
     let _second = worker(&server.url(), second, 3, Arc::new(Notify::new())).await;
-    let (events, outcome) = collect(run).await;
+    seen.extend(events.collect::<Vec<_>>().await);
+    let outcome = run.outcome().await;
     assert_eq!(
-        texts(&events),
+        texts(&seen),
         vec![
             "got: WAIT job".to_owned(),
             "progress: attempt 1 was lost (its worker stopped answering): its events above are superseded; attempt 2 runs the task again from the start".to_owned(),
@@ -190,5 +200,85 @@ async fn a_wrong_credential_or_a_row_nobody_serves_is_a_coded_error() {
     assert_eq!(
         subagent_core::Error::from(nobody).code(),
         ErrorCode::SpawnFailed
+    );
+}
+
+/// A worker lost after it stored the outcome but before its ack reached the server: the job
+/// comes back, and the next worker acks it without running it again (seen: two outcomes for
+/// one run in the 300-job test).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_whose_outcome_is_stored_is_not_run_again() {
+    use async_nats::jetstream::consumer;
+    use subagent_core::{Outcome, RunId};
+    use subagent_nats::wire::{
+        Body, Envelope, Job, consumer_name, events_subject, job_subject, row_jobs,
+    };
+
+    let server = NatsServer::start().unwrap();
+    let stop = Arc::new(Notify::new());
+    let announcer = worker(&server.url(), Echo::new(), 3, Arc::clone(&stop)).await;
+    stop.notify_one();
+    announcer.await.unwrap();
+    let client = async_nats::connect(server.url()).await.unwrap();
+    let js = async_nats::jetstream::new(client);
+    // The lost worker: takes the job, stores the outcome, never acks.
+    let run = RunId::new();
+    let job = Job::new(run, "echo", &request("hello"));
+    js.publish(
+        job_subject("echo", run),
+        serde_json::to_vec(&job).unwrap().into(),
+    )
+    .await
+    .unwrap()
+    .await
+    .unwrap();
+    let jobs = js.get_stream(JOBS_STREAM).await.unwrap();
+    let lost: consumer::PullConsumer = jobs
+        .get_or_create_consumer(
+            &consumer_name("echo"),
+            consumer::pull::Config {
+                durable_name: Some(consumer_name("echo")),
+                filter_subject: row_jobs("echo"),
+                ack_policy: consumer::AckPolicy::Explicit,
+                ack_wait: std::time::Duration::from_secs(1),
+                max_deliver: 4,
+                max_ack_pending: 10_000,
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    let mut batch = lost.fetch().max_messages(1).messages().await.unwrap();
+    let held = batch.next().await.unwrap().unwrap();
+    assert_eq!(held.info().unwrap().delivered, 1);
+    let outcome = Envelope {
+        attempt: 1,
+        body: Body::Outcome {
+            outcome: Outcome::completed("done: hello"),
+        },
+    };
+    js.publish(
+        events_subject(run),
+        serde_json::to_vec(&outcome).unwrap().into(),
+    )
+    .await
+    .unwrap()
+    .await
+    .unwrap();
+    drop(held);
+    // The next worker gets it back after the ack wait and acks it without a run.
+    let _worker = worker(&server.url(), Echo::new(), 3, Arc::new(Notify::new())).await;
+    let mut info = jobs.clone();
+    while info.info().await.unwrap().state.messages > 0 {
+        tokio::task::yield_now().await;
+    }
+    let tally = subagent_nats::testing::tally(&server.url()).await.unwrap();
+    assert_eq!(
+        tally.get(&run.to_string()).cloned(),
+        Some(subagent_nats::testing::Tally {
+            workers: Vec::new(),
+            outcomes: 1,
+            attempts: 1
+        })
     );
 }
