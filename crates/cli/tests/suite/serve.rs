@@ -37,7 +37,41 @@ pub const TOKEN: &str = "serve-test-token-0123456789";
 
 /// `subagent serve` on 127.0.0.1:0 with the token in `A2A_TOKEN`; returns the child, its
 /// stderr (past the announcement) and the base URL it announced.
-pub fn start(home: &Path, preset: &Path) -> (Child, BufReader<ChildStderr>, String) {
+/// A child process (a `subagent serve`, a worker) killed and reaped when dropped: a test that
+/// fails halfway leaves no server running (seen: a failed test's server outlived it by hours).
+pub struct Served(Option<Child>);
+
+impl Served {
+    /// The child, no longer killed on drop.
+    fn take(mut self) -> Child {
+        self.0.take().unwrap()
+    }
+}
+
+impl From<Child> for Served {
+    fn from(child: Child) -> Self {
+        Self(Some(child))
+    }
+}
+
+impl std::ops::Deref for Served {
+    type Target = Child;
+
+    fn deref(&self) -> &Child {
+        self.0.as_ref().unwrap()
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.0.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+pub fn start(home: &Path, preset: &Path) -> (Served, BufReader<ChildStderr>, String) {
     start_with(home, preset, &[])
 }
 
@@ -45,7 +79,7 @@ fn start_with(
     home: &Path,
     preset: &Path,
     extra: &[&str],
-) -> (Child, BufReader<ChildStderr>, String) {
+) -> (Served, BufReader<ChildStderr>, String) {
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("subagent"))
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
@@ -77,18 +111,23 @@ fn start_with(
         .and_then(|rest| rest.split('/').next())
         .unwrap_or_else(|| panic!("no address announced: {line}"))
         .to_owned();
-    (child, stderr, format!("http://{addr}"))
+    (child.into(), stderr, format!("http://{addr}"))
 }
 
 /// SIGTERM, then the exit status and the rest of stderr.
-pub fn stop(mut child: Child, mut stderr: BufReader<ChildStderr>) -> (Option<i32>, String, String) {
+pub fn stop(
+    child: impl Into<Served>,
+    mut stderr: BufReader<ChildStderr>,
+) -> (Option<i32>, String, String) {
+    let served = child.into();
     let status = std::process::Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
+        .args(["-TERM", &served.id().to_string()])
         .status()
         .unwrap();
     assert!(status.success());
     let mut rest = String::new();
     std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
+    let mut child = served.take();
     let output = child.wait().unwrap();
     let mut stdout = String::new();
     std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut stdout).unwrap();
@@ -298,4 +337,17 @@ async fn the_official_python_sdk_client_sends_streams_gets_cancels_and_resubscri
         .await
         .unwrap();
     assert_eq!(code, Some(0));
+}
+
+/// A server a failing test leaves behind dies with the test's handle on it.
+#[test]
+fn a_served_child_is_killed_and_reaped_when_dropped() {
+    let child = std::process::Command::new("sleep")
+        .arg("300")
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    drop(Served::from(child));
+    // Reaped: no /proc entry, not even a zombie.
+    assert!(!Path::new(&format!("/proc/{pid}")).exists());
 }
