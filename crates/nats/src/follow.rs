@@ -16,6 +16,8 @@ use crate::wire::{Body, Envelope, cancel_key, cancel_subject};
 pub(crate) struct Plan {
     pub topology: Topology,
     pub id: RunId,
+    /// The run's ordered consumer on the events stream, deleted at the end.
+    pub consumer: String,
     pub job_subject: String,
     pub cancel_grace: Duration,
     pub total: Option<Duration>,
@@ -59,8 +61,18 @@ async fn cancel(plan: &Plan) -> Cancelled {
     }
 }
 
-/// Follows the run to its end and finishes `sender`.
-pub(crate) async fn follow(plan: Plan, mut events: Ordered, sender: RunSender) {
+/// Follows the run to its end and finishes `sender`, then deletes the run's consumer (the
+/// server would keep it until it has been inactive a while, and its consumers are limited).
+pub(crate) async fn follow(plan: Plan, events: Ordered, sender: RunSender) {
+    let topology = plan.topology.clone();
+    let consumer = plan.consumer.clone();
+    follow_to_end(plan, events, sender).await;
+    if let Err(error) = topology.events.delete_consumer(&consumer).await {
+        tracing::debug!(%error, consumer, "nats: deleting a run's consumer");
+    }
+}
+
+async fn follow_to_end(plan: Plan, mut events: Ordered, sender: RunSender) {
     let token = sender.cancel_token().clone();
     let mut attempt = 0_u32;
     let mut cancel_deadline: Option<Instant> = None;

@@ -184,7 +184,7 @@ impl SubagentProvider for NatsProvider {
         };
         // Reading starts before the job is out: the ordered consumer replays from the first
         // event of the run whatever comes first.
-        let events = topology
+        let consumer = topology
             .events
             .create_consumer(consumer::pull::OrderedConfig {
                 filter_subject: events_subject(id),
@@ -192,7 +192,9 @@ impl SubagentProvider for NatsProvider {
                 ..Default::default()
             })
             .await
-            .map_err(|e| unreachable("following the run's events", &e))?
+            .map_err(|e| unreachable("following the run's events", &e))?;
+        let consumer_name = consumer.cached_info().name.clone();
+        let events = consumer
             .messages()
             .await
             .map_err(|e| unreachable("following the run's events", &e))?;
@@ -215,6 +217,7 @@ impl SubagentProvider for NatsProvider {
         let plan = Plan {
             topology,
             id,
+            consumer: consumer_name,
             job_subject: subject,
             cancel_grace: std::time::Duration::from_millis(self.config.timeouts.cancel_ms),
             total: self

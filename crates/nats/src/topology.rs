@@ -62,6 +62,8 @@ impl Topology {
                 retention: stream::RetentionPolicy::Limits,
                 storage: stream::StorageType::File,
                 max_age: EVENTS_MAX_AGE,
+                // One ordered consumer per followed run.
+                max_consumers: -1,
                 ..Default::default()
             })
             .await
