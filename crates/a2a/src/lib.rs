@@ -47,6 +47,10 @@ pub mod types;
 pub use client::Token;
 pub use config::{A2aConfig, Timeouts};
 pub use error::{Error, Result};
+/// The a2a provider's reading of a remote task's stream, public only for the fuzz targets
+/// (`fuzz/`): not part of the crate's API.
+#[doc(hidden)]
+pub use events::Assembly;
 pub use ext::EXTENSION_URI;
 pub use lenient::{integral_numbers, u32_of};
 pub use provider::{A2aFactory, A2aProvider, CARRIED, KIND, PLAIN};

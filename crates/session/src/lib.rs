@@ -32,6 +32,8 @@ pub use effort::Effort;
 pub use event::{SessionEvent, StopReason};
 pub use log::{EventLog, Iter};
 pub use repair::{FORKED_TOOL_RESULT, dangling_tool_calls, repair_dangling_tool_calls};
+#[doc(hidden)]
+pub use transcript::parse_transcript;
 pub use transcript::{LoadedTranscript, TranscriptWarning, TranscriptWriter, load_transcript};
 pub use usage::Usage;
 pub use user_file::{read_bounded, read_user_file, read_user_text, too_large};

@@ -67,6 +67,13 @@ pub fn load_transcript(path: &Path) -> Result<LoadedTranscript> {
         path: path.to_owned(),
         source,
     })?;
+    parse_transcript(path, &bytes)
+}
+
+/// [`load_transcript`] on bytes already read (`path` names them in warnings and errors).
+/// Public for the fuzz targets (`fuzz/`), not part of the crate's API.
+#[doc(hidden)]
+pub fn parse_transcript(path: &Path, bytes: &[u8]) -> Result<LoadedTranscript> {
     let mut log = EventLog::new();
     let mut warnings = Vec::new();
     let mut valid_len = 0u64;
