@@ -141,6 +141,28 @@ impl Server {
         }
     }
 
+    fn state(self, base: &str) -> Arc<State> {
+        let card = card::card(&self.registry, &self.skills, &self.config, base);
+        Arc::new(State {
+            slots: Arc::new(Semaphore::new(self.config.max_concurrent_runs)),
+            tasks: tasks::Tasks::new(self.config.keep_tasks),
+            registry: self.registry,
+            skills: self.skills,
+            card,
+            config: self.config,
+            runs: TaskTracker::new(),
+            draining: AtomicBool::new(false),
+        })
+    }
+
+    /// The router [`serve`](Server::serve) serves, for a caller that drives it in process
+    /// (the fuzz targets in `fuzz/`): no listener and no draining shutdown. Not part of the
+    /// crate's API.
+    #[doc(hidden)]
+    pub fn into_router(self, base: &str) -> Router {
+        router(&self.state(base))
+    }
+
     /// Serves on `listener` until `shutdown` resolves, then drains: stops accepting, refuses
     /// new messages, lets runs end for up to the drain deadline, cancels those still going and
     /// waits for them (and for open streams, which end with their tasks).
@@ -158,22 +180,8 @@ impl Server {
             .public_url
             .clone()
             .unwrap_or_else(|| format!("http://{addr}"));
-        let card = card::card(&self.registry, &self.skills, &self.config, &base);
-        let state = Arc::new(State {
-            slots: Arc::new(Semaphore::new(self.config.max_concurrent_runs)),
-            tasks: tasks::Tasks::new(self.config.keep_tasks),
-            registry: self.registry,
-            skills: self.skills,
-            card,
-            config: self.config,
-            runs: TaskTracker::new(),
-            draining: AtomicBool::new(false),
-        });
-        let router = Router::new()
-            .route(AGENT_CARD_PATH, get(card::serve_card))
-            .route(RPC_PATH, post(rpc::handle))
-            .layer(DefaultBodyLimit::max(state.config.body_limit))
-            .with_state(Arc::clone(&state));
+        let state = self.state(&base);
+        let router = router(&state);
         let stop_accepting = CancellationToken::new();
         let stopped = stop_accepting.clone();
         // Small writes go out at once: a stream's events are small frames written one after
@@ -203,6 +211,14 @@ impl Server {
             }),
         }
     }
+}
+
+fn router(state: &Arc<State>) -> Router {
+    Router::new()
+        .route(AGENT_CARD_PATH, get(card::serve_card))
+        .route(RPC_PATH, post(rpc::handle))
+        .layer(DefaultBodyLimit::max(state.config.body_limit))
+        .with_state(Arc::clone(state))
 }
 
 async fn drain(state: &State, stop_accepting: &CancellationToken) {
