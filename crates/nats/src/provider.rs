@@ -16,7 +16,7 @@ use crate::config::{Auth, NatsConfig, connect};
 use crate::error::{Error, Result};
 use crate::follow::{Plan, follow};
 use crate::topology::Topology;
-use crate::wire::{Announcement, Job, carried, events_subject, job_subject, token};
+use crate::wire::{Announcement, Job, carried, events_subject, job_subject, token, wake_subject};
 
 /// The provider kind, as written in a preset.
 pub const KIND: &str = "nats";
@@ -214,6 +214,14 @@ impl SubagentProvider for NatsProvider {
         published
             .await
             .map_err(|e| unreachable("publishing the job (no ack from the server)", &e))?;
+        // Stored: wake the idle workers of the row (lost if none listens: they poll anyway).
+        if let Err(error) = topology
+            .client
+            .publish(wake_subject(&self.config.row), bytes::Bytes::new())
+            .await
+        {
+            tracing::debug!(%error, "nats: waking the workers");
+        }
         let plan = Plan {
             topology,
             id,

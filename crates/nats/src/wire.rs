@@ -46,6 +46,13 @@ pub fn row_jobs(row: &str) -> String {
     format!("subagents.jobs.{}.*", token(row))
 }
 
+/// The subject a submitter publishes on (core NATS) once a job of `row` is stored: it wakes
+/// the idle workers of the row (a wake-up on the job's own subject could come before the
+/// stream stored it).
+pub fn wake_subject(row: &str) -> String {
+    format!("subagents.wake.{}", token(row))
+}
+
 /// The durable consumer every worker serving `row` shares.
 pub fn consumer_name(row: &str) -> String {
     format!("row-{}", token(row))

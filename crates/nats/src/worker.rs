@@ -32,7 +32,7 @@ use crate::error::{Error, Result};
 use crate::topology::Topology;
 use crate::wire::{
     Announcement, Body, Envelope, Job, attempt_key, cancel_key, cancel_subject, events_subject,
-    row_jobs, token,
+    token, wake_subject,
 };
 
 /// How a worker runs.
@@ -177,14 +177,14 @@ impl Worker {
                     .await?,
             );
         }
-        // Woken by every job published for our rows (a redelivery publishes nothing: the
-        // fallback poll finds those).
+        // Woken by the submitter once a job of one of our rows is stored (a redelivery or a
+        // hand-back wakes nobody: the fallback poll finds those).
         let mut wake = Vec::new();
         for row in self.rows() {
             let subscriber = self
                 .topology
                 .client
-                .subscribe(row_jobs(&row))
+                .subscribe(wake_subject(&row))
                 .await
                 .map_err(|e| {
                     Error::unreachable(
@@ -230,7 +230,7 @@ impl Worker {
         while pullers.join_next().await.is_some() {}
         // A job pulled while stopping is handed back at once.
         while let Ok((message, _permit)) = jobs_rx.try_recv() {
-            let _ = message.ack_with(AckKind::Nak(None)).await;
+            let _ = message.double_ack_with(AckKind::Nak(None)).await;
         }
         tracing::info!(worker = %self.config.name, running = running.len(), "nats worker draining");
         let drained = tokio::time::timeout(self.config.drain, async {
@@ -252,9 +252,10 @@ type Pulled = (jetstream::Message, tokio::sync::OwnedSemaphorePermit);
 const POLL: Duration = Duration::from_secs(1);
 
 /// The pull loop: for each free slot, one job (no prefetch: a worker never holds a job it does
-/// not run). One row: a pull of one message that waits on the server. Several rows: the first
-/// row (round robin) that has a job, asked without waiting; with nothing queued, the slot is
-/// given back until a job for one of them is published or [`POLL`] passes.
+/// not run) from the first row (round robin) that has one, asked without waiting; with nothing
+/// queued, the slot is given back until a job for one of the rows is published or [`POLL`]
+/// passes. No pull request is ever left waiting on the server: one left by a stopped worker
+/// would take the next job (a handed-back one, say) and sit on it for the ack wait.
 async fn pull(
     consumers: Vec<jetstream::consumer::PullConsumer>,
     mut wake: futures::stream::SelectAll<async_nats::Subscriber>,
@@ -273,29 +274,20 @@ async fn pull(
             () = stopping.cancelled() => return,
         };
         let mut found = None;
-        if let [only] = consumers.as_slice() {
-            // One row: wait for its next job on the server, holding the one slot.
-            found = tokio::select! {
-                message = wait_one(only) => message,
-                () = stopping.cancelled() => return,
-            };
-        } else {
-            // Several rows: a wake-up may come before the stream stored the job; ask a few
-            // times.
-            for round in 0..3 {
-                for offset in 0..consumers.len() {
-                    let consumer = &consumers[(next + offset) % consumers.len()];
-                    if let Some(message) = fetch_one(consumer).await {
-                        next = (next + offset + 1) % consumers.len();
-                        found = Some(message);
-                        break;
-                    }
-                }
-                if found.is_some() || !woken {
+        // A wake-up may come before the stream stored the job: ask a few times.
+        for round in 0..3 {
+            for offset in 0..consumers.len() {
+                let consumer = &consumers[(next + offset) % consumers.len()];
+                if let Some(message) = fetch_one(consumer).await {
+                    next = (next + offset + 1) % consumers.len();
+                    found = Some(message);
                     break;
                 }
-                tokio::time::sleep(Duration::from_millis(5 << round)).await;
             }
+            if found.is_some() || !woken {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(5 << round)).await;
         }
         woken = false;
         match found {
@@ -304,7 +296,6 @@ async fn pull(
                     return;
                 }
             }
-            None if consumers.len() == 1 => drop(permit),
             None => {
                 drop(permit);
                 tokio::select! {
@@ -319,32 +310,6 @@ async fn pull(
         if stopping.is_cancelled() {
             return;
         }
-    }
-}
-
-/// The next job of `consumer`, waiting up to [`POLL`] for one.
-async fn wait_one(consumer: &jetstream::consumer::PullConsumer) -> Option<jetstream::Message> {
-    let mut batch = match consumer
-        .batch()
-        .max_messages(1)
-        .expires(POLL)
-        .messages()
-        .await
-    {
-        Ok(batch) => batch,
-        Err(error) => {
-            tracing::warn!(%error, "nats: asking for a job");
-            tokio::time::sleep(POLL / 2).await;
-            return None;
-        }
-    };
-    match batch.next().await {
-        Some(Ok(message)) => Some(message),
-        Some(Err(error)) => {
-            tracing::debug!(%error, "nats: no job");
-            None
-        }
-        None => None,
     }
 }
 
@@ -577,7 +542,7 @@ impl JobContext {
             }
             End::Superseded => {}
             End::HandBack => {
-                let _ = message.ack_with(AckKind::Nak(None)).await;
+                let _ = message.double_ack_with(AckKind::Nak(None)).await;
             }
         }
     }

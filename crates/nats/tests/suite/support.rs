@@ -80,12 +80,24 @@ pub async fn worker(
     attempts: u32,
     stop: Arc<Notify>,
 ) -> tokio::task::JoinHandle<()> {
+    worker_draining(url, echo, attempts, stop, Duration::from_secs(30)).await
+}
+
+/// [`worker`] whose runs get `drain` after a stop before their jobs are handed back.
+pub async fn worker_draining(
+    url: &str,
+    echo: Echo,
+    attempts: u32,
+    stop: Arc<Notify>,
+    drain: Duration,
+) -> tokio::task::JoinHandle<()> {
     let registry = Registry::new();
     registry.register(Arc::new(echo)).unwrap();
     let mut config = WorkerConfig::new(url, std::env::temp_dir());
     config.ack_wait = Duration::from_secs(1);
     config.attempts = attempts;
     config.concurrency = 2;
+    config.drain = drain;
     let worker = Worker::connect(Arc::new(registry), config).await.unwrap();
     tokio::spawn(async move {
         worker

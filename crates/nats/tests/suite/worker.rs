@@ -13,7 +13,9 @@ use subagent_nats::wire::{JOBS_STREAM, carried};
 use subagent_nats::{Auth, Error, NatsConfig, NatsProvider};
 use tokio::sync::Notify;
 
-use super::support::{ECHO_CAPS, Echo, collect, finished, provider, texts, worker};
+use super::support::{
+    ECHO_CAPS, Echo, collect, finished, provider, texts, worker, worker_draining,
+};
 
 fn request(prompt: &str) -> StartRequest {
     StartRequest::new(prompt, std::env::temp_dir())
@@ -281,4 +283,47 @@ async fn a_job_whose_outcome_is_stored_is_not_run_again() {
             attempts: 1
         })
     );
+}
+
+/// A stopped worker whose run outlasts the drain time hands the job back: another worker runs
+/// it at once (no ack wait), the first attempt marked superseded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_draining_worker_hands_back_what_it_still_holds() {
+    let server = NatsServer::start().unwrap();
+    let stop = Arc::new(Notify::new());
+    let first = worker_draining(
+        &server.url(),
+        Echo::new(),
+        3,
+        Arc::clone(&stop),
+        std::time::Duration::ZERO,
+    )
+    .await;
+    let remote = provider(&server.url()).await;
+    let mut run = remote.start(request("WAIT job")).await.unwrap();
+    let mut events = run.take_events().unwrap();
+    let mut seen = Vec::new();
+    while let Some(event) = events.next().await {
+        let text = matches!(event, RunEvent::Text { .. });
+        seen.push(event);
+        if text {
+            break;
+        }
+    }
+    stop.notify_one();
+    first.await.unwrap();
+    let second = Echo::new();
+    second.release.notify_one();
+    let _second = worker(&server.url(), second, 3, Arc::new(Notify::new())).await;
+    seen.extend(events.collect::<Vec<_>>().await);
+    let outcome = run.outcome().await;
+    assert_eq!(
+        texts(&seen),
+        vec![
+            "got: WAIT job".to_owned(),
+            "progress: attempt 1 was lost (its worker stopped answering): its events above are superseded; attempt 2 runs the task again from the start".to_owned(),
+            "got: WAIT job".to_owned(),
+        ]
+    );
+    assert_eq!(outcome.text, "done: WAIT job");
 }
