@@ -5,7 +5,7 @@
 //! the job, a worker pulls it, its events and outcome stored and read back). The difference of
 //! the medians is the latency the queue adds (issue 16's goal: at most 5 ms). `thousand_jobs`:
 //! 1,000 such jobs submitted at once to three workers of four slots each, until every outcome
-//! is in (throughput).
+//! is in (throughput). `cancel`: from cancelling a run the worker holds to its outcome.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -43,6 +43,33 @@ impl SubagentProvider for Instant {
     }
 }
 
+/// Emits one text, then waits for its cancel.
+struct Hold;
+
+#[async_trait]
+impl SubagentProvider for Hold {
+    fn name(&self) -> &str {
+        "hold"
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::NONE
+    }
+
+    async fn start(&self, request: StartRequest) -> subagent_core::Result<Run> {
+        let (sender, run) = Run::channel("hold", &request);
+        tokio::spawn(async move {
+            sender.emit(RunEvent::Text {
+                text: "holding".to_owned(),
+                parent_tool_use_id: None,
+            });
+            sender.cancel_token().cancelled().await;
+            sender.finish(Outcome::cancelled());
+        });
+        Ok(run)
+    }
+}
+
 struct Setup {
     runtime: tokio::runtime::Runtime,
     local: Registry,
@@ -51,7 +78,9 @@ struct Setup {
     _server: NatsServer,
 }
 
-fn setup(workers: usize) -> Setup {
+/// `workers` workers serving `instant` (and `hold` when `hold`), the rows behind `remote` (and
+/// `held`).
+fn setup(workers: usize, hold: bool) -> Setup {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -66,6 +95,9 @@ fn setup(workers: usize) -> Setup {
             for _ in 0..workers {
                 let registry = Registry::new();
                 registry.register(Arc::new(Instant)).unwrap();
+                if hold {
+                    registry.register(Arc::new(Hold)).unwrap();
+                }
                 let mut config = WorkerConfig::new(&url, std::env::temp_dir());
                 config.concurrency = 4;
                 let worker = Worker::connect(Arc::new(registry), config).await.unwrap();
@@ -77,6 +109,12 @@ fn setup(workers: usize) -> Setup {
                     .unwrap();
             let registry = Registry::new();
             registry.register(Arc::new(provider)).unwrap();
+            if hold {
+                let held = NatsProvider::connect("held", NatsConfig::new(&url, "hold"), Auth::None)
+                    .await
+                    .unwrap();
+                registry.register(Arc::new(held)).unwrap();
+            }
             Arc::new(registry)
         })
     });
@@ -90,7 +128,7 @@ fn setup(workers: usize) -> Setup {
 
 #[divan::bench(sample_count = 200)]
 fn local(bencher: divan::Bencher) {
-    let setup = setup(0);
+    let setup = setup(0, false);
     bencher.bench_local(|| {
         setup.runtime.block_on(async {
             let request = StartRequest::new("HELLO", std::env::temp_dir());
@@ -102,7 +140,7 @@ fn local(bencher: divan::Bencher) {
 
 #[divan::bench(sample_count = 200)]
 fn nats(bencher: divan::Bencher) {
-    let setup = setup(1);
+    let setup = setup(1, false);
     let remote = setup.remote.clone().unwrap();
     bencher.bench_local(|| {
         setup.runtime.block_on(async {
@@ -115,7 +153,7 @@ fn nats(bencher: divan::Bencher) {
 
 #[divan::bench(sample_count = 5, sample_size = 1)]
 fn thousand_jobs(bencher: divan::Bencher) {
-    let setup = setup(3);
+    let setup = setup(3, false);
     let remote = setup.remote.clone().unwrap();
     bencher.bench_local(|| {
         setup.runtime.block_on(async {
@@ -133,6 +171,36 @@ fn thousand_jobs(bencher: divan::Bencher) {
             }
         });
     });
+}
+
+/// From a cancel of a run the worker holds (its first event is in) to its `cancelled` outcome
+/// (issue 16's goal: within 1 s).
+#[divan::bench(sample_count = 100)]
+fn cancel(bencher: divan::Bencher) {
+    use futures::StreamExt;
+
+    let setup = setup(1, true);
+    let remote = setup.remote.clone().unwrap();
+    bencher
+        .with_inputs(|| {
+            setup.runtime.block_on(async {
+                let request = StartRequest::new("HOLD", std::env::temp_dir());
+                let mut run = remote.start("held", request).await.unwrap();
+                let mut events = run.take_events().unwrap();
+                while let Some(event) = events.next().await {
+                    if matches!(event, RunEvent::Text { .. }) {
+                        break;
+                    }
+                }
+                run
+            })
+        })
+        .bench_local_values(|run| {
+            setup.runtime.block_on(async {
+                run.cancel();
+                assert_eq!(run.outcome().await.status, StopReason::Cancelled);
+            });
+        });
 }
 
 fn main() {

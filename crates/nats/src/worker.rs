@@ -274,8 +274,9 @@ async fn pull(
             () = stopping.cancelled() => return,
         };
         let mut found = None;
-        // A wake-up may come before the stream stored the job: ask a few times.
-        for round in 0..3 {
+        // The consumer may see a stored job a moment after the wake-up: ask again after 1, 2,
+        // 4, 8 and 16 ms.
+        for round in 0..5 {
             for offset in 0..consumers.len() {
                 let consumer = &consumers[(next + offset) % consumers.len()];
                 if let Some(message) = fetch_one(consumer).await {
@@ -287,7 +288,7 @@ async fn pull(
             if found.is_some() || !woken {
                 break;
             }
-            tokio::time::sleep(Duration::from_millis(5 << round)).await;
+            tokio::time::sleep(Duration::from_millis(1 << round)).await;
         }
         woken = false;
         match found {
