@@ -144,7 +144,35 @@ const SCENARIOS: &str = r#"
 
 /// `subagent worker` on `nats` with `preset`, its ack wait 1 s; returns once it announced its
 /// rows (its first line on stderr). Its stdout stays empty.
-fn start_worker(home: &Path, preset: &Path, nats: &str) -> (Child, BufReader<ChildStderr>) {
+/// A `subagent worker` process, killed (SIGKILL) and reaped when dropped: a failing test
+/// leaves none behind.
+struct Running(Option<Child>);
+
+impl Running {
+    /// SIGKILL, as a crash.
+    fn kill(&mut self) {
+        if let Some(mut child) = self.0.take() {
+            child.kill().unwrap();
+            child.wait().unwrap();
+        }
+    }
+
+    /// The process, for a polite stop.
+    fn into_child(mut self) -> Child {
+        self.0.take().unwrap()
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.0.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+fn start_worker(home: &Path, preset: &Path, nats: &str) -> (Running, BufReader<ChildStderr>) {
     start_worker_with(home, preset, nats, &[])
 }
 
@@ -153,7 +181,7 @@ fn start_worker_with(
     preset: &Path,
     nats: &str,
     extra: &[&str],
-) -> (Child, BufReader<ChildStderr>) {
+) -> (Running, BufReader<ChildStderr>) {
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("subagent"))
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
@@ -176,13 +204,14 @@ fn start_worker_with(
         .spawn()
         .unwrap();
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let running = Running(Some(child));
     let mut line = String::new();
     stderr.read_line(&mut line).unwrap();
     assert!(
         line.starts_with("subagent worker: rows spawn, fork on "),
         "not ready: {line}"
     );
-    (child, stderr)
+    (running, stderr)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -224,8 +253,7 @@ async fn a_sigkilled_workers_job_is_finished_by_another_worker_under_the_same_ru
     })
     .await
     .unwrap();
-    first.kill().unwrap();
-    first.wait().unwrap();
+    first.kill();
     let (second, second_stderr) = start_worker(&worker_dir, &worker_preset, &nats.url());
     // The job comes back after the ack wait; the second worker's child reaches the gate.
     model.wait_requests(4).await;
@@ -270,7 +298,7 @@ async fn a_sigkilled_workers_job_is_finished_by_another_worker_under_the_same_ru
     );
     // SIGTERM drains the second worker: it holds nothing, so it stops at once.
     let (code, out, rest) =
-        tokio::task::spawn_blocking(move || super::serve::stop(second, second_stderr))
+        tokio::task::spawn_blocking(move || super::serve::stop(second.into_child(), second_stderr))
             .await
             .unwrap();
     assert_eq!((code, out.as_str()), (Some(0), ""), "{rest}");
@@ -294,10 +322,11 @@ async fn three_workers_300_jobs_one_sigkilled_every_outcome_once() {
         NatsProvider::connect("workers", NatsConfig::new(nats.url(), "spawn"), Auth::None)
             .await
             .unwrap();
-    let (code, _, rest) =
-        tokio::task::spawn_blocking(move || super::serve::stop(announcer, announcer_stderr))
-            .await
-            .unwrap();
+    let (code, _, rest) = tokio::task::spawn_blocking(move || {
+        super::serve::stop(announcer.into_child(), announcer_stderr)
+    })
+    .await
+    .unwrap();
     assert_eq!(code, Some(0), "{rest}");
     let (done_tx, mut done_rx) = tokio::sync::mpsc::unbounded_channel();
     for n in 0..JOBS {
@@ -330,8 +359,7 @@ async fn three_workers_300_jobs_one_sigkilled_every_outcome_once() {
         outcomes.push(outcome);
         if outcomes.len() == JOBS / 6 {
             let (mut killed, _) = workers.remove(0);
-            killed.kill().unwrap();
-            killed.wait().unwrap();
+            killed.kill();
         }
     }
     outcomes.sort_by_key(|(n, _)| *n);
@@ -360,7 +388,7 @@ async fn three_workers_300_jobs_one_sigkilled_every_outcome_once() {
     );
     for (worker, stderr) in workers {
         let (code, _, rest) =
-            tokio::task::spawn_blocking(move || super::serve::stop(worker, stderr))
+            tokio::task::spawn_blocking(move || super::serve::stop(worker.into_child(), stderr))
                 .await
                 .unwrap();
         assert_eq!(code, Some(0), "{rest}");
