@@ -2,7 +2,6 @@
 //! `e2e` feature) real clients: the official TypeScript SDK, and the real `claude` and `codex`
 //! CLIs each calling the other through our server, all against one fake model server.
 
-use std::path::Path;
 use std::process::Stdio;
 
 use serde_json::{Value, json};
@@ -100,6 +99,7 @@ async fn subagent_mcp_answers_a_call_on_stdio_and_exits_when_stdin_closes() {
     );
 }
 
+#[cfg(feature = "e2e")]
 const INTEROP: &str = r#"
 - match: "what is the password"
   steps:
@@ -118,7 +118,7 @@ const INTEROP: &str = r#"
 #[cfg(feature = "e2e")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_official_typescript_client_drives_subagent_mcp() {
-    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let workspace = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let sdk = workspace.join("target/clis/node_modules/@modelcontextprotocol/sdk");
     assert!(
         sdk.join("package.json").exists(),
@@ -145,7 +145,7 @@ async fn the_official_typescript_client_drives_subagent_mcp() {
     );
     std::fs::write(&preset, text).unwrap();
     let output = tokio::process::Command::new("node")
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/client.mjs"))
+        .arg(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/client.mjs"))
         .arg(&sdk)
         .arg(assert_cmd::cargo::cargo_bin("subagent"))
         .arg(&preset)
