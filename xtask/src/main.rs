@@ -1,5 +1,6 @@
 //! Project chores: `cargo xtask ci`, `cargo xtask test`, `cargo xtask tidy`, `cargo xtask bench`,
-//! `cargo xtask install-clis` (the pinned product CLIs for the end-to-end tests, see `clis.rs`).
+//! `cargo xtask install-clis` (the pinned product CLIs for the end-to-end tests, see `clis.rs`),
+//! `cargo xtask fuzz` (the fuzz targets of `fuzz/`, see `fuzz.rs`).
 //!
 //! `test` is the README's test command: it checks the house rules (`tidy.rs`: crate layering,
 //! provider markers, file length, test files no `mod` line reaches), then runs every test of
@@ -12,6 +13,7 @@ use std::process::Command;
 use anyhow::{Context, Result, bail};
 
 mod clis;
+mod fuzz;
 mod tidy;
 
 const HELP: &str = "\
@@ -29,6 +31,10 @@ Commands:
   bench   install the pinned CLIs if missing, then run every benchmark (divan, and the
           paired ones each bench prints first; the product-overhead benches run the real
           CLIs); results go into docs/performance.md by hand
+  fuzz [--secs N] [target…]
+          install the pinned cargo-fuzz if missing, seed the corpora, build the fuzz targets
+          of fuzz/ and run each for N seconds (default 180); prints executions and crashes
+          per target and fails if any crashed (reproducers in fuzz/artifacts)
   help    this text
 ";
 
@@ -49,6 +55,7 @@ fn main() -> Result<()> {
         }
         Some("bench") => bench(&root, &args[1..]),
         Some("install-clis") => clis::install(&root),
+        Some("fuzz") => fuzz::run(&root, &args[1..]),
         Some("help" | "-h" | "--help") | None => {
             print!("{HELP}");
             Ok(())
