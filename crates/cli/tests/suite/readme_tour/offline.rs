@@ -475,9 +475,13 @@ fn options(project: &Project, command: &[&str]) -> Vec<String> {
     };
     let output = project.run(&help, &args, &[]);
     assert_exit(&output, 0, &help);
+    // Option lines only: a description wrapped onto a line of its own (the width clap wraps at
+    // depends on the terminal) may name another option, as in "(with --password-env)".
     stdout(&output)
         .lines()
-        .filter_map(|line| line.trim_start().split("  ").next())
+        .map(str::trim_start)
+        .filter(|line| line.starts_with('-'))
+        .filter_map(|line| line.split("  ").next())
         .flat_map(|option| option.split([',', ' ']))
         .filter(|word| word.starts_with("--") && !["--help", "--verbose..."].contains(word))
         .map(str::to_owned)
