@@ -52,7 +52,7 @@ pub enum Command {
     Mcp(McpArgs),
     /// Run the preset's providers for `nats` rows elsewhere: pull jobs from a NATS JetStream
     /// work queue, run each through the preset's registry, publish its events, until
-    /// SIGTERM/SIGINT, which drains; logs on stderr (docs/nats.md).
+    /// SIGTERM/SIGINT, which drains; logs on stderr (docs/scale.md).
     Worker(WorkerArgs),
     /// Check a preset file or print the JSON Schema of the format.
     #[command(subcommand)]
