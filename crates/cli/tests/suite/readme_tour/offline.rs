@@ -475,10 +475,13 @@ fn options(project: &Project, command: &[&str]) -> Vec<String> {
     };
     let output = project.run(&help, &args, &[]);
     assert_exit(&output, 0, &help);
-    // Option lines only: a description wrapped onto a line of its own (the width clap wraps at
-    // depends on the terminal) may name another option, as in "(with --password-env)".
+    // Option lines only (clap indents them by at most 6): a description wrapped onto lines of
+    // its own, indented to the description column, may name another option, as in
+    // "(with\n      --password-env)" (whether clap wraps depends on the features the build
+    // unifies: the workspace build wraps at 100 columns).
     stdout(&output)
         .lines()
+        .filter(|line| line.len() - line.trim_start().len() <= 8)
         .map(str::trim_start)
         .filter(|line| line.starts_with('-'))
         .filter_map(|line| line.split("  ").next())
