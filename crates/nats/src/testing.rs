@@ -155,32 +155,16 @@ pub struct Tally {
 /// What the events stream of the server at `url` holds for each run (by run id), read from
 /// the start.
 pub async fn tally(url: &str) -> std::io::Result<std::collections::BTreeMap<String, Tally>> {
-    use async_nats::jetstream::consumer;
     use futures::StreamExt;
 
     let io = |error: &dyn std::fmt::Display| std::io::Error::other(error.to_string());
-    let client = async_nats::connect(url).await.map_err(|e| io(&e))?;
-    let js = async_nats::jetstream::new(client);
-    let stream = js
-        .get_stream(crate::wire::EVENTS_STREAM)
-        .await
-        .map_err(|e| io(&e))?;
+    let stream = events_stream(url).await?;
     let mut counts = std::collections::BTreeMap::new();
     let total = stream.get_info().await.map_err(|e| io(&e))?.state.messages;
     if total == 0 {
         return Ok(counts);
     }
-    let mut messages = stream
-        .create_consumer(consumer::pull::OrderedConfig {
-            filter_subject: "subagents.events.>".to_owned(),
-            deliver_policy: consumer::DeliverPolicy::All,
-            ..Default::default()
-        })
-        .await
-        .map_err(|e| io(&e))?
-        .messages()
-        .await
-        .map_err(|e| io(&e))?;
+    let mut messages = from_start(&stream).await?;
     while let Some(message) = messages.next().await {
         let message = message.map_err(|e| io(&e))?;
         let envelope: crate::wire::Envelope =
@@ -211,27 +195,10 @@ pub async fn wait_for_event(
     url: &str,
     wanted: impl Fn(&crate::wire::Envelope) -> bool,
 ) -> std::io::Result<crate::wire::Envelope> {
-    use async_nats::jetstream::consumer;
     use futures::StreamExt;
 
     let io = |error: &dyn std::fmt::Display| std::io::Error::other(error.to_string());
-    let client = async_nats::connect(url).await.map_err(|e| io(&e))?;
-    let js = async_nats::jetstream::new(client);
-    let stream = js
-        .get_stream(crate::wire::EVENTS_STREAM)
-        .await
-        .map_err(|e| io(&e))?;
-    let mut messages = stream
-        .create_consumer(consumer::pull::OrderedConfig {
-            filter_subject: "subagents.events.>".to_owned(),
-            deliver_policy: consumer::DeliverPolicy::All,
-            ..Default::default()
-        })
-        .await
-        .map_err(|e| io(&e))?
-        .messages()
-        .await
-        .map_err(|e| io(&e))?;
+    let mut messages = from_start(&events_stream(url).await?).await?;
     while let Some(message) = messages.next().await {
         let message = message.map_err(|e| io(&e))?;
         let envelope: crate::wire::Envelope =
@@ -241,6 +208,36 @@ pub async fn wait_for_event(
         }
     }
     Err(std::io::Error::other("the events stream ended"))
+}
+
+/// The events stream of the server at `url`.
+async fn events_stream(url: &str) -> std::io::Result<async_nats::jetstream::stream::Stream> {
+    let io = |error: &dyn std::fmt::Display| std::io::Error::other(error.to_string());
+    let client = async_nats::connect(url).await.map_err(|e| io(&e))?;
+    async_nats::jetstream::new(client)
+        .get_stream(crate::wire::EVENTS_STREAM)
+        .await
+        .map_err(|e| io(&e))
+}
+
+/// Every run's events in `stream`, from the first, then live (an ordered consumer).
+async fn from_start(
+    stream: &async_nats::jetstream::stream::Stream,
+) -> std::io::Result<async_nats::jetstream::consumer::pull::Ordered> {
+    use async_nats::jetstream::consumer;
+
+    let io = |error: &dyn std::fmt::Display| std::io::Error::other(error.to_string());
+    stream
+        .create_consumer(consumer::pull::OrderedConfig {
+            filter_subject: "subagents.events.>".to_owned(),
+            deliver_policy: consumer::DeliverPolicy::All,
+            ..Default::default()
+        })
+        .await
+        .map_err(|e| io(&e))?
+        .messages()
+        .await
+        .map_err(|e| io(&e))
 }
 
 /// How many deliveries the workers of `row` got from the server at `url` (first deliveries and
