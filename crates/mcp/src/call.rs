@@ -56,12 +56,7 @@ pub(crate) async fn call(
     arguments: Option<JsonObject>,
     context: &RequestContext<RoleServer>,
 ) -> CallToolResult {
-    let arguments = Value::Object(arguments.unwrap_or_default());
-    let args: Arguments = match serde_json::from_value(arguments) {
-        Ok(args) => args,
-        Err(error) => return refusal(&CoreError::invalid(error.to_string())),
-    };
-    let (provider, request) = match request(shared, entry, &args) {
+    let (provider, request) = match prepare(shared, entry, arguments) {
         Ok(started) => started,
         Err(error) => return refusal(&error),
     };
@@ -84,6 +79,19 @@ pub(crate) async fn call(
         .map(|token| Progress::new(context.peer.clone(), token));
     let outcome = drive(run, progress, &context.ct).await;
     answer(&outcome, &provider)
+}
+
+/// A call's arguments, as the client sent them, read and turned into the provider and the
+/// request to start, or why the call is refused before anything starts. Nothing is started.
+pub(crate) fn prepare(
+    shared: &Shared,
+    entry: &Entry,
+    arguments: Option<JsonObject>,
+) -> Result<(String, StartRequest), CoreError> {
+    let arguments = Value::Object(arguments.unwrap_or_default());
+    let args: Arguments =
+        serde_json::from_value(arguments).map_err(|error| CoreError::invalid(error.to_string()))?;
+    request(shared, entry, &args)
 }
 
 /// The provider and the request a call asks for, or why it is refused before anything starts.

@@ -146,6 +146,23 @@ impl McpServer {
             .collect()
     }
 
+    /// What a call of `tool` with `arguments` would start: the provider and the request, or
+    /// the refusal the client would get (`None`: no such tool, a protocol error). Starts
+    /// nothing; the registry's gates are not applied (`Registry::check` does that).
+    ///
+    /// Not part of the API: the way in for the `mcp_arguments` fuzz target (rmcp reads a call
+    /// privately), reading arguments exactly as [`serve`](Self::serve) does.
+    #[doc(hidden)]
+    pub fn call_request(
+        &self,
+        tool: &str,
+        arguments: Option<rmcp::model::JsonObject>,
+    ) -> Option<std::result::Result<(String, subagent_core::StartRequest), subagent_core::Error>>
+    {
+        let entry = self.shared.tools.iter().find(|t| t.tool.name == tool)?;
+        Some(call::prepare(&self.shared, entry, arguments))
+    }
+
     /// Serves one client on `reader`/`writer` (stdin/stdout for `subagent mcp`) until its input
     /// ends; then cancels the runs it left going and returns once they have ended (their
     /// providers have stopped their process trees). `Err` only when the client never completed

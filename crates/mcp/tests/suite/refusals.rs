@@ -88,3 +88,47 @@ async fn a_call_is_a_child_at_depth_one() {
         )
     );
 }
+
+/// The doc-hidden way in of the `mcp_arguments` fuzz target reads a call's arguments as a call
+/// does: the same refusals, the same request, nothing started.
+#[tokio::test]
+async fn call_request_reads_arguments_as_a_call_does() {
+    let model = subagent_test_support::FakeServer::from_yaml("[]")
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let server = super::support::server(&model, &dir, &Setup::default());
+    let code = |tool: &str, arguments: serde_json::Value| match server
+        .call_request(tool, Some(super::support::object(arguments)))
+    {
+        None => "no such tool".to_owned(),
+        Some(Ok(_)) => "ok".to_owned(),
+        Some(Err(error)) => error.code().as_str().to_owned(),
+    };
+    assert_eq!(code("nope", json!({"prompt": "x"})), "no such tool");
+    assert_eq!(
+        code("subagent", json!({"prompt": "x", "colour": "red"})),
+        "INVALID_ARGUMENTS"
+    );
+    assert_eq!(
+        code("subagent", json!({"prompt": " "})),
+        "INVALID_ARGUMENTS"
+    );
+    assert_eq!(code("subagent", json!({"prompt": 7})), "INVALID_ARGUMENTS");
+    assert_eq!(
+        code("subagent", json!({"prompt": "x", "subagent_type": "nope"})),
+        "UNKNOWN_AGENT_TYPE"
+    );
+    let Some(Ok((provider, request))) = server.call_request(
+        "helper",
+        Some(super::support::object(
+            json!({"prompt": "look", "description": "Look", "subagent_type": "explore"}),
+        )),
+    ) else {
+        panic!("the call was refused");
+    };
+    assert_eq!(provider, "spawn");
+    assert_eq!(request.description.as_deref(), Some("Look"));
+    assert_eq!(request.parent.depth, 0);
+    assert_eq!(model.requests().len(), 0);
+}

@@ -106,21 +106,7 @@ impl Harness {
     pub async fn with(yaml: &str, setup: Setup) -> Self {
         let model_server = FakeServer::from_yaml(yaml).await.unwrap();
         let dir = tempfile::tempdir().unwrap();
-        let registry = Registry::with_max_depth(3);
-        let config = SpawnConfig {
-            permission_mode: setup.spawn_mode,
-            ..SpawnConfig::default()
-        };
-        let spawn = SpawnProvider::new("spawn", model(&model_server), config).with_sessions(
-            subagent_runtime::SessionStore::new(dir.path().join("sessions")),
-        );
-        registry.register(Arc::new(spawn)).unwrap();
-        let project = dir.path().join("project");
-        std::fs::create_dir(&project).unwrap();
-        let mut config = McpConfig::new(&project);
-        config.max_depth = setup.max_depth;
-        config.permission_ceiling = setup.ceiling;
-        let server = McpServer::new(Arc::new(registry), &setup.rows, Arc::new(agents()), config);
+        let server = server(&model_server, &dir, &setup);
         let (client_io, server_io) = tokio::io::duplex(1 << 16);
         let (server_read, server_write) = tokio::io::split(server_io);
         let serving = tokio::spawn(server.serve(server_read, server_write));
@@ -155,6 +141,26 @@ impl Harness {
             .await
             .unwrap()
     }
+}
+
+/// The MCP server of a harness: one spawn row per `setup` row over `model_server`, its project
+/// and sessions under `dir`.
+pub fn server(model_server: &FakeServer, dir: &tempfile::TempDir, setup: &Setup) -> McpServer {
+    let registry = Registry::with_max_depth(3);
+    let config = SpawnConfig {
+        permission_mode: setup.spawn_mode,
+        ..SpawnConfig::default()
+    };
+    let spawn = SpawnProvider::new("spawn", model(model_server), config).with_sessions(
+        subagent_runtime::SessionStore::new(dir.path().join("sessions")),
+    );
+    registry.register(Arc::new(spawn)).unwrap();
+    let project = dir.path().join("project");
+    std::fs::create_dir(&project).unwrap();
+    let mut config = McpConfig::new(&project);
+    config.max_depth = setup.max_depth;
+    config.permission_ceiling = setup.ceiling;
+    McpServer::new(Arc::new(registry), &setup.rows, Arc::new(agents()), config)
 }
 
 pub fn params(tool: &str, arguments: Value) -> CallToolRequestParams {
