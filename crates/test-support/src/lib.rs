@@ -91,6 +91,13 @@ impl FakeServer {
         self.state.gates.gate(name)
     }
 
+    /// Keeps only the latest `keep` requests from now on (0: none), so a long load run does not
+    /// hold every request it made; [`requests`](Self::requests) then sees only those, and
+    /// [`wait_requests`](Self::wait_requests) still counts every request.
+    pub fn keep_requests(&self, keep: usize) {
+        self.state.keep_requests(keep);
+    }
+
     /// Every request received so far, in order.
     pub fn requests(&self) -> Vec<RecordedRequest> {
         self.state.requests()

@@ -51,6 +51,8 @@ pub(crate) struct State {
     scenarios: Scenarios,
     pub(crate) gates: Gates,
     requests: Mutex<Vec<RecordedRequest>>,
+    /// The most requests kept (the latest); `usize::MAX` unless a long run lowers it.
+    keep: AtomicUsize,
     violations: Mutex<Vec<String>>,
     pub(crate) dropped: watch::Sender<usize>,
     pub(crate) requests_seen: watch::Sender<usize>,
@@ -67,6 +69,7 @@ impl State {
             scenarios,
             gates: Gates::default(),
             requests: Mutex::new(Vec::new()),
+            keep: AtomicUsize::new(usize::MAX),
             violations: Mutex::new(Vec::new()),
             dropped: watch::channel(0).0,
             requests_seen: watch::channel(0).0,
@@ -82,8 +85,23 @@ impl State {
         lock(&self.violations).clone()
     }
 
+    pub(crate) fn keep_requests(&self, keep: usize) {
+        self.keep.store(keep, Ordering::Relaxed);
+        let mut requests = lock(&self.requests);
+        let excess = requests.len().saturating_sub(keep);
+        requests.drain(..excess);
+    }
+
     fn record(&self, request: RecordedRequest) {
-        lock(&self.requests).push(request);
+        let keep = self.keep.load(Ordering::Relaxed);
+        {
+            let mut requests = lock(&self.requests);
+            if keep > 0 {
+                let excess = (requests.len() + 1).saturating_sub(keep);
+                requests.drain(..excess);
+                requests.push(request);
+            }
+        }
         self.requests_seen.send_modify(|n| *n += 1);
     }
 }

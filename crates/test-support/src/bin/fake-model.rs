@@ -1,23 +1,27 @@
-//! `fake-model --scenario FILE [--port N] [--port-file FILE]`: serves a scenario file on
-//! 127.0.0.1 until killed, and prints (and writes) the port.
+//! `fake-model --scenario FILE [--port N] [--port-file FILE] [--keep-requests N]`: serves a
+//! scenario file on 127.0.0.1 until killed, and prints (and writes) the port. `--keep-requests`
+//! bounds the requests it remembers (the latest N) for long runs such as `cargo xtask load`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use subagent_test_support::FakeServer;
 
-const USAGE: &str = "usage: fake-model --scenario FILE [--port N] [--port-file FILE]";
+const USAGE: &str =
+    "usage: fake-model --scenario FILE [--port N] [--port-file FILE] [--keep-requests N]";
 
 struct Args {
     scenario: PathBuf,
     port: u16,
     port_file: Option<PathBuf>,
+    keep_requests: Option<usize>,
 }
 
 fn parse_args() -> Result<Args, String> {
     let mut scenario = None;
     let mut port = 0u16;
     let mut port_file = None;
+    let mut keep_requests = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let (flag, inline) = match arg.split_once('=') {
@@ -38,6 +42,13 @@ fn parse_args() -> Result<Args, String> {
                     .map_err(|e| format!("--port: {e}\n{USAGE}"))?;
             }
             "--port-file" => port_file = Some(PathBuf::from(value()?)),
+            "--keep-requests" => {
+                keep_requests = Some(
+                    value()?
+                        .parse()
+                        .map_err(|e| format!("--keep-requests: {e}\n{USAGE}"))?,
+                );
+            }
             "-h" | "--help" => return Err(USAGE.to_owned()),
             other => return Err(format!("unknown argument {other}\n{USAGE}")),
         }
@@ -46,6 +57,7 @@ fn parse_args() -> Result<Args, String> {
         scenario: scenario.ok_or_else(|| format!("--scenario is required\n{USAGE}"))?,
         port,
         port_file,
+        keep_requests,
     })
 }
 
@@ -72,6 +84,9 @@ async fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    if let Some(keep) = args.keep_requests {
+        server.keep_requests(keep);
+    }
     let port = server.port();
     if let Some(file) = &args.port_file {
         // Write then rename, so a reader never sees a half-written port.

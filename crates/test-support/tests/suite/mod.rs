@@ -1,2 +1,3 @@
 mod binary;
 mod cli_shapes;
+mod recording;
