@@ -1,8 +1,7 @@
 //! Project chores: `cargo xtask ci`, `cargo xtask test`, `cargo xtask tidy`, `cargo xtask bench`,
 //! `cargo xtask install-clis` (the pinned product CLIs for the end-to-end tests, see `clis.rs`),
 //! `cargo xtask fuzz` (the fuzz targets of `fuzz/`, see `fuzz.rs`), `cargo xtask load` (a load
-//! run on `subagent serve`, see `load.rs`), `cargo xtask chaos` (the chaos harness's long runs, see
-//! `chaos.rs`).
+//! run on `subagent serve`, see `load.rs`).
 //!
 //! `test` is the README's test command: it checks the house rules (`tidy.rs`: crate layering,
 //! provider markers, file length, test files no `mod` line reaches), then runs every test of
@@ -14,7 +13,6 @@ use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 
-mod chaos;
 mod clis;
 mod fuzz;
 mod load;
@@ -45,14 +43,6 @@ Commands:
           at once, then one each every P ms (5000) for S seconds (600); samples the
           server's RSS and fds from /proc, prints the figures (docs/reliability.md) and
           fails on any error, RSS growth over the soak or an unclean exit
-  chaos [--rounds N] [--provider P…] [--seed S] [--only PART…]
-          the chaos harness (crates/cli/tests/suite/chaos) with N rounds (default 100) of
-          each scenario: SIGINT/SIGTERM/SIGHUP/SIGKILL of subagent mid-run per provider
-          (processes left), SIGINT at random points (outcomes missing or wrong), serve's
-          streams cut and the server killed (events lost or doubled), nats workers killed
-          (jobs lost or doubled); prints the table of docs/reliability.md (also in
-          target/chaos/table.md) and fails on any defect. The full default run takes about
-          TODO minutes here (the real CLIs dominate)
   help    this text
 ";
 
@@ -74,7 +64,6 @@ fn main() -> Result<()> {
         Some("bench") => bench(&root, &args[1..]),
         Some("install-clis") => clis::install(&root),
         Some("fuzz") => fuzz::run(&root, &args[1..]),
-        Some("chaos") => chaos::run(&root, &args[1..]),
         Some("load") => load::run(&root, &args[1..]),
         Some("help" | "-h" | "--help") | None => {
             print!("{HELP}");
