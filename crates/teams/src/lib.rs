@@ -1,0 +1,163 @@
+//! `subagent-teams`: Claude Code's agent teams over our seam, so a team can mix providers.
+//!
+//! Owns:
+//! - the team as data ([`model`]) and on disk ([`store`]): members, a mailbox per member and a
+//!   shared task list under the project's state directory, every change made under the team's
+//!   file lock, so concurrent writers (the leader's run, its teammates, a second process) never
+//!   lose one another's changes and a restarted run finds the team again;
+//! - the task list's rules ([`tasks`]): one owner at a time, `blockedBy` honoured;
+//!
+//! Deliberately not here: running agents (the providers, through `subagent-core`'s
+//! `Registry`), the delegation rules (the runtime's delegation tool starts every teammate), and
+//! the CLI's state directory (the caller hands a [`TeamStore`]).
+
+pub mod model;
+pub mod store;
+pub mod tasks;
+
+pub use model::{
+    EVERYONE, LEADER, Member, MemberStatus, Message, Task, TaskList, TaskStatus, TeamConfig,
+};
+pub use store::{TeamDir, TeamStore};
+pub use tasks::TaskChanges;
+
+use std::path::Path;
+
+/// Errors of this crate. Each carries a stable code ([`Error::code`]) that the tools put in
+/// front of their error results.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A tool's arguments are missing, malformed or contradictory (a bad name, a cycle of
+    /// blockers). Returned by the tools and the store; retrying with corrected arguments helps.
+    #[error("{0}")]
+    InvalidArguments(String),
+    /// No team of that name on disk. Returned by every operation on a team; `TeamCreate`
+    /// helps.
+    #[error("no team named {0:?} (TeamCreate makes one)")]
+    TeamNotFound(String),
+    /// `TeamCreate` of a name already on disk when not reopening it. Retrying with another name
+    /// helps.
+    #[error("a team named {0:?} already exists")]
+    TeamExists(String),
+    /// `TeamDelete` while members still run or wait. Shutting them down first helps.
+    #[error("team {team:?} still has active members ({}); shut them down first", .active.join(", "))]
+    TeamActive {
+        /// The team.
+        team: String,
+        /// Its members still running or idle.
+        active: Vec<String>,
+    },
+    /// The caller is not in a team (no `TeamCreate` yet). Creating one helps.
+    #[error("you are not in a team: call TeamCreate first")]
+    NoTeam,
+    /// A message or an operation names a member the team does not have. Returned by
+    /// `SendMessage` and the store; retrying with a listed name helps.
+    #[error("team {team:?} has no member named {name:?} (members: {})", .known.join(", "))]
+    UnknownTeammate {
+        /// The name asked for.
+        name: String,
+        /// The team.
+        team: String,
+        /// Its members.
+        known: Vec<String>,
+    },
+    /// Starting a teammate under a name an active member has. Another name helps.
+    #[error("the team already has an active member named {0:?}")]
+    TeammateExists(String),
+    /// A message to a member that approved its shutdown. Retrying does not help.
+    #[error("{0} has stopped and takes no more messages")]
+    TeammateStopped(String),
+    /// Only the leader may do this (start teammates, ask for shutdown, delete the team).
+    #[error("only the team lead may {0}")]
+    NotLeader(String),
+    /// No task with that id. Returned by the task tools; `TaskList` shows the ids.
+    #[error("no task with id {0:?}")]
+    TaskNotFound(String),
+    /// Claiming (or reassigning) a task another member owns. Another task helps.
+    #[error("task {id} is already claimed by {owner}; pick another task")]
+    TaskAlreadyClaimed {
+        /// The task.
+        id: String,
+        /// Its owner.
+        owner: String,
+    },
+    /// Claiming a task whose blockers are not all completed. Retrying once they are helps.
+    #[error("task {id} is blocked by task(s) {} that are not completed yet", .blockers.join(", "))]
+    TaskBlocked {
+        /// The task.
+        id: String,
+        /// Its open blockers.
+        blockers: Vec<String>,
+    },
+    /// A team file does not parse (edited by hand, or another version wrote it). Retrying does
+    /// not help; the path says which file.
+    #[error("{path}: {message}")]
+    Corrupt {
+        /// The file.
+        path: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// Reading or writing a team file failed. Whether retrying helps depends on the cause.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The seam refused to start a teammate (its stable code is kept).
+    #[error("{0}")]
+    Core(#[from] subagent_core::Error),
+}
+
+impl Error {
+    /// The stable code: `INVALID_ARGUMENTS`, `TEAM_NOT_FOUND`, `TEAM_EXISTS`, `TEAM_ACTIVE`,
+    /// `NO_TEAM`, `UNKNOWN_TEAMMATE`, `TEAMMATE_EXISTS`, `TEAMMATE_STOPPED`, `NOT_LEADER`,
+    /// `TASK_NOT_FOUND`, `TASK_ALREADY_CLAIMED`, `TASK_BLOCKED`, `TEAM_STATE_CORRUPT`,
+    /// `TEAM_IO`, or the seam's code for a refused start.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::InvalidArguments(_) => "INVALID_ARGUMENTS",
+            Self::TeamNotFound(_) => "TEAM_NOT_FOUND",
+            Self::TeamExists(_) => "TEAM_EXISTS",
+            Self::TeamActive { .. } => "TEAM_ACTIVE",
+            Self::NoTeam => "NO_TEAM",
+            Self::UnknownTeammate { .. } => "UNKNOWN_TEAMMATE",
+            Self::TeammateExists(_) => "TEAMMATE_EXISTS",
+            Self::TeammateStopped(_) => "TEAMMATE_STOPPED",
+            Self::NotLeader(_) => "NOT_LEADER",
+            Self::TaskNotFound(_) => "TASK_NOT_FOUND",
+            Self::TaskAlreadyClaimed { .. } => "TASK_ALREADY_CLAIMED",
+            Self::TaskBlocked { .. } => "TASK_BLOCKED",
+            Self::Corrupt { .. } => "TEAM_STATE_CORRUPT",
+            Self::Io { .. } => "TEAM_IO",
+            Self::Core(error) => error.code().as_str(),
+        }
+    }
+
+    /// The error as a tool result's text: `CODE: message`.
+    pub fn to_tool_text(&self) -> String {
+        format!("{}: {self}", self.code())
+    }
+
+    pub(crate) fn io(path: &Path, source: std::io::Error) -> Self {
+        Self::Io {
+            path: path.display().to_string(),
+            source,
+        }
+    }
+
+    pub(crate) fn unknown_teammate(name: &str, team: &str, known: Vec<String>) -> Self {
+        Self::UnknownTeammate {
+            name: name.to_owned(),
+            team: team.to_owned(),
+            known,
+        }
+    }
+}
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
