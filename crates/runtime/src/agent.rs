@@ -19,6 +19,7 @@ use subagent_process::Secrets;
 use subagent_schema::OutputSchema;
 
 use crate::env::RunEnv;
+use crate::input::TurnInput;
 use crate::permissions::PermissionPolicy;
 use crate::seed::{Seed, next_turn};
 use crate::sessions::{OpenSession, Recorder, SessionStore};
@@ -96,6 +97,9 @@ pub struct AgentConfig {
     /// The reasoning effort asked of the model (sent only by a model that supports it); `None`:
     /// the model's default.
     pub effort: Option<Effort>,
+    /// Input from outside the run, taken at the start of each turn and waited for before the
+    /// run ends (a teammate's mailbox; see [`TurnInput`]); `None` (the default): none.
+    pub input: Option<Arc<dyn TurnInput>>,
     /// Where the run's background tasks keep their output files (`<root>/<run id>/`, made with
     /// the first task); `None` (the default): `<temp dir>/subagent-tasks`. In-process children
     /// of the run keep theirs under the same root.
@@ -137,6 +141,7 @@ impl AgentConfig {
             nesting_refused: Vec::new(),
             sessions: None,
             effort: None,
+            input: None,
             task_dir: None,
         }
     }
@@ -303,6 +308,9 @@ impl Agent {
             .drive(&mut state, seed.prompt, &env, &cancel, sender)
             .await;
         env.tasks.stop_all().await;
+        if let Some(input) = &self.config.input {
+            input.close().await;
+        }
         let mut outcome = outcome;
         outcome.usage.input_tokens = state.usage.input_tokens;
         outcome.usage.output_tokens = state.usage.output_tokens;
@@ -365,6 +373,10 @@ impl Agent {
                     StopReason::MaxTurns,
                     Some(format!("the run reached its turn limit ({limit})")),
                 );
+            }
+            // What arrived from outside (a teammate's messages) joins the turn about to start.
+            if let Some(input) = &self.config.input {
+                pending.content.extend(input.take());
             }
             state
                 .log
@@ -523,24 +535,54 @@ impl Agent {
                 );
             }
         }
-        let mut next = env.tasks.take_finished();
-        if next.is_empty() {
-            // One look under the table's lock at both "finished" and "running": a task that
-            // finishes between two separate looks would otherwise be neither waited for nor
-            // delivered. `next_finished` returns at once when nothing is running.
-            let waited = tokio::select! {
-                biased;
-                () = cancel.cancelled() => return Next::Done(Box::new(Outcome::cancelled())),
-                next = env.tasks.next_finished() => next,
-            };
-            next.extend(waited);
-        }
-        if !next.is_empty() {
-            let blocks = next
+        // While outside input may still come (a team at work), the run waits for it as for its
+        // background tasks.
+        let mut open = self.config.input.is_some();
+        loop {
+            let mut next = env.tasks.take_finished();
+            if next.is_empty() && !open {
+                // One look under the table's lock at both "finished" and "running": a task that
+                // finishes between two separate looks would otherwise be neither waited for nor
+                // delivered. `next_finished` returns at once when nothing is running.
+                let waited = tokio::select! {
+                    biased;
+                    () = cancel.cancelled() => return Next::Done(Box::new(Outcome::cancelled())),
+                    next = env.tasks.next_finished() => next,
+                };
+                next.extend(waited);
+            }
+            let mut blocks: Vec<ContentBlock> = next
                 .iter()
                 .map(|n| ContentBlock::text(env.secrets.redact(&n.to_text()).into_owned()))
                 .collect();
-            return Next::Continue(Message::new(Role::User, blocks));
+            if let Some(input) = &self.config.input {
+                blocks.extend(input.take());
+            }
+            if !blocks.is_empty() {
+                return Next::Continue(Message::new(Role::User, blocks));
+            }
+            if !open {
+                break;
+            }
+            let running = env.tasks.running() > 0;
+            let finished = tokio::select! {
+                biased;
+                () = cancel.cancelled() => return Next::Done(Box::new(Outcome::cancelled())),
+                Some(finished) = env.tasks.next_finished(), if running => Some(finished),
+                more = async {
+                    match &self.config.input {
+                        Some(input) => input.wait().await,
+                        None => false,
+                    }
+                } => {
+                    open = more;
+                    None
+                }
+            };
+            if let Some(finished) = finished {
+                let text = env.secrets.redact(&finished.to_text()).into_owned();
+                return Next::Continue(Message::new(Role::User, vec![ContentBlock::text(text)]));
+            }
         }
         let mut outcome = self.end(state, StopReason::Completed, None);
         outcome.structured = structured;

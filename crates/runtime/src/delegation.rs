@@ -30,6 +30,7 @@ use subagent_model::{Messages, Model, ToolSpec};
 use subagent_session::EventLog;
 
 use crate::env::RunEnv;
+use crate::input::ChildExtras;
 use crate::tools::{Tool, ToolContext, ToolKind, ToolOutput, ToolSet};
 use crate::{Error, Result};
 
@@ -255,6 +256,7 @@ impl DelegationTool {
         &self,
         input: Value,
         context: &ToolContext,
+        extras: Option<ChildExtras>,
     ) -> std::result::Result<(Run, bool, String), ToolOutput> {
         // Depth first: a subagent at its cap is refused before its arguments are looked at.
         if context.env.depth >= self.cap(&context.env) {
@@ -305,7 +307,8 @@ impl DelegationTool {
                 }
             },
         };
-        let background = fork
+        let background = extras.is_some()
+            || fork
             || profile.as_ref().is_some_and(|p| p.background)
             || match self.config.background {
                 BackgroundMode::Always => true,
@@ -329,6 +332,9 @@ impl DelegationTool {
             fork,
             &capabilities,
         );
+        if let Some(extras) = extras {
+            request.parent.extensions.insert(extras);
+        }
         // The call's isolation, else the agent type's (refused above when not valid).
         request.isolation = isolation;
         // Gated like every field: a provider that cannot resume refuses before it starts.
@@ -342,6 +348,21 @@ impl DelegationTool {
             Ok(run) => Ok((run, background, provider)),
             Err(error) => Err(error_result(&error)),
         }
+    }
+
+    /// Starts a child as a call of this tool would (same arguments, routing, gates and
+    /// settings), always in the background, and hands back its run and provider instead of
+    /// waiting: a team starts its teammates this way. `extras` reach the provider in the
+    /// request's extensions (spawn gives the child its tools and input). `Err` is the refusal a
+    /// call would have answered.
+    pub async fn start_detached(
+        &self,
+        input: Value,
+        context: &ToolContext,
+        extras: ChildExtras,
+    ) -> std::result::Result<(Run, String), ToolOutput> {
+        let (run, _, provider) = Box::pin(self.start_child(input, context, Some(extras))).await?;
+        Ok((run, provider))
     }
 
     /// A delegation tool starting children through `registry`, offering the agent types of
@@ -559,10 +580,11 @@ impl Tool for DelegationTool {
         // The start (arguments, gate, isolation, the provider's own start) runs boxed: it is
         // over once the child runs, and a foreground call then waits, for as long as the child
         // works, holding only what it still needs.
-        let (run, background, provider) = match Box::pin(self.start_child(input, context)).await {
-            Ok(started) => started,
-            Err(refused) => return Ok(refused),
-        };
+        let (run, background, provider) =
+            match Box::pin(self.start_child(input, context, None)).await {
+                Ok(started) => started,
+                Err(refused) => return Ok(refused),
+            };
         if background {
             let description = run.description().to_owned();
             let id = context.env.tasks.adopt(run, context.call_id.clone());

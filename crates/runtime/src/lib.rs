@@ -12,6 +12,8 @@
 //! - transcripts and resume ([`sessions`]): a run given a [`SessionStore`] writes its log to
 //!   `<dir>/<session id>.jsonl` off the loop (flushed at each turn end and at the end) and its
 //!   outcome names the session; [`SessionStore::resume`] and [`Agent::resuming`] continue one;
+//! - input from outside a run between its turns ([`TurnInput`], given to a child with extra
+//!   tools as [`ChildExtras`]): a team's mailbox, taken at the start of each turn;
 //! - the tool registry ([`ToolSet`]: stable order, specs computed once so descriptions are
 //!   byte-identical across runs and forks) and the built-in tools ([`tools`]): `ls`,
 //!   `read_file`, `write_file`, `edit_file`, `delete`, `glob`, `grep`, `bash`. File tools are
@@ -37,6 +39,7 @@
 mod agent;
 pub mod delegation;
 mod env;
+mod input;
 mod permissions;
 mod seed;
 pub mod sessions;
@@ -50,6 +53,7 @@ pub use delegation::{
     ParentSnapshot, nesting_refusal,
 };
 pub use env::RunEnv;
+pub use input::{ChildExtras, TurnInput};
 pub use permissions::{
     Decision, PermissionBroker, PermissionPolicy, PermissionRequest, PermissionRule,
 };

@@ -43,6 +43,7 @@ use subagent_core::{
     StartRequest, SubagentProvider,
 };
 use subagent_model::{Model, ModelAliases};
+use subagent_runtime::ChildExtras;
 use subagent_runtime::tools::BashConfig;
 use subagent_runtime::{
     Agent, AgentConfig, DefaultModel, OutputMode, ParentSnapshot, PermissionPolicy, Roots, Secrets,
@@ -334,6 +335,12 @@ impl SpawnProvider {
         if tools.get(TASK_OUTPUT).is_some() && !starts_tasks(&tools) {
             tools = tools.retain(|_, spec| spec.name != TASK_OUTPUT && spec.name != TASK_STOP);
         }
+        // A child's extra tools (a teammate's team tools) come after the filters: whoever starts
+        // the child gives them, not its agent type.
+        let extras = request.parent.extensions.get::<ChildExtras>();
+        if let Some(extras) = &extras {
+            tools = tools.with(extras.tools.iter().cloned());
+        }
         let mut system = self
             .config
             .system_prompt
@@ -356,6 +363,7 @@ impl SpawnProvider {
         });
         config.system = Some(system);
         config.tools = tools;
+        config.input = extras.and_then(|extras| extras.input.clone());
         config.max_turns = request.max_turns.or(self.config.max_turns);
         config.effort = request.effort;
         if let Some(max_tokens) = self.config.max_tokens {
