@@ -340,6 +340,17 @@ impl Translator {
                 }
                 self.progress(&root)
             }
+            // A child's progress summary (or a grandchild's) is a line of its call's progress.
+            RunEvent::Summary {
+                text,
+                parent_tool_use_id: Some(tag),
+            } => {
+                let root = self.root(&tag)?;
+                self.children
+                    .get_mut(&root)?
+                    .line(format!("summary: {text}"));
+                self.progress(&root)
+            }
             // Usage, progress notes and the run's bookends have no update.
             _ => None,
         }
@@ -396,6 +407,41 @@ mod tests {
         for (got, want) in cases {
             assert_eq!(got, want);
         }
+    }
+
+    #[test]
+    fn a_childs_summary_is_a_line_of_its_calls_progress() {
+        let mut translator = Translator::new(
+            PathBuf::from("/work/p"),
+            Arc::new(HashMap::new()),
+            Arc::default(),
+        );
+        translator
+            .children
+            .insert("call_1".into(), Child::default());
+        let update = translator.translate(RunEvent::Summary {
+            text: "Reading the parser.".into(),
+            parent_tool_use_id: Some("call_1".into()),
+        });
+        assert_eq!(
+            update,
+            Some(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+                "call_1".to_owned(),
+                ToolCallUpdateFields::new()
+                    .status(ToolCallStatus::InProgress)
+                    .content(vec![ToolCallContent::from(text_block(
+                        "summary: Reading the parser."
+                    ))]),
+            )))
+        );
+        // The run's own summary (untagged) has no update: nobody's call shows it.
+        assert_eq!(
+            translator.translate(RunEvent::Summary {
+                text: "x".into(),
+                parent_tool_use_id: None,
+            }),
+            None
+        );
     }
 
     #[test]

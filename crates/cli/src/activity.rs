@@ -119,6 +119,9 @@ impl Activity {
             }
             RunEvent::Text {
                 parent_tool_use_id, ..
+            }
+            | RunEvent::Summary {
+                parent_tool_use_id, ..
             } => parent_tool_use_id,
             RunEvent::Usage {
                 usage,

@@ -141,6 +141,16 @@ impl Background {
                 }
                 None
             }
+            // Its progress summary says best what it is doing, until its next step.
+            RunEvent::Summary {
+                text,
+                parent_tool_use_id: Some(call),
+            } => {
+                if let Some(task) = self.running_of(call) {
+                    task.last = format!("“{}”", one_line(text, 60));
+                }
+                None
+            }
             _ => None,
         }
     }
@@ -252,6 +262,15 @@ mod tests {
         assert_eq!(
             untimed(&background),
             ["  task 0b7c2f3e · running · bg notes · ls {\"path\":\"a.rs\"}"]
+        );
+        // Its progress summary replaces the last step until the next one.
+        background.note(&RunEvent::Summary {
+            text: "Reading a.rs for\nits parser.".into(),
+            parent_tool_use_id: Some("c1".into()),
+        });
+        assert_eq!(
+            untimed(&background),
+            ["  task 0b7c2f3e · running · bg notes · “Reading a.rs for its parser.”"]
         );
         // A command, named by its call.
         background.note(&call("c2", json!({"command": "make serve"}), None));

@@ -170,6 +170,7 @@ impl Progress {
                 | RunEvent::ToolCall { .. }
                 | RunEvent::ToolResult { .. }
                 | RunEvent::Progress { .. }
+                | RunEvent::Summary { .. }
         );
         if acts && nested != self.active {
             // Another agent speaks: its text does not continue the previous one's.
@@ -221,6 +222,10 @@ impl Progress {
             RunEvent::Progress { message } => {
                 self.last = one_line(message, 50);
                 Some(message.clone())
+            }
+            RunEvent::Summary { text, .. } => {
+                self.last = one_line(text, 80);
+                Some(format!("summary: {}", one_line(text, 200)))
             }
             RunEvent::Finished { status } => Some(format!("finished: {status}")),
             _ => None,

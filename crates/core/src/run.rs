@@ -159,6 +159,17 @@ pub enum RunEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         parent_tool_use_id: Option<String>,
     },
+    /// A short account of the run's progress so far (one or two sentences, present tense),
+    /// made now and then while a long run goes on by a tool-less fork of its conversation (see
+    /// `subagent_runtime::summary`). Informational only: nothing the run does depends on it.
+    Summary {
+        /// The summary.
+        text: String,
+        /// Set when a nested agent of the child is summarized: the id of the call that started
+        /// it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        parent_tool_use_id: Option<String>,
+    },
     /// Free-form progress (a retry, a phase change).
     Progress {
         /// What happened.

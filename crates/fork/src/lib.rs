@@ -45,7 +45,7 @@ use subagent_runtime::structured::final_answer_instructions;
 use subagent_runtime::tools::BashConfig;
 use subagent_runtime::{
     Agent, AgentConfig, DefaultModel, FORK_PREAMBLE, OutputMode, ParentSnapshot, PermissionPolicy,
-    Roots, Secrets, Seed, SessionStore, ToolSet,
+    Roots, Secrets, Seed, SessionStore, SummaryConfig, ToolSet,
 };
 use subagent_session::{
     ContentBlock, EventLog, FORKED_TOOL_RESULT, Message, Role, SessionEvent,
@@ -69,6 +69,11 @@ pub struct ForkConfig {
     /// context's `DefaultModel`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<subagent_model::ModelConfig>,
+    /// Seconds between progress summaries of a child that is still running (a tool-less fork
+    /// of its conversation sharing its cached prefix; see `subagent_runtime::summary`):
+    /// default 30, 0 = none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summary_interval_secs: Option<u64>,
 }
 
 /// What every fork provider honours.
@@ -89,6 +94,7 @@ pub struct ForkProvider {
     fallback_model: Option<Arc<dyn Model>>,
     secrets: Secrets,
     sessions: Option<SessionStore>,
+    summaries: Option<SummaryConfig>,
 }
 
 impl std::fmt::Debug for ForkProvider {
@@ -184,12 +190,14 @@ impl ForkProvider {
         config: ForkConfig,
         fallback_model: Option<Arc<dyn Model>>,
     ) -> Self {
+        let summaries = SummaryConfig::from_secs(config.summary_interval_secs);
         Self {
             name: name.into(),
             config,
             fallback_model,
             secrets: Secrets::new(),
             sessions: None,
+            summaries,
         }
     }
 
@@ -198,6 +206,14 @@ impl ForkProvider {
     #[must_use]
     pub fn with_sessions(mut self, store: SessionStore) -> Self {
         self.sessions = Some(store);
+        self
+    }
+
+    /// Progress summaries of forks (`AgentConfig::summaries`; `None`: none), instead of the
+    /// config's `summary_interval_secs`.
+    #[must_use]
+    pub fn with_summaries(mut self, summaries: Option<SummaryConfig>) -> Self {
+        self.summaries = summaries;
         self
     }
 
@@ -276,6 +292,7 @@ impl ForkProvider {
         config.background = request.background;
         config.lineage = request.parent.lineage.clone();
         config.sessions.clone_from(&self.sessions);
+        config.summaries.clone_from(&self.summaries);
         Ok((config, seed))
     }
 }

@@ -291,6 +291,7 @@ fn progress_message(event: &RunEvent) -> Option<String> {
             usage.input_tokens, usage.output_tokens
         )),
         RunEvent::Progress { message } => Some(shorten(message)),
+        RunEvent::Summary { text, .. } => Some(format!("summary: {}", shorten(text))),
         _ => None,
     }
 }
@@ -425,6 +426,13 @@ mod tests {
                 status: subagent_core::StopReason::Completed
             }),
             None
+        );
+        assert_eq!(
+            progress_message(&RunEvent::Summary {
+                text: "Reading the parser.\n".into(),
+                parent_tool_use_id: None
+            }),
+            Some("summary: Reading the parser.".to_owned())
         );
     }
 

@@ -27,6 +27,7 @@ use crate::structured::DEFAULT_STRUCTURED_RETRIES;
 use crate::structured::{
     Capture, ENFORCE_PREFIX, OutputMode, StructuredOutputTool, capture_instructions,
 };
+use crate::summary::{ProgressCell, RequestParts, Summarizer, SummaryConfig};
 use crate::tasks::{TaskDir, TaskTable};
 use crate::tools::{Roots, ToolSet};
 use crate::{Error, Result};
@@ -104,6 +105,9 @@ pub struct AgentConfig {
     /// the first task); `None` (the default): `<temp dir>/subagent-tasks`. In-process children
     /// of the run keep theirs under the same root.
     pub task_dir: Option<TaskDir>,
+    /// Periodic progress summaries by a tool-less fork of the run's conversation (see
+    /// [`crate::summary`]); `None` (the default): none.
+    pub summaries: Option<SummaryConfig>,
 }
 
 impl std::fmt::Debug for AgentConfig {
@@ -143,6 +147,7 @@ impl AgentConfig {
             effort: None,
             input: None,
             task_dir: None,
+            summaries: None,
         }
     }
 }
@@ -173,6 +178,8 @@ struct State {
     usage: Usage,
     text: String,
     retries_used: u32,
+    /// Where the conversation is, for the summarizer (`None` without summaries).
+    progress: Option<ProgressCell>,
 }
 
 impl Agent {
@@ -303,10 +310,28 @@ impl Agent {
             usage: Usage::default(),
             text: String::new(),
             retries_used: 0,
+            progress: None,
         };
+        let summarizer = self.config.summaries.clone().map(|config| {
+            let cell = ProgressCell::default();
+            state.progress = Some(cell.clone());
+            let parts = RequestParts {
+                model: Arc::clone(&self.config.model),
+                model_id: self.config.model_id.clone().unwrap_or_default(),
+                system: self.system.clone(),
+                tools: self.config.tools.shared_specs(),
+                effort: self.config.effort,
+            };
+            let secrets = self.config.secrets.clone();
+            Summarizer::start(config, parts, cell, sender.emitter(), secrets, &cancel)
+        });
         let outcome = self
             .drive(&mut state, seed.prompt, &env, &cancel, sender)
             .await;
+        // No summary after the loop: the summarizer ends (a summary in flight dropped) first.
+        if let Some(summarizer) = summarizer {
+            summarizer.stop().await;
+        }
         env.tasks.stop_all().await;
         if let Some(input) = &self.config.input {
             input.close().await;
@@ -383,6 +408,9 @@ impl Agent {
                 .append(SessionEvent::TurnStart { turn: state.turn });
             state.turn += 1;
             state.log.append(SessionEvent::message(pending.clone()));
+            if let Some(progress) = &state.progress {
+                progress.asking(&state.messages, &pending);
+            }
             state.messages.push(pending);
             // Shared, not copied: the request holds the history and the tool specs by reference
             // count (and drops them when the call ends, so the next push is in place).
@@ -435,6 +463,9 @@ impl Agent {
                 .map(|(id, name, input)| (id.to_owned(), name.to_owned(), input.clone()))
                 .collect();
             state.messages.push(message);
+            if let Some(progress) = &state.progress {
+                progress.answered(&state.messages);
+            }
             match response.stop {
                 StopReason::MaxTokens => {
                     return self.end(

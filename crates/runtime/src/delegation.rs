@@ -654,6 +654,13 @@ pub(crate) fn forwarded(event: RunEvent, call_id: &str) -> Option<RunEvent> {
             usage,
             parent_tool_use_id: tag(parent_tool_use_id),
         }),
+        RunEvent::Summary {
+            text,
+            parent_tool_use_id,
+        } => Some(RunEvent::Summary {
+            text,
+            parent_tool_use_id: tag(parent_tool_use_id),
+        }),
         _ => None,
     }
 }

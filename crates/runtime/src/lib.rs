@@ -25,6 +25,8 @@
 //!   [`ToolSet::filtered`]);
 //! - structured output ([`structured`]): a `structured_output` capture tool validated with
 //!   JSON Schema, or validation of the final answer (for forks, whose tool list must not change);
+//! - periodic progress summaries ([`summary`]): a tool-less fork of a long run's conversation,
+//!   sharing its cached prefix, reported as `RunEvent::Summary`;
 //! - the delegation tool ([`DelegationTool`], [`DelegationToolConfig`]): routing (depth cap →
 //!   fork → agent definition), starting children through the gating `Registry`, turning their
 //!   outcome into a tool result, forwarding a foreground child's text, tool calls and tool
@@ -44,6 +46,7 @@ mod permissions;
 mod seed;
 pub mod sessions;
 pub mod structured;
+pub mod summary;
 mod tasks;
 pub mod tools;
 
@@ -60,6 +63,7 @@ pub use permissions::{
 pub use seed::{Seed, UNANSWERED_TOOL_RESULT};
 pub use sessions::{OpenSession, Resumed, SessionStore};
 pub use structured::OutputMode;
+pub use summary::{SummaryConfig, SummaryStats, SummaryTicks};
 pub use tasks::{
     RECENT_ACTIVITIES, TASK_RETENTION, TaskDir, TaskInfo, TaskKind, TaskNotification, TaskProgress,
     TaskStatus, TaskTable, task_ended_message,

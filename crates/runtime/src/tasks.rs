@@ -112,6 +112,8 @@ pub struct TaskProgress {
     pub last_activity_ms: Option<u64>,
     /// The [`RECENT_ACTIVITIES`] most recent activities, oldest first.
     pub recent: Vec<String>,
+    /// The child's latest progress summary ([`RunEvent::Summary`]), if it made one.
+    pub summary: Option<String>,
 }
 
 /// One row of the task table.
@@ -528,6 +530,13 @@ impl TaskTable {
                 is_error,
                 parent_tool_use_id,
             },
+            RunEvent::Summary {
+                text,
+                parent_tool_use_id,
+            } => RunEvent::Summary {
+                text: clean(text),
+                parent_tool_use_id,
+            },
             other => other,
         });
     }
@@ -575,6 +584,10 @@ impl TaskTable {
             } => {
                 progress.tokens = usage.input_tokens.saturating_add(usage.output_tokens);
             }
+            RunEvent::Summary {
+                text,
+                parent_tool_use_id: None,
+            } => progress.summary = Some(self.secrets.redact(text).into_owned()),
             _ => {}
         }
     }

@@ -47,7 +47,7 @@ use subagent_runtime::ChildExtras;
 use subagent_runtime::tools::BashConfig;
 use subagent_runtime::{
     Agent, AgentConfig, DefaultModel, OutputMode, ParentSnapshot, PermissionPolicy, Roots, Secrets,
-    Seed, SessionStore, TaskDir, Tool, ToolKind, ToolSet,
+    Seed, SessionStore, SummaryConfig, TaskDir, Tool, ToolKind, ToolSet,
 };
 
 /// The kind name in presets.
@@ -88,6 +88,11 @@ pub struct SpawnConfig {
     /// The model of children; when absent, the `DefaultModel` of the build context.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<subagent_model::ModelConfig>,
+    /// Seconds between progress summaries of a child that is still running (a tool-less fork
+    /// of its conversation sharing its cached prefix; see `subagent_runtime::summary`):
+    /// default 30, 0 = none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summary_interval_secs: Option<u64>,
 }
 
 /// The spawn provider.
@@ -111,6 +116,9 @@ pub struct SpawnProvider {
     /// The last parent tool set seen and the child tool set built from it: children of one
     /// parent reuse it instead of copying every tool spec on each delegation.
     inherited: Mutex<Option<(ToolSet, ToolSet)>>,
+    /// Progress summaries of children (from `summary_interval_secs`, or
+    /// [`SpawnProvider::with_summaries`]).
+    summaries: Option<SummaryConfig>,
 }
 
 impl std::fmt::Debug for SpawnProvider {
@@ -167,6 +175,7 @@ impl SpawnProvider {
         } else {
             base_tools
         };
+        let summaries = SummaryConfig::from_secs(config.summary_interval_secs);
         Self {
             name: name.into(),
             config,
@@ -179,6 +188,7 @@ impl SpawnProvider {
             task_dir: None,
             aliases: ModelAliases::default(),
             inherited: Mutex::new(None),
+            summaries,
         }
     }
 
@@ -195,6 +205,14 @@ impl SpawnProvider {
     #[must_use]
     pub fn with_aliases(mut self, aliases: ModelAliases) -> Self {
         self.aliases = aliases;
+        self
+    }
+
+    /// Progress summaries of children (`AgentConfig::summaries`; `None`: none), instead of the
+    /// config's `summary_interval_secs`.
+    #[must_use]
+    pub fn with_summaries(mut self, summaries: Option<SummaryConfig>) -> Self {
+        self.summaries = summaries;
         self
     }
 
@@ -385,6 +403,7 @@ impl SpawnProvider {
         config.lineage = request.parent.lineage.clone();
         config.nesting_refused = nesting_refused;
         config.sessions.clone_from(&self.sessions);
+        config.summaries.clone_from(&self.summaries);
         // Background tasks of the child keep their files under its parent's root (one root,
         // pruned once, for a whole tree of runs), else the provider's.
         config.task_dir = match &snapshot {

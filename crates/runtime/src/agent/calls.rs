@@ -199,6 +199,13 @@ fn redacted(secrets: &Secrets, event: RunEvent) -> RunEvent {
         RunEvent::Progress { message } => RunEvent::Progress {
             message: clean(message),
         },
+        RunEvent::Summary {
+            text,
+            parent_tool_use_id,
+        } => RunEvent::Summary {
+            text: clean(text),
+            parent_tool_use_id,
+        },
         other => other,
     }
 }

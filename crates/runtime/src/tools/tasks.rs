@@ -84,6 +84,9 @@ pub fn describe(task: &TaskInfo, retrieval: &str) -> String {
     for activity in &progress.recent {
         text.push_str(&format!("\n- {activity}"));
     }
+    if let Some(summary) = &progress.summary {
+        text.push_str(&format!("\nsummary: {summary}"));
+    }
     text.push_str("\n</progress>");
     if let Some(outcome) = &task.outcome {
         let result = match &outcome.structured {

@@ -1,6 +1,7 @@
 mod bash;
 mod files;
 mod log;
+mod summary;
 mod support;
 mod task_dirs;
 mod tasks;
