@@ -31,6 +31,7 @@ mod secrets;
 mod serve;
 mod sigint;
 mod special_files;
+mod summaries;
 mod support;
 mod termination;
 mod worktree;

@@ -1,0 +1,116 @@
+//! `subagent run` shows a long-running child's progress summary (a spawn row with
+//! `summary_interval_secs: 1`) under the child's name while the child is still at work.
+
+use std::io::{BufRead, BufReader};
+use std::process::Stdio;
+
+use pretty_assertions::assert_eq;
+use subagent_test_support::FakeServer;
+
+const SCENARIO: &str = r#"
+- name: summary
+  match: "progress summary request"
+  steps:
+    - text: "Listing the project's files."
+- name: child
+  match: "CHILD-LONG"
+  steps:
+    - tool_calls:
+        - {id: call_child_ls, name: ls, input: {}}
+    - wait_gate: hold
+      text: "child done"
+- name: parent
+  match: "delegate a long job"
+  steps:
+    - tool_calls:
+        - id: call_long
+          name: subagent
+          input: {description: long job, prompt: "CHILD-LONG look around"}
+    - text: "parent done"
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_shows_a_running_childs_progress_summary() {
+    let server = FakeServer::from_yaml(SCENARIO).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let preset = dir.path().join("summaries.yaml");
+    std::fs::write(
+        &preset,
+        format!(
+            "version: 1\nmodel:\n  kind: anthropic\n  name: fake-model\n  base_url: {}\n  api_key_env: FAKE_KEY\n  retry:\n    max_retries: 0\nproviders:\n  - name: spawn\n    kind: spawn\n    config:\n      summary_interval_secs: 1\ntools:\n  - name: subagent\n    provider: spawn\n",
+            server.url()
+        ),
+    )
+    .unwrap();
+    let binary = assert_cmd::cargo::cargo_bin("subagent");
+    let (lines, status) = tokio::task::block_in_place(|| {
+        let mut child = std::process::Command::new(binary)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", dir.path())
+            .env("TMPDIR", dir.path())
+            .env("FAKE_KEY", "test-key")
+            .current_dir(dir.path())
+            .args(["run", "--preset"])
+            .arg(&preset)
+            .arg("delegate a long job")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut lines = Vec::new();
+        for line in BufReader::new(child.stderr.take().unwrap()).lines() {
+            let line = line.unwrap();
+            // The child waits at the gate until its summary is shown.
+            if line.contains("] summary: ") {
+                server.gate("hold").open();
+            }
+            lines.push(line);
+        }
+        (lines, child.wait().unwrap())
+    });
+    let err = lines.join("\n");
+    assert!(status.success(), "{err}");
+    // Plain lines: `[who 1.2s] what`, the time left out.
+    let untimed: Vec<String> = lines
+        .iter()
+        .filter_map(|line| {
+            let (who, rest) = line.strip_prefix('[')?.split_once(' ')?;
+            let (_, what) = rest.split_once("] ")?;
+            Some(format!("[{who}] {what}"))
+        })
+        .collect();
+    let at = |wanted: &str| {
+        untimed
+            .iter()
+            .position(|line| line == wanted)
+            .unwrap_or_else(|| panic!("no line {wanted:?} in:\n{err}"))
+    };
+    let call = at("[spawn] tool ls {}");
+    let summary = at("[spawn] summary: Listing the project's files.");
+    let finished = at("[parent] finished: completed");
+    assert!(call < summary && summary < finished, "{err}");
+    // Summary requests carry the child's tools, byte for byte (the cached prefix).
+    let requests = server.model_requests();
+    let summaries: Vec<_> = requests
+        .iter()
+        .filter(|r| {
+            r.scenario
+                .as_ref()
+                .is_some_and(|(name, _)| name == "summary")
+        })
+        .collect();
+    assert!(!summaries.is_empty(), "{err}");
+    let child_tools = requests
+        .iter()
+        .find(|r| r.scenario.as_ref().is_some_and(|(name, _)| name == "child"))
+        .and_then(|r| r.body.as_ref())
+        .map(|body| body["tools"].to_string());
+    for summary in summaries {
+        assert_eq!(
+            summary.body.as_ref().map(|body| body["tools"].to_string()),
+            child_tools
+        );
+    }
+}
