@@ -6,14 +6,29 @@
 //!   file lock, so concurrent writers (the leader's run, its teammates, a second process) never
 //!   lose one another's changes and a restarted run finds the team again;
 //! - the task list's rules ([`tasks`]): one owner at a time, `blockedBy` honoured;
+//! - [`Teams`]: the leader's side at run time: starting teammates through the delegation tool
+//!   (so the registry's gates and the leader's permission ceiling apply; teammates run in the
+//!   background, where nothing asks), delivering their messages (an in-process teammate takes
+//!   its mailbox at the start of each turn through the runtime's `TurnInput` hook; an idle
+//!   teammate of any provider is woken by resuming its session with its messages as the next
+//!   prompt), shutdown (asked by the leader, answered by each teammate), and stopping the
+//!   whole team when the leader's run ends or is cancelled;
+//! - the tools the models call ([`tools`]), in Claude Code's vocabulary: `TeamCreate`,
+//!   `TeamDelete`, `SendMessage`, `TaskCreate`, `TaskList`, `TaskGet`, `TaskUpdate`, and the
+//!   delegation tool's arguments plus `name` and `team_name` to start a teammate.
 //!
 //! Deliberately not here: running agents (the providers, through `subagent-core`'s
 //! `Registry`), the delegation rules (the runtime's delegation tool starts every teammate), and
 //! the CLI's state directory (the caller hands a [`TeamStore`]).
 
+mod live;
 pub mod model;
 pub mod store;
 pub mod tasks;
+pub mod tools;
+
+pub use live::Teams;
+pub use tools::{TeamAgentTool, leader_tools, member_tools};
 
 pub use model::{
     EVERYONE, LEADER, Member, MemberStatus, Message, Task, TaskList, TaskStatus, TeamConfig,

@@ -1,1 +1,3 @@
 mod concurrency;
+mod inprocess;
+mod support;
