@@ -1,5 +1,6 @@
 //! The `config:` block of a preset row of `kind: nats`, and how a client connects.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -94,6 +95,39 @@ impl std::fmt::Debug for Auth {
     }
 }
 
+/// TLS beyond a `tls://` URL checked against the system's roots: PEM files, named by path (the
+/// private key stays in its file; a preset can take the path from a variable, `${VAR}`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Tls {
+    /// CA certificates to trust besides the system's (a private CA, a self-signed server).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ca_file: Option<PathBuf>,
+    /// The client's certificate, for a server that verifies clients (with `key_file`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cert_file: Option<PathBuf>,
+    /// The client's private key (with `cert_file`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_file: Option<PathBuf>,
+}
+
+impl Tls {
+    /// Whether anything is set (then TLS is required, whatever the URL's scheme).
+    pub fn is_set(&self) -> bool {
+        self.ca_file.is_some() || self.cert_file.is_some() || self.key_file.is_some()
+    }
+
+    /// A client certificate comes with its key.
+    pub fn validate(&self) -> Result<()> {
+        if self.cert_file.is_some() != self.key_file.is_some() {
+            return Err(Error::config(
+                "tls: give cert_file with key_file (a client certificate and its key)",
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// The `config:` block of a `nats` row: which server, which worker-side row, how to
 /// authenticate.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -112,6 +146,9 @@ pub struct NatsConfig {
     /// The variable holding the user's password.
     #[serde(default)]
     pub password_env: Option<String>,
+    /// TLS files (a private CA, a client certificate).
+    #[serde(default)]
+    pub tls: Tls,
     /// Timeouts.
     #[serde(default)]
     pub timeouts: Timeouts,
@@ -126,6 +163,7 @@ impl NatsConfig {
             token_env: None,
             user_env: None,
             password_env: None,
+            tls: Tls::default(),
             timeouts: Timeouts::default(),
         }
     }
@@ -133,6 +171,7 @@ impl NatsConfig {
     /// Checks what serde cannot.
     pub fn validate(&self) -> Result<()> {
         check_url(&self.url)?;
+        self.tls.validate()?;
         if self.row.trim().is_empty() {
             return Err(Error::config("`row` is empty"));
         }
@@ -174,16 +213,42 @@ pub fn check_url(url: &str) -> Result<()> {
     }
 }
 
+/// A connection, and a count of its connects that goes up each time the client connects again
+/// after losing the server (a server restarted from its store has lost what lived in memory,
+/// a run's ordered consumer among them).
+pub type Connection = (async_nats::Client, tokio::sync::watch::Receiver<u64>);
+
 /// Connects to `url` once (no retry: a server that is not there is an error now).
 pub async fn connect(
     url: &str,
     auth: &Auth,
+    tls: &Tls,
     name: &str,
     timeout: Duration,
-) -> Result<async_nats::Client> {
+) -> Result<Connection> {
+    let (connects, watching) = tokio::sync::watch::channel(0_u64);
+    let connects = std::sync::Arc::new(connects);
     let mut options = async_nats::ConnectOptions::new()
         .name(name)
-        .connection_timeout(timeout);
+        .connection_timeout(timeout)
+        .event_callback(move |event| {
+            let connects = std::sync::Arc::clone(&connects);
+            async move {
+                if let async_nats::Event::Connected = event {
+                    connects.send_modify(|count| *count += 1);
+                }
+            }
+        });
+    if tls.is_set() {
+        tls.validate()?;
+        options = options.require_tls(true);
+    }
+    if let Some(ca) = &tls.ca_file {
+        options = options.add_root_certificates(ca.clone());
+    }
+    if let (Some(cert), Some(key)) = (&tls.cert_file, &tls.key_file) {
+        options = options.add_client_certificate(cert.clone(), key.clone());
+    }
     match auth {
         Auth::None => {}
         Auth::Token(token) => options = options.token(token.clone()),
@@ -191,15 +256,42 @@ pub async fn connect(
             options = options.user_and_password(user.clone(), password.clone());
         }
     }
-    options.connect(url.trim()).await.map_err(|error| {
+    let client = options.connect(url.trim()).await.map_err(|error| {
         use async_nats::ConnectErrorKind as Kind;
         match error.kind() {
             Kind::AuthorizationViolation | Kind::Authentication => Error::Unauthorized {
                 url: url.to_owned(),
             },
+            Kind::Tls => Error::Tls {
+                url: url.to_owned(),
+                message: error.to_string(),
+            },
+            // The handshake's own failures come as IO errors (`invalid peer certificate:
+            // UnknownIssuer`, an alert from the server): told apart by what they say.
+            Kind::Io if tls_failure(&error) => Error::Tls {
+                url: url.to_owned(),
+                message: error.to_string(),
+            },
             _ => Error::unreachable(url, error),
         }
-    })
+    })?;
+    Ok((client, watching))
+}
+
+/// Whether `error` (or what caused it) is a failed TLS handshake.
+fn tls_failure(error: &(dyn std::error::Error + 'static)) -> bool {
+    let mut next = Some(error);
+    while let Some(error) = next {
+        let text = error.to_string().to_ascii_lowercase();
+        if ["certificate", "handshake", "tls"]
+            .iter()
+            .any(|word| text.contains(word))
+        {
+            return true;
+        }
+        next = error.source();
+    }
+    false
 }
 
 #[cfg(test)]
@@ -244,6 +336,9 @@ mod tests {
         );
         assert!(NatsConfig::new("http://a", "r").validate().is_err());
         assert!(NatsConfig::new("nats://a", " ").validate().is_err());
+        let mut no_key = NatsConfig::new("tls://a", "r");
+        no_key.tls.cert_file = Some("client.pem".into());
+        assert!(no_key.validate().is_err());
         let half = Credentials {
             user_env: Some("U".to_owned()),
             ..Credentials::default()

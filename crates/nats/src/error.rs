@@ -30,11 +30,22 @@ pub enum Error {
         /// The server's URL.
         url: String,
     },
-    /// No worker has announced the row. Returned by `build` (the capability table is read from
-    /// the workers' announcements); becomes `SPAWN_FAILED`. Retrying helps once a worker
-    /// serving the row has started.
+    /// The TLS handshake failed: the server's certificate is not trusted (no `tls.ca_file`
+    /// naming its CA), the server refused the client's certificate or asked for one, or a TLS
+    /// file does not read. Returned by `build` and the worker; becomes `UNAUTHORIZED`.
+    /// Retrying does not help until the TLS files are right.
+    #[error("nats server at {url}: TLS failed ({message}): check the row's tls files")]
+    Tls {
+        /// The server's URL.
+        url: String,
+        /// What the TLS layer said.
+        message: String,
+    },
+    /// No live worker announces the row. Returned by `build` (the capability table is read from
+    /// the workers' announcements, which go when their worker stops or is lost); becomes
+    /// `SPAWN_FAILED`. Retrying helps once a worker serving the row runs.
     #[error(
-        "no worker has announced row {row:?} on the nats server at {url} (start `subagent worker` with a preset that has it)"
+        "no live worker announces row {row:?} on the nats server at {url} (start `subagent worker` with a preset that has it)"
     )]
     NoWorker {
         /// The server's URL.
@@ -66,7 +77,7 @@ impl From<Error> for subagent_core::Error {
             Error::Unreachable { .. } | Error::NoWorker { .. } => {
                 Self::spawn_failed(error.to_string())
             }
-            Error::Unauthorized { .. } => Self::Unauthorized {
+            Error::Unauthorized { .. } | Error::Tls { .. } => Self::Unauthorized {
                 message: error.to_string(),
             },
         }

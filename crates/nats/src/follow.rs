@@ -4,13 +4,58 @@
 
 use std::time::Duration;
 
-use async_nats::jetstream::consumer::pull::Ordered;
+use async_nats::jetstream::consumer::{self, pull::Ordered};
 use futures::StreamExt;
 use subagent_core::{Outcome, RunEvent, RunId, RunSender};
 use tokio::time::Instant;
 
 use crate::topology::Topology;
-use crate::wire::{Body, Envelope, cancel_key, cancel_subject};
+use crate::wire::{Body, Envelope, cancel_key, cancel_subject, events_subject};
+
+/// An ordered consumer of the run's events from the stream sequence `after` + 1 (0: from the
+/// first), and its name.
+pub(crate) async fn open_events(
+    topology: &Topology,
+    run: RunId,
+    after: u64,
+) -> Result<(String, Ordered), String> {
+    let deliver_policy = if after == 0 {
+        consumer::DeliverPolicy::All
+    } else {
+        consumer::DeliverPolicy::ByStartSequence {
+            start_sequence: after + 1,
+        }
+    };
+    let consumer = topology
+        .events
+        .create_consumer(consumer::pull::OrderedConfig {
+            filter_subject: events_subject(run),
+            deliver_policy,
+            ..Default::default()
+        })
+        .await
+        .map_err(|e| e.to_string())?;
+    let name = consumer.cached_info().name.clone();
+    let events = consumer.messages().await.map_err(|e| e.to_string())?;
+    Ok((name, events))
+}
+
+/// After the client connected again, a consumer of the run's events from the one after the
+/// last read (the server may have been restarted and lost the ordered consumer, which lives in
+/// its memory; the client's own recovery waits for missed heartbeats, 15 s and more). Tried
+/// a few times: the server may still be recovering its streams.
+async fn reopen_events(plan: &Plan, after: u64) -> Option<(String, Ordered)> {
+    for _ in 0..20 {
+        match open_events(&plan.topology, plan.id, after).await {
+            Ok(opened) => return Some(opened),
+            Err(error) => {
+                tracing::debug!(run = %plan.id, %error, "nats: following the run's events again");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    }
+    None
+}
 
 /// What [`follow`] needs.
 pub(crate) struct Plan {
@@ -65,14 +110,17 @@ async fn cancel(plan: &Plan) -> Cancelled {
 /// server would keep it until it has been inactive a while, and its consumers are limited).
 pub(crate) async fn follow(plan: Plan, events: Ordered, sender: RunSender) {
     let topology = plan.topology.clone();
-    let consumer = plan.consumer.clone();
-    follow_to_end(plan, events, sender).await;
+    let mut consumer = plan.consumer.clone();
+    follow_to_end(plan, events, sender, &mut consumer).await;
     if let Err(error) = topology.events.delete_consumer(&consumer).await {
         tracing::debug!(%error, consumer, "nats: deleting a run's consumer");
     }
 }
 
-async fn follow_to_end(plan: Plan, mut events: Ordered, sender: RunSender) {
+async fn follow_to_end(plan: Plan, mut events: Ordered, sender: RunSender, name: &mut String) {
+    let mut connects = plan.topology.connects.clone();
+    connects.borrow_and_update();
+    let mut last = 0_u64;
     let token = sender.cancel_token().clone();
     let mut attempt = 0_u32;
     let mut cancel_deadline: Option<Instant> = None;
@@ -93,6 +141,9 @@ async fn follow_to_end(plan: Plan, mut events: Ordered, sender: RunSender) {
                         return;
                     }
                 };
+                if let Ok(info) = message.info() {
+                    last = info.stream_sequence;
+                }
                 let envelope: Envelope = match serde_json::from_slice(&message.payload) {
                     Ok(envelope) => envelope,
                     Err(error) => {
@@ -138,6 +189,13 @@ async fn follow_to_end(plan: Plan, mut events: Ordered, sender: RunSender) {
                         sender.finish(outcome);
                         return;
                     }
+                }
+            }
+            Ok(()) = connects.changed() => {
+                if let Some((reopened, stream)) = reopen_events(&plan, last).await {
+                    let _ = plan.topology.events.delete_consumer(name).await;
+                    *name = reopened;
+                    events = stream;
                 }
             }
             () = token.cancelled(), if cancel_deadline.is_none() => {

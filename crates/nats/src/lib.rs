@@ -8,18 +8,22 @@
 //! stored once), one durable pull consumer per row shared by every worker serving it (explicit
 //! acks, progress acks every third of the ack wait, one delivery more than the attempts); a
 //! limits stream of events (`subagents.events.<run id>`, each tagged with its attempt, kept a
-//! day); a key-value bucket where workers announce each row's capability table (a provider
-//! freezes its table from it when built, so a request needing more is refused before anything
-//! is published); a bucket of run state (the newest attempt, a cancel flag); a core request on
-//! `subagents.cancel.<run id>` that the worker holding the run answers.
+//! day); a key-value bucket where each worker announces each row it serves with its capability
+//! table (refreshed while it runs, deleted when it stops, dead once not refreshed for three
+//! intervals; a provider freezes its table from a live one when built, so a request needing
+//! more is refused before anything is published); a bucket of run state (the newest attempt, a
+//! cancel flag); a core request on `subagents.cancel.<run id>` that the worker holding the run
+//! answers; a core message on `subagents.wake.<row>` that wakes idle workers once a job is
+//! stored.
 //!
 //! Crash safety: a worker that stops answering loses its job after the ack wait; another worker
 //! runs it again under the same run id, and the submitter marks the lost attempt's events as
 //! superseded and drops its late ones; past the attempts the run fails with a diagnostic.
 //!
-//! Deliberately not here: starting a server (`testing` does, for tests), TLS and NKey/JWT
-//! credentials, moving the submitter's files or conversation to the worker (a run works in the
-//! worker's directory).
+//! Credentials: a token or a user and password from environment variables, TLS with a private
+//! CA and client certificates ([`Tls`]). Deliberately not here: starting a server (`testing`
+//! does, for tests), NKey/JWT credentials (async-nats's `nkeys` feature, off), moving the
+//! submitter's files or conversation to the worker (a run works in the worker's directory).
 
 mod config;
 mod error;
@@ -30,7 +34,7 @@ mod topology;
 pub mod wire;
 mod worker;
 
-pub use config::{Auth, Credentials, NatsConfig, Timeouts};
+pub use config::{Auth, Credentials, NatsConfig, Timeouts, Tls};
 pub use error::{Error, Result};
 pub use provider::{CARRIED, KIND, NatsFactory, NatsProvider};
 pub use worker::{Worker, WorkerConfig};

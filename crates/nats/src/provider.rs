@@ -3,8 +3,9 @@
 
 use std::sync::Arc;
 
-use async_nats::jetstream::{consumer, message::PublishMessage};
+use async_nats::jetstream::message::PublishMessage;
 use async_trait::async_trait;
+use futures::StreamExt;
 use serde_json::Value;
 use subagent_core::{
     BuildContext, Capabilities, Error as CoreError, ProviderFactory, Run, StartRequest,
@@ -14,9 +15,9 @@ use tokio::sync::OnceCell;
 
 use crate::config::{Auth, NatsConfig, connect};
 use crate::error::{Error, Result};
-use crate::follow::{Plan, follow};
+use crate::follow::{Plan, follow, open_events};
 use crate::topology::Topology;
-use crate::wire::{Announcement, Job, carried, events_subject, job_subject, token, wake_subject};
+use crate::wire::{Announcement, Job, carried, job_subject, now_ms, token, wake_subject};
 
 /// The provider kind, as written in a preset.
 pub const KIND: &str = "nats";
@@ -38,25 +39,48 @@ pub struct NatsProvider {
     topology: OnceCell<Topology>,
 }
 
-/// Reads the row's announcement: the table the workers serving it declared.
+/// Reads the row's announcements and returns the table of the newest one still live (a worker
+/// refreshes its announcements while it runs and deletes them when it stops; a lost worker's
+/// run out): none → [`Error::NoWorker`].
 async fn announced(topology: &Topology, row: &str) -> Result<Capabilities> {
-    let entry =
-        topology.rows.get(token(row)).await.map_err(|e| {
-            Error::unreachable(&topology.url, format!("reading the rows bucket: {e}"))
-        })?;
-    let Some(bytes) = entry else {
-        return Err(Error::NoWorker {
+    let bucket = |e: &dyn std::fmt::Display| {
+        Error::unreachable(&topology.url, format!("reading the rows bucket: {e}"))
+    };
+    let prefix = format!("{}.", token(row));
+    let keys: Vec<String> = topology
+        .rows
+        .keys()
+        .await
+        .map_err(|e| bucket(&e))?
+        .filter_map(|key| std::future::ready(key.ok()))
+        .filter(|key| std::future::ready(key.starts_with(&prefix)))
+        .collect()
+        .await;
+    let now = now_ms();
+    let mut newest: Option<Announcement> = None;
+    for key in keys {
+        let Some(bytes) = topology.rows.get(&key).await.map_err(|e| bucket(&e))? else {
+            continue;
+        };
+        let Ok(announcement) = serde_json::from_slice::<Announcement>(&bytes) else {
+            tracing::warn!(key, "nats: an announcement that does not read; skipped");
+            continue;
+        };
+        if announcement.is_live(now)
+            && newest
+                .as_ref()
+                .is_none_or(|newest| newest.refreshed_ms < announcement.refreshed_ms)
+        {
+            newest = Some(announcement);
+        }
+    }
+    match newest {
+        Some(announcement) => Ok(carried(announcement.capabilities)),
+        None => Err(Error::NoWorker {
             url: topology.url.clone(),
             row: row.to_owned(),
-        });
-    };
-    let announcement: Announcement = serde_json::from_slice(&bytes).map_err(|e| {
-        Error::unreachable(
-            &topology.url,
-            format!("the announcement of row {row:?}: {e}"),
-        )
-    })?;
-    Ok(carried(announcement.capabilities))
+        }),
+    }
 }
 
 impl NatsProvider {
@@ -69,6 +93,7 @@ impl NatsProvider {
         let client = connect(
             &config.url,
             &auth,
+            &config.tls,
             &format!("subagents provider {name}"),
             config.connect(),
         )
@@ -107,6 +132,7 @@ impl NatsProvider {
                         let client = connect(
                             &config.url,
                             &auth,
+                            &config.tls,
                             &format!("subagents provider {name}"),
                             config.connect(),
                         )
@@ -144,6 +170,7 @@ impl NatsProvider {
                 let client = connect(
                     &self.config.url,
                     &self.auth,
+                    &self.config.tls,
                     &format!("subagents provider {}", self.name),
                     self.config.connect(),
                 )
@@ -182,46 +209,55 @@ impl SubagentProvider for NatsProvider {
         let unreachable = |what: &str, e: &dyn std::fmt::Display| -> CoreError {
             Error::unreachable(&topology.url, format!("{what}: {e}")).into()
         };
-        // Reading starts before the job is out: the ordered consumer replays from the first
-        // event of the run whatever comes first.
-        let consumer = topology
-            .events
-            .create_consumer(consumer::pull::OrderedConfig {
-                filter_subject: events_subject(id),
-                deliver_policy: consumer::DeliverPolicy::All,
-                ..Default::default()
-            })
-            .await
-            .map_err(|e| unreachable("following the run's events", &e))?;
-        let consumer_name = consumer.cached_info().name.clone();
-        let events = consumer
-            .messages()
-            .await
-            .map_err(|e| unreachable("following the run's events", &e))?;
+        // The run's events are followed by an ordered consumer that replays them from the
+        // first whatever comes first: it is made while the job is published.
+        let follow_events = async {
+            open_events(&topology, id, 0)
+                .await
+                .map_err(|e| unreachable("following the run's events", &e))
+        };
         let job = Job::new(id, &self.config.row, &request);
         let payload = serde_json::to_vec(&job).map_err(|e| unreachable("encoding the job", &e))?;
         let subject = job_subject(&self.config.row, id);
-        let published = topology
-            .js
-            .send_publish(
-                subject.clone(),
-                PublishMessage::build()
-                    .payload(payload.into())
-                    .message_id(id.to_string()),
-            )
-            .await
-            .map_err(|e| unreachable("publishing the job", &e))?;
-        published
-            .await
-            .map_err(|e| unreachable("publishing the job (no ack from the server)", &e))?;
-        // Stored: wake the idle workers of the row (lost if none listens: they poll anyway).
-        if let Err(error) = topology
-            .client
-            .publish(wake_subject(&self.config.row), bytes::Bytes::new())
-            .await
-        {
-            tracing::debug!(%error, "nats: waking the workers");
-        }
+        let publish_job = async {
+            let published = topology
+                .js
+                .send_publish(
+                    subject.clone(),
+                    PublishMessage::build()
+                        .payload(payload.into())
+                        .message_id(id.to_string()),
+                )
+                .await
+                .map_err(|e| unreachable("publishing the job", &e))?;
+            let ack = published
+                .await
+                .map_err(|e| unreachable("publishing the job (no ack from the server)", &e))?;
+            // Stored: wake the idle workers of the row (lost if none listens: they poll
+            // anyway).
+            if let Err(error) = topology
+                .client
+                .publish(wake_subject(&self.config.row), bytes::Bytes::new())
+                .await
+            {
+                tracing::debug!(%error, "nats: waking the workers");
+            }
+            Ok::<_, CoreError>(ack.sequence)
+        };
+        let (followed, published) = tokio::join!(follow_events, publish_job);
+        let (consumer_name, events) = match (followed, published) {
+            (Ok(followed), Ok(_)) => followed,
+            (Err(error), Ok(sequence)) => {
+                // Nobody would follow it: take the job back out of the queue.
+                let _ = topology.jobs.delete_message(sequence).await;
+                return Err(error);
+            }
+            (Ok((name, _)), Err(error)) => {
+                let _ = topology.events.delete_consumer(&name).await;
+                return Err(error);
+            }
+            (Err(_), Err(error)) => return Err(error),
+        };
         let plan = Plan {
             topology,
             id,

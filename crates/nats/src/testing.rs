@@ -141,6 +141,113 @@ fn spawn(port: u16, store: &Path, extra: &[String]) -> std::io::Result<Child> {
     Ok(child)
 }
 
+/// TLS files for a test server on 127.0.0.1, made by the `openssl` command line: a CA, and one
+/// certificate it signed (for 127.0.0.1, good for a server and a client) with its key.
+#[derive(Debug)]
+pub struct TlsFiles {
+    /// The CA's certificate (PEM).
+    pub ca: PathBuf,
+    /// The signed certificate (PEM).
+    pub cert: PathBuf,
+    /// Its private key (PEM).
+    pub key: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl TlsFiles {
+    /// Makes the files in a temporary directory (removed on drop).
+    pub fn generate() -> std::io::Result<Self> {
+        let dir = tempfile::tempdir()?;
+        let at = |name: &str| dir.path().join(name);
+        let ext = at("leaf.ext");
+        std::fs::write(
+            &ext,
+            "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth,clientAuth\n",
+        )?;
+        let ec = [
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+        ];
+        openssl(
+            &[
+                &["req", "-x509"][..],
+                &ec[..],
+                &["-days", "2", "-subj", "/CN=subagents test CA", "-keyout"],
+            ]
+            .concat(),
+            &[&at("ca.key"), Path::new("-out"), &at("ca.pem")],
+        )?;
+        openssl(
+            &[
+                &["req", "-new"][..],
+                &ec[..],
+                &["-subj", "/CN=127.0.0.1", "-keyout"],
+            ]
+            .concat(),
+            &[&at("leaf.key"), Path::new("-out"), &at("leaf.csr")],
+        )?;
+        openssl(
+            &["x509", "-req", "-set_serial", "2", "-days", "2", "-in"],
+            &[
+                &at("leaf.csr"),
+                Path::new("-CA"),
+                &at("ca.pem"),
+                Path::new("-CAkey"),
+                &at("ca.key"),
+                Path::new("-extfile"),
+                &ext,
+                Path::new("-out"),
+                &at("leaf.pem"),
+            ],
+        )?;
+        Ok(Self {
+            ca: at("ca.pem"),
+            cert: at("leaf.pem"),
+            key: at("leaf.key"),
+            _dir: dir,
+        })
+    }
+
+    /// `nats-server` arguments for TLS with these files; with `verify`, clients must show a
+    /// certificate the CA signed.
+    pub fn server_args(&self, verify: bool) -> Vec<String> {
+        let path = |path: &Path| path.display().to_string();
+        let mut args = vec![
+            if verify { "--tlsverify" } else { "--tls" }.to_owned(),
+            "--tlscert".to_owned(),
+            path(&self.cert),
+            "--tlskey".to_owned(),
+            path(&self.key),
+        ];
+        if verify {
+            args.extend(["--tlscacert".to_owned(), path(&self.ca)]);
+        }
+        args
+    }
+}
+
+/// Runs `openssl` with `args` then `paths`; an error carries its stderr.
+fn openssl(args: &[&str], paths: &[&Path]) -> std::io::Result<()> {
+    let output = Command::new("openssl")
+        .args(args)
+        .args(paths)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|error| std::io::Error::other(format!("cannot run openssl: {error}")))?;
+    if output.status.success() {
+        Ok(())
+    } else {
+        Err(std::io::Error::other(format!(
+            "openssl {}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&output.stderr)
+        )))
+    }
+}
+
 /// What the events stream holds for one run.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Tally {

@@ -5,11 +5,15 @@ use std::time::Duration;
 
 use async_nats::jetstream::{self, consumer, kv, stream};
 
+use crate::config::Connection;
 use crate::error::{Error, Result};
 use crate::wire::{EVENTS_STREAM, JOBS_STREAM, ROWS_BUCKET, RUNS_BUCKET, consumer_name, row_jobs};
 
 /// How long a job's message id is remembered (a retried publish inside it is stored once).
 pub const DUPLICATE_WINDOW: Duration = Duration::from_secs(120);
+/// How long an announcement stays in the rows bucket without being put again (it stops
+/// counting long before: see [`crate::wire::Announcement`]); clears out lost workers' entries.
+pub const ANNOUNCEMENTS_MAX_AGE: Duration = Duration::from_secs(24 * 3600);
 /// How long a run's events stay replayable.
 pub const EVENTS_MAX_AGE: Duration = Duration::from_secs(24 * 3600);
 
@@ -30,11 +34,13 @@ pub struct Topology {
     pub rows: kv::Store,
     /// Run state (attempts, cancels).
     pub runs: kv::Store,
+    /// Goes up each time the client connects again (see [`crate::config::Connection`]).
+    pub connects: tokio::sync::watch::Receiver<u64>,
 }
 
 impl Topology {
     /// Makes (or finds) the streams and buckets over `client`.
-    pub async fn ensure(url: &str, client: async_nats::Client) -> Result<Self> {
+    pub async fn ensure(url: &str, (client, connects): Connection) -> Result<Self> {
         let fail = |what: &str, error: &dyn std::fmt::Display| {
             Error::unreachable(url, format!("{what}: {error}"))
         };
@@ -68,7 +74,7 @@ impl Topology {
             })
             .await
             .map_err(|e| fail("the events stream", &e))?;
-        let rows = bucket(&js, ROWS_BUCKET, Duration::ZERO)
+        let rows = bucket(&js, ROWS_BUCKET, ANNOUNCEMENTS_MAX_AGE)
             .await
             .map_err(|e| fail("the rows bucket", &e))?;
         let runs = bucket(&js, RUNS_BUCKET, EVENTS_MAX_AGE)
@@ -82,6 +88,7 @@ impl Topology {
             events,
             rows,
             runs,
+            connects,
         })
     }
 

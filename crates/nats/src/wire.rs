@@ -16,7 +16,8 @@ use subagent_session::ContentBlock;
 pub const JOBS_STREAM: &str = "SUBAGENT_JOBS";
 /// The limits stream of run events (`subagents.events.<run id>`), kept a day for replay.
 pub const EVENTS_STREAM: &str = "SUBAGENT_EVENTS";
-/// The key-value bucket where workers announce the rows they serve (key: the row's token).
+/// The key-value bucket where workers announce the rows they serve (key: the row's token, a
+/// dot, the worker's token: see [`announcement_key`]).
 pub const ROWS_BUCKET: &str = "SUBAGENT_ROWS";
 /// The key-value bucket of run state: `<run id>.attempt` (the newest attempt a worker took)
 /// and `<run id>.cancel` (set when the submitter cancelled).
@@ -51,6 +52,11 @@ pub fn row_jobs(row: &str) -> String {
 /// stream stored it).
 pub fn wake_subject(row: &str) -> String {
     format!("subagents.wake.{}", token(row))
+}
+
+/// The key under which `worker` announces `row` in [`ROWS_BUCKET`].
+pub fn announcement_key(row: &str, worker: &str) -> String {
+    format!("{}.{}", token(row), token(worker))
 }
 
 /// The durable consumer every worker serving `row` shares.
@@ -210,15 +216,39 @@ pub enum Body {
     },
 }
 
-/// What a worker announces for each row it serves, under the row's token in [`ROWS_BUCKET`].
+/// What a worker announces for each row it serves, under [`announcement_key`] in
+/// [`ROWS_BUCKET`]: put again every third of `ttl_ms` while the worker runs, deleted when it
+/// stops; one not refreshed within `ttl_ms` is a lost worker's.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Announcement {
     /// The row.
     pub row: String,
-    /// The worker that announced it last.
+    /// The worker.
     pub worker: String,
     /// The row's capability table on the worker.
     pub capabilities: Capabilities,
+    /// When the worker put it (milliseconds since the Unix epoch, the worker's clock).
+    #[serde(default)]
+    pub refreshed_ms: u64,
+    /// How long it holds without being put again (0: an entry of an older worker, never live).
+    #[serde(default)]
+    pub ttl_ms: u64,
+}
+
+impl Announcement {
+    /// Whether it still holds at `now_ms` (the reader's clock: the machines' clocks are
+    /// assumed to agree to well within the time to live).
+    pub fn is_live(&self, now_ms: u64) -> bool {
+        self.refreshed_ms.saturating_add(self.ttl_ms) > now_ms
+    }
+}
+
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|elapsed| u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX))
+        .unwrap_or(0)
 }
 
 /// What crosses the wire of a worker's row: every gated capability but `isolation` (the
@@ -247,6 +277,27 @@ mod tests {
             format!("subagents.jobs.x=2ey.{run}")
         );
         assert_eq!(row_jobs("x"), "subagents.jobs.x.*");
+        assert_eq!(announcement_key("a.b", "w-1@h"), "a=2eb.w-1=40h");
+    }
+
+    #[test]
+    fn an_announcement_holds_for_its_time_to_live() {
+        let announcement = Announcement {
+            row: "r".to_owned(),
+            worker: "w".to_owned(),
+            capabilities: Capabilities::NONE,
+            refreshed_ms: 1_000,
+            ttl_ms: 500,
+        };
+        assert_eq!(
+            (announcement.is_live(1_499), announcement.is_live(1_500)),
+            (true, false)
+        );
+        let older: Announcement = serde_json::from_value(serde_json::json!({
+            "row": "r", "worker": "w", "capabilities": Capabilities::NONE,
+        }))
+        .unwrap();
+        assert!(!older.is_live(0));
     }
 
     #[test]

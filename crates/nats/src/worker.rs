@@ -19,6 +19,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use async_nats::jetstream::context::PublishAckFuture;
+use async_nats::jetstream::message::PublishMessage;
 use async_nats::jetstream::{self, AckKind};
 use futures::{FutureExt, StreamExt};
 use subagent_core::CancellationToken;
@@ -27,12 +29,12 @@ use subagent_core::{Extensions, Outcome, RunEvent, RunId};
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
-use crate::config::{Auth, connect};
+use crate::config::{Auth, Tls, connect};
 use crate::error::{Error, Result};
 use crate::topology::Topology;
 use crate::wire::{
-    Announcement, Body, Envelope, Job, attempt_key, cancel_key, cancel_subject, events_subject,
-    token, wake_subject,
+    Announcement, Body, Envelope, Job, announcement_key, attempt_key, cancel_key, cancel_subject,
+    events_subject, now_ms, wake_subject,
 };
 
 /// How a worker runs.
@@ -42,6 +44,8 @@ pub struct WorkerConfig {
     pub url: String,
     /// Credentials.
     pub auth: Auth,
+    /// TLS files.
+    pub tls: Tls,
     /// The worker's name (in announcements and logs).
     pub name: String,
     /// Jobs run at once.
@@ -57,6 +61,9 @@ pub struct WorkerConfig {
     pub drain: Duration,
     /// Handed to every run's parent context (the CLI's default model and secrets).
     pub extensions: Extensions,
+    /// How often the worker puts its announcements again; each holds three times this long
+    /// (a lost worker's rows are refused by providers built after that).
+    pub announce_every: Duration,
 }
 
 impl std::fmt::Debug for WorkerConfig {
@@ -78,6 +85,7 @@ impl WorkerConfig {
         Self {
             url: url.into(),
             auth: Auth::None,
+            tls: Tls::default(),
             name: format!("worker-{}", std::process::id()),
             concurrency: 1,
             ack_wait: Duration::from_secs(30),
@@ -85,6 +93,7 @@ impl WorkerConfig {
             cwd: cwd.into(),
             drain: Duration::from_secs(30),
             extensions: Extensions::new(),
+            announce_every: Duration::from_secs(10),
         }
     }
 }
@@ -112,12 +121,20 @@ impl Worker {
         if config.concurrency == 0 || config.attempts == 0 {
             return Err(Error::config("concurrency and attempts must be above zero"));
         }
+        if config.announce_every < Duration::from_millis(10)
+            || config.announce_every > Duration::from_secs(3600)
+        {
+            return Err(Error::config(
+                "announcements are refreshed every 10 ms to 1 h",
+            ));
+        }
         if config.ack_wait < Duration::from_millis(300) {
             return Err(Error::config("the ack wait must be at least 300 ms"));
         }
         let client = connect(
             &config.url,
             &config.auth,
+            &config.tls,
             &config.name,
             Duration::from_secs(10),
         )
@@ -138,26 +155,7 @@ impl Worker {
     }
 
     async fn announce(&self) -> Result<()> {
-        for row in self.rows() {
-            let Some(provider) = self.registry.get(&row) else {
-                continue;
-            };
-            let announcement = Announcement {
-                row: row.clone(),
-                worker: self.config.name.clone(),
-                capabilities: provider.capabilities(),
-            };
-            let bytes = serde_json::to_vec(&announcement)
-                .map_err(|e| Error::unreachable(&self.config.url, e))?;
-            self.topology
-                .rows
-                .put(token(&row), bytes.into())
-                .await
-                .map_err(|e| {
-                    Error::unreachable(&self.config.url, format!("announcing row {row:?}: {e}"))
-                })?;
-        }
-        Ok(())
+        announce(&self.topology, &self.registry, &self.config).await
     }
 
     /// Pulls and runs jobs until `stop` resolves, then drains: pulls no more, lets the runs
@@ -171,11 +169,12 @@ impl Worker {
         let (jobs_tx, mut jobs_rx) = tokio::sync::mpsc::unbounded_channel();
         let mut consumers = Vec::new();
         for row in self.rows() {
-            consumers.push(
+            consumers.push((
+                wake_subject(&row),
                 self.topology
                     .row_consumer(&row, self.config.ack_wait, self.config.attempts)
                     .await?,
-            );
+            ));
         }
         // Woken by the submitter once a job of one of our rows is stored (a redelivery or a
         // hand-back wakes nobody: the fallback poll finds those).
@@ -202,6 +201,12 @@ impl Worker {
             jobs_tx.clone(),
         ));
         drop(jobs_tx);
+        pullers.spawn(keep_announcing(
+            self.topology.clone(),
+            Arc::clone(&self.registry),
+            Arc::clone(&self.config),
+            stopping.clone(),
+        ));
         tracing::info!(worker = %self.config.name, rows = ?self.rows(), "nats worker ready");
         let mut running = JoinSet::new();
         let mut stop = std::pin::pin!(stop);
@@ -245,26 +250,90 @@ impl Worker {
     }
 }
 
+/// Puts an announcement of every row of `registry` (see [`Announcement`]).
+async fn announce(topology: &Topology, registry: &Registry, config: &WorkerConfig) -> Result<()> {
+    let ttl = config.announce_every.saturating_mul(3);
+    for row in registry.names() {
+        let Some(provider) = registry.get(&row) else {
+            continue;
+        };
+        let announcement = Announcement {
+            row: row.clone(),
+            worker: config.name.clone(),
+            capabilities: provider.capabilities(),
+            refreshed_ms: now_ms(),
+            ttl_ms: u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX),
+        };
+        let bytes =
+            serde_json::to_vec(&announcement).map_err(|e| Error::unreachable(&config.url, e))?;
+        topology
+            .rows
+            .put(announcement_key(&row, &config.name), bytes.into())
+            .await
+            .map_err(|e| Error::unreachable(&config.url, format!("announcing row {row:?}: {e}")))?;
+    }
+    Ok(())
+}
+
+/// Puts the announcements again every [`WorkerConfig::announce_every`] until `stopping`, then
+/// deletes them (a stopping worker takes no more jobs).
+async fn keep_announcing(
+    topology: Topology,
+    registry: Arc<Registry>,
+    config: Arc<WorkerConfig>,
+    stopping: CancellationToken,
+) {
+    let every = config.announce_every;
+    let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+    loop {
+        tokio::select! {
+            _ = ticker.tick() => {
+                if let Err(error) = announce(&topology, &registry, &config).await {
+                    tracing::warn!(%error, "nats: refreshing the announcements");
+                }
+            }
+            () = stopping.cancelled() => break,
+        }
+    }
+    for row in registry.names() {
+        if let Err(error) = topology
+            .rows
+            .delete(announcement_key(&row, &config.name))
+            .await
+        {
+            tracing::warn!(%error, row, "nats: withdrawing an announcement");
+        }
+    }
+}
+
 type Pulled = (jetstream::Message, tokio::sync::OwnedSemaphorePermit);
 
 /// How long an idle worker waits for a wake-up before it looks at the queues again (a job
 /// redelivered after its worker was lost wakes nobody).
 const POLL: Duration = Duration::from_secs(1);
 
+/// After a wake-up, how long the pull of one job of the woken row may wait on the server (the
+/// consumer may see a stored job a moment after the submitter's wake-up; a job published
+/// meanwhile goes to this pull at once).
+const WAKE_PULL: Duration = Duration::from_millis(100);
+
 /// The pull loop: for each free slot, one job (no prefetch: a worker never holds a job it does
-/// not run) from the first row (round robin) that has one, asked without waiting; with nothing
-/// queued, the slot is given back until a job for one of the rows is published or [`POLL`]
-/// passes. No pull request is ever left waiting on the server: one left by a stopped worker
-/// would take the next job (a handed-back one, say) and sit on it for the ack wait.
+/// not run). Woken by a submitter for a row, it asks that row with a pull of one message that
+/// waits on the server up to [`WAKE_PULL`] (served the moment the consumer sees the job);
+/// otherwise it asks every row without waiting (round robin); with nothing queued, the slot is
+/// given back until a job for one of the rows is published or [`POLL`] passes. A pull waiting
+/// on the server is read to its end even when the worker stops (a job it brings then is handed
+/// back at once), so no request of a stopped worker is left to catch a job and sit on it for
+/// the ack wait.
 async fn pull(
-    consumers: Vec<jetstream::consumer::PullConsumer>,
+    consumers: Vec<(String, jetstream::consumer::PullConsumer)>,
     mut wake: futures::stream::SelectAll<async_nats::Subscriber>,
     slots: Arc<Semaphore>,
     stopping: CancellationToken,
     jobs: tokio::sync::mpsc::UnboundedSender<Pulled>,
 ) {
     let mut next = 0;
-    let mut woken = true;
+    let mut woken: Option<usize> = None;
     loop {
         let permit = tokio::select! {
             permit = Arc::clone(&slots).acquire_owned() => match permit {
@@ -273,44 +342,76 @@ async fn pull(
             },
             () = stopping.cancelled() => return,
         };
-        let mut found = None;
-        // The consumer may see a stored job a moment after the wake-up: ask again after 1, 2,
-        // 4, 8 and 16 ms.
-        for round in 0..5 {
+        let mut found = match woken.take() {
+            Some(row) => wait_one(&consumers[row].1).await,
+            None => None,
+        };
+        if found.is_none() && !stopping.is_cancelled() {
             for offset in 0..consumers.len() {
-                let consumer = &consumers[(next + offset) % consumers.len()];
-                if let Some(message) = fetch_one(consumer).await {
-                    next = (next + offset + 1) % consumers.len();
+                let row = (next + offset) % consumers.len();
+                if let Some(message) = fetch_one(&consumers[row].1).await {
+                    next = (row + 1) % consumers.len();
                     found = Some(message);
                     break;
                 }
             }
-            if found.is_some() || !woken {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(1 << round)).await;
         }
-        woken = false;
-        match found {
-            Some(message) => {
-                if jobs.send((message, permit)).is_err() {
-                    return;
-                }
+        if let Some(message) = found {
+            if stopping.is_cancelled() {
+                let _ = message.double_ack_with(AckKind::Nak(None)).await;
+                return;
             }
-            None => {
-                drop(permit);
-                tokio::select! {
-                    _ = wake.next() => woken = true,
-                    () = tokio::time::sleep(POLL) => {}
-                    () = stopping.cancelled() => return,
-                }
-                // Several jobs may have woken us at once: the loop asks for each in turn.
-                while let Some(Some(_)) = wake.next().now_or_never() {}
+            if jobs.send((message, permit)).is_err() {
+                return;
             }
+            continue;
         }
-        if stopping.is_cancelled() {
-            return;
+        drop(permit);
+        // Wake-ups that came while the queues were asked are for jobs already taken, or for
+        // one the consumer did not see yet: the newest is followed up with a waiting pull.
+        let mut latest = None;
+        while let Some(Some(message)) = wake.next().now_or_never() {
+            latest = Some(message);
         }
+        let message = match latest {
+            Some(message) => Some(message),
+            None => tokio::select! {
+                message = wake.next() => message,
+                () = tokio::time::sleep(POLL) => None,
+                () = stopping.cancelled() => return,
+            },
+        };
+        if let Some(message) = message {
+            woken = consumers
+                .iter()
+                .position(|(subject, _)| *subject == message.subject.as_str());
+        }
+    }
+}
+
+/// One job of `consumer`: a pull that waits on the server up to [`WAKE_PULL`], read to its end
+/// whatever happens meanwhile (the caller hands back what it brings once the worker stops).
+async fn wait_one(consumer: &jetstream::consumer::PullConsumer) -> Option<jetstream::Message> {
+    let mut batch = match consumer
+        .batch()
+        .max_messages(1)
+        .expires(WAKE_PULL)
+        .messages()
+        .await
+    {
+        Ok(batch) => batch,
+        Err(error) => {
+            tracing::warn!(%error, "nats: asking for a job");
+            return None;
+        }
+    };
+    match batch.next().await {
+        Some(Ok(message)) => Some(message),
+        Some(Err(error)) => {
+            tracing::debug!(%error, "nats: no job");
+            None
+        }
+        None => None,
     }
 }
 
@@ -333,6 +434,16 @@ async fn fetch_one(consumer: &jetstream::consumer::PullConsumer) -> Option<jetst
     }
 }
 
+/// Waits for the acks of envelopes sent (a lost one is logged: the run's outcome is what the
+/// submitter needs, and it is stored apart).
+async fn settle(run: RunId, pending: &mut Vec<PublishAckFuture>) {
+    for ack in pending.drain(..) {
+        if let Err(error) = ack.await {
+            tracing::warn!(%run, %error, "nats: a run event was not stored");
+        }
+    }
+}
+
 /// What a job's task needs.
 struct JobContext {
     topology: Topology,
@@ -352,22 +463,62 @@ enum End {
 }
 
 impl JobContext {
-    async fn publish(&self, run: RunId, attempt: u32, body: Body) {
+    /// Publishes an envelope of the run without waiting for the server's ack (one connection
+    /// keeps them in order); the ack is awaited by [`settle`] before the job's ack.
+    async fn send(&self, run: RunId, attempt: u32, body: Body) -> Option<PublishAckFuture> {
         let envelope = Envelope { attempt, body };
-        let Ok(payload) = serde_json::to_vec(&envelope) else {
-            return;
-        };
-        let acked = match self
+        let payload = serde_json::to_vec(&envelope).ok()?;
+        match self
             .topology
             .js
             .publish(events_subject(run), payload.into())
             .await
         {
-            Ok(ack) => ack.await.map(|_| ()).map_err(|e| e.to_string()),
-            Err(error) => Err(error.to_string()),
+            Ok(ack) => Some(ack),
+            Err(error) => {
+                tracing::warn!(%run, %error, "nats: publishing a run event");
+                None
+            }
+        }
+    }
+
+    /// Publishes the run's outcome and waits until the server has stored it: a publish that
+    /// gets no ack (the server restarting, say) is sent again under the same message id, so it
+    /// is stored once, until the ack wait has passed or a newer attempt holds the job. False
+    /// when it was not stored: the job is then left unacked (it comes back after the ack wait).
+    async fn store_outcome(&self, run: RunId, attempt: u32, outcome: Outcome) -> bool {
+        let envelope = Envelope {
+            attempt,
+            body: Body::Outcome { outcome },
         };
-        if let Err(error) = acked {
-            tracing::warn!(%run, %error, "nats: publishing a run event");
+        let Ok(payload) = serde_json::to_vec(&envelope) else {
+            return false;
+        };
+        let payload = bytes::Bytes::from(payload);
+        let deadline = tokio::time::Instant::now() + self.config.ack_wait;
+        loop {
+            let sent = self
+                .topology
+                .js
+                .send_publish(
+                    events_subject(run),
+                    PublishMessage::build()
+                        .payload(payload.clone())
+                        .message_id(format!("{run}.{attempt}.outcome")),
+                )
+                .await;
+            let error = match sent {
+                Ok(ack) => match ack.await {
+                    Ok(_) => return true,
+                    Err(error) => error.to_string(),
+                },
+                Err(error) => error.to_string(),
+            };
+            tracing::warn!(%run, %error, "nats: storing the outcome; trying again");
+            if tokio::time::Instant::now() >= deadline || self.newest_attempt(run).await > attempt {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }
 
@@ -422,45 +573,47 @@ impl JobContext {
                 self.config.attempts,
                 self.config.ack_wait.as_millis()
             ));
-            self.publish(id, attempt, Body::Outcome { outcome }).await;
-            let _ = message.double_ack().await;
+            if self.store_outcome(id, attempt, outcome).await {
+                let _ = message.double_ack().await;
+            }
             return;
         }
-        if let Err(error) = self
-            .topology
-            .runs
-            .put(attempt_key(id), attempt.to_string().into())
-            .await
-        {
+        // The attempt is recorded, the cancel subject listened on and the cancel flag read at
+        // once (the flag is set before a cancel request is sent, so one of the two sees it).
+        let (recorded, subscribed, flag) = tokio::join!(
+            self.topology
+                .runs
+                .put(attempt_key(id), attempt.to_string().into()),
+            self.topology.client.subscribe(cancel_subject(id)),
+            self.topology.runs.get(cancel_key(id)),
+        );
+        if let Err(error) = recorded {
             tracing::warn!(run = %id, %error, "nats: recording the attempt");
         }
-        let mut cancels = match self.topology.client.subscribe(cancel_subject(id)).await {
+        let mut cancels = match subscribed {
             Ok(subscriber) => Some(subscriber),
             Err(error) => {
                 tracing::warn!(run = %id, %error, "nats: listening for a cancel");
                 None
             }
         };
-        if let Ok(Some(_)) = self.topology.runs.get(cancel_key(id)).await {
-            self.publish(
-                id,
-                attempt,
-                Body::Outcome {
-                    outcome: Outcome::cancelled(),
-                },
-            )
-            .await;
-            let _ = message.double_ack().await;
+        if let Ok(Some(_)) = flag {
+            if self.store_outcome(id, attempt, Outcome::cancelled()).await {
+                let _ = message.double_ack().await;
+            }
             return;
         }
-        self.publish(
-            id,
-            attempt,
-            Body::Taken {
-                worker: self.config.name.clone(),
-            },
-        )
-        .await;
+        let mut pending = Vec::new();
+        pending.extend(
+            self.send(
+                id,
+                attempt,
+                Body::Taken {
+                    worker: self.config.name.clone(),
+                },
+            )
+            .await,
+        );
         let mut request = job.request(self.config.cwd.clone());
         request.parent.extensions = self.config.extensions.clone();
         let mut run = match self.registry.start(&job.row, request).await {
@@ -470,7 +623,8 @@ impl JobContext {
                     code: error.code(),
                     message: error.to_string(),
                 };
-                self.publish(id, attempt, body).await;
+                pending.extend(self.send(id, attempt, body).await);
+                settle(id, &mut pending).await;
                 let _ = message.double_ack().await;
                 return;
             }
@@ -491,7 +645,7 @@ impl JobContext {
                 } => match event {
                     Some(event) => {
                         if !matches!(event, RunEvent::Started { .. } | RunEvent::Finished { .. }) {
-                            self.publish(id, attempt, Body::Event { event }).await;
+                            pending.extend(self.send(id, attempt, Body::Event { event }).await);
                         }
                     }
                     None => break,
@@ -510,6 +664,7 @@ impl JobContext {
                     }
                 }
                 _ = ticker.tick() => {
+                    settle(id, &mut pending).await;
                     if self.newest_attempt(id).await > attempt {
                         tracing::warn!(run = %id, attempt, "nats: a newer attempt holds the job; stopping this one");
                         superseded = true;
@@ -535,14 +690,15 @@ impl JobContext {
         drop(cancels);
         match end {
             End::Outcome(outcome) => {
-                self.publish(id, attempt, Body::Outcome { outcome: *outcome })
-                    .await;
-                if let Err(error) = message.double_ack().await {
+                let stored = self.store_outcome(id, attempt, *outcome).await;
+                settle(id, &mut pending).await;
+                if stored && let Err(error) = message.double_ack().await {
                     tracing::warn!(run = %id, %error, "nats: acking the job");
                 }
             }
-            End::Superseded => {}
+            End::Superseded => settle(id, &mut pending).await,
             End::HandBack => {
+                settle(id, &mut pending).await;
                 let _ = message.double_ack_with(AckKind::Nak(None)).await;
             }
         }

@@ -91,13 +91,26 @@ pub async fn worker_draining(
     stop: Arc<Notify>,
     drain: Duration,
 ) -> tokio::task::JoinHandle<()> {
+    worker_with(url, echo, stop, |config| {
+        config.attempts = attempts;
+        config.drain = drain;
+    })
+    .await
+}
+
+/// A worker serving `echo` (ack wait 1 s, two slots), its config changed by `configure`.
+pub async fn worker_with(
+    url: &str,
+    echo: Echo,
+    stop: Arc<Notify>,
+    configure: impl FnOnce(&mut WorkerConfig),
+) -> tokio::task::JoinHandle<()> {
     let registry = Registry::new();
     registry.register(Arc::new(echo)).unwrap();
     let mut config = WorkerConfig::new(url, std::env::temp_dir());
     config.ack_wait = Duration::from_secs(1);
-    config.attempts = attempts;
     config.concurrency = 2;
-    config.drain = drain;
+    configure(&mut config);
     let worker = Worker::connect(Arc::new(registry), config).await.unwrap();
     tokio::spawn(async move {
         worker

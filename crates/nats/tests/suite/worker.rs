@@ -14,7 +14,7 @@ use subagent_nats::{Auth, Error, NatsConfig, NatsProvider};
 use tokio::sync::Notify;
 
 use super::support::{
-    ECHO_CAPS, Echo, collect, finished, provider, texts, worker, worker_draining,
+    ECHO_CAPS, Echo, collect, finished, provider, texts, worker, worker_draining, worker_with,
 };
 
 fn request(prompt: &str) -> StartRequest {
@@ -88,9 +88,9 @@ async fn cancel_of_a_queued_job_takes_it_out_of_the_queue() {
     // A worker announces the row and stops: the job stays queued.
     let stop = Arc::new(Notify::new());
     let announcer = worker(&server.url(), Echo::new(), 3, Arc::clone(&stop)).await;
+    let remote = provider(&server.url()).await;
     stop.notify_one();
     announcer.await.unwrap();
-    let remote = provider(&server.url()).await;
     let run = remote.start(request("hello")).await.unwrap();
     assert_eq!(queued(&server.url()).await, 1);
     run.cancel();
@@ -164,9 +164,9 @@ async fn a_server_restart_keeps_the_queued_jobs() {
     let mut server = NatsServer::start().unwrap();
     let stop = Arc::new(Notify::new());
     let announcer = worker(&server.url(), Echo::new(), 3, Arc::clone(&stop)).await;
+    let remote = provider(&server.url()).await;
     stop.notify_one();
     announcer.await.unwrap();
-    let remote = provider(&server.url()).await;
     let run = remote.start(request("kept")).await.unwrap();
     server.restart().unwrap();
     assert_eq!(queued(&server.url()).await, 1);
@@ -326,4 +326,145 @@ async fn a_draining_worker_hands_back_what_it_still_holds() {
         ]
     );
     assert_eq!(outcome.text, "done: WAIT job");
+}
+
+/// The server is killed and started again (same port, file store) while a worker runs a job:
+/// the run's outcome still reaches the submitter, and the events stream holds it once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_restart_while_a_job_runs_delivers_its_outcome_once() {
+    let mut server = NatsServer::start().unwrap();
+    let echo = Echo::new();
+    let release = Arc::clone(&echo.release);
+    let _worker = worker(&server.url(), echo, 3, Arc::new(Notify::new())).await;
+    let remote = provider(&server.url()).await;
+    let mut run = remote.start(request("WAIT job")).await.unwrap();
+    let id = run.id().to_string();
+    // The worker holds the job and its first event is stored.
+    let mut events = run.take_events().unwrap();
+    let mut seen = Vec::new();
+    while let Some(event) = events.next().await {
+        let text = matches!(event, RunEvent::Text { .. });
+        seen.push(event);
+        if text {
+            break;
+        }
+    }
+    server.restart().unwrap();
+    release.notify_one();
+    let outcome = tokio::time::timeout(std::time::Duration::from_secs(60), async {
+        seen.extend(events.collect::<Vec<_>>().await);
+        run.outcome().await
+    })
+    .await
+    .unwrap();
+    assert_eq!(texts(&seen), vec!["got: WAIT job".to_owned()]);
+    assert_eq!(
+        (outcome.status, outcome.text),
+        (StopReason::Completed, "done: WAIT job".to_owned())
+    );
+    let tally = subagent_nats::testing::tally(&server.url()).await.unwrap();
+    assert_eq!(tally.get(&id).map(|tally| tally.outcomes), Some(1));
+    assert_eq!(queued(&server.url()).await, 0);
+}
+
+/// A worker's announcement goes with it: withdrawn when it stops, run out when it is lost
+/// (not refreshed for three times its refresh interval); a provider built then refuses the
+/// row with a coded error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_row_whose_workers_are_gone_is_refused() {
+    let server = NatsServer::start().unwrap();
+    let nobody = |error: Error| {
+        assert!(matches!(error, Error::NoWorker { .. }), "{error:?}");
+        assert_eq!(
+            subagent_core::Error::from(error).code(),
+            ErrorCode::SpawnFailed
+        );
+    };
+    // Stopped: withdrawn at once.
+    let stop = Arc::new(Notify::new());
+    let stopped = worker(&server.url(), Echo::new(), 3, Arc::clone(&stop)).await;
+    provider(&server.url()).await;
+    stop.notify_one();
+    stopped.await.unwrap();
+    let refused =
+        NatsProvider::connect("remote", NatsConfig::new(server.url(), "echo"), Auth::None)
+            .await
+            .unwrap_err();
+    nobody(refused);
+    // Lost (its task and connection dropped, nothing withdrawn): refused once it ran out.
+    let lost = worker_with(
+        &server.url(),
+        Echo::new(),
+        Arc::new(Notify::new()),
+        |config| {
+            config.announce_every = std::time::Duration::from_millis(50);
+        },
+    )
+    .await;
+    provider(&server.url()).await;
+    lost.abort();
+    let refused = tokio::time::timeout(std::time::Duration::from_secs(10), async {
+        loop {
+            match NatsProvider::connect("remote", NatsConfig::new(server.url(), "echo"), Auth::None)
+                .await
+            {
+                Ok(_) => tokio::task::yield_now().await,
+                Err(error) => break error,
+            }
+        }
+    })
+    .await
+    .unwrap();
+    nobody(refused);
+}
+
+/// A server with TLS that verifies clients, its certificate from a private CA: a worker and a
+/// provider given the CA and a client certificate run a job through it; without the CA, or
+/// without a client certificate, building the row is refused with `UNAUTHORIZED`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tls_with_a_private_ca_and_client_certificates() {
+    use subagent_nats::Tls;
+    use subagent_nats::testing::TlsFiles;
+
+    let files = TlsFiles::generate().unwrap();
+    let args = files.server_args(true);
+    let server =
+        NatsServer::start_with(&args.iter().map(String::as_str).collect::<Vec<_>>()).unwrap();
+    let tls = Tls {
+        ca_file: Some(files.ca.clone()),
+        cert_file: Some(files.cert.clone()),
+        key_file: Some(files.key.clone()),
+    };
+    let worker_tls = tls.clone();
+    let _worker = worker_with(
+        &server.url(),
+        Echo::new(),
+        Arc::new(Notify::new()),
+        |config| {
+            config.tls = worker_tls;
+        },
+    )
+    .await;
+    let row = |tls: Tls| {
+        let mut config = NatsConfig::new(server.url(), "echo");
+        config.tls = tls;
+        NatsProvider::connect("remote", config, Auth::None)
+    };
+    let remote = row(tls.clone()).await.unwrap();
+    let (_, outcome) = collect(remote.start(request("hello")).await.unwrap()).await;
+    assert_eq!(outcome.text, "done: hello");
+    let untrusted = row(Tls::default()).await.unwrap_err();
+    let anonymous = row(Tls {
+        ca_file: Some(files.ca.clone()),
+        ..Tls::default()
+    })
+    .await
+    .unwrap_err();
+    for refused in [untrusted, anonymous] {
+        assert!(matches!(refused, Error::Tls { .. }), "{refused:?}");
+        assert_eq!(
+            subagent_core::Error::from(refused).code(),
+            ErrorCode::Unauthorized
+        );
+    }
 }
