@@ -1,14 +1,6 @@
-//! Claude Code's `--output-format stream-json` stdout, line by line, into run events
-//! (`subagent_claude_code::StreamState::on_line`): whatever the child prints, no panic.
+//! Claude Code's `stream-json` stdout, line by line, into run events. The body is
+//! `subagent_fuzz_targets::claude_stream` (`crates/fuzz-targets`), which the workspace's tests also
+//! run briefly; what it feeds is documented there.
 #![no_main]
 
-use libfuzzer_sys::fuzz_target;
-use subagent_claude_code::StreamState;
-
-fuzz_target!(|data: &[u8]| {
-    let text = String::from_utf8_lossy(data);
-    let mut state = StreamState::default();
-    for line in text.split('\n') {
-        let _ = state.on_line(line);
-    }
-});
+libfuzzer_sys::fuzz_target!(|data: &[u8]| subagent_fuzz_targets::claude_stream(data));

@@ -1,15 +1,6 @@
-//! `codex exec --json` stdout, line by line, into run events
-//! (`subagent_codex::StreamState::line`): whatever the child prints, no panic.
+//! `codex exec --json` stdout, line by line, into run events. The body is
+//! `subagent_fuzz_targets::codex_events` (`crates/fuzz-targets`), which the workspace's tests also
+//! run briefly; what it feeds is documented there.
 #![no_main]
 
-use libfuzzer_sys::fuzz_target;
-use subagent_codex::StreamState;
-
-fuzz_target!(|data: &[u8]| {
-    let text = String::from_utf8_lossy(data);
-    let mut state = StreamState::default();
-    let mut out = Vec::new();
-    for line in text.split('\n') {
-        let _ = state.line(line, &mut out);
-    }
-});
+libfuzzer_sys::fuzz_target!(|data: &[u8]| subagent_fuzz_targets::codex_events(data));

@@ -52,6 +52,7 @@ pub const TARGETS: &[(&str, &[(&str, &str)])] = &[
     ("a2a_server", &[]),
     ("acp_updates", &[("@reference/transcripts", ".wire.jsonl")]),
     ("transcript", &[]),
+    ("mcp_arguments", &[]),
 ];
 
 /// The largest seed copied (libFuzzer's `-max_len` follows the largest input of the corpus).
