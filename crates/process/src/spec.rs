@@ -424,7 +424,12 @@ impl ProcessSpec {
             .stderr(Stdio::piped())
             .process_group(0)
             .kill_on_drop(false);
-        if let Some(signal) = self.parent_death_signal {
+        // A guardian asks for its own parent-death signal first thing and checks that the host
+        // still lives, so it needs no hook; without one, `std` spawns with `posix_spawn` (a
+        // `vfork`-like clone) instead of a fork of the whole host (≈ 1 ms against 0.3 ms).
+        if guardian.is_none()
+            && let Some(signal) = self.parent_death_signal
+        {
             set_parent_death_signal(command.as_std_mut(), signal);
         }
         let child = command.spawn().map_err(|source| match source.kind() {
