@@ -9,7 +9,11 @@
 //! Both runs get the same program, argv, working directory and environment (the one the
 //! provider's `ProcessSpec` gives its child) and reuse one CODEX_HOME, as a long-lived parent
 //! would. Pairs alternate which side runs first; the figure is the **median of the paired
-//! differences** (provider − raw), which a load change between pairs does not skew.
+//! differences** (provider − raw), which a load change between pairs does not skew. Each run is
+//! also split at its first text (start → first text: spawning, `initialize`, `session/new`, the
+//! agent's own start and the model call; first text → end: the rest of the turn, the close, the
+//! stop and the outcome), and the paired differences of each part are printed, so a difference
+//! can be placed.
 //!
 //! `cargo bench -p subagent-acp --features e2e --bench overhead [-- PAIRS]` (default 30; needs
 //! the adapters from `cargo xtask install-clis`).
@@ -35,6 +39,7 @@ fn call(
     method: &str,
     params: Value,
     texts: &mut String,
+    first_text: &mut Option<Instant>,
 ) -> Value {
     let line = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
     writeln!(stdin, "{line}").unwrap();
@@ -54,6 +59,7 @@ fn call(
         let update = &message["params"]["update"];
         if message["method"] == "session/update" && update["sessionUpdate"] == "agent_message_chunk"
         {
+            first_text.get_or_insert_with(Instant::now);
             texts.push_str(update["content"]["text"].as_str().unwrap_or_default());
         }
     }
@@ -120,6 +126,16 @@ fn main() {
     let provider = AcpProvider::new("codex-acp", config).unwrap();
     let request = || StartRequest::new("say hi", &project);
 
+    // Each side's split at its first text: (start → first text, first text → end), in ms.
+    let raw_phases = std::cell::RefCell::new(Vec::<(f64, f64)>::new());
+    let our_phases = std::cell::RefCell::new(Vec::<(f64, f64)>::new());
+    let split = |started: Instant, first: Option<Instant>, ended: Instant| {
+        let first = first.expect("a text arrived");
+        (
+            (first - started).as_secs_f64() * 1e3,
+            (ended - first).as_secs_f64() * 1e3,
+        )
+    };
     let raw = || {
         let started = Instant::now();
         let mut child = Command::new(&program)
@@ -135,6 +151,7 @@ fn main() {
         let mut stdin = child.stdin.take().unwrap();
         let mut stdout = BufReader::new(child.stdout.take().unwrap());
         let mut texts = String::new();
+        let mut first_text = None;
         let capabilities =
             json!({"fs": {"readTextFile": true, "writeTextFile": true}, "terminal": false});
         call(
@@ -144,6 +161,7 @@ fn main() {
             "initialize",
             json!({"protocolVersion": 1, "clientCapabilities": capabilities}),
             &mut texts,
+            &mut first_text,
         );
         let session = call(
             &mut stdin,
@@ -152,6 +170,7 @@ fn main() {
             "session/new",
             json!({"cwd": project, "mcpServers": []}),
             &mut texts,
+            &mut first_text,
         );
         let answer = call(
             &mut stdin,
@@ -160,6 +179,7 @@ fn main() {
             "session/prompt",
             json!({"sessionId": session["sessionId"], "prompt": [{"type": "text", "text": "say hi"}]}),
             &mut texts,
+            &mut first_text,
         );
         call(
             &mut stdin,
@@ -168,12 +188,16 @@ fn main() {
             "session/close",
             json!({"sessionId": session["sessionId"]}),
             &mut texts,
+            &mut first_text,
         );
         // Ended as the provider ends it: SIGTERM, then wait for the exit.
         let pid = rustix::process::Pid::from_raw(child.id().try_into().unwrap()).unwrap();
         rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
         child.wait().unwrap();
         let elapsed = started.elapsed();
+        raw_phases
+            .borrow_mut()
+            .push(split(started, first_text, started + elapsed));
         assert_eq!(answer["stopReason"], "end_turn");
         assert_eq!(texts, "hi from fake");
         elapsed
@@ -181,9 +205,22 @@ fn main() {
     let ours = || {
         runtime.block_on(async {
             let started = Instant::now();
-            let run = provider.start(request()).await.unwrap();
+            let mut run = provider.start(request()).await.unwrap();
+            let mut events = run.take_events().unwrap();
+            let first_text = tokio::spawn(async move {
+                while let Some(event) = futures::StreamExt::next(&mut events).await {
+                    if matches!(event, subagent_core::RunEvent::Text { .. }) {
+                        return Some(Instant::now());
+                    }
+                }
+                None
+            });
             let outcome = run.outcome().await;
             let elapsed = started.elapsed();
+            let first = first_text.await.unwrap();
+            our_phases
+                .borrow_mut()
+                .push(split(started, first, started + elapsed));
             assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
             assert_eq!(outcome.text, "hi from fake");
             elapsed
@@ -206,4 +243,34 @@ fn main() {
         "  overhead        median of paired differences {diff:+.1} ms ({:+.2} % of the raw median), [p25 {diff_q1:+.1}, p75 {diff_q3:+.1}] ms",
         diff / raw_median * 100.0
     );
+    // The pairs' phases (the warm-up run of each side left out), side by side.
+    let (raw_phases, our_phases) = (raw_phases.into_inner(), our_phases.into_inner());
+    let phase = |pick: fn(&(f64, f64)) -> f64| {
+        let differences = raw_phases
+            .iter()
+            .zip(&our_phases)
+            .skip(1)
+            .map(|(raw, ours)| pick(ours) - pick(raw))
+            .collect();
+        let raw = subagent_test_support::paired::Quartiles::of(
+            raw_phases.iter().skip(1).map(pick).collect(),
+        );
+        (
+            raw.median,
+            subagent_test_support::paired::Quartiles::of(differences),
+        )
+    };
+    for (name, pick) in [
+        (
+            "start → first text",
+            (|p: &(f64, f64)| p.0) as fn(&(f64, f64)) -> f64,
+        ),
+        ("first text → end  ", |p: &(f64, f64)| p.1),
+    ] {
+        let (raw, difference) = phase(pick);
+        println!(
+            "  {name}: bare median {raw:6.1} ms, provider − bare median {:+.1} ms [p25 {:+.1}, p75 {:+.1}]",
+            difference.median, difference.q1, difference.q3
+        );
+    }
 }
