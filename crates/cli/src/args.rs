@@ -155,6 +155,10 @@ pub struct RunArgs {
     /// Print events as JSON lines, then the outcome object (for machines).
     #[arg(long)]
     pub json: bool,
+    /// Lead teams (docs/teams.md): the team tools (TeamCreate, SendMessage, Task*) and
+    /// teammates started by the first delegation tool with name and team_name.
+    #[arg(long)]
+    pub teams: bool,
     /// The task; `-` reads it from stdin.
     pub prompt: String,
 }

@@ -300,7 +300,7 @@ You can read and change files and run commands with your tools, and you can hand
 subtask to a subagent with a delegation tool: give it a complete prompt, since it does not see \
 this conversation unless it is a fork. Report the result to the user concisely.";
 
-fn delegation_config(row: &subagent_preset::ToolRow) -> DelegationToolConfig {
+pub(crate) fn delegation_config(row: &subagent_preset::ToolRow) -> DelegationToolConfig {
     let mut config = DelegationToolConfig::new(row.provider.clone());
     config.name.clone_from(&row.name);
     // Untyped calls fork only where the row names a fork provider.
@@ -369,7 +369,10 @@ async fn run(args: RunArgs, factories: &[Arc<dyn ProviderFactory>]) -> Result<Ex
     if let Some(broker) = TerminalBroker::if_interactive(Arc::clone(&asking), questions.clone()) {
         permissions = permissions.with_broker(broker);
     }
-    let agent = parent_agent(&runnable, args.max_turns, permissions)?;
+    let mut agent = parent_agent(&runnable, args.max_turns, permissions)?;
+    if args.teams {
+        agent = crate::teams::lead(agent, &runnable)?;
+    }
     let mut interrupts = Interrupts::listen();
     let run = parent_start(agent, prompt, args.resume.as_deref(), &runnable).await?;
     notice(&runnable, mode);

@@ -26,6 +26,7 @@ mod mcp;
 mod render;
 mod serve;
 mod setup;
+mod teams;
 mod warnings;
 mod worker;
 

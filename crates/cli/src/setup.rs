@@ -269,6 +269,12 @@ pub fn task_dir(cwd: &Path) -> Option<TaskDir> {
     project_state_dir(cwd, &env, "tasks").map(TaskDir::new)
 }
 
+/// Where `run --teams` keeps the teams of the project in `cwd`:
+/// `<state dir>/subagents/teams/<key>`, keyed as [`session_dir`].
+pub fn team_dir(cwd: &Path) -> Option<PathBuf> {
+    project_state_dir(cwd, &env, "teams")
+}
+
 /// `<state dir>/subagents/<what>/<project key>`: see [`session_dir`].
 fn project_state_dir(
     cwd: &Path,

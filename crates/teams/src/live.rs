@@ -525,9 +525,12 @@ impl Teams {
                 .members
                 .get(name)
                 .is_some_and(|live| live.stopping);
+        // A cancelled turn (the leader's cancel reaches its teammates' runs first) is no
+        // failure: the teammate stays resumable, and nobody is told.
+        let cancelled = self.stop.is_cancelled() || outcome.status == StopReason::Cancelled;
         let status = if stopping {
             MemberStatus::Stopped
-        } else if self.stop.is_cancelled() || outcome.status == StopReason::Completed {
+        } else if cancelled || outcome.status == StopReason::Completed {
             MemberStatus::Idle
         } else {
             MemberStatus::Failed
@@ -535,7 +538,7 @@ impl Teams {
         if let Err(error) = team.set_status(name, status, session) {
             tracing::warn!(%error, member = %name, "recording a teammate's turn");
         }
-        if !self.stop.is_cancelled() {
+        if !cancelled {
             let mut text = if answer.is_empty() {
                 format!("{name} is idle.")
             } else {

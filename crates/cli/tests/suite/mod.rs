@@ -33,5 +33,7 @@ mod sigint;
 mod special_files;
 mod summaries;
 mod support;
+#[cfg(feature = "e2e")]
+mod teams;
 mod termination;
 mod worktree;

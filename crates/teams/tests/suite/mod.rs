@@ -1,3 +1,4 @@
 mod concurrency;
 mod inprocess;
+mod lifecycle;
 mod support;
