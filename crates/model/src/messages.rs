@@ -253,6 +253,26 @@ impl Messages {
         self.iter().cloned().collect()
     }
 
+    /// The first `len` messages (all of them when `len` is larger), sharing them: O(chunks
+    /// walked back), no message copied. A push onto the prefix never shows in `self`.
+    pub fn prefix(&self, len: usize) -> Self {
+        let len = len.min(self.len);
+        if len == 0 {
+            return Self::new();
+        }
+        // The head of the prefix is the chunk holding its last message.
+        let mut head = self.head.as_ref();
+        while let Some(chunk) = head
+            && chunk.base >= len
+        {
+            head = chunk.parent.as_ref();
+        }
+        Self {
+            head: head.cloned(),
+            len,
+        }
+    }
+
     /// Whether message `index` of both lists is the very same allocation (a shared history,
     /// not a copy). False when either is shorter.
     pub fn shares(&self, other: &Self, index: usize) -> bool {
@@ -434,6 +454,35 @@ mod tests {
         assert_eq!(b.get(2).map(Message::text).as_deref(), Some("b2"));
         assert_eq!(b.get(3), None);
         assert_eq!(a, Messages::from(a.to_vec()));
+    }
+
+    #[test]
+    fn a_prefix_shares_and_diverges() {
+        let mut a: Messages = ["0", "1"].into_iter().map(Message::user).collect();
+        let held = a.clone();
+        a.push(Message::user("2"));
+        a.push(Message::user("3"));
+        drop(held);
+        // `a` is now two chunks: [0, 1] and [2, 3].
+        for len in 0..=5 {
+            let prefix = a.prefix(len);
+            let expected: Vec<String> = (0..len.min(4)).map(|i| i.to_string()).collect();
+            assert_eq!(texts(&prefix), expected, "prefix {len}");
+            assert_eq!(prefix.len(), len.min(4));
+            let rev: Vec<String> = prefix.iter_rev().map(Message::text).collect();
+            assert_eq!(rev, expected.iter().rev().cloned().collect::<Vec<_>>());
+            for i in 0..prefix.len() {
+                assert!(prefix.shares(&a, i));
+            }
+        }
+        let mut short = a.prefix(3);
+        short.push(Message::user("x"));
+        assert_eq!(texts(&short), ["0", "1", "2", "x"]);
+        assert_eq!(texts(&a), ["0", "1", "2", "3"]);
+        let mut two = a.prefix(2);
+        two.push(Message::user("y"));
+        assert_eq!(texts(&two), ["0", "1", "y"]);
+        assert_eq!(texts(&a), ["0", "1", "2", "3"]);
     }
 
     #[test]

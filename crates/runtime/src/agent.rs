@@ -409,9 +409,12 @@ impl Agent {
             state.turn += 1;
             state.log.append(SessionEvent::message(pending.clone()));
             if let Some(progress) = &state.progress {
-                progress.asking(&state.messages, &pending);
+                progress.release();
             }
             state.messages.push(pending);
+            if let Some(progress) = &state.progress {
+                progress.asking(&state.messages);
+            }
             // Shared, not copied: the request holds the history and the tool specs by reference
             // count (and drops them when the call ends, so the next push is in place).
             let request = ModelRequest {
@@ -462,6 +465,9 @@ impl Agent {
                 .tool_uses()
                 .map(|(id, name, input)| (id.to_owned(), name.to_owned(), input.clone()))
                 .collect();
+            if let Some(progress) = &state.progress {
+                progress.release();
+            }
             state.messages.push(message);
             if let Some(progress) = &state.progress {
                 progress.answered(&state.messages);

@@ -123,32 +123,46 @@ impl SummaryConfig {
 /// Where a run's conversation is, as the summarizer forks it.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Progress {
-    /// The conversation before `tail` (or all of it, ending with the latest answer).
+    /// The conversation: that of the model request in flight (ending with its user message),
+    /// or ending with the latest answer.
     pub(crate) messages: Messages,
-    /// The user message of the model request in flight, if the run is waiting on its model.
-    pub(crate) tail: Option<Message>,
+    /// Whether the run is waiting on its model for `messages`.
+    pub(crate) asking: bool,
     /// Bumped at every change.
     pub(crate) version: u64,
 }
 
 /// The run's side of the snapshot: the loop writes, the summarizer reads.
+///
+/// The loop [releases](ProgressCell::release) the snapshot before each push onto its
+/// conversation and sets it again after: a clone held across the push would make every push
+/// start a new chunk of the shared list (and the list flatten, copying every message, each
+/// `MAX_CHAIN` turns), where a sole owner appends in place.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct ProgressCell(Arc<Mutex<Progress>>);
 
 impl ProgressCell {
-    /// The run sent a request: the conversation before it and its last user message.
-    pub(crate) fn asking(&self, before: &Messages, tail: &Message) {
+    /// Drops the held conversation (the summarizer finds nothing to fork until the next set).
+    pub(crate) fn release(&self) {
         let mut progress = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        progress.messages = before.clone();
-        progress.tail = Some(tail.clone());
-        progress.version += 1;
+        progress.messages = Messages::new();
+        progress.asking = false;
+    }
+
+    /// The run sent a request for `messages` (ending with its user message).
+    pub(crate) fn asking(&self, messages: &Messages) {
+        self.set(messages, true);
     }
 
     /// The run has its answer (the last message of `messages`).
     pub(crate) fn answered(&self, messages: &Messages) {
+        self.set(messages, false);
+    }
+
+    fn set(&self, messages: &Messages, asking: bool) {
         let mut progress = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         progress.messages = messages.clone();
-        progress.tail = None;
+        progress.asking = asking;
         progress.version += 1;
     }
 
@@ -177,17 +191,21 @@ pub(crate) fn summary_request(
     progress: &Progress,
     max_tokens: u32,
 ) -> Option<ModelRequest> {
-    let mut messages = progress.messages.clone();
-    let content = match &progress.tail {
-        Some(tail) => tail.content.clone(),
-        None => {
-            let last = messages.last().filter(|m| m.role == Role::Assistant)?;
-            last.tool_uses()
-                .map(|(id, _, _)| ContentBlock::tool_result(id, FORKED_TOOL_RESULT, true))
-                .collect()
+    let all = &progress.messages;
+    let last = all.last()?;
+    let (mut messages, mut content) = if progress.asking {
+        // The request in flight, its last user message extended: all before it is shared.
+        (all.prefix(all.len() - 1), last.content.clone())
+    } else {
+        if last.role != Role::Assistant {
+            return None;
         }
+        let placeholders = last
+            .tool_uses()
+            .map(|(id, _, _)| ContentBlock::tool_result(id, FORKED_TOOL_RESULT, true))
+            .collect();
+        (all.clone(), placeholders)
     };
-    let mut content = content;
     content.push(ContentBlock::text(SUMMARY_PROMPT));
     messages.push(Message::new(Role::User, content));
     Some(ModelRequest {
@@ -368,8 +386,10 @@ mod tests {
             Role::User,
             vec![ContentBlock::tool_result("c1", "a b", false)],
         );
+        let mut sent = before.clone();
+        sent.push(tail);
         let cell = ProgressCell::default();
-        cell.asking(&before, &tail);
+        cell.asking(&sent);
         let request = summary_request(&parts(), &cell.get(), 99).unwrap();
         assert_eq!(request.max_tokens, 99);
         assert_eq!(request.messages.len(), 3);
@@ -405,6 +425,10 @@ mod tests {
                 ContentBlock::text(SUMMARY_PROMPT)
             ]
         );
+        assert_eq!(cell.get().version, 1);
+        // Released (the loop is pushing): nothing to fork, the version kept.
+        cell.release();
+        assert!(summary_request(&parts(), &cell.get(), 10).is_none());
         assert_eq!(cell.get().version, 1);
     }
 

@@ -4,5 +4,6 @@ mod effort;
 mod prefix;
 mod resume;
 mod sharing;
+mod summary;
 mod support;
 mod worktree;

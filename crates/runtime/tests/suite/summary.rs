@@ -9,7 +9,7 @@ use pretty_assertions::assert_eq;
 use serde_json::Value;
 use subagent_core::{CancellationToken, RunEvent, StopReason, Usage};
 use subagent_model::{ModelConfig, ModelKind};
-use subagent_runtime::summary::SUMMARY_PROMPT;
+use subagent_runtime::summary::{SUMMARY_INTERVAL, SUMMARY_PROMPT};
 use subagent_runtime::{Agent, AgentConfig, SummaryConfig, SummaryStats, SummaryTicks};
 use subagent_session::ContentBlock;
 use subagent_test_support::{FakeServer, RecordedRequest};
@@ -308,4 +308,48 @@ async fn cancelling_the_run_drops_its_summary_in_flight() {
     server.wait_dropped(1).await;
     let stats = *summaries.stats.borrow();
     assert_eq!((stats.requested, stats.delivered, stats.failed), (1, 0, 0));
+}
+
+/// The default schedule on tokio's paused clock (it moves only when every task waits): the
+/// first summary one interval (30 s) after the start, then a tick with nothing new skipped.
+#[tokio::test(start_paused = true)]
+async fn the_default_interval_runs_on_the_clock() {
+    let scenario = r#"
+- name: summary
+  match: "progress summary request"
+  steps:
+    - text: "Thinking about the task."
+- name: child
+  match: "LONG-TASK"
+  steps:
+    - wait_gate: hold
+      text: "All done."
+"#;
+    let scenarios = subagent_model::Scenarios::from_yaml(scenario).unwrap();
+    let scripted = Arc::new(subagent_model::ScriptedModel::new("scripted", scenarios));
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = AgentConfig::new(
+        Arc::clone(&scripted) as Arc<dyn subagent_model::Model>,
+        subagent_runtime::Roots::new(dir.path()).unwrap(),
+    );
+    let summaries = SummaryConfig::from_secs(None).unwrap();
+    let mut stats = summaries.stats.subscribe();
+    config.summaries = Some(summaries);
+    let start = tokio::time::Instant::now();
+    let run = Agent::new(config)
+        .unwrap()
+        .start_prompt("LONG-TASK: think", CancellationToken::new());
+    stats.wait_for(|s| s.delivered == 1).await.unwrap();
+    let first = start.elapsed();
+    assert!(
+        first >= SUMMARY_INTERVAL && first < 2 * SUMMARY_INTERVAL,
+        "{first:?}"
+    );
+    stats.wait_for(|s| s.skipped == 1).await.unwrap();
+    assert!(start.elapsed() >= 2 * SUMMARY_INTERVAL);
+    scripted.gates().gate("hold").open();
+    let outcome = run.outcome().await;
+    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    assert_eq!(outcome.text, "All done.");
+    assert_eq!(stats.borrow().requested, 1);
 }
