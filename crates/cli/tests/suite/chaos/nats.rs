@@ -1,0 +1,130 @@
+//! A `subagent worker` SIGKILLed mid-run: `subagent delegate` through a `kind: nats` row waits
+//! for its job while the worker holding it is killed at a random point and a new worker is
+//! started; the job comes back after the ack wait (1 s) and runs again (execution is at least
+//! once, see docs/scale.md). Counted: jobs lost (no outcome reached the caller, or the events
+//! stream holds none), jobs doubled (the events stream holds two outcomes for one run: the
+//! caller would see one, a second is a defect), outcomes wrong, and processes the killed worker
+//! left (its guardians must end its runs' trees).
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use subagent_test_support::FakeServer;
+
+use super::process::{Delegate, Remote};
+use super::reaper;
+use super::rows::{self, Provider};
+use super::{Line, Plan, Rng, assert_clean, report};
+
+pub fn run(plan: &Plan) {
+    reaper::become_subreaper();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let model = rt
+        .block_on(FakeServer::from_yaml(&rows::scenarios()))
+        .unwrap();
+    model.keep_requests(0);
+    let home = tempfile::tempdir().unwrap();
+    let mut remote = Remote::start(Provider::Nats, home.path(), &model.url());
+    let mut rng = Rng::new(plan.seed);
+    let mut line = Line::new(
+        "nats (worker)",
+        "worker SIGKILLed mid-run, another takes over",
+    );
+    let mut details = Vec::new();
+    let mut again = 0;
+    for round in 0..plan.rounds_or(1) {
+        let dir = tempfile::tempdir_in(home.path()).unwrap();
+        let preset = rows::caller_preset(dir.path(), &model.url(), Provider::Nats, &remote.remotes);
+        let mut delegate = Delegate::start(
+            dir.path(),
+            &preset,
+            Provider::Nats,
+            Provider::Nats.short_prompt(),
+        );
+        line.runs += 1;
+        if !delegate.wait_first_event(Duration::from_secs(60)) {
+            line.wrong += 1;
+            details.push(format!(
+                "round {round}: no event: {}",
+                delegate.finish(Duration::ZERO).describe()
+            ));
+            continue;
+        }
+        // The run takes ~0.4 s on the worker: kill points from its start to past its end.
+        let pause = rng.millis(600);
+        std::thread::sleep(pause);
+        let mut keep: BTreeSet<i32> = remote.pids().into_iter().collect();
+        let worker = remote.host().map(|p| i32::try_from(p).unwrap());
+        keep.insert(i32::try_from(delegate.pid()).unwrap());
+        remote.kill_worker();
+        if let Some(worker) = worker {
+            keep.remove(&worker);
+        }
+        let left = reaper::settle(&keep, Duration::from_secs(10));
+        if !left.is_empty() {
+            line.left += u32::try_from(left.len()).unwrap();
+            details.push(format!(
+                "round {round} (+{pause:?}): the killed worker left {left:?}"
+            ));
+        }
+        remote.start_worker();
+        let ended = delegate.finish(Duration::from_secs(60));
+        match ended.outcome() {
+            None => {
+                line.lost += 1;
+                details.push(format!(
+                    "round {round} (+{pause:?}): no outcome: {}",
+                    ended.describe()
+                ));
+            }
+            Some(outcome) => {
+                let text = outcome["text"].as_str().unwrap_or_default();
+                if ended.code() != Some(0)
+                    || outcome["status"] != "completed"
+                    || !text.contains(rows::DONE)
+                {
+                    line.wrong += 1;
+                    details.push(format!(
+                        "round {round} (+{pause:?}): wrong outcome: {}",
+                        ended.describe()
+                    ));
+                }
+            }
+        }
+        if ended.lines.iter().any(|l| l.contains("superseded")) {
+            again += 1;
+        }
+    }
+    let url = remote.remotes.nats.clone().unwrap();
+    let tally = rt.block_on(subagent_nats::testing::tally(&url)).unwrap();
+    for (run, counts) in &tally {
+        match counts.outcomes {
+            0 => {
+                line.lost += 1;
+                details.push(format!(
+                    "run {run}: no outcome in the events stream: {counts:?}"
+                ));
+            }
+            1 => {}
+            n => {
+                line.doubled += u32::try_from(n - 1).unwrap();
+                details.push(format!(
+                    "run {run}: {n} outcomes in the events stream: {counts:?}"
+                ));
+            }
+        }
+    }
+    line.note = format!(
+        "kill points 0–600 ms after the run's first event; {again} jobs ran a second time after the kill (at least once), {} runs in the events stream",
+        tally.len()
+    );
+    drop(remote);
+    reaper::settle(&BTreeSet::new(), Duration::from_secs(10));
+    let lines = [line];
+    report(plan, "nats", &lines);
+    assert_clean(&lines, &details);
+}
