@@ -1,4 +1,5 @@
 mod concurrency;
 mod inprocess;
 mod lifecycle;
+mod permissions;
 mod support;

@@ -32,6 +32,16 @@ pub struct Leader {
 }
 
 pub fn leader(server: &FakeServer, dir: &Path, state: &Path) -> Leader {
+    leader_with(server, dir, state, PermissionPolicy::bypass())
+}
+
+/// [`leader`] under `permissions`.
+pub fn leader_with(
+    server: &FakeServer,
+    dir: &Path,
+    state: &Path,
+    permissions: PermissionPolicy,
+) -> Leader {
     let model = model(server);
     let registry = Registry::with_max_depth(2);
     registry
@@ -58,7 +68,7 @@ pub fn leader(server: &FakeServer, dir: &Path, state: &Path) -> Leader {
     let mut config = AgentConfig::new(model, Roots::new(dir).unwrap());
     config.system = Some("You lead a team.".to_owned());
     config.tools = tools;
-    config.permissions = PermissionPolicy::bypass();
+    config.permissions = permissions;
     config.input = Some(teams.leader_input());
     Leader {
         teams,

@@ -1,0 +1,97 @@
+//! A teammate never runs looser than its leader: a plan-mode leader's teammate is offered no
+//! tool that writes, and a default-mode leader's teammate (in the background, nobody to ask)
+//! is denied a command at once. The team tools stay: they are coordination, not I/O.
+
+use pretty_assertions::assert_eq;
+use subagent_core::{CancellationToken, PermissionMode, StopReason};
+use subagent_runtime::PermissionPolicy;
+use subagent_test_support::FakeServer;
+
+use super::support::{leader_with, requests_for, results};
+
+const WRITER: &str = r#"
+- name: lead
+  match: "LEAD-PERMS"
+  steps:
+    - tool_calls: [{name: TeamCreate, input: {team_name: careful}}]
+    - tool_calls: [{name: subagent, input: {name: gus, team_name: careful, prompt: "MATE-GUS: write the file."}}]
+    - text: "Started gus."
+- name: gus
+  match: "MATE-GUS"
+  steps:
+    - tool_calls: [{id: gus-runs, name: bash, input: {command: "echo hi > out.txt"}}]
+    - tool_calls: [{id: gus-lists, name: TaskList}]
+    - text: "gus: done."
+- name: lead-noted
+  match: "teammate-message"
+  steps:
+    - text: "Noted."
+"#;
+
+fn tool_names(request: &subagent_test_support::RecordedRequest) -> Vec<String> {
+    request.body.as_ref().unwrap()["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+async fn run(mode: PermissionMode) -> (FakeServer, tempfile::TempDir) {
+    let server = FakeServer::from_yaml(WRITER).await.unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let outcome = leader_with(
+        &server,
+        project.path(),
+        state.path(),
+        PermissionPolicy::new(mode),
+    )
+    .agent
+    .start_prompt("LEAD-PERMS", CancellationToken::new())
+    .outcome()
+    .await;
+    assert_eq!(
+        outcome.status,
+        StopReason::Completed,
+        "{:?}",
+        outcome.diagnostic
+    );
+    (server, project)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plan_mode_leaders_teammate_cannot_write() {
+    let (server, project) = run(PermissionMode::Plan).await;
+    let requests = server.requests();
+    let gus = requests_for(&requests, "MATE-GUS");
+    assert_eq!(
+        tool_names(gus[0]),
+        [
+            "ls",
+            "read_file",
+            "glob",
+            "grep",
+            "SendMessage",
+            "TaskCreate",
+            "TaskList",
+            "TaskGet",
+            "TaskUpdate"
+        ]
+    );
+    let results = results(&gus);
+    assert!(results[0].2, "bash refused: {:?}", results[0]);
+    assert_eq!(results[1], ("gus-lists".into(), "No tasks.".into(), false));
+    assert!(!project.path().join("out.txt").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_background_teammate_is_denied_what_would_need_asking() {
+    let (server, project) = run(PermissionMode::Default).await;
+    let requests = server.requests();
+    let gus = requests_for(&requests, "MATE-GUS");
+    let results = results(&gus);
+    assert_eq!(results[0].0, "gus-runs");
+    assert!(results[0].2, "denied, not asked: {:?}", results[0]);
+    assert!(!project.path().join("out.txt").exists());
+}
