@@ -456,7 +456,30 @@ impl TeamTool {
 #[async_trait]
 impl Tool for TeamTool {
     fn spec(&self) -> ToolSpec {
-        self.op.spec()
+        let mut spec = self.op.spec();
+        // What a restarted run can reopen, as the tool list is built.
+        if self.op == Op::TeamCreate
+            && let Ok(teams) = self.teams.store().list()
+            && !teams.is_empty()
+        {
+            let listed: Vec<String> = teams
+                .iter()
+                .map(|team| {
+                    let members: Vec<String> = team
+                        .members
+                        .iter()
+                        .filter(|m| m.name != LEADER)
+                        .map(|m| format!("{} {}", m.name, m.status.as_str()))
+                        .collect();
+                    format!("{} ({})", team.name, members.join(", "))
+                })
+                .collect();
+            spec.description.push_str(&format!(
+                "\n\nTeams of this project on disk: {}.",
+                listed.join("; ")
+            ));
+        }
+        spec
     }
 
     fn kind(&self) -> ToolKind {

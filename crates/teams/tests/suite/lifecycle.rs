@@ -58,7 +58,24 @@ async fn a_new_run_reopens_the_team_and_resumes_a_teammate() {
     assert_eq!(erin.status, MemberStatus::Idle, "left resumable");
     let session = erin.session_id.clone().unwrap();
 
-    let second = leader(&server, project.path(), state.path())
+    let second = leader(&server, project.path(), state.path());
+    let create = second
+        .agent
+        .config()
+        .tools
+        .tools()
+        .iter()
+        .map(|tool| tool.spec())
+        .find(|spec| spec.name == "TeamCreate")
+        .unwrap();
+    assert!(
+        create
+            .description
+            .ends_with("\n\nTeams of this project on disk: again (erin idle)."),
+        "{}",
+        create.description
+    );
+    let second = second
         .agent
         .start_prompt("LEAD-TWO", CancellationToken::new())
         .outcome()
