@@ -47,18 +47,26 @@ pub struct Options {
     pub clients: usize,
     pub soak_secs: u64,
     pub pace_ms: u64,
+    /// Use the release binaries already built (`--no-build`: cargo's build lock can be held
+    /// for long by other builds on a shared machine).
+    pub build: bool,
 }
 
 impl Options {
-    /// `--clients N` (1,000), `--soak-secs S` (600), `--pace-ms P` (5,000).
+    /// `--clients N` (1,000), `--soak-secs S` (600), `--pace-ms P` (5,000), `--no-build`.
     pub fn parse(args: &[String]) -> Result<Self> {
         let mut options = Self {
             clients: 1_000,
             soak_secs: 600,
             pace_ms: 5_000,
+            build: true,
         };
         let mut args = args.iter();
         while let Some(flag) = args.next() {
+            if flag == "--no-build" {
+                options.build = false;
+                continue;
+            }
             let value = args
                 .next()
                 .with_context(|| format!("{flag} needs a value"))?;
@@ -69,7 +77,9 @@ impl Options {
                 "--clients" => options.clients = usize::try_from(number)?,
                 "--soak-secs" => options.soak_secs = number,
                 "--pace-ms" => options.pace_ms = number,
-                other => bail!("unknown option {other} (--clients N, --soak-secs S, --pace-ms P)"),
+                other => bail!(
+                    "unknown option {other} (--clients N, --soak-secs S, --pace-ms P, --no-build)"
+                ),
             }
         }
         if options.clients == 0 || options.pace_ms == 0 {
@@ -268,7 +278,11 @@ fn stop(server: &mut Reaped) -> Result<String> {
 
 pub fn run(root: &Path, args: &[String]) -> Result<()> {
     let options = Options::parse(args)?;
-    let bin = build(root)?;
+    let bin = if options.build {
+        build(root)?
+    } else {
+        target_dir(root).join("release")
+    };
     let dir = std::env::temp_dir().join(format!("subagents-load-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     let result = run_in(&bin, &dir, &options);
@@ -538,7 +552,8 @@ mod tests {
             Options {
                 clients: 1_000,
                 soak_secs: 600,
-                pace_ms: 5_000
+                pace_ms: 5_000,
+                build: true,
             }
         );
         assert_eq!(
@@ -546,7 +561,8 @@ mod tests {
             Options {
                 clients: 10,
                 soak_secs: 5,
-                pace_ms: 5_000
+                pace_ms: 5_000,
+                build: true,
             }
         );
         assert!(Options::parse(&args(&["--clients"])).is_err());

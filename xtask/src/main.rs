@@ -39,8 +39,9 @@ Commands:
           install the pinned cargo-fuzz if missing, seed the corpora, build the fuzz targets
           of fuzz/ and run each for N seconds (default 180); prints executions and crashes
           per target and fails if any crashed (reproducers in fuzz/artifacts)
-  load [--clients N] [--soak-secs S] [--pace-ms P]
-          build subagent, fake-model and the load client (release), start serve on
+  load [--clients N] [--soak-secs S] [--pace-ms P] [--no-build]
+          build subagent, fake-model and the load client (release; --no-build takes
+          the binaries already in target/release), start serve on
           loopback over the fake model, then N clients (default 1000) stream runs: all
           at once, then one each every P ms (5000) for S seconds (600); samples the
           server's RSS and fds from /proc, prints the figures (docs/reliability.md) and
