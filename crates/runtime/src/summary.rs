@@ -280,6 +280,11 @@ impl Summarizer {
                     () = token.cancelled() => return,
                     answer = ask(&*parts.model, request, &token) => answer,
                 };
+                // Cancelled on another thread while the answer was polled: the model call saw
+                // it first (and failed with it). The run is ending; that is no failure.
+                if token.is_cancelled() {
+                    return;
+                }
                 match answer {
                     Ok((text, usage, calls)) => {
                         let text = secrets.redact(&shortened(text.trim())).into_owned();
