@@ -137,6 +137,22 @@ impl Delegate {
         }
     }
 
+    /// Waits (bounded) for an event line that `wanted` accepts; `false` if none came.
+    pub fn wait_event(&mut self, limit: Duration, wanted: impl Fn(&str) -> bool) -> bool {
+        let deadline = Instant::now() + limit;
+        while let Ok(line) = self
+            .lines
+            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+        {
+            let found = wanted(&line);
+            self.seen.push(line);
+            if found {
+                return true;
+            }
+        }
+        false
+    }
+
     /// Waits up to `limit` for the process to exit (SIGKILL and `status: None` past it), then
     /// collects its output.
     pub fn finish(mut self, limit: Duration) -> Ended {

@@ -18,7 +18,7 @@ use super::{Line, Plan, Rng, assert_clean, report};
 const EXIT_LIMIT: Duration = Duration::from_secs(60);
 /// How long the guardians and the kernel get to end what a dead `subagent` leaves.
 const SETTLE: Duration = Duration::from_secs(10);
-/// The random wait after the run's first event before the signal, at most (the short version
+/// The random wait after the run's first event (or first tool call) before the signal, at most (the short version
 /// in `cargo xtask test` waits less: its rounds are few and it must stay quick).
 const MID_RUN_MS: u64 = 2_000;
 const SHORT_MID_RUN_MS: u64 = 500;
@@ -87,7 +87,14 @@ pub fn run(plan: &Plan) {
                 let keep = keep(&remote);
                 let mut delegate =
                     Delegate::start(dir.path(), &preset, provider, provider.long_prompt());
-                let under_way = delegate.wait_first_event(EXIT_LIMIT);
+                // Half the rounds count from the run's first event, half from its first tool
+                // call (the shell command about to start), so that the model's answer, the
+                // tool's start and the tool running all get hit.
+                let under_way = if rng.below(1) == 0 {
+                    delegate.wait_first_event(EXIT_LIMIT)
+                } else {
+                    delegate.wait_event(EXIT_LIMIT, |line| line.contains(r#""type":"tool_call""#))
+                };
                 let pause = rng.millis(mid_run);
                 std::thread::sleep(pause);
                 // What the signal hits: the processes under subagent (and under the remote
