@@ -186,34 +186,72 @@ pub fn assert_clean(lines: &[Line], details: &[String]) {
     );
 }
 
+/// Set in the process a chaos test re-executes itself in.
+const CHILD: &str = "SUBAGENT_CHAOS_CHILD";
+
+/// Whether to run the test's body here: only in a process of its own. The harness makes its
+/// process a subreaper and counts (and kills) every stray child of it, which must never be
+/// another test's process: nextest runs each test in its own process, `cargo test` runs them
+/// as threads of one. So the test runs its own binary again for just itself (`--exact`) and
+/// passes if that passes.
+fn in_own_process(test: &str) -> bool {
+    if std::env::var_os(CHILD).is_some() {
+        return true;
+    }
+    let name = format!("suite::chaos::{test}");
+    let status = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            name.as_str(),
+            "--exact",
+            "--nocapture",
+            "--test-threads",
+            "1",
+        ])
+        .env(CHILD, "1")
+        .status()
+        .unwrap();
+    assert!(
+        status.success(),
+        "{name} failed in its own process: {status}"
+    );
+    false
+}
+
 #[test]
 fn signals() {
-    let plan = Plan::from_env("signals");
-    signals::run(&plan);
+    if in_own_process("signals") {
+        signals::run(&Plan::from_env("signals"));
+    }
 }
 
 #[test]
 fn cancels() {
-    let plan = Plan::from_env("cancels");
-    signals::cancels(&plan);
+    if in_own_process("cancels") {
+        signals::cancels(&Plan::from_env("cancels"));
+    }
 }
 
 #[test]
 fn server() {
-    let plan = Plan::from_env("server");
-    server::run(&plan);
+    if in_own_process("server") {
+        server::run(&Plan::from_env("server"));
+    }
 }
 
 #[test]
 fn nats() {
-    let plan = Plan::from_env("nats");
-    nats::run(&plan);
+    if in_own_process("nats") {
+        nats::run(&Plan::from_env("nats"));
+    }
 }
 
 /// The harness's count is not blind: an orphan nobody guards (a shell's `setsid` background
 /// job, the shell gone) is re-parented to this test process and counted as left, then killed.
 #[test]
 fn an_unguarded_orphan_is_counted_as_left() {
+    if !in_own_process("an_unguarded_orphan_is_counted_as_left") {
+        return;
+    }
     reaper::become_subreaper();
     let keep = std::collections::BTreeSet::new();
     assert_eq!(reaper::strays(&keep), Vec::new());
