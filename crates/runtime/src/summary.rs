@@ -1,9 +1,9 @@
 //! Periodic progress summaries of a long run, made by a tool-less fork of its conversation.
 //!
 //! A run configured with a [`SummaryConfig`] (spawn and fork children: every 30 s by default)
-//! keeps a [`Progress`] snapshot of its conversation: the messages of its latest model request
-//! (`tail`: the user message it sent), or, once the answer came, the conversation ending with
-//! that answer. At each tick of [`SummaryTicks`] a summarizer beside the loop (one task per run,
+//! keeps a snapshot of its conversation (a shared view, no copy): the messages of the model
+//! request in flight, or, once the answer came, the conversation ending with that answer. At
+//! each tick of [`SummaryTicks`] a summarizer beside the loop (one task per run,
 //! so never two summaries of one run at once) takes the snapshot, skips the tick when nothing
 //! happened since the last summary, and asks the run's own model for a summary with one request
 //! whose prefix is byte for byte the run's own:

@@ -60,10 +60,13 @@ async fn run_shows_a_running_childs_progress_summary() {
             .spawn()
             .unwrap();
         let mut lines = Vec::new();
+        let mut called = false;
         for line in BufReader::new(child.stderr.take().unwrap()).lines() {
             let line = line.unwrap();
-            // The child waits at the gate until its summary is shown.
-            if line.contains("] summary: ") {
+            called |= line.contains("] tool ls {}");
+            // The child waits at the gate until a summary of it at work is shown (on a slow
+            // machine one may come before its first answer: then the next one).
+            if called && line.contains("] summary: ") {
                 server.gate("hold").open();
             }
             lines.push(line);
@@ -88,9 +91,13 @@ async fn run_shows_a_running_childs_progress_summary() {
             .unwrap_or_else(|| panic!("no line {wanted:?} in:\n{err}"))
     };
     let call = at("[spawn] tool ls {}");
-    let summary = at("[spawn] summary: Listing the project's files.");
     let finished = at("[parent] finished: completed");
-    assert!(call < summary && summary < finished, "{err}");
+    assert!(
+        untimed[call..finished]
+            .iter()
+            .any(|line| line == "[spawn] summary: Listing the project's files."),
+        "{err}"
+    );
     // Summary requests carry the child's tools, byte for byte (the cached prefix).
     let requests = server.model_requests();
     let summaries: Vec<_> = requests
