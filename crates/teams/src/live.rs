@@ -39,6 +39,11 @@ struct Live {
     waking: bool,
     /// It approved a shutdown: its loop ends with this turn.
     stopping: bool,
+    /// Its messages could not be handed to it (a refused wake): they wait for the next message
+    /// rather than keep the leader waiting.
+    stalled: bool,
+    /// Its loop ended (it stopped): unread messages of its are no work in progress.
+    ended: bool,
 }
 
 impl Live {
@@ -48,6 +53,8 @@ impl Live {
             busy: false,
             waking: false,
             stopping: false,
+            stalled: false,
+            ended: false,
         }
     }
 }
@@ -316,7 +323,9 @@ impl Teams {
                 continue;
             }
             let mut state = self.state();
-            if let Some(live) = state.members.get(recipient) {
+            if let Some(live) = state.members.get(recipient)
+                && !live.ended
+            {
                 live.wake.notify_one();
                 continue;
             }
@@ -348,23 +357,26 @@ impl Teams {
         }
     }
 
-    /// Whether any teammate is at work or has messages it has not taken yet.
+    /// Whether any teammate is at work, or will be: it has messages it has not taken yet (and
+    /// is neither stopped nor stalled on a refused wake).
     fn any_active(&self) -> bool {
-        let (team, names): (Option<TeamDir>, Vec<(String, bool)>) = {
+        let (team, names): (Option<TeamDir>, Vec<(String, bool, bool)>) = {
             let state = self.state();
             let names = state
                 .members
                 .iter()
-                .map(|(name, live)| (name.clone(), live.busy))
+                .filter(|(_, live)| !live.ended)
+                .map(|(name, live)| (name.clone(), live.busy, live.stalled))
                 .collect();
             (state.team.clone(), names)
         };
         let Some(team) = team else { return false };
-        names.into_iter().any(|(name, busy)| {
-            busy || team
-                .unread(&name)
-                .map(|unread| !unread.is_empty())
-                .unwrap_or(false)
+        names.into_iter().any(|(name, busy, stalled)| {
+            busy || !stalled
+                && team
+                    .unread(&name)
+                    .map(|unread| !unread.is_empty())
+                    .unwrap_or(false)
         })
     }
 
@@ -412,7 +424,12 @@ impl Teams {
                     }
                 }
                 tokio::select! {
-                    () = wake.notified() => retry_needs_wake = false,
+                    () = wake.notified() => {
+                        retry_needs_wake = false;
+                        if let Some(live) = self.state().members.get_mut(&name) {
+                            live.stalled = false;
+                        }
+                    }
                     () = self.stop.cancelled() => {}
                 }
             };
@@ -421,6 +438,9 @@ impl Teams {
                 Ok(next) => run = Some(next),
                 Err(error) => {
                     retry_needs_wake = true;
+                    if let Some(live) = self.state().members.get_mut(&name) {
+                        live.stalled = true;
+                    }
                     let _ = team.set_status(&name, MemberStatus::Failed, None);
                     let text = format!(
                         "{name} could not be woken with its messages: {}",
@@ -435,6 +455,7 @@ impl Teams {
         let mut state = self.state();
         if let Some(live) = state.members.get_mut(&name) {
             live.busy = false;
+            live.ended = true;
         }
         if self.stop.is_cancelled() {
             state.members.remove(&name);
@@ -633,13 +654,15 @@ struct MemberInput {
 #[async_trait]
 impl TurnInput for MemberInput {
     fn take(&self) -> Vec<ContentBlock> {
-        let waking = self
+        // Nothing while a wake hands it its messages, nor once it approved its shutdown (it
+        // ends with this turn; what comes later stays unread).
+        let holding = self
             .teams
             .state()
             .members
             .get(&self.name)
-            .is_some_and(|l| l.waking);
-        if waking {
+            .is_some_and(|l| l.waking || l.stopping);
+        if holding {
             return Vec::new();
         }
         match self.team.take_unread(&self.name) {

@@ -145,3 +145,77 @@ async fn cancelling_the_leader_cancels_its_teammates() {
     let fay = team.config().unwrap().member("fay").cloned().unwrap();
     assert_eq!(fay.status, MemberStatus::Idle);
 }
+
+const LATE: &str = r#"
+- name: lead
+  match: "LEAD-LATE"
+  steps:
+    - tool_calls: [{name: TeamCreate, input: {team_name: late}}]
+    - tool_calls: [{name: subagent, input: {name: hal, team_name: late, prompt: "MATE-HAL: stop at once."}}]
+    - text: "Started hal."
+- name: lead-late-note
+  match: "NOTHING-LEFT"
+  steps:
+    - wait_gate: lead-send
+      tool_calls: [{name: SendMessage, input: {to: hal, message: "LATE-NOTE: one more thing"}}]
+    - text: "Told hal."
+- name: hal
+  match: "MATE-HAL"
+  steps:
+    - wait_gate: hal-go
+      tool_calls: [{name: SendMessage, input: {to: team-lead, message: {type: shutdown_response, request_id: "-", approve: true, reason: "NOTHING-LEFT"}}}]
+    - wait_gate: hal-end
+      text: "hal: bye."
+- name: lead-noted
+  match: "teammate-message"
+  steps:
+    - text: "Noted."
+"#;
+
+/// A message sent to a teammate that approved its shutdown but had not stopped yet stays
+/// unread: the leader must not wait for it forever.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_left_for_a_stopped_teammate_does_not_hold_the_leader() {
+    let server = FakeServer::from_yaml(LATE).await.unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let run = leader(&server, project.path(), state.path())
+        .agent
+        .start_prompt("LEAD-LATE", CancellationToken::new());
+    // The leader's three requests, then hal's first (held).
+    server.wait_requests(4).await;
+    server.gate("hal-go").open();
+    // hal approved its shutdown and its last turn is held; the leader's answer to the approval
+    // is held too, until hal's turn is in flight.
+    server.wait_requests(6).await;
+    server.gate("lead-send").open();
+    // The leader's fifth request answers the LATE-NOTE SendMessage, sent while hal still ran.
+    server.wait_requests(7).await;
+    let requests = server.requests();
+    assert_eq!(
+        results(&requests_for(&requests, "LEAD-LATE"))
+            .last()
+            .map(|(_, text, _)| text.clone()),
+        Some("Message sent to hal.".to_owned())
+    );
+    server.gate("hal-end").open();
+    let outcome = run.outcome().await;
+    assert_eq!(
+        outcome.status,
+        StopReason::Completed,
+        "{:?}",
+        outcome.diagnostic
+    );
+    let team = TeamStore::new(state.path().join("teams"))
+        .open("late")
+        .unwrap();
+    let hal = team.config().unwrap().member("hal").cloned().unwrap();
+    assert_eq!(hal.status, MemberStatus::Stopped);
+    let unread: Vec<String> = team
+        .unread("hal")
+        .unwrap()
+        .into_iter()
+        .map(|m| m.text)
+        .collect();
+    assert_eq!(unread, ["LATE-NOTE: one more thing"], "kept, not delivered");
+}
