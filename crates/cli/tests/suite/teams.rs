@@ -297,6 +297,18 @@ async fn a_mixed_team_splits_three_tasks_talks_and_shuts_down() {
         carl_prompts.contains(&"carl-stop".to_owned()),
         "{carl_prompts:?}"
     );
+    // The shutdown request reached carl in his resumed session: the same conversation, his
+    // first task and answer before it.
+    let stop = requests
+        .iter()
+        .find(|r| r.scenario.as_ref().is_some_and(|(s, _)| s == "carl-stop"))
+        .unwrap();
+    let history: Vec<String> = stop.messages.iter().map(|m| m.text()).collect();
+    assert!(
+        history.iter().any(|t| t.contains("MATE-CARL"))
+            && history.iter().any(|t| t.contains("CARL-READY")),
+        "{history:?}"
+    );
     assert!(processes_with(&claude().display().to_string()).is_empty());
 }
 
