@@ -310,6 +310,13 @@ impl TaskTable {
         self
     }
 
+    /// The stream of the run that owns the table, when it forwards (see
+    /// [`TaskTable::forwarding`]): where other work the run started and that outlives one tool
+    /// call (a team's teammates) reports its events.
+    pub fn emitter(&self) -> Option<&RunEmitter> {
+        self.parent.as_ref()
+    }
+
     /// The table of run `run_id`: output files under `<root>/<run_id>` of `root`
     /// ([`TaskDir::temp`] when `None`). Costs nothing until the first task: then the directory
     /// is made and the root pruned once (see [`TaskDir::prune_once`]).

@@ -13,9 +13,10 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use async_trait::async_trait;
+use futures::StreamExt;
 use serde_json::{Value, json};
-use subagent_core::{Outcome, Run, RunId, StopReason};
-use subagent_runtime::{ChildExtras, DelegationTool, ToolContext, TurnInput};
+use subagent_core::{Outcome, Run, RunEvent, RunId, StopReason};
+use subagent_runtime::{ChildExtras, DelegationTool, Secrets, ToolContext, TurnInput};
 use subagent_session::ContentBlock;
 use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
@@ -391,16 +392,7 @@ impl Teams {
         let mut retry_needs_wake = false;
         loop {
             if let Some(current) = run.take() {
-                let token = current.cancel_token();
-                let outcome = current.outcome();
-                tokio::pin!(outcome);
-                let outcome = tokio::select! {
-                    outcome = &mut outcome => outcome,
-                    () = self.stop.cancelled() => {
-                        token.cancel();
-                        outcome.await
-                    }
-                };
+                let outcome = self.follow(current, &context).await;
                 if self.turn_ended(&team, &name, &outcome) {
                     break;
                 }
@@ -462,6 +454,41 @@ impl Teams {
         }
         drop(state);
         self.changed();
+    }
+
+    /// Awaits a teammate's run, its text, tool calls, tool results and usage forwarded into
+    /// the leader's stream tagged with the call that started the teammate (as a background
+    /// subagent's are), and cancels it when the team stops.
+    async fn follow(&self, mut run: Run, context: &ToolContext) -> Outcome {
+        let token = run.cancel_token();
+        let emitter = context.env.tasks.emitter().cloned();
+        let mut events = run.take_events().filter(|_| emitter.is_some());
+        let outcome = run.outcome();
+        tokio::pin!(outcome);
+        let mut stopping = false;
+        loop {
+            tokio::select! {
+                biased;
+                event = async {
+                    match events.as_mut() {
+                        Some(events) => events.next().await,
+                        None => None,
+                    }
+                }, if events.is_some() => match (event, &emitter) {
+                    (Some(event), Some(emitter)) => {
+                        if let Some(event) = tagged(event, &context.call_id, &context.env.secrets) {
+                            emitter.emit(event);
+                        }
+                    }
+                    _ => events = None,
+                },
+                outcome = &mut outcome => return outcome,
+                () = self.stop.cancelled(), if !stopping => {
+                    stopping = true;
+                    token.cancel();
+                }
+            }
+        }
     }
 
     /// Resumes `name`'s session with `unread` as its next prompt; they are marked read once the
@@ -607,6 +634,52 @@ impl Teams {
         self.stop.cancel();
         self.loops.close();
         self.loops.wait().await;
+    }
+}
+
+/// A teammate's event as the leader's stream shows it: text, tool calls, tool results and
+/// usage, tagged with `call_id` unless a deeper call tagged them already, secrets redacted.
+fn tagged(event: RunEvent, call_id: &str, secrets: &Secrets) -> Option<RunEvent> {
+    let tag = |id: Option<String>| Some(id.unwrap_or_else(|| call_id.to_owned()));
+    let clean = |text: String| secrets.redact(&text).into_owned();
+    match event {
+        RunEvent::Text {
+            text,
+            parent_tool_use_id,
+        } => Some(RunEvent::Text {
+            text: clean(text),
+            parent_tool_use_id: tag(parent_tool_use_id),
+        }),
+        RunEvent::ToolCall {
+            id,
+            name,
+            input,
+            parent_tool_use_id,
+        } => Some(RunEvent::ToolCall {
+            id,
+            name,
+            input,
+            parent_tool_use_id: tag(parent_tool_use_id),
+        }),
+        RunEvent::ToolResult {
+            id,
+            output,
+            is_error,
+            parent_tool_use_id,
+        } => Some(RunEvent::ToolResult {
+            id,
+            output: clean(output),
+            is_error,
+            parent_tool_use_id: tag(parent_tool_use_id),
+        }),
+        RunEvent::Usage {
+            usage,
+            parent_tool_use_id,
+        } => Some(RunEvent::Usage {
+            usage,
+            parent_tool_use_id: tag(parent_tool_use_id),
+        }),
+        _ => None,
     }
 }
 

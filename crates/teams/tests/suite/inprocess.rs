@@ -218,7 +218,7 @@ const BUSY: &str = r#"
   match: "LEAD-BUSY"
   steps:
     - tool_calls: [{name: TeamCreate, input: {team_name: busy}}]
-    - tool_calls: [{name: subagent, input: {name: carol, team_name: busy, prompt: "MATE-CAROL: list the tasks."}}]
+    - tool_calls: [{id: start-carol, name: subagent, input: {name: carol, team_name: busy, prompt: "MATE-CAROL: list the tasks."}}]
     - tool_calls: [{name: SendMessage, input: {to: carol, message: "PING-CAROL: one more thing"}}]
     - text: "Sent."
 - name: carol-ping
@@ -243,9 +243,17 @@ async fn a_message_to_a_busy_teammate_arrives_at_its_next_turn() {
     let project = tempfile::tempdir().unwrap();
     let state = tempfile::tempdir().unwrap();
     let lead = leader(&server, project.path(), state.path());
-    let run = lead
+    let mut run = lead
         .agent
         .start_prompt("LEAD-BUSY: ping carol", CancellationToken::new());
+    let mut events = run.take_events().unwrap();
+    let seen = tokio::spawn(async move {
+        let mut seen = Vec::new();
+        while let Some(event) = futures::StreamExt::next(&mut events).await {
+            seen.push(event);
+        }
+        seen
+    });
     // The leader's four requests (the last answers SendMessage's result) and carol's first,
     // held on the gate: the message is in carol's inbox while her turn is in flight.
     server.wait_requests(5).await;
@@ -282,4 +290,22 @@ async fn a_message_to_a_busy_teammate_arrives_at_its_next_turn() {
         ]
     );
     assert_eq!(carol[1].scenario, Some(("carol-ping".to_owned(), 0)));
+    // carol's work shows in the leader's stream, under the call that started her.
+    let carol_calls: Vec<(String, Option<String>)> = seen
+        .await
+        .unwrap()
+        .into_iter()
+        .filter_map(|event| match event {
+            subagent_core::RunEvent::ToolCall {
+                name,
+                parent_tool_use_id,
+                ..
+            } if name == "TaskList" => Some((name, parent_tool_use_id)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        carol_calls,
+        [("TaskList".to_owned(), Some("start-carol".to_owned()))]
+    );
 }
