@@ -21,6 +21,7 @@
 //! `Registry`), the delegation rules (the runtime's delegation tool starts every teammate), and
 //! the CLI's state directory (the caller hands a [`TeamStore`]).
 
+mod delivery;
 mod live;
 pub mod model;
 pub mod store;

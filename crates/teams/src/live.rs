@@ -4,7 +4,7 @@
 //! its session and status, tells the leader (an `idle_notification` carrying the turn's answer:
 //! for a product teammate, which has no team tools, that answer is how it talks), then waits for
 //! a message and resumes the session with the unread messages as the next prompt. An in-process
-//! teammate also takes its messages at the start of each of its turns ([`MemberInput`]). A
+//! teammate also takes its messages at the start of each of its turns (`delivery`). A
 //! message is marked read only once it is in a turn: taken by the turn itself, or after the
 //! resumed run started (while a wake is starting, the teammate's own turns take nothing, so
 //! nothing arrives twice); a refused start leaves it unread.
@@ -12,22 +12,18 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use async_trait::async_trait;
 use futures::StreamExt;
 use serde_json::{Value, json};
-use subagent_core::{Outcome, Run, RunEvent, RunId, StopReason};
-use subagent_runtime::{ChildExtras, DelegationTool, Secrets, ToolContext, TurnInput};
-use subagent_session::ContentBlock;
+use subagent_core::{Outcome, Run, RunId, StopReason};
+use subagent_runtime::{ChildExtras, DelegationTool, ToolContext, TurnInput};
 use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::delivery::{LeaderInput, MemberInput, bounded, introduction, shutdown_response, tagged};
 use crate::model::{LEADER, Member, MemberStatus, Message, check_name};
 use crate::store::{TeamDir, TeamStore};
 use crate::{Error, Result};
-
-/// The longest turn answer put into an idle notification, in bytes.
-const ANSWER_LIMIT: usize = 8000;
 
 /// A live teammate's state in the leader's process.
 #[derive(Debug)]
@@ -83,7 +79,7 @@ pub struct Teams {
     delegation: Arc<DelegationTool>,
     state: Mutex<State>,
     /// Bumped on every message to the leader and every teammate status change.
-    changes: watch::Sender<u64>,
+    pub(crate) changes: watch::Sender<u64>,
     loops: TaskTracker,
     stop: CancellationToken,
 }
@@ -344,6 +340,15 @@ impl Teams {
         Ok(recipients)
     }
 
+    /// Whether `name`'s own turns take nothing now: a wake is handing it its messages, or it
+    /// approved its shutdown (it ends with this turn; what comes later stays unread).
+    pub(crate) fn holding(&self, name: &str) -> bool {
+        self.state()
+            .members
+            .get(name)
+            .is_some_and(|live| live.waking || live.stopping)
+    }
+
     /// A new shutdown request id for `name`.
     pub(crate) fn request_id(&self, name: &str) -> String {
         let mut state = self.state();
@@ -360,7 +365,7 @@ impl Teams {
 
     /// Whether any teammate is at work, or will be: it has messages it has not taken yet (and
     /// is neither stopped nor stalled on a refused wake).
-    fn any_active(&self) -> bool {
+    pub(crate) fn any_active(&self) -> bool {
         let (team, names): (Option<TeamDir>, Vec<(String, bool, bool)>) = {
             let state = self.state();
             let names = state
@@ -634,164 +639,5 @@ impl Teams {
         self.stop.cancel();
         self.loops.close();
         self.loops.wait().await;
-    }
-}
-
-/// A teammate's event as the leader's stream shows it: text, tool calls, tool results and
-/// usage, tagged with `call_id` unless a deeper call tagged them already, secrets redacted.
-fn tagged(event: RunEvent, call_id: &str, secrets: &Secrets) -> Option<RunEvent> {
-    let tag = |id: Option<String>| Some(id.unwrap_or_else(|| call_id.to_owned()));
-    let clean = |text: String| secrets.redact(&text).into_owned();
-    match event {
-        RunEvent::Text {
-            text,
-            parent_tool_use_id,
-        } => Some(RunEvent::Text {
-            text: clean(text),
-            parent_tool_use_id: tag(parent_tool_use_id),
-        }),
-        RunEvent::ToolCall {
-            id,
-            name,
-            input,
-            parent_tool_use_id,
-        } => Some(RunEvent::ToolCall {
-            id,
-            name,
-            input,
-            parent_tool_use_id: tag(parent_tool_use_id),
-        }),
-        RunEvent::ToolResult {
-            id,
-            output,
-            is_error,
-            parent_tool_use_id,
-        } => Some(RunEvent::ToolResult {
-            id,
-            output: clean(output),
-            is_error,
-            parent_tool_use_id: tag(parent_tool_use_id),
-        }),
-        RunEvent::Usage {
-            usage,
-            parent_tool_use_id,
-        } => Some(RunEvent::Usage {
-            usage,
-            parent_tool_use_id: tag(parent_tool_use_id),
-        }),
-        _ => None,
-    }
-}
-
-/// The start of a teammate's first prompt: who it is, who else is in the team, how to talk.
-fn introduction(team: &str, name: &str, members: &[String], task: &str) -> String {
-    let others: Vec<&str> = members
-        .iter()
-        .map(String::as_str)
-        .filter(|m| *m != name)
-        .collect();
-    format!(
-        "You are {name}, a member of team {team} (lead: {LEADER}; members: {}). Messages from your team arrive as <teammate-message> blocks. With the SendMessage and Task* tools, talk to teammates by name and share the task list; without them, your answer at the end of each turn is sent to {LEADER} as your message. When {LEADER} asks you to shut down, answer with a shutdown_response (approve true or false, and a reason).\n\n{task}",
-        others.join(", ")
-    )
-}
-
-/// `text` cut at [`ANSWER_LIMIT`] bytes on a character boundary.
-fn bounded(text: &str) -> String {
-    if text.len() <= ANSWER_LIMIT {
-        return text.to_owned();
-    }
-    let mut end = ANSWER_LIMIT;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &text[..end])
-}
-
-/// A `shutdown_response` object written in a turn's answer (a product teammate's way to
-/// answer a shutdown request), if there is one.
-fn shutdown_response(text: &str) -> Option<Value> {
-    let start = text.find('{')?;
-    let end = text.rfind('}')?;
-    let value: Value = serde_json::from_str(text.get(start..=end)?).ok()?;
-    (value.get("type").and_then(Value::as_str) == Some("shutdown_response")).then_some(value)
-}
-
-/// An in-process teammate's mailbox, taken at the start of each of its turns.
-struct MemberInput {
-    teams: Arc<Teams>,
-    team: TeamDir,
-    name: String,
-}
-
-#[async_trait]
-impl TurnInput for MemberInput {
-    fn take(&self) -> Vec<ContentBlock> {
-        // Nothing while a wake hands it its messages, nor once it approved its shutdown (it
-        // ends with this turn; what comes later stays unread).
-        let holding = self
-            .teams
-            .state()
-            .members
-            .get(&self.name)
-            .is_some_and(|l| l.waking || l.stopping);
-        if holding {
-            return Vec::new();
-        }
-        match self.team.take_unread(&self.name) {
-            Ok(messages) => messages
-                .iter()
-                .map(|m| ContentBlock::text(m.to_prompt()))
-                .collect(),
-            Err(error) => {
-                tracing::warn!(%error, member = %self.name, "taking a teammate's messages");
-                Vec::new()
-            }
-        }
-    }
-}
-
-/// The leader's mailbox; the leader's run waits while teammates work.
-struct LeaderInput {
-    teams: Arc<Teams>,
-}
-
-#[async_trait]
-impl TurnInput for LeaderInput {
-    fn take(&self) -> Vec<ContentBlock> {
-        let Ok(team) = self.teams.current() else {
-            return Vec::new();
-        };
-        match team.take_unread(LEADER) {
-            Ok(messages) => messages
-                .iter()
-                .map(|m| ContentBlock::text(m.to_prompt()))
-                .collect(),
-            Err(error) => {
-                tracing::warn!(%error, "taking the leader's messages");
-                Vec::new()
-            }
-        }
-    }
-
-    async fn wait(&self) -> bool {
-        let mut changes = self.teams.changes.subscribe();
-        loop {
-            if let Ok(team) = self.teams.current()
-                && team.unread(LEADER).is_ok_and(|unread| !unread.is_empty())
-            {
-                return true;
-            }
-            if !self.teams.any_active() {
-                return false;
-            }
-            if changes.changed().await.is_err() {
-                return false;
-            }
-        }
-    }
-
-    async fn close(&self) {
-        self.teams.close().await;
     }
 }
