@@ -269,6 +269,15 @@ pub struct WorkerArgs {
     /// The server's password is this environment variable's value (with --user-env).
     #[arg(long, value_name = "VAR", requires = "user_env")]
     pub password_env: Option<String>,
+    /// CA certificates (PEM) to trust for the server's TLS certificate, besides the system's.
+    #[arg(long, value_name = "FILE")]
+    pub tls_ca: Option<std::path::PathBuf>,
+    /// A client certificate (PEM) for a server that verifies clients (with --tls-key).
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<std::path::PathBuf>,
+    /// The client certificate's private key (PEM; with --tls-cert).
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<std::path::PathBuf>,
     /// The model of in-process children (default: the preset's).
     #[arg(long)]
     pub model: Option<String>,

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use subagent_core::ProviderFactory;
-use subagent_nats::{Credentials, Worker, WorkerConfig};
+use subagent_nats::{Credentials, Tls, Worker, WorkerConfig};
 
 use crate::args::WorkerArgs;
 use crate::setup;
@@ -59,6 +59,11 @@ pub async fn worker(
     }
     let mut config = WorkerConfig::new(&args.nats, &runnable.cwd);
     config.auth = auth;
+    config.tls = Tls {
+        ca_file: args.tls_ca.clone(),
+        cert_file: args.tls_cert.clone(),
+        key_file: args.tls_key.clone(),
+    };
     config.name = args.name.clone().unwrap_or_else(default_name);
     config.concurrency = args.concurrency;
     config.ack_wait = Duration::from_millis(args.ack_wait_ms);

@@ -394,3 +394,56 @@ async fn three_workers_300_jobs_one_sigkilled_every_outcome_once() {
         assert_eq!(code, Some(0), "{rest}");
     }
 }
+
+/// `subagent worker` against a server with TLS that verifies clients (a private CA made by the
+/// openssl command line): without `--tls-ca` it is refused with `UNAUTHORIZED` (exit 2); with
+/// the CA and a client certificate it is ready, and a row given the same files sees its
+/// announcement.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_over_tls_needs_the_ca_and_its_certificate() {
+    use subagent_nats::Tls;
+    use subagent_nats::testing::TlsFiles;
+
+    let files = TlsFiles::generate().unwrap();
+    let args = files.server_args(true);
+    let nats =
+        NatsServer::start_with(&args.iter().map(String::as_str).collect::<Vec<_>>()).unwrap();
+    let model = FakeServer::from_yaml(SCENARIOS).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let preset = fake_preset(dir.path(), &model.url(), "");
+    let refused = std::process::Command::new(assert_cmd::cargo::cargo_bin("subagent"))
+        .env_clear()
+        .env("HOME", dir.path())
+        .env("FAKE_KEY", "test-key")
+        .current_dir(dir.path())
+        .args(["worker", "--nats", &nats.url(), "--preset"])
+        .arg(&preset)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let text = stderr(&refused);
+    assert_eq!(refused.status.code(), Some(2), "{text}");
+    assert!(text.contains("error[UNAUTHORIZED]: "), "{text}");
+    let path = |path: &Path| path.display().to_string();
+    let (ca, cert, key) = (path(&files.ca), path(&files.cert), path(&files.key));
+    let (worker, worker_stderr) = start_worker_with(
+        dir.path(),
+        &preset,
+        &nats.url(),
+        &["--tls-ca", &ca, "--tls-cert", &cert, "--tls-key", &key],
+    );
+    let mut config = NatsConfig::new(nats.url(), "spawn");
+    config.tls = Tls {
+        ca_file: Some(files.ca.clone()),
+        cert_file: Some(files.cert.clone()),
+        key_file: Some(files.key.clone()),
+    };
+    NatsProvider::connect("workers", config, Auth::None)
+        .await
+        .unwrap();
+    let (code, _, rest) =
+        tokio::task::spawn_blocking(move || super::serve::stop(worker.into_child(), worker_stderr))
+            .await
+            .unwrap();
+    assert_eq!(code, Some(0), "{rest}");
+}
