@@ -269,7 +269,9 @@ pub struct Tasks {
 
 #[derive(Debug, Default)]
 struct Table {
-    order: VecDeque<Arc<Entry>>,
+    /// Oldest first, with the id each was inserted under (forgetting one is then a map
+    /// removal, not a pass over the map).
+    order: VecDeque<(String, Arc<Entry>)>,
     by_id: HashMap<String, Arc<Entry>>,
 }
 
@@ -289,14 +291,21 @@ impl Tasks {
     /// Adds a task, forgetting the oldest finished ones past the bound.
     pub fn insert(&self, id: String, entry: Arc<Entry>) {
         let mut table = self.lock();
-        table.order.push_back(Arc::clone(&entry));
+        table.order.push_back((id.clone(), Arc::clone(&entry)));
         table.by_id.insert(id, entry);
         while table.order.len() > self.keep {
-            let Some(oldest) = table.order.iter().position(|entry| entry.is_done()) else {
+            let Some(oldest) = table.order.iter().position(|(_, entry)| entry.is_done()) else {
                 break;
             };
-            if let Some(gone) = table.order.remove(oldest) {
-                table.by_id.retain(|_, entry| !Arc::ptr_eq(entry, &gone));
+            if let Some((id, gone)) = table.order.remove(oldest) {
+                // Only if the id still names this entry (not a later one inserted under it).
+                if table
+                    .by_id
+                    .get(&id)
+                    .is_some_and(|entry| Arc::ptr_eq(entry, &gone))
+                {
+                    table.by_id.remove(&id);
+                }
             }
         }
     }
@@ -308,7 +317,11 @@ impl Tasks {
 
     /// Every task, oldest first.
     pub fn all(&self) -> Vec<Arc<Entry>> {
-        self.lock().order.iter().cloned().collect()
+        self.lock()
+            .order
+            .iter()
+            .map(|(_, entry)| Arc::clone(entry))
+            .collect()
     }
 }
 
@@ -438,5 +451,18 @@ mod tests {
         assert_eq!(kept, ["a", "d"]);
         let found: Vec<bool> = ids.iter().map(|id| tasks.get(id).is_some()).collect();
         assert_eq!(found, [true, false, false, true]);
+    }
+
+    #[test]
+    fn forgetting_an_entry_leaves_a_later_one_under_the_same_id() {
+        let tasks = Tasks::new(1);
+        let first = Entry::new(task("first"), CancellationToken::new());
+        finish(&first);
+        tasks.insert("same".to_owned(), Arc::clone(&first));
+        let second = Entry::new(task("second"), CancellationToken::new());
+        tasks.insert("same".to_owned(), Arc::clone(&second));
+        let kept = tasks.get("same").map(|e| e.snapshot().id);
+        assert_eq!(kept.as_deref(), Some("second"));
+        assert_eq!(tasks.all().len(), 1);
     }
 }
