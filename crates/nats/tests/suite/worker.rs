@@ -29,6 +29,18 @@ async fn queued(url: &str) -> u64 {
     stream.info().await.unwrap().state.messages
 }
 
+/// Waits until the jobs stream is empty: a worker acks a job once its outcome is stored, so
+/// the submitter may see the outcome a moment before the ack (at most 30 s).
+async fn drained(url: &str) {
+    tokio::time::timeout(std::time::Duration::from_secs(30), async {
+        while queued(url).await > 0 {
+            tokio::task::yield_now().await;
+        }
+    })
+    .await
+    .expect("the job was never acked");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_goes_through_a_worker_and_back() {
     let server = NatsServer::start().unwrap();
@@ -45,7 +57,7 @@ async fn a_run_goes_through_a_worker_and_back() {
         (outcome.status, outcome.text),
         (StopReason::Completed, "done: hello".to_owned())
     );
-    assert_eq!(queued(&server.url()).await, 0);
+    drained(&server.url()).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -79,7 +91,7 @@ async fn cancel_reaches_the_worker_running_the_job() {
     let (events, outcome) = collect(run).await;
     assert_eq!(outcome.status, StopReason::Cancelled);
     assert_eq!(texts(&events), vec!["got: WAIT here".to_owned()]);
-    assert_eq!(queued(&server.url()).await, 0);
+    drained(&server.url()).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -156,7 +168,7 @@ async fn past_its_attempts_a_job_fails_with_a_diagnostic() {
             "the job was tried 1 times and no attempt finished: each time the worker holding it stopped answering for the ack wait (1000 ms)"
         )
     );
-    assert_eq!(queued(&server.url()).await, 0);
+    drained(&server.url()).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -362,9 +374,12 @@ async fn a_server_restart_while_a_job_runs_delivers_its_outcome_once() {
         (outcome.status, outcome.text),
         (StopReason::Completed, "done: WAIT job".to_owned())
     );
+    // The job is acked once the outcome is stored (the submitter may see the outcome first;
+    // after a `kill -9` the server may also hand the job out again, and the worker that gets
+    // it acks it unrun): the queue empties, and the run has one outcome.
+    drained(&server.url()).await;
     let tally = subagent_nats::testing::tally(&server.url()).await.unwrap();
     assert_eq!(tally.get(&id).map(|tally| tally.outcomes), Some(1));
-    assert_eq!(queued(&server.url()).await, 0);
 }
 
 /// A worker's announcement goes with it: withdrawn when it stops, run out when it is lost
