@@ -13,7 +13,8 @@
 //! [`SAMPLE_SECS`]. At the end it stops the server (SIGTERM, draining), prints the figures as
 //! the markdown `docs/reliability.md` carries, and fails if a run failed or the server's RSS
 //! grew over the second half of the soak by more than [`FLAT_SLACK_PERCENT`] (flat: what a
-//! leak would break), or if the server did not exit cleanly.
+//! leak would break; judged for soaks of [`JUDGED_SOAK_SECS`] or more), or if the server did
+//! not exit cleanly.
 
 use std::fmt::Write as _;
 use std::io::{BufRead, BufReader};
@@ -37,6 +38,11 @@ pub const SAMPLE_SECS: u64 = 5;
 /// How much the RSS may grow over the second half of the soak (allocator noise, the task store
 /// filling to its bound) before the run counts as a leak.
 pub const FLAT_SLACK_PERCENT: f64 = 10.0;
+
+/// The shortest soak whose RSS is judged: the server's bounded stores (the last 10,000 finished
+/// tasks, 60 s of a streamed task's events) fill during the first minute or so at the default
+/// rate, and a shorter soak would see only that filling.
+pub const JUDGED_SOAK_SECS: u64 = 240;
 
 /// The token the server and the client share (loopback only; not a secret).
 const TOKEN: &str = "load-run-token-0123456789";
@@ -415,8 +421,12 @@ impl Figures {
         self.lines.iter().filter(move |l| l["phase"] == name)
     }
 
-    /// The RSS growth over the second half of the soak, in percent (`None`: too few samples).
+    /// The RSS growth over the second half of the soak, in percent (`None`: a soak shorter
+    /// than [`JUDGED_SOAK_SECS`], or too few samples).
     pub fn soak_growth(&self) -> Option<f64> {
+        if self.options.soak_secs < JUDGED_SOAK_SECS {
+            return None;
+        }
         let soak: Vec<&Sample> = self.samples.iter().filter(|s| s.phase == "soak").collect();
         let half = soak.get(soak.len() / 2)?;
         let last = soak.last()?;
@@ -502,7 +512,9 @@ impl Figures {
             "\nPeak RSS sampled {} MiB; RSS over the soak's second half {}.",
             mib(peak),
             growth.map_or_else(
-                || "not measured (soak too short)".to_owned(),
+                || format!(
+                    "not judged (a soak under {JUDGED_SOAK_SECS} s sees the server's bounded stores fill)"
+                ),
                 |g| format!("{g:+.1} %")
             )
         );
@@ -620,5 +632,10 @@ mod tests {
         assert!(leak.failure.unwrap().contains("RSS grew"));
         let failed = figures(&[50_000, 50_000, 50_000, 50_000], 2).report();
         assert_eq!(failed.failure.as_deref(), Some("4 runs failed"));
+        let mut short = figures(&[50_000, 60_000, 70_000, 80_000, 90_000, 100_000], 0);
+        short.options.soak_secs = 60;
+        let short = short.report();
+        assert_eq!(short.failure, None);
+        assert!(short.markdown.contains("not judged"), "{}", short.markdown);
     }
 }
