@@ -150,6 +150,17 @@ pub fn processes_with(needle: &str) -> Vec<u32> {
     found
 }
 
+/// The live processes whose command line contains `needle` and whose working directory is
+/// `dir` or below it: a test's own, not those of a test running beside it with the same program.
+pub fn processes_in(dir: &std::path::Path, needle: &str) -> Vec<u32> {
+    processes_with(needle)
+        .into_iter()
+        .filter(|pid| {
+            std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|cwd| cwd.starts_with(dir))
+        })
+        .collect()
+}
+
 /// Waits (bounded) until `condition` holds; the child's progress is only observable in /proc.
 pub fn wait_for(what: &str, mut condition: impl FnMut() -> bool) {
     let deadline = Instant::now() + Duration::from_secs(30);

@@ -10,7 +10,7 @@ use pretty_assertions::assert_eq;
 use serde_json::Value;
 use subagent_test_support::FakeServer;
 
-use super::support::{json_lines, processes_with, root, stderr, wait_for};
+use super::support::{json_lines, processes_in, root, stderr, wait_for};
 
 fn claude() -> PathBuf {
     let path = root().join("target/clis/node_modules/.bin/claude");
@@ -309,7 +309,8 @@ async fn a_mixed_team_splits_three_tasks_talks_and_shuts_down() {
             && history.iter().any(|t| t.contains("CARL-READY")),
         "{history:?}"
     );
-    assert!(processes_with(&claude().display().to_string()).is_empty());
+    // Only this test's: other tests run the same claude at the same time.
+    assert!(processes_in(dir.path(), &claude().display().to_string()).is_empty());
 }
 
 const HOLD: &str = r#"
@@ -357,8 +358,9 @@ async fn cancelling_the_leader_stops_the_team_and_leaves_no_process() {
         server.wait_requests(requests.len() + 1).await;
     }
     let claude = claude().display().to_string();
+    let root_dir = dir.path().to_path_buf();
     assert!(
-        !processes_with(&claude).is_empty(),
+        !processes_in(&root_dir, &claude).is_empty(),
         "Claude Code is running"
     );
 
@@ -378,7 +380,7 @@ async fn cancelling_the_leader_stops_the_team_and_leaves_no_process() {
     // and the wait fails).
     tokio::task::spawn_blocking(move || {
         wait_for("Claude Code to be gone after the cancel", || {
-            processes_with(&claude).is_empty()
+            processes_in(&root_dir, &claude).is_empty()
         })
     })
     .await
