@@ -665,6 +665,46 @@ pub(crate) fn forwarded(event: RunEvent, call_id: &str) -> Option<RunEvent> {
     }
 }
 
+/// [`forwarded`], with the configured secrets redacted from what the event carries as text (the
+/// child's text, its tool results and its summaries): for a child's events that reach the
+/// parent's stream without passing through a redacting emitter (a background task's, a
+/// teammate's).
+pub fn forwarded_clean(
+    event: RunEvent,
+    call_id: &str,
+    secrets: &crate::Secrets,
+) -> Option<RunEvent> {
+    let clean = |text: String| secrets.redact(&text).into_owned();
+    Some(match forwarded(event, call_id)? {
+        RunEvent::Text {
+            text,
+            parent_tool_use_id,
+        } => RunEvent::Text {
+            text: clean(text),
+            parent_tool_use_id,
+        },
+        RunEvent::ToolResult {
+            id,
+            output,
+            is_error,
+            parent_tool_use_id,
+        } => RunEvent::ToolResult {
+            id,
+            output: clean(output),
+            is_error,
+            parent_tool_use_id,
+        },
+        RunEvent::Summary {
+            text,
+            parent_tool_use_id,
+        } => RunEvent::Summary {
+            text: clean(text),
+            parent_tool_use_id,
+        },
+        other => other,
+    })
+}
+
 /// [`forward_until_outcome`] for at most `limit_ms`: the outcome, or the run still going and
 /// what is left of its events (the run's events end when it does, before its outcome).
 async fn forward_until(

@@ -514,38 +514,11 @@ impl TaskTable {
         let Some(parent) = &self.parent else {
             return;
         };
-        let Some(event) = crate::delegation::forwarded(event.clone(), call_id) else {
-            return;
-        };
-        let clean = |text: String| self.secrets.redact(&text).into_owned();
-        parent.emit(match event {
-            RunEvent::Text {
-                text,
-                parent_tool_use_id,
-            } => RunEvent::Text {
-                text: clean(text),
-                parent_tool_use_id,
-            },
-            RunEvent::ToolResult {
-                id,
-                output,
-                is_error,
-                parent_tool_use_id,
-            } => RunEvent::ToolResult {
-                id,
-                output: clean(output),
-                is_error,
-                parent_tool_use_id,
-            },
-            RunEvent::Summary {
-                text,
-                parent_tool_use_id,
-            } => RunEvent::Summary {
-                text: clean(text),
-                parent_tool_use_id,
-            },
-            other => other,
-        });
+        if let Some(event) =
+            crate::delegation::forwarded_clean(event.clone(), call_id, &self.secrets)
+        {
+            parent.emit(event);
+        }
     }
 
     /// Records `activity` (a command's output line) as task `id`'s latest.

@@ -6,8 +6,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde_json::Value;
-use subagent_core::RunEvent;
-use subagent_runtime::{Secrets, TurnInput};
+use subagent_runtime::TurnInput;
 use subagent_session::ContentBlock;
 
 use crate::live::Teams;
@@ -16,52 +15,6 @@ use crate::store::TeamDir;
 
 /// The longest turn answer put into an idle notification, in bytes.
 pub(crate) const ANSWER_LIMIT: usize = 8000;
-
-/// A teammate's event as the leader's stream shows it: text, tool calls, tool results and
-/// usage, tagged with `call_id` unless a deeper call tagged them already, secrets redacted.
-pub(crate) fn tagged(event: RunEvent, call_id: &str, secrets: &Secrets) -> Option<RunEvent> {
-    let tag = |id: Option<String>| Some(id.unwrap_or_else(|| call_id.to_owned()));
-    let clean = |text: String| secrets.redact(&text).into_owned();
-    match event {
-        RunEvent::Text {
-            text,
-            parent_tool_use_id,
-        } => Some(RunEvent::Text {
-            text: clean(text),
-            parent_tool_use_id: tag(parent_tool_use_id),
-        }),
-        RunEvent::ToolCall {
-            id,
-            name,
-            input,
-            parent_tool_use_id,
-        } => Some(RunEvent::ToolCall {
-            id,
-            name,
-            input,
-            parent_tool_use_id: tag(parent_tool_use_id),
-        }),
-        RunEvent::ToolResult {
-            id,
-            output,
-            is_error,
-            parent_tool_use_id,
-        } => Some(RunEvent::ToolResult {
-            id,
-            output: clean(output),
-            is_error,
-            parent_tool_use_id: tag(parent_tool_use_id),
-        }),
-        RunEvent::Usage {
-            usage,
-            parent_tool_use_id,
-        } => Some(RunEvent::Usage {
-            usage,
-            parent_tool_use_id: tag(parent_tool_use_id),
-        }),
-        _ => None,
-    }
-}
 
 /// The start of a teammate's first prompt: who it is, who else is in the team, how to talk.
 pub(crate) fn introduction(team: &str, name: &str, members: &[String], task: &str) -> String {

@@ -15,12 +15,13 @@ use std::sync::{Arc, Mutex, PoisonError};
 use futures::StreamExt;
 use serde_json::{Value, json};
 use subagent_core::{Outcome, Run, RunId, StopReason};
+use subagent_runtime::delegation::forwarded_clean;
 use subagent_runtime::{ChildExtras, DelegationTool, ToolContext, TurnInput};
 use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::delivery::{LeaderInput, MemberInput, bounded, introduction, shutdown_response, tagged};
+use crate::delivery::{LeaderInput, MemberInput, bounded, introduction, shutdown_response};
 use crate::model::{LEADER, Member, MemberStatus, Message, check_name};
 use crate::store::{TeamDir, TeamStore};
 use crate::{Error, Result};
@@ -481,7 +482,7 @@ impl Teams {
                     }
                 }, if events.is_some() => match (event, &emitter) {
                     (Some(event), Some(emitter)) => {
-                        if let Some(event) = tagged(event, &context.call_id, &context.env.secrets) {
+                        if let Some(event) = forwarded_clean(event, &context.call_id, &context.env.secrets) {
                             emitter.emit(event);
                         }
                     }
