@@ -75,7 +75,8 @@ const NOTIFIED: &str = r#"
 - name: child
   match: "BG-TASK"
   steps:
-    - tool_calls:
+    - wait_gate: parent-waits
+      tool_calls:
         - {id: call_child_ls, name: ls, input: {path: "."}}
     - text: "background child finished"
       usage: {input_tokens: 30, output_tokens: 7}
@@ -93,11 +94,25 @@ const NOTIFIED: &str = r#"
 async fn a_finished_background_task_is_notified_once_in_claude_codes_tags_with_its_output_file() {
     let server = FakeServer::from_yaml(NOTIFIED).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let outcome = Agent::new(parent(&server, dir.path()))
+    let mut run = Agent::new(parent(&server, dir.path()))
         .unwrap()
-        .start_prompt("do it in the background", CancellationToken::new())
-        .outcome()
-        .await;
+        .start_prompt("do it in the background", CancellationToken::new());
+    let mut events = run.take_events().unwrap();
+    // The child answers only once the parent's second turn is under way (its text streams), so
+    // the notification cannot join that turn's request: a child that finished first made the
+    // parent take it a turn early (2 requests, not 3) in a clean-clone CI run.
+    while let Some(event) = events.next().await {
+        if matches!(
+            &event,
+            RunEvent::Text {
+                parent_tool_use_id: None,
+                ..
+            }
+        ) {
+            server.gate("parent-waits").open();
+        }
+    }
+    let outcome = run.outcome().await;
     assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
     assert_eq!(outcome.text, "got the background result");
 
@@ -518,6 +533,8 @@ async fn a_foreground_child_past_the_rows_limit_moves_to_the_background() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_background_childs_events_reach_the_parents_stream_tagged_with_its_call() {
     let server = FakeServer::from_yaml(NOTIFIED).await.unwrap();
+    // The child's gate plays no part here.
+    server.gate("parent-waits").open();
     let dir = tempfile::tempdir().unwrap();
     let mut run = Agent::new(parent(&server, dir.path()))
         .unwrap()
