@@ -1,6 +1,7 @@
 //! The agent loop.
 
 mod calls;
+pub(crate) use calls::redacted;
 
 use std::sync::{Arc, PoisonError};
 

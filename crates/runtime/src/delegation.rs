@@ -674,35 +674,7 @@ pub fn forwarded_clean(
     call_id: &str,
     secrets: &crate::Secrets,
 ) -> Option<RunEvent> {
-    let clean = |text: String| secrets.redact(&text).into_owned();
-    Some(match forwarded(event, call_id)? {
-        RunEvent::Text {
-            text,
-            parent_tool_use_id,
-        } => RunEvent::Text {
-            text: clean(text),
-            parent_tool_use_id,
-        },
-        RunEvent::ToolResult {
-            id,
-            output,
-            is_error,
-            parent_tool_use_id,
-        } => RunEvent::ToolResult {
-            id,
-            output: clean(output),
-            is_error,
-            parent_tool_use_id,
-        },
-        RunEvent::Summary {
-            text,
-            parent_tool_use_id,
-        } => RunEvent::Summary {
-            text: clean(text),
-            parent_tool_use_id,
-        },
-        other => other,
-    })
+    forwarded(event, call_id).map(|event| crate::agent::redacted(secrets, event))
 }
 
 /// [`forward_until_outcome`] for at most `limit_ms`: the outcome, or the run still going and

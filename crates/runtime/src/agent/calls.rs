@@ -168,7 +168,7 @@ impl Agent {
 
 /// `event` with the secrets' values redacted from its text (a forwarded child's events: a
 /// provider that does not redact its own output must not show a secret in this run's stream).
-fn redacted(secrets: &Secrets, event: RunEvent) -> RunEvent {
+pub(crate) fn redacted(secrets: &Secrets, event: RunEvent) -> RunEvent {
     if secrets.is_empty() {
         return event;
     }
