@@ -152,6 +152,8 @@ pub fn processes_with(needle: &str) -> Vec<u32> {
 
 /// The live processes whose command line contains `needle` and whose working directory is
 /// `dir` or below it: a test's own, not those of a test running beside it with the same program.
+/// (Used by the e2e teams tests only.)
+#[cfg(feature = "e2e")]
 pub fn processes_in(dir: &std::path::Path, needle: &str) -> Vec<u32> {
     processes_with(needle)
         .into_iter()
