@@ -235,6 +235,18 @@ pub struct ServeArgs {
     /// On SIGTERM, how long runs may go on before they are cancelled, in seconds.
     #[arg(long, default_value_t = 30)]
     pub drain_secs: u64,
+    /// How many tasks the server remembers (for GetTask, ListTasks, SubscribeToTask and
+    /// continuing a task); past it the oldest finished ones are forgotten, with their
+    /// transcripts.
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    pub keep_tasks: usize,
+    /// Keep the transcripts of the runs served (for an audit). By default a task's transcript
+    /// is deleted from the session store once the server forgets the task (past --keep-tasks)
+    /// and when it stops on SIGTERM/SIGINT/SIGHUP, since no client can reach it then; a
+    /// killed server (SIGKILL) leaves its files. The user's own sessions there are never
+    /// touched.
+    #[arg(long)]
+    pub keep_transcripts: bool,
 }
 
 #[derive(Debug, Args)]

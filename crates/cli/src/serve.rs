@@ -4,7 +4,9 @@
 //! The token comes from an environment variable or a file, never from the command line (where
 //! any local user reads it in the process list). Without a token only a loopback address may be
 //! served. SIGTERM, SIGINT and SIGHUP drain: stop accepting, let runs end up to the drain
-//! deadline, then cancel them. Logs and notices go to stderr; stdout stays empty.
+//! deadline, then cancel them, then delete the transcripts of the tasks kept (unless
+//! `--keep-transcripts`; a forgotten task's goes when it is forgotten). Logs and notices go to
+//! stderr; stdout stays empty.
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -155,6 +157,13 @@ pub async fn serve(
     config.max_concurrent_runs = args.max_runs.max(1);
     config.body_limit = args.max_body;
     config.drain_deadline = Duration::from_secs(args.drain_secs);
+    config.keep_tasks = args.keep_tasks.max(1);
+    if !args.keep_transcripts {
+        config.delete_transcripts_in = runnable
+            .sessions
+            .as_ref()
+            .map(|store| store.dir().to_path_buf());
+    }
     let stop = stop_signal();
     let listener =
         listen(addr).map_err(|error| Refusal::invalid(format!("--listen {addr}: {error}")))?;

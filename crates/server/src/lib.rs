@@ -24,6 +24,7 @@ mod error;
 mod rpc;
 mod run;
 mod tasks;
+mod transcripts;
 
 use std::future::Future;
 use std::path::PathBuf;
@@ -74,6 +75,13 @@ pub struct ServerConfig {
     pub drain_deadline: Duration,
     /// How many tasks are remembered (the oldest finished ones are forgotten first).
     pub keep_tasks: usize,
+    /// The session store's directory, where the in-process runs write their transcripts: the
+    /// transcript there of a task this server ran is deleted once no kept task refers to it
+    /// (the task is forgotten past `keep_tasks`, or the server shuts down), as no client can
+    /// reach it any more. Only session files directly in it and named by a run of this server
+    /// are deleted, never by a scan (it also holds the user's own sessions). `None` (the
+    /// default): every transcript stays.
+    pub delete_transcripts_in: Option<PathBuf>,
     /// How long a finished task that was streamed keeps its events, for a client that lost
     /// its stream to come back for what it missed (`SubscribeToTask` with our `from`).
     pub keep_events: Duration,
@@ -83,7 +91,8 @@ pub struct ServerConfig {
 
 impl ServerConfig {
     /// Defaults: 1 MiB bodies, 64 concurrent runs (retry after 1 s), depth cap 3, a 30 s drain,
-    /// 10,000 tasks remembered, a streamed task's events kept 60 s past its end, no token.
+    /// 10,000 tasks remembered, a streamed task's events kept 60 s past its end, no token, no
+    /// transcript deleted.
     pub fn new(cwd: impl Into<PathBuf>) -> Self {
         Self {
             name: "subagents".to_owned(),
@@ -96,6 +105,7 @@ impl ServerConfig {
             max_depth: subagent_core::registry::DEFAULT_MAX_DEPTH,
             drain_deadline: Duration::from_secs(30),
             keep_tasks: 10_000,
+            delete_transcripts_in: None,
             keep_events: Duration::from_secs(60),
             cwd: cwd.into(),
         }
@@ -145,7 +155,10 @@ impl Server {
         let card = card::card(&self.registry, &self.skills, &self.config, base);
         Arc::new(State {
             slots: Arc::new(Semaphore::new(self.config.max_concurrent_runs)),
-            tasks: tasks::Tasks::new(self.config.keep_tasks),
+            tasks: tasks::Tasks::new(
+                self.config.keep_tasks,
+                self.config.delete_transcripts_in.clone(),
+            ),
             registry: self.registry,
             skills: self.skills,
             card,
@@ -165,7 +178,8 @@ impl Server {
 
     /// Serves on `listener` until `shutdown` resolves, then drains: stops accepting, refuses
     /// new messages, lets runs end for up to the drain deadline, cancels those still going and
-    /// waits for them (and for open streams, which end with their tasks).
+    /// waits for them (and for open streams, which end with their tasks); then deletes the
+    /// transcripts of the tasks it kept (with [`ServerConfig::delete_transcripts_in`]).
     pub async fn serve(
         self,
         listener: TcpListener,
@@ -200,7 +214,9 @@ impl Server {
         tracing::info!(%addr, url = %base, "serving A2A");
         shutdown.await;
         drain(&state, &stop_accepting).await;
-        match serving.await {
+        let served = serving.await;
+        state.tasks.close().await;
+        match served {
             Ok(result) => result.map_err(|source| Error::Io {
                 addr: addr.to_string(),
                 source,

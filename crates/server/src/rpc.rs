@@ -26,7 +26,7 @@ use subagent_core::RunId;
 
 use crate::State;
 use crate::run::{drive, resolve, submitted};
-use crate::tasks::Entry;
+use crate::tasks::{Entry, Hold};
 
 /// How often an idle stream sends a keep-alive comment.
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
@@ -215,9 +215,14 @@ async fn start(
     // A message naming a finished task continues it: a new task in the same context, its run
     // the `resume` of the finished one's session (refused by the gate when its provider cannot
     // resume).
-    let continues = match &request.message.task_id {
-        None => None,
-        Some(task_id) => Some(continued(state, task_id)?),
+    // Its transcript is held from here, so it stays for this run even if the finished task is
+    // forgotten meanwhile.
+    let (continues, held) = match &request.message.task_id {
+        None => (None, None),
+        Some(task_id) => {
+            let (context, resumable, held) = continued(state, task_id)?;
+            (Some((context, resumable)), Some(held))
+        }
     };
     let Ok(permit) = Arc::clone(&state.slots).try_acquire_owned() else {
         let limit = state.config.max_concurrent_runs;
@@ -250,15 +255,25 @@ async fn start(
     message.task_id = None;
     let task = submitted(&run, context_id, message);
     let entry = Entry::new(task, run.cancel_token());
-    state.tasks.insert(run.id().to_string(), Arc::clone(&entry));
+    state
+        .tasks
+        .insert(run.id().to_string(), Arc::clone(&entry), held);
     tracing::info!(task = %run.id(), provider = %resolved.provider, "run started");
     // A streaming client reads every event: its stream is taken before the run can end (a
     // finished task's events are dropped once nobody reads them).
     let events = streaming.then(|| Box::pin(entry.events()) as EventStream);
     let driven = Arc::clone(&entry);
     let keep_events = state.config.keep_events;
+    let tasks = state.tasks.clone();
     state.runs.spawn(async move {
-        let outcome = drive(Arc::clone(&driven), run, permit, Some(resolved.skill)).await;
+        let outcome = drive(
+            Arc::clone(&driven),
+            run,
+            permit,
+            Some(resolved.skill),
+            &tasks,
+        )
+        .await;
         tracing::info!(status = %outcome.status, "run ended");
         // Not tracked: a shutdown does not wait for it.
         tokio::spawn(async move {
@@ -269,15 +284,22 @@ async fn start(
     Ok((entry, request, events))
 }
 
-/// The context and the way to continue the finished task `task_id`, or why it cannot be.
-fn continued(state: &State, task_id: &str) -> Result<(String, crate::tasks::Resumable), RpcError> {
-    let entry = state.tasks.get(task_id).ok_or_else(|| not_found(task_id))?;
-    if !entry.is_done() {
+/// The context and the way to continue the finished task `task_id`, with a hold on its
+/// transcript, or why it cannot be.
+fn continued(
+    state: &State,
+    task_id: &str,
+) -> Result<(String, crate::tasks::Resumable, Hold), RpcError> {
+    let (entry, held) = state
+        .tasks
+        .continuing(task_id)
+        .ok_or_else(|| not_found(task_id))?;
+    let Some(held) = held else {
         return Err(RpcError::new(
             Kind::UnsupportedOperation,
             format!("Task {task_id} takes no further messages while it runs"),
         ));
-    }
+    };
     let resumable = entry.resumable().ok_or_else(|| {
         RpcError::new(
             Kind::UnsupportedOperation,
@@ -291,7 +313,7 @@ fn continued(state: &State, task_id: &str) -> Result<(String, crate::tasks::Resu
             json!({"message": format!("task {task_id} left no session to continue")}),
         )
     })?;
-    Ok((entry.snapshot().context_id, resumable))
+    Ok((entry.snapshot().context_id, resumable, held))
 }
 
 fn refused(error: &subagent_core::Error) -> Reject {

@@ -20,7 +20,7 @@ use subagent_a2a::types::{
 use subagent_core::agents::AgentProfile;
 use subagent_core::{Error, Outcome, Run, RunEvent, RunId, StartRequest, StopReason};
 
-use crate::tasks::{Entry, Resumable};
+use crate::tasks::{Entry, Resumable, Tasks};
 
 /// One skill the server offers: a delegation row, or an agent type.
 #[derive(Clone, Debug)]
@@ -249,8 +249,15 @@ pub fn final_state(status: StopReason) -> TaskState {
 /// Drives a started run into its task until the outcome, which it returns. `slot` (the run's
 /// place among the concurrent runs) is given back before the final status goes out, so a
 /// client that saw the end can start another run at once; so is what continuing the task needs
-/// (its provider, `skill` and session), so a client that saw the end can continue it at once.
-pub async fn drive<S>(entry: Arc<Entry>, mut run: Run, slot: S, skill: Option<String>) -> Outcome {
+/// (its provider, `skill` and session), so a client that saw the end can continue it at once,
+/// and the session's transcript is counted for the task in `tasks` (deleted once forgotten).
+pub async fn drive<S>(
+    entry: Arc<Entry>,
+    mut run: Run,
+    slot: S,
+    skill: Option<String>,
+    tasks: &Tasks,
+) -> Outcome {
     let task = entry.snapshot();
     let provider = run.provider().to_owned();
     if let Some(mut events) = run.take_events() {
@@ -298,6 +305,10 @@ pub async fn drive<S>(entry: Arc<Entry>, mut run: Run, slot: S, skill: Option<St
         last.metadata = Some(metadata_with("outcome", outcome_json));
     }
     if let Some(session) = &outcome.session {
+        // The run has ended, its transcript closed (written and closed before the outcome).
+        if let Some(transcript) = &session.transcript {
+            tasks.attach(&entry, transcript);
+        }
         entry.set_resumable(Resumable {
             provider,
             skill,

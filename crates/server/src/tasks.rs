@@ -6,14 +6,25 @@
 //! the event count (a subscriber marks the count seen before it looks, so a push between its
 //! look and its wait still wakes it). Once a task has ended and no stream is still reading
 //! them, its events are dropped: a finished task is read whole from its snapshot.
+//!
+//! The table also counts, per transcript the server may delete ([`Transcripts`]), the kept
+//! tasks that refer to it: a task counts its run's transcript once the run has ended (its
+//! outcome names it), and a task that continues another counts the shared file from before its
+//! run starts (a [`Hold`] taken while the continued task is surely kept), so the file is never
+//! deleted under a run that writes it. When the last task referring to a transcript is
+//! forgotten, the file is deleted (outside the lock); [`Tasks::close`] deletes those of every
+//! task still kept.
 
 use std::collections::{HashMap, VecDeque};
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use futures::Stream;
 use subagent_a2a::types::{StreamResponse, Task, TaskState, apply};
 use subagent_core::CancellationToken;
 use tokio::sync::watch;
+
+use crate::transcripts::Transcripts;
 
 /// One task.
 #[derive(Debug)]
@@ -39,6 +50,8 @@ struct EntryState {
     expired: bool,
     /// How to continue the task once it has ended: its provider, skill and session.
     resumable: Option<Resumable>,
+    /// The transcripts counted for this task in its table (changed under the table's lock).
+    transcripts: Vec<PathBuf>,
 }
 
 /// What a finished task needs to be continued by a later message (as `resume`).
@@ -87,6 +100,7 @@ impl Entry {
                 streamed: false,
                 expired: false,
                 resumable: None,
+                transcripts: Vec::new(),
             }),
             count: watch::Sender::new(1),
             cancel,
@@ -260,11 +274,17 @@ impl Entry {
 }
 
 /// Every task, in creation order and by id; the oldest finished ones are forgotten past a
-/// bound.
-#[derive(Debug)]
+/// bound, and with them the transcripts no kept task refers to any more. Clones share the table.
+#[derive(Clone, Debug)]
 pub struct Tasks {
+    shared: Arc<Shared>,
+}
+
+#[derive(Debug)]
+struct Shared {
     table: Mutex<Table>,
     keep: usize,
+    transcripts: Transcripts,
 }
 
 #[derive(Debug, Default)]
@@ -273,46 +293,156 @@ struct Table {
     /// removal, not a pass over the map).
     order: VecDeque<(String, Arc<Entry>)>,
     by_id: HashMap<String, Arc<Entry>>,
+    /// Per transcript the server may delete: how many kept tasks and [holds](Hold) refer to it.
+    transcripts: HashMap<PathBuf, usize>,
+}
+
+impl Table {
+    fn count(&mut self, path: &Path) {
+        *self.transcripts.entry(path.to_path_buf()).or_default() += 1;
+    }
+
+    /// One reference to `path` fewer; pushed to `gone` when it was the last.
+    fn release(&mut self, path: PathBuf, gone: &mut Vec<PathBuf>) {
+        let Some(count) = self.transcripts.get_mut(&path) else {
+            return;
+        };
+        *count = count.saturating_sub(1);
+        if *count == 0 {
+            self.transcripts.remove(&path);
+            gone.push(path);
+        }
+    }
+}
+
+/// A count on the transcripts of a finished task, taken for a run that continues it: they
+/// stay while the run starts even if the task is forgotten meanwhile. Handed to the new task
+/// by [`Tasks::insert`]; dropped (a run that did not start), it lets them go.
+#[derive(Debug)]
+pub struct Hold {
+    tasks: Tasks,
+    paths: Vec<PathBuf>,
+}
+
+impl Drop for Hold {
+    fn drop(&mut self) {
+        if self.paths.is_empty() {
+            return;
+        }
+        let mut gone = Vec::new();
+        {
+            let mut table = self.tasks.lock();
+            for path in std::mem::take(&mut self.paths) {
+                table.release(path, &mut gone);
+            }
+        }
+        self.tasks.shared.transcripts.remove(gone);
+    }
 }
 
 impl Tasks {
-    /// A table keeping at most `keep` tasks (live tasks are never forgotten).
-    pub fn new(keep: usize) -> Self {
+    /// A table keeping at most `keep` tasks (live tasks are never forgotten), deleting their
+    /// transcripts in `transcripts` (the session store's directory; `None`: none) once no
+    /// kept task refers to them.
+    pub fn new(keep: usize, transcripts: Option<PathBuf>) -> Self {
         Self {
-            table: Mutex::new(Table::default()),
-            keep,
+            shared: Arc::new(Shared {
+                table: Mutex::new(Table::default()),
+                keep,
+                transcripts: Transcripts::new(transcripts),
+            }),
         }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Table> {
-        self.table.lock().unwrap_or_else(PoisonError::into_inner)
+        self.shared
+            .table
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Adds a task, forgetting the oldest finished ones past the bound.
-    pub fn insert(&self, id: String, entry: Arc<Entry>) {
-        let mut table = self.lock();
-        table.order.push_back((id.clone(), Arc::clone(&entry)));
-        table.by_id.insert(id, entry);
-        while table.order.len() > self.keep {
-            let Some(oldest) = table.order.iter().position(|(_, entry)| entry.is_done()) else {
-                break;
-            };
-            if let Some((id, gone)) = table.order.remove(oldest) {
-                // Only if the id still names this entry (not a later one inserted under it).
-                if table
-                    .by_id
-                    .get(&id)
-                    .is_some_and(|entry| Arc::ptr_eq(entry, &gone))
-                {
-                    table.by_id.remove(&id);
+    /// Adds a task (given `held`, the transcripts of the task it continues), forgetting the
+    /// oldest finished ones past the bound and deleting the transcripts they were the last to
+    /// refer to.
+    pub fn insert(&self, id: String, entry: Arc<Entry>, held: Option<Hold>) {
+        let mut gone = Vec::new();
+        {
+            let mut table = self.lock();
+            if let Some(mut held) = held {
+                entry
+                    .lock()
+                    .transcripts
+                    .extend(std::mem::take(&mut held.paths));
+            }
+            table.order.push_back((id.clone(), Arc::clone(&entry)));
+            table.by_id.insert(id, entry);
+            while table.order.len() > self.shared.keep {
+                let Some(oldest) = table.order.iter().position(|(_, entry)| entry.is_done()) else {
+                    break;
+                };
+                if let Some((id, forgotten)) = table.order.remove(oldest) {
+                    // Only if the id still names this entry (not a later one inserted under it).
+                    if table
+                        .by_id
+                        .get(&id)
+                        .is_some_and(|entry| Arc::ptr_eq(entry, &forgotten))
+                    {
+                        table.by_id.remove(&id);
+                    }
+                    let paths = std::mem::take(&mut forgotten.lock().transcripts);
+                    for path in paths {
+                        table.release(path, &mut gone);
+                    }
                 }
             }
         }
+        self.shared.transcripts.remove(gone);
     }
 
     /// The task of that id.
     pub fn get(&self, id: &str) -> Option<Arc<Entry>> {
         self.lock().by_id.get(id).cloned()
+    }
+
+    /// The task of that id, for a run that continues it, and once it has finished (`None`
+    /// while it runs) a [`Hold`] on its transcripts. Seen finished under the same lock as its
+    /// transcripts: a run's transcript is counted before its task finishes, so none is missed.
+    pub fn continuing(&self, id: &str) -> Option<(Arc<Entry>, Option<Hold>)> {
+        let mut table = self.lock();
+        let entry = table.by_id.get(id).cloned()?;
+        let paths = {
+            let state = entry.lock();
+            if !state.done {
+                return Some((Arc::clone(&entry), None));
+            }
+            state.transcripts.clone()
+        };
+        for path in &paths {
+            table.count(path);
+        }
+        drop(table);
+        let hold = Hold {
+            tasks: self.clone(),
+            paths,
+        };
+        Some((entry, Some(hold)))
+    }
+
+    /// Counts `transcript` (the run's, named by its outcome) for the task `entry`, if it is one
+    /// the server may delete and not counted for it yet. Call it before the task's last event:
+    /// a live task is never forgotten, so it is still in the table.
+    pub fn attach(&self, entry: &Entry, transcript: &Path) {
+        if !self.shared.transcripts.owns(transcript) {
+            return;
+        }
+        let mut table = self.lock();
+        let mut state = entry.lock();
+        if state.transcripts.iter().any(|path| path == transcript) {
+            return;
+        }
+        state.transcripts.push(transcript.to_path_buf());
+        drop(state);
+        table.count(transcript);
     }
 
     /// Every task, oldest first.
@@ -322,6 +452,32 @@ impl Tasks {
             .iter()
             .map(|(_, entry)| Arc::clone(entry))
             .collect()
+    }
+
+    /// At shutdown, once every run has ended: deletes the transcripts of the tasks still kept
+    /// (nobody can reach them once the process ends) and waits for every deletion.
+    pub async fn close(&self) {
+        let gone: Vec<PathBuf> = {
+            let mut table = self.lock();
+            for (_, entry) in &table.order {
+                entry.lock().transcripts.clear();
+            }
+            table.transcripts.drain().map(|(path, _)| path).collect()
+        };
+        if !gone.is_empty() {
+            tracing::info!(
+                transcripts = gone.len(),
+                "deleting the transcripts of the tasks kept"
+            );
+        }
+        self.shared.transcripts.remove(gone);
+        self.shared.transcripts.settled().await;
+    }
+
+    /// Waits until every deletion asked for so far is done.
+    #[cfg(test)]
+    async fn settled(&self) {
+        self.shared.transcripts.settled().await;
     }
 }
 
@@ -438,14 +594,14 @@ mod tests {
 
     #[test]
     fn past_the_bound_the_oldest_finished_tasks_are_forgotten_and_live_ones_kept() {
-        let tasks = Tasks::new(2);
+        let tasks = Tasks::new(2, None);
         let ids = ["a", "b", "c", "d"];
         for id in ids {
             let entry = Entry::new(task(id), CancellationToken::new());
             if id != "a" {
                 finish(&entry);
             }
-            tasks.insert(id.to_owned(), entry);
+            tasks.insert(id.to_owned(), entry, None);
         }
         let kept: Vec<String> = tasks.all().iter().map(|e| e.snapshot().id).collect();
         assert_eq!(kept, ["a", "d"]);
@@ -455,14 +611,157 @@ mod tests {
 
     #[test]
     fn forgetting_an_entry_leaves_a_later_one_under_the_same_id() {
-        let tasks = Tasks::new(1);
+        let tasks = Tasks::new(1, None);
         let first = Entry::new(task("first"), CancellationToken::new());
         finish(&first);
-        tasks.insert("same".to_owned(), Arc::clone(&first));
+        tasks.insert("same".to_owned(), Arc::clone(&first), None);
         let second = Entry::new(task("second"), CancellationToken::new());
-        tasks.insert("same".to_owned(), Arc::clone(&second));
+        tasks.insert("same".to_owned(), Arc::clone(&second), None);
         let kept = tasks.get("same").map(|e| e.snapshot().id);
         assert_eq!(kept.as_deref(), Some("second"));
         assert_eq!(tasks.all().len(), 1);
+    }
+    /// A store directory and a finished task whose run wrote a transcript there.
+    fn session_file(dir: &Path) -> PathBuf {
+        let path = dir.join(format!("{}.jsonl", subagent_core::RunId::new()));
+        std::fs::write(&path, "{}\n").unwrap();
+        path
+    }
+
+    /// A finished task whose run's outcome named `transcript`, added to `tasks` under `id`.
+    fn ran(tasks: &Tasks, id: &str, transcript: &Path, held: Option<Hold>) {
+        let entry = Entry::new(task(id), CancellationToken::new());
+        tasks.insert(id.to_owned(), Arc::clone(&entry), held);
+        tasks.attach(&entry, transcript);
+        finish(&entry);
+    }
+
+    fn exist(paths: &[&PathBuf]) -> Vec<bool> {
+        paths.iter().map(|path| path.exists()).collect()
+    }
+
+    #[tokio::test]
+    async fn forgetting_a_task_deletes_its_transcript() {
+        let dir = tempfile::tempdir().unwrap();
+        let tasks = Tasks::new(1, Some(dir.path().to_path_buf()));
+        let (a, b) = (session_file(dir.path()), session_file(dir.path()));
+        ran(&tasks, "a", &a, None);
+        tasks.settled().await;
+        assert_eq!(exist(&[&a]), [true]);
+        ran(&tasks, "b", &b, None);
+        tasks.settled().await;
+        assert!(tasks.get("a").is_none());
+        assert_eq!(exist(&[&a, &b]), [false, true]);
+    }
+
+    #[tokio::test]
+    async fn a_transcript_shared_with_a_continued_task_stays_until_both_are_forgotten() {
+        let dir = tempfile::tempdir().unwrap();
+        let tasks = Tasks::new(2, Some(dir.path().to_path_buf()));
+        let (shared, c, d) = (
+            session_file(dir.path()),
+            session_file(dir.path()),
+            session_file(dir.path()),
+        );
+        ran(&tasks, "a", &shared, None);
+        // "b" continues "a": its run appends to the same file, and its outcome names it.
+        let (_, held) = tasks.continuing("a").unwrap();
+        let held = held.unwrap();
+        ran(&tasks, "b", &shared, Some(held));
+        ran(&tasks, "c", &c, None);
+        tasks.settled().await;
+        assert_eq!(
+            (tasks.get("a").is_none(), exist(&[&shared])),
+            (true, vec![true])
+        );
+        ran(&tasks, "d", &d, None);
+        tasks.settled().await;
+        assert_eq!(
+            (tasks.get("b").is_none(), exist(&[&shared])),
+            (true, vec![false])
+        );
+        assert_eq!(exist(&[&c, &d]), [true, true]);
+    }
+
+    #[tokio::test]
+    async fn a_continuation_holds_the_transcript_while_it_starts_and_lets_it_go_if_it_does_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let tasks = Tasks::new(1, Some(dir.path().to_path_buf()));
+        let (a, b) = (session_file(dir.path()), session_file(dir.path()));
+        ran(&tasks, "a", &a, None);
+        let (_, held) = tasks.continuing("a").unwrap();
+        let held = held.unwrap();
+        // "a" is forgotten while a run continuing it starts: its file stays for that run.
+        ran(&tasks, "b", &b, None);
+        tasks.settled().await;
+        assert_eq!((tasks.get("a").is_none(), exist(&[&a])), (true, vec![true]));
+        // The run did not start: nothing refers to the file any more.
+        drop(held);
+        tasks.settled().await;
+        assert_eq!(exist(&[&a, &b]), [false, true]);
+    }
+
+    #[tokio::test]
+    async fn a_transcript_that_is_not_a_session_file_of_the_store_is_never_deleted() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = dir.path().join("sessions");
+        let other = dir.path().join("claude-projects");
+        let nested = store.join("nested");
+        for dir in [&store, &other, &nested] {
+            std::fs::create_dir_all(dir).unwrap();
+        }
+        let not_a_session = store.join("notes.jsonl");
+        std::fs::write(&not_a_session, "mine\n").unwrap();
+        let paths = [
+            session_file(&other),
+            session_file(&nested),
+            not_a_session,
+            // The store's path through `..`: a file of the store, but not named as the server
+            // names them.
+            session_file(&store),
+        ];
+        let dotted = store
+            .join("..")
+            .join("sessions")
+            .join(paths[3].file_name().unwrap());
+        let tasks = Tasks::new(1, Some(store.clone()));
+        for (n, path) in paths[..3].iter().chain([&dotted]).enumerate() {
+            ran(&tasks, &n.to_string(), path, None);
+        }
+        tasks.close().await;
+        assert_eq!(exist(&paths.iter().collect::<Vec<_>>()), [true; 4]);
+    }
+
+    #[tokio::test]
+    async fn keeping_transcripts_deletes_none_neither_when_forgetting_nor_at_close() {
+        let dir = tempfile::tempdir().unwrap();
+        let tasks = Tasks::new(1, None);
+        let (a, b) = (session_file(dir.path()), session_file(dir.path()));
+        ran(&tasks, "a", &a, None);
+        ran(&tasks, "b", &b, None);
+        tasks.close().await;
+        assert_eq!(exist(&[&a, &b]), [true, true]);
+    }
+
+    #[tokio::test]
+    async fn closing_deletes_the_transcripts_of_every_task_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let tasks = Tasks::new(10, Some(dir.path().to_path_buf()));
+        let (a, b) = (session_file(dir.path()), session_file(dir.path()));
+        ran(&tasks, "a", &a, None);
+        let (_, held) = tasks.continuing("a").unwrap();
+        let held = held.unwrap();
+        ran(&tasks, "b", &a, Some(held));
+        ran(&tasks, "c", &b, None);
+        // A task still running takes no hold (nor a further message).
+        let live = Entry::new(task("live"), CancellationToken::new());
+        tasks.insert("live".to_owned(), live, None);
+        assert!(tasks.continuing("live").unwrap().1.is_none());
+        let mine = dir
+            .path()
+            .join(format!("{}.jsonl", subagent_core::RunId::new()));
+        std::fs::write(&mine, "a session of the user's own\n").unwrap();
+        tasks.close().await;
+        assert_eq!(exist(&[&a, &b, &mine]), [false, false, true]);
     }
 }

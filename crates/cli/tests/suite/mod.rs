@@ -30,6 +30,7 @@ mod run;
 mod scenarios_doc;
 mod secrets;
 mod serve;
+mod serve_transcripts;
 mod sigint;
 mod special_files;
 mod summaries;

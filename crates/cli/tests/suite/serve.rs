@@ -75,7 +75,7 @@ pub fn start(home: &Path, preset: &Path) -> (Served, BufReader<ChildStderr>, Str
     start_with(home, preset, &[])
 }
 
-fn start_with(
+pub fn start_with(
     home: &Path,
     preset: &Path,
     extra: &[&str],
@@ -151,7 +151,7 @@ async fn serve_announces_its_address_on_stderr_and_sigterm_stops_it() {
 }
 
 /// One JSON-RPC call over a plain HTTP/1.1 connection; the response's body.
-fn post(base: &str, body: &serde_json::Value) -> String {
+pub fn post(base: &str, body: &serde_json::Value) -> String {
     use std::io::{Read, Write};
     let addr = base.trim_start_matches("http://");
     let mut stream = std::net::TcpStream::connect(addr).unwrap();
