@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use rustix::process::Pid;
 use tokio::io::{AsyncWriteExt, BufReader};
-use tokio::process::{Child, ChildStdin, ChildStdout};
+use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -137,11 +137,85 @@ enum WaitWake {
     Timer(Timer),
 }
 
+/// How the child is waited for: through tokio (started by `std`'s `Command`) or through its
+/// pidfd (started by [`crate::vfork`]).
+#[derive(Debug)]
+pub(crate) enum Handle {
+    Tokio(Child),
+    Cloned(crate::vfork::ClonedChild),
+}
+
+impl Handle {
+    async fn wait(&mut self) -> std::io::Result<ExitStatus> {
+        match self {
+            Self::Tokio(child) => child.wait().await,
+            Self::Cloned(child) => child.wait().await,
+        }
+    }
+}
+
+/// A child just started, before the owner takes it: its handle, pid and pipes.
+pub(crate) struct Started {
+    pub handle: Handle,
+    pub pid: Option<u32>,
+    pub stdin: Option<ChildStdin>,
+    pub stdout: Option<ChildStdout>,
+    pub stderr: Option<ChildStderr>,
+}
+
+impl Started {
+    /// A child `std`'s `Command` started, through tokio.
+    pub(crate) fn tokio(mut child: Child) -> Self {
+        Self {
+            pid: child.id(),
+            stdin: child.stdin.take(),
+            stdout: child.stdout.take(),
+            stderr: child.stderr.take(),
+            handle: Handle::Tokio(child),
+        }
+    }
+
+    /// A child [`crate::vfork::spawn`] started: its pipes onto the runtime's reactor (killed,
+    /// and reaped, should that fail).
+    pub(crate) fn cloned(spawned: crate::vfork::Spawned) -> std::io::Result<Self> {
+        let crate::vfork::Spawned {
+            child,
+            stdin,
+            stdout,
+            stderr,
+        } = spawned;
+        let pipes = (|| {
+            Ok::<_, std::io::Error>((
+                stdin
+                    .map(|fd| ChildStdin::from_std(std::process::ChildStdin::from(fd)))
+                    .transpose()?,
+                ChildStdout::from_std(std::process::ChildStdout::from(stdout))?,
+                ChildStderr::from_std(std::process::ChildStderr::from(stderr))?,
+            ))
+        })();
+        match pipes {
+            Ok((stdin, stdout, stderr)) => Ok(Self {
+                pid: Some(child.id()),
+                stdin,
+                stdout: Some(stdout),
+                stderr: Some(stderr),
+                handle: Handle::Cloned(child),
+            }),
+            Err(error) => {
+                if let Some(pid) = kill::pid(child.id()) {
+                    kill::kill_tree(pid, &Known::default());
+                }
+                Err(error)
+            }
+        }
+    }
+}
+
 /// A running child process, owned: its process group dies with it (on [`Process::wait`] after
 /// it exits, or at once on drop), and it is always reaped.
 #[derive(Debug)]
 pub struct Process {
-    child: Child,
+    child: Handle,
     pid: Pid,
     program: PathBuf,
     stdout: LineReader<BufReader<ChildStdout>>,
@@ -168,16 +242,23 @@ pub struct Process {
 
 impl Process {
     pub(crate) fn start(
-        mut child: Child,
+        started: Started,
         program: PathBuf,
         guarded: bool,
         spec: &ProcessSpec,
     ) -> Result<Self> {
-        let pid = child.id().and_then(kill::pid).ok_or_else(|| Error::Spawn {
+        let Started {
+            handle: child,
+            pid,
+            stdin,
+            stdout,
+            stderr,
+        } = started;
+        let pid = pid.and_then(kill::pid).ok_or_else(|| Error::Spawn {
             program: program.clone(),
             source: std::io::Error::other("the child has no pid"),
         })?;
-        let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
+        let (Some(stdout), Some(stderr)) = (stdout, stderr) else {
             kill_tree(pid, &Known::default());
             return Err(Error::Spawn {
                 program,
@@ -189,7 +270,7 @@ impl Process {
         let tail_task = tokio::spawn(tail.clone().fill_from(stderr, stderr_head.clone()));
         let now = Instant::now();
         Ok(Self {
-            stdin: child.stdin.take(),
+            stdin,
             child,
             pid,
             program,

@@ -65,6 +65,7 @@ mod kill;
 mod lines;
 mod settle;
 mod spec;
+mod vfork;
 
 pub use child::{Captured, Exit, Process, StopCause};
 pub use env::{

@@ -2,6 +2,7 @@ mod guard;
 mod helpers;
 mod pdeathsig;
 mod settle;
+mod spawn;
 
 // The lifecycle and capture tests run twice: directly, and under the guardian
 // (`subagent_process::guard`), whose children must behave the same.
