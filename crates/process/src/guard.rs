@@ -32,7 +32,7 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use rustix::process::{Pid, Signal as RawSignal, WaitOptions};
+use rustix::process::{Pid, Signal as RawSignal, WaitId, WaitIdOptions, WaitOptions};
 use signal_hook::consts::signal::{SIGCHLD, SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1};
 use signal_hook::iterator::Signals;
 
@@ -81,6 +81,36 @@ pub fn init() -> Option<ExitCode> {
     }
     let _ = HOST_GUARDIAN.set(PathBuf::from("/proc/self/exe"));
     None
+}
+
+/// [`init`], but the guardian is the binary `name` in this executable's directory when one is
+/// installed there: a binary whose `main` only calls [`serve_if_requested`] (the CLI's
+/// `subagent-guardian`) starts in a fraction of the time a large host takes to be re-executed
+/// (its relocations and page faults: 0.7 MB against 47 MB, ≈ 2.5 ms less on every child). The
+/// two must come from the same build (one package installs both); without the sibling this is
+/// [`init`].
+pub fn init_with_sibling(name: &str) -> Option<ExitCode> {
+    if let Some(code) = serve_if_requested() {
+        return Some(code);
+    }
+    let sibling = std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(|dir| dir.join(name)))
+        .filter(|path| {
+            use std::os::unix::fs::PermissionsExt as _;
+            path.metadata()
+                .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+        });
+    let _ = HOST_GUARDIAN.set(sibling.unwrap_or_else(|| PathBuf::from("/proc/self/exe")));
+    None
+}
+
+/// Makes `guardian` (a binary whose `main` starts with [`serve_if_requested`]) the guardian of
+/// every child this process spawns through [`crate::ProcessSpec`] (unless a spec says
+/// otherwise): for a library host that ships such a binary instead of serving as one. The first
+/// call of this, [`init`] or [`init_with_sibling`] wins.
+pub fn use_guardian(guardian: PathBuf) {
+    let _ = HOST_GUARDIAN.set(guardian);
 }
 
 /// The guardian set by [`init`], if any.
@@ -201,8 +231,13 @@ impl Invocation {
             // The iterator ends only when the handle is closed, which nothing does.
             Status::Code(CANNOT_RUN)
         };
-        // The program ended: whatever it left behind dies with it, and is reaped.
-        kill_descendants();
+        // The program ended: whatever it left behind dies with it, and is reaped. As a child
+        // subreaper the guardian is an ancestor of everything its program started, so with no
+        // child left (the common end) there is nothing to look for, and no `/proc` snapshot of
+        // the whole machine is read (≈ 0.7 ms at 70 processes, on every child's way out).
+        if has_children() {
+            kill_descendants();
+        }
         reap_all();
         Ok(status.exit())
     }
@@ -268,6 +303,20 @@ fn reap(program: Pid) -> Option<Status> {
             }
             // Nothing more has ended (or we have no children left).
             Ok(None) | Err(_) => return None,
+        }
+    }
+}
+
+/// Whether this process has a child, live or ended and not yet reaped (and so, being a child
+/// subreaper, any descendant at all).
+fn has_children() -> bool {
+    let options = WaitIdOptions::EXITED | WaitIdOptions::NOHANG | WaitIdOptions::NOWAIT;
+    loop {
+        match rustix::process::waitid(WaitId::All, options) {
+            Err(rustix::io::Errno::INTR) => {}
+            Err(rustix::io::Errno::CHILD) => return false,
+            // A child, or an error that says nothing: look.
+            Ok(_) | Err(_) => return true,
         }
     }
 }

@@ -283,3 +283,29 @@ fn a_setsid_escapee_never_outlives_its_bash_call() {
     assert_eq!(counts, vec!["left=0"; CALLS as usize], "{stdout}");
     drop(runtime);
 }
+
+/// Every child runs under the small `subagent-guardian` installed beside `subagent` (as cargo
+/// builds and installs them), not under a re-executed copy of `subagent`: the bash tool's shell
+/// reads its parent's command line.
+#[test]
+fn children_run_under_the_guardian_binary_beside_subagent() {
+    let scenario = "- match: 'who guards'\n  steps:\n    - tool_calls:\n        - name: bash\n          input: {command: \"tr '\\\\0' ' ' < /proc/$PPID/cmdline > guardian.txt\"}\n    - text: done\n";
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(FakeServer::from_yaml(scenario)).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let preset = bash_preset(dir.path(), &server.url());
+    let output = subagent(dir.path())
+        .args(["delegate", "--json", "--provider", "spawn", "--preset"])
+        .arg(&preset)
+        .arg("who guards")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let guardian = std::fs::read_to_string(dir.path().join("guardian.txt")).unwrap();
+    let expected = assert_cmd::cargo::cargo_bin("subagent-guardian");
+    assert!(
+        guardian.starts_with(&format!("{} __subagent_guard ", expected.display())),
+        "{guardian}"
+    );
+    drop(runtime);
+}

@@ -89,3 +89,13 @@ impl Death {
         assert_eq!(ready, 1, "process still alive after {limit:?}");
     }
 }
+
+/// A spec that runs this test binary again as the one helper test `name` (a test that does
+/// nothing unless `var` is set in its environment, which this spec sets), with its output
+/// uncaptured.
+pub fn helper_test(name: &str, var: &str) -> subagent_process::ProcessSpec {
+    subagent_process::ProcessSpec::new(std::env::current_exe().unwrap(), CWD)
+        .args(["--exact", name, "--nocapture", "--test-threads=1"])
+        .env(var, "1")
+        .overall_timeout(Some(Duration::from_secs(30)))
+}

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use subagent_process::{ProcessSpec, Signal};
 
-use super::helpers::{CWD, Death, alive};
+use super::helpers::{CWD, Death, alive, helper_test};
 
 const HELPER: &str = "SUBAGENT_PROCESS_PDEATHSIG_HELPER";
 
@@ -26,16 +26,7 @@ async fn helper_owns_a_sleeping_child() {
 
 #[tokio::test]
 async fn the_child_dies_when_its_owner_is_killed() {
-    let exe = std::env::current_exe().unwrap();
-    let mut owner = ProcessSpec::new(exe, CWD)
-        .args([
-            "--exact",
-            "suite::pdeathsig::helper_owns_a_sleeping_child",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(HELPER, "1")
-        .overall_timeout(Some(Duration::from_secs(30)))
+    let mut owner = helper_test("suite::pdeathsig::helper_owns_a_sleeping_child", HELPER)
         .spawn()
         .unwrap();
     let pid = loop {

@@ -6,11 +6,10 @@
 
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
-use std::time::Duration;
 
 use subagent_process::{ProcessSpec, Signal, StdinMode};
 
-use super::helpers::CWD;
+use super::helpers::{CWD, helper_test};
 
 /// A line of `/proc/<pid>/status` (`SigBlk`, `SigIgn`, `SigCgt`…): a hex mask.
 fn status_mask(pid: u32, field: &str) -> u64 {
@@ -166,18 +165,12 @@ async fn helper_without_stdin_talks_to_a_child() {
 
 #[tokio::test]
 async fn a_host_without_stdin_still_gives_its_child_the_right_pipes() {
-    let exe = std::env::current_exe().unwrap();
-    let mut helper = ProcessSpec::new(exe, CWD)
-        .args([
-            "--exact",
-            "suite::spawn::helper_without_stdin_talks_to_a_child",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(HELPER, "1")
-        .overall_timeout(Some(Duration::from_secs(30)))
-        .spawn()
-        .unwrap();
+    let mut helper = helper_test(
+        "suite::spawn::helper_without_stdin_talks_to_a_child",
+        HELPER,
+    )
+    .spawn()
+    .unwrap();
     let mut echoed = None;
     while let Some(line) = helper.next_line().await.unwrap() {
         if let Some((_, text)) = line.split_once("ECHO ") {
