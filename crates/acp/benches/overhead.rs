@@ -1,10 +1,10 @@
 //! Our overhead over driving the adapter directly: the same trivial one-turn run against the
 //! same fake model server (OpenAI Responses on 127.0.0.1), once through a bare ACP client —
 //! newline-delimited JSON-RPC written by hand to the pinned `codex-acp` spawned with `std`'s
-//! `Command` (`initialize`, `session/new`, `session/prompt`, `session/close`, then SIGTERM and a wait for the exit,
-//! as the provider ends it: neither adapter exits on its own) — and once through `AcpProvider` (subagent-process with its process
-//! group, parent-death signal and guardian, the official SDK's connection, the events, the
-//! outcome).
+//! `Command` (`initialize`, `session/new`, `session/prompt`, `session/close`, then SIGTERM and a
+//! wait for the exit, as the provider ends it: neither adapter exits on its own) — and once
+//! through `AcpProvider` (subagent-process with its process group and parent-death signal, the
+//! official SDK's connection, the events, the outcome).
 //!
 //! Both runs get the same program, argv, working directory and environment (the one the
 //! provider's `ProcessSpec` gives its child) and reuse one CODEX_HOME, as a long-lived parent
@@ -15,8 +15,11 @@
 //! stop and the outcome), and the paired differences of each part are printed, so a difference
 //! can be placed.
 //!
-//! `cargo bench -p subagent-acp --features e2e --bench overhead [-- PAIRS]` (default 30; needs
-//! the adapters from `cargo xtask install-clis`).
+//! `cargo bench -p subagent-acp --features e2e --bench overhead [-- PAIRS] [guarded]` (default
+//! 30; needs the adapters from `cargo xtask install-clis`). The provider's child runs unguarded,
+//! as a library host's does; with `guarded`, under the `subagent-guardian` binary that the
+//! `subagent` CLI uses for every child (`cargo build --release -p subagent-cli --bin
+//! subagent-guardian` first).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -30,6 +33,11 @@ use subagent_acp::{AcpConfig, AcpProvider};
 use subagent_core::{StartRequest, StopReason, SubagentProvider};
 use subagent_process::ProcessSpec;
 use subagent_test_support::FakeServer;
+
+/// The allocator the `subagent` binary uses (`crates/cli/src/main.rs`), as in the other benches
+/// of the user's path: both sides of each pair run in this process.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// One request and its response; the texts of the agent's message chunks on the way.
 fn call(
@@ -70,6 +78,17 @@ fn main() {
         .skip(1)
         .find_map(|a| a.parse().ok())
         .unwrap_or(30);
+    let guarded = std::env::args().any(|a| a == "guarded");
+    if guarded {
+        let guardian =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/release/subagent-guardian");
+        assert!(
+            guardian.is_file(),
+            "needs {} (cargo build --release -p subagent-cli --bin subagent-guardian)",
+            guardian.display()
+        );
+        subagent_process::guard::use_guardian(guardian);
+    }
     let clis = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/clis/node_modules");
     let program = clis.join("@zed-industries/codex-acp-linux-x64/bin/codex-acp");
     assert!(
@@ -236,7 +255,12 @@ fn main() {
         paired.difference.q1,
         paired.difference.q3,
     );
-    println!("codex-acp one-turn run, {pairs} pairs (order alternating):");
+    let how = if guarded {
+        "the provider's child under subagent-guardian"
+    } else {
+        "the provider's child unguarded"
+    };
+    println!("codex-acp one-turn run, {pairs} pairs (order alternating), {how}:");
     println!("  bare ACP client median {raw_median:7.1} ms  [p25 {raw_q1:.1}, p75 {raw_q3:.1}]");
     println!("  provider        median {our_median:7.1} ms");
     println!(
