@@ -61,6 +61,10 @@ Commands:
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if asks_for_help(&args) {
+        print!("{HELP}");
+        return Ok(());
+    }
     let root = workspace_root()?;
     match args.first().map(String::as_str) {
         Some("test") => {
@@ -85,6 +89,12 @@ fn main() -> Result<()> {
         }
         Some(other) => bail!("unknown command `{other}`\n\n{HELP}"),
     }
+}
+
+/// `-h` or `--help` anywhere (`cargo xtask load --help` too): the commands and their options are
+/// all in [`HELP`].
+fn asks_for_help(args: &[String]) -> bool {
+    args.iter().any(|arg| arg == "-h" || arg == "--help")
 }
 
 fn workspace_root() -> Result<PathBuf> {
@@ -184,4 +194,17 @@ fn bench(root: &Path, extra: &[String]) -> Result<()> {
     command.args(["--features", &clis::E2E_FEATURES.join(",")]);
     command.args(extra);
     run(root, command)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn help_anywhere_prints_the_help() {
+        let args = |list: &[&str]| list.iter().map(|a| (*a).to_owned()).collect::<Vec<_>>();
+        assert!(asks_for_help(&args(&["load", "--help"])));
+        assert!(asks_for_help(&args(&["chaos", "--rounds", "3", "-h"])));
+        assert!(!asks_for_help(&args(&["load", "--clients", "10"])));
+    }
 }
