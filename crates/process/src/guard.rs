@@ -187,23 +187,18 @@ impl Invocation {
                 "the host exited before the program started",
             ));
         }
-        // The program inherits our stdio, environment, cwd and process group; signal handlers
-        // are reset by exec, and nothing is ignored, so it sees the signals as usual.
-        let mut command = std::process::Command::new(&self.program);
-        command.args(&self.args);
-        // Should we be killed alone, the program goes with us.
-        kill::set_parent_death_signal(&mut command, kill::Signal::Kill);
-        let child = command.spawn().map_err(|error| {
-            std::io::Error::new(
-                error.kind(),
-                format!("cannot run {}: {error}", self.program.to_string_lossy()),
-            )
-        })?;
-        let program = Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX))
-            .ok_or_else(|| std::io::Error::other("the program has no pid"))?;
-        // `child` is never waited on through std: every child, the program and adopted orphans
-        // alike, is reaped below with waitpid(-1).
-        drop(child);
+        // The program inherits our stdio, environment, cwd and process group; our signal
+        // handlers are reset in it before the exec, and SIGPIPE too, so it sees the signals as
+        // usual. Should we be killed alone, the program goes with us (parent-death SIGKILL). It
+        // is started the host's way (`crate::vfork`), not by a fork of this process; every
+        // child, the program and adopted orphans alike, is reaped below with waitpid(-1).
+        let program = crate::vfork::spawn_inheriting(&self.program, &self.args, RawSignal::KILL)
+            .map_err(|error| {
+                std::io::Error::new(
+                    error.kind(),
+                    format!("cannot run {}: {error}", self.program.to_string_lossy()),
+                )
+            })?;
         let watching = AtomicBool::new(false);
         let status = 'wait: {
             for signal in signals.forever() {

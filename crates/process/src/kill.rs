@@ -285,32 +285,6 @@ pub(crate) fn group_members(group: Pid) -> Vec<Pid> {
         .collect()
 }
 
-/// Installs the `pre_exec` hook that asks the kernel to send `signal` to the child when the
-/// thread that spawned it dies, and exits at once if the parent is already gone.
-///
-/// Why `unsafe`: `CommandExt::pre_exec` is unsafe because the closure runs in the forked child
-/// before `exec`, where only async-signal-safe operations are allowed. The closure below makes
-/// two raw system calls (`prctl(PR_SET_PDEATHSIG)` and `getppid`) through rustix, allocates
-/// nothing and takes no lock, which is what that contract asks.
-#[allow(unsafe_code)]
-pub(crate) fn set_parent_death_signal(command: &mut std::process::Command, signal: Signal) {
-    let raw = signal.raw();
-    let parent = rustix::process::getpid();
-    // SAFETY: see the doc comment: the closure only issues async-signal-safe system calls.
-    unsafe {
-        use std::os::unix::process::CommandExt as _;
-        command.pre_exec(move || {
-            rustix::process::set_parent_process_death_signal(Some(raw))
-                .map_err(std::io::Error::from)?;
-            // The parent may have died between fork and prctl: then nobody will send the signal.
-            if rustix::process::getppid() != Some(parent) {
-                return Err(std::io::Error::other("the parent exited before exec"));
-            }
-            Ok(())
-        });
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

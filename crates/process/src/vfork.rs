@@ -69,9 +69,13 @@ struct ChildPlan {
     program: *const c_char,
     argv: *const *const c_char,
     envp: *const *const c_char,
+    /// Null: stay in the host's.
     cwd: *const c_char,
-    /// The fds to become 0, 1 and 2 (all above 2, so no `dup2` clobbers another).
-    stdio: [RawFd; 3],
+    /// The fds to become 0, 1 and 2 (all above 2, so no `dup2` clobbers another); `None`: the
+    /// host's own.
+    stdio: Option<[RawFd; 3]>,
+    /// A process group of its own (`setpgid(0, 0)`), or the host's.
+    own_group: bool,
     death_signal: c_int,
     parent: libc::pid_t,
     /// The `errno` of the step that failed; 0 when the exec happened.
@@ -114,11 +118,6 @@ fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
 /// Starts the child. An error means no child is left behind (one that could not exec was
 /// reaped); its kind is the failed step's `errno` (`NotFound`, `PermissionDenied`…).
 pub(crate) fn spawn(command: &Command<'_>) -> std::io::Result<Spawned> {
-    let program = c_string(os(command.program.as_os_str()))?;
-    let mut args = vec![program.clone()];
-    for arg in command.args {
-        args.push(c_string(os(arg))?);
-    }
     let env = command
         .env
         .iter()
@@ -130,17 +129,6 @@ pub(crate) fn spawn(command: &Command<'_>) -> std::io::Result<Spawned> {
         })
         .collect::<std::io::Result<Vec<_>>>()?;
     let cwd = c_string(os(command.cwd.as_os_str()))?;
-    let argv: Vec<*const c_char> = args
-        .iter()
-        .map(|arg| arg.as_ptr())
-        .chain(std::iter::once(std::ptr::null()))
-        .collect();
-    let envp: Vec<*const c_char> = env
-        .iter()
-        .map(|pair| pair.as_ptr())
-        .chain(std::iter::once(std::ptr::null()))
-        .collect();
-
     let (child_stdin, host_stdin) = if command.stdin_piped {
         let (read, write) = pipe()?;
         (read, Some(write))
@@ -150,18 +138,102 @@ pub(crate) fn spawn(command: &Command<'_>) -> std::io::Result<Spawned> {
     };
     let (host_stdout, child_stdout) = pipe()?;
     let (host_stderr, child_stderr) = pipe()?;
+    let pid = clone_exec(&Exec {
+        program: command.program.as_os_str(),
+        args: command.args,
+        env: &env,
+        cwd: Some(&cwd),
+        stdio: Some([
+            child_stdin.as_raw_fd(),
+            child_stdout.as_raw_fd(),
+            child_stderr.as_raw_fd(),
+        ]),
+        own_group: true,
+        death_signal: command.death_signal,
+    })?;
+    drop((child_stdin, child_stdout, child_stderr));
+    let child = match ClonedChild::new(pid) {
+        Ok(child) => child,
+        Err(error) => {
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+            let _ = rustix::process::waitpid(Some(pid), WaitOptions::empty());
+            return Err(error);
+        }
+    };
+    Ok(Spawned {
+        child,
+        stdin: host_stdin,
+        stdout: host_stdout,
+        stderr: host_stderr,
+    })
+}
 
+/// Starts `program` with `args` as a child that shares everything else with this process (its
+/// stdio, environment, working directory and process group), with `death_signal` for when this
+/// process dies: the guardian's program. Its caller reaps it.
+pub(crate) fn spawn_inheriting(
+    program: &OsStr,
+    args: &[OsString],
+    death_signal: rustix::process::Signal,
+) -> std::io::Result<Pid> {
+    let env = std::env::vars_os()
+        .map(|(name, value)| {
+            let mut pair = os(&name).to_vec();
+            pair.push(b'=');
+            pair.extend_from_slice(os(&value));
+            c_string(&pair)
+        })
+        .collect::<std::io::Result<Vec<_>>>()?;
+    clone_exec(&Exec {
+        program,
+        args,
+        env: &env,
+        cwd: None,
+        stdio: None,
+        own_group: false,
+        death_signal,
+    })
+}
+
+/// What [`clone_exec`] runs.
+struct Exec<'a> {
+    program: &'a OsStr,
+    args: &'a [OsString],
+    /// `NAME=value` pairs: the whole environment.
+    env: &'a [CString],
+    cwd: Option<&'a CString>,
+    stdio: Option<[RawFd; 3]>,
+    own_group: bool,
+    death_signal: rustix::process::Signal,
+}
+
+/// The clone and the exec: the child's pid once it has exec'd, or the failed step's `errno`
+/// (the child that could not exec is reaped).
+fn clone_exec(exec: &Exec<'_>) -> std::io::Result<Pid> {
+    let program = c_string(os(exec.program))?;
+    let mut args = vec![program.clone()];
+    for arg in exec.args {
+        args.push(c_string(os(arg))?);
+    }
+    let argv: Vec<*const c_char> = args
+        .iter()
+        .map(|arg| arg.as_ptr())
+        .chain(std::iter::once(std::ptr::null()))
+        .collect();
+    let envp: Vec<*const c_char> = exec
+        .env
+        .iter()
+        .map(|pair| pair.as_ptr())
+        .chain(std::iter::once(std::ptr::null()))
+        .collect();
     let plan = ChildPlan {
         program: program.as_ptr(),
         argv: argv.as_ptr(),
         envp: envp.as_ptr(),
-        cwd: cwd.as_ptr(),
-        stdio: [
-            child_stdin.as_raw_fd(),
-            child_stdout.as_raw_fd(),
-            child_stderr.as_raw_fd(),
-        ],
-        death_signal: command.death_signal.as_raw(),
+        cwd: exec.cwd.map_or(std::ptr::null(), |cwd| cwd.as_ptr()),
+        stdio: exec.stdio,
+        own_group: exec.own_group,
+        death_signal: exec.death_signal.as_raw(),
         parent: rustix::process::getpid().as_raw_pid(),
         error: AtomicI32::new(0),
     };
@@ -171,8 +243,8 @@ pub(crate) fn spawn(command: &Command<'_>) -> std::io::Result<Spawned> {
 
     // SAFETY: `sigfillset` and `pthread_sigmask` get valid pointers to local sets; the clone's
     // child runs `child_main` on `stack` (owned here, unused by anything else) with a pointer to
-    // `plan`, whose pointers point into `program`, `argv`, `envp`, `cwd` and their strings, all
-    // alive until after `clone` returns: with CLONE_VFORK this thread is suspended until the
+    // `plan`, whose pointers point into `program`, `argv`, `envp`, the cwd and their strings,
+    // all alive until after `clone` returns: with CLONE_VFORK this thread is suspended until the
     // child has exec'd or exited, so the child never sees them freed. `child_main` is
     // `extern "C"` and never unwinds.
     let pid = unsafe {
@@ -201,21 +273,7 @@ pub(crate) fn spawn(command: &Command<'_>) -> std::io::Result<Spawned> {
         let _ = rustix::process::waitpid(Some(pid), WaitOptions::empty());
         return Err(std::io::Error::from_raw_os_error(error));
     }
-    drop((child_stdin, child_stdout, child_stderr));
-    let child = match ClonedChild::new(pid) {
-        Ok(child) => child,
-        Err(error) => {
-            let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
-            let _ = rustix::process::waitpid(Some(pid), WaitOptions::empty());
-            return Err(error);
-        }
-    };
-    Ok(Spawned {
-        child,
-        stdin: host_stdin,
-        stdout: host_stdout,
-        stderr: host_stderr,
-    })
+    Ok(pid)
 }
 
 /// The child, between the clone and the exec: system calls only. Never returns (it execs or
@@ -262,15 +320,17 @@ extern "C" fn child_main(plan: *mut c_void) -> c_int {
             *libc::__errno_location() = libc::ESRCH;
             return fail(plan);
         }
-        if libc::setpgid(0, 0) != 0 {
+        if plan.own_group && libc::setpgid(0, 0) != 0 {
             return fail(plan);
         }
-        for (target, fd) in (0..).zip(plan.stdio) {
-            if libc::dup2(fd, target) < 0 {
-                return fail(plan);
+        if let Some(stdio) = plan.stdio {
+            for (target, fd) in (0..).zip(stdio) {
+                if libc::dup2(fd, target) < 0 {
+                    return fail(plan);
+                }
             }
         }
-        if libc::chdir(plan.cwd) != 0 {
+        if !plan.cwd.is_null() && libc::chdir(plan.cwd) != 0 {
             return fail(plan);
         }
         let mut none: libc::sigset_t = std::mem::zeroed();
