@@ -15,7 +15,7 @@ fn main() -> ExitCode {
     // whole job. Otherwise every child this process starts runs under a re-executed copy of
     // this binary, so that nothing outlives `subagent`, even when it is killed with SIGKILL.
     // The guardian is the small `subagent-guardian` installed beside this binary when there is
-    // one (it starts ≈ 2.5 ms sooner than a copy of this one), else this binary itself.
+    // one (it starts ≈ 2 ms sooner than a copy of this one), else this binary itself.
     if let Some(code) = subagent_process::guard::init_with_sibling("subagent-guardian") {
         return code;
     }

@@ -86,7 +86,7 @@ pub fn init() -> Option<ExitCode> {
 /// [`init`], but the guardian is the binary `name` in this executable's directory when one is
 /// installed there: a binary whose `main` only calls [`serve_if_requested`] (the CLI's
 /// `subagent-guardian`) starts in a fraction of the time a large host takes to be re-executed
-/// (its relocations and page faults: 0.7 MB against 47 MB, ≈ 2.5 ms less on every child). The
+/// (its relocations and page faults: 0.8 MB against 47 MB, ≈ 2 ms less on every child). The
 /// two must come from the same build (one package installs both); without the sibling this is
 /// [`init`].
 pub fn init_with_sibling(name: &str) -> Option<ExitCode> {
