@@ -192,11 +192,7 @@ impl ProviderFactory for ClaudeCodeFactory {
         let mut config: ClaudeCodeConfig = BuildContext::parse_config(KIND, name, config)?;
         // A relative path with a directory part is relative to the preset, not to our cwd.
         config.binary = context.resolve_program(&config.binary);
-        let secrets = context
-            .extensions
-            .get::<Secrets>()
-            .map(|secrets| (*secrets).clone())
-            .unwrap_or_default();
+        let secrets = context.extensions.cloned_or_default::<Secrets>();
         Ok(Arc::new(
             ClaudeCodeProvider::new(name, config)?.with_secrets(secrets),
         ))

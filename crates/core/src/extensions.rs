@@ -34,6 +34,14 @@ impl Extensions {
             .and_then(|value| Arc::clone(value).downcast::<T>().ok())
     }
 
+    /// A copy of the value of type `T`, or `T`'s default when none is stored (e.g. the
+    /// `Secrets` a provider factory withholds from its children: none configured, none withheld).
+    pub fn cloned_or_default<T: Any + Send + Sync + Clone + Default>(&self) -> T {
+        self.get::<T>()
+            .map(|value| T::clone(&value))
+            .unwrap_or_default()
+    }
+
     /// Whether no value is stored.
     pub fn is_empty(&self) -> bool {
         self.map.is_empty()
@@ -45,5 +53,29 @@ impl std::fmt::Debug for Extensions {
         f.debug_struct("Extensions")
             .field("len", &self.map.len())
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Clone, Debug, Default, PartialEq)]
+    struct Withheld(Vec<String>);
+
+    #[test]
+    fn cloned_or_default_copies_the_stored_value_or_gives_the_default() {
+        let mut extensions = Extensions::new();
+        assert_eq!(
+            extensions.cloned_or_default::<Withheld>(),
+            Withheld::default()
+        );
+        extensions.insert(Withheld(vec!["KEY".to_owned()]));
+        assert_eq!(
+            extensions.cloned_or_default::<Withheld>(),
+            Withheld(vec!["KEY".to_owned()])
+        );
+        // A copy: the stored value stays.
+        assert!(extensions.get::<Withheld>().is_some());
     }
 }

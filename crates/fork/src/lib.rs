@@ -385,11 +385,7 @@ impl ProviderFactory for ForkFactory {
                 .get::<DefaultModel>()
                 .map(|m| Arc::clone(&m.0)),
         };
-        let secrets = context
-            .extensions
-            .get::<Secrets>()
-            .map(|secrets| (*secrets).clone())
-            .unwrap_or_default();
+        let secrets = context.extensions.cloned_or_default::<Secrets>();
         let mut provider = ForkProvider::new(name, config, model).with_secrets(secrets);
         if let Some(store) = context.extensions.get::<SessionStore>() {
             provider = provider.with_sessions((*store).clone());

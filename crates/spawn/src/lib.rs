@@ -505,11 +505,7 @@ impl ProviderFactory for SpawnFactory {
                 }
             },
         };
-        let secrets = context
-            .extensions
-            .get::<Secrets>()
-            .map(|secrets| (*secrets).clone())
-            .unwrap_or_default();
+        let secrets = context.extensions.cloned_or_default::<Secrets>();
         let aliases = context
             .extensions
             .get::<ModelAliases>()
