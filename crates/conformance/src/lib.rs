@@ -46,6 +46,7 @@ mod bench;
 mod checks;
 mod features;
 mod recorded;
+pub mod runtime_tools;
 mod scenarios;
 
 use std::path::PathBuf;

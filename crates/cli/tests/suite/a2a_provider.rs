@@ -10,7 +10,7 @@ use futures::StreamExt;
 use pretty_assertions::assert_eq;
 use serde_json::json;
 use subagent_a2a::{A2aConfig, A2aFactory, A2aProvider, Token};
-use subagent_conformance::{Adapter, StructuredAnswer, ToolCall};
+use subagent_conformance::{Adapter, StructuredAnswer, ToolCall, runtime_tools};
 use subagent_core::agents::StaticAgents;
 use subagent_core::registry::Registry;
 use subagent_core::{
@@ -123,21 +123,15 @@ impl Adapter for Remote {
     }
 
     fn write_call(&self, file: &str, text: &str) -> Option<ToolCall> {
-        Some(ToolCall::new(
-            "write_file",
-            json!({"path": file, "content": text}),
-        ))
+        runtime_tools::write_call(file, text)
     }
 
     fn structured_answer(&self) -> StructuredAnswer {
-        StructuredAnswer::Tool("structured_output".to_owned())
+        runtime_tools::structured_answer()
     }
 
     fn delegate_call(&self, prompt: &str) -> Option<ToolCall> {
-        Some(ToolCall::new(
-            "subagent",
-            json!({"prompt": prompt, "description": "nested"}),
-        ))
+        runtime_tools::delegate_call(prompt)
     }
 }
 

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde_json::json;
-use subagent_conformance::{Adapter, ToolCall};
+use subagent_conformance::{Adapter, ToolCall, runtime_tools};
 use subagent_core::{
     ParentContext, ProviderFactory, RunId, StartRequestBuilder, StopReason, SubagentProvider,
 };
@@ -102,10 +102,7 @@ impl Adapter for Fork {
     }
 
     fn write_call(&self, file: &str, text: &str) -> Option<ToolCall> {
-        Some(ToolCall::new(
-            "write_file",
-            json!({"path": file, "content": text}),
-        ))
+        runtime_tools::write_call(file, text)
     }
 }
 

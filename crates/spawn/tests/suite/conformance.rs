@@ -6,8 +6,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use serde_json::json;
-use subagent_conformance::{Adapter, StructuredAnswer, ToolCall};
+use subagent_conformance::{Adapter, StructuredAnswer, ToolCall, runtime_tools};
 use subagent_core::agents::StaticAgents;
 use subagent_core::registry::Registry;
 use subagent_core::{ProviderFactory, SubagentProvider};
@@ -59,21 +58,15 @@ impl Adapter for Spawn {
     }
 
     fn write_call(&self, file: &str, text: &str) -> Option<ToolCall> {
-        Some(ToolCall::new(
-            "write_file",
-            json!({"path": file, "content": text}),
-        ))
+        runtime_tools::write_call(file, text)
     }
 
     fn structured_answer(&self) -> StructuredAnswer {
-        StructuredAnswer::Tool("structured_output".to_owned())
+        runtime_tools::structured_answer()
     }
 
     fn delegate_call(&self, prompt: &str) -> Option<ToolCall> {
-        Some(ToolCall::new(
-            "subagent",
-            json!({"prompt": prompt, "description": "nested"}),
-        ))
+        runtime_tools::delegate_call(prompt)
     }
 }
 
