@@ -10,11 +10,14 @@
 //! holds the user's own sessions (`subagent run`, `delegate`), which are not the server's.
 //!
 //! Deleting runs on the blocking pool (an unlink touches the directory and the journal, which
-//! on a disk busy with the transcripts' syncs can wait), tracked so that a shutdown waits for
-//! every deletion. A file already gone is logged at debug, any other failure at warn; neither
-//! fails a request.
+//! on a disk busy with the transcripts' syncs can wait): one worker at a time drains a queue of
+//! paths, so a steady stream of deletions (a busy server forgets about as many tasks a second
+//! as it runs) holds one blocking thread, not one per file; it is tracked so that a shutdown
+//! waits for every deletion. A file already gone is logged at debug, any other failure at warn;
+//! neither fails a request.
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use subagent_core::RunId;
 use tokio_util::task::TaskTracker;
@@ -25,6 +28,14 @@ pub struct Transcripts {
     /// The session store's directory; `None`: delete nothing (`--keep-transcripts`).
     dir: Option<PathBuf>,
     removals: TaskTracker,
+    queue: Arc<Mutex<Queue>>,
+}
+
+/// The paths waiting to be deleted, and whether a worker is draining them.
+#[derive(Debug, Default)]
+struct Queue {
+    paths: Vec<PathBuf>,
+    draining: bool,
 }
 
 impl Transcripts {
@@ -33,6 +44,7 @@ impl Transcripts {
         Self {
             dir,
             removals: TaskTracker::new(),
+            queue: Arc::default(),
         }
     }
 
@@ -50,15 +62,36 @@ impl Transcripts {
                 .is_some_and(|stem| stem.parse::<RunId>().is_ok())
     }
 
-    /// Deletes `paths` (on the blocking pool when there is a runtime).
+    /// Deletes `paths` (on the blocking pool when there is a runtime: queued for the worker
+    /// that is draining the queue, or for one started now).
     pub fn remove(&self, paths: Vec<PathBuf>) {
         if paths.is_empty() {
             return;
         }
-        if tokio::runtime::Handle::try_current().is_ok() {
-            drop(self.removals.spawn_blocking(move || remove_all(&paths)));
-        } else {
+        if tokio::runtime::Handle::try_current().is_err() {
             remove_all(&paths);
+            return;
+        }
+        let start = {
+            let mut queue = lock(&self.queue);
+            queue.paths.extend(paths);
+            !std::mem::replace(&mut queue.draining, true)
+        };
+        if start {
+            let queue = Arc::clone(&self.queue);
+            drop(self.removals.spawn_blocking(move || {
+                loop {
+                    let batch = {
+                        let mut queue = lock(&queue);
+                        if queue.paths.is_empty() {
+                            queue.draining = false;
+                            return;
+                        }
+                        std::mem::take(&mut queue.paths)
+                    };
+                    remove_all(&batch);
+                }
+            }));
         }
     }
 
@@ -68,6 +101,12 @@ impl Transcripts {
         self.removals.wait().await;
         self.removals.reopen();
     }
+}
+
+fn lock(queue: &Mutex<Queue>) -> std::sync::MutexGuard<'_, Queue> {
+    queue
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 fn remove_all(paths: &[PathBuf]) {
@@ -109,5 +148,31 @@ mod tests {
         );
         let keeping = Transcripts::new(None);
         assert!(!keeping.owns(Path::new(&paths[0])));
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn queued_deletions_all_happen_before_settled_returns() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Transcripts::new(Some(dir.path().to_path_buf()));
+        let mut all = Vec::new();
+        for _ in 0..100 {
+            let paths: Vec<PathBuf> = (0..10)
+                .map(|_| dir.path().join(format!("{}.jsonl", RunId::new())))
+                .collect();
+            for path in &paths {
+                std::fs::write(path, "{}\n").unwrap();
+            }
+            all.extend(paths.iter().cloned());
+            store.remove(paths);
+        }
+        store.settled().await;
+        assert!(all.iter().all(|path| !path.exists()));
+        assert!(!lock(&store.queue).draining);
+        // The store goes on deleting after a settle.
+        let later = dir.path().join(format!("{}.jsonl", RunId::new()));
+        std::fs::write(&later, "{}\n").unwrap();
+        store.remove(vec![later.clone()]);
+        store.settled().await;
+        assert!(!later.exists());
     }
 }
