@@ -96,11 +96,7 @@ pub fn init_with_sibling(name: &str) -> Option<ExitCode> {
     let sibling = std::env::current_exe()
         .ok()
         .and_then(|exe| exe.parent().map(|dir| dir.join(name)))
-        .filter(|path| {
-            use std::os::unix::fs::PermissionsExt as _;
-            path.metadata()
-                .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
-        });
+        .filter(|path| crate::spec::is_executable(path));
     let _ = HOST_GUARDIAN.set(sibling.unwrap_or_else(|| PathBuf::from("/proc/self/exe")));
     None
 }

@@ -95,6 +95,21 @@ fn os(value: &OsStr) -> &[u8] {
     value.as_bytes()
 }
 
+/// `NAME=value` strings for `execve`.
+fn environment<N: AsRef<OsStr>, V: AsRef<OsStr>>(
+    pairs: impl IntoIterator<Item = (N, V)>,
+) -> std::io::Result<Vec<CString>> {
+    pairs
+        .into_iter()
+        .map(|(name, value)| {
+            let mut pair = os(name.as_ref()).to_vec();
+            pair.push(b'=');
+            pair.extend_from_slice(os(value.as_ref()));
+            c_string(&pair)
+        })
+        .collect()
+}
+
 /// `fd`, or a duplicate of it numbered 3 or higher (close-on-exec), so that moving the child's
 /// pipes onto 0, 1 and 2 never overwrites one of them (a host started with a closed stdin gets
 /// fd 0 from its next `pipe`).
@@ -118,16 +133,7 @@ fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
 /// Starts the child. An error means no child is left behind (one that could not exec was
 /// reaped); its kind is the failed step's `errno` (`NotFound`, `PermissionDenied`…).
 pub(crate) fn spawn(command: &Command<'_>) -> std::io::Result<Spawned> {
-    let env = command
-        .env
-        .iter()
-        .map(|(name, value)| {
-            let mut pair = os(name).to_vec();
-            pair.push(b'=');
-            pair.extend_from_slice(os(value));
-            c_string(&pair)
-        })
-        .collect::<std::io::Result<Vec<_>>>()?;
+    let env = environment(command.env.iter().map(|(name, value)| (name, value)))?;
     let cwd = c_string(os(command.cwd.as_os_str()))?;
     let (child_stdin, host_stdin) = if command.stdin_piped {
         let (read, write) = pipe()?;
@@ -176,14 +182,7 @@ pub(crate) fn spawn_inheriting(
     args: &[OsString],
     death_signal: rustix::process::Signal,
 ) -> std::io::Result<Pid> {
-    let env = std::env::vars_os()
-        .map(|(name, value)| {
-            let mut pair = os(&name).to_vec();
-            pair.push(b'=');
-            pair.extend_from_slice(os(&value));
-            c_string(&pair)
-        })
-        .collect::<std::io::Result<Vec<_>>>()?;
+    let env = environment(std::env::vars_os())?;
     clone_exec(&Exec {
         program,
         args,
