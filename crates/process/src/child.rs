@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use rustix::process::Pid;
 use tokio::io::{AsyncWriteExt, BufReader};
-use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout};
+use tokio::process::{ChildStderr, ChildStdin, ChildStdout};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -16,6 +16,7 @@ use crate::kill::{
 };
 use crate::lines::{Head, LineReader, Tail};
 use crate::spec::{ProcessSpec, SignalTarget, StopPolicy};
+use crate::vfork::ClonedChild;
 use crate::{Error, Result};
 
 /// How long `wait` waits for stderr's end after the child exited (only a descendant that escaped
@@ -137,46 +138,19 @@ enum WaitWake {
     Timer(Timer),
 }
 
-/// How the child is waited for: through tokio (started by `std`'s `Command`) or through its
-/// pidfd (started by [`crate::vfork`]).
-#[derive(Debug)]
-pub(crate) enum Handle {
-    Tokio(Child),
-    Cloned(crate::vfork::ClonedChild),
-}
-
-impl Handle {
-    async fn wait(&mut self) -> std::io::Result<ExitStatus> {
-        match self {
-            Self::Tokio(child) => child.wait().await,
-            Self::Cloned(child) => child.wait().await,
-        }
-    }
-}
-
-/// A child just started, before the owner takes it: its handle, pid and pipes.
+/// A child just started (by [`crate::vfork::spawn`]), before the owner takes it: its handle,
+/// pid and pipes on the runtime's reactor.
 pub(crate) struct Started {
-    pub handle: Handle,
-    pub pid: Option<u32>,
+    pub child: ClonedChild,
+    pub pid: Pid,
     pub stdin: Option<ChildStdin>,
-    pub stdout: Option<ChildStdout>,
-    pub stderr: Option<ChildStderr>,
+    pub stdout: ChildStdout,
+    pub stderr: ChildStderr,
 }
 
 impl Started {
-    /// A child `std`'s `Command` started, through tokio.
-    pub(crate) fn tokio(mut child: Child) -> Self {
-        Self {
-            pid: child.id(),
-            stdin: child.stdin.take(),
-            stdout: child.stdout.take(),
-            stderr: child.stderr.take(),
-            handle: Handle::Tokio(child),
-        }
-    }
-
-    /// A child [`crate::vfork::spawn`] started: its pipes onto the runtime's reactor (killed,
-    /// and reaped, should that fail).
+    /// Puts the pipes of a child [`crate::vfork::spawn`] started onto the runtime's reactor
+    /// (the child is killed, and reaped, should that fail).
     pub(crate) fn cloned(spawned: crate::vfork::Spawned) -> std::io::Result<Self> {
         let crate::vfork::Spawned {
             child,
@@ -195,16 +169,14 @@ impl Started {
         })();
         match pipes {
             Ok((stdin, stdout, stderr)) => Ok(Self {
-                pid: Some(child.id()),
+                pid: child.pid(),
+                child,
                 stdin,
-                stdout: Some(stdout),
-                stderr: Some(stderr),
-                handle: Handle::Cloned(child),
+                stdout,
+                stderr,
             }),
             Err(error) => {
-                if let Some(pid) = kill::pid(child.id()) {
-                    kill::kill_tree(pid, &Known::default());
-                }
+                kill::kill_tree(child.pid(), &Known::default());
                 Err(error)
             }
         }
@@ -215,7 +187,7 @@ impl Started {
 /// it exits, or at once on drop), and it is always reaped.
 #[derive(Debug)]
 pub struct Process {
-    child: Handle,
+    child: ClonedChild,
     pid: Pid,
     program: PathBuf,
     stdout: LineReader<BufReader<ChildStdout>>,
@@ -248,23 +220,12 @@ impl Process {
         spec: &ProcessSpec,
     ) -> Result<Self> {
         let Started {
-            handle: child,
+            child,
             pid,
             stdin,
             stdout,
             stderr,
         } = started;
-        let pid = pid.and_then(kill::pid).ok_or_else(|| Error::Spawn {
-            program: program.clone(),
-            source: std::io::Error::other("the child has no pid"),
-        })?;
-        let (Some(stdout), Some(stderr)) = (stdout, stderr) else {
-            kill_tree(pid, &Known::default());
-            return Err(Error::Spawn {
-                program,
-                source: std::io::Error::other("the child's output pipes are missing"),
-            });
-        };
         let tail = Tail::new(spec.stderr_tail_bytes);
         let stderr_head = Head::new(spec.capture_bytes);
         let tail_task = tokio::spawn(tail.clone().fill_from(stderr, stderr_head.clone()));

@@ -34,10 +34,6 @@ impl Signal {
     }
 }
 
-pub(crate) fn pid(raw: u32) -> Option<Pid> {
-    i32::try_from(raw).ok().and_then(Pid::from_raw)
-}
-
 /// Sends `signal` to one process. A process that is already gone is not an error.
 pub(crate) fn signal_process(target: Pid, signal: RawSignal) {
     if let Err(err) = rustix::process::kill_process(target, signal)

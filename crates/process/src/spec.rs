@@ -3,7 +3,6 @@
 use std::ffi::{OsStr, OsString};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
@@ -408,63 +407,46 @@ impl ProcessSpec {
                 source,
             },
         };
-        let started = match (&guardian, self.parent_death_signal) {
-            // The child must ask for its parent-death signal itself, between the clone and the
-            // exec: `std` would fork the whole host for that hook (≈ 1.7 ms against 0.3 ms), so
-            // it is started the way `posix_spawn` starts one, see `crate::vfork`.
-            (None, Some(signal)) => {
-                let env = self.child_env();
-                let command = crate::vfork::Command {
-                    program: &program,
-                    args: &self.args,
-                    env: &env,
-                    cwd: &self.cwd,
-                    stdin_piped: matches!(self.stdin, StdinMode::Piped),
-                    death_signal: signal.raw(),
+        // Started the way `posix_spawn` starts a child, plus the parent-death signal the child
+        // must ask for itself between the clone and the exec (`std` would fork the whole host
+        // for that hook: ≈ 1.7 ms against 0.3 ms), see `crate::vfork`. A guardian asks for its
+        // own signal first thing and checks that the host still lives, so it gets none.
+        let (command_program, args, death_signal) = match &guardian {
+            Some(guardian) => {
+                let forward = match self.stop.target {
+                    SignalTarget::Leader => Forward::Leader,
+                    SignalTarget::Group => Forward::Group,
                 };
-                crate::vfork::spawn(&command)
-                    .and_then(crate::child::Started::cloned)
-                    .map_err(spawn_error)?
+                let mut args: Vec<OsString> = vec![
+                    GUARD_ARG.into(),
+                    rustix::process::getpid().as_raw_pid().to_string().into(),
+                    forward.as_arg().into(),
+                    program.clone().into_os_string(),
+                ];
+                args.extend(self.args.iter().cloned());
+                (guardian.clone(), args, None)
             }
-            // A guardian asks for its own parent-death signal first thing and checks that the
-            // host still lives, so it needs no hook, and neither does a child without the
-            // signal: `std` spawns them with `posix_spawn`.
-            _ => {
-                let mut command = match &guardian {
-                    Some(guardian) => {
-                        let forward = match self.stop.target {
-                            SignalTarget::Leader => Forward::Leader,
-                            SignalTarget::Group => Forward::Group,
-                        };
-                        let mut command = tokio::process::Command::new(guardian);
-                        command
-                            .arg(GUARD_ARG)
-                            .arg(rustix::process::getpid().as_raw_pid().to_string())
-                            .arg(forward.as_arg())
-                            .arg(&program);
-                        command
-                    }
-                    None => tokio::process::Command::new(&program),
-                };
-                command
-                    .args(&self.args)
-                    .current_dir(&self.cwd)
-                    .env_clear()
-                    .envs(self.child_env())
-                    .stdin(match self.stdin {
-                        StdinMode::Null => Stdio::null(),
-                        StdinMode::Piped => Stdio::piped(),
-                    })
-                    .stdout(Stdio::piped())
-                    .stderr(Stdio::piped())
-                    .process_group(0)
-                    .kill_on_drop(false);
-                crate::child::Started::tokio(command.spawn().map_err(spawn_error)?)
-            }
+            None => (
+                program.clone(),
+                self.args.clone(),
+                self.parent_death_signal.map(Signal::raw),
+            ),
         };
+        let env = self.child_env();
+        let command = crate::vfork::Command {
+            program: &command_program,
+            args: &args,
+            env: &env,
+            cwd: &self.cwd,
+            stdin_piped: matches!(self.stdin, StdinMode::Piped),
+            death_signal,
+        };
+        let started = crate::vfork::spawn(&command)
+            .and_then(crate::child::Started::cloned)
+            .map_err(spawn_error)?;
         tracing::debug!(
             program = %program.display(),
-            pid = started.pid,
+            pid = started.pid.as_raw_pid(),
             guarded = guardian.is_some(),
             "spawned"
         );

@@ -1,11 +1,14 @@
-//! Starting a child that must set its own parent-death signal, without copying the host.
+//! Starting every child: the host's (a program, or a guardian running one) and a guardian's
+//! program, with the parent-death signal the child must ask for itself, without copying the
+//! host.
 //!
 //! `std` starts a child with `posix_spawn` (a clone that shares the host's memory while the
 //! host's thread waits, so nothing is copied) unless a `pre_exec` hook is set; then it forks,
 //! and the kernel copies the host's page tables: ≈ 1.7 ms per spawn against 0.3 ms in a host
 //! with a runtime and its clients in memory. The parent-death signal (`PR_SET_PDEATHSIG`) can
 //! only be asked for by the child itself, between the clone and the exec, so [`spawn`] does
-//! what `posix_spawn` does plus that one call: `clone(CLONE_VM | CLONE_VFORK)` onto a stack of
+//! what `posix_spawn` does plus that one call (when the child gets a signal: a guardian asks
+//! for its own): `clone(CLONE_VM | CLONE_VFORK)` onto a stack of
 //! its own, where the child makes system calls only (no allocation, no lock, nothing that
 //! touches the memory it shares but one error code), then `execve`. The host's thread is
 //! suspended until the exec or the child's exit, so every pointer the child reads stays valid.
@@ -51,8 +54,9 @@ pub(crate) struct Command<'a> {
     pub cwd: &'a Path,
     /// A pipe for stdin (else `/dev/null`).
     pub stdin_piped: bool,
-    /// Sent to the child when the host thread that spawned it dies.
-    pub death_signal: rustix::process::Signal,
+    /// Sent to the child when the host thread that spawned it dies (`None`: no such signal,
+    /// e.g. for a guardian, which asks for its own).
+    pub death_signal: Option<rustix::process::Signal>,
 }
 
 /// A started child and the host's ends of its pipes.
@@ -76,6 +80,7 @@ struct ChildPlan {
     stdio: Option<[RawFd; 3]>,
     /// A process group of its own (`setpgid(0, 0)`), or the host's.
     own_group: bool,
+    /// 0: none.
     death_signal: c_int,
     parent: libc::pid_t,
     /// The `errno` of the step that failed; 0 when the exec happened.
@@ -190,7 +195,7 @@ pub(crate) fn spawn_inheriting(
         cwd: None,
         stdio: None,
         own_group: false,
-        death_signal,
+        death_signal: Some(death_signal),
     })
 }
 
@@ -203,7 +208,7 @@ struct Exec<'a> {
     cwd: Option<&'a CString>,
     stdio: Option<[RawFd; 3]>,
     own_group: bool,
-    death_signal: rustix::process::Signal,
+    death_signal: Option<rustix::process::Signal>,
 }
 
 /// The clone and the exec: the child's pid once it has exec'd, or the failed step's `errno`
@@ -232,7 +237,7 @@ fn clone_exec(exec: &Exec<'_>) -> std::io::Result<Pid> {
         cwd: exec.cwd.map_or(std::ptr::null(), |cwd| cwd.as_ptr()),
         stdio: exec.stdio,
         own_group: exec.own_group,
-        death_signal: exec.death_signal.as_raw(),
+        death_signal: exec.death_signal.map_or(0, rustix::process::Signal::as_raw),
         parent: rustix::process::getpid().as_raw_pid(),
         error: AtomicI32::new(0),
     };
@@ -304,20 +309,23 @@ extern "C" fn child_main(plan: *mut c_void) -> c_int {
                 libc::sigaction(signal, &raw const default, std::ptr::null_mut());
             }
         }
-        if libc::prctl(
-            libc::PR_SET_PDEATHSIG,
-            libc::c_ulong::try_from(plan.death_signal).unwrap_or(libc::SIGKILL as libc::c_ulong),
-            0,
-            0,
-            0,
-        ) != 0
-        {
-            return fail(plan);
-        }
-        // The host may have died before the prctl: then nobody would send the signal.
-        if libc::getppid() != plan.parent {
-            *libc::__errno_location() = libc::ESRCH;
-            return fail(plan);
+        if plan.death_signal != 0 {
+            if libc::prctl(
+                libc::PR_SET_PDEATHSIG,
+                libc::c_ulong::try_from(plan.death_signal)
+                    .unwrap_or(libc::SIGKILL as libc::c_ulong),
+                0,
+                0,
+                0,
+            ) != 0
+            {
+                return fail(plan);
+            }
+            // The host may have died before the prctl: then nobody would send the signal.
+            if libc::getppid() != plan.parent {
+                *libc::__errno_location() = libc::ESRCH;
+                return fail(plan);
+            }
         }
         if plan.own_group && libc::setpgid(0, 0) != 0 {
             return fail(plan);
@@ -362,8 +370,8 @@ impl ClonedChild {
     }
 
     /// The child's pid.
-    pub(crate) fn id(&self) -> u32 {
-        self.pid.as_raw_pid().unsigned_abs()
+    pub(crate) fn pid(&self) -> Pid {
+        self.pid
     }
 
     /// Waits for the child to exit and reaps it (cancel-safe: the status is kept once reaped).

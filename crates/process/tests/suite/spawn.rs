@@ -1,8 +1,8 @@
-//! How a direct child with a parent-death signal is started (`clone(CLONE_VM | CLONE_VFORK)`,
-//! not `std`'s fork): it gets what a `std` child gets (signals, stdio even when the host has no
-//! stdin), a failed exec is an error that leaves no child, and concurrent spawns do not trip
-//! over each other. The parent-death signal itself is `pdeathsig.rs`; everything else a child
-//! does is `lifecycle.rs` and `capture.rs`, which run on this path when not guarded.
+//! How every child is started (`clone(CLONE_VM | CLONE_VFORK)`, not `std`'s fork): it gets
+//! what a `std` child gets (signals, stdio even when the host has no stdin), a failed exec is an
+//! error that leaves no child, and concurrent spawns do not trip over each other. The
+//! parent-death signal itself is `pdeathsig.rs`; everything else a child does is `lifecycle.rs`
+//! and `capture.rs`, run directly and under the guardian.
 
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
@@ -44,25 +44,36 @@ async fn a_child_starts_with_the_signals_a_std_child_gets() {
     // `posix_spawn` leaves them ignored in the child, and no other process sends them.
     let glibc = (1u64 << 31) | (1u64 << 32);
     assert_ne!(status_mask(std::process::id(), "SigIgn") & sigpipe, 0);
+    let masks_of = |pid: u32| {
+        [
+            status_mask(pid, "SigBlk") & !glibc,
+            status_mask(pid, "SigIgn") & !glibc,
+            status_mask(pid, "SigCgt") & !glibc,
+        ]
+    };
     let mut masks = Vec::new();
+    // With and without a parent-death signal, through the owner's clone.
     for signal in [Some(Signal::Kill), None] {
-        // `Some`: the clone path; `None`: `std`'s `posix_spawn`, the reference.
         let mut child = ProcessSpec::new("sleep", CWD)
             .arg("30")
             .guard(None)
             .parent_death_signal(signal)
             .spawn()
             .unwrap();
-        let pid = child.pid();
-        masks.push([
-            status_mask(pid, "SigBlk") & !glibc,
-            status_mask(pid, "SigIgn") & !glibc,
-            status_mask(pid, "SigCgt") & !glibc,
-        ]);
+        masks.push(masks_of(child.pid()));
         child.kill();
         child.wait().await.unwrap();
     }
-    assert_eq!(masks[0], masks[1]);
+    // The reference: `std`'s own spawn (`posix_spawn`).
+    let mut reference = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .unwrap();
+    masks.push(masks_of(reference.id()));
+    reference.kill().unwrap();
+    reference.wait().unwrap();
+    assert_eq!(masks[0], masks[2]);
+    assert_eq!(masks[1], masks[2]);
     assert_eq!(masks[0][0], 0, "no signal blocked");
     assert_eq!(masks[0][1] & sigpipe, 0, "SIGPIPE not ignored");
 }
