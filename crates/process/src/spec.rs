@@ -364,12 +364,16 @@ impl ProcessSpec {
 
     /// The program's path as it will be executed: a bare name found on the child's `PATH`.
     pub fn resolve_program(&self) -> Result<PathBuf> {
-        let env = self.child_env();
+        self.resolve_in(&self.child_env())
+    }
+
+    /// [`ProcessSpec::resolve_program`] with the child's environment already built.
+    fn resolve_in(&self, env: &[(OsString, OsString)]) -> Result<PathBuf> {
         let path = env
             .iter()
             .find(|(name, _)| name == "PATH")
-            .map(|(_, value)| value.clone());
-        resolve(&self.program, &self.cwd, path.as_deref())
+            .map(|(_, value)| value.as_os_str());
+        resolve(&self.program, &self.cwd, path)
     }
 
     fn check_cwd(&self) -> Result<()> {
@@ -392,7 +396,8 @@ impl ProcessSpec {
     /// Starts the child: own process group, the parent-death signal, stdout and stderr piped.
     pub fn spawn(self) -> Result<Process> {
         self.check_cwd()?;
-        let program = self.resolve_program()?;
+        let env = self.child_env();
+        let program = self.resolve_in(&env)?;
         let guardian = self.guardian();
         let spawn_error = |source: std::io::Error| match source.kind() {
             std::io::ErrorKind::NotFound => Error::NotFound {
@@ -432,7 +437,6 @@ impl ProcessSpec {
                 self.parent_death_signal.map(Signal::raw),
             ),
         };
-        let env = self.child_env();
         let command = crate::vfork::Command {
             program: &command_program,
             args: &args,
