@@ -12,7 +12,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::kill::{
-    self, Known, Signal, kill_leftovers, kill_tree, signal_group, signal_process, survey,
+    self, Known, Node, Signal, kill_leftovers, kill_tree, signal_group, signal_process, survey,
 };
 use crate::lines::{Head, LineReader, Tail};
 use crate::spec::{ProcessSpec, SignalTarget, StopPolicy};
@@ -301,7 +301,7 @@ impl Process {
             match wake {
                 Wake::Line(Ok(Some(bytes))) => {
                     self.last_output = Instant::now();
-                    return Ok(Some(String::from_utf8_lossy(&bytes).into_owned()));
+                    return Ok(Some(lossy(bytes)));
                 }
                 Wake::Line(Ok(None)) => return Ok(None),
                 Wake::Line(Err(err)) => {
@@ -315,10 +315,7 @@ impl Process {
                 Wake::Cancelled => self.begin_stop(StopCause::Cancelled),
                 Wake::Timer(Timer::Drained) => {
                     tracing::debug!(pid = self.pid(), "stdout still open after exit");
-                    return Ok(self
-                        .stdout
-                        .abandon()
-                        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned()));
+                    return Ok(self.stdout.abandon().map(lossy));
                 }
                 Wake::Timer(timer) => self.on_timer(timer),
             }
@@ -503,6 +500,17 @@ impl Process {
     }
 
     fn begin_stop(&mut self, cause: StopCause) {
+        self.begin_stop_walked(cause, None);
+    }
+
+    /// [`Process::stop`] with the tree a [`crate::kill::walk`] found just now, instead of a
+    /// survey of its own.
+    pub(crate) fn stop_walked(&mut self, walked: Option<Vec<Node>>) {
+        self.begin_stop_walked(StopCause::Requested, Some(walked));
+    }
+
+    /// Begins the stop; `walked` is a walk of the tree taken just before (its result), if any.
+    fn begin_stop_walked(&mut self, cause: StopCause, walked: Option<Option<Vec<Node>>>) {
         if self.stopping.is_some() || self.reaped {
             return;
         }
@@ -510,7 +518,10 @@ impl Process {
         self.stopping = Some((cause, later(Instant::now(), self.stop.grace)));
         // Remember the tree while the child still holds it: the polite signal may kill the
         // child and orphan a descendant that left the group.
-        survey(self.pid, &mut self.known);
+        match walked {
+            Some(walked) => self.known.record(self.pid.as_raw_pid(), walked),
+            None => survey(self.pid, &mut self.known),
+        }
         let signal = self.stop.signal.raw();
         match self.stop.target {
             // The guardian forwards it to the policy's target (a signal to the whole group would
@@ -532,6 +543,12 @@ impl Process {
         self.killed = true;
         kill_tree(self.pid, &self.known);
     }
+}
+
+/// `bytes` as text, invalid UTF-8 replaced; valid text (the usual case) is not copied.
+fn lossy(bytes: Vec<u8>) -> String {
+    String::from_utf8(bytes)
+        .unwrap_or_else(|invalid| String::from_utf8_lossy(invalid.as_bytes()).into_owned())
 }
 
 /// Reads the rest of stdout into `capture`, or discards it.

@@ -148,39 +148,89 @@ fn tree_and_group_of(
 /// it stays in the group the kill still finds it.)
 pub(crate) fn survey(leader: Pid, known: &mut Known) {
     let raw = leader.as_raw_pid();
-    match tree_by_children(raw) {
-        Some(found) => known.0.extend(found),
-        None => {
-            let found = tree_and_group(raw, known, &snapshot());
-            known.0.extend(found);
+    known.record(raw, walk(raw));
+}
+
+impl Known {
+    /// Records the tree a [`walk`] from `leader` found; where it found none (no children
+    /// files), what a whole `/proc` snapshot shows of the leader's tree and group.
+    pub(crate) fn record(&mut self, leader: i32, walked: Option<Vec<Node>>) {
+        match walked {
+            Some(found) => self
+                .0
+                .extend(found.into_iter().map(|node| (node.pid, node.start))),
+            None => {
+                let found = tree_and_group(leader, self, &snapshot());
+                self.0.extend(found);
+            }
         }
     }
 }
 
-/// `root` and its descendants with their start times, from the kernel's children files; `None`
-/// when `root`'s cannot be read (gone, or a kernel without them).
-fn tree_by_children(root: i32) -> Option<Vec<(i32, u64)>> {
-    std::fs::read_to_string(format!("/proc/{root}/task/{root}/children")).ok()?;
+/// One process of a [`walk`].
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Node {
+    pub pid: i32,
+    /// Its start time (with the pid, its identity).
+    pub start: u64,
+    /// Levels below the root (the root is 0).
+    pub depth: usize,
+}
+
+/// `root` and its descendants, from the kernel's children files (every thread's, since any
+/// thread may have started a child); `None` when `root`'s cannot be read (gone, or a kernel
+/// without them).
+pub(crate) fn walk(root: i32) -> Option<Vec<Node>> {
+    let mut text = Vec::new();
+    read_proc(&format!("/proc/{root}/task/{root}/children"), &mut text).ok()?;
     let mut found = Vec::new();
-    let mut stack = vec![root];
-    while let Some(pid) = stack.pop() {
-        let Some(start) = start_of(pid) else {
+    let mut stack = vec![(root, 0)];
+    while let Some((pid, depth)) = stack.pop() {
+        if read_proc(&format!("/proc/{pid}/stat"), &mut text).is_err() {
+            continue;
+        }
+        let Some(row) = parse_stat(&String::from_utf8_lossy(&text)) else {
             continue;
         };
-        found.push((pid, start));
+        found.push(Node {
+            pid,
+            start: row.start,
+            depth,
+        });
         let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
             continue;
         };
         for task in tasks.flatten() {
-            if let Ok(text) = std::fs::read_to_string(task.path().join("children")) {
+            let children = format!("/proc/{pid}/task/{}/children", task.file_name().display());
+            if read_proc(&children, &mut text).is_ok() {
                 stack.extend(
-                    text.split_whitespace()
-                        .filter_map(|c| c.parse::<i32>().ok()),
+                    String::from_utf8_lossy(&text)
+                        .split_whitespace()
+                        .filter_map(|c| c.parse::<i32>().ok())
+                        .map(|child| (child, depth + 1)),
                 );
             }
         }
     }
     Some(found)
+}
+
+/// Reads a small `/proc` file whole into `text` (emptied first): open, reads, close, without
+/// the `stat` and `lseek` for a size hint that `std::fs::read` makes (a `/proc` file has no
+/// size to give). A walk reads two files per thread, on the way to stopping the child.
+fn read_proc(path: &str, text: &mut Vec<u8>) -> std::io::Result<()> {
+    use std::io::Read;
+    text.clear();
+    let mut file = std::fs::File::open(path)?;
+    let mut chunk = [0_u8; 4096];
+    loop {
+        match file.read(&mut chunk) {
+            Ok(0) => return Ok(()),
+            Ok(read) => text.extend_from_slice(&chunk[..read]),
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(error) => return Err(error),
+        }
+    }
 }
 
 /// The start time of process `pid` (with the pid, its identity); `None` when there is none.

@@ -9,6 +9,7 @@ use rustix::event::{PollFd, PollFlags, Timespec, poll};
 use rustix::process::{Pid, PidfdFlags};
 
 use crate::child::Process;
+use crate::kill::{Node, walk};
 
 impl Process {
     /// Waits, at most `timeout`, until every process the program started has exited — the
@@ -19,53 +20,45 @@ impl Process {
     /// this call are not waited for; the kernel says when each exits (a pidfd per process,
     /// waited on in one `poll` on a blocking thread).
     pub async fn settle(&self, timeout: Duration) -> bool {
-        // Under a guardian the program is the guardian's child: what it started is one level
-        // further down.
-        let skip = if self.is_guarded() { 2 } else { 1 };
-        let pids = descendants(self.pid_raw(), skip);
-        if pids.is_empty() {
+        let waiting = self.started_by_program(walk(self.pid_raw()).as_deref());
+        waiting.is_empty() || wait_for(waiting, timeout).await
+    }
+
+    /// [`Process::settle`], then [`Process::stop`]; says whether everything settled. When
+    /// nothing was left to wait for, the tree walked to find that out is also the stop's record
+    /// of the tree (taken just before the signal, as the stop's own would be), so the child's
+    /// threads are walked once, not twice: each walk costs, and the kernel flushes what it
+    /// looked up when the child exits.
+    pub async fn settle_then_stop(&mut self, timeout: Duration) -> bool {
+        let walked = walk(self.pid_raw());
+        let waiting = self.started_by_program(walked.as_deref());
+        if waiting.is_empty() {
+            self.stop_walked(walked);
             return true;
         }
-        tokio::task::spawn_blocking(move || all_exit(&pids, timeout))
-            .await
-            .unwrap_or(false)
+        let settled = wait_for(waiting, timeout).await;
+        self.stop();
+        settled
+    }
+
+    /// What the program started, in a walk of the tree: under a guardian the program is the
+    /// guardian's child, and what it started is one level further down.
+    fn started_by_program(&self, walked: Option<&[Node]>) -> Vec<i32> {
+        let depth = if self.is_guarded() { 2 } else { 1 };
+        walked
+            .unwrap_or_default()
+            .iter()
+            .filter(|node| node.depth >= depth)
+            .map(|node| node.pid)
+            .collect()
     }
 }
 
-/// The processes under `root` at least `skip` levels down, from `/proc/<pid>/task/*/children`
-/// (empty where the kernel does not offer those files).
-fn descendants(root: i32, skip: usize) -> Vec<i32> {
-    let mut found = Vec::new();
-    let mut level = vec![root];
-    let mut depth = 0;
-    while !level.is_empty() {
-        let mut next = Vec::new();
-        for pid in level {
-            next.extend(children(pid));
-        }
-        depth += 1;
-        if depth >= skip {
-            found.extend(next.iter().copied());
-        }
-        level = next;
-    }
-    found
-}
-
-/// The children of `pid`, every thread's.
-fn children(pid: i32) -> Vec<i32> {
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-        return Vec::new();
-    };
-    tasks
-        .flatten()
-        .filter_map(|task| std::fs::read_to_string(task.path().join("children")).ok())
-        .flat_map(|text| {
-            text.split_whitespace()
-                .filter_map(|child| child.parse().ok())
-                .collect::<Vec<i32>>()
-        })
-        .collect()
+/// Whether every process of `pids` exits within `timeout`, waited for on a blocking thread.
+async fn wait_for(pids: Vec<i32>, timeout: Duration) -> bool {
+    tokio::task::spawn_blocking(move || all_exit(&pids, timeout))
+        .await
+        .unwrap_or(false)
 }
 
 /// Whether every process of `pids` exited within `timeout` (one that is gone already, or cannot

@@ -43,6 +43,13 @@ async fn reads_lines_and_reports_the_exit() {
 }
 
 #[tokio::test]
+async fn lines_are_text_with_invalid_utf8_replaced() {
+    let mut child = sh(r"printf 'caf\303\251\nbad \377 byte\n'").spawn().unwrap();
+    assert_eq!(lines(&mut child).await, ["café", "bad \u{fffd} byte"]);
+    assert!(child.wait().await.unwrap().success());
+}
+
+#[tokio::test]
 async fn stdin_is_null_unless_piped() {
     // `cat` with /dev/null ends at once instead of waiting for input.
     let mut child = spec("cat", CWD).spawn().unwrap();

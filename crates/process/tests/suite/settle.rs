@@ -68,3 +68,51 @@ async fn settle_returns_at_once_for_a_program_without_children() {
     child.stop();
     child.wait().await.unwrap();
 }
+
+#[tokio::test]
+async fn settle_then_stop_waits_for_the_programs_children_then_stops_it() {
+    for guarded in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut child = started(guarded, dir.path()).await;
+        assert!(child.settle_then_stop(DEADLINE).await, "guarded: {guarded}");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("out")).unwrap(),
+            "written\n",
+            "guarded: {guarded}"
+        );
+        let exit = tokio::time::timeout(DEADLINE, child.wait())
+            .await
+            .expect("the program was stopped")
+            .unwrap();
+        assert_eq!(
+            exit.stopped,
+            Some(subagent_process::StopCause::Requested),
+            "guarded: {guarded}"
+        );
+        assert_eq!(exit.signal(), Some(15), "guarded: {guarded}: {exit:?}");
+    }
+}
+
+#[tokio::test]
+async fn settle_then_stop_stops_a_program_without_children_at_once() {
+    for guarded in [false, true] {
+        let mut child = spec(guarded, "sh", "/tmp")
+            .args(["-c", "echo ready; exec sleep 300"])
+            .stdin(StdinMode::Null)
+            .spawn()
+            .unwrap();
+        assert_eq!(child.next_line().await.unwrap().as_deref(), Some("ready"));
+        assert!(child.settle_then_stop(DEADLINE).await, "guarded: {guarded}");
+        let exit = tokio::time::timeout(DEADLINE, child.wait())
+            .await
+            .expect("the program was stopped")
+            .unwrap();
+        assert_eq!(
+            exit.stopped,
+            Some(subagent_process::StopCause::Requested),
+            "guarded: {guarded}"
+        );
+        assert_eq!(exit.signal(), Some(15), "guarded: {guarded}: {exit:?}");
+        assert!(!exit.killed, "the polite signal was enough: {exit:?}");
+    }
+}
