@@ -78,6 +78,7 @@
 //!   root without `IS_SANDBOX=1`; codex-acp's sandboxed commands need a `bwrap` on `PATH`.
 
 mod client;
+mod coalesce;
 mod config;
 mod error;
 mod events;
@@ -198,7 +199,7 @@ impl SubagentProvider for AcpProvider {
         let (sender, run) = Run::channel(&self.name, &request);
         let process = run::spawn(&plan)?;
         tracing::debug!(provider = %self.name, pid = process.pid(), "acp agent started");
-        tokio::spawn(run::drive(process, sender, plan));
+        tokio::spawn(coalesce::Coalesced::new(run::drive(process, sender, plan)));
         Ok(run)
     }
 }

@@ -21,7 +21,6 @@ use agent_client_protocol::v1::schema::{
     WriteTextFileRequest, WriteTextFileResponse,
 };
 use agent_client_protocol::{Client, Lines};
-use futures::SinkExt;
 use subagent_core::{Outcome, PermissionMode, RunEmitter, RunSender, SessionRef};
 use subagent_process::{Process, ProcessSpec, Secrets, Signal, StdinMode, StopPolicy};
 use tokio::io::AsyncWriteExt;
@@ -97,20 +96,22 @@ pub(crate) async fn drive(mut process: Process, sender: RunSender, plan: RunPlan
     let cancel = sender.cancel_token().clone();
     let state = Arc::new(Mutex::new(StreamState::default()));
     let (mut lines_in, lines) = futures::channel::mpsc::channel::<std::io::Result<String>>(64);
-    let outgoing = futures::sink::unfold(process.take_stdin(), async |stdin, line: String| {
+    let outgoing = futures::sink::unfold(process.take_stdin(), async |stdin, mut line: String| {
         let Some(mut stdin) = stdin else {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::BrokenPipe,
                 "the agent's stdin is closed",
             ));
         };
+        // One write for the line and its newline.
+        line.push('\n');
         stdin.write_all(line.as_bytes()).await?;
-        stdin.write_all(b"\n").await?;
-        stdin.flush().await?;
         Ok(Some(stdin))
     });
     let transport = Lines::new(Box::pin(outgoing), lines);
-    let mut conversation = tokio::spawn(converse(
+    // The conversation is polled here, in the run's one task (see `crate::coalesce`), not
+    // spawned: a line read is a line the SDK parses in the same turn.
+    let mut conversation = Box::pin(converse(
         transport,
         Setup {
             cwd: plan.cwd.clone(),
@@ -128,17 +129,26 @@ pub(crate) async fn drive(mut process: Process, sender: RunSender, plan: RunPlan
     ));
     let mut stdout_open = true;
     let mut read_error = None;
+    // A line the SDK's full channel has not taken yet; stdout is not read meanwhile.
+    let mut unsent: Option<String> = None;
     let mut kill_at: Option<Instant> = None;
     let mut overdue = false;
     let ended = loop {
         let far = Instant::now() + Duration::from_secs(86_400);
         tokio::select! {
-            line = process.next_line(), if stdout_open => match line {
+            line = process.next_line(), if stdout_open && unsent.is_none() => match line {
                 Ok(Some(line)) => {
                     // Redacted before the SDK parses it: every event and the outcome come from it.
-                    let line = plan.secrets.redact(&line).into_owned();
-                    // The connection may be gone already; its own result says why.
-                    let _ = lines_in.send(Ok(line)).await;
+                    let line = match plan.secrets.redact(&line) {
+                        std::borrow::Cow::Borrowed(_) => line,
+                        std::borrow::Cow::Owned(redacted) => redacted,
+                    };
+                    // A closed channel: the connection is gone, and its own result says why.
+                    if let Err(error) = lines_in.try_send(Ok(line))
+                        && error.is_full()
+                    {
+                        unsent = error.into_inner().ok();
+                    }
                 }
                 Ok(None) => {
                     stdout_open = false;
@@ -150,11 +160,13 @@ pub(crate) async fn drive(mut process: Process, sender: RunSender, plan: RunPlan
                     lines_in.close_channel();
                 }
             },
-            joined = &mut conversation => {
-                break match joined {
-                    Ok(result) => result.map_err(|error| error.to_string()),
-                    Err(error) => Err(format!("the ACP client task ended: {error}")),
-                };
+            ready = futures::future::poll_fn(|cx| lines_in.poll_ready(cx)), if unsent.is_some() => {
+                if let (Ok(()), Some(line)) = (ready, unsent.take()) {
+                    let _ = lines_in.start_send(Ok(line));
+                }
+            }
+            result = &mut conversation => {
+                break result.map_err(|error| error.to_string());
             }
             () = cancel.cancelled(), if kill_at.is_none() => {
                 // `session/cancel` went out from the conversation; it has the grace period to
@@ -163,7 +175,6 @@ pub(crate) async fn drive(mut process: Process, sender: RunSender, plan: RunPlan
             }
             () = tokio::time::sleep_until(kill_at.unwrap_or(far)), if kill_at.is_some() => {
                 tracing::debug!("the ACP agent did not end its prompt within the grace period");
-                conversation.abort();
                 overdue = true;
                 break Err("the agent did not end its cancelled prompt within the grace period".to_owned());
             }
@@ -173,6 +184,8 @@ pub(crate) async fn drive(mut process: Process, sender: RunSender, plan: RunPlan
     // what it writes at the end of a turn (claude's session transcript: killed at once, the
     // last answer was missing when the session was loaded again); the tree dies after the grace
     // period in any case, and is reaped.
+    // The connection goes (and with it the agent's stdin) before the process is ended.
+    drop(conversation);
     drop(lines_in);
     if overdue {
         process.kill();
@@ -181,10 +194,9 @@ pub(crate) async fn drive(mut process: Process, sender: RunSender, plan: RunPlan
         // `claude` when the session closes, and `claude` writes the session's transcript on its
         // way out (signalled with its adapter, it sometimes had not: the next `session/load`
         // found no session). An agent with no children of its own goes on at once.
-        if !process.settle(plan.grace).await {
+        if !process.settle_then_stop(plan.grace).await {
             tracing::debug!("the ACP agent's children outlasted the grace period");
         }
-        process.stop();
     }
     let exit = process.wait().await;
     let stderr_tail = match &exit {
