@@ -73,6 +73,22 @@ fn call(
     }
 }
 
+/// The CPU time of this process's threads so far, in ms (`/proc/self/task/*/schedstat`: the
+/// scheduler's own nanoseconds, not ticks; the runtimes' threads live through the bench).
+fn cpu_ms() -> f64 {
+    let mut ns = 0_u64;
+    for task in std::fs::read_dir("/proc/self/task").unwrap().flatten() {
+        if let Ok(text) = std::fs::read_to_string(task.path().join("schedstat")) {
+            ns += text
+                .split_whitespace()
+                .next()
+                .and_then(|n| n.parse::<u64>().ok())
+                .unwrap_or(0);
+        }
+    }
+    ns as f64 / 1e6
+}
+
 fn main() {
     let pairs: usize = std::env::args()
         .skip(1)
@@ -109,6 +125,7 @@ fn main() {
         .unwrap();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
+        .thread_name("provider")
         .enable_all()
         .build()
         .unwrap();
@@ -155,7 +172,10 @@ fn main() {
             (ended - first).as_secs_f64() * 1e3,
         )
     };
+    // Each side's CPU time in this process, summed over its runs.
+    let (raw_cpu, our_cpu) = (std::cell::Cell::new(0.0), std::cell::Cell::new(0.0));
     let raw = || {
+        let cpu = cpu_ms();
         let started = Instant::now();
         let mut child = Command::new(&program)
             .args(&args)
@@ -214,6 +234,7 @@ fn main() {
         rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
         child.wait().unwrap();
         let elapsed = started.elapsed();
+        raw_cpu.set(raw_cpu.get() + cpu_ms() - cpu);
         raw_phases
             .borrow_mut()
             .push(split(started, first_text, started + elapsed));
@@ -222,7 +243,8 @@ fn main() {
         elapsed
     };
     let ours = || {
-        runtime.block_on(async {
+        let cpu = cpu_ms();
+        let elapsed = runtime.block_on(async {
             let started = Instant::now();
             let mut run = provider.start(request()).await.unwrap();
             let mut events = run.take_events().unwrap();
@@ -243,7 +265,9 @@ fn main() {
             assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
             assert_eq!(outcome.text, "hi from fake");
             elapsed
-        })
+        });
+        our_cpu.set(our_cpu.get() + cpu_ms() - cpu);
+        elapsed
     };
 
     // `measure` warms both up first: the first run of a fresh CODEX_HOME writes its files.
@@ -266,6 +290,13 @@ fn main() {
     println!(
         "  overhead        median of paired differences {diff:+.1} ms ({:+.2} % of the raw median), [p25 {diff_q1:+.1}, p75 {diff_q3:+.1}] ms",
         diff / raw_median * 100.0
+    );
+    // Both include the warm-up run and the fake model server's work (a runtime of this process).
+    let runs = (pairs + 1) as f64;
+    println!(
+        "  this process's CPU per run: bare client {:.2} ms, provider {:.2} ms (the fake model server's in both)",
+        raw_cpu.get() / runs,
+        our_cpu.get() / runs
     );
     // The pairs' phases (the warm-up run of each side left out), side by side.
     let (raw_phases, our_phases) = (raw_phases.into_inner(), our_phases.into_inner());
