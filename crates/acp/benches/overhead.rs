@@ -15,10 +15,17 @@
 //! stop and the outcome), and the paired differences of each part are printed, so a difference
 //! can be placed.
 //!
-//! `cargo bench -p subagent-acp --features e2e --bench overhead [-- PAIRS] [guarded]` (default
-//! 30; needs the adapters from `cargo xtask install-clis`). The provider's child runs unguarded,
-//! as a library host's does; with `guarded`, under the `subagent-guardian` binary that the
-//! `subagent` CLI uses for every child (`cargo build --release -p subagent-cli --bin
+//! With `sdk`, the baseline is instead what a program without `subagents` would write with the
+//! official SDK itself: `codex-acp` spawned by `tokio::process`, the SDK's client connection over
+//! its pipes on the same runtime, the same requests and the same end (SIGTERM, wait). That
+//! baseline has the SDK's own costs (its framing and parsing, its tasks) in it too, so the
+//! difference is what the provider adds over driving the adapter with the official SDK: the
+//! process owner, the events, the outcome.
+//!
+//! `cargo bench -p subagent-acp --features e2e --bench overhead [-- PAIRS] [guarded] [sdk]`
+//! (default 30; needs the adapters from `cargo xtask install-clis`). The provider's child runs
+//! unguarded, as a library host's does; with `guarded`, under the `subagent-guardian` binary that
+//! the `subagent` CLI uses for every child (`cargo build --release -p subagent-cli --bin
 //! subagent-guardian` first).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -28,6 +35,13 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
+use agent_client_protocol::schema::ProtocolVersion;
+use agent_client_protocol::v1::schema::{
+    ClientCapabilities, CloseSessionRequest, ContentBlock, FileSystemCapabilities,
+    InitializeRequest, NewSessionRequest, PromptRequest, SessionNotification, SessionUpdate,
+    StopReason as AcpStopReason, TextContent,
+};
+use agent_client_protocol::{Client, Lines};
 use serde_json::{Value, json};
 use subagent_acp::{AcpConfig, AcpProvider};
 use subagent_core::{StartRequest, StopReason, SubagentProvider};
@@ -95,6 +109,7 @@ fn main() {
         .find_map(|a| a.parse().ok())
         .unwrap_or(30);
     let guarded = std::env::args().any(|a| a == "guarded");
+    let sdk = std::env::args().any(|a| a == "sdk");
     if guarded {
         let guardian =
             Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/release/subagent-guardian");
@@ -242,6 +257,103 @@ fn main() {
         assert_eq!(texts, "hi from fake");
         elapsed
     };
+    // The same run with the official SDK driving a `tokio::process` child: no `subagents`.
+    let sdk_client = || {
+        let cpu = cpu_ms();
+        let (elapsed, first_text, texts, answer) = runtime.block_on(async {
+            let started = Instant::now();
+            let mut child = tokio::process::Command::new(&program)
+                .args(&args)
+                .current_dir(&project)
+                .env_clear()
+                .envs(child_env.iter().cloned())
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            let stdin = child.stdin.take().unwrap();
+            let stdout = tokio::io::BufReader::new(child.stdout.take().unwrap());
+            let outgoing = futures::sink::unfold(stdin, async |mut stdin, mut line: String| {
+                line.push('\n');
+                tokio::io::AsyncWriteExt::write_all(&mut stdin, line.as_bytes()).await?;
+                Ok::<_, std::io::Error>(stdin)
+            });
+            let incoming = futures::stream::unfold(
+                tokio::io::AsyncBufReadExt::lines(stdout),
+                async |mut lines| {
+                    let line = lines.next_line().await.transpose()?;
+                    Some((line, lines))
+                },
+            );
+            let seen = std::sync::Arc::new(std::sync::Mutex::new((String::new(), None)));
+            let record = std::sync::Arc::clone(&seen);
+            let project = project.clone();
+            let answer = Client
+                .v1()
+                .name("bench")
+                .on_receive_notification(
+                    async move |notification: SessionNotification, _cx| {
+                        if let SessionUpdate::AgentMessageChunk(chunk) = notification.update
+                            && let ContentBlock::Text(text) = chunk.content
+                        {
+                            let mut seen = record.lock().unwrap();
+                            seen.1.get_or_insert_with(Instant::now);
+                            seen.0.push_str(&text.text);
+                        }
+                        Ok(())
+                    },
+                    agent_client_protocol::on_receive_notification!(),
+                )
+                .connect_with(
+                    Lines::new(Box::pin(outgoing), Box::pin(incoming)),
+                    async move |cx| {
+                        cx.send_request(
+                            InitializeRequest::new(ProtocolVersion::V1).client_capabilities(
+                                ClientCapabilities::new().fs(FileSystemCapabilities::new()
+                                    .read_text_file(true)
+                                    .write_text_file(true)),
+                            ),
+                        )
+                        .block_task()
+                        .await?;
+                        let session = cx
+                            .send_request(NewSessionRequest::new(project))
+                            .block_task()
+                            .await?
+                            .session_id;
+                        let answer = cx
+                            .send_request(PromptRequest::new(
+                                session.clone(),
+                                vec![ContentBlock::Text(TextContent::new("say hi"))],
+                            ))
+                            .block_task()
+                            .await?;
+                        cx.send_request(CloseSessionRequest::new(session))
+                            .block_task()
+                            .await?;
+                        Ok(answer)
+                    },
+                )
+                .await
+                .unwrap();
+            let pid =
+                rustix::process::Pid::from_raw(child.id().unwrap().try_into().unwrap()).unwrap();
+            rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
+            child.wait().await.unwrap();
+            let elapsed = started.elapsed();
+            let (texts, first_text) = std::mem::take(&mut *seen.lock().unwrap());
+            (elapsed, first_text, texts, answer)
+        });
+        raw_cpu.set(raw_cpu.get() + cpu_ms() - cpu);
+        let started = Instant::now() - elapsed;
+        raw_phases
+            .borrow_mut()
+            .push(split(started, first_text, started + elapsed));
+        assert_eq!(answer.stop_reason, AcpStopReason::EndTurn);
+        assert_eq!(texts, "hi from fake");
+        elapsed
+    };
     let ours = || {
         let cpu = cpu_ms();
         let elapsed = runtime.block_on(async {
@@ -271,7 +383,16 @@ fn main() {
     };
 
     // `measure` warms both up first: the first run of a fresh CODEX_HOME writes its files.
-    let paired = subagent_test_support::paired::measure(pairs, raw, ours);
+    let paired = if sdk {
+        subagent_test_support::paired::measure(pairs, sdk_client, ours)
+    } else {
+        subagent_test_support::paired::measure(pairs, raw, ours)
+    };
+    let baseline = if sdk {
+        "official SDK client"
+    } else {
+        "bare ACP client"
+    };
     let (raw_median, raw_q1, raw_q3) = (paired.a.median, paired.a.q1, paired.a.q3);
     let our_median = paired.b.median;
     let (diff, diff_q1, diff_q3) = (
@@ -285,8 +406,8 @@ fn main() {
         "the provider's child unguarded"
     };
     println!("codex-acp one-turn run, {pairs} pairs (order alternating), {how}:");
-    println!("  bare ACP client median {raw_median:7.1} ms  [p25 {raw_q1:.1}, p75 {raw_q3:.1}]");
-    println!("  provider        median {our_median:7.1} ms");
+    println!("  {baseline:<19} median {raw_median:7.1} ms  [p25 {raw_q1:.1}, p75 {raw_q3:.1}]");
+    println!("  {:<19} median {our_median:7.1} ms", "provider");
     println!(
         "  overhead        median of paired differences {diff:+.1} ms ({:+.2} % of the raw median), [p25 {diff_q1:+.1}, p75 {diff_q3:+.1}] ms",
         diff / raw_median * 100.0
@@ -294,7 +415,7 @@ fn main() {
     // Both include the warm-up run and the fake model server's work (a runtime of this process).
     let runs = (pairs + 1) as f64;
     println!(
-        "  this process's CPU per run: bare client {:.2} ms, provider {:.2} ms (the fake model server's in both)",
+        "  this process's CPU per run: {baseline} {:.2} ms, provider {:.2} ms (the fake model server's in both)",
         raw_cpu.get() / runs,
         our_cpu.get() / runs
     );
@@ -324,7 +445,7 @@ fn main() {
     ] {
         let (raw, difference) = phase(pick);
         println!(
-            "  {name}: bare median {raw:6.1} ms, provider − bare median {:+.1} ms [p25 {:+.1}, p75 {:+.1}]",
+            "  {name}: baseline median {raw:6.1} ms, provider − baseline median {:+.1} ms [p25 {:+.1}, p75 {:+.1}]",
             difference.median, difference.q1, difference.q3
         );
     }
