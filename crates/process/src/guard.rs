@@ -15,7 +15,8 @@
 //! - it runs the program as its own child, in its own process group (the guardian's), with the
 //!   stdin, stdout, stderr, environment and working directory it was given;
 //! - it forwards the polite stop signals it receives (SIGINT, SIGTERM, SIGHUP, SIGQUIT) to the
-//!   program (`leader`) or to every other member of its process group (`group`);
+//!   program (`leader`) or to every other member of its process group (`group`: one signal to
+//!   the group, whose echo back to the guardian is then ignored);
 //! - when the program exits, or the host dies, it freezes (SIGSTOP) and kills (SIGKILL) every
 //!   descendant it still has, reaps them, and exits as the program did (the same exit code, or
 //!   the same terminating signal).
@@ -196,6 +197,8 @@ impl Invocation {
                 )
             })?;
         let watching = AtomicBool::new(false);
+        // The signals this guardian sent its own group, still to come back to it.
+        let mut echoes = Echoes::default();
         let status = 'wait: {
             for signal in signals.forever() {
                 match signal {
@@ -216,7 +219,12 @@ impl Invocation {
                         // The host is gone (killed, perhaps by SIGKILL): nobody else will clean up.
                         kill_descendants();
                     }
-                    polite => self.forward(program, polite),
+                    polite if echoes.arrived(polite) => {}
+                    polite => {
+                        if self.forward(program, polite) {
+                            echoes.expect(polite);
+                        }
+                    }
                 }
             }
             // The iterator ends only when the handle is closed, which nothing does.
@@ -237,21 +245,61 @@ impl Invocation {
         rustix::process::getppid() == Some(self.parent)
     }
 
-    fn forward(&self, program: Pid, raw: i32) {
+    /// Forwards a polite signal; says whether it went to the guardian's own group, and so to
+    /// the guardian too (the echo to ignore).
+    fn forward(&self, program: Pid, raw: i32) -> bool {
         let Some(signal) = RawSignal::from_named_raw(raw) else {
-            return;
+            return false;
         };
         match self.forward {
-            Forward::Leader => kill::signal_process(program, signal),
+            Forward::Leader => {
+                kill::signal_process(program, signal);
+                false
+            }
             Forward::Group => {
                 let me = rustix::process::getpid();
-                for member in kill::group_members(me) {
-                    if member != me {
-                        kill::signal_process(member, signal);
+                if rustix::process::getpgrp() == me {
+                    // One `kill` for the group, instead of finding its members in a `/proc`
+                    // snapshot of the whole machine (≈ 0.7 ms at 70 processes, on every stop).
+                    rustix::process::kill_process_group(me, signal).is_ok()
+                } else {
+                    // Not the leader of a group of our own (not how a host starts us): only
+                    // the members of the group we would lead, as the snapshot shows them.
+                    for member in kill::group_members(me) {
+                        if member != me {
+                            kill::signal_process(member, signal);
+                        }
                     }
+                    false
                 }
             }
         }
+    }
+}
+
+/// The polite signals the guardian sent to its own group and has yet to receive itself. A
+/// signal that arrives while its echo is due is taken for the echo: the group had it already.
+#[derive(Debug, Default)]
+struct Echoes(u64);
+
+impl Echoes {
+    fn bit(signal: i32) -> u64 {
+        u32::try_from(signal)
+            .ok()
+            .and_then(|signal| 1_u64.checked_shl(signal))
+            .unwrap_or(0)
+    }
+
+    fn expect(&mut self, signal: i32) {
+        self.0 |= Self::bit(signal);
+    }
+
+    /// Whether `signal` is the echo of one this guardian sent (which is then no longer due).
+    fn arrived(&mut self, signal: i32) -> bool {
+        let bit = Self::bit(signal);
+        let due = self.0 & bit != 0;
+        self.0 &= !bit;
+        due
     }
 }
 

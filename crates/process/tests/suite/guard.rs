@@ -88,6 +88,33 @@ async fn the_polite_signal_reaches_the_program_once_for_either_target() {
 }
 
 #[tokio::test]
+async fn the_group_target_reaches_every_member_once() {
+    let cancel = CancellationToken::new();
+    let mut child = guarded_sh(
+        "( m=0; trap 'm=$((m+1))' TERM; echo job ready; \
+           while [ $m -eq 0 ]; do sleep 0.05; done; sleep 0.3; echo job got $m ) & \
+         n=0; trap 'n=$((n+1))' TERM; sleep 0.2; echo ready; \
+         while [ $n -eq 0 ]; do sleep 0.05; done; sleep 0.3; wait; echo got $n",
+    )
+    .stop_policy(StopPolicy::new(Signal::Terminate).target(SignalTarget::Group))
+    .cancel(cancel.clone())
+    .spawn()
+    .unwrap();
+    assert_eq!(
+        child.next_line().await.unwrap().as_deref(),
+        Some("job ready")
+    );
+    assert_eq!(child.next_line().await.unwrap().as_deref(), Some("ready"));
+    cancel.cancel();
+    assert_eq!(lines(&mut child).await, ["job got 1", "got 1"]);
+    let exit = child.wait().await.unwrap();
+    assert_eq!(
+        (exit.code(), exit.stopped, exit.killed),
+        (Some(0), Some(StopCause::Cancelled), false)
+    );
+}
+
+#[tokio::test]
 async fn helper_hosts_a_guarded_shell_with_an_escapee() {
     if std::env::var_os(HELPER).is_none() {
         return;
