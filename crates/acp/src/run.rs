@@ -5,8 +5,11 @@
 //! The glue is small: the SDK's `Lines` transport takes a stream of incoming lines and a sink of
 //! outgoing ones. The incoming lines are the process's own bounded stdout lines, which this
 //! module reads (so the process owner's line bound, timeouts and reaping stay in force) and
-//! hands over a bounded channel; the outgoing sink writes to the child's stdin. The SDK spawns
-//! nothing and brings no executor: its connection is one future, run on a tokio task.
+//! hands over a channel; the outgoing sink writes to the child's stdin. The SDK spawns nothing
+//! and brings no executor: its connection is one future, polled in the same task as the reading
+//! (see `crate::coalesce`). The channel is unbounded because the SDK's is: its transport takes
+//! every line it is offered into a queue of its own whenever it is polled, so a bound here would
+//! bound nothing.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -95,7 +98,7 @@ enum Ended {
 pub(crate) async fn drive(mut process: Process, sender: RunSender, plan: RunPlan) {
     let cancel = sender.cancel_token().clone();
     let state = Arc::new(Mutex::new(StreamState::default()));
-    let (mut lines_in, lines) = futures::channel::mpsc::channel::<std::io::Result<String>>(64);
+    let (lines_in, lines) = futures::channel::mpsc::unbounded::<std::io::Result<String>>();
     let outgoing = futures::sink::unfold(process.take_stdin(), async |stdin, mut line: String| {
         let Some(mut stdin) = stdin else {
             return Err(std::io::Error::new(
@@ -129,14 +132,12 @@ pub(crate) async fn drive(mut process: Process, sender: RunSender, plan: RunPlan
     ));
     let mut stdout_open = true;
     let mut read_error = None;
-    // A line the SDK's full channel has not taken yet; stdout is not read meanwhile.
-    let mut unsent: Option<String> = None;
     let mut kill_at: Option<Instant> = None;
     let mut overdue = false;
     let ended = loop {
         let far = Instant::now() + Duration::from_secs(86_400);
         tokio::select! {
-            line = process.next_line(), if stdout_open && unsent.is_none() => match line {
+            line = process.next_line(), if stdout_open => match line {
                 Ok(Some(line)) => {
                     // Redacted before the SDK parses it: every event and the outcome come from it.
                     let line = match plan.secrets.redact(&line) {
@@ -144,11 +145,7 @@ pub(crate) async fn drive(mut process: Process, sender: RunSender, plan: RunPlan
                         std::borrow::Cow::Owned(redacted) => redacted,
                     };
                     // A closed channel: the connection is gone, and its own result says why.
-                    if let Err(error) = lines_in.try_send(Ok(line))
-                        && error.is_full()
-                    {
-                        unsent = error.into_inner().ok();
-                    }
+                    let _ = lines_in.unbounded_send(Ok(line));
                 }
                 Ok(None) => {
                     stdout_open = false;
@@ -160,11 +157,6 @@ pub(crate) async fn drive(mut process: Process, sender: RunSender, plan: RunPlan
                     lines_in.close_channel();
                 }
             },
-            ready = futures::future::poll_fn(|cx| lines_in.poll_ready(cx)), if unsent.is_some() => {
-                if let (Ok(()), Some(line)) = (ready, unsent.take()) {
-                    let _ = lines_in.start_send(Ok(line));
-                }
-            }
             result = &mut conversation => {
                 break result.map_err(|error| error.to_string());
             }

@@ -34,3 +34,28 @@ async fn a_missing_agent_is_spawn_failed_and_one_that_exits_fails_the_run() {
         "{outcome:?}"
     );
 }
+
+/// The run reads the agent's stdout and feeds the SDK in one task: a burst of a thousand updates
+/// written at once (more than the pipe holds) all arrive, in order, and the prompt's answer after
+/// them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_of_updates_arrives_whole_and_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/burst-agent.sh");
+    let mut config = AcpConfig::new(agent);
+    config.env.insert("BURST".to_owned(), "1000".to_owned());
+    let provider = AcpProvider::new("burst", config).unwrap();
+    for _ in 0..3 {
+        let run = provider
+            .start(StartRequest::new("say hi", dir.path()))
+            .await
+            .unwrap();
+        let outcome = tokio::time::timeout(Duration::from_secs(60), run.outcome())
+            .await
+            .expect("the run ended");
+        assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+        let expected: String = (0..1000).map(|i| format!("{i} ")).collect();
+        assert_eq!(outcome.text, expected);
+    }
+}
