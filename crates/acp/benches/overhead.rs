@@ -187,21 +187,25 @@ fn main() {
             (ended - first).as_secs_f64() * 1e3,
         )
     };
-    // Each side's CPU time in this process, summed over its runs.
-    let (raw_cpu, our_cpu) = (std::cell::Cell::new(0.0), std::cell::Cell::new(0.0));
-    let raw = || {
-        let cpu = cpu_ms();
-        let started = Instant::now();
-        let mut child = Command::new(&program)
+    // The adapter as both baselines start it: the provider's argv, cwd and environment.
+    let command = || {
+        let mut command = Command::new(&program);
+        command
             .args(&args)
             .current_dir(&project)
             .env_clear()
             .envs(child_env.iter().cloned())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+            .stderr(Stdio::null());
+        command
+    };
+    // Each side's CPU time in this process, summed over its runs.
+    let (raw_cpu, our_cpu) = (std::cell::Cell::new(0.0), std::cell::Cell::new(0.0));
+    let raw = || {
+        let cpu = cpu_ms();
+        let started = Instant::now();
+        let mut child = command().spawn().unwrap();
         let mut stdin = child.stdin.take().unwrap();
         let mut stdout = BufReader::new(child.stdout.take().unwrap());
         let mut texts = String::new();
@@ -262,16 +266,7 @@ fn main() {
         let cpu = cpu_ms();
         let (elapsed, first_text, texts, answer) = runtime.block_on(async {
             let started = Instant::now();
-            let mut child = tokio::process::Command::new(&program)
-                .args(&args)
-                .current_dir(&project)
-                .env_clear()
-                .envs(child_env.iter().cloned())
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::null())
-                .spawn()
-                .unwrap();
+            let mut child = tokio::process::Command::from(command()).spawn().unwrap();
             let stdin = child.stdin.take().unwrap();
             let stdout = tokio::io::BufReader::new(child.stdout.take().unwrap());
             let outgoing = futures::sink::unfold(stdin, async |mut stdin, mut line: String| {

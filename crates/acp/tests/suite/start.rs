@@ -6,6 +6,17 @@ use pretty_assertions::assert_eq;
 use subagent_acp::{AcpConfig, AcpProvider};
 use subagent_core::{ErrorCode, StartRequest, StopReason, SubagentProvider};
 
+/// One run of "say hi" in `cwd`, to its outcome (a bound against hanging).
+async fn say_hi(provider: &AcpProvider, cwd: &std::path::Path) -> subagent_core::Outcome {
+    let run = provider
+        .start(StartRequest::new("say hi", cwd))
+        .await
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(60), run.outcome())
+        .await
+        .expect("the run ended")
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_missing_agent_is_spawn_failed_and_one_that_exits_fails_the_run() {
     let dir = tempfile::tempdir().unwrap();
@@ -17,13 +28,7 @@ async fn a_missing_agent_is_spawn_failed_and_one_that_exits_fails_the_run() {
 
     // `true` exits at once without a word: the run fails (never hangs), saying so.
     let gone = AcpProvider::new("acp", AcpConfig::new("true")).unwrap();
-    let run = gone
-        .start(StartRequest::new("say hi", dir.path()))
-        .await
-        .unwrap();
-    let outcome = tokio::time::timeout(Duration::from_secs(60), run.outcome())
-        .await
-        .expect("the run ended");
+    let outcome = say_hi(&gone, dir.path()).await;
     assert_eq!(outcome.status, StopReason::Failed, "{outcome:?}");
     assert!(
         outcome
@@ -47,13 +52,7 @@ async fn a_burst_of_updates_arrives_whole_and_in_order() {
     config.env.insert("BURST".to_owned(), "1000".to_owned());
     let provider = AcpProvider::new("burst", config).unwrap();
     for _ in 0..3 {
-        let run = provider
-            .start(StartRequest::new("say hi", dir.path()))
-            .await
-            .unwrap();
-        let outcome = tokio::time::timeout(Duration::from_secs(60), run.outcome())
-            .await
-            .expect("the run ended");
+        let outcome = say_hi(&provider, dir.path()).await;
         assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
         let expected: String = (0..1000).map(|i| format!("{i} ")).collect();
         assert_eq!(outcome.text, expected);

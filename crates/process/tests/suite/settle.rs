@@ -26,17 +26,37 @@ async fn started(guarded: bool, dir: &std::path::Path) -> subagent_process::Proc
     child
 }
 
+/// The background job of [`started`] wrote its file.
+fn assert_written(dir: &std::path::Path, guarded: bool) {
+    assert_eq!(
+        std::fs::read_to_string(dir.join("out")).unwrap(),
+        "written\n",
+        "guarded: {guarded}"
+    );
+}
+
+/// The program ends, of the stop's SIGTERM and nothing harder.
+async fn assert_stopped_politely(child: subagent_process::Process, guarded: bool) {
+    let exit = tokio::time::timeout(DEADLINE, child.wait())
+        .await
+        .expect("the program was stopped")
+        .unwrap();
+    assert_eq!(
+        exit.stopped,
+        Some(subagent_process::StopCause::Requested),
+        "guarded: {guarded}"
+    );
+    assert_eq!(exit.signal(), Some(15), "guarded: {guarded}: {exit:?}");
+    assert!(!exit.killed, "the polite signal was enough: {exit:?}");
+}
+
 #[tokio::test]
 async fn settle_waits_for_the_programs_children_not_for_the_program() {
     for guarded in [false, true] {
         let dir = tempfile::tempdir().unwrap();
         let mut child = started(guarded, dir.path()).await;
         assert!(child.settle(DEADLINE).await, "guarded: {guarded}");
-        assert_eq!(
-            std::fs::read_to_string(dir.path().join("out")).unwrap(),
-            "written\n",
-            "guarded: {guarded}"
-        );
+        assert_written(dir.path(), guarded);
         child.stop();
         child.wait().await.unwrap();
     }
@@ -75,21 +95,8 @@ async fn settle_then_stop_waits_for_the_programs_children_then_stops_it() {
         let dir = tempfile::tempdir().unwrap();
         let mut child = started(guarded, dir.path()).await;
         assert!(child.settle_then_stop(DEADLINE).await, "guarded: {guarded}");
-        assert_eq!(
-            std::fs::read_to_string(dir.path().join("out")).unwrap(),
-            "written\n",
-            "guarded: {guarded}"
-        );
-        let exit = tokio::time::timeout(DEADLINE, child.wait())
-            .await
-            .expect("the program was stopped")
-            .unwrap();
-        assert_eq!(
-            exit.stopped,
-            Some(subagent_process::StopCause::Requested),
-            "guarded: {guarded}"
-        );
-        assert_eq!(exit.signal(), Some(15), "guarded: {guarded}: {exit:?}");
+        assert_written(dir.path(), guarded);
+        assert_stopped_politely(child, guarded).await;
     }
 }
 
@@ -103,16 +110,6 @@ async fn settle_then_stop_stops_a_program_without_children_at_once() {
             .unwrap();
         assert_eq!(child.next_line().await.unwrap().as_deref(), Some("ready"));
         assert!(child.settle_then_stop(DEADLINE).await, "guarded: {guarded}");
-        let exit = tokio::time::timeout(DEADLINE, child.wait())
-            .await
-            .expect("the program was stopped")
-            .unwrap();
-        assert_eq!(
-            exit.stopped,
-            Some(subagent_process::StopCause::Requested),
-            "guarded: {guarded}"
-        );
-        assert_eq!(exit.signal(), Some(15), "guarded: {guarded}: {exit:?}");
-        assert!(!exit.killed, "the polite signal was enough: {exit:?}");
+        assert_stopped_politely(child, guarded).await;
     }
 }
