@@ -12,7 +12,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::kill::{
-    self, Known, Node, Signal, kill_leftovers, kill_tree, signal_group, signal_process, survey,
+    self, Known, Node, Signal, kill_leftovers, kill_tree, signal_group, signal_process,
 };
 use crate::lines::{Head, LineReader, Tail};
 use crate::spec::{ProcessSpec, SignalTarget, StopPolicy};
@@ -500,17 +500,21 @@ impl Process {
     }
 
     fn begin_stop(&mut self, cause: StopCause) {
-        self.begin_stop_walked(cause, None);
+        if self.stopping.is_some() || self.reaped {
+            return;
+        }
+        let walked = kill::walk(self.pid_raw());
+        self.begin_stop_walked(cause, walked);
     }
 
     /// [`Process::stop`] with the tree a [`crate::kill::walk`] found just now, instead of a
-    /// survey of its own.
+    /// walk of its own.
     pub(crate) fn stop_walked(&mut self, walked: Option<Vec<Node>>) {
-        self.begin_stop_walked(StopCause::Requested, Some(walked));
+        self.begin_stop_walked(StopCause::Requested, walked);
     }
 
-    /// Begins the stop; `walked` is a walk of the tree taken just before (its result), if any.
-    fn begin_stop_walked(&mut self, cause: StopCause, walked: Option<Option<Vec<Node>>>) {
+    /// Begins the stop; `walked` is the tree as a walk found it just before.
+    fn begin_stop_walked(&mut self, cause: StopCause, walked: Option<Vec<Node>>) {
         if self.stopping.is_some() || self.reaped {
             return;
         }
@@ -518,10 +522,7 @@ impl Process {
         self.stopping = Some((cause, later(Instant::now(), self.stop.grace)));
         // Remember the tree while the child still holds it: the polite signal may kill the
         // child and orphan a descendant that left the group.
-        match walked {
-            Some(walked) => self.known.record(self.pid.as_raw_pid(), walked),
-            None => survey(self.pid, &mut self.known),
-        }
+        self.known.record(self.pid_raw(), walked);
         let signal = self.stop.signal.raw();
         match self.stop.target {
             // The guardian forwards it to the policy's target (a signal to the whole group would

@@ -140,20 +140,13 @@ fn tree_and_group_of(
     found
 }
 
-/// Records the child's current tree (before the polite signal may kill its top): walked down
-/// from the leader through `/proc/<pid>/task/*/children`, which costs what the tree has, not
-/// what the machine runs; where the kernel offers no such files, from a whole `/proc` snapshot
-/// with the leader's process group. (Under a guardian, a child subreaper, the walk is the whole
-/// tree; without one, an orphan re-parented to init before the stop is not recorded, but while
-/// it stays in the group the kill still finds it.)
-pub(crate) fn survey(leader: Pid, known: &mut Known) {
-    let raw = leader.as_raw_pid();
-    known.record(raw, walk(raw));
-}
-
 impl Known {
-    /// Records the tree a [`walk`] from `leader` found; where it found none (no children
-    /// files), what a whole `/proc` snapshot shows of the leader's tree and group.
+    /// Records the child's tree as a [`walk`] from `leader` found it, before the polite signal
+    /// may kill its top: the walk costs what the tree has, not what the machine runs; where it
+    /// found nothing (a kernel without children files), a whole `/proc` snapshot with the
+    /// leader's process group is read instead. (Under a guardian, a child subreaper, the walk is
+    /// the whole tree; without one, an orphan re-parented to init before the stop is not
+    /// recorded, but while it stays in the group the kill still finds it.)
     pub(crate) fn record(&mut self, leader: i32, walked: Option<Vec<Node>>) {
         match walked {
             Some(found) => self
