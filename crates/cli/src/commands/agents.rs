@@ -1,0 +1,63 @@
+//! `subagent agents`: the effective catalog.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use serde_json::json;
+use subagent_core::ProviderFactory;
+
+use crate::args::AgentsArgs;
+use crate::render::{self};
+use crate::setup::{self};
+use crate::{EXIT_COMPLETED, Refusal};
+
+pub(super) fn agents(
+    args: &AgentsArgs,
+    factories: &[Arc<dyn ProviderFactory>],
+) -> Result<ExitCode, Refusal> {
+    // No agent runs: the scripted model, so that no key is looked for.
+    let runnable = setup::runnable(&args.preset, true, None, factories)?;
+    let entries = runnable.catalog.entries();
+    let warnings = runnable.catalog.warnings();
+    if args.json {
+        let value = json!({ "agents": entries, "warnings": warnings });
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&value).unwrap_or_default()
+        );
+        return Ok(ExitCode::from(EXIT_COMPLETED));
+    }
+    println!(
+        "{:<18} {:<12} {:<10} description",
+        "name", "provider", "source"
+    );
+    for entry in &entries {
+        let profile = entry.definition.profile();
+        println!(
+            "{:<18} {:<12} {:<10} {}",
+            profile.name,
+            profile
+                .provider
+                .clone()
+                .unwrap_or_else(|| "(default)".into()),
+            entry.definition.source.as_str(),
+            render::one_line(&profile.description, 80)
+        );
+        println!("{:<18} from {}", "", entry.definition.origin);
+        for overridden in &entry.overridden {
+            println!(
+                "{:<18} overrides {} ({})",
+                "",
+                overridden.source.as_str(),
+                overridden.origin
+            );
+        }
+    }
+    if !warnings.is_empty() {
+        eprintln!("warnings:");
+        for warning in &warnings {
+            eprintln!("  {warning}");
+        }
+    }
+    Ok(ExitCode::from(EXIT_COMPLETED))
+}

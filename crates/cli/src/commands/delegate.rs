@@ -1,0 +1,139 @@
+//! `subagent delegate`: one child through the registry.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use serde_json::Value;
+use subagent_core::agents::AgentDirectory;
+use subagent_core::{ProviderFactory, StartRequest};
+
+use super::{exit_for, notice, read_prompt, session_ref};
+use crate::Refusal;
+use crate::args::DelegateArgs;
+use crate::drive::{Interrupts, drive};
+use crate::render::{self, Mode, Progress};
+use crate::setup::{self};
+use crate::warnings;
+
+/// The largest `--output-schema` file, in bytes: 1 MiB.
+const MAX_SCHEMA_FILE: u64 = 1 << 20;
+
+pub(super) async fn delegate(
+    args: DelegateArgs,
+    factories: &[Arc<dyn ProviderFactory>],
+) -> Result<ExitCode, Refusal> {
+    let prompt = read_prompt(&args.prompt)?;
+    let mode = Mode::pick(args.json);
+    let runnable = setup::runnable(&args.preset.project, args.preset.offline, None, factories)?;
+    let profile = match &args.agent {
+        Some(name) => Some(
+            runnable
+                .catalog
+                .get(name)
+                .ok_or_else(|| warnings::unknown_agent(&runnable.catalog, name, &runnable.cwd))?,
+        ),
+        None => None,
+    };
+    warnings::print(&runnable.catalog, &runnable.cwd);
+    let provider = match (
+        &args.provider,
+        profile.as_ref().and_then(|p| p.provider.clone()),
+    ) {
+        (Some(provider), _) => provider.clone(),
+        (None, Some(provider)) => provider,
+        (None, None) => runnable
+            .tools
+            .first()
+            .map(|row| row.provider.clone())
+            .or_else(|| runnable.registry.names().into_iter().next())
+            .ok_or_else(|| Refusal::invalid("the preset enables no provider"))?,
+    };
+    // `started:` names the task (the agent type, then the prompt), as without `--agent`.
+    let description = profile.as_ref().map(|profile| {
+        format!(
+            "{}: {}",
+            profile.name,
+            subagent_core::default_description(&prompt)
+        )
+    });
+    let mut builder = StartRequest::builder(prompt).cwd(&runnable.cwd);
+    // The agent type's settings, its permission mode as the request's ceiling: the same
+    // mapping as the delegation tool's, so a `plan` agent is read-only on every provider.
+    if let (Some(profile), Some(description)) = (&profile, description) {
+        builder = builder.description(description).agent(profile);
+    }
+    if let Some(extra) = &args.persona {
+        builder = builder.add_persona(extra);
+    }
+    if let Some(model) = &args.model {
+        builder = builder.model(model.clone());
+    }
+    if let Some(turns) = args.max_turns {
+        builder = builder.max_turns(turns);
+    }
+    // After the agent type's: the flag beats the definition's `effort:`.
+    if let Some(effort) = args.effort {
+        builder = builder.effort(effort);
+    }
+    // The flag's isolation, else the agent type's: the delegation tool's rule.
+    if let Some(isolation) =
+        subagent_core::Isolation::resolve(args.isolation.as_deref(), profile.as_ref())?
+    {
+        builder = builder.isolation(isolation);
+    }
+    if let Some(id) = &args.resume {
+        builder = builder.resume(session_ref(&provider, id, &runnable.cwd));
+    }
+    if let Some(path) = &args.output_schema {
+        let text = subagent_session::read_user_text(path, MAX_SCHEMA_FILE)
+            .map_err(|e| Refusal::invalid(format!("--output-schema {}: {e}", path.display())))?;
+        let schema: Value = serde_json::from_str(&text).map_err(|e| {
+            Refusal::invalid(format!("--output-schema {}: not JSON: {e}", path.display()))
+        })?;
+        builder = builder.output_schema(schema);
+    }
+    let mut request = builder.build();
+    request.parent.extensions = setup::extensions(&runnable.model, &runnable.secrets);
+    if let Some(row) = runnable
+        .preset
+        .providers
+        .iter()
+        .find(|row| row.name == provider && row.disabled)
+    {
+        return Err(Refusal::new(
+            "UNKNOWN_PROVIDER",
+            format!(
+                "provider \"{provider}\" is disabled in {}:{}:{}: set `disabled: false` on its row to use it (enabled: {})",
+                runnable.preset.path.display(),
+                row.location.line,
+                row.location.column,
+                runnable.registry.names().join(", ")
+            ),
+        ));
+    }
+    // The model notice matters only when an in-process agent runs.
+    let in_process = runnable
+        .preset
+        .providers
+        .iter()
+        .any(|row| row.name == provider && matches!(row.kind.as_str(), "spawn" | "fork"));
+    if in_process {
+        notice(&runnable, mode);
+    }
+    let mut interrupts = Interrupts::listen();
+    let run = runnable.registry.start(&provider, request).await?;
+    let run_id = run.id();
+    tracing::debug!(%run_id, %provider, cwd = %runnable.cwd.display(), "child started");
+    let mut progress = Progress::new(mode, provider.clone());
+    let driven = drive(run, &mut progress, &mut interrupts).await;
+    if mode == Mode::Json {
+        render::print_json_line(&render::outcome_json(run_id, &provider, &driven.outcome));
+    } else {
+        render::print_outcome_human(&driven.outcome, &progress);
+        let resume = format!("subagent delegate --provider {provider}");
+        if let Some(line) = render::session_line(&driven.outcome, &resume) {
+            eprintln!("{line}");
+        }
+    }
+    Ok(exit_for(driven.outcome.status, driven.interrupted))
+}

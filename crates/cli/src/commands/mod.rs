@@ -1,0 +1,133 @@
+//! The subcommands: one module each; what they share is here.
+
+mod agents;
+mod delegate;
+mod preset;
+mod providers;
+mod run;
+
+pub(crate) use run::{delegation_config, parent_agent};
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use serde_json::json;
+use subagent_core::{ProviderFactory, StopReason};
+
+use crate::args::{Command, PresetCommand};
+use crate::drive::StopSignal;
+use crate::render::{self, Mode};
+use crate::setup::Runnable;
+use crate::{EXIT_CANCELLED, EXIT_COMPLETED, EXIT_NOT_COMPLETED, Refusal};
+
+/// Runs one subcommand with the provider kinds of this build (`setup::factories`).
+pub async fn dispatch(command: Command, factories: &[Arc<dyn ProviderFactory>]) -> ExitCode {
+    match command {
+        Command::Delegate(args) => {
+            let json = args.json;
+            delegate::delegate(args, factories)
+                .await
+                .unwrap_or_else(|r| r.report(json))
+        }
+        Command::Run(args) => {
+            let json = args.json;
+            run::run(args, factories)
+                .await
+                .unwrap_or_else(|r| r.report(json))
+        }
+        Command::Acp(args) => crate::acp::acp(args, factories)
+            .await
+            .unwrap_or_else(|r| r.report(false)),
+        Command::Providers(args) => {
+            let json = args.json;
+            providers::providers(&args, factories).unwrap_or_else(|r| r.report(json))
+        }
+        Command::Agents(args) => {
+            let json = args.json;
+            agents::agents(&args, factories).unwrap_or_else(|r| r.report(json))
+        }
+        Command::Serve(args) => crate::serve::serve(args, factories)
+            .await
+            .unwrap_or_else(|r| r.report(false)),
+        Command::Mcp(args) => crate::mcp::mcp(args, factories)
+            .await
+            .unwrap_or_else(|r| r.report(false)),
+        Command::Worker(args) => crate::worker::worker(args, factories)
+            .await
+            .unwrap_or_else(|r| r.report(false)),
+        Command::Preset(PresetCommand::Validate { file, json }) => {
+            preset::validate(&file, json, factories)
+        }
+        Command::Preset(PresetCommand::Schema) => {
+            let schema = subagent_preset::preset_schema_for(factories);
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&schema).unwrap_or_default()
+            );
+            ExitCode::from(EXIT_COMPLETED)
+        }
+    }
+}
+
+/// The largest prompt read from stdin (`-`), in bytes: 4 MiB.
+const MAX_STDIN_PROMPT: u64 = 4 << 20;
+
+pub(super) fn read_prompt(prompt: &str) -> Result<String, Refusal> {
+    let text = if prompt == "-" {
+        let bytes = subagent_session::read_bounded(std::io::stdin().lock(), MAX_STDIN_PROMPT)
+            .map_err(|e| {
+                Refusal::invalid(if e.kind() == std::io::ErrorKind::FileTooLarge {
+                    format!(
+                        "the prompt on stdin is over {} MiB; put the material in a file and name it in the prompt",
+                        MAX_STDIN_PROMPT >> 20
+                    )
+                } else {
+                    format!("cannot read the prompt from stdin: {e}")
+                })
+            })?;
+        String::from_utf8(bytes)
+            .map_err(|_| Refusal::invalid("the prompt on stdin is not UTF-8 text"))?
+    } else {
+        prompt.to_owned()
+    };
+    if text.trim().is_empty() {
+        return Err(Refusal::invalid("the prompt is empty"));
+    }
+    Ok(text)
+}
+
+/// The exit code: 0 when the run completed (even if a stop signal raced its end), else the
+/// code of the stop signal received (130, 143, 129), else 130 for a cancelled run and 1.
+pub(super) fn exit_for(status: StopReason, interrupted: Option<StopSignal>) -> ExitCode {
+    ExitCode::from(match (status, interrupted) {
+        (StopReason::Completed, _) => EXIT_COMPLETED,
+        (_, Some(signal)) => signal.exit_code(),
+        (StopReason::Cancelled, None) => EXIT_CANCELLED,
+        (_, None) => EXIT_NOT_COMPLETED,
+    })
+}
+
+pub(super) fn notice(runnable: &Runnable, mode: Mode) {
+    if let Some(notice) = &runnable.model.notice {
+        if mode == Mode::Json {
+            render::print_json_line(&json!({"type": "notice", "message": notice}));
+        } else {
+            eprintln!("{notice}");
+        }
+    }
+}
+
+/// The session `id` of `provider`, continued from `cwd`: what `--resume` asks for, of a child
+/// (`delegate`) or of the `run` parent.
+pub(super) fn session_ref(
+    provider: &str,
+    id: &str,
+    cwd: &std::path::Path,
+) -> subagent_core::SessionRef {
+    subagent_core::SessionRef {
+        provider: provider.to_owned(),
+        id: id.to_owned(),
+        cwd: Some(cwd.to_path_buf()),
+        transcript: None,
+    }
+}

@@ -1,0 +1,309 @@
+//! `subagent run`: the parent agent, its delegations and its session.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use serde_json::{Value, json};
+use subagent_core::{ProviderFactory, StartRequest};
+use subagent_runtime::tools::BashConfig;
+use subagent_runtime::{
+    AgentConfig, DelegationTool, DelegationToolConfig, PermissionPolicy, Roots, Tool, ToolSet,
+};
+
+use super::{exit_for, notice, read_prompt, session_ref};
+use crate::Refusal;
+use crate::args::RunArgs;
+use crate::broker::TerminalBroker;
+use crate::drive::{Interrupts, drive};
+use crate::render::{self, Mode, Progress};
+use crate::setup::{self, Runnable};
+use crate::warnings;
+
+/// What the `run` parent's sessions belong to (the runtime names a top-level run's session so).
+const PARENT_PROVIDER: &str = "runtime";
+
+/// The `run` parent's start: `prompt` as a fresh conversation, or (`--resume`) as the next
+/// message of session `resume`, through the runtime's session store as spawn resumes a child
+/// (`SessionStore::resume`, then `Agent::resuming`): `NOT_RESUMABLE` for an id that names no
+/// session here or one still being written, and without a state dir.
+async fn parent_start(
+    agent: subagent_runtime::Agent,
+    prompt: String,
+    resume: Option<&str>,
+    runnable: &Runnable,
+) -> Result<subagent_core::Run, Refusal> {
+    let blocks = vec![subagent_session::ContentBlock::text(prompt.clone())];
+    let request = StartRequest::builder(prompt)
+        .cwd(&runnable.cwd)
+        .depth(agent.config().depth)
+        .build();
+    let Some(id) = resume else {
+        return Ok(agent.start(
+            PARENT_PROVIDER,
+            &request,
+            subagent_runtime::Seed::fresh(blocks),
+        ));
+    };
+    let Some(store) = &runnable.sessions else {
+        return Err(Refusal::new(
+            "NOT_RESUMABLE",
+            format!(
+                "cannot resume session {id}: no transcripts are kept without a state dir (set HOME or XDG_STATE_HOME to an absolute path)"
+            ),
+        ));
+    };
+    let resumed = store
+        .resume(
+            PARENT_PROVIDER,
+            &session_ref(PARENT_PROVIDER, id, &runnable.cwd),
+            blocks,
+        )
+        .await?;
+    Ok(agent
+        .resuming(resumed.session)
+        .start(PARENT_PROVIDER, &request, resumed.seed))
+}
+
+/// The system prompt of the `run` parent.
+const PARENT_SYSTEM: &str = "You are a coding agent working in the user's project directory. \
+You can read and change files and run commands with your tools, and you can hand a self-contained \
+subtask to a subagent with a delegation tool: give it a complete prompt, since it does not see \
+this conversation unless it is a fork. Report the result to the user concisely.";
+
+pub(crate) fn delegation_config(row: &subagent_preset::ToolRow) -> DelegationToolConfig {
+    let mut config = DelegationToolConfig::new(row.provider.clone());
+    config.name.clone_from(&row.name);
+    // Untyped calls fork only where the row names a fork provider.
+    config.fork.clone_from(&row.fork);
+    config.max_depth = row.max_depth;
+    config.background = row.background;
+    config.foreground_timeout_ms = row.foreground_timeout_ms;
+    config.tool_filter.clone_from(&row.tool_filter);
+    config.persona.clone_from(&row.persona);
+    config.description.clone_from(&row.description);
+    config
+}
+
+/// The parent `run` runs (and `acp` serves): the built-in tools, the preset's delegation
+/// tools and the task tools, in `runnable.cwd`, permitted by `permissions`.
+pub(crate) fn parent_agent(
+    runnable: &Runnable,
+    max_turns: u32,
+    permissions: PermissionPolicy,
+) -> Result<subagent_runtime::Agent, Refusal> {
+    let directory: Arc<dyn subagent_core::agents::AgentDirectory> = runnable.catalog.clone();
+    let delegations = runnable.tools.iter().map(|row| {
+        Arc::new(DelegationTool::new(
+            delegation_config(row),
+            Arc::clone(&runnable.registry),
+            Arc::clone(&directory),
+        )) as Arc<dyn Tool>
+    });
+    // The task tools read and stop what the parent runs in the background (subagents, commands).
+    let tools = ToolSet::new(
+        ToolSet::builtin(BashConfig::default())
+            .into_iter()
+            .chain(delegations)
+            .chain(subagent_runtime::tools::task_tools()),
+    );
+    let roots = Roots::new(&runnable.cwd).map_err(|e| Refusal::invalid(e.to_string()))?;
+    let mut config = AgentConfig::new(Arc::clone(&runnable.model.model), roots);
+    config.system = Some(PARENT_SYSTEM.to_owned());
+    config.tools = tools;
+    config.max_turns = Some(max_turns);
+    config.max_depth = runnable.preset.max_depth;
+    // The parent's bash tool and tool results keep the configured secrets in, as children do.
+    config.secrets = runnable.secrets.clone();
+    config.sessions.clone_from(&runnable.sessions);
+    config.task_dir.clone_from(&runnable.tasks);
+    config.permissions = permissions;
+    subagent_runtime::Agent::new(config).map_err(|e| Refusal::invalid(e.to_string()))
+}
+
+pub(super) async fn run(
+    args: RunArgs,
+    factories: &[Arc<dyn ProviderFactory>],
+) -> Result<ExitCode, Refusal> {
+    let prompt = read_prompt(&args.prompt)?;
+    let mode = Mode::pick(args.json);
+    let runnable = setup::runnable(
+        &args.preset.project,
+        args.preset.offline,
+        args.model.as_deref(),
+        factories,
+    )?;
+    warnings::print(&runnable.catalog, &runnable.cwd);
+    let delegation_names: Vec<String> = runnable.tools.iter().map(|row| row.name.clone()).collect();
+    // What no rule decides is asked on a terminal, denied otherwise.
+    let asking = Arc::new(AtomicBool::new(false));
+    // Cancelled with the run (Ctrl-C), so that an open question does not hold the run up.
+    let questions = subagent_core::CancellationToken::new();
+    let mut permissions = PermissionPolicy::new(args.permission_mode);
+    if let Some(broker) = TerminalBroker::if_interactive(Arc::clone(&asking), questions.clone()) {
+        permissions = permissions.with_broker(broker);
+    }
+    let mut agent = parent_agent(&runnable, args.max_turns, permissions)?;
+    if args.teams {
+        agent = crate::teams::lead(agent, &runnable)?;
+    }
+    let mut interrupts = Interrupts::listen();
+    let run = parent_start(agent, prompt, args.resume.as_deref(), &runnable).await?;
+    notice(&runnable, mode);
+    let run_cancel = run.cancel_token();
+    let _questions_end = questions.clone().drop_guard();
+    tokio::spawn(async move {
+        tokio::select! {
+            () = run_cancel.cancelled() => questions.cancel(),
+            () = questions.cancelled() => {}
+        }
+    });
+    let run_id = run.id();
+    tracing::debug!(%run_id, cwd = %runnable.cwd.display(), "parent started");
+    let mut progress = Progress::new(mode, "parent");
+    for row in &runnable.tools {
+        progress.name_untyped(&row.name, row.fork.as_ref().unwrap_or(&row.provider));
+    }
+    progress.pause_while(asking);
+    let driven = drive(run, &mut progress, &mut interrupts).await;
+    let made = delegations_made(&driven.events, &delegation_names);
+    if mode == Mode::Json {
+        let mut value = render::outcome_json(run_id, "parent", &driven.outcome);
+        if let Some(object) = value.as_object_mut() {
+            object.insert(
+                "delegations".into(),
+                Value::Array(made.iter().map(|d| d.json()).collect()),
+            );
+        }
+        render::print_json_line(&value);
+    } else {
+        render::print_outcome_human(&driven.outcome, &progress);
+        if made.is_empty() {
+            eprintln!("delegations: none");
+        } else {
+            eprintln!("delegations: {}", made.len());
+            for delegation in &made {
+                eprintln!("  {}", delegation.line());
+            }
+        }
+        if let Some(line) = render::session_line(&driven.outcome, "subagent run") {
+            eprintln!("{line}");
+        }
+    }
+    Ok(exit_for(driven.outcome.status, driven.interrupted))
+}
+
+/// One delegation the parent made, from its events.
+struct Delegation {
+    tool: String,
+    input: Value,
+    result: Option<(bool, String)>,
+    /// A delegation that went to the background: its task id and, once it ended, its status.
+    task: Option<(String, Option<String>)>,
+}
+
+impl Delegation {
+    fn line(&self) -> String {
+        let field = |key: &str| {
+            self.input
+                .get(key)
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        };
+        let label = field("description")
+            .or_else(|| field("prompt").map(|p| subagent_core::default_description(&p)))
+            .unwrap_or_default();
+        let kind = field("subagent_type").unwrap_or_else(|| "fork/default".into());
+        let status = match (&self.result, &self.task) {
+            (_, Some((id, status))) => format!(
+                "background task {}: {}",
+                id.chars().take(8).collect::<String>(),
+                status.as_deref().unwrap_or("running")
+            ),
+            (Some((false, text)), None) => {
+                format!("ok: {}", render::one_line(first_part(text), 80))
+            }
+            (Some((true, text)), None) => {
+                format!("error: {}", render::one_line(first_part(text), 80))
+            }
+            (None, None) => "no result".to_owned(),
+        };
+        format!("{} [{kind}] “{label}” → {status}", self.tool)
+    }
+
+    fn json(&self) -> Value {
+        let mut value = json!({
+            "tool": self.tool,
+            "input": self.input,
+            "is_error": self.result.as_ref().map(|(e, _)| *e),
+            "result": self.result.as_ref().map(|(_, text)| text.clone()),
+        });
+        if let (Some((id, status)), Some(object)) = (&self.task, value.as_object_mut()) {
+            object.insert("task".into(), json!({"id": id, "status": status}));
+        }
+        value
+    }
+}
+
+/// A tool result without its trailing `<session_id>` and `<usage>` blocks.
+fn first_part(text: &str) -> &str {
+    let end = ["<session_id>", "<usage>"]
+        .iter()
+        .filter_map(|tag| text.find(tag))
+        .min()
+        .unwrap_or(text.len());
+    text[..end].trim()
+}
+
+fn delegations_made(events: &[subagent_core::RunEvent], names: &[String]) -> Vec<Delegation> {
+    use subagent_core::RunEvent;
+    let mut made: Vec<(String, Delegation)> = Vec::new();
+    for event in events {
+        match event {
+            RunEvent::ToolCall {
+                id,
+                name,
+                input,
+                parent_tool_use_id: None,
+                ..
+            } if names.contains(name) => {
+                made.push((
+                    id.clone(),
+                    Delegation {
+                        tool: name.clone(),
+                        input: input.clone(),
+                        result: None,
+                        task: None,
+                    },
+                ));
+            }
+            RunEvent::ToolResult {
+                id,
+                output,
+                is_error,
+                ..
+            } => {
+                if let Some((_, delegation)) = made.iter_mut().find(|(call, _)| call == id) {
+                    delegation.result = Some((*is_error, output.clone()));
+                    if !is_error {
+                        delegation.task =
+                            crate::background::started_task(output).map(|(task, _)| (task, None));
+                    }
+                }
+            }
+            // A background delegation's end (the runtime's progress event).
+            RunEvent::Progress { message } => {
+                if let Some((task, status)) = crate::background::ended_task(message) {
+                    let ended = made.iter_mut().find_map(|(_, delegation)| {
+                        delegation.task.as_mut().filter(|(id, _)| id == task)
+                    });
+                    if let Some((_, slot)) = ended {
+                        *slot = Some(status.to_owned());
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    made.into_iter().map(|(_, d)| d).collect()
+}
