@@ -185,11 +185,7 @@ impl Writing {
     fn try_write(&mut self, log: &EventLog) -> Result<(), String> {
         if matches!(self.file, FileState::Unopened) {
             if let Some(dir) = self.path.parent() {
-                use std::os::unix::fs::DirBuilderExt;
-                std::fs::DirBuilder::new()
-                    .recursive(true)
-                    .mode(0o700)
-                    .create(dir)
+                subagent_session::private::create_dir_all(dir)
                     .map_err(|e| format!("{}: {e}", dir.display()))?;
             }
             let writer = TranscriptWriter::create_locked(&self.path).map_err(|e| e.to_string())?;

@@ -22,6 +22,7 @@ mod content;
 mod effort;
 mod event;
 mod log;
+pub mod private;
 mod repair;
 mod transcript;
 mod usage;

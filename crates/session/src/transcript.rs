@@ -147,7 +147,7 @@ pub struct TranscriptWriter {
 impl TranscriptWriter {
     /// Creates (or empties) the file.
     pub fn create(path: &Path) -> Result<Self> {
-        let file = File::create(path).map_err(|source| Error::Io {
+        let file = crate::private::create_file(path).map_err(|source| Error::Io {
             path: path.to_owned(),
             source,
         })?;
@@ -197,12 +197,7 @@ impl TranscriptWriter {
             path: path.to_owned(),
             source,
         };
-        let file = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path)
-            .map_err(io)?;
+        let file = crate::private::open_file(path).map_err(io)?;
         lock(&file, path)?;
         file.set_len(0).map_err(io)?;
         Ok(Self {

@@ -3,12 +3,12 @@
 //! shared by the leader's process and anything else that opens the team). Files are replaced
 //! whole (written beside, then renamed), so a reader never sees half a file.
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+use subagent_session::private;
 
 use crate::model::{
     EVERYONE, Inbox, LEADER, Member, MemberStatus, Message, TaskList, TeamConfig, check_name,
@@ -42,9 +42,9 @@ impl TeamStore {
     pub fn create(&self, name: &str, description: &str) -> Result<TeamDir> {
         check_name("team_name", name)?;
         let dir = self.root.join(name);
-        std::fs::create_dir_all(&self.root).map_err(|e| Error::io(&self.root, e))?;
+        private::create_dir_all(&self.root).map_err(|e| Error::io(&self.root, e))?;
         // The folder is the claim on the name: of two creators, one makes it.
-        match std::fs::create_dir(&dir) {
+        match private::create_dir(&dir) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
                 return Err(Error::TeamExists(name.to_owned()));
@@ -56,7 +56,7 @@ impl TeamStore {
             name: name.to_owned(),
         };
         team.lock_file(|| {
-            std::fs::create_dir_all(team.dir.join(INBOXES))
+            private::create_dir_all(&team.dir.join(INBOXES))
                 .map_err(|e| Error::io(&team.dir.join(INBOXES), e))?;
             let config = TeamConfig {
                 name: name.to_owned(),
@@ -178,15 +178,10 @@ impl TeamDir {
 
     fn lock_file<T>(&self, f: impl FnOnce() -> Result<T>) -> Result<T> {
         let path = self.dir.join(LOCK);
-        let file = File::options()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(|e| match e.kind() {
-                std::io::ErrorKind::NotFound => Error::TeamNotFound(self.name.clone()),
-                _ => Error::io(&path, e),
-            })?;
+        let file = private::open_file(&path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => Error::TeamNotFound(self.name.clone()),
+            _ => Error::io(&path, e),
+        })?;
         file.lock().map_err(|e| Error::io(&path, e))?;
         let result = f();
         drop(file);
@@ -391,7 +386,7 @@ fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(".tmp");
     let tmp = PathBuf::from(tmp);
-    std::fs::write(&tmp, text).map_err(|e| Error::io(&tmp, e))?;
+    private::write(&tmp, &text).map_err(|e| Error::io(&tmp, e))?;
     std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
 }
 
@@ -431,6 +426,32 @@ mod tests {
             again.open("beta").unwrap_err().to_string(),
             "no team named \"beta\" (TeamCreate makes one)"
         );
+    }
+
+    /// A team's files hold what teammates told each other: private to the user (0700/0600)
+    /// whatever the umask, as sessions are.
+    #[test]
+    fn a_teams_files_are_private_to_the_user() {
+        use std::os::unix::fs::PermissionsExt;
+        let (dir, _store, team) = team();
+        team.send("alice", "*", "hi all", None, None).unwrap();
+        let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+        let mut stack = vec![dir.path().join("teams")];
+        let mut files = 0;
+        while let Some(at) = stack.pop() {
+            assert_eq!(mode(&at), 0o700, "{}", at.display());
+            for entry in std::fs::read_dir(&at).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    stack.push(path);
+                } else {
+                    assert_eq!(mode(&path), 0o600, "{}", path.display());
+                    files += 1;
+                }
+            }
+        }
+        // The config, its lock, and the inboxes written.
+        assert!(files >= 3, "{files}");
     }
 
     #[test]

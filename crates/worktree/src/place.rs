@@ -1,5 +1,6 @@
 //! One child's worktree: made, checked for changes, removed or kept.
 
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
@@ -51,6 +52,7 @@ async fn lock(path: &Path) -> Result<Lock> {
     let failed = path.clone();
     tokio::task::spawn_blocking(move || {
         let file = std::fs::OpenOptions::new()
+            .mode(0o600)
             .create(true)
             .truncate(false)
             .write(true)
@@ -127,10 +129,15 @@ impl Worktree {
             return Err(Error::NoCommit { repo });
         }
         let base = head.stdout.trim().to_owned();
-        std::fs::create_dir_all(root).map_err(|source| Error::Io {
-            path: root.to_path_buf(),
-            source,
-        })?;
+        // Private to the user, as every state directory (the worktrees inside are then too).
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(root)
+            .map_err(|source| Error::Io {
+                path: root.to_path_buf(),
+                source,
+            })?;
         let id = RunId::new().short();
         let name = repo
             .file_name()

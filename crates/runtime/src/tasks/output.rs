@@ -18,13 +18,9 @@ impl OutputFile {
     /// Creates `<dir>/<id>.jsonl` (and `dir`, mode 0700); `None` (with a warning) when it
     /// cannot: the task runs without one.
     pub(super) fn create(dir: &Path, id: RunId) -> Option<Self> {
-        use std::os::unix::fs::DirBuilderExt;
+        use subagent_session::private;
         let path = dir.join(format!("{id}.jsonl"));
-        let created = std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)
-            .and_then(|()| std::fs::File::create(&path));
+        let created = private::create_dir_all(dir).and_then(|()| private::create_file(&path));
         match created {
             Ok(file) => Some(Self {
                 writer: tokio::io::BufWriter::new(tokio::fs::File::from_std(file)),
