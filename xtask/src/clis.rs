@@ -166,3 +166,42 @@ pub fn install_python(root: &Path) -> Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::PINNED;
+
+    /// Users without this repository install the products with npm: the README's npm line and
+    /// each provider's "not found" advice name every pinned product CLI at its pinned version.
+    #[test]
+    fn installed_users_are_told_the_npm_line_of_every_product_cli() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let read = |path: &str| std::fs::read_to_string(root.join(path)).unwrap();
+        let readme = read("README.md")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        let products = PINNED
+            .iter()
+            .filter(|(package, _)| !package.ends_with("/sdk"));
+        let mut named = 0;
+        for (package, version) in products {
+            let pinned = format!("{package}@{version}");
+            assert!(
+                readme.contains(&pinned),
+                "README.md's npm line misses {pinned}"
+            );
+            let advice = match *package {
+                "@anthropic-ai/claude-code" => "crates/claude-code/src/error.rs",
+                "@openai/codex" => "crates/codex/src/error.rs",
+                _ => "crates/acp/src/error.rs",
+            };
+            assert!(
+                read(advice).contains(&pinned),
+                "{advice}'s install advice misses {pinned}"
+            );
+            named += 1;
+        }
+        assert_eq!(named, 4);
+    }
+}

@@ -4,9 +4,10 @@
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// How to install the pinned adapters, appended to every "not found" message.
-pub const INSTALL_HINT: &str = "install the pinned adapters with `cargo xtask install-clis` (into \
-target/clis: @zed-industries/codex-acp@0.16.0, @zed-industries/claude-agent-acp@0.23.1), or set \
-`command` in the provider's config to the agent's path";
+pub const INSTALL_HINT: &str = "install the adapters with `npm install -g \
+@zed-industries/codex-acp@0.16.0 @zed-industries/claude-agent-acp@0.23.1` (in a clone of \
+subagents, `cargo xtask install-clis` puts them in target/clis), or set `command` in the \
+provider's config to the agent's path";
 
 /// What can go wrong before an ACP agent's process exists.
 #[derive(Debug, thiserror::Error)]
@@ -86,7 +87,9 @@ mod tests {
         })
         .into();
         assert_eq!(missing.code(), ErrorCode::SpawnFailed);
-        assert!(missing.to_string().contains("cargo xtask install-clis"));
+        assert!(missing.to_string().contains(
+            "npm install -g @zed-industries/codex-acp@0.16.0 @zed-industries/claude-agent-acp@0.23.1"
+        ));
         let unmapped: subagent_core::Error = Error::UnmappedCeiling {
             provider: "p".into(),
             ceiling: "plan".into(),

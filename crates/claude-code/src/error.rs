@@ -4,9 +4,9 @@
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// How to install the pinned CLI, part of every "not found" message.
-pub const INSTALL_HINT: &str = "install it with `cargo xtask install-clis` (into target/clis) or \
-`npm install -g @anthropic-ai/claude-code@2.1.197`, or set `binary` in the provider's config to \
-its path";
+pub const INSTALL_HINT: &str = "install it with `npm install -g @anthropic-ai/claude-code@2.1.197` (in a clone of \
+subagents, `cargo xtask install-clis` puts it in target/clis), or set `binary` in the provider's \
+config to its path";
 
 /// What can go wrong before a `claude` child exists.
 #[derive(Debug, thiserror::Error)]

@@ -4,8 +4,9 @@
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// How to install the pinned CLI, appended to every "not found" message.
-pub const INSTALL_HINT: &str = "install it with `cargo xtask install-clis` (into target/clis) or \
-`npm install -g @openai/codex@0.171.0`, or set `binary` in the provider's config to its path";
+pub const INSTALL_HINT: &str = "install it with `npm install -g @openai/codex@0.171.0` (in a clone of \
+subagents, `cargo xtask install-clis` puts it in target/clis), or set `binary` in the provider's \
+config to its path";
 
 /// What can go wrong before a codex child exists.
 #[derive(Debug, thiserror::Error)]

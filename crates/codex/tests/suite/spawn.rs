@@ -27,8 +27,9 @@ async fn a_missing_binary_path_is_spawn_failed_naming_the_path_and_the_install()
     assert_eq!(
         error.to_string(),
         "could not start the subagent: the codex CLI was not found (tried /nonexistent/bin/codex); \
-         install it with `cargo xtask install-clis` (into target/clis) or \
-         `npm install -g @openai/codex@0.171.0`, or set `binary` in the provider's config to its path"
+         install it with `npm install -g @openai/codex@0.171.0` (in a clone of subagents, \
+         `cargo xtask install-clis` puts it in target/clis), or set `binary` in the provider's \
+         config to its path"
     );
 }
 
