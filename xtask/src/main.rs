@@ -18,6 +18,7 @@ mod chaos;
 mod clis;
 mod fuzz;
 mod load;
+mod readme;
 mod tidy;
 
 const HELP: &str = "\
@@ -26,9 +27,13 @@ cargo xtask <command>
 Commands:
   test    check the house rules (tidy), install the pinned CLIs if missing, check that git is
           on PATH, then run every test of the workspace, the end-to-end tests against the
-          real CLIs and real git included (the README's test command)
+          real CLIs and real git included, then the README's main-job command as
+          written (the README's test command)
   tidy    check the house rules: crate layering from cargo metadata, provider markers,
           no source file over 800 lines, every integration-test file reached by a mod line
+  main-job
+          run the README's main-job command (its set-up section's `cargo run` line) as
+          written, with no key and a fresh state dir (the last step of `test`)
   install-clis
           npm-install the pinned claude and codex CLIs into target/clis when missing
   ci      tidy, cargo fmt --check, clippy with warnings denied, then every test
@@ -80,6 +85,7 @@ fn main() -> Result<()> {
         }
         Some("bench") => bench(&root, &args[1..]),
         Some("install-clis") => clis::install(&root),
+        Some("main-job") => readme::run_main_job(&root),
         Some("fuzz") => fuzz::run(&root, &args[1..]),
         Some("chaos") => chaos::run(&root, &args[1..]),
         Some("load") => load::run(&root, &args[1..]),
@@ -156,14 +162,17 @@ fn test(root: &Path, extra: &[String]) -> Result<()> {
         // nextest does not run doctests.
         let mut doc = cargo();
         doc.args(["test", "--workspace", "--doc"]);
-        run(root, doc)
+        run(root, doc)?;
     } else {
         let mut command = cargo();
         command.args(["test", "--workspace", "--no-fail-fast"]);
         command.args(["--features", &features]);
         command.args(extra);
-        run(root, command)
+        run(root, command)?;
     }
+    // Last, as a reader pastes it (after the tests: it rebuilds `subagent` without the test
+    // features, which must not happen under tests that run the binary).
+    readme::run_main_job(root)
 }
 
 fn fmt_check(root: &Path) -> Result<()> {

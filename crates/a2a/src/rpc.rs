@@ -257,7 +257,10 @@ impl RpcError {
             ErrorCode::UnsupportedCapability | ErrorCode::NotResumable => {
                 Kind::UnsupportedOperation
             }
-            ErrorCode::SpawnFailed | ErrorCode::Protocol | ErrorCode::Cancelled => Kind::Internal,
+            ErrorCode::SpawnFailed
+            | ErrorCode::Protocol
+            | ErrorCode::Cancelled
+            | ErrorCode::MissingApiKey => Kind::Internal,
             _ => Kind::InvalidParams,
         };
         Self::new(kind, error.to_string()).with_code(code, refusal_fields(error))
@@ -330,6 +333,7 @@ impl RpcError {
             ErrorCode::Unauthorized => E::Unauthorized { message },
             ErrorCode::NotResumable => E::NotResumable { message },
             ErrorCode::Protocol => E::Protocol { message },
+            ErrorCode::MissingApiKey => E::MissingApiKey { message },
             _ => E::InvalidArguments { message },
         })
     }

@@ -164,9 +164,9 @@ pub fn tool_warnings<'a>(
     warnings
 }
 
-/// The known tool name closest to `name`, ignoring case (then with case, between equals), if it
-/// is close enough to be a typo.
-fn closest<'a>(name: &str, known: &[&'a str]) -> Option<&'a str> {
+/// The known name closest to `name` (a tool's, a provider's), ignoring case (then with case,
+/// between equals), if it is close enough to be a typo.
+pub fn closest<'a>(name: &str, known: &[&'a str]) -> Option<&'a str> {
     let lower = name.to_ascii_lowercase();
     known
         .iter()

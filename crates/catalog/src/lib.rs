@@ -38,7 +38,7 @@ mod tools;
 mod warning;
 
 pub use builtin::{BUILTIN_NAMES, BuiltinOptions, EXPLORE_MAX_TURNS, READ_ONLY_TOOLS, builtins};
-pub use capability::{ProviderTable, capability_warnings, tool_warnings};
+pub use capability::{ProviderTable, capability_warnings, closest, tool_warnings};
 pub use catalog::{Catalog, CatalogConfig, Entry, MAX_DIR_DEPTH, Reloaded};
 pub use definition::{Definition, Isolation};
 pub use error::{Error, Result};

@@ -45,8 +45,10 @@ impl CliParent {
             &project,
             self.args.preset.offline,
             self.args.model.as_deref(),
+            setup::KeySwitch::AsWritten,
             &self.factories,
         )?);
+        runnable.model.require()?;
         warnings::print(&runnable.catalog, &runnable.cwd);
         self.loaded
             .lock()
@@ -77,8 +79,10 @@ pub async fn acp(
         &args.preset.project,
         args.preset.offline,
         args.model.as_deref(),
+        setup::KeySwitch::AsWritten,
         factories,
     )?;
+    runnable.model.require()?;
     warnings::print(&runnable.catalog, &runnable.cwd);
     if let Some(notice) = &runnable.model.notice {
         eprintln!("{notice}");

@@ -104,8 +104,8 @@ pub struct DelegateArgs {
     /// A JSON Schema file (object-rooted): the outcome then carries structured output.
     #[arg(long, value_name = "FILE")]
     pub output_schema: Option<PathBuf>,
-    /// Stop the child after this many turns.
-    #[arg(long)]
+    /// Stop the child after this many turns (at least 1).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_turns: Option<u32>,
     /// `worktree`: the child works in a new git worktree of the repository containing --cwd, on
     /// a branch of its own; a worktree it changed is kept and the outcome says where (default:
@@ -138,8 +138,8 @@ pub struct RunArgs {
     /// The parent's model (default: the preset's).
     #[arg(long)]
     pub model: Option<String>,
-    /// Stop the parent after this many turns.
-    #[arg(long, default_value_t = 20)]
+    /// Stop the parent after this many turns (at least 1).
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_turns: u32,
     /// How the parent's tool calls are permitted: default (edits and commands are asked on a
     /// terminal, denied otherwise), accept-edits, plan (read-only), dont-ask (deny what is not
@@ -173,8 +173,8 @@ pub struct AcpArgs {
     #[arg(long)]
     pub model: Option<String>,
     /// Stop the parent after this many turns per prompt (the prompt ends with
-    /// max_turn_requests).
-    #[arg(long, default_value_t = 20)]
+    /// max_turn_requests; at least 1).
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_turns: u32,
     /// How the parent's tool calls are permitted (as for run); what the mode leaves open is
     /// asked in the editor (session/request_permission). Children inherit it, never looser.

@@ -14,6 +14,14 @@
 //! Deliberately not here: provider logic, preset parsing, the agent loop — those live in their
 //! crates; this crate only wires them and talks to the user.
 
+/// `println!` for results on stdout, through [`render::out`]: a reader that has gone (`| head`)
+/// ends the output quietly instead of a panic.
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        $crate::render::out(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
 mod acp;
 mod activity;
 mod args;

@@ -52,8 +52,12 @@ pub async fn mcp(
         &args.preset.project,
         args.preset.offline,
         args.model.as_deref(),
+        setup::KeySwitch::AsWritten,
         factories,
     )?;
+    if setup::uses_default_model(&runnable.preset, None) {
+        runnable.model.require()?;
+    }
     warnings::print(&runnable.catalog, &runnable.cwd);
     if let Some(notice) = &runnable.model.notice {
         eprintln!("{notice}");

@@ -295,6 +295,22 @@ pub fn outcome_json(run_id: RunId, provider: &str, outcome: &Outcome) -> Value {
     value
 }
 
+/// Whether a write to stdout has failed for a reason worth saying (said once).
+static STDOUT_FAILED: AtomicBool = AtomicBool::new(false);
+
+/// Writes results to stdout. A reader that has gone (`subagent providers | head -1`: a closed
+/// pipe) is not an error: the rest is dropped quietly and the command ends as it would, as `ls`
+/// does. Any other failure (a full disk) is said once on stderr.
+pub fn out(args: std::fmt::Arguments<'_>) {
+    let mut out = std::io::stdout().lock();
+    if let Err(error) = out.write_fmt(args).and_then(|()| out.flush())
+        && error.kind() != std::io::ErrorKind::BrokenPipe
+        && !STDOUT_FAILED.swap(true, Ordering::Relaxed)
+    {
+        eprintln!("error: cannot write to stdout: {error}");
+    }
+}
+
 /// The error object of `--json` for a refusal before start.
 pub fn error_json(code: &str, message: &str) -> Value {
     json!({ "type": "error", "code": code, "message": message })
@@ -303,13 +319,13 @@ pub fn error_json(code: &str, message: &str) -> Value {
 /// Prints an outcome for people: the answer on stdout, the summary on stderr.
 pub fn print_outcome_human(outcome: &Outcome, progress: &Progress) {
     if let Some(structured) = &outcome.structured {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(structured).unwrap_or_default()
         );
     } else if !outcome.text.is_empty() {
         if outcome.is_completed() {
-            println!("{}", outcome.text);
+            outln!("{}", outcome.text);
         } else {
             // Not an answer (a failed run's text may be an error, such as claude's "Not logged
             // in"): stdout stays for results.

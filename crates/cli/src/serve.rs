@@ -141,8 +141,12 @@ pub async fn serve(
         &args.preset.project,
         args.preset.offline,
         args.model.as_deref(),
+        setup::KeySwitch::AsWritten,
         factories,
     )?;
+    if setup::uses_default_model(&runnable.preset, None) {
+        runnable.model.require()?;
+    }
     warnings::print(&runnable.catalog, &runnable.cwd);
     let skills = skills(&runnable);
     if skills.is_empty() {

@@ -44,16 +44,127 @@ pub fn factories(
     Ok(factories)
 }
 
-fn env(name: &str) -> Option<String> {
+pub fn env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|value| !value.is_empty())
 }
 
-/// Loads the preset named by the arguments, or the built-in standard preset.
+/// The name of the variable that names a preset when `--preset` is not given.
+pub const PRESET_VAR: &str = "SUBAGENT_PRESET";
+
+/// Where a project keeps its preset, below a directory between the working directory and its
+/// repository's root.
+pub const PROJECT_PRESET: &str = ".subagents/preset.yaml";
+
+/// Where the preset a command uses came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PresetSource {
+    /// `--preset FILE`.
+    Flag,
+    /// `SUBAGENT_PRESET`.
+    Variable,
+    /// `.subagents/preset.yaml`, found walking up from the working directory (`--cwd` when
+    /// `by_flag`).
+    Found {
+        /// Whether the walk started at `--cwd` (else the current directory).
+        by_flag: bool,
+    },
+    /// None of those: the built-in copy of `presets/standard.yaml`.
+    BuiltIn,
+}
+
+/// The preset a command uses: its file (none for the built-in one) and where that came from.
+#[derive(Clone, Debug)]
+pub struct PresetChoice {
+    /// The file, as given (`--preset`, `SUBAGENT_PRESET`) or found (absolute).
+    pub path: Option<PathBuf>,
+    /// Where it came from.
+    pub source: PresetSource,
+}
+
+impl PresetChoice {
+    /// The line each command prints on stderr: which preset, and why that one.
+    pub fn line(&self) -> String {
+        let path = self.path.as_deref().map(Path::display);
+        match (&self.source, path) {
+            (PresetSource::Flag, Some(path)) => format!("preset: {path} (--preset)"),
+            (PresetSource::Variable, Some(path)) => format!("preset: {path} ({PRESET_VAR})"),
+            (PresetSource::Found { by_flag }, Some(path)) => format!(
+                "preset: {path} (found from {})",
+                if *by_flag {
+                    "--cwd"
+                } else {
+                    "the working directory"
+                }
+            ),
+            _ => format!(
+                "preset: built-in standard (no --preset, {PRESET_VAR} or {PROJECT_PRESET} up to the repository root)"
+            ),
+        }
+    }
+}
+
+/// The preset a command uses, the way git and cargo find their files: `--preset` >
+/// `SUBAGENT_PRESET` > `.subagents/preset.yaml` in `start` or a directory above it up to its
+/// repository's root (the first directory holding `.git`; outside a repository, `start` only) >
+/// the built-in standard preset. `start` is `--cwd` when `by_flag`, else the current directory.
+pub fn choose_preset(
+    args: &PresetArgs,
+    start: &Path,
+    by_flag: bool,
+    get: &dyn Fn(&str) -> Option<String>,
+) -> PresetChoice {
+    if let Some(path) = &args.preset {
+        return PresetChoice {
+            path: Some(path.clone()),
+            source: PresetSource::Flag,
+        };
+    }
+    if let Some(path) = get(PRESET_VAR) {
+        return PresetChoice {
+            path: Some(PathBuf::from(path)),
+            source: PresetSource::Variable,
+        };
+    }
+    match find_project_preset(start) {
+        Some(path) => PresetChoice {
+            path: Some(path),
+            source: PresetSource::Found { by_flag },
+        },
+        None => PresetChoice {
+            path: None,
+            source: PresetSource::BuiltIn,
+        },
+    }
+}
+
+/// `.subagents/preset.yaml` in `start` or above it, up to its repository's root; outside a
+/// repository, in `start` only (a preset planted in a shared parent such as `/tmp` is never
+/// picked up).
+pub fn find_project_preset(start: &Path) -> Option<PathBuf> {
+    let repository = start.ancestors().find(|dir| dir.join(".git").exists());
+    let dirs: Vec<&Path> = match repository {
+        Some(root) => start
+            .ancestors()
+            .take_while(|dir| dir.starts_with(root))
+            .collect(),
+        None => vec![start],
+    };
+    dirs.into_iter()
+        .map(|dir| dir.join(PROJECT_PRESET))
+        .find(|path| path.is_file())
+}
+
+/// Loads the preset [`choose_preset`] picks for a command working in `start` (`--cwd` when
+/// `by_flag`), and says on stderr which one it is and why.
 pub fn load_preset(
     args: &PresetArgs,
+    start: &Path,
+    by_flag: bool,
     factories: &[Arc<dyn ProviderFactory>],
-) -> Result<Preset, Refusal> {
-    let result = match &args.preset {
+) -> Result<(Preset, PresetChoice), Refusal> {
+    let choice = choose_preset(args, start, by_flag, &env);
+    eprintln!("{}", choice.line());
+    let result = match &choice.path {
         Some(path) => Preset::load(path, factories, &env),
         None => Preset::parse(
             STANDARD_PRESET,
@@ -62,15 +173,27 @@ pub fn load_preset(
             &env,
         ),
     };
-    result.map_err(|error| Refusal::new(error.code().as_str(), error.to_string()))
+    let preset = result.map_err(|error| {
+        let mut refusal = Refusal::new(error.code().as_str(), error.to_string());
+        if choice.source == PresetSource::Variable {
+            refusal.message = format!("{} (named by {PRESET_VAR})", refusal.message);
+        }
+        refusal
+    })?;
+    Ok((preset, choice))
+}
+
+/// The current directory.
+pub fn current_dir() -> Result<PathBuf, Refusal> {
+    std::env::current_dir()
+        .map_err(|e| Refusal::invalid(format!("cannot read the current directory: {e}")))
 }
 
 /// The parent's working directory: `--cwd`, else the current directory, made absolute.
 pub fn cwd(args: &ProjectArgs) -> Result<PathBuf, Refusal> {
     let dir = match &args.cwd {
         Some(dir) => dir.clone(),
-        None => std::env::current_dir()
-            .map_err(|e| Refusal::invalid(format!("cannot read the current directory: {e}")))?,
+        None => current_dir()?,
     };
     let resolved = std::fs::canonicalize(&dir)
         .map_err(|e| Refusal::invalid(format!("--cwd {}: {e}", dir.display())))?;
@@ -87,10 +210,38 @@ pub fn cwd(args: &ProjectArgs) -> Result<PathBuf, Refusal> {
 pub struct ChosenModel {
     /// The model.
     pub model: Arc<dyn Model>,
-    /// A line for the user when the choice needs saying (offline, switched).
+    /// A line for the user when the choice needs saying (offline, switched, an endpoint from
+    /// the environment).
     pub notice: Option<String>,
     /// The variable its key was read from, if it has one.
     pub key_env: Option<String>,
+    /// Why the preset's model cannot run (its key is not set): an in-process agent must not
+    /// start ([`ChosenModel::require`]); `model` is then the scripted one, for building rows
+    /// that will not run.
+    pub missing: Option<Refusal>,
+}
+
+impl ChosenModel {
+    /// `MISSING_API_KEY` when the preset's model needs a key that is not set: called before an
+    /// in-process agent (the `run` parent, a spawn or fork child) starts, so that a run with a
+    /// missing secret fails instead of answering from a script.
+    pub fn require(&self) -> Result<(), Refusal> {
+        match &self.missing {
+            Some(refusal) => Err(Refusal::new(refusal.code.clone(), refusal.message.clone())),
+            None => Ok(()),
+        }
+    }
+}
+
+/// What a command does with a key in the environment when its preset's model is scripted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeySwitch {
+    /// `run` and `delegate`, typed by the user: a set `ANTHROPIC_API_KEY`/`OPENAI_API_KEY`
+    /// moves a scripted preset onto the real model (announced; `--offline` keeps the script).
+    Switch,
+    /// The servers (`mcp`, `acp`, `serve`, `worker`), started by a client whose environment
+    /// they inherit: the preset's model as written, whatever keys that environment holds.
+    AsWritten,
 }
 
 fn section_to_config(section: &ModelSection) -> ModelConfig {
@@ -132,60 +283,110 @@ fn section_to_config(section: &ModelSection) -> ModelConfig {
 const ANTHROPIC_DEFAULT: &str = "claude-sonnet-4-5";
 const OPENAI_DEFAULT: &str = "gpt-5.5";
 
-/// Chooses the model: the preset's, with `--model` replacing its name. A scripted preset uses a
-/// real model when `ANTHROPIC_API_KEY` or `OPENAI_API_KEY` is set (unless `offline`); a real
-/// preset without its key falls back to the scripted offline model. Both are announced.
+/// The variable whose value is the default base URL of a model of `kind` (as Claude Code and
+/// the OpenAI SDKs read it), so that one shell reaches one endpoint.
+fn base_url_env(kind: ModelKind) -> Option<&'static str> {
+    match kind {
+        ModelKind::Anthropic => Some("ANTHROPIC_BASE_URL"),
+        ModelKind::OpenaiResponses | ModelKind::OpenaiChat => Some("OPENAI_BASE_URL"),
+        _ => None,
+    }
+}
+
+/// Chooses the model: the preset's, with `--model` replacing its name.
+/// - The endpoint is the preset's `base_url`, else `ANTHROPIC_BASE_URL`/`OPENAI_BASE_URL`,
+///   else the provider's own; one from the environment is announced.
+/// - A scripted preset uses a real model when `ANTHROPIC_API_KEY` or `OPENAI_API_KEY` is set
+///   and `switch` allows it (unless `offline`), announced.
+/// - `offline` makes any model the scripted one, announced.
+/// - A real model whose key is not set is `missing` ([`ChosenModel::require`]): never a silent
+///   canned answer.
 pub fn choose_model(
     section: Option<&ModelSection>,
     model_flag: Option<&str>,
     offline: bool,
+    switch: KeySwitch,
+    get: &dyn Fn(&str) -> Option<String>,
 ) -> Result<ChosenModel, Refusal> {
     let mut config = match section {
         Some(section) => section_to_config(section),
         None => ModelConfig::new(ModelKind::Scripted, "scripted-offline"),
     };
     let mut notice = None;
-    if config.kind == ModelKind::Scripted && !offline {
-        if env("ANTHROPIC_API_KEY").is_some() {
-            config = ModelConfig::new(ModelKind::Anthropic, ANTHROPIC_DEFAULT);
+    if config.kind == ModelKind::Scripted && !offline && switch == KeySwitch::Switch {
+        let switched = [
+            (
+                "ANTHROPIC_API_KEY",
+                ModelKind::Anthropic,
+                ANTHROPIC_DEFAULT,
+                "Anthropic",
+            ),
+            (
+                "OPENAI_API_KEY",
+                ModelKind::OpenaiResponses,
+                OPENAI_DEFAULT,
+                "OpenAI",
+            ),
+        ]
+        .into_iter()
+        .find(|(key, ..)| get(key).is_some());
+        if let Some((key, kind, name, vendor)) = switched {
+            config = ModelConfig::new(kind, name);
             notice = Some(format!(
-                "ANTHROPIC_API_KEY is set: using the Anthropic model {} instead of the preset's scripted model (--offline keeps it)",
-                model_flag.unwrap_or(ANTHROPIC_DEFAULT)
-            ));
-        } else if env("OPENAI_API_KEY").is_some() {
-            config = ModelConfig::new(ModelKind::OpenaiResponses, OPENAI_DEFAULT);
-            notice = Some(format!(
-                "OPENAI_API_KEY is set: using the OpenAI model {} instead of the preset's scripted model (--offline keeps it)",
-                model_flag.unwrap_or(OPENAI_DEFAULT)
+                "{key} is set: using the {vendor} model {} instead of the preset's scripted model (--offline keeps it)",
+                model_flag.unwrap_or(name)
             ));
         }
     }
     if let Some(name) = model_flag {
         config.model = name.to_owned();
     }
+    let mut endpoint_from = None;
+    if config.base_url.is_none()
+        && let Some(var) = base_url_env(config.kind)
+        && let Some(url) = get(var)
+    {
+        config.base_url = Some(url);
+        endpoint_from = Some(var);
+    }
     let key_env = config.key_env();
     let needs_key = matches!(
         config.kind,
         ModelKind::Anthropic | ModelKind::OpenaiResponses
     );
-    if (offline || (needs_key && key_env.as_deref().and_then(env).is_none()))
-        && config.kind != ModelKind::Scripted
-    {
-        {
-            notice = Some(if offline {
-                "offline: --offline given, the scripted model answers (no network)".to_owned()
-            } else {
+    let mut missing = None;
+    if config.kind != ModelKind::Scripted {
+        let key_missing = needs_key && key_env.as_deref().and_then(get).is_none();
+        if offline {
+            notice = Some(
+                "offline: --offline given, the scripted model answers (no network)".to_owned(),
+            );
+            config = ModelConfig::new(ModelKind::Scripted, "scripted-offline");
+        } else if key_missing {
+            missing = Some(Refusal::new(
+                subagent_core::ErrorCode::MissingApiKey.as_str(),
                 format!(
-                    "offline: {} is not set, so the scripted offline model answers instead of {} {} (no network). Set it to use the real model.",
+                    "{} is not set: the preset's model ({} {}) needs it. Set it, or give --offline to use the scripted offline model (no network)",
                     key_env.as_deref().unwrap_or("the API key"),
                     config.kind.as_str(),
                     config.model
-                )
-            });
+                ),
+            ));
             config = ModelConfig::new(ModelKind::Scripted, "scripted-offline");
+        } else if let Some(var) = endpoint_from {
+            let at = format!(
+                "model: {} {} at {} ({var})",
+                config.kind.as_str(),
+                config.model,
+                config.base_url.as_deref().unwrap_or_default()
+            );
+            notice = Some(match notice {
+                Some(switched) => format!("{switched}\n{at}"),
+                None => at,
+            });
         }
     }
-    if config.kind == ModelKind::Scripted && notice.is_none() {
+    if config.kind == ModelKind::Scripted && notice.is_none() && missing.is_none() {
         notice = Some(format!(
             "offline: the scripted model answers from {} (no network)",
             config
@@ -196,7 +397,7 @@ pub fn choose_model(
                     .to_string())
         ));
     }
-    let model = subagent_model::build_with_env(&config, env)
+    let model = subagent_model::build_with_env(&config, get)
         .map_err(|e| Refusal::new(e.code(), format!("model: {e}")))?;
     let key_env = match config.kind {
         ModelKind::Scripted => None,
@@ -206,6 +407,7 @@ pub fn choose_model(
         model,
         notice,
         key_env,
+        missing,
     })
 }
 
@@ -314,11 +516,12 @@ pub fn runnable(
     args: &ProjectArgs,
     offline: bool,
     model_flag: Option<&str>,
+    switch: KeySwitch,
     factories: &[Arc<dyn ProviderFactory>],
 ) -> Result<Runnable, Refusal> {
-    let preset = load_preset(&args.preset, factories)?;
     let cwd = cwd(args)?;
-    let model = choose_model(preset.model.as_ref(), model_flag, offline)?;
+    let (preset, _) = load_preset(&args.preset, &cwd, args.cwd.is_some(), factories)?;
+    let model = choose_model(preset.model.as_ref(), model_flag, offline, switch, &env)?;
     let secrets = secrets(&preset, factories, &model);
     let sessions = session_store(&cwd);
     let mut provided = extensions(&model, &secrets);
@@ -355,6 +558,21 @@ pub fn runnable(
         cwd,
         sessions,
         tasks,
+    })
+}
+
+/// Whether an enabled row (only `provider`'s, when given) runs an in-process agent on the
+/// preset's default model: a `spawn` or `fork` row without a `model` of its own. Such a row
+/// cannot run when that model's key is missing ([`ChosenModel::require`]).
+pub fn uses_default_model(preset: &Preset, provider: Option<&str>) -> bool {
+    preset.providers.iter().any(|row| {
+        !row.disabled
+            && provider.is_none_or(|name| row.name == name)
+            && matches!(row.kind.as_str(), "spawn" | "fork")
+            && row
+                .config
+                .get("model")
+                .is_none_or(serde_json::Value::is_null)
     })
 }
 

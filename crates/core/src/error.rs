@@ -39,11 +39,13 @@ pub enum ErrorCode {
     Protocol,
     /// See [`Error::AgentTypeNotAllowed`].
     AgentTypeNotAllowed,
+    /// See [`Error::MissingApiKey`].
+    MissingApiKey,
 }
 
 impl ErrorCode {
     /// Every code, in declaration order.
-    pub const ALL: [ErrorCode; 13] = [
+    pub const ALL: [ErrorCode; 14] = [
         Self::UnknownProvider,
         Self::DuplicateProvider,
         Self::UnsupportedCapability,
@@ -57,6 +59,7 @@ impl ErrorCode {
         Self::NotResumable,
         Self::Protocol,
         Self::AgentTypeNotAllowed,
+        Self::MissingApiKey,
     ];
 
     /// The code as text.
@@ -75,6 +78,7 @@ impl ErrorCode {
             Self::NotResumable => "NOT_RESUMABLE",
             Self::Protocol => "PROTOCOL",
             Self::AgentTypeNotAllowed => "AGENT_TYPE_NOT_ALLOWED",
+            Self::MissingApiKey => "MISSING_API_KEY",
         }
     }
 }
@@ -153,6 +157,14 @@ pub enum Error {
         /// The types it may start.
         allowed: Vec<String>,
     },
+    /// The model an in-process agent would use needs an API key and its variable is not set.
+    /// Returned by the CLI's front doors before anything starts (never a silent fallback to a
+    /// canned answer); setting the variable helps, retrying without it does not.
+    #[error("{message}")]
+    MissingApiKey {
+        /// Which variable, for which model, and what to do.
+        message: String,
+    },
     /// A request field is malformed (a non-object output schema, an empty prompt…).
     #[error("invalid arguments: {message}")]
     InvalidArguments {
@@ -206,6 +218,7 @@ impl Error {
             Self::NotResumable { .. } => ErrorCode::NotResumable,
             Self::Protocol { .. } => ErrorCode::Protocol,
             Self::AgentTypeNotAllowed { .. } => ErrorCode::AgentTypeNotAllowed,
+            Self::MissingApiKey { .. } => ErrorCode::MissingApiKey,
         }
     }
 

@@ -16,24 +16,32 @@ pub(super) fn agents(
     factories: &[Arc<dyn ProviderFactory>],
 ) -> Result<ExitCode, Refusal> {
     // No agent runs: the scripted model, so that no key is looked for.
-    let runnable = setup::runnable(&args.preset, true, None, factories)?;
+    let runnable = setup::runnable(
+        &args.preset,
+        true,
+        None,
+        setup::KeySwitch::AsWritten,
+        factories,
+    )?;
     let entries = runnable.catalog.entries();
     let warnings = runnable.catalog.warnings();
     if args.json {
         let value = json!({ "agents": entries, "warnings": warnings });
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&value).unwrap_or_default()
         );
         return Ok(ExitCode::from(EXIT_COMPLETED));
     }
-    println!(
+    outln!(
         "{:<18} {:<12} {:<10} description",
-        "name", "provider", "source"
+        "name",
+        "provider",
+        "source"
     );
     for entry in &entries {
         let profile = entry.definition.profile();
-        println!(
+        outln!(
             "{:<18} {:<12} {:<10} {}",
             profile.name,
             profile
@@ -43,9 +51,9 @@ pub(super) fn agents(
             entry.definition.source.as_str(),
             render::one_line(&profile.description, 80)
         );
-        println!("{:<18} from {}", "", entry.definition.origin);
+        outln!("{:<18} from {}", "", entry.definition.origin);
         for overridden in &entry.overridden {
-            println!(
+            outln!(
                 "{:<18} overrides {} ({})",
                 "",
                 overridden.source.as_str(),

@@ -7,7 +7,7 @@ use serde_json::Value;
 use subagent_core::agents::AgentDirectory;
 use subagent_core::{ProviderFactory, StartRequest};
 
-use super::{exit_for, notice, read_prompt, session_ref};
+use super::{continue_command, exit_for, notice, read_prompt, session_ref};
 use crate::Refusal;
 use crate::args::DelegateArgs;
 use crate::drive::{Interrupts, drive};
@@ -24,7 +24,13 @@ pub(super) async fn delegate(
 ) -> Result<ExitCode, Refusal> {
     let prompt = read_prompt(&args.prompt)?;
     let mode = Mode::pick(args.json);
-    let runnable = setup::runnable(&args.preset.project, args.preset.offline, None, factories)?;
+    let runnable = setup::runnable(
+        &args.preset.project,
+        args.preset.offline,
+        None,
+        setup::KeySwitch::Switch,
+        factories,
+    )?;
     let profile = match &args.agent {
         Some(name) => Some(
             runnable
@@ -94,30 +100,10 @@ pub(super) async fn delegate(
     }
     let mut request = builder.build();
     request.parent.extensions = setup::extensions(&runnable.model, &runnable.secrets);
-    if let Some(row) = runnable
-        .preset
-        .providers
-        .iter()
-        .find(|row| row.name == provider && row.disabled)
-    {
-        return Err(Refusal::new(
-            "UNKNOWN_PROVIDER",
-            format!(
-                "provider \"{provider}\" is disabled in {}:{}:{}: set `disabled: false` on its row to use it (enabled: {})",
-                runnable.preset.path.display(),
-                row.location.line,
-                row.location.column,
-                runnable.registry.names().join(", ")
-            ),
-        ));
-    }
-    // The model notice matters only when an in-process agent runs.
-    let in_process = runnable
-        .preset
-        .providers
-        .iter()
-        .any(|row| row.name == provider && matches!(row.kind.as_str(), "spawn" | "fork"));
-    if in_process {
+    known_provider(&runnable, &provider)?;
+    // The model (its notice, its key) matters only when an in-process agent runs on it.
+    if setup::uses_default_model(&runnable.preset, Some(&provider)) {
+        runnable.model.require()?;
         notice(&runnable, mode);
     }
     let mut interrupts = Interrupts::listen();
@@ -130,10 +116,77 @@ pub(super) async fn delegate(
         render::print_json_line(&render::outcome_json(run_id, &provider, &driven.outcome));
     } else {
         render::print_outcome_human(&driven.outcome, &progress);
-        let resume = format!("subagent delegate --provider {provider}");
+        let resume = continue_command(
+            "delegate",
+            &args.preset,
+            &[
+                ("--model", args.model.clone()),
+                ("--provider", Some(provider.clone())),
+            ],
+            &[],
+        );
         if let Some(line) = render::session_line(&driven.outcome, &resume) {
             eprintln!("{line}");
         }
     }
     Ok(exit_for(driven.outcome.status, driven.interrupted))
+}
+
+/// Where a preset's row is, for people: `FILE:LINE:COLUMN`, or for the built-in preset the
+/// file it copies and what to do with a copy.
+fn row_place(preset: &subagent_preset::Preset, row: &subagent_preset::ProviderRow) -> String {
+    let path = preset.path.display().to_string();
+    match path.strip_suffix(" (built in)") {
+        Some(copied) => format!(
+            "the built-in standard preset ({copied}:{}): set `disabled: false` on its row in a copy of it to use it",
+            row.location.line
+        ),
+        None => format!(
+            "{path}:{}:{}: set `disabled: false` on its row to use it",
+            row.location.line, row.location.column
+        ),
+    }
+}
+
+/// Refuses a provider the registry does not have, before anything starts: a disabled row says
+/// where it is and how to enable it; an unknown name gets the row meant (a prefix, or a typo
+/// away), disabled rows included.
+fn known_provider(runnable: &setup::Runnable, provider: &str) -> Result<(), Refusal> {
+    let enabled = runnable.registry.names();
+    if enabled.iter().any(|name| name == provider) {
+        return Ok(());
+    }
+    let rows = &runnable.preset.providers;
+    if let Some(row) = rows.iter().find(|row| row.name == provider && row.disabled) {
+        return Err(Refusal::new(
+            "UNKNOWN_PROVIDER",
+            format!(
+                "provider \"{provider}\" is disabled in {} (enabled: {})",
+                row_place(&runnable.preset, row),
+                enabled.join(", ")
+            ),
+        ));
+    }
+    let names: Vec<&str> = rows.iter().map(|row| row.name.as_str()).collect();
+    let meant = names
+        .iter()
+        .find(|name| name.starts_with(provider) || provider.starts_with(**name))
+        .copied()
+        .or_else(|| subagent_catalog::closest(provider, &names));
+    // The seam's own words, then the row meant.
+    let mut message = subagent_core::Error::UnknownProvider {
+        name: provider.to_owned(),
+        known: enabled,
+    }
+    .to_string();
+    if let Some(row) = meant.and_then(|name| rows.iter().find(|row| row.name == name)) {
+        message.push_str(&format!(": did you mean \"{}\"?", row.name));
+        if row.disabled {
+            message.push_str(&format!(
+                " It is disabled in {}",
+                row_place(&runnable.preset, row)
+            ));
+        }
+    }
+    Err(Refusal::new("UNKNOWN_PROVIDER", message))
 }

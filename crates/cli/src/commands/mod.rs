@@ -60,7 +60,7 @@ pub async fn dispatch(command: Command, factories: &[Arc<dyn ProviderFactory>]) 
         }
         Command::Preset(PresetCommand::Schema) => {
             let schema = subagent_preset::preset_schema_for(factories);
-            println!(
+            outln!(
                 "{}",
                 serde_json::to_string_pretty(&schema).unwrap_or_default()
             );
@@ -129,5 +129,76 @@ pub(super) fn session_ref(
         id: id.to_owned(),
         cwd: Some(cwd.to_path_buf()),
         transcript: None,
+    }
+}
+
+/// A word as a POSIX shell reads it back: as it is when it holds nothing the shell treats
+/// specially, else in single quotes (a quote inside written `'\''`).
+pub(crate) fn shell_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_./:=@%+-,".contains(c));
+    if plain {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
+/// The start of the command that continues a session the way this command ran it: `subagent
+/// SUBCOMMAND` and what decided where and on what it ran (`--preset` as given, `--cwd` as given,
+/// `--offline`), then the `values` that are set and the `switches` that are on; the caller's hint
+/// adds `--resume ID PROMPT`. A
+/// preset that came from `SUBAGENT_PRESET` or was found in the project is found again the same
+/// way, so it is not repeated.
+pub(super) fn continue_command(
+    subcommand: &str,
+    args: &crate::args::RunnableArgs,
+    values: &[(&str, Option<String>)],
+    switches: &[(&str, bool)],
+) -> String {
+    let mut words = vec!["subagent".to_owned(), subcommand.to_owned()];
+    let mut flag = |name: &str, value: Option<String>| {
+        words.push(name.to_owned());
+        words.extend(value.as_deref().map(shell_word));
+    };
+    if let Some(preset) = &args.project.preset.preset {
+        flag("--preset", Some(preset.to_string_lossy().into_owned()));
+    }
+    if let Some(cwd) = &args.project.cwd {
+        flag("--cwd", Some(cwd.to_string_lossy().into_owned()));
+    }
+    if args.offline {
+        flag("--offline", None);
+    }
+    for (name, value) in values {
+        if value.is_some() {
+            flag(name, value.clone());
+        }
+    }
+    for (name, on) in switches {
+        if *on {
+            flag(name, None);
+        }
+    }
+    words.join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+
+    use super::shell_word;
+
+    #[test]
+    fn shell_words_come_back_as_they_went() {
+        assert_eq!(shell_word("presets/offline.yaml"), "presets/offline.yaml");
+        assert_eq!(
+            shell_word("my presets/it's.yaml"),
+            "'my presets/it'\\''s.yaml'"
+        );
+        assert_eq!(shell_word(""), "''");
+        assert_eq!(shell_word("$HOME"), "'$HOME'");
     }
 }

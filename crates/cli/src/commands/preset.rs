@@ -16,7 +16,13 @@ fn build_as_a_run_would(
     preset: &subagent_preset::Preset,
     factories: &[std::sync::Arc<dyn subagent_core::ProviderFactory>],
 ) -> Result<(), Refusal> {
-    let model = setup::choose_model(preset.model.as_ref(), None, true)?;
+    let model = setup::choose_model(
+        preset.model.as_ref(),
+        None,
+        true,
+        setup::KeySwitch::AsWritten,
+        &crate::setup::env,
+    )?;
     let secrets = setup::secrets(preset, factories, &model);
     let context = preset.build_context(setup::extensions(&model, &secrets));
     preset
@@ -41,7 +47,7 @@ pub(super) fn validate(
         Ok(preset) => {
             let listing = preset.listing(factories);
             if json {
-                println!(
+                outln!(
                     "{}",
                     json!({
                         "valid": true,
@@ -52,10 +58,10 @@ pub(super) fn validate(
                     })
                 );
             } else {
-                println!("{}: valid", file.display());
-                println!("{}", providers_table(&listing));
+                outln!("{}: valid", file.display());
+                outln!("{}", providers_table(&listing));
                 let tools: Vec<&str> = preset.tools.iter().map(|t| t.name.as_str()).collect();
-                println!(
+                outln!(
                     "delegation tools: {}",
                     if tools.is_empty() {
                         "none".to_owned()
@@ -68,7 +74,7 @@ pub(super) fn validate(
         }
         Err(error) => {
             if json {
-                println!("{}", error.to_json());
+                outln!("{}", error.to_json());
             } else {
                 eprintln!("error[{}]: {error}", error.code().as_str());
             }

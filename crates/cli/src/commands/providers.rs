@@ -19,20 +19,21 @@ pub(super) fn providers(
     args: &ProvidersArgs,
     factories: &[Arc<dyn ProviderFactory>],
 ) -> Result<ExitCode, Refusal> {
-    let preset = setup::load_preset(&args.preset, factories)?;
+    let cwd = setup::current_dir()?;
+    let (preset, _) = setup::load_preset(&args.preset, &cwd, false, factories)?;
     let listing = preset.listing(factories);
     if args.json {
         let value = serde_json::to_value(&listing).unwrap_or(Value::Null);
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&value).unwrap_or_default()
         );
         return Ok(ExitCode::from(EXIT_COMPLETED));
     }
     if args.markdown {
-        print!("{}", providers_markdown(&listing));
+        crate::render::out(format_args!("{}", providers_markdown(&listing)));
     } else {
-        println!("{}", providers_table(&listing));
+        outln!("{}", providers_table(&listing));
     }
     Ok(ExitCode::from(EXIT_COMPLETED))
 }

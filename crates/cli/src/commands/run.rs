@@ -11,7 +11,7 @@ use subagent_runtime::{
     AgentConfig, DelegationTool, DelegationToolConfig, PermissionPolicy, Roots, Tool, ToolSet,
 };
 
-use super::{exit_for, notice, read_prompt, session_ref};
+use super::{continue_command, exit_for, notice, read_prompt, session_ref};
 use crate::Refusal;
 use crate::args::RunArgs;
 use crate::broker::TerminalBroker;
@@ -131,8 +131,10 @@ pub(super) async fn run(
         &args.preset.project,
         args.preset.offline,
         args.model.as_deref(),
+        setup::KeySwitch::Switch,
         factories,
     )?;
+    runnable.model.require()?;
     warnings::print(&runnable.catalog, &runnable.cwd);
     let delegation_names: Vec<String> = runnable.tools.iter().map(|row| row.name.clone()).collect();
     // What no rule decides is asked on a terminal, denied otherwise.
@@ -186,7 +188,18 @@ pub(super) async fn run(
                 eprintln!("  {}", delegation.line());
             }
         }
-        if let Some(line) = render::session_line(&driven.outcome, "subagent run") {
+        let mode_flag = (args.permission_mode != subagent_core::PermissionMode::Default)
+            .then(|| args.permission_mode.to_string());
+        let resume = continue_command(
+            "run",
+            &args.preset,
+            &[
+                ("--model", args.model.clone()),
+                ("--permission-mode", mode_flag),
+            ],
+            &[("--teams", args.teams)],
+        );
+        if let Some(line) = render::session_line(&driven.outcome, &resume) {
             eprintln!("{line}");
         }
     }

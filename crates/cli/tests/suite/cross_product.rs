@@ -204,7 +204,9 @@ async fn delegate_resumes_a_claude_code_session() {
         let (preset, project) = (dir.path().join("cross.yaml"), dir.path().join("project"));
         let id = session.clone();
         tokio::task::spawn_blocking(move || {
+            // The key spawn's model needs, so that the refusal is about the session.
             subagent(&project)
+                .env("FAKE_KEY", "unused")
                 .args([
                     "delegate",
                     "--provider",

@@ -247,7 +247,11 @@ fn a_huge_provider_name_is_cut_in_the_tables_not_a_panic() {
             .unwrap();
         assert_eq!(
             (output.status.code(), stdout(&output), stderr(&output)),
-            (Some(0), table.clone(), String::new()),
+            (
+                Some(0),
+                table.clone(),
+                format!("preset: {} (--preset)\n", path.display())
+            ),
             "{file}: providers"
         );
 
@@ -275,5 +279,54 @@ fn a_huge_provider_name_is_cut_in_the_tables_not_a_panic() {
         assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
         let rows: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
         assert_eq!(rows[0]["name"].as_str(), Some(long.as_str()));
+    }
+}
+
+/// A reader that stops reading (`subagent providers | head -1`) ends a listing quietly, exit 0,
+/// as `ls` does: no panic (exit 101), no message. The pipe's read end is closed before the
+/// command starts, so every write fails.
+#[test]
+fn listings_end_quietly_on_a_closed_pipe() {
+    let home = tempfile::tempdir().unwrap();
+    let offline = preset("offline.yaml");
+    let offline = offline.to_str().unwrap();
+    for args in [
+        &["providers"][..],
+        &["providers", "--json"],
+        &["providers", "--markdown"],
+        &["agents"],
+        &["agents", "--json"],
+        &["preset", "schema"],
+        &["preset", "validate", offline],
+        &["preset", "validate", "--json", offline],
+        &[
+            "delegate",
+            "--preset",
+            offline,
+            "Say hello from the subagent",
+        ],
+        &[
+            "delegate",
+            "--json",
+            "--preset",
+            offline,
+            "Say hello from the subagent",
+        ],
+    ] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let output = std::process::Command::new(assert_cmd::cargo::cargo_bin("subagent"))
+            .env_clear()
+            .env("HOME", home.path())
+            .current_dir(home.path())
+            .args(args)
+            .stdout(writer)
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(0), "{args:?}: {said}");
+        assert!(!said.contains("panicked"), "{args:?}: {said}");
+        assert!(!said.contains("Broken pipe"), "{args:?}: {said}");
     }
 }

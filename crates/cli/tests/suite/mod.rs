@@ -10,7 +10,9 @@ mod chaos;
 mod config;
 #[cfg(feature = "e2e")]
 mod cross_product;
+mod daily_loop;
 mod delegate;
+mod doc_examples;
 mod effort;
 mod embedding;
 mod guide;

@@ -4,7 +4,7 @@
 //! process SIGKILLed mid-run whose job another worker process finishes, seen by a `subagent
 //! delegate` through a preset row `kind: nats`.
 
-use std::io::{BufRead, BufReader};
+use std::io::BufReader;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStderr, Stdio};
 use std::sync::{Arc, Mutex};
@@ -26,7 +26,7 @@ use subagent_spawn::{SpawnConfig, SpawnProvider};
 use subagent_test_support::FakeServer;
 use tempfile::TempDir;
 
-use super::support::{fake_preset, stderr, stdout};
+use super::support::{announcement, fake_preset, stderr, stdout};
 
 fn model(server: &FakeServer) -> Arc<dyn Model> {
     let mut config =
@@ -199,8 +199,7 @@ fn start_worker_with(
         .unwrap();
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
     let running = Running(Some(child));
-    let mut line = String::new();
-    stderr.read_line(&mut line).unwrap();
+    let line = announcement(&mut stderr);
     assert!(
         line.starts_with("subagent worker: rows spawn, fork on "),
         "not ready: {line}"

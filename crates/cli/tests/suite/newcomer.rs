@@ -61,7 +61,7 @@ fn the_readme_offline_commands_work_from_a_copy_of_presets_outside_the_clone() {
         let err = stderr(&output);
         assert!(
             err.starts_with(
-                "offline: the scripted model answers from the built-in offline demo scenario (no network)\n"
+                "preset: presets/offline.yaml (--preset)\noffline: the scripted model answers from the built-in offline demo scenario (no network)\n"
             ),
             "{args:?}: {err}"
         );
@@ -216,7 +216,7 @@ fn an_output_schema_offline_fails_in_words_a_user_understands_and_no_failure_tex
     );
     assert!(!err.contains("scenario \"fallback\""), "{err}");
     assert!(
-        err.contains("text of the failed run: [offline scripted model] No API key is set"),
+        err.contains("text of the failed run: [offline scripted model] This is the offline demo"),
         "the failed run's text is shown on stderr, labelled: {err}"
     );
 }
@@ -272,12 +272,16 @@ fn a_missing_agent_whose_file_did_not_load_is_refused_with_the_files_warning() {
         .unwrap();
     assert_eq!(output.status.code(), Some(2));
     let err = stderr(&output);
-    let expected = "error[UNKNOWN_AGENT_TYPE]: unknown agent type \"reviewer\" (available: \
+    let expected = "preset: presets/offline.yaml (--preset)\nerror[UNKNOWN_AGENT_TYPE]: unknown agent type \"reviewer\" (available: \
                     \"general-purpose\", \"explore\", \"plan\"); its definition did not load: \
                     .subagents/agents/reviewer.md:3:";
     assert!(err.starts_with(expected), "{err}");
     assert!(err.contains("invalid frontmatter"), "{err}");
-    assert_eq!(err.lines().count(), 1, "the refusal says it once: {err}");
+    assert_eq!(
+        err.lines().count(),
+        2,
+        "the preset, then the refusal once: {err}"
+    );
 }
 
 #[test]
@@ -355,5 +359,9 @@ fn claude_code_tool_names_are_no_unknown_tools_on_a_claude_code_row() {
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    assert_eq!(stderr(&output), "", "no warnings");
+    assert_eq!(
+        stderr(&output),
+        "preset: presets/cross-product.yaml (--preset)\n",
+        "no warnings"
+    );
 }

@@ -86,8 +86,10 @@ async fn plain_lines_name_the_child_at_work_and_the_summary_counts_it_apart() {
     assert_eq!(stdout(&output), "parent done\n");
     // A call's input is shown as the model wrote it (serde_json keeps key order in this build).
     assert_eq!(
-        without_times(&super::support::session_as_s(&stderr(&output))),
-        "[parent T] started: please look\n\
+        without_times(&super::support::session_as_s(&stderr(&output)))
+            .replace(&preset.display().to_string(), "P"),
+        "preset: P (--preset)\n\
+         [parent T] started: please look\n\
          [parent T] tool subagent {\"subagent_type\":\"general-purpose\",\"description\":\"read notes\",\"prompt\":\"CHILD-READS notes.txt\"}\n\
          [general-purpose T] tool read_file {\"path\":\"notes.txt\"}\n\
          [general-purpose T] tool result: 1 remember the milk\n\
@@ -95,7 +97,7 @@ async fn plain_lines_name_the_child_at_work_and_the_summary_counts_it_apart() {
          [parent T] finished: completed\n\
          completed · T · 1 tool use (+1 in subagents) · 300 in / 110 out tokens (+18 in / +5 out in subagents)\n\
          delegations: 1\n  subagent [general-purpose] “read notes” → ok: child read it\n\
-         session: S (continue it: subagent run --resume S PROMPT)\n"
+         session: S (continue it: subagent run --preset P --resume S PROMPT)\n"
     );
 }
 

@@ -368,8 +368,10 @@ fn assert_exit(output: &Output, code: i32, command: &TourCommand) {
 
 const OFFLINE_DEMO: &str =
     "offline: the scripted model answers from the built-in offline demo scenario (no network)";
-const NO_KEY: &str = "offline: ANTHROPIC_API_KEY is not set, so the scripted offline model answers instead of anthropic claude-sonnet-4-5 (no network). Set it to use the real model.";
-const FALLBACK_ANSWER: &str = "[offline scripted model] No API key is set, so this is a scripted answer. Ask me to delegate to see a subagent run.";
+const NO_KEY: &str = "error[MISSING_API_KEY]: ANTHROPIC_API_KEY is not set: the preset's model (anthropic claude-sonnet-4-5) needs it. Set it, or give --offline to use the scripted offline model (no network)";
+const OFFLINE_FLAG: &str = "offline: --offline given, the scripted model answers (no network)";
+const STANDARD: &str = "preset: built-in standard (no --preset, SUBAGENT_PRESET or .subagents/preset.yaml up to the repository root)";
+const FALLBACK_ANSWER: &str = "[offline scripted model] This is the offline demo's scripted answer (no network). Ask me to delegate to see a subagent run.";
 
 #[test]
 fn the_tour_has_the_commands_this_walk_checks() {
@@ -412,7 +414,7 @@ fn the_tour_has_the_commands_this_walk_checks() {
         "edits and commands are asked on a terminal; `--permission-mode \
          accept-edits|plan|dont-ask|bypass` changes that; `--offline` keeps the scripted model \
          even with a key set",
-        "`cargo xtask install-clis` puts the pinned versions in `target/clis/node_modules/.bin`",
+        "`cargo xtask install-clis` puts them in `target/clis/node_modules/.bin`",
         "(built-ins `general-purpose`, `explore`, `plan`, then yours) with where each came from",
     ] {
         assert!(readme.contains(said), "the README no longer says: {said}");
@@ -438,4 +440,94 @@ fn the_tour_product_commands_need_the_e2e_feature() {
             command.line
         );
     }
+}
+
+/// The README's "Set up" section: its two commands work on a fresh clone as written. The main
+/// job's `cargo run -p subagent-cli -- …` must resolve to one binary (the package has two: cargo
+/// refuses "could not determine which binary to run" without a `default-run`), and what it runs
+/// must answer offline; the test command must be what CI runs. (`cargo xtask test` also runs the
+/// main-job line itself, verbatim, through `bash`, once the tests have passed.)
+#[test]
+fn the_set_up_commands_run_as_written() {
+    let lines: Vec<String> = section(
+        &readme(),
+        "Set up (fresh machine: Rust 1.95, Node 20 + npm)",
+    )
+    .into_iter()
+    .scan(false, |fenced, line| {
+        let fence = line.starts_with("```");
+        let inside = *fenced && !fence;
+        if fence {
+            *fenced = !*fenced;
+        }
+        Some(inside.then_some(line))
+    })
+    .flatten()
+    .filter(|line| !line.trim().is_empty())
+    .collect();
+    let [main_job, tests] = lines.as_slice() else {
+        panic!("the set-up section shows two commands: {lines:?}");
+    };
+    assert_eq!(tests, "cargo xtask test");
+    let ci = std::fs::read_to_string(root().join(".ci/run")).unwrap();
+    assert!(
+        ci.lines().any(|line| line == "exec cargo xtask test"),
+        ".ci/run runs the README's test command: {ci}"
+    );
+
+    let words = shell_words(main_job);
+    let at = words.iter().position(|w| w == "--").unwrap();
+    assert_eq!(
+        words[..at],
+        ["cargo", "run", "-p", "subagent-cli"],
+        "{main_job}"
+    );
+    // What `cargo run -p subagent-cli` runs: the package's only binary, else its `default-run`.
+    let metadata = std::process::Command::new(env!("CARGO"))
+        .args([
+            "metadata",
+            "--no-deps",
+            "--format-version",
+            "1",
+            "--offline",
+        ])
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert!(metadata.status.success(), "{}", stderr(&metadata));
+    let metadata: serde_json::Value = serde_json::from_slice(&metadata.stdout).unwrap();
+    let package = metadata["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "subagent-cli")
+        .unwrap();
+    let binaries: Vec<&str> = package["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["kind"].as_array().unwrap().iter().any(|k| k == "bin"))
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    let runs = match (binaries.as_slice(), package["default_run"].as_str()) {
+        ([only], _) => *only,
+        (_, Some(default)) => default,
+        _ => panic!(
+            "`{main_job}` fails as written: subagent-cli has the binaries {binaries:?} and no `default-run`"
+        ),
+    };
+    assert_eq!(runs, "subagent");
+
+    // In a fresh clone (the repository's root as the working directory), with no key.
+    let home = tempfile::tempdir().unwrap();
+    let output = subagent(home.path())
+        .current_dir(root())
+        .args(&words[at + 1..])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(
+        stdout(&output),
+        "[offline scripted model] The subagent finished and reported back: its report is the delegation's result.\n"
+    );
 }

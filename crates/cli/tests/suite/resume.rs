@@ -136,7 +136,8 @@ async fn delegate_prints_the_session_to_resume() {
     let id = printed_session(&err);
     assert!(
         err.contains(&format!(
-            "\nsession: {id} (continue it: subagent delegate --provider spawn --resume {id} PROMPT)\n"
+            "\nsession: {id} (continue it: subagent delegate --preset {} --provider spawn --resume {id} PROMPT)\n",
+            preset.display()
         )),
         "{err}"
     );
@@ -180,7 +181,8 @@ async fn run_resumes_an_earlier_run() {
     let id = printed_session(&err);
     assert!(
         err.ends_with(&format!(
-            "delegations: none\nsession: {id} (continue it: subagent run --resume {id} PROMPT)\n"
+            "delegations: none\nsession: {id} (continue it: subagent run --preset {} --resume {id} PROMPT)\n",
+            preset.display()
         )),
         "{err}"
     );

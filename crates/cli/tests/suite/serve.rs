@@ -8,7 +8,7 @@ use std::process::{Child, ChildStderr, Stdio};
 use pretty_assertions::assert_eq;
 use subagent_test_support::FakeServer;
 
-use super::support::{fake_preset, processes_with, subagent, wait_for};
+use super::support::{announcement, fake_preset, processes_with, subagent, wait_for};
 
 const SCENARIOS: &str = r#"
 - name: hello
@@ -103,8 +103,7 @@ pub fn start_with(
         .spawn()
         .unwrap();
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    stderr.read_line(&mut line).unwrap();
+    let line = announcement(&mut stderr);
     let addr = line
         .split("http://")
         .nth(1)

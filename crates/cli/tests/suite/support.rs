@@ -184,3 +184,98 @@ pub fn session_as_s(text: &str) -> String {
         None => text.to_owned(),
     }
 }
+
+/// A user's project in a temporary directory: a git repository with a small source file and a
+/// copy of the shipped `presets/`, and a `HOME` of its own beside it (no keys, no state).
+pub struct Project {
+    dir: tempfile::TempDir,
+    /// The project's directory (canonical).
+    pub path: PathBuf,
+    /// `HOME` for its commands.
+    pub home: PathBuf,
+}
+
+impl Project {
+    /// A fresh project.
+    pub fn new() -> Self {
+        let dir = tempfile::Builder::new()
+            .prefix("subagent-project-")
+            .tempdir()
+            .unwrap();
+        let home = dir.path().join("home");
+        let path = dir.path().join("project");
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::create_dir_all(path.join("src")).unwrap();
+        let path = std::fs::canonicalize(path).unwrap();
+        std::fs::write(
+            path.join("src/lib.rs"),
+            "pub fn answer() -> u32 {\n    42\n}\n",
+        )
+        .unwrap();
+        copy_dir(&root().join("presets"), &path.join("presets"));
+        let status = std::process::Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(&path)
+            .env("HOME", &home)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .status()
+            .unwrap();
+        assert!(status.success(), "git init");
+        Self { dir, path, home }
+    }
+
+    /// The temporary directory holding the project and its `HOME` (a place outside both).
+    pub fn outside(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// `subagent` in the project (clean environment, this project's `HOME`).
+    pub fn subagent(&self) -> Command {
+        let mut command = subagent(&self.home);
+        command.current_dir(&self.path);
+        command
+    }
+
+    /// `line` run by bash in `dir` with this project's environment (`subagent` on `PATH`, no
+    /// keys) plus `env`, as a user pastes it: exit code, stdout, stderr.
+    pub fn shell(&self, dir: &Path, line: &str, env: &[(&str, &str)]) -> std::process::Output {
+        let bin = assert_cmd::cargo::cargo_bin("subagent");
+        let path = format!(
+            "{}:{}",
+            bin.parent().unwrap().display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        let mut command = std::process::Command::new("bash");
+        command
+            .args(["-c", line])
+            .current_dir(dir)
+            .env_clear()
+            .env("PATH", path)
+            .env("HOME", &self.home)
+            .env("TERM", "dumb")
+            .stdin(std::process::Stdio::null());
+        for (name, value) in env {
+            command.env(name, value);
+        }
+        command.output().unwrap()
+    }
+
+    /// Writes `text` to `relative` in the project, making its directory.
+    pub fn write(&self, relative: &str, text: &str) -> PathBuf {
+        let path = self.path.join(relative);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+}
+
+/// The line a long-running command (serve, worker) announces itself with on `stderr`, after the
+/// line naming the preset it uses (which every command prints first).
+pub fn announcement(stderr: &mut impl std::io::BufRead) -> String {
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    assert!(line.starts_with("preset: "), "the preset first: {line}");
+    line.clear();
+    stderr.read_line(&mut line).unwrap();
+    line
+}

@@ -200,9 +200,11 @@ async fn delegate_isolation_worktree_reports_the_kept_worktree() {
     let branch = git(&second, &["branch", "--show-current"]);
     assert!(
         super::support::session_as_s(&stderr(&output)).ends_with(&format!(
-            "worktree kept: {} (branch {})\n{DIFFSTAT}\nsession: S (continue it: subagent delegate --provider spawn --resume S PROMPT)\n",
+            "worktree kept: {} (branch {})\n{DIFFSTAT}\nsession: S (continue it: subagent delegate --preset {} --cwd {} --provider spawn --resume S PROMPT)\n",
             second.display(),
-            branch.trim()
+            branch.trim(),
+            preset.display(),
+            setup.repo.display()
         )),
         "{}",
         stderr(&output)

@@ -41,6 +41,9 @@ fn every_error_code_string() {
             name: "general-purpose".into(),
             allowed: vec!["explore".into(), "plan".into()],
         },
+        Error::MissingApiKey {
+            message: "ANTHROPIC_API_KEY is not set".into(),
+        },
     ];
     assert_eq!(samples.len(), ErrorCode::ALL.len());
     let lines: Vec<String> = samples
@@ -69,6 +72,7 @@ fn every_error_code_string() {
     NOT_RESUMABLE: run cannot be resumed: no session
     PROTOCOL: protocol error: bad json
     AGENT_TYPE_NOT_ALLOWED: this agent may not start agent type "general-purpose" (allowed: "explore", "plan")
+    MISSING_API_KEY: ANTHROPIC_API_KEY is not set
     "#);
 }
 

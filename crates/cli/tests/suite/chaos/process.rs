@@ -13,6 +13,7 @@ use subagent_nats::testing::NatsServer;
 use super::reaper;
 use super::rows::{self, Provider, Remotes};
 use crate::suite::serve::{Served, TOKEN};
+use crate::suite::support::announcement;
 
 fn subagent(home: &Path) -> Command {
     let mut command = Command::new(assert_cmd::cargo::cargo_bin("subagent"));
@@ -255,8 +256,7 @@ impl Remote {
             .spawn()
             .unwrap();
         let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        let mut line = String::new();
-        stderr.read_line(&mut line).unwrap();
+        let line = announcement(&mut stderr);
         assert!(
             line.starts_with("subagent worker: rows "),
             "not ready: {line}"

@@ -26,6 +26,7 @@ use super::reaper;
 use super::rows::local_preset;
 use super::{Line, Plan, Rng, assert_clean, report};
 use crate::suite::serve::TOKEN;
+use crate::suite::support::announcement;
 
 /// Ten turns, each a text and a short command, then the answer: ~40 events over a second.
 fn scenario() -> String {
@@ -56,8 +57,7 @@ fn serve(home: &Path, preset: &Path, port: u16) -> (Child, String) {
         .spawn()
         .unwrap();
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    stderr.read_line(&mut line).unwrap();
+    let line = announcement(&mut stderr);
     let addr = line
         .split("http://")
         .nth(1)

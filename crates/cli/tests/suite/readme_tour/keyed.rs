@@ -145,7 +145,7 @@ async fn the_tour_walks_with_a_key_against_the_fake_server() {
     let (command, output) = run(Step::Run, &["--offline"]).await.unwrap();
     assert_exit(&output, 0, &command);
     assert_eq!(
-        stderr(&output).lines().next(),
+        stderr(&output).lines().nth(1),
         Some("offline: --offline given, the scripted model answers (no network)")
     );
     assert!(

@@ -5,8 +5,8 @@ use serde_json::{Value, json};
 
 use super::super::support::{json_lines, root, stderr, stdout};
 use super::{
-    FALLBACK_ANSWER, NO_KEY, OFFLINE_DEMO, Project, Step, Tour, TourCommand, assert_exit,
-    readme_capabilities, section, split_comment, tour, untimed,
+    FALLBACK_ANSWER, NO_KEY, OFFLINE_DEMO, OFFLINE_FLAG, Project, STANDARD, Step, Tour,
+    TourCommand, assert_exit, readme_capabilities, section, split_comment, tour, untimed,
 };
 
 /// Every command of the tour, with no key set; the product commands need the real CLIs.
@@ -19,12 +19,13 @@ fn the_tour_walks_offline_in_a_fresh_project() {
             Step::Help => help(&project, command),
             Step::DelegateOffline => delegate_offline(&project, command),
             Step::DelegateSpawn => {
-                let output = project.tour(command, &[], &[]);
+                needs_the_key(&project, command);
+                let output = project.tour(command, &["--offline"], &[]);
                 assert_exit(&output, 0, command);
                 assert_eq!(stdout(&output), format!("{FALLBACK_ANSWER}\n"));
                 assert_eq!(
-                    stderr(&output).lines().next(),
-                    Some(NO_KEY),
+                    stderr(&output).lines().take(2).collect::<Vec<_>>(),
+                    [STANDARD, OFFLINE_FLAG],
                     "{}",
                     command.line
                 );
@@ -102,9 +103,10 @@ fn delegate_offline(project: &Project, command: &TourCommand) {
     assert_eq!(
         untimed(&super::super::support::session_as_s(&stderr(&output))),
         format!(
-            "{OFFLINE_DEMO}\n[spawn Ts] started: Say hello from the subagent\n[spawn Ts] finished: \
-             completed\ncompleted · Ts · 0 tool uses · 10 in / 5 out tokens\nsession: S (continue \
-             it: subagent delegate --provider spawn --resume S PROMPT)\n"
+            "preset: presets/offline.yaml (--preset)\n{OFFLINE_DEMO}\n[spawn Ts] started: Say hello \
+             from the subagent\n[spawn Ts] finished: completed\ncompleted · Ts · 0 tool uses · 10 \
+             in / 5 out tokens\nsession: S (continue it: subagent delegate --preset \
+             presets/offline.yaml --provider spawn --resume S PROMPT)\n"
         )
     );
 
@@ -122,7 +124,7 @@ fn delegate_offline(project: &Project, command: &TourCommand) {
 
     let output = project.tour(command, &["--json"], &[]);
     assert_exit(&output, 0, command);
-    assert_eq!(stderr(&output), "");
+    assert_eq!(stderr(&output), "preset: presets/offline.yaml (--preset)\n");
     let lines = json_lines(&output);
     let mut types: Vec<&str> = lines.iter().map(|l| l["type"].as_str().unwrap()).collect();
     types.dedup();
@@ -143,28 +145,48 @@ fn delegate_offline(project: &Project, command: &TourCommand) {
     );
 }
 
-/// Offline, `--output-schema` fails in the README's words: nothing on stdout, exit code 1.
-fn schema_offline(project: &Project, command: &TourCommand) {
+/// A command on the standard preset's model, with no key: refused before anything runs, as
+/// the README's comment says, with its code and exit 2.
+fn needs_the_key(project: &Project, command: &TourCommand) {
+    assert!(
+        command
+            .comment
+            .as_deref()
+            .is_some_and(|c| c.contains("needs")),
+        "{}",
+        command.line
+    );
     let output = project.tour(command, &[], &[]);
+    assert_exit(&output, 2, command);
+    assert_eq!(stdout(&output), "");
+    assert_eq!(stderr(&output), format!("{STANDARD}\n{NO_KEY}\n"));
+}
+
+/// With no key, the schema's command needs one; with `--offline`, it fails in the README's
+/// words: nothing on stdout, exit code 1.
+fn schema_offline(project: &Project, command: &TourCommand) {
+    needs_the_key(project, command);
+    let output = project.tour(command, &["--offline"], &[]);
     assert_exit(&output, 1, command);
     assert_eq!(stdout(&output), "");
     assert_eq!(
         untimed(&super::super::support::session_as_s(&stderr(&output))),
         format!(
-            "{NO_KEY}\n[spawn Ts] started: explore: Count the Rust files\n[spawn Ts] finished: \
+            "{STANDARD}\n{OFFLINE_FLAG}\n[spawn Ts] started: explore: Count the Rust files\n[spawn Ts] finished: \
              failed\ntext of the failed run: {FALLBACK_ANSWER}\nfailed · Ts · 0 tool uses · 10 in \
              / 5 out tokens\ndiagnostic: model call failed: the offline scripted model has no \
              answer for this turn: it plays a fixed demo (say hello, delegate a hello) and cannot \
              follow other instructions, such as an output schema. Set ANTHROPIC_API_KEY or \
              OPENAI_API_KEY to use a real model.\nsession: S (continue it: subagent delegate \
-             --provider spawn --resume S PROMPT)\n"
+             --offline --provider spawn --resume S PROMPT)\n"
         )
     );
 }
 
-/// Offline, the parent delegates the demo's hello.
+/// With no key, the parent needs one; with `--offline`, it delegates the demo's hello.
 fn run_offline(project: &Project, command: &TourCommand) {
-    let output = project.tour(command, &[], &[]);
+    needs_the_key(project, command);
+    let output = project.tour(command, &["--offline"], &[]);
     assert_exit(&output, 0, command);
     assert_eq!(
         stdout(&output),
@@ -172,12 +194,15 @@ fn run_offline(project: &Project, command: &TourCommand) {
          delegation's result.\n"
     );
     let err = super::super::support::session_as_s(&stderr(&output));
-    assert_eq!(err.lines().next(), Some(NO_KEY));
+    assert_eq!(
+        err.lines().take(2).collect::<Vec<_>>(),
+        [STANDARD, OFFLINE_FLAG]
+    );
     let tail: Vec<&str> = err.lines().rev().take(3).collect();
     assert_eq!(
         tail,
         [
-            "session: S (continue it: subagent run --resume S PROMPT)",
+            "session: S (continue it: subagent run --offline --resume S PROMPT)",
             "  subagent [general-purpose] “offline demo subtask” → ok: [offline scripted model] \
              Hello from the subagent.",
             "delegations: 1",
@@ -190,7 +215,7 @@ fn run_offline(project: &Project, command: &TourCommand) {
 fn providers(project: &Project, command: &TourCommand) {
     let output = project.tour(command, &[], &[]);
     assert_exit(&output, 0, command);
-    assert_eq!(stderr(&output), "");
+    assert_eq!(stderr(&output), format!("{STANDARD}\n"));
     let text = stdout(&output);
     let mut lines = text
         .lines()
@@ -295,7 +320,7 @@ fn agents(project: &Project, tour: &Tour, command: &TourCommand) {
     assert_exit(&output, 0, command);
     assert_eq!(
         stderr(&output),
-        "",
+        format!("{STANDARD}\n"),
         "the README's definition has no warnings"
     );
     let text = stdout(&output);
