@@ -248,6 +248,18 @@ impl SubagentProvider for A2aProvider {
         self.frozen.capabilities
     }
 
+    fn capability_reason(&self, capability: subagent_core::Capability) -> Option<String> {
+        if self.frozen.capabilities.supports(capability) {
+            return None;
+        }
+        let card = self.config.card_url();
+        Some(if self.frozen.ours {
+            format!("the row's capability table on the card at {card} does not declare it")
+        } else {
+            format!("the agent at {card} is a plain A2A agent: only the prompt reaches it")
+        })
+    }
+
     async fn start(&self, request: StartRequest) -> subagent_core::Result<Run> {
         if request.cancel.is_cancelled() {
             return Err(CoreError::Cancelled);

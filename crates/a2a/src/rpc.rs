@@ -312,6 +312,7 @@ impl RpcError {
                             .find(|capability| capability.as_str() == name)
                     })
                     .collect(),
+                because: Some(text("because")).filter(|why| !why.is_empty()),
             },
             ErrorCode::DepthExceeded => E::DepthExceeded {
                 child_depth: number("childDepth"),
@@ -364,10 +365,20 @@ fn refusal_fields(error: &subagent_core::Error) -> Value {
     match error {
         E::UnknownProvider { name, known } => json!({"name": name, "known": joined(known)}),
         E::DuplicateProvider { name } => json!({"name": name}),
-        E::UnsupportedCapability { provider, missing } => json!({
-            "provider": provider,
-            "missing": missing.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(","),
-        }),
+        E::UnsupportedCapability {
+            provider,
+            missing,
+            because,
+        } => {
+            let mut data = json!({
+                "provider": provider,
+                "missing": missing.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(","),
+            });
+            if let Some(why) = because {
+                data["because"] = json!(why);
+            }
+            data
+        }
         E::DepthExceeded {
             child_depth,
             max_depth,

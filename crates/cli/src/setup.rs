@@ -561,6 +561,26 @@ pub fn runnable(
     })
 }
 
+/// What `subagent providers` builds each row with, so that a row's table is the one it would
+/// run with: the model a run would choose (`run` and `delegate` rules). A real model whose key
+/// is missing is built all the same, the key stood in for by a placeholder that is never sent
+/// (nothing runs), so the table does not depend on the key being set.
+pub fn listing_context(
+    preset: &Preset,
+    factories: &[Arc<dyn ProviderFactory>],
+) -> Result<subagent_core::BuildContext, Refusal> {
+    let section = preset.model.as_ref();
+    let mut model = choose_model(section, None, false, KeySwitch::Switch, &env)?;
+    if model.missing.is_some() {
+        let placeholder = |name: &str| {
+            env(name).or_else(|| name.ends_with("_API_KEY").then(|| "placeholder".to_owned()))
+        };
+        model = choose_model(section, None, false, KeySwitch::AsWritten, &placeholder)?;
+    }
+    let secrets = secrets(preset, factories, &model);
+    Ok(preset.build_context(extensions(&model, &secrets)))
+}
+
 /// Whether an enabled row (only `provider`'s, when given) runs an in-process agent on the
 /// preset's default model: a `spawn` or `fork` row without a `model` of its own. Such a row
 /// cannot run when that model's key is missing ([`ChosenModel::require`]).

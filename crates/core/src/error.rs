@@ -118,12 +118,14 @@ pub enum Error {
     },
     /// The request needs capabilities the provider does not declare. Returned by
     /// `Registry::start` before anything starts; retrying the same request does not help.
-    #[error("subagent provider \"{provider}\" does not support {}: {}", if missing.len() == 1 { "the capability" } else { "the capabilities" }, join(missing))]
+    #[error("subagent provider \"{provider}\" does not support {}: {}{}", if missing.len() == 1 { "the capability" } else { "the capabilities" }, join(missing), because.as_deref().map(|why| format!(" ({why})")).unwrap_or_default())]
     UnsupportedCapability {
         /// The provider.
         provider: String,
         /// Every missing capability, in table order.
         missing: Vec<Capability>,
+        /// Why, where the provider says ([`SubagentProvider::capability_reason`](crate::SubagentProvider::capability_reason)).
+        because: Option<String>,
     },
     /// The child would run deeper than allowed. Returned by `Registry::start`.
     #[error("subagent depth {child_depth} exceeds max_depth {max_depth}")]

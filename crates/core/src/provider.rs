@@ -2,7 +2,7 @@
 
 use async_trait::async_trait;
 
-use crate::{Capabilities, Result, Run, StartRequest};
+use crate::{Capabilities, Capability, Result, Run, StartRequest};
 
 /// A way to run a child agent: in-process, a product's CLI, a protocol peer, a remote instance.
 ///
@@ -16,6 +16,15 @@ pub trait SubagentProvider: Send + Sync {
 
     /// What the provider can honour. Static: the same value on every call.
     fn capabilities(&self) -> Capabilities;
+
+    /// Why this provider does not declare `capability`, when the reason lies in how it was
+    /// built rather than in its kind (a model that takes no reasoning effort, a remote agent
+    /// whose card does not offer it): said in `UNSUPPORTED_CAPABILITY` refusals and by
+    /// `subagent providers`. Default: none.
+    fn capability_reason(&self, capability: Capability) -> Option<String> {
+        let _ = capability;
+        None
+    }
 
     /// Starts a child. `Err` only for what went wrong before the child existed (a missing binary,
     /// a bad argument); everything after is reported through the run's [`Outcome`](crate::Outcome).

@@ -155,9 +155,18 @@ impl Registry {
         })?;
         let missing = provider.capabilities().missing_for(request);
         if !missing.is_empty() {
+            let reasons: Vec<String> = missing
+                .iter()
+                .filter_map(|capability| {
+                    provider
+                        .capability_reason(*capability)
+                        .map(|why| format!("{capability}: {why}"))
+                })
+                .collect();
             return Err(Error::UnsupportedCapability {
                 provider: name.to_owned(),
                 missing,
+                because: (!reasons.is_empty()).then(|| reasons.join("; ")),
             });
         }
         let cap = request

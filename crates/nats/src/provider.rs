@@ -196,6 +196,15 @@ impl SubagentProvider for NatsProvider {
         self.capabilities
     }
 
+    fn capability_reason(&self, capability: subagent_core::Capability) -> Option<String> {
+        (!self.capabilities.supports(capability)).then(|| {
+            format!(
+                "the workers of row \"{}\" at {} announce a table without it",
+                self.config.row, self.config.url
+            )
+        })
+    }
+
     async fn start(&self, request: StartRequest) -> subagent_core::Result<Run> {
         if request.cancel.is_cancelled() {
             return Err(CoreError::Cancelled);

@@ -35,8 +35,17 @@ pub struct ProviderListing {
     pub disabled: bool,
     /// The factory's one-line summary.
     pub summary: String,
-    /// What providers of this kind can honour.
+    /// What the row honours: what its built provider declares ([`Preset::built_listing`]), else
+    /// (a disabled row, [`Preset::listing`]) what providers of its kind can honour.
     pub capabilities: Capabilities,
+    /// Why the built provider lacks a capability its kind can have, by capability name
+    /// ([`SubagentProvider::capability_reason`](subagent_core::SubagentProvider::capability_reason)).
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub reasons: std::collections::BTreeMap<String, String>,
+    /// Why an enabled row could not be built (an unreachable card or server, a missing CLI is
+    /// not one: that shows when it starts); its kind's table is shown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unavailable: Option<String>,
     /// Where the row starts in the preset.
     pub location: Position,
 }
@@ -77,10 +86,49 @@ impl Preset {
                     disabled: row.disabled,
                     summary: factory.map(|f| f.summary().to_owned()).unwrap_or_default(),
                     capabilities: factory.map_or(Capabilities::NONE, |f| f.capabilities()),
+                    reasons: std::collections::BTreeMap::new(),
+                    unavailable: None,
                     location: row.location,
                 }
             })
             .collect()
+    }
+
+    /// [`Preset::listing`] with each enabled row built (with `context`, as
+    /// [`Preset::build`] builds it): its table is what the built provider declares (spawn on a
+    /// model without reasoning effort, an A2A agent's card, the tables NATS workers announce),
+    /// with the reason for each capability it lacks where it says one. A row that cannot be
+    /// built keeps its kind's table and says why in `unavailable`.
+    pub fn built_listing(
+        &self,
+        factories: &[Arc<dyn ProviderFactory>],
+        context: &BuildContext,
+    ) -> Vec<ProviderListing> {
+        let mut listing = self.listing(factories);
+        for (entry, row) in listing.iter_mut().zip(&self.providers) {
+            if row.disabled {
+                continue;
+            }
+            let Some(factory) = factory(factories, &row.kind) else {
+                continue;
+            };
+            match factory.build(&row.name, &row.config, context) {
+                Ok(provider) => {
+                    entry.capabilities = provider.capabilities();
+                    entry.reasons = subagent_core::Capability::ALL
+                        .into_iter()
+                        .filter(|capability| !entry.capabilities.supports(*capability))
+                        .filter_map(|capability| {
+                            provider
+                                .capability_reason(capability)
+                                .map(|why| (capability.as_str().to_owned(), why))
+                        })
+                        .collect();
+                }
+                Err(error) => entry.unavailable = Some(error.to_string()),
+            }
+        }
+        listing
     }
 
     /// Builds every enabled provider row with its factory (in row order) into a registry capped

@@ -429,6 +429,15 @@ impl SubagentProvider for SpawnProvider {
         capabilities().with(Capability::Effort, self.model.supports_effort())
     }
 
+    fn capability_reason(&self, capability: Capability) -> Option<String> {
+        (capability == Capability::Effort && !self.model.supports_effort()).then(|| {
+            format!(
+                "its model, {}, takes no reasoning effort",
+                self.model.describe()
+            )
+        })
+    }
+
     async fn start(&self, request: StartRequest) -> Result<Run, Error> {
         let config = self.agent_config(&request)?;
         let agent = Agent::new(config).map_err(|e| Error::invalid(e.to_string()))?;

@@ -54,6 +54,7 @@ fn a_gate_refusal_carries_our_stable_code_beside_a2a_s() {
     let refusal = Error::UnsupportedCapability {
         provider: "fork".to_owned(),
         missing: vec![Capability::Persona],
+        because: None,
     };
     let error = RpcError::from_core(&refusal);
     assert_eq!(
@@ -87,6 +88,7 @@ fn every_refusal_crosses_the_wire_unchanged() {
         Error::UnsupportedCapability {
             provider: "fork".to_owned(),
             missing: vec![Capability::Persona, Capability::ToolFilter],
+            because: None,
         },
         Error::DepthExceeded {
             child_depth: 4,

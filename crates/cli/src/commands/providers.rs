@@ -21,7 +21,7 @@ pub(super) fn providers(
 ) -> Result<ExitCode, Refusal> {
     let cwd = setup::current_dir()?;
     let (preset, _) = setup::load_preset(&args.preset, &cwd, false, factories)?;
-    let listing = preset.listing(factories);
+    let listing = preset.built_listing(factories, &setup::listing_context(&preset, factories)?);
     if args.json {
         let value = serde_json::to_value(&listing).unwrap_or(Value::Null);
         outln!(
@@ -35,7 +35,30 @@ pub(super) fn providers(
     } else {
         outln!("{}", providers_table(&listing));
     }
+    let notes = notes(&listing);
+    if !notes.is_empty() {
+        let bullet = if args.markdown { "\n- " } else { "" };
+        for note in notes {
+            outln!("{bullet}{note}");
+        }
+    }
     Ok(ExitCode::from(EXIT_COMPLETED))
+}
+
+/// Why a row honours less than its kind can, and why one could not be built: one line each,
+/// under the table.
+fn notes(listing: &[subagent_preset::ProviderListing]) -> Vec<String> {
+    let mut notes = Vec::new();
+    for row in listing {
+        let name = render::one_line(&row.name, MAX_CELL_CHARS);
+        for (capability, why) in &row.reasons {
+            notes.push(format!("{name}: no {capability}: {why}"));
+        }
+        if let Some(why) = &row.unavailable {
+            notes.push(format!("{name}: unavailable: {why}"));
+        }
+    }
+    notes
 }
 
 /// The capability table as Markdown, one row per provider.
@@ -100,6 +123,8 @@ pub fn providers_table(listing: &[subagent_preset::ProviderListing]) -> String {
             render::one_line(&row.kind, MAX_CELL_CHARS),
             if row.disabled {
                 "disabled".into()
+            } else if row.unavailable.is_some() {
+                "unavailable".into()
             } else {
                 "enabled".into()
             },

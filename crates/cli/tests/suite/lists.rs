@@ -223,10 +223,18 @@ fn a_huge_provider_name_is_cut_in_the_tables_not_a_panic() {
     let home = tempfile::tempdir().unwrap();
     let long = "a".repeat(70_000);
     let shown = format!("{}…", "a".repeat(39));
-    let table = format!(
-        "provider{pad}  kind   state    output_schema  depth_limit  tool_filter  persona  model_override  max_turns  resume  isolation  effort  inherits_parent_context\n\
-         {shown}  spawn  enabled  yes            yes          yes          yes      yes             yes        yes     yes        yes     -\n",
+    let header = format!(
+        "provider{pad}  kind   state    output_schema  depth_limit  tool_filter  persona  model_override  max_turns  resume  isolation  effort  inherits_parent_context\n",
         pad = " ".repeat(32)
+    );
+    // `providers` shows the built row (spawn on the scripted model: no effort, and why);
+    // `preset validate` what its kind can honour.
+    let table = format!(
+        "{header}{shown}  spawn  enabled  yes            yes          yes          yes      yes             yes        yes     yes        -       -\n\
+         {shown}: no effort: its model, scripted:scripted-offline (offline), takes no reasoning effort\n"
+    );
+    let kind_table = format!(
+        "{header}{shown}  spawn  enabled  yes            yes          yes          yes      yes             yes        yes     yes        yes     -\n"
     );
     // Written out, and through a `${VAR:-default}` of the same length.
     for (file, name) in [
@@ -264,7 +272,10 @@ fn a_huge_provider_name_is_cut_in_the_tables_not_a_panic() {
             (output.status.code(), stdout(&output), stderr(&output)),
             (
                 Some(0),
-                format!("{}: valid\n{table}delegation tools: none\n", path.display()),
+                format!(
+                    "{}: valid\n{kind_table}delegation tools: none\n",
+                    path.display()
+                ),
                 String::new()
             ),
             "{file}: preset validate"
@@ -329,4 +340,55 @@ fn listings_end_quietly_on_a_closed_pipe() {
         assert!(!said.contains("panicked"), "{args:?}: {said}");
         assert!(!said.contains("Broken pipe"), "{args:?}: {said}");
     }
+}
+
+/// The table is the built row's, not its kind's: spawn on the scripted model takes no effort,
+/// says why under the table and in `--json`, and a delegation asking for it is refused with
+/// that reason.
+#[test]
+fn providers_shows_what_each_built_row_declares_and_why_not() {
+    let home = tempfile::tempdir().unwrap();
+    let offline = preset("offline.yaml");
+    let output = subagent(home.path())
+        .arg("providers")
+        .arg("--preset")
+        .arg(&offline)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = stdout(&output);
+    let spawn: Vec<&str> = text.lines().nth(1).unwrap().split_whitespace().collect();
+    assert_eq!(spawn[0], "spawn");
+    assert_eq!(spawn[11], "-", "effort: {text}");
+    let why = "its model, scripted:scripted-offline (offline), takes no reasoning effort";
+    assert_eq!(
+        text.lines().last(),
+        Some(format!("spawn: no effort: {why}").as_str())
+    );
+
+    let output = subagent(home.path())
+        .args(["providers", "--json", "--preset"])
+        .arg(&offline)
+        .output()
+        .unwrap();
+    let rows: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(rows[0]["capabilities"]["effort"], false);
+    assert_eq!(rows[0]["reasons"], serde_json::json!({"effort": why}));
+    assert!(rows[1].get("reasons").is_none(), "{rows}");
+
+    let output = subagent(home.path())
+        .args(["delegate", "--effort", "high", "--preset"])
+        .arg(&offline)
+        .arg("hi")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains(&format!(
+            "error[UNSUPPORTED_CAPABILITY]: subagent provider \"spawn\" does not support the \
+             capability: \"effort\" (effort: {why})"
+        )),
+        "{}",
+        stderr(&output)
+    );
 }

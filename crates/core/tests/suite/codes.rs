@@ -15,6 +15,7 @@ fn every_error_code_string() {
         Error::UnsupportedCapability {
             provider: "codex".into(),
             missing: vec![Capability::ToolFilter, Capability::Persona],
+            because: None,
         },
         Error::DepthExceeded {
             child_depth: 3,

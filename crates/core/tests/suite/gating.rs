@@ -60,6 +60,7 @@ async fn each_capability_alone_is_refused_by_a_provider_without_it() {
             Error::UnsupportedCapability {
                 provider: "bare".into(),
                 missing: vec![capability],
+                because: None,
             }
         );
         assert_eq!(err.code(), ErrorCode::UnsupportedCapability);

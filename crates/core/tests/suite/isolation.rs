@@ -221,7 +221,8 @@ async fn the_capability_gate_comes_before_the_isolator() {
         error,
         Error::UnsupportedCapability {
             provider: "bare".into(),
-            missing: vec![Capability::Isolation]
+            missing: vec![Capability::Isolation],
+            because: None,
         }
     );
     assert_eq!(*isolator.log.lock().unwrap(), Vec::<String>::new());

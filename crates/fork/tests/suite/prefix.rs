@@ -188,6 +188,7 @@ async fn fork_refuses_what_would_break_the_prefix() {
                 Capability::Persona,
                 Capability::ModelOverride
             ],
+            because: None,
         }
     );
     let caps = registry.get("fork").unwrap().capabilities();

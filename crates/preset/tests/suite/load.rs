@@ -279,6 +279,8 @@ fn listing_marks_disabled_rows_with_their_capabilities() {
             disabled: true,
             summary: "a fake provider for tests".into(),
             capabilities: Capabilities::ALL,
+            reasons: Default::default(),
+            unavailable: None,
             location: Position::new(15, 5),
         }
     );
