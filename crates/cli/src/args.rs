@@ -57,6 +57,45 @@ pub enum Command {
     /// Check a preset file or print the JSON Schema of the format.
     #[command(subcommand)]
     Preset(PresetCommand),
+    /// List the sessions of this directory (what --resume and --continue continue), newest
+    /// first; `sessions show ID` prints one, `sessions rm ID` deletes one.
+    Sessions(SessionsArgs),
+}
+
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct SessionsArgs {
+    #[command(subcommand)]
+    pub command: Option<SessionsCommand>,
+    /// The directory whose sessions to list (default: the current one).
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SessionsCommand {
+    /// Print one session: what is recorded of it, then its conversation.
+    Show {
+        /// The session id (`subagent sessions` lists them).
+        id: String,
+        /// The directory whose session it is (default: the current one).
+        #[arg(long, value_name = "DIR")]
+        cwd: Option<PathBuf>,
+        /// Print JSON: the record and the transcript's events.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Delete one session (its transcript and record); one still running is refused.
+    Rm {
+        /// The session id.
+        id: String,
+        /// The directory whose session it is (default: the current one).
+        #[arg(long, value_name = "DIR")]
+        cwd: Option<PathBuf>,
+    },
 }
 
 /// The preset: every command that loads one.
@@ -124,6 +163,10 @@ pub struct DelegateArgs {
     /// `session.id` of its `--json` outcome), on the same provider and from the same `--cwd`.
     #[arg(long, value_name = "SESSION_ID")]
     pub resume: Option<String>,
+    /// Continue the latest session of this directory that a child ran (of --provider, when
+    /// given; else on the provider that ran it), as --resume would.
+    #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
+    pub continue_latest: bool,
     /// Print events as JSON lines, then the outcome object (for machines).
     #[arg(long)]
     pub json: bool,
@@ -152,6 +195,13 @@ pub struct RunArgs {
     /// conversation first, then PROMPT.
     #[arg(long, value_name = "SESSION_ID")]
     pub resume: Option<String>,
+    /// Continue the latest `run` session of this directory, as --resume would.
+    #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
+    pub continue_latest: bool,
+    /// With --resume: take over a session a child began (a delegate's, a subagent's) as this
+    /// parent's conversation; without it, such a session is refused (NOT_RESUMABLE).
+    #[arg(long, requires = "resume")]
+    pub adopt: bool,
     /// Print events as JSON lines, then the outcome object (for machines).
     #[arg(long)]
     pub json: bool,

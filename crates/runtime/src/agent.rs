@@ -160,6 +160,8 @@ pub struct Agent {
     capture: Option<Arc<std::sync::Mutex<Capture>>>,
     final_validator: Option<OutputSchema>,
     resumed: Option<OpenSession>,
+    /// Who runs the session and what it was asked, for its info ([`Agent::start`]).
+    label: Option<crate::session_info::SessionLabel>,
 }
 
 impl std::fmt::Debug for Agent {
@@ -214,6 +216,7 @@ impl Agent {
             capture,
             final_validator,
             resumed: None,
+            label: None,
         })
     }
 
@@ -236,6 +239,11 @@ impl Agent {
         let (sender, run) = Run::channel(provider, request);
         let provider = provider.to_owned();
         let mut agent = self;
+        agent.label = Some(crate::session_info::SessionLabel::new(
+            &provider,
+            request.description.clone(),
+            &request.prompt_text(),
+        ));
         tokio::spawn(async move {
             let (mut outcome, _log) = agent.run_in_place(seed, &sender).await;
             if let Some(session) = &mut outcome.session {
@@ -301,7 +309,13 @@ impl Agent {
                 .collect(),
         };
         let sessions = self.config.sessions.as_ref();
-        let recorder = Recorder::new(sessions, self.resumed.take(), sender.id(), sender);
+        let recorder = Recorder::new(
+            sessions,
+            self.resumed.take(),
+            sender.id(),
+            sender,
+            self.label.take(),
+        );
         let mut state = State {
             log: seed.log,
             recorder,
@@ -345,7 +359,7 @@ impl Agent {
         outcome.usage.tool_uses = state.usage.tool_uses;
         if let Some(recorder) = state.recorder.take() {
             let cwd = self.config.roots.cwd();
-            outcome.session = recorder.finish(&state.log, cwd, sender).await;
+            outcome.session = recorder.finish(&state.log, cwd, sender, &outcome).await;
         }
         (outcome, state.log)
     }

@@ -44,6 +44,7 @@ mod env;
 mod input;
 mod permissions;
 mod seed;
+mod session_info;
 pub mod sessions;
 pub mod structured;
 pub mod summary;
@@ -61,7 +62,8 @@ pub use permissions::{
     Decision, PermissionBroker, PermissionPolicy, PermissionRequest, PermissionRule,
 };
 pub use seed::{Seed, UNANSWERED_TOOL_RESULT};
-pub use sessions::{OpenSession, Resumed, SessionStore};
+pub use session_info::SessionInfo;
+pub use sessions::{OpenSession, Resumed, SessionEntry, SessionState, SessionStore};
 pub use structured::OutputMode;
 pub use summary::{SummaryConfig, SummaryStats, SummaryTicks};
 pub use tasks::{

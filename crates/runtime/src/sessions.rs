@@ -31,6 +31,64 @@ use subagent_session::{
 };
 
 use crate::seed::Seed;
+use crate::session_info::{self, SessionInfo, SessionLabel};
+
+/// Whether a listed session is being written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SessionState {
+    /// A run of it has not ended: its transcript is locked.
+    Running,
+    /// Its last run ended.
+    Ended,
+    /// Its first run neither runs nor ended (killed): it has no info, and can be resumed from
+    /// what was written.
+    Interrupted,
+}
+
+impl SessionState {
+    /// `running`, `ended`, `interrupted`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Running => "running",
+            Self::Ended => "ended",
+            Self::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// One session of a store, as [`SessionStore::list`] finds it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionEntry {
+    /// The session id.
+    pub id: String,
+    /// Its transcript.
+    pub transcript: PathBuf,
+    /// What is recorded of it (none before its first run ends).
+    pub info: Option<SessionInfo>,
+    /// Whether it is being written.
+    pub state: SessionState,
+    /// When its transcript last changed, in milliseconds since the Unix epoch.
+    pub modified_ms: u64,
+}
+
+impl SessionEntry {
+    /// When it last ran: its info's end, else its transcript's last change.
+    pub fn when_ms(&self) -> u64 {
+        self.info
+            .as_ref()
+            .map_or(self.modified_ms, |info| info.updated_ms)
+    }
+}
+
+/// Whether someone holds the transcript's writer lock (a run writing it).
+fn locked(path: &Path) -> bool {
+    std::fs::File::open(path).is_ok_and(|file| {
+        matches!(
+            file.try_lock_shared(),
+            Err(std::fs::TryLockError::WouldBlock)
+        )
+    })
+}
 
 /// A directory of session transcripts: `<dir>/<session id>.jsonl`. Created (mode 0700) when the
 /// first transcript is written.
@@ -99,11 +157,112 @@ impl SessionStore {
         Some(self.dir.join(format!("{id}.jsonl")))
     }
 
+    /// The sessions here, newest first (by when they last ran).
+    pub fn list(&self) -> Vec<SessionEntry> {
+        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+            return Vec::new();
+        };
+        let mut found: Vec<SessionEntry> = entries
+            .filter_map(Result::ok)
+            .filter_map(|entry| {
+                let path = entry.path();
+                let id = path
+                    .file_name()?
+                    .to_str()?
+                    .strip_suffix(".jsonl")?
+                    .parse::<RunId>()
+                    .ok()?
+                    .to_string();
+                Some(self.entry(&id, path))
+            })
+            .collect();
+        found.sort_by(|a, b| b.when_ms().cmp(&a.when_ms()).then(a.id.cmp(&b.id)));
+        found
+    }
+
+    /// Session `id`, if this store has it.
+    pub fn find(&self, id: &str) -> Option<SessionEntry> {
+        let path = self.transcript(id)?;
+        path.is_file().then(|| {
+            let id = RunId::to_string(&id.trim().parse().ok()?);
+            Some(self.entry(&id, path))
+        })?
+    }
+
+    fn entry(&self, id: &str, transcript: PathBuf) -> SessionEntry {
+        let info = session_info::read(&transcript);
+        let state = if locked(&transcript) {
+            SessionState::Running
+        } else if info.is_some() {
+            SessionState::Ended
+        } else {
+            SessionState::Interrupted
+        };
+        let modified_ms = std::fs::metadata(&transcript)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+        SessionEntry {
+            id: id.to_owned(),
+            transcript,
+            info,
+            state,
+            modified_ms,
+        }
+    }
+
+    /// Deletes session `id` (its transcript and info). `NOT_RESUMABLE`-coded refusals: an id
+    /// that names no session here, a session being written.
+    pub fn remove(&self, id: &str) -> Result<(), CoreError> {
+        let entry = self
+            .find(id)
+            .ok_or_else(|| not_resumable(format!("no session {id} in {}", self.dir.display())))?;
+        if entry.state == SessionState::Running {
+            return Err(not_resumable(format!(
+                "session {} is in use: the run writing it has not ended",
+                entry.id
+            )));
+        }
+        let info = session_info::info_path(&entry.transcript);
+        std::fs::remove_file(&entry.transcript)
+            .map_err(|e| not_resumable(format!("{}: {e}", entry.transcript.display())))?;
+        match std::fs::remove_file(&info) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                Err(not_resumable(format!("{}: {e}", info.display())))
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// Opens `session` (a session of provider `provider`) to continue it with `prompt`: loads
     /// its transcript on a blocking thread and locks it. `NOT_RESUMABLE` when the session
-    /// belongs to another provider, names no transcript here, is being written by a run that
-    /// has not ended, or is corrupt beyond a torn last line.
+    /// belongs to another provider (the one the request names, or the one recorded for it:
+    /// a child's session is not a `run` parent's), names no transcript here, is being written
+    /// by a run that has not ended, or is corrupt beyond a torn last line.
     pub async fn resume(
+        &self,
+        provider: &str,
+        session: &SessionRef,
+        prompt: Vec<ContentBlock>,
+    ) -> Result<Resumed, CoreError> {
+        if let Some(recorded) = self
+            .transcript(&session.id)
+            .and_then(|path| session_info::read(&path))
+            .map(|info| info.provider)
+            .filter(|recorded| recorded != provider)
+        {
+            return Err(not_resumable(format!(
+                "session {} is a session of provider \"{recorded}\", not \"{provider}\"",
+                session.id
+            )));
+        }
+        self.adopt(provider, session, prompt).await
+    }
+
+    /// [`SessionStore::resume`] without the check of the provider recorded for the session:
+    /// `provider` takes over a session another began (meant, as `run --resume ID --adopt`).
+    pub async fn adopt(
         &self,
         provider: &str,
         session: &SessionRef,
@@ -211,6 +370,7 @@ impl Writing {
 pub(crate) struct Recorder {
     shared: Arc<Shared>,
     id: String,
+    label: Option<SessionLabel>,
 }
 
 /// What the loop and the blocking writer share.
@@ -253,6 +413,7 @@ impl Recorder {
         resumed: Option<OpenSession>,
         run_id: RunId,
         sender: &RunSender,
+        label: Option<SessionLabel>,
     ) -> Option<Self> {
         let (id, writing) = match resumed {
             Some(open) => {
@@ -284,6 +445,7 @@ impl Recorder {
                 }),
             }),
             id,
+            label,
         })
     }
 
@@ -305,14 +467,19 @@ impl Recorder {
     /// At the end of the run: writes the rest and closes the file (releasing the session).
     /// Returns the session (its `provider` left empty for the caller), or `None` after a failed
     /// write, which is reported on `sender`.
+    /// With the file closed, the session's info records the run's end (`outcome`).
     pub(crate) async fn finish(
         self,
         log: &EventLog,
         cwd: &Path,
         sender: &RunSender,
+        outcome: &subagent_core::Outcome,
     ) -> Option<SessionRef> {
         let shared = Arc::clone(&self.shared);
         let log = log.clone();
+        let label = self.label.clone();
+        let ended = outcome.clone();
+        let dir = cwd.to_path_buf();
         let closed = tokio::task::spawn_blocking(move || {
             // The end's log has everything a pending one has.
             lock(&shared.pending).0 = None;
@@ -321,7 +488,10 @@ impl Recorder {
             writing.file = FileState::Closed;
             match writing.failure.clone() {
                 Some(failure) => Err(failure),
-                None => Ok(writing.path.clone()),
+                None => {
+                    session_info::record(&writing.path, label.as_ref(), &ended, &dir);
+                    Ok(writing.path.clone())
+                }
             }
         })
         .await

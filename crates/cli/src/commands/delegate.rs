@@ -41,11 +41,40 @@ pub(super) async fn delegate(
         None => None,
     };
     warnings::print(&runnable.catalog, &runnable.cwd);
+    // `--continue`: the latest session a child of this directory ran (of --provider, when
+    // given), continued on the provider that ran it.
+    let continued = if args.continue_latest {
+        let in_process = |name: &str| {
+            runnable.preset.providers.iter().any(|row| {
+                row.name == name && !row.disabled && matches!(row.kind.as_str(), "spawn" | "fork")
+            })
+        };
+        let wanted = |name: &str| match &args.provider {
+            Some(provider) => name == provider,
+            None => in_process(name),
+        };
+        Some(super::sessions::latest(&runnable.cwd, "child", wanted)?)
+    } else {
+        None
+    };
+    // A session goes back to the provider that ran it (`--resume` without `--provider`).
+    let continued = continued.or_else(|| {
+        let id = args.resume.as_deref()?;
+        runnable.sessions.as_ref()?.find(id)
+    });
+    let recorded = continued
+        .as_ref()
+        .and_then(|entry| entry.info.as_ref())
+        .map(|info| info.provider.clone());
+    let resume = continued
+        .map(|entry| entry.id)
+        .or_else(|| args.resume.clone());
     let provider = match (
         &args.provider,
         profile.as_ref().and_then(|p| p.provider.clone()),
     ) {
         (Some(provider), _) => provider.clone(),
+        (None, _) if recorded.is_some() => recorded.unwrap_or_default(),
         (None, Some(provider)) => provider,
         (None, None) => runnable
             .tools
@@ -87,7 +116,7 @@ pub(super) async fn delegate(
     {
         builder = builder.isolation(isolation);
     }
-    if let Some(id) = &args.resume {
+    if let Some(id) = &resume {
         builder = builder.resume(session_ref(&provider, id, &runnable.cwd));
     }
     if let Some(path) = &args.output_schema {

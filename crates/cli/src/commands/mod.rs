@@ -5,6 +5,7 @@ mod delegate;
 mod preset;
 mod providers;
 mod run;
+mod sessions;
 
 pub(crate) use run::{delegation_config, parent_agent};
 
@@ -57,6 +58,10 @@ pub async fn dispatch(command: Command, factories: &[Arc<dyn ProviderFactory>]) 
             .unwrap_or_else(|r| r.report(false)),
         Command::Preset(PresetCommand::Validate { file, json }) => {
             preset::validate(&file, json, factories)
+        }
+        Command::Sessions(args) => {
+            let json = args.json;
+            sessions::sessions(&args).unwrap_or_else(|r| r.report(json))
         }
         Command::Preset(PresetCommand::Schema) => {
             let schema = subagent_preset::preset_schema_for(factories);

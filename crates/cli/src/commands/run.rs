@@ -21,7 +21,7 @@ use crate::setup::{self, Runnable};
 use crate::warnings;
 
 /// What the `run` parent's sessions belong to (the runtime names a top-level run's session so).
-const PARENT_PROVIDER: &str = "runtime";
+const PARENT_PROVIDER: &str = super::sessions::PARENT;
 
 /// The `run` parent's start: `prompt` as a fresh conversation, or (`--resume`) as the next
 /// message of session `resume`, through the runtime's session store as spawn resumes a child
@@ -31,6 +31,7 @@ async fn parent_start(
     agent: subagent_runtime::Agent,
     prompt: String,
     resume: Option<&str>,
+    adopt: bool,
     runnable: &Runnable,
 ) -> Result<subagent_core::Run, Refusal> {
     let blocks = vec![subagent_session::ContentBlock::text(prompt.clone())];
@@ -53,13 +54,21 @@ async fn parent_start(
             ),
         ));
     };
-    let resumed = store
-        .resume(
-            PARENT_PROVIDER,
-            &session_ref(PARENT_PROVIDER, id, &runnable.cwd),
-            blocks,
-        )
-        .await?;
+    let session = session_ref(PARENT_PROVIDER, id, &runnable.cwd);
+    let resumed = if adopt {
+        store.adopt(PARENT_PROVIDER, &session, blocks).await
+    } else {
+        store.resume(PARENT_PROVIDER, &session, blocks).await
+    }
+    .map_err(|error| {
+        let mut refusal = Refusal::from(error);
+        if refusal.message.contains("is a session of provider") {
+            refusal.message.push_str(&format!(
+                ": a child's session continues with `subagent delegate --resume {id} PROMPT`, or give --adopt to take it over as this parent's conversation"
+            ));
+        }
+        refusal
+    })?;
     Ok(agent
         .resuming(resumed.session)
         .start(PARENT_PROVIDER, &request, resumed.seed))
@@ -150,7 +159,15 @@ pub(super) async fn run(
         agent = crate::teams::lead(agent, &runnable)?;
     }
     let mut interrupts = Interrupts::listen();
-    let run = parent_start(agent, prompt, args.resume.as_deref(), &runnable).await?;
+    let resume = match (&args.resume, args.continue_latest) {
+        (Some(id), _) => Some(id.clone()),
+        (None, true) => Some(
+            super::sessions::latest(&runnable.cwd, "run", |provider| provider == PARENT_PROVIDER)?
+                .id,
+        ),
+        (None, false) => None,
+    };
+    let run = parent_start(agent, prompt, resume.as_deref(), args.adopt, &runnable).await?;
     notice(&runnable, mode);
     let run_cancel = run.cancel_token();
     let _questions_end = questions.clone().drop_guard();

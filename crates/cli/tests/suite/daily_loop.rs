@@ -20,6 +20,8 @@ fn rows(output: &std::process::Output) -> Vec<String> {
         .lines()
         .skip(1)
         .filter_map(|line| line.split_whitespace().next().map(str::to_owned))
+        // The notes under the table (`spawn: no effort: …`).
+        .filter(|name| !name.ends_with(':'))
         .collect()
 }
 

@@ -33,6 +33,7 @@ mod scenarios_doc;
 mod secrets;
 mod serve;
 mod serve_transcripts;
+mod sessions;
 mod sigint;
 mod special_files;
 mod summaries;

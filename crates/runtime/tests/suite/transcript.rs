@@ -244,7 +244,7 @@ async fn a_session_open_for_a_run_cannot_be_resumed_twice_at_once() {
     assert_eq!(
         error.to_string(),
         format!(
-            "run cannot be resumed: session {} belongs to provider \"runtime\", not \"spawn\"",
+            "run cannot be resumed: session {} is a session of provider \"runtime\", not \"spawn\"",
             session.id
         )
     );

@@ -71,6 +71,7 @@ fn help(project: &Project, command: &TourCommand) {
             "mcp",
             "worker",
             "preset",
+            "sessions",
             "help"
         ]
     );
@@ -553,6 +554,7 @@ fn docs_cli_names_the_options_each_command_takes() {
             &vec!["worker"],
             &vec!["providers"],
             &vec!["agents"],
+            &vec!["sessions"],
             &vec!["preset", "validate"],
             &vec!["preset", "schema"],
         ]
