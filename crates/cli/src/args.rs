@@ -57,6 +57,17 @@ pub enum Command {
     /// Check a preset file or print the JSON Schema of the format.
     #[command(subcommand)]
     Preset(PresetCommand),
+    /// Check what the preset's enabled rows need and whether it is there: the product CLIs and
+    /// their versions, the model's key and endpoint, the state dir, remote agents and NATS
+    /// servers; one line each (ok, warn, missing: what to do). Exit 0 when everything enabled
+    /// can run, else 1.
+    Doctor(DoctorArgs),
+    /// Print the completion script of SHELL on stdout, e.g. `source <(subagent completions
+    /// bash)` in ~/.bashrc.
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff) of subagent, or of one of its commands, on stdout, e.g.
+    /// `subagent man > subagent.1 && man -l subagent.1`.
+    Man(ManArgs),
 }
 
 /// The preset: every command that loads one.
@@ -307,6 +318,30 @@ pub struct WorkerArgs {
     /// The worker's name in announcements and logs (default: worker-<pid>@<host>).
     #[arg(long)]
     pub name: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    #[command(flatten)]
+    pub preset: ProjectArgs,
+    /// Print one JSON object (every check, and whether everything enabled can run).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// The command whose page to print, as `subagent-COMMAND(1)` (default: `subagent(1)`, which
+    /// lists them all).
+    #[arg(value_name = "COMMAND")]
+    pub command: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -2,6 +2,8 @@
 
 mod agents;
 mod delegate;
+mod doctor;
+mod manual;
 mod preset;
 mod providers;
 mod run;
@@ -58,6 +60,14 @@ pub async fn dispatch(command: Command, factories: &[Arc<dyn ProviderFactory>]) 
         Command::Preset(PresetCommand::Validate { file, json }) => {
             preset::validate(&file, json, factories)
         }
+        Command::Doctor(args) => {
+            let json = args.json;
+            doctor::doctor(&args, factories)
+                .await
+                .unwrap_or_else(|r| r.report(json))
+        }
+        Command::Completions(args) => manual::completions(&args),
+        Command::Man(args) => manual::man(&args).unwrap_or_else(|r| r.report(false)),
         Command::Preset(PresetCommand::Schema) => {
             let schema = subagent_preset::preset_schema_for(factories);
             outln!(
