@@ -25,7 +25,8 @@ pub struct Cli {
 pub const EXIT_CODES: &str = "\
 Exit codes:
   0    the run completed
-  1    the child ran but did not complete (failed, max_turns, max_tokens, refused)
+  1    the child ran but did not complete (failed, max_turns, max_tokens, refused);
+       doctor: something the preset enables cannot run
   2    refused before anything started (bad arguments or preset, unknown provider or agent,
        unsupported capability, depth, the child could not be spawned)
   130  cancelled (Ctrl-C); 143 on SIGTERM, 129 on SIGHUP (the run is cancelled the same way)";

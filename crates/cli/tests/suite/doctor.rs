@@ -435,28 +435,30 @@ fn the_man_page_renders() {
         stderr(&output)
             .starts_with("error[INVALID_ARGUMENTS]: no command `nope` (commands: delegate, run,")
     );
-    // Rendered by man itself where it is installed.
-    let man = std::process::Command::new("man")
-        .args(["-l", "-"])
-        .env("MANWIDTH", "80")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn();
-    if let Ok(mut man) = man {
-        use std::io::Write;
-        man.stdin
-            .take()
-            .unwrap()
-            .write_all(main.as_bytes())
-            .unwrap();
-        let rendered = man.wait_with_output().unwrap();
-        assert!(
-            rendered.status.success(),
-            "{}",
-            String::from_utf8_lossy(&rendered.stderr)
-        );
-        let text = String::from_utf8_lossy(&rendered.stdout);
+    // `subagent man --help`'s example, as written, where man is installed (it renders the page).
+    let project = Project::new();
+    let has_man = project
+        .shell(&project.path, "command -v man", &[])
+        .status
+        .success();
+    let line = "subagent man > subagent.1 && man -l subagent.1";
+    let line = if has_man {
+        line
+    } else {
+        "subagent man > subagent.1"
+    };
+    let done = project.shell(&project.path, line, &[("MANWIDTH", "80")]);
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(project.path.join("subagent.1")).unwrap(),
+        main
+    );
+    if has_man {
+        let text = String::from_utf8_lossy(&done.stdout);
         assert!(text.contains("SUBCOMMANDS"), "{text}");
         assert!(text.contains("subagent-doctor(1)"), "{text}");
     }
