@@ -58,6 +58,8 @@ struct Check {
     detail: String,
     /// What to do about it.
     fix: Option<String>,
+    /// A check of the preset's model (its key, its endpoint).
+    of_preset_model: bool,
     /// An in-process row on the preset's model: it runs only if that model does.
     on_preset_model: bool,
 }
@@ -69,6 +71,7 @@ impl Check {
             subject: subject.to_owned(),
             detail: detail.into(),
             fix: None,
+            of_preset_model: false,
             on_preset_model: false,
         }
     }
@@ -79,6 +82,7 @@ impl Check {
             subject: subject.to_owned(),
             detail: detail.into(),
             fix: Some(fix.into()),
+            of_preset_model: false,
             on_preset_model: false,
         }
     }
@@ -89,6 +93,7 @@ impl Check {
             subject: subject.to_owned(),
             detail: detail.into(),
             fix,
+            of_preset_model: false,
             on_preset_model: false,
         }
     }
@@ -131,7 +136,15 @@ pub(super) async fn doctor(
         args.preset.cwd.is_some(),
         factories,
     )?;
-    let mut pending = vec![model_checks(&preset)];
+    let model = model_checks(&preset)
+        .map(|mut checks| {
+            for check in &mut checks {
+                check.of_preset_model = true;
+            }
+            checks
+        })
+        .boxed();
+    let mut pending = vec![model];
     for row in preset.providers.iter().filter(|row| !row.disabled) {
         pending.push(row_checks(row, &preset, factories, &cwd));
     }
@@ -139,7 +152,7 @@ pub(super) async fn doctor(
     checks.push(state_check(setup::state_root(&setup::env)));
     let model_runs = !checks
         .iter()
-        .any(|c| c.status == Status::Missing && c.subject.starts_with("model"));
+        .any(|c| c.status == Status::Missing && c.of_preset_model);
     for check in checks
         .iter_mut()
         .filter(|c| c.on_preset_model && !model_runs)
