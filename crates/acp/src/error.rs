@@ -3,6 +3,18 @@
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// The ACP adapters this crate is tested against, as (program, npm package, version):
+/// `cargo xtask install-clis` pins the same, `subagent doctor` compares an installed adapter
+/// with it, and [`INSTALL_HINT`] names them.
+pub const TESTED_ADAPTERS: [(&str, &str, &str); 2] = [
+    ("codex-acp", "@zed-industries/codex-acp", "0.16.0"),
+    (
+        "claude-agent-acp",
+        "@zed-industries/claude-agent-acp",
+        "0.23.1",
+    ),
+];
+
 /// How to install the pinned adapters, appended to every "not found" message.
 pub const INSTALL_HINT: &str = "install the adapters with `npm install -g \
 @zed-industries/codex-acp@0.16.0 @zed-industries/claude-agent-acp@0.23.1` (in a clone of \
@@ -99,5 +111,16 @@ mod tests {
         assert_eq!(unmapped.code(), ErrorCode::InvalidArguments);
         let config: subagent_core::Error = Error::config("bad").into();
         assert_eq!(config.code(), ErrorCode::InvalidArguments);
+    }
+
+    #[test]
+    fn the_install_hint_names_the_tested_adapters() {
+        for (program, package, version) in TESTED_ADAPTERS {
+            assert!(
+                INSTALL_HINT.contains(&format!("{package}@{version}")),
+                "{program}"
+            );
+            assert!(package.ends_with(&format!("/{program}")), "{program}");
+        }
     }
 }

@@ -96,7 +96,7 @@ use subagent_runtime::Roots;
 
 pub use client::{Files, answer as permission_answer, mode_allows};
 pub use config::{AcpConfig, PermissionPolicy};
-pub use error::{Error, INSTALL_HINT, Result};
+pub use error::{Error, INSTALL_HINT, Result, TESTED_ADAPTERS};
 pub use events::{StreamState, TOOL_OUTPUT_LIMIT, kind_name};
 
 /// The provider kind, as written in a preset.

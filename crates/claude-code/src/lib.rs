@@ -58,7 +58,7 @@ pub use command::{
     AGENT_TOOLS, Invocation, KNOWN_TOOLS, build as build_command, no_sub_agents, tool_flags,
 };
 pub use config::{ClaudeCodeConfig, ClaudePermissionMode};
-pub use error::{Error, INSTALL_HINT, Result};
+pub use error::{Error, INSTALL_HINT, NPM_PACKAGE, Result, TESTED_VERSION};
 pub use events::{ResultEvent, StreamState, TOOL_OUTPUT_LIMIT};
 
 #[doc(no_inline)]

@@ -25,7 +25,8 @@ pub struct Cli {
 pub const EXIT_CODES: &str = "\
 Exit codes:
   0    the run completed
-  1    the child ran but did not complete (failed, max_turns, max_tokens, refused)
+  1    the child ran but did not complete (failed, max_turns, max_tokens, refused);
+       doctor: something the preset enables cannot run
   2    refused before anything started (bad arguments or preset, unknown provider or agent,
        unsupported capability, depth, the child could not be spawned)
   130  cancelled (Ctrl-C); 143 on SIGTERM, 129 on SIGHUP (the run is cancelled the same way)";
@@ -60,6 +61,17 @@ pub enum Command {
     /// List the sessions of this directory (what --resume and --continue continue), newest
     /// first; `sessions show ID` prints one, `sessions rm ID` deletes one.
     Sessions(SessionsArgs),
+    /// Check what the preset's enabled rows need and whether it is there: the product CLIs and
+    /// their versions, the model's key and endpoint, the state dir, remote agents and NATS
+    /// servers; one line each (ok, warn, missing: what to do). Exit 0 when everything enabled
+    /// can run, else 1.
+    Doctor(DoctorArgs),
+    /// Print the completion script of SHELL on stdout, e.g. `source <(subagent completions
+    /// bash)` in ~/.bashrc.
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff) of subagent, or of one of its commands, on stdout, e.g.
+    /// `subagent man > subagent.1 && man -l subagent.1`.
+    Man(ManArgs),
 }
 
 #[derive(Debug, Args)]
@@ -357,6 +369,30 @@ pub struct WorkerArgs {
     /// The worker's name in announcements and logs (default: worker-<pid>@<host>).
     #[arg(long)]
     pub name: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    #[command(flatten)]
+    pub preset: ProjectArgs,
+    /// Print one JSON object (every check, and whether everything enabled can run).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// The command whose page to print, as `subagent-COMMAND(1)` (default: `subagent(1)`, which
+    /// lists them all).
+    #[arg(value_name = "COMMAND")]
+    pub command: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]

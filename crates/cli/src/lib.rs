@@ -3,7 +3,8 @@
 //!
 //! Subcommands: `delegate` (one child on a provider or agent type), `run` (a parent agent with
 //! the preset's delegation tools), `providers` (the capability table), `agents` (the effective
-//! catalog), `preset validate|schema`. Progress goes to stderr (live on a terminal, plain lines
+//! catalog), `preset validate|schema`, `doctor` (what the preset needs, and whether it is there),
+//! `completions` and `man` (generated from the clap definitions). Progress goes to stderr (live on a terminal, plain lines
 //! otherwise); results go to stdout (text, or JSON lines with `--json`). Exit codes are listed in
 //! `subagent --help` and `docs/cli.md`.
 //!

@@ -219,6 +219,9 @@ pub struct ChosenModel {
     /// start ([`ChosenModel::require`]); `model` is then the scripted one, for building rows
     /// that will not run.
     pub missing: Option<Refusal>,
+    /// What `model` was built from (the scripted model's when offline or `missing`): its
+    /// endpoint is `base_url`, else the kind's default.
+    pub config: ModelConfig,
 }
 
 impl ChosenModel {
@@ -285,7 +288,7 @@ const OPENAI_DEFAULT: &str = "gpt-5.5";
 
 /// The variable whose value is the default base URL of a model of `kind` (as Claude Code and
 /// the OpenAI SDKs read it), so that one shell reaches one endpoint.
-fn base_url_env(kind: ModelKind) -> Option<&'static str> {
+pub fn base_url_env(kind: ModelKind) -> Option<&'static str> {
     match kind {
         ModelKind::Anthropic => Some("ANTHROPIC_BASE_URL"),
         ModelKind::OpenaiResponses | ModelKind::OpenaiChat => Some("OPENAI_BASE_URL"),
@@ -408,6 +411,7 @@ pub fn choose_model(
         notice,
         key_env,
         missing,
+        config,
     })
 }
 
@@ -477,22 +481,29 @@ pub fn team_dir(cwd: &Path) -> Option<PathBuf> {
     project_state_dir(cwd, &env, "teams")
 }
 
+/// Where every command keeps its state: `$XDG_STATE_HOME/subagents` (when absolute), else
+/// `$HOME/.local/state/subagents`; `None` when neither variable is absolute.
+pub fn state_root(get: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    let absolute = |name: &str| get(name).map(PathBuf::from).filter(|p| p.is_absolute());
+    let state = absolute("XDG_STATE_HOME")
+        .or_else(|| absolute("HOME").map(|home| home.join(".local/state")))?;
+    Some(state.join("subagents"))
+}
+
 /// `<state dir>/subagents/<what>/<project key>`: see [`session_dir`].
 fn project_state_dir(
     cwd: &Path,
     get: &dyn Fn(&str) -> Option<String>,
     what: &str,
 ) -> Option<PathBuf> {
-    let absolute = |name: &str| get(name).map(PathBuf::from).filter(|p| p.is_absolute());
-    let state = absolute("XDG_STATE_HOME")
-        .or_else(|| absolute("HOME").map(|home| home.join(".local/state")))?;
+    let root = state_root(get)?;
     let key: String = cwd
         .to_string_lossy()
         .chars()
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
         .collect();
     let key = &key[key.len().saturating_sub(MAX_PROJECT_KEY)..];
-    Some(state.join("subagents").join(what).join(key))
+    Some(root.join(what).join(key))
 }
 
 /// A loaded preset made runnable.

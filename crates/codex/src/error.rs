@@ -3,6 +3,13 @@
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// The npm package of the Codex CLI.
+pub const NPM_PACKAGE: &str = "@openai/codex";
+
+/// The version of `codex` this crate is tested against (`cargo xtask install-clis` pins the
+/// same; `subagent doctor` compares the installed one with it). [`INSTALL_HINT`] names it.
+pub const TESTED_VERSION: &str = "0.171.0";
+
 /// How to install the pinned CLI, appended to every "not found" message.
 pub const INSTALL_HINT: &str = "install it with `npm install -g @openai/codex@0.171.0` (in a clone of \
 subagents, `cargo xtask install-clis` puts it in target/clis), or set `binary` in the provider's \
@@ -74,6 +81,11 @@ mod tests {
             text.contains("npm install -g @openai/codex@0.171.0"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn the_install_hint_names_the_tested_version() {
+        assert!(INSTALL_HINT.contains(&format!("{NPM_PACKAGE}@{TESTED_VERSION}`")));
     }
 
     #[test]

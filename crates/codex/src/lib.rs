@@ -115,7 +115,7 @@ use subagent_process::Secrets;
 
 pub use command::{CodexCommand, Invocation, build as build_command, inside_git_repo};
 pub use config::{CodexConfig, ModelProviderConfig, SandboxMode};
-pub use error::{Error, INSTALL_HINT, Result};
+pub use error::{Error, INSTALL_HINT, NPM_PACKAGE, Result, TESTED_VERSION};
 pub use events::{Activity, RECONNECTING_PREFIX, StreamState, TOOL_OUTPUT_LIMIT};
 
 #[doc(no_inline)]

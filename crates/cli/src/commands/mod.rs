@@ -2,6 +2,8 @@
 
 mod agents;
 mod delegate;
+mod doctor;
+mod manual;
 mod preset;
 mod providers;
 mod run;
@@ -63,6 +65,14 @@ pub async fn dispatch(command: Command, factories: &[Arc<dyn ProviderFactory>]) 
             let json = args.json;
             sessions::sessions(&args).unwrap_or_else(|r| r.report(json))
         }
+        Command::Doctor(args) => {
+            let json = args.json;
+            doctor::doctor(&args, factories)
+                .await
+                .unwrap_or_else(|r| r.report(json))
+        }
+        Command::Completions(args) => manual::completions(&args),
+        Command::Man(args) => manual::man(&args).unwrap_or_else(|r| r.report(false)),
         Command::Preset(PresetCommand::Schema) => {
             let schema = subagent_preset::preset_schema_for(factories);
             outln!(

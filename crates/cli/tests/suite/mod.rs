@@ -13,6 +13,7 @@ mod cross_product;
 mod daily_loop;
 mod delegate;
 mod doc_examples;
+mod doctor;
 mod effort;
 mod embedding;
 mod guide;

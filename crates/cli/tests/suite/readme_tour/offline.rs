@@ -72,6 +72,9 @@ fn help(project: &Project, command: &TourCommand) {
             "worker",
             "preset",
             "sessions",
+            "doctor",
+            "completions",
+            "man",
             "help"
         ]
     );
@@ -557,17 +560,20 @@ fn docs_cli_names_the_options_each_command_takes() {
             &vec!["sessions"],
             &vec!["preset", "validate"],
             &vec!["preset", "schema"],
+            &vec!["doctor"],
+            &vec!["completions"],
+            &vec!["man"],
         ]
     );
     // "Every command that loads a preset takes `--preset FILE`; `delegate`, `run`, `acp`, `mcp`,
-    // `worker` and `agents` take `--cwd DIR`; `delegate`, `run`, `acp`, `mcp` and `worker` take
-    // `--offline`."
+    // `worker`, `agents` and `doctor` take `--cwd DIR`; `delegate`, `run`, `acp`, `mcp` and
+    // `worker` take `--offline`."
     let intro = |command: &[&str]| -> Vec<&'static str> {
         match command {
             ["delegate"] | ["run"] | ["acp"] | ["mcp"] | ["worker"] => {
                 vec!["--preset", "--cwd", "--offline"]
             }
-            ["agents"] => vec!["--preset", "--cwd"],
+            ["agents"] | ["doctor"] => vec!["--preset", "--cwd"],
             ["providers"] => vec!["--preset"],
             _ => Vec::new(),
         }
