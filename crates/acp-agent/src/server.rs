@@ -99,8 +99,8 @@ where
 /// closes the connection), and only what is implemented.
 fn initialize(request: &InitializeRequest) -> InitializeResponse {
     tracing::debug!(
-        asked = ?request.protocol_version,
-        client = ?request.client_info.as_ref().map(|info| &info.name),
+        asked = %request.protocol_version,
+        client = %request.client_info.as_ref().map_or("unnamed", |info| info.name.as_str()),
         "initialize"
     );
     InitializeResponse::new(ProtocolVersion::V1)

@@ -56,7 +56,12 @@ pub struct StreamState {
     pub assistant_error: Option<String>,
     /// Lines that were not JSON (other JSON than an object is passed over, not counted).
     pub unparsed: usize,
+    /// The ids of the tasks started that are commands, not nested agents (`local_bash`).
+    pub command_tasks: Vec<String>,
 }
+
+/// The most background command tasks remembered by id (a stream is untrusted input).
+const MAX_COMMAND_TASKS: usize = 1024;
 
 fn bounded(mut text: String, limit: usize) -> String {
     if text.len() <= limit {
@@ -114,15 +119,37 @@ impl StreamState {
             } => format!(
                 "claude retries the model request (attempt {attempt} of {max_retries}): {error}"
             ),
+            // A task is a nested agent (`local_agent`) or a command run in the background
+            // (`local_bash`, …): each is called what it is.
             System::TaskStarted {
                 tool_use_id,
                 description,
                 subagent_type,
-            } => format!(
-                "nested agent started for call {tool_use_id}: {description} ({subagent_type})"
-            ),
-            System::TaskNotification { status, summary } => {
-                format!("nested agent {status}: {}", bounded(summary, 512))
+                task_id,
+                task_type,
+            } => {
+                if task_type == "local_agent" || !subagent_type.is_empty() {
+                    format!(
+                        "nested agent started for call {tool_use_id}: {description} ({subagent_type})"
+                    )
+                } else {
+                    if self.command_tasks.len() < MAX_COMMAND_TASKS {
+                        self.command_tasks.push(task_id);
+                    }
+                    format!("command task started for call {tool_use_id}: {description}")
+                }
+            }
+            System::TaskNotification {
+                task_id,
+                status,
+                summary,
+            } => {
+                let what = if self.command_tasks.contains(&task_id) {
+                    "command task"
+                } else {
+                    "nested agent"
+                };
+                format!("{what} {status}: {}", bounded(summary, 512))
             }
             System::Other => return Vec::new(),
         };
@@ -316,7 +343,7 @@ mod tests {
     fn the_recorded_transcripts_make_these_events() {
         let lines = fixture_lines();
         let transcripts: Vec<_> = lines.chunk_by(|a, b| a.0 == b.0).collect();
-        assert_eq!(transcripts.len(), 11);
+        assert_eq!(transcripts.len(), 12);
         for transcript in transcripts {
             let mut state = StreamState::default();
             let mut lines: Vec<String> = (transcript.iter())

@@ -2,9 +2,10 @@
 //! events a delegation forwarded into it (tagged with `parent_tool_use_id`, the id of the call
 //! that started them), and the tool uses and tokens of each side.
 //!
-//! A nested agent is named from the call that started it: its `subagent_type`, else what the
-//! delegation tool runs untyped calls on (the fork provider, say), else the tool's name; a
-//! grandchild's name is the path from the run (`general-purpose › explore`).
+//! A nested agent is named from the call that started it: a teammate by its `name`, another
+//! by its `subagent_type`, else what the delegation tool runs untyped calls on (the fork
+//! provider, say), else the tool's name; a grandchild's name is the path from the run
+//! (`general-purpose › explore`).
 //!
 //! Deliberately not here: printing (that is `render`).
 
@@ -78,11 +79,18 @@ impl Activity {
                 } else {
                     self.own_tool_uses += 1;
                 }
-                let label = input
-                    .get("subagent_type")
-                    .and_then(|kind| kind.as_str())
-                    .filter(|kind| !kind.is_empty())
-                    .map(str::to_owned)
+                let text = |key: &str| {
+                    input
+                        .get(key)
+                        .and_then(|value| value.as_str())
+                        .filter(|value| !value.is_empty())
+                        .map(str::to_owned)
+                };
+                // A teammate by its name; another agent by its type, else what the tool runs
+                // untyped calls on.
+                let label = text("name")
+                    .filter(|_| input.get("team_name").is_some())
+                    .or_else(|| text("subagent_type"))
                     .or_else(|| self.untyped.get(name).cloned())
                     .unwrap_or_else(|| name.clone());
                 self.calls.entry(id.clone()).or_default().push(Call {
@@ -366,6 +374,27 @@ mod tests {
                 name("subagent"),
             ]
         );
+    }
+
+    /// A teammate is named by its name, not by the tool or an untyped label.
+    #[test]
+    fn a_teammate_is_named_by_its_name() {
+        let mut activity = Activity::default();
+        activity.name_untyped("subagent", "fork");
+        let teammate =
+            json!({"name": "alice", "team_name": "t", "subagent_type": "explore", "prompt": "p"});
+        activity.note(&call("c1", "subagent", teammate, None));
+        let seen = activity.note(&call("k1", "ls", json!({}), Some("c1")));
+        assert_eq!(seen.as_deref(), Some("alice"));
+        // A `name` without a team is not a teammate's.
+        activity.note(&call(
+            "c2",
+            "subagent",
+            json!({"name": "x", "prompt": "p"}),
+            None,
+        ));
+        let seen = activity.note(&call("k2", "ls", json!({}), Some("c2")));
+        assert_eq!(seen.as_deref(), Some("fork"));
     }
 
     /// Ids are unique in one conversation, not across them (the scripted model numbers each

@@ -113,7 +113,8 @@ pub enum SessionsCommand {
 /// The preset: every command that loads one.
 #[derive(Debug, Args)]
 pub struct PresetArgs {
-    /// The preset file (default: the built-in copy of presets/standard.yaml).
+    /// The preset file (default: $SUBAGENT_PRESET, else .subagents/preset.yaml found from the
+    /// working directory up to the repository root, else the built-in standard preset).
     #[arg(long, short = 'p', value_name = "FILE")]
     pub preset: Option<PathBuf>,
 }

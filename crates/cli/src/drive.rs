@@ -142,7 +142,15 @@ pub async fn drive(mut run: Run, progress: &mut Progress, interrupts: &mut Inter
     }
     progress.clear();
     let outcome = run.outcome().await;
-    tracing::debug!(status = %outcome.status, usage = ?outcome.usage, "run finished");
+    let usage = &outcome.usage;
+    tracing::debug!(
+        status = %outcome.status,
+        input_tokens = usage.input_tokens,
+        output_tokens = usage.output_tokens,
+        tool_uses = usage.tool_uses,
+        duration_ms = usage.duration_ms,
+        "run finished"
+    );
     Driven {
         outcome,
         interrupted,

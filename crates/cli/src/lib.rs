@@ -111,6 +111,30 @@ pub fn main_with(extra: Vec<Arc<dyn ProviderFactory>>) -> ExitCode {
     run_with(std::env::args_os(), extra)
 }
 
+/// A command line clap refuses: as clap prints it (exit 2; help and version exit 0), or with
+/// `--json` among the arguments as one `{"type": "error", "code": "INVALID_ARGUMENTS",
+/// "message"}` line on stdout, as every refusal is then.
+fn usage_error(error: &clap::Error, args: &[OsString]) -> ExitCode {
+    use clap::error::ErrorKind;
+    let informational = matches!(
+        error.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    );
+    if informational || !args.iter().skip(1).any(|arg| arg == "--json") {
+        error.exit();
+    }
+    let text = error.render().to_string();
+    let message = text
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .trim_start_matches("error: ")
+        .to_owned();
+    Refusal::invalid(message).report(true)
+}
+
 /// [`main_with`] on the command line `args` (the first item is the program's name).
 pub fn run_with<I, T>(args: I, extra: Vec<Arc<dyn ProviderFactory>>) -> ExitCode
 where
@@ -121,7 +145,11 @@ where
         Ok(factories) => factories,
         Err(refusal) => return refusal.report(false),
     };
-    let cli = args::Cli::parse_from(args);
+    let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    let cli = match args::Cli::try_parse_from(&args) {
+        Ok(cli) => cli,
+        Err(error) => return usage_error(&error, &args),
+    };
     logging::init(cli.verbose);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

@@ -137,7 +137,14 @@ impl Progress {
     /// Takes one event into account and prints what the mode prints.
     pub fn event(&mut self, event: &RunEvent) {
         if self.mode == Mode::Json {
-            print_json_line(&serde_json::to_value(event).unwrap_or(Value::Null));
+            let mut value = serde_json::to_value(event).unwrap_or(Value::Null);
+            // A delegation's result: the child's session id and usage as fields too.
+            if let RunEvent::ToolResult { output, .. } = event
+                && let Some(child) = child_json(output)
+            {
+                value["child"] = child;
+            }
+            print_json_line(&value);
             return;
         }
         let line = self.plain_line(event);
@@ -293,6 +300,16 @@ pub fn outcome_json(run_id: RunId, provider: &str, outcome: &Outcome) -> Value {
         object.extend(fields);
     }
     value
+}
+
+/// The child a delegation's result names (`<session_id>`, `<usage>`), as JSON fields:
+/// `{"session_id", "usage"}`; `None` for another tool's result.
+pub fn child_json(result: &str) -> Option<Value> {
+    let trailer = subagent_runtime::delegation::result_trailer(result);
+    if trailer.session_id.is_none() && trailer.usage.is_none() {
+        return None;
+    }
+    Some(json!({ "session_id": trailer.session_id, "usage": trailer.usage }))
 }
 
 /// Whether a write to stdout has failed for a reason worth saying (said once).

@@ -554,8 +554,8 @@ pub fn runnable(
     let catalog = Arc::new(load_catalog(&preset, &registry, &cwd));
     tracing::debug!(
         preset = %preset.path.display(),
-        providers = ?registry.names(),
-        agents = ?catalog.names(),
+        providers = %registry.names().join(", "),
+        agents = %catalog.names().join(", "),
         catalog_warnings = catalog.warnings().len(),
         "preset loaded"
     );

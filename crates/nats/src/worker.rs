@@ -207,7 +207,7 @@ impl Worker {
             Arc::clone(&self.config),
             stopping.clone(),
         ));
-        tracing::info!(worker = %self.config.name, rows = ?self.rows(), "nats worker ready");
+        tracing::info!(worker = %self.config.name, rows = %self.rows().join(", "), "nats worker ready");
         let mut running = JoinSet::new();
         let mut stop = std::pin::pin!(stop);
         loop {

@@ -96,12 +96,21 @@ pub(crate) enum System {
         /// Its description.
         #[serde(default, deserialize_with = "field")]
         description: String,
-        /// Its agent type (`general-purpose`).
+        /// Its agent type (`general-purpose`), for a nested agent.
         #[serde(default, deserialize_with = "field")]
         subagent_type: String,
+        /// The task's id.
+        #[serde(default, deserialize_with = "field")]
+        task_id: String,
+        /// `local_agent` (a nested agent), `local_bash` (a command in the background), …
+        #[serde(default, deserialize_with = "field")]
+        task_type: String,
     },
     /// A nested agent (or task) ended.
     TaskNotification {
+        /// The task's id (as its `task_started` said it).
+        #[serde(default, deserialize_with = "field")]
+        task_id: String,
         /// `completed`, `failed`, `stopped`…
         #[serde(default, deserialize_with = "field")]
         status: String,

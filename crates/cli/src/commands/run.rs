@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use serde_json::{Value, json};
+use subagent_core::agents::AgentDirectory;
 use subagent_core::{ProviderFactory, StartRequest};
 use subagent_runtime::tools::BashConfig;
 use subagent_runtime::{
@@ -145,7 +146,6 @@ pub(super) async fn run(
     )?;
     runnable.model.require()?;
     warnings::print(&runnable.catalog, &runnable.cwd);
-    let delegation_names: Vec<String> = runnable.tools.iter().map(|row| row.name.clone()).collect();
     // What no rule decides is asked on a terminal, denied otherwise.
     let asking = Arc::new(AtomicBool::new(false));
     // Cancelled with the run (Ctrl-C), so that an open question does not hold the run up.
@@ -185,7 +185,7 @@ pub(super) async fn run(
     }
     progress.pause_while(asking);
     let driven = drive(run, &mut progress, &mut interrupts).await;
-    let made = delegations_made(&driven.events, &delegation_names);
+    let made = delegations_made(&driven.events, &runnable);
     if mode == Mode::Json {
         let mut value = render::outcome_json(run_id, "parent", &driven.outcome);
         if let Some(object) = value.as_object_mut() {
@@ -226,6 +226,8 @@ pub(super) async fn run(
 /// One delegation the parent made, from its events.
 struct Delegation {
     tool: String,
+    /// What ran it: the provider, the agent type, the teammate.
+    runs_on: RunsOn,
     input: Value,
     result: Option<(bool, String)>,
     /// A delegation that went to the background: its task id and, once it ended, its status.
@@ -243,7 +245,7 @@ impl Delegation {
         let label = field("description")
             .or_else(|| field("prompt").map(|p| subagent_core::default_description(&p)))
             .unwrap_or_default();
-        let kind = field("subagent_type").unwrap_or_else(|| "fork/default".into());
+        let kind = self.runs_on.to_string();
         let status = match (&self.result, &self.task) {
             (_, Some((id, status))) => format!(
                 "background task {}: {}",
@@ -264,10 +266,21 @@ impl Delegation {
     fn json(&self) -> Value {
         let mut value = json!({
             "tool": self.tool,
+            "provider": self.runs_on.provider,
+            "agent_type": self.runs_on.agent_type,
+            "teammate": self.runs_on.teammate,
             "input": self.input,
             "is_error": self.result.as_ref().map(|(e, _)| *e),
             "result": self.result.as_ref().map(|(_, text)| text.clone()),
         });
+        if let (Some(child), Some(object)) = (
+            self.result
+                .as_ref()
+                .and_then(|(_, text)| render::child_json(text)),
+            value.as_object_mut(),
+        ) {
+            object.insert("child".into(), child);
+        }
         if let (Some((id, status)), Some(object)) = (&self.task, value.as_object_mut()) {
             object.insert("task".into(), json!({"id": id, "status": status}));
         }
@@ -285,8 +298,60 @@ fn first_part(text: &str) -> &str {
     text[..end].trim()
 }
 
-fn delegations_made(events: &[subagent_core::RunEvent], names: &[String]) -> Vec<Delegation> {
+/// What a delegation ran on, as the parent's summary names it: `general-purpose on spawn`,
+/// `on fork` (an untyped call of a tool that forks them), `teammate alice: explore on codex`.
+struct RunsOn {
+    provider: String,
+    agent_type: Option<String>,
+    teammate: Option<String>,
+}
+
+impl RunsOn {
+    /// What call `input` of delegation tool `tool` runs on: its agent type's provider (else
+    /// the tool's), or what the tool runs untyped calls on.
+    fn of(tool: &str, input: &Value, runnable: &Runnable) -> Self {
+        let text = |key: &str| {
+            input
+                .get(key)
+                .and_then(Value::as_str)
+                .filter(|value| !value.is_empty())
+                .map(str::to_owned)
+        };
+        let row = runnable.tools.iter().find(|row| row.name == tool);
+        let agent_type = text("subagent_type");
+        let provider = match &agent_type {
+            Some(kind) => runnable
+                .catalog
+                .get(kind)
+                .and_then(|profile| profile.provider)
+                .or_else(|| row.map(|row| row.provider.clone())),
+            None => row.map(|row| row.fork.clone().unwrap_or_else(|| row.provider.clone())),
+        }
+        .unwrap_or_else(|| tool.to_owned());
+        let teammate = text("name").filter(|_| input.get("team_name").is_some());
+        Self {
+            provider,
+            agent_type,
+            teammate,
+        }
+    }
+}
+
+impl std::fmt::Display for RunsOn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if let Some(name) = &self.teammate {
+            write!(f, "teammate {name}: ")?;
+        }
+        match &self.agent_type {
+            Some(kind) => write!(f, "{kind} on {}", self.provider),
+            None => write!(f, "on {}", self.provider),
+        }
+    }
+}
+
+fn delegations_made(events: &[subagent_core::RunEvent], runnable: &Runnable) -> Vec<Delegation> {
     use subagent_core::RunEvent;
+    let names: Vec<&str> = runnable.tools.iter().map(|row| row.name.as_str()).collect();
     let mut made: Vec<(String, Delegation)> = Vec::new();
     for event in events {
         match event {
@@ -296,11 +361,12 @@ fn delegations_made(events: &[subagent_core::RunEvent], names: &[String]) -> Vec
                 input,
                 parent_tool_use_id: None,
                 ..
-            } if names.contains(name) => {
+            } if names.contains(&name.as_str()) => {
                 made.push((
                     id.clone(),
                     Delegation {
                         tool: name.clone(),
+                        runs_on: RunsOn::of(name, input, runnable),
                         input: input.clone(),
                         result: None,
                         task: None,

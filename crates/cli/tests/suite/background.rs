@@ -100,7 +100,7 @@ async fn plain_output_says_when_a_background_task_starts_and_ends() {
     // The summary names the task and how it ended, not the call's "Started …" result.
     assert!(
         err.contains(&format!(
-            "delegations: 1\n  subagent [fork/default] “bg notes” → background task {}: completed\n",
+            "delegations: 1\n  subagent [on spawn] “bg notes” → background task {}: completed\n",
             &id[..8]
         )),
         "{err}"

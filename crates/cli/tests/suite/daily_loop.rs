@@ -488,3 +488,78 @@ fn the_state_it_writes_is_private_to_the_user() {
         state.display()
     );
 }
+
+/// `--json` names the provider one way across events, outcome and session, gives a child's
+/// session id and usage as fields, names what each delegation ran on, and says a usage error
+/// as JSON too; `-v` logs values as people read them.
+#[test]
+fn json_says_it_one_way_with_the_childs_session_and_usage_as_fields() {
+    let project = Project::new();
+    let output = project
+        .subagent()
+        .args(["run", "--json", "--preset", "presets/offline.yaml"])
+        .arg("Please delegate a hello to a subagent")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let lines = super::support::json_lines(&output);
+    let started = lines.iter().find(|l| l["type"] == "started").unwrap();
+    let outcome = lines.last().unwrap();
+    assert_eq!(
+        [
+            &started["provider"],
+            &outcome["provider"],
+            &outcome["session"]["provider"]
+        ],
+        ["parent", "parent", "parent"]
+    );
+    let result = lines
+        .iter()
+        .find(|l| l["type"] == "tool_result" && l.get("parent_tool_use_id").is_none())
+        .unwrap();
+    let child = &result["child"];
+    assert_eq!(child["usage"]["input_tokens"], 10, "{result}");
+    let session = child["session_id"].as_str().unwrap();
+    assert_eq!(session.len(), 36, "{result}");
+    let delegation = &outcome["delegations"][0];
+    assert_eq!(
+        [
+            &delegation["provider"],
+            &delegation["agent_type"],
+            &delegation["child"]["session_id"]
+        ],
+        ["spawn", "general-purpose", session]
+    );
+    // A usage error, with --json: one error object on stdout, exit 2.
+    let output = project
+        .subagent()
+        .args(["delegate", "--json", "--max-turns", "0", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let line: serde_json::Value = serde_json::from_str(stdout(&output).trim()).unwrap();
+    assert_eq!(
+        line,
+        serde_json::json!({
+            "type": "error",
+            "code": "INVALID_ARGUMENTS",
+            "message": "invalid value '0' for '--max-turns <MAX_TURNS>': 0 is not in 1..=4294967295"
+        })
+    );
+    // -v: lists and counts as people write them, not Rust's Debug.
+    let output = project
+        .subagent()
+        .args([
+            "-v",
+            "delegate",
+            "--preset",
+            "presets/offline.yaml",
+            "Say hello from the subagent",
+        ])
+        .output()
+        .unwrap();
+    let said = stderr(&output);
+    assert!(said.contains("providers=spawn, fork"), "{said}");
+    assert!(said.contains("input_tokens=10"), "{said}");
+    assert!(!said.contains("[\"spawn\""), "{said}");
+}

@@ -101,13 +101,12 @@ async fn an_unknown_effort_is_refused_with_the_valid_levels() {
         tokio::task::block_in_place(|| delegate(server, &["--effort", "extreme"]))
     };
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    assert_eq!(stdout(&output), "");
-    assert!(
-        stderr(&output).contains(
-            "invalid value 'extreme' for '--effort <LEVEL>': unknown effort `extreme` (valid: low, medium, high, xhigh, max)"
-        ),
-        "{}",
-        stderr(&output)
+    // With --json, the usage error is the error object on stdout.
+    let error: serde_json::Value = serde_json::from_str(stdout(&output).trim()).unwrap();
+    assert_eq!(error["code"], "INVALID_ARGUMENTS");
+    assert_eq!(
+        error["message"],
+        "invalid value 'extreme' for '--effort <LEVEL>': unknown effort `extreme` (valid: low, medium, high, xhigh, max)"
     );
     assert_eq!(server.model_requests().len(), 0);
 }

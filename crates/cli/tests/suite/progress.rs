@@ -96,7 +96,7 @@ async fn plain_lines_name_the_child_at_work_and_the_summary_counts_it_apart() {
          [parent T] tool result: child read it <session_id>S</session_id> <usage>input_tokens: 18…\n\
          [parent T] finished: completed\n\
          completed · T · 1 tool use (+1 in subagents) · 300 in / 110 out tokens (+18 in / +5 out in subagents)\n\
-         delegations: 1\n  subagent [general-purpose] “read notes” → ok: child read it\n\
+         delegations: 1\n  subagent [general-purpose on spawn] “read notes” → ok: child read it\n\
          session: S (continue it: subagent run --preset P --resume S PROMPT)\n"
     );
 }

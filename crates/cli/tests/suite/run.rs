@@ -25,7 +25,7 @@ fn the_main_job_works_offline_and_reports_its_delegation() {
         "the offline model is announced: {err}"
     );
     assert!(
-        err.contains("delegations: 1\n  subagent [general-purpose] “offline demo subtask” → ok: [offline scripted model] Hello from the subagent."),
+        err.contains("delegations: 1\n  subagent [general-purpose on spawn] “offline demo subtask” → ok: [offline scripted model] Hello from the subagent."),
         "{err}"
     );
 }

@@ -127,7 +127,7 @@ fn show_prints_a_session_and_rm_deletes_it() {
         let output = project.subagent().args(args).output().unwrap();
         assert_eq!(output.status.code(), Some(2), "{args:?}");
         assert!(
-            stderr(&output).starts_with(&format!("error[NOT_RESUMABLE]: ")),
+            stderr(&output).starts_with("error[NOT_RESUMABLE]: "),
             "{}",
             stderr(&output)
         );

@@ -207,7 +207,7 @@ fn run_offline(project: &Project, command: &TourCommand) {
         tail,
         [
             "session: S (continue it: subagent run --offline --resume S PROMPT)",
-            "  subagent [general-purpose] “offline demo subtask” → ok: [offline scripted model] \
+            "  subagent [general-purpose on spawn] “offline demo subtask” → ok: [offline scripted model] \
              Hello from the subagent.",
             "delegations: 1",
         ],
