@@ -22,6 +22,7 @@ macro_rules! outln {
     };
 }
 
+#[cfg(feature = "acp")]
 mod acp;
 mod activity;
 mod args;
@@ -29,13 +30,17 @@ mod background;
 mod broker;
 mod commands;
 mod drive;
+mod features;
 mod logging;
+#[cfg(feature = "mcp")]
 mod mcp;
 mod render;
+#[cfg(feature = "serve")]
 mod serve;
 mod setup;
 mod teams;
 mod warnings;
+#[cfg(feature = "nats")]
 mod worker;
 
 use std::ffi::OsString;

@@ -6,7 +6,9 @@ mod preset;
 mod providers;
 mod run;
 
-pub(crate) use run::{delegation_config, parent_agent};
+pub(crate) use run::delegation_config;
+#[cfg(feature = "acp")]
+pub(crate) use run::parent_agent;
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -35,6 +37,7 @@ pub async fn dispatch(command: Command, factories: &[Arc<dyn ProviderFactory>]) 
                 .await
                 .unwrap_or_else(|r| r.report(json))
         }
+        #[cfg(feature = "acp")]
         Command::Acp(args) => crate::acp::acp(args, factories)
             .await
             .unwrap_or_else(|r| r.report(false)),
@@ -46,18 +49,30 @@ pub async fn dispatch(command: Command, factories: &[Arc<dyn ProviderFactory>]) 
             let json = args.json;
             agents::agents(&args, factories).unwrap_or_else(|r| r.report(json))
         }
+        #[cfg(feature = "serve")]
         Command::Serve(args) => crate::serve::serve(args, factories)
             .await
             .unwrap_or_else(|r| r.report(false)),
+        #[cfg(feature = "mcp")]
         Command::Mcp(args) => crate::mcp::mcp(args, factories)
             .await
             .unwrap_or_else(|r| r.report(false)),
+        #[cfg(feature = "nats")]
         Command::Worker(args) => crate::worker::worker(args, factories)
             .await
             .unwrap_or_else(|r| r.report(false)),
         Command::Preset(PresetCommand::Validate { file, json }) => {
             preset::validate(&file, json, factories)
         }
+        // A front door this build left out (`--no-default-features`): say which feature has it.
+        #[cfg(not(feature = "acp"))]
+        Command::Acp(_) => crate::features::not_built("acp", "acp").report(false),
+        #[cfg(not(feature = "serve"))]
+        Command::Serve(_) => crate::features::not_built("serve", "serve").report(false),
+        #[cfg(not(feature = "mcp"))]
+        Command::Mcp(_) => crate::features::not_built("mcp", "mcp").report(false),
+        #[cfg(not(feature = "nats"))]
+        Command::Worker(_) => crate::features::not_built("worker", "nats").report(false),
         Command::Preset(PresetCommand::Schema) => {
             let schema = subagent_preset::preset_schema_for(factories);
             outln!(
