@@ -435,6 +435,11 @@ mod tests {
             Some("cargo install --locked --path crates/cli")
         );
         assert_eq!(install_line("## Set up\n\nnone\n"), None);
+        let real = std::fs::read_to_string(crate::workspace_root().unwrap().join("README.md"));
+        assert_eq!(
+            install_line(&real.unwrap()).as_deref(),
+            Some("cargo install --locked --path crates/cli")
+        );
     }
 
     fn package(name: &str, extra: Value) -> Value {
