@@ -2,12 +2,15 @@
 //! `cargo xtask install-clis` (the pinned product CLIs for the end-to-end tests, see `clis.rs`),
 //! `cargo xtask fuzz` (the fuzz targets of `fuzz/`, see `fuzz.rs`), `cargo xtask load` (a load
 //! run on `subagent serve`, see `load.rs`), `cargo xtask chaos` (the chaos harness's long runs, see
-//! `chaos.rs`).
+//! `chaos.rs`), `cargo xtask package`, `deps`, `lean` and `install` (what it takes to get
+//! `subagent`, see `dist.rs`).
 //!
 //! `test` is the README's test command: it checks the house rules (`tidy.rs`: crate layering,
-//! provider markers, file length, test files no `mod` line reaches), then runs every test of
-//! the workspace (with nextest when it is installed, else `cargo test`). `ci` adds the format
-//! check and clippy with warnings denied.
+//! provider markers, file length, test files no `mod` line reaches), that every crate packages
+//! and the CLI's dependency tree stays within its budget (`dist.rs`), then runs every test of
+//! the workspace (with nextest when it is installed, else `cargo test`), then builds the lean
+//! `subagent` (`--no-default-features`). `ci` adds the format check and clippy with warnings
+//! denied, and ends with the README's install command (`cargo xtask install`, a release build).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -16,6 +19,7 @@ use anyhow::{Context, Result, bail};
 
 mod chaos;
 mod clis;
+mod dist;
 mod fuzz;
 mod load;
 mod readme;
@@ -25,18 +29,31 @@ const HELP: &str = "\
 cargo xtask <command>
 
 Commands:
-  test    check the house rules (tidy), install the pinned CLIs if missing, check that git is
-          on PATH, then run every test of the workspace, the end-to-end tests against the
-          real CLIs and real git included, then the README's main-job command as
-          written (the README's test command)
+  test    check the house rules (tidy), that every crate packages (package) and the CLI's
+          tree stays within its crate budget (deps), install the pinned CLIs if missing,
+          check that git is on PATH, then run every test of the workspace, the end-to-end
+          tests against the real CLIs and real git included, then build the lean
+          `subagent` (lean), then the README's main-job command as written (the README's
+          test command)
   tidy    check the house rules: crate layering from cargo metadata, provider markers,
           no source file over 800 lines, every integration-test file reached by a mod line
+  package every crate but xtask has a registry's metadata and packages (`cargo package
+          --workspace --no-verify`: path dependencies need a version), and `cargo install`
+          of subagent-cli gives both subagent and subagent-guardian
+  deps    the crates `cargo build -p subagent-cli` compiles (default features, normal and
+          build dependencies) stay within the last budget of xtask/crate-budget.txt; a
+          raise is a new line there with a note
+  lean    build subagent with --no-default-features and check that a command it left out
+          (serve) is refused with the feature that brings it back
   main-job
           run the README's main-job command (its set-up section's `cargo run` line) as
           written, with no key and a fresh state dir (the last step of `test`)
   install-clis
           npm-install the pinned claude and codex CLIs into target/clis when missing
-  ci      tidy, cargo fmt --check, clippy with warnings denied, then every test
+  install run the README's `cargo install --locked --path crates/cli` as written (a release
+          build) into target/install-check and check that both binaries are there and run
+  ci      tidy, package, deps, cargo fmt --check, clippy with warnings denied, every test
+          (as `test`), then install
   bench   install the pinned CLIs if missing, then run every benchmark (divan, and the
           paired ones each bench prints first; the product-overhead benches run the real
           CLIs); results go into docs/performance.md by hand
@@ -74,14 +91,23 @@ fn main() -> Result<()> {
     match args.first().map(String::as_str) {
         Some("test") => {
             tidy::run(&root)?;
+            dist::package(&root)?;
+            dist::deps(&root)?;
             test(&root, &args[1..])
         }
+        Some("package") => dist::package(&root),
+        Some("deps") => dist::deps(&root),
+        Some("lean") => dist::lean(&root),
+        Some("install") => dist::install(&root),
         Some("tidy") => tidy::run(&root),
         Some("ci") => {
             tidy::run(&root)?;
+            dist::package(&root)?;
+            dist::deps(&root)?;
             fmt_check(&root)?;
             clippy(&root)?;
-            test(&root, &args[1..])
+            test(&root, &args[1..])?;
+            dist::install(&root)
         }
         Some("bench") => bench(&root, &args[1..]),
         Some("install-clis") => clis::install(&root),
@@ -170,8 +196,9 @@ fn test(root: &Path, extra: &[String]) -> Result<()> {
         command.args(extra);
         run(root, command)?;
     }
-    // Last, as a reader pastes it (after the tests: it rebuilds `subagent` without the test
-    // features, which must not happen under tests that run the binary).
+    // After the tests (both rebuild `target/debug/subagent`, which must not happen under tests
+    // that run it): the lean build, then, last, the main job as a reader pastes it.
+    dist::lean(root)?;
     readme::run_main_job(root)
 }
 

@@ -40,6 +40,10 @@ pub enum Command {
     Run(RunArgs),
     /// Serve the `run` parent to an editor over the Agent Client Protocol on stdin/stdout
     /// (Zed: an agent_servers entry running `subagent acp --preset FILE`); logs on stderr.
+    #[cfg_attr(
+        not(feature = "acp"),
+        command(about = "Not in this build (needs the `acp` feature of subagent-cli): serve the `run` parent to an editor over the Agent Client Protocol.", long_about = None)
+    )]
     Acp(AcpArgs),
     /// Show the capability table of the preset's providers (disabled rows marked).
     Providers(ProvidersArgs),
@@ -47,13 +51,25 @@ pub enum Command {
     Agents(AgentsArgs),
     /// Serve the preset's agents to A2A clients (Agent2Agent 1.0: JSON-RPC + SSE) until
     /// SIGTERM/SIGINT, which drains; logs on stderr (docs/remote.md).
+    #[cfg_attr(
+        not(feature = "serve"),
+        command(about = "Not in this build (needs the `serve` feature of subagent-cli): serve the preset's agents to A2A clients.", long_about = None)
+    )]
     Serve(ServeArgs),
     /// Serve the preset's delegation tools to an MCP client (Claude Code, Codex, an editor) on
     /// stdin/stdout, one MCP tool per row, until stdin closes; logs on stderr (docs/mcp.md).
+    #[cfg_attr(
+        not(feature = "mcp"),
+        command(about = "Not in this build (needs the `mcp` feature of subagent-cli): serve the preset's delegation tools to an MCP client.", long_about = None)
+    )]
     Mcp(McpArgs),
     /// Run the preset's providers for `nats` rows elsewhere: pull jobs from a NATS JetStream
     /// work queue, run each through the preset's registry, publish its events, until
     /// SIGTERM/SIGINT, which drains; logs on stderr (docs/scale.md).
+    #[cfg_attr(
+        not(feature = "nats"),
+        command(about = "Not in this build (needs the `nats` feature of subagent-cli): run the preset's providers for `nats` rows elsewhere.", long_about = None)
+    )]
     Worker(WorkerArgs),
     /// Check a preset file or print the JSON Schema of the format.
     #[command(subcommand)]

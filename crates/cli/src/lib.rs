@@ -23,6 +23,7 @@ macro_rules! outln {
     };
 }
 
+#[cfg(feature = "acp")]
 mod acp;
 mod activity;
 mod args;
@@ -30,13 +31,17 @@ mod background;
 mod broker;
 mod commands;
 mod drive;
+mod features;
 mod logging;
+#[cfg(feature = "mcp")]
 mod mcp;
 mod render;
+#[cfg(feature = "serve")]
 mod serve;
 mod setup;
 mod teams;
 mod warnings;
+#[cfg(feature = "nats")]
 mod worker;
 
 use std::ffi::OsString;

@@ -28,14 +28,21 @@ pub fn factories(
         Arc::new(subagent_fork::ForkFactory),
         Arc::new(subagent_claude_code::ClaudeCodeFactory),
         Arc::new(subagent_codex::CodexFactory),
+        #[cfg(feature = "acp")]
         Arc::new(subagent_acp::AcpFactory),
         Arc::new(subagent_a2a::A2aFactory),
+        #[cfg(feature = "nats")]
         Arc::new(subagent_nats::NatsFactory),
     ];
+    let built_in = factories
+        .iter()
+        .map(|factory| factory.kind().to_owned())
+        .collect::<Vec<_>>()
+        .join(", ");
     for factory in extra {
         if factories.iter().any(|known| known.kind() == factory.kind()) {
             return Err(Refusal::invalid(format!(
-                "two provider factories of kind \"{}\": each kind must be given once (built in: spawn, fork, claude-code, codex, acp, a2a, nats)",
+                "two provider factories of kind \"{}\": each kind must be given once (built in: {built_in})",
                 factory.kind()
             )));
         }
@@ -174,7 +181,8 @@ pub fn load_preset(
         ),
     };
     let preset = result.map_err(|error| {
-        let mut refusal = Refusal::new(error.code().as_str(), error.to_string());
+        let mut refusal =
+            Refusal::new(error.code().as_str(), crate::features::preset_error(&error));
         if choice.source == PresetSource::Variable {
             refusal.message = format!("{} (named by {PRESET_VAR})", refusal.message);
         }

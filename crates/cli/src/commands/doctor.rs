@@ -436,6 +436,7 @@ fn row_checks(
             }
             .boxed()
         }
+        #[cfg(feature = "acp")]
         "acp" => {
             let config: subagent_acp::AcpConfig =
                 match BuildContext::parse_config(&row.kind, &row.name, &row.config) {
@@ -479,6 +480,7 @@ fn row_checks(
             }
             .boxed()
         }
+        #[cfg(feature = "nats")]
         "nats" => {
             let config: subagent_nats::NatsConfig =
                 match BuildContext::parse_config(&row.kind, &row.name, &row.config) {

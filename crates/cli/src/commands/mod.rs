@@ -9,7 +9,9 @@ mod providers;
 mod run;
 mod sessions;
 
-pub(crate) use run::{delegation_config, parent_agent};
+pub(crate) use run::delegation_config;
+#[cfg(feature = "acp")]
+pub(crate) use run::parent_agent;
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -38,6 +40,7 @@ pub async fn dispatch(command: Command, factories: &[Arc<dyn ProviderFactory>]) 
                 .await
                 .unwrap_or_else(|r| r.report(json))
         }
+        #[cfg(feature = "acp")]
         Command::Acp(args) => crate::acp::acp(args, factories)
             .await
             .unwrap_or_else(|r| r.report(false)),
@@ -49,12 +52,15 @@ pub async fn dispatch(command: Command, factories: &[Arc<dyn ProviderFactory>]) 
             let json = args.json;
             agents::agents(&args, factories).unwrap_or_else(|r| r.report(json))
         }
+        #[cfg(feature = "serve")]
         Command::Serve(args) => crate::serve::serve(args, factories)
             .await
             .unwrap_or_else(|r| r.report(false)),
+        #[cfg(feature = "mcp")]
         Command::Mcp(args) => crate::mcp::mcp(args, factories)
             .await
             .unwrap_or_else(|r| r.report(false)),
+        #[cfg(feature = "nats")]
         Command::Worker(args) => crate::worker::worker(args, factories)
             .await
             .unwrap_or_else(|r| r.report(false)),
@@ -73,6 +79,15 @@ pub async fn dispatch(command: Command, factories: &[Arc<dyn ProviderFactory>]) 
         }
         Command::Completions(args) => manual::completions(&args),
         Command::Man(args) => manual::man(&args).unwrap_or_else(|r| r.report(false)),
+        // A front door this build left out (`--no-default-features`): say which feature has it.
+        #[cfg(not(feature = "acp"))]
+        Command::Acp(_) => crate::features::not_built("acp", "acp").report(false),
+        #[cfg(not(feature = "serve"))]
+        Command::Serve(_) => crate::features::not_built("serve", "serve").report(false),
+        #[cfg(not(feature = "mcp"))]
+        Command::Mcp(_) => crate::features::not_built("mcp", "mcp").report(false),
+        #[cfg(not(feature = "nats"))]
+        Command::Worker(_) => crate::features::not_built("worker", "nats").report(false),
         Command::Preset(PresetCommand::Schema) => {
             let schema = subagent_preset::preset_schema_for(factories);
             outln!(

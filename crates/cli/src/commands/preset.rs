@@ -74,9 +74,20 @@ pub(super) fn validate(
         }
         Err(error) => {
             if json {
-                outln!("{}", error.to_json());
+                let mut value = error.to_json();
+                if let Some(object) = value.as_object_mut() {
+                    object.insert(
+                        "message".into(),
+                        crate::features::preset_error(&error).into(),
+                    );
+                }
+                outln!("{value}");
             } else {
-                eprintln!("error[{}]: {error}", error.code().as_str());
+                eprintln!(
+                    "error[{}]: {}",
+                    error.code().as_str(),
+                    crate::features::preset_error(&error)
+                );
             }
             ExitCode::from(EXIT_REFUSED)
         }

@@ -1,7 +1,7 @@
 //! `subagent serve` as a user runs it: refusals before anything listens, SIGTERM stops it, and
 //! (e2e) the official A2A Python SDK's client against it.
 
-use std::io::{BufRead, BufReader};
+use std::io::BufReader;
 use std::path::Path;
 use std::process::{Child, ChildStderr, Stdio};
 
@@ -295,7 +295,7 @@ async fn the_official_python_sdk_client_sends_streams_gets_cancels_and_resubscri
         .spawn()
         .unwrap();
     let mut stdin = client.stdin.take().unwrap();
-    let mut lines = BufReader::new(client.stdout.take().unwrap()).lines();
+    let mut lines = std::io::BufRead::lines(BufReader::new(client.stdout.take().unwrap()));
     let subscribed = tokio::task::spawn_blocking(move || {
         let line = lines.next().unwrap().unwrap();
         (line, lines)
