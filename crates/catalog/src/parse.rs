@@ -239,7 +239,7 @@ fn yaml_location(location: serde_saphyr::Location) -> Location {
 }
 
 /// The known field a key spells (camelCase or snake_case).
-fn canonical_field(key: &str) -> Option<&'static str> {
+pub(crate) fn canonical_field(key: &str) -> Option<&'static str> {
     let normalized: String = key.chars().filter(|c| *c != '_').collect();
     KNOWN_FIELDS.iter().copied().find(|known| {
         *known == key || (key.contains('_') && known.eq_ignore_ascii_case(&normalized))
@@ -247,7 +247,7 @@ fn canonical_field(key: &str) -> Option<&'static str> {
 }
 
 /// The known field closest to a misspelled key, if it is close enough to be a typo.
-fn closest_field(key: &str) -> Option<&'static str> {
+pub(crate) fn closest_field(key: &str) -> Option<&'static str> {
     let key = key.to_ascii_lowercase().replace(['_', '-'], "");
     KNOWN_FIELDS
         .iter()
@@ -281,7 +281,7 @@ pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
 
 /// Agent names: letters, digits, `-`, `_`, `.` and `:` (plugins use `plugin:agent`), at most
 /// [`MAX_NAME_CHARS`]; the model writes them in `subagent_type`.
-fn check_name(name: &str) -> std::result::Result<(), String> {
+pub(crate) fn check_name(name: &str) -> std::result::Result<(), String> {
     if name.is_empty() {
         return Err("the agent name is empty".into());
     }
@@ -301,14 +301,17 @@ fn check_name(name: &str) -> std::result::Result<(), String> {
     Ok(())
 }
 
-struct FieldValue<'a> {
-    field: &'static str,
-    value: &'a Value,
-    location: Location,
+pub(crate) struct FieldValue<'a> {
+    pub(crate) field: &'static str,
+    pub(crate) value: &'a Value,
+    pub(crate) location: Location,
 }
 
 /// Sets one field of the definition; `Err` says what is wrong with the value.
-fn apply(definition: &mut Definition, field: &FieldValue<'_>) -> std::result::Result<(), String> {
+pub(crate) fn apply(
+    definition: &mut Definition,
+    field: &FieldValue<'_>,
+) -> std::result::Result<(), String> {
     let value = field.value;
     if value.is_null() {
         return Ok(());
@@ -371,7 +374,7 @@ fn apply(definition: &mut Definition, field: &FieldValue<'_>) -> std::result::Re
 
 /// What a field Claude Code honours, and this catalog reads but no provider acts on, means for
 /// the agent: `None` when the field is not one of those, or asks for nothing (blank, empty).
-fn unsupported(definition: &Definition, field: &str) -> Option<String> {
+pub(crate) fn unsupported(definition: &Definition, field: &str) -> Option<String> {
     let asks = |value: &Option<Value>| {
         value.as_ref().is_some_and(|value| match value {
             Value::Null => false,

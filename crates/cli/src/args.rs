@@ -91,18 +91,26 @@ pub struct RunnableArgs {
 pub struct DelegateArgs {
     #[command(flatten)]
     pub preset: RunnableArgs,
-    /// The provider to run the child on (default: the provider of the preset's first
-    /// delegation tool, else its first enabled provider).
-    #[arg(long, conflicts_with = "agent")]
+    /// The provider to run the child on (default: the agent type's `provider`, else the
+    /// provider of the preset's first delegation tool, else its first enabled provider). With
+    /// --agent, the definition runs on this provider instead of its own.
+    #[arg(long)]
     pub provider: Option<String>,
-    /// The agent type (definition) to run; its provider comes from the definition.
+    /// The agent type (definition) to run: its instructions, tools, model, turn limit and
+    /// permission mode apply; a capability the provider lacks is refused before it starts.
     #[arg(long)]
     pub agent: Option<String>,
+    /// Agent definitions for this command, as JSON (Claude Code's --agents): `{"NAME":
+    /// {"description": …, "prompt": …, "tools": […], "model": …}}`, any frontmatter field; they
+    /// override definitions of the same name from files.
+    #[arg(long, value_name = "JSON")]
+    pub agents: Option<String>,
     /// The model the child runs.
     #[arg(long)]
     pub model: Option<String>,
-    /// A JSON Schema file (object-rooted): the outcome then carries structured output.
-    #[arg(long, value_name = "FILE")]
+    /// A JSON Schema (object-rooted), inline (a value starting with `{`) or in a file: the
+    /// outcome then carries structured output.
+    #[arg(long, value_name = "FILE|JSON")]
     pub output_schema: Option<PathBuf>,
     /// Stop the child after this many turns (at least 1).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
@@ -147,6 +155,14 @@ pub struct RunArgs {
     /// bypassPermissions) work too. Children inherit it, never looser.
     #[arg(long, default_value = "default", value_parser = parse_mode)]
     pub permission_mode: subagent_core::PermissionMode,
+    /// How hard the parent's model reasons: low, medium, high, xhigh or max (refused on a
+    /// model that takes no effort); forks share it, other children inherit it where their
+    /// provider takes an effort (default: the model's own).
+    #[arg(long, value_name = "LEVEL", value_parser = parse_effort)]
+    pub effort: Option<subagent_core::Effort>,
+    /// Agent definitions for this run's delegations, as JSON (as for delegate --agents).
+    #[arg(long, value_name = "JSON")]
+    pub agents: Option<String>,
     /// Continue an earlier run: the session id it printed at its end (`session: ID`, the
     /// `session.id` of its `--json` outcome), from the same `--cwd`; the model sees that
     /// conversation first, then PROMPT.

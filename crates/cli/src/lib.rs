@@ -29,6 +29,7 @@ mod background;
 mod broker;
 mod commands;
 mod drive;
+mod flags;
 mod logging;
 mod mcp;
 mod render;

@@ -3,7 +3,6 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use serde_json::Value;
 use subagent_core::agents::AgentDirectory;
 use subagent_core::{ProviderFactory, StartRequest};
 
@@ -15,22 +14,20 @@ use crate::render::{self, Mode, Progress};
 use crate::setup::{self};
 use crate::warnings;
 
-/// The largest `--output-schema` file, in bytes: 1 MiB.
-const MAX_SCHEMA_FILE: u64 = 1 << 20;
-
 pub(super) async fn delegate(
     args: DelegateArgs,
     factories: &[Arc<dyn ProviderFactory>],
 ) -> Result<ExitCode, Refusal> {
     let prompt = read_prompt(&args.prompt)?;
     let mode = Mode::pick(args.json);
-    let runnable = setup::runnable(
+    let mut runnable = setup::runnable(
         &args.preset.project,
         args.preset.offline,
         None,
         setup::KeySwitch::Switch,
         factories,
     )?;
+    crate::flags::add_agents(&mut runnable, args.agents.as_deref())?;
     let profile = match &args.agent {
         Some(name) => Some(
             runnable
@@ -90,13 +87,8 @@ pub(super) async fn delegate(
     if let Some(id) = &args.resume {
         builder = builder.resume(session_ref(&provider, id, &runnable.cwd));
     }
-    if let Some(path) = &args.output_schema {
-        let text = subagent_session::read_user_text(path, MAX_SCHEMA_FILE)
-            .map_err(|e| Refusal::invalid(format!("--output-schema {}: {e}", path.display())))?;
-        let schema: Value = serde_json::from_str(&text).map_err(|e| {
-            Refusal::invalid(format!("--output-schema {}: not JSON: {e}", path.display()))
-        })?;
-        builder = builder.output_schema(schema);
+    if let Some(value) = &args.output_schema {
+        builder = builder.output_schema(crate::flags::output_schema(value)?);
     }
     let mut request = builder.build();
     request.parent.extensions = setup::extensions(&runnable.model, &runnable.secrets);

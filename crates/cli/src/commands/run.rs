@@ -127,14 +127,16 @@ pub(super) async fn run(
 ) -> Result<ExitCode, Refusal> {
     let prompt = read_prompt(&args.prompt)?;
     let mode = Mode::pick(args.json);
-    let runnable = setup::runnable(
+    let mut runnable = setup::runnable(
         &args.preset.project,
         args.preset.offline,
         args.model.as_deref(),
         setup::KeySwitch::Switch,
         factories,
     )?;
+    crate::flags::add_agents(&mut runnable, args.agents.as_deref())?;
     runnable.model.require()?;
+    let effort = crate::flags::parent_effort(&runnable, args.effort)?;
     warnings::print(&runnable.catalog, &runnable.cwd);
     let delegation_names: Vec<String> = runnable.tools.iter().map(|row| row.name.clone()).collect();
     // What no rule decides is asked on a terminal, denied otherwise.
@@ -146,6 +148,7 @@ pub(super) async fn run(
         permissions = permissions.with_broker(broker);
     }
     let mut agent = parent_agent(&runnable, args.max_turns, permissions)?;
+    agent = crate::flags::with_effort(agent, effort)?;
     if args.teams {
         agent = crate::teams::lead(agent, &runnable)?;
     }
@@ -196,6 +199,8 @@ pub(super) async fn run(
             &[
                 ("--model", args.model.clone()),
                 ("--permission-mode", mode_flag),
+                ("--effort", args.effort.map(|e| e.to_string())),
+                ("--agents", args.agents.clone()),
             ],
             &[("--teams", args.teams)],
         );

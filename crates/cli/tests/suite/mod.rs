@@ -25,6 +25,7 @@ mod newcomer;
 mod permissions;
 mod preset;
 mod progress;
+mod reach_for;
 mod readme_tour;
 mod resume;
 mod routing;

@@ -1,0 +1,80 @@
+//! Options users bring from Claude Code: inline agent definitions (`--agents '<json>'`), an
+//! output schema given inline or in a file, the `run` parent's reasoning effort.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use serde_json::Value;
+use subagent_catalog::{Catalog, Source};
+
+use crate::Refusal;
+use crate::setup::Runnable;
+
+/// The option that gives inline definitions, and their origin in listings.
+pub const AGENTS_OPTION: &str = "--agents";
+
+/// The largest `--output-schema` file, in bytes: 1 MiB.
+const MAX_SCHEMA_FILE: u64 = 1 << 20;
+
+/// Adds the definitions of `--agents JSON` to the runnable's catalog, above every file (the
+/// command line's source; only an administrator's policy is above it, as in Claude Code). Their
+/// warnings (an unknown field) are the catalog's; a bad value refuses the command.
+pub fn add_agents(runnable: &mut Runnable, json: Option<&str>) -> Result<(), Refusal> {
+    let Some(json) = json else {
+        return Ok(());
+    };
+    let parsed = subagent_catalog::parse_agents_json(AGENTS_OPTION, json, Source::Flag)
+        .map_err(|e| Refusal::invalid(e.to_string()))?;
+    let config = runnable.catalog.config().parsed(parsed);
+    runnable.catalog = Arc::new(Catalog::load(config));
+    Ok(())
+}
+
+/// The schema of `--output-schema VALUE`: a value starting with `{` is the JSON itself, else the
+/// path of a file holding it.
+pub fn output_schema(value: &Path) -> Result<Value, Refusal> {
+    let text = value.to_string_lossy();
+    if text.trim_start().starts_with('{') {
+        return serde_json::from_str(&text)
+            .map_err(|e| Refusal::invalid(format!("--output-schema: not JSON: {e}")));
+    }
+    let text = subagent_session::read_user_text(value, MAX_SCHEMA_FILE)
+        .map_err(|e| Refusal::invalid(format!("--output-schema {}: {e}", value.display())))?;
+    serde_json::from_str(&text).map_err(|e| {
+        Refusal::invalid(format!(
+            "--output-schema {}: not JSON: {e}",
+            value.display()
+        ))
+    })
+}
+
+/// The `run` parent's reasoning effort (`run --effort`): refused, as `delegate --effort` is on
+/// a provider without `effort`, when the parent's model sends none.
+pub fn parent_effort(
+    runnable: &Runnable,
+    effort: Option<subagent_core::Effort>,
+) -> Result<Option<subagent_core::Effort>, Refusal> {
+    match effort {
+        Some(effort) if !runnable.model.model.supports_effort() => Err(Refusal::new(
+            subagent_core::ErrorCode::UnsupportedCapability.as_str(),
+            format!(
+                "--effort {effort}: the parent's model ({}) takes no reasoning effort (an anthropic or openai-responses model does, an openai-chat one with `reasoning_effort: true`)",
+                runnable.model.model.describe()
+            ),
+        )),
+        effort => Ok(effort),
+    }
+}
+
+/// `agent` asking its model for `effort` (unchanged when `None`).
+pub fn with_effort(
+    agent: subagent_runtime::Agent,
+    effort: Option<subagent_core::Effort>,
+) -> Result<subagent_runtime::Agent, Refusal> {
+    let Some(effort) = effort else {
+        return Ok(agent);
+    };
+    let mut config = agent.config().clone();
+    config.effort = Some(effort);
+    subagent_runtime::Agent::new(config).map_err(|e| Refusal::invalid(e.to_string()))
+}
