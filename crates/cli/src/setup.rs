@@ -4,7 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use subagent_catalog::{Catalog, CatalogConfig, ProviderTable, Source, SourceDir, standard_dirs};
+use subagent_catalog::{
+    BuiltinOptions, Catalog, CatalogConfig, ProviderTable, Source, SourceDir, standard_dirs,
+};
 use subagent_core::registry::Registry;
 use subagent_core::{Extensions, ProviderFactory};
 use subagent_model::{Model, ModelConfig, ModelKind};
@@ -586,6 +588,9 @@ pub fn load_catalog(preset: &Preset, registry: &Registry, cwd: &Path) -> Catalog
     }
     let table = crate::warnings::with_provider_tools(table, preset);
     let config = CatalogConfig::new()
+        .builtins(Some(BuiltinOptions::with_models(
+            preset.builtin_models.clone(),
+        )))
         .dirs(standard_dirs(home.as_deref(), Some(cwd)))
         .dirs(
             preset

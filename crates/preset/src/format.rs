@@ -187,6 +187,12 @@ pub(crate) struct Document {
     #[serde(default)]
     #[schemars(with = "std::collections::BTreeMap<String, String>")]
     pub model_aliases: Option<Spanned<std::collections::BTreeMap<String, String>>>,
+    /// The models of the built-in agents (`general-purpose`, `explore`, `plan`): name → a model
+    /// id or alias (`explore: haiku`), as a definition's `model:` names one; absent, a built-in
+    /// runs its parent's model.
+    #[serde(default)]
+    #[schemars(with = "std::collections::BTreeMap<String, String>")]
+    pub builtin_models: Option<Spanned<std::collections::BTreeMap<String, String>>>,
     /// Directories of agent definitions (Markdown + YAML frontmatter), relative to the preset's
     /// directory.
     #[serde(default)]

@@ -39,6 +39,7 @@
 //! providers themselves (`subagent-spawn`, `subagent-fork` build on this crate).
 
 mod agent;
+mod child_record;
 pub mod delegation;
 mod env;
 mod input;
@@ -51,6 +52,7 @@ mod tasks;
 pub mod tools;
 
 pub use agent::{Agent, AgentConfig, DefaultModel};
+pub use child_record::ChildRecord;
 pub use delegation::{
     BackgroundMode, DelegationTool, DelegationToolConfig, FORK_PREAMBLE, NESTED_REFUSAL,
     ParentSnapshot, nesting_refusal,

@@ -28,7 +28,20 @@ pub(super) async fn delegate(
         factories,
     )?;
     crate::flags::add_agents(&mut runnable, args.agents.as_deref())?;
-    let profile = match &args.agent {
+    // A resumed child keeps what it ran with (its provider, agent type and worktree) unless
+    // the command says otherwise.
+    let record = args
+        .resume
+        .as_deref()
+        .and_then(|id| runnable.sessions.as_ref()?.recall(id));
+    let agent = args
+        .agent
+        .clone()
+        .or_else(|| record.as_ref().and_then(|r| r.agent_type.clone()));
+    let kept = record
+        .as_ref()
+        .and_then(subagent_runtime::ChildRecord::kept_cwd);
+    let profile = match &agent {
         Some(name) => Some(
             runnable
                 .catalog
@@ -40,7 +53,10 @@ pub(super) async fn delegate(
     warnings::print(&runnable.catalog, &runnable.cwd);
     let provider = match (
         &args.provider,
-        profile.as_ref().and_then(|p| p.provider.clone()),
+        record
+            .as_ref()
+            .map(|r| r.provider.clone())
+            .or_else(|| profile.as_ref().and_then(|p| p.provider.clone())),
     ) {
         (Some(provider), _) => provider.clone(),
         (None, Some(provider)) => provider,
@@ -59,7 +75,8 @@ pub(super) async fn delegate(
             subagent_core::default_description(&prompt)
         )
     });
-    let mut builder = StartRequest::builder(prompt).cwd(&runnable.cwd);
+    let cwd = kept.as_deref().unwrap_or(&runnable.cwd);
+    let mut builder = StartRequest::builder(prompt).cwd(cwd);
     // The agent type's settings, its permission mode as the request's ceiling: the same
     // mapping as the delegation tool's, so a `plan` agent is read-only on every provider.
     if let (Some(profile), Some(description)) = (&profile, description) {
@@ -81,11 +98,12 @@ pub(super) async fn delegate(
     // The flag's isolation, else the agent type's: the delegation tool's rule.
     if let Some(isolation) =
         subagent_core::Isolation::resolve(args.isolation.as_deref(), profile.as_ref())?
+        && kept.is_none()
     {
         builder = builder.isolation(isolation);
     }
     if let Some(id) = &args.resume {
-        builder = builder.resume(session_ref(&provider, id, &runnable.cwd));
+        builder = builder.resume(session_ref(&provider, id, cwd));
     }
     if let Some(value) = &args.output_schema {
         builder = builder.output_schema(crate::flags::output_schema(value)?);
@@ -99,7 +117,16 @@ pub(super) async fn delegate(
         notice(&runnable, mode);
     }
     let mut interrupts = Interrupts::listen();
-    let run = runnable.registry.start(&provider, request).await?;
+    let mut run = runnable.registry.start(&provider, request).await?;
+    if let Some(store) = &runnable.sessions {
+        let ran = subagent_runtime::ChildRecord {
+            provider: provider.clone(),
+            agent_type: profile.as_ref().map(|p| p.name.clone()),
+            cwd: None,
+            worktree: record.and_then(|r| r.worktree).filter(|_| kept.is_some()),
+        };
+        run = store.recording(run, ran);
+    }
     let run_id = run.id();
     tracing::debug!(%run_id, %provider, cwd = %runnable.cwd.display(), "child started");
     let mut progress = Progress::new(mode, provider.clone());

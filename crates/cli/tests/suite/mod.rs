@@ -16,6 +16,7 @@ mod doc_examples;
 mod effort;
 mod embedding;
 mod guide;
+mod kept;
 mod lists;
 mod logging;
 mod mcp;

@@ -279,3 +279,40 @@ async fn inline_agents_are_agent_types_of_delegate_and_of_runs_delegations() {
         "error[INVALID_ARGUMENTS]: --agents: agent `reviewer`: `maxTurns`: expected a whole number from 1 to 4294967295, found 0"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_presets_builtin_models_give_explore_its_small_model() {
+    let server = FakeServer::from_yaml("- match: \"look around\"\n  steps: [{text: looked}]\n")
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let preset = fake_preset(dir.path(), &server.url(), "");
+    let text = std::fs::read_to_string(&preset).unwrap();
+    std::fs::write(
+        &preset,
+        text.replace(
+            "providers:",
+            "builtin_models:\n  explore: small-model\nproviders:",
+        ),
+    )
+    .unwrap();
+    let output = tokio::task::block_in_place(|| {
+        run(
+            dir.path(),
+            &[
+                "delegate",
+                "--json",
+                "--preset",
+                preset.to_str().unwrap(),
+                "--agent",
+                "explore",
+                "look around",
+            ],
+        )
+    });
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(
+        server.model_requests()[0].body.as_ref().unwrap()["model"],
+        "small-model"
+    );
+}
