@@ -23,6 +23,7 @@ mod mcp;
 mod nats;
 mod nesting;
 mod newcomer;
+mod offline_team;
 mod permissions;
 mod preset;
 mod progress;
