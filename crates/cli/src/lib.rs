@@ -32,6 +32,7 @@ mod drive;
 mod flags;
 mod logging;
 mod mcp;
+mod prompt;
 mod render;
 mod serve;
 mod setup;
