@@ -25,7 +25,8 @@ pub struct Cli {
 pub const EXIT_CODES: &str = "\
 Exit codes:
   0    the run completed
-  1    the child ran but did not complete (failed, max_turns, max_tokens, refused)
+  1    the child ran but did not complete (failed, max_turns, max_tokens, refused,
+       budget_exceeded)
   2    refused before anything started (bad arguments or preset, unknown provider or agent,
        unsupported capability, depth, the child could not be spawned)
   130  cancelled (Ctrl-C); 143 on SIGTERM, 129 on SIGHUP (the run is cancelled the same way)";
@@ -128,6 +129,14 @@ pub struct DelegateArgs {
     /// refuses before the child starts (default: the agent type's, else the model's own).
     #[arg(long, value_name = "LEVEL", value_parser = parse_effort)]
     pub effort: Option<subagent_core::Effort>,
+    /// The most tokens the child may use (input, cache included, and output, its own nested
+    /// agents' too); past it the child is stopped `budget_exceeded` (exit code 1).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_tokens_budget: Option<u64>,
+    /// The most US dollars the child may spend, at the price the preset's `model.price` gives
+    /// (refused where no price is known); past it the child is stopped `budget_exceeded`.
+    #[arg(long, value_name = "USD", value_parser = parse_usd)]
+    pub max_budget_usd: Option<f64>,
     /// Continue a finished run: the session id it printed at its end (`session: ID`, the
     /// `session.id` of its `--json` outcome), on the same provider and from the same `--cwd`.
     #[arg(long, value_name = "SESSION_ID")]
@@ -163,6 +172,14 @@ pub struct RunArgs {
     /// Agent definitions for this run's delegations, as JSON (as for delegate --agents).
     #[arg(long, value_name = "JSON")]
     pub agents: Option<String>,
+    /// The most tokens the run may use, its subagents' included; past it the run is stopped
+    /// `budget_exceeded` (exit code 1).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_tokens_budget: Option<u64>,
+    /// The most US dollars the run may spend, its subagents' included, at the price the
+    /// preset's `model.price` gives (refused where no price is known).
+    #[arg(long, value_name = "USD", value_parser = parse_usd)]
+    pub max_budget_usd: Option<f64>,
     /// Continue an earlier run: the session id it printed at its end (`session: ID`, the
     /// `session.id` of its `--json` outcome), from the same `--cwd`; the model sees that
     /// conversation first, then PROMPT.
@@ -346,6 +363,15 @@ fn parse_effort(text: &str) -> Result<subagent_core::Effort, String> {
             subagent_core::Effort::valid()
         )
     })
+}
+
+fn parse_usd(text: &str) -> Result<f64, String> {
+    match text.trim().trim_start_matches('$').parse::<f64>() {
+        Ok(usd) if usd.is_finite() && usd > 0.0 => Ok(usd),
+        _ => Err(format!(
+            "`{text}` is not an amount of US dollars above 0 (e.g. 0.50)"
+        )),
+    }
 }
 
 fn parse_mode(text: &str) -> Result<subagent_core::PermissionMode, String> {

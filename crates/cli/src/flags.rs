@@ -78,3 +78,44 @@ pub fn with_effort(
     config.effort = Some(effort);
     subagent_runtime::Agent::new(config).map_err(|e| Refusal::invalid(e.to_string()))
 }
+
+/// The budget of `--max-tokens-budget` and `--max-budget-usd`. A cost needs the price of what
+/// runs: the preset's `model.price`, when the run spends on the preset's model as written
+/// (`on_preset_model`: the `run` parent; a spawn or fork child without a model of its own and
+/// no `--model`); anything else is refused, since its cost cannot be known.
+pub fn budget(
+    runnable: &Runnable,
+    max_tokens: Option<u64>,
+    max_usd: Option<f64>,
+    on_preset_model: bool,
+) -> Result<subagent_runtime::budget::Budget, Refusal> {
+    let mut budget = subagent_runtime::budget::Budget {
+        max_tokens,
+        max_usd,
+        ..subagent_runtime::budget::Budget::default()
+    };
+    budget.source = match (max_tokens, max_usd) {
+        (Some(_), Some(_)) => "--max-tokens-budget, --max-budget-usd",
+        (Some(_), None) => "--max-tokens-budget",
+        _ => "--max-budget-usd",
+    }
+    .to_owned();
+    if let Some(usd) = max_usd {
+        let section = runnable.preset.model.as_ref();
+        let price = section
+            .and_then(|section| section.price)
+            .filter(|_| on_preset_model && runnable.model.as_written);
+        let Some(price) = price else {
+            return Err(Refusal::invalid(format!(
+                "--max-budget-usd {usd}: the price of what runs is not known: a cost budget needs the preset's model as written, with its `price:` (US dollars per million tokens) in the preset's `model:` section, and a child on that model (a spawn or fork row without a model of its own, no --model, no --offline)"
+            )));
+        };
+        budget.price = Some(subagent_runtime::budget::Price {
+            input: price.input,
+            output: price.output,
+            cache_read: price.cache_read,
+            cache_write: price.cache_write,
+        });
+    }
+    Ok(budget)
+}

@@ -221,6 +221,9 @@ pub struct ChosenModel {
     /// start ([`ChosenModel::require`]); `model` is then the scripted one, for building rows
     /// that will not run.
     pub missing: Option<Refusal>,
+    /// Whether it is the preset's `model:` as written (not switched by a key, not replaced by
+    /// `--offline` or renamed by `--model`): what the preset says of it (its `price`) holds.
+    pub as_written: bool,
 }
 
 impl ChosenModel {
@@ -315,6 +318,7 @@ pub fn choose_model(
         None => ModelConfig::new(ModelKind::Scripted, "scripted-offline"),
     };
     let mut notice = None;
+    let mut as_written = section.is_some() && model_flag.is_none();
     if config.kind == ModelKind::Scripted && !offline && switch == KeySwitch::Switch {
         let switched = [
             (
@@ -333,6 +337,7 @@ pub fn choose_model(
         .into_iter()
         .find(|(key, ..)| get(key).is_some());
         if let Some((key, kind, name, vendor)) = switched {
+            as_written = false;
             config = ModelConfig::new(kind, name);
             notice = Some(format!(
                 "{key} is set: using the {vendor} model {} instead of the preset's scripted model (--offline keeps it)",
@@ -360,11 +365,13 @@ pub fn choose_model(
     if config.kind != ModelKind::Scripted {
         let key_missing = needs_key && key_env.as_deref().and_then(get).is_none();
         if offline {
+            as_written = false;
             notice = Some(
                 "offline: --offline given, the scripted model answers (no network)".to_owned(),
             );
             config = ModelConfig::new(ModelKind::Scripted, "scripted-offline");
         } else if key_missing {
+            as_written = false;
             missing = Some(Refusal::new(
                 subagent_core::ErrorCode::MissingApiKey.as_str(),
                 format!(
@@ -410,6 +417,7 @@ pub fn choose_model(
         notice,
         key_env,
         missing,
+        as_written,
     })
 }
 

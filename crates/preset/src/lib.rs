@@ -50,8 +50,8 @@ use subagent_core::ProviderFactory;
 pub use build::{Built, ProviderListing};
 pub use error::{Error, Position, Result, Site};
 pub use format::{
-    Background, DEFAULT_TOOL_NAME, ModelKind, ModelRetry, ModelSection, ModelTimeouts, ProviderRow,
-    ToolRow,
+    Background, DEFAULT_TOOL_NAME, ModelKind, ModelPrice, ModelRetry, ModelSection, ModelTimeouts,
+    ProviderRow, RowBudget, ToolRow,
 };
 
 /// How `${VAR}` references are looked up: the variable's value, or `None` when unset. The CLI

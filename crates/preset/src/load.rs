@@ -264,6 +264,25 @@ impl Loader<'_> {
                 message: "the model name must not be empty".into(),
             });
         }
+        if let Some(price) = &model.price {
+            let prices = [
+                Some(price.input),
+                Some(price.output),
+                price.cache_read,
+                price.cache_write,
+            ];
+            if prices
+                .into_iter()
+                .flatten()
+                .any(|p| !p.is_finite() || p < 0.0)
+            {
+                return Err(Error::Invalid {
+                    site: self.site_of(index, "model.price".into(), at),
+                    message: "a price is a number of US dollars per million tokens, 0 or more"
+                        .into(),
+                });
+            }
+        }
         if let Some(scenario) = model.scenario.take() {
             if model.kind != ModelKind::Scripted {
                 return Err(Error::Invalid {
@@ -416,6 +435,12 @@ impl Loader<'_> {
                 {
                     self.expand(pattern, at, &format!("{key}.tool_filter"))?;
                 }
+            }
+            if row.budget.and_then(|b| b.max_tokens) == Some(0) {
+                return Err(Error::Invalid {
+                    site: self.site_of(index, format!("{key}.budget.max_tokens"), at),
+                    message: "a token budget must be at least 1".into(),
+                });
             }
             if row.name.trim().is_empty() {
                 return Err(Error::Invalid {

@@ -128,6 +128,10 @@ pub struct DelegationToolConfig {
     /// The opening of the tool's description (a default is used when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// The most tokens each child may use; past it the child is stopped `budget_exceeded`
+    /// ([`crate::budget`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens_budget: Option<u64>,
 }
 
 fn default_name() -> String {
@@ -147,6 +151,7 @@ impl DelegationToolConfig {
             tool_filter: None,
             persona: None,
             description: None,
+            max_tokens_budget: None,
         }
     }
 }
@@ -370,6 +375,12 @@ impl DelegationTool {
             Ok(run) => run,
             Err(error) => return Err(error_result(&error)),
         };
+        let budget = crate::budget::Budget {
+            max_tokens: self.config.max_tokens_budget,
+            source: format!("the budget of the {} tool's children", self.config.name),
+            ..crate::budget::Budget::default()
+        };
+        let run = crate::budget::enforce(run, budget);
         let run = match &context.env.sessions {
             Some(store) => store.recording(
                 run,

@@ -39,6 +39,7 @@
 //! providers themselves (`subagent-spawn`, `subagent-fork` build on this crate).
 
 mod agent;
+pub mod budget;
 mod child_record;
 pub mod delegation;
 mod env;

@@ -117,7 +117,16 @@ pub(super) async fn delegate(
         notice(&runnable, mode);
     }
     let mut interrupts = Interrupts::listen();
-    let mut run = runnable.registry.start(&provider, request).await?;
+    let on_preset_model =
+        args.model.is_none() && setup::uses_default_model(&runnable.preset, Some(&provider));
+    let budget = crate::flags::budget(
+        &runnable,
+        args.max_tokens_budget,
+        args.max_budget_usd,
+        on_preset_model,
+    )?;
+    let run = runnable.registry.start(&provider, request).await?;
+    let mut run = subagent_runtime::budget::enforce(run, budget);
     if let Some(store) = &runnable.sessions {
         let ran = subagent_runtime::ChildRecord {
             provider: provider.clone(),

@@ -82,6 +82,7 @@ pub(crate) fn delegation_config(row: &subagent_preset::ToolRow) -> DelegationToo
     config.tool_filter.clone_from(&row.tool_filter);
     config.persona.clone_from(&row.persona);
     config.description.clone_from(&row.description);
+    config.max_tokens_budget = row.budget.and_then(|budget| budget.max_tokens);
     config
 }
 
@@ -137,6 +138,8 @@ pub(super) async fn run(
     crate::flags::add_agents(&mut runnable, args.agents.as_deref())?;
     runnable.model.require()?;
     let effort = crate::flags::parent_effort(&runnable, args.effort)?;
+    let budget =
+        crate::flags::budget(&runnable, args.max_tokens_budget, args.max_budget_usd, true)?;
     warnings::print(&runnable.catalog, &runnable.cwd);
     let delegation_names: Vec<String> = runnable.tools.iter().map(|row| row.name.clone()).collect();
     // What no rule decides is asked on a terminal, denied otherwise.
@@ -154,6 +157,7 @@ pub(super) async fn run(
     }
     let mut interrupts = Interrupts::listen();
     let run = parent_start(agent, prompt, args.resume.as_deref(), &runnable).await?;
+    let run = subagent_runtime::budget::enforce(run, budget);
     notice(&runnable, mode);
     let run_cancel = run.cancel_token();
     let _questions_end = questions.clone().drop_guard();

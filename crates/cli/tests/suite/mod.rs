@@ -6,6 +6,7 @@ mod acp;
 #[cfg(feature = "e2e")]
 mod acp_provider;
 mod background;
+mod budgets;
 mod chaos;
 mod config;
 #[cfg(feature = "e2e")]

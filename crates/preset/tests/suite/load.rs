@@ -72,6 +72,7 @@ fn a_full_preset_loads_into_plain_values() {
             }),
             retry: None,
             reasoning_effort: true,
+            price: None,
         }),
         model_aliases: [("fast", "qwen-small"), ("sonnet", "qwen-large")]
             .into_iter()
@@ -119,6 +120,7 @@ fn a_full_preset_loads_into_plain_values() {
                 }),
                 persona: Some("careful".into()),
                 description: None,
+                budget: None,
                 location: Position::new(24, 5),
             },
             ToolRow {
@@ -131,6 +133,7 @@ fn a_full_preset_loads_into_plain_values() {
                 tool_filter: None,
                 persona: None,
                 description: Some("Codex does it.".into()),
+                budget: None,
                 location: Position::new(29, 5),
             },
         ],
