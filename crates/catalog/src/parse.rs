@@ -42,8 +42,9 @@ pub struct Parsed {
     pub warnings: Vec<Warning>,
 }
 
-/// The frontmatter fields, as Claude Code spells them (ours: `provider`, `persona`).
-pub const KNOWN_FIELDS: [&str; 18] = [
+/// The frontmatter fields, as Claude Code spells them (ours: `provider`, `persona`,
+/// `maxTokensBudget`).
+pub const KNOWN_FIELDS: [&str; 19] = [
     "name",
     "description",
     "tools",
@@ -62,6 +63,7 @@ pub const KNOWN_FIELDS: [&str; 18] = [
     "hooks",
     "provider",
     "persona",
+    "maxTokensBudget",
 ];
 
 /// Reads and parses one file.
@@ -328,6 +330,7 @@ pub(crate) fn apply(
                 (!model.is_empty() && !model.eq_ignore_ascii_case("inherit")).then_some(model);
         }
         "maxTurns" => definition.max_turns = Some(positive(value)?),
+        "maxTokensBudget" => definition.max_tokens_budget = Some(positive_u64(value)?),
         "permissionMode" => {
             let mode = text(value)?;
             definition.permission_mode =
@@ -459,6 +462,21 @@ fn positive(value: &Value) -> std::result::Result<u32, String> {
         _ => Err(format!(
             "expected a whole number from 1 to {}, found {}",
             u32::MAX,
+            shown(value)
+        )),
+    }
+}
+
+fn positive_u64(value: &Value) -> std::result::Result<u64, String> {
+    let number = match value {
+        Value::Number(number) => number.as_u64(),
+        Value::String(text) => text.trim().parse::<u64>().ok(),
+        _ => None,
+    };
+    match number {
+        Some(n) if n > 0 => Ok(n),
+        _ => Err(format!(
+            "expected a whole number of tokens, 1 or more, found {}",
             shown(value)
         )),
     }

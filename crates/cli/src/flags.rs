@@ -82,24 +82,23 @@ pub fn with_effort(
 /// The budget of `--max-tokens-budget` and `--max-budget-usd`. A cost needs the price of what
 /// runs: the preset's `model.price`, when the run spends on the preset's model as written
 /// (`on_preset_model`: the `run` parent; a spawn or fork child without a model of its own and
-/// no `--model`); anything else is refused, since its cost cannot be known.
+/// no `--model`); anything else is refused, since its cost cannot be known. An agent type's
+/// `maxTokensBudget` applies when it is tighter than `--max-tokens-budget`.
 pub fn budget(
     runnable: &Runnable,
     max_tokens: Option<u64>,
     max_usd: Option<f64>,
     on_preset_model: bool,
+    profile: Option<&subagent_core::agents::AgentProfile>,
 ) -> Result<subagent_runtime::budget::Budget, Refusal> {
-    let mut budget = subagent_runtime::budget::Budget {
-        max_tokens,
-        max_usd,
-        ..subagent_runtime::budget::Budget::default()
-    };
-    budget.source = match (max_tokens, max_usd) {
+    let source = match (max_tokens, max_usd) {
         (Some(_), Some(_)) => "--max-tokens-budget, --max-budget-usd",
         (Some(_), None) => "--max-tokens-budget",
         _ => "--max-budget-usd",
-    }
-    .to_owned();
+    };
+    // The agent type's `maxTokensBudget` holds too, when it is the tighter.
+    let mut budget = subagent_runtime::budget::tighter(max_tokens, source.to_owned(), profile);
+    budget.max_usd = max_usd;
     if let Some(usd) = max_usd {
         let section = runnable.preset.model.as_ref();
         let price = section

@@ -108,6 +108,26 @@ impl Budget {
     }
 }
 
+/// A token budget of `max_tokens` (set by `source`) or of the agent type's `maxTokensBudget`,
+/// whichever is tighter.
+pub fn tighter(
+    max_tokens: Option<u64>,
+    source: String,
+    profile: Option<&subagent_core::agents::AgentProfile>,
+) -> Budget {
+    let of_type = profile.and_then(|p| p.max_tokens_budget.map(|max| (max, &p.name)));
+    let (max_tokens, source) = match (max_tokens, of_type) {
+        (Some(mine), Some((theirs, _))) if mine <= theirs => (Some(mine), source),
+        (_, Some((theirs, name))) => (Some(theirs), format!("the maxTokensBudget of agent {name}")),
+        (mine, None) => (mine, source),
+    };
+    Budget {
+        max_tokens,
+        source,
+        ..Budget::default()
+    }
+}
+
 /// `run` held to `budget` (see the module docs); `run` itself when the budget limits nothing.
 pub fn enforce(run: Run, budget: Budget) -> Run {
     if !budget.is_set() {

@@ -375,11 +375,11 @@ impl DelegationTool {
             Ok(run) => run,
             Err(error) => return Err(error_result(&error)),
         };
-        let budget = crate::budget::Budget {
-            max_tokens: self.config.max_tokens_budget,
-            source: format!("the budget of the {} tool's children", self.config.name),
-            ..crate::budget::Budget::default()
-        };
+        let budget = crate::budget::tighter(
+            self.config.max_tokens_budget,
+            format!("the budget of the {} tool's children", self.config.name),
+            profile.as_ref(),
+        );
         let run = crate::budget::enforce(run, budget);
         let run = match &context.env.sessions {
             Some(store) => store.recording(

@@ -124,6 +124,7 @@ pub(super) async fn delegate(
         args.max_tokens_budget,
         args.max_budget_usd,
         on_preset_model,
+        profile.as_ref(),
     )?;
     let run = runnable.registry.start(&provider, request).await?;
     let mut run = subagent_runtime::budget::enforce(run, budget);

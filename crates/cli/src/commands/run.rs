@@ -138,8 +138,13 @@ pub(super) async fn run(
     crate::flags::add_agents(&mut runnable, args.agents.as_deref())?;
     runnable.model.require()?;
     let effort = crate::flags::parent_effort(&runnable, args.effort)?;
-    let budget =
-        crate::flags::budget(&runnable, args.max_tokens_budget, args.max_budget_usd, true)?;
+    let budget = crate::flags::budget(
+        &runnable,
+        args.max_tokens_budget,
+        args.max_budget_usd,
+        true,
+        None,
+    )?;
     warnings::print(&runnable.catalog, &runnable.cwd);
     let delegation_names: Vec<String> = runnable.tools.iter().map(|row| row.name.clone()).collect();
     // What no rule decides is asked on a terminal, denied otherwise.

@@ -190,3 +190,49 @@ async fn a_rows_budget_holds_each_child_and_a_runs_budget_the_whole_run() {
         whole_run.1
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_types_budget_holds_its_runs() {
+    let server = FakeServer::from_yaml(WORKER).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let preset = priced_preset(dir.path(), &server.url(), "");
+    let agents = dir.path().join(".subagents/agents");
+    std::fs::create_dir_all(&agents).unwrap();
+    std::fs::write(
+        agents.join("thrifty.md"),
+        "---\nname: thrifty\ndescription: Spends little.\nmaxTokensBudget: 20\n---\nBe brief.\n",
+    )
+    .unwrap();
+    let (looser_flag, tighter_flag) = tokio::task::block_in_place(|| {
+        let with = |budget: &str| {
+            run(
+                dir.path(),
+                &[
+                    "delegate",
+                    "--json",
+                    "--preset",
+                    &preset,
+                    "--agent",
+                    "thrifty",
+                    "--max-tokens-budget",
+                    budget,
+                    "work long",
+                ],
+            )
+        };
+        (with("1000"), with("10"))
+    });
+    assert_eq!(
+        looser_flag.1["status"], "budget_exceeded",
+        "{}",
+        looser_flag.1
+    );
+    assert_eq!(
+        looser_flag.1["diagnostic"],
+        "budget exceeded: the run used 30 tokens, over its budget of 20 (the maxTokensBudget of agent thrifty)"
+    );
+    assert_eq!(
+        tighter_flag.1["diagnostic"],
+        "budget exceeded: the run used 15 tokens, over its budget of 10 (--max-tokens-budget)"
+    );
+}
