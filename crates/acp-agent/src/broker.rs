@@ -2,8 +2,9 @@
 //!
 //! The parent's [`PermissionPolicy`](subagent_runtime::PermissionPolicy) (and its children's,
 //! which inherit the broker) asks what no rule decides; the question names the tool call the
-//! client was shown (the parent's own call, or a child's under its own id), offers allow once /
-//! always allow this tool for the session / reject, and the answer is obeyed. A cancelled
+//! client was shown (the parent's own call, or a child's under its own id) and what it asks (an
+//! edit's or a write's diff, a command line), offers allow once / always allow every call of this
+//! tool for the session / reject, and the answer is obeyed. A cancelled
 //! prompt, a cancelled question or a failed request denies.
 
 use std::collections::{HashMap, HashSet};
@@ -14,8 +15,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use agent_client_protocol::Client;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    PermissionOption, PermissionOptionKind, RequestPermissionOutcome, RequestPermissionRequest,
-    ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
+    ContentBlock, Diff, PermissionOption, PermissionOptionKind, RequestPermissionOutcome,
+    RequestPermissionRequest, ToolCallContent, ToolCallStatus, ToolCallUpdate,
+    ToolCallUpdateFields,
 };
 use async_trait::async_trait;
 use subagent_core::CancellationToken;
@@ -77,6 +79,7 @@ impl AcpBroker {
             .title(title)
             .kind(acp)
             .status(ToolCallStatus::Pending)
+            .content(asked(&request.tool, &request.input, &self.cwd))
             .locations((!locations.is_empty()).then_some(locations))
             .raw_input(request.input.clone());
         RequestPermissionRequest::new(
@@ -86,13 +89,36 @@ impl AcpBroker {
                 PermissionOption::new(ALLOW_ONCE, "Allow", PermissionOptionKind::AllowOnce),
                 PermissionOption::new(
                     ALLOW_ALWAYS,
-                    format!("Always allow {} in this session", request.tool),
+                    format!("Always allow every {} call in this session", request.tool),
                     PermissionOptionKind::AllowAlways,
                 ),
                 PermissionOption::new(REJECT_ONCE, "Reject", PermissionOptionKind::RejectOnce),
             ],
         )
     }
+}
+
+/// What the client is shown of what is asked, beside the title: an edit as a diff (its old and
+/// new text), a write as a diff from nothing, a command's whole command line (the title has its
+/// first line only); `None` for anything else.
+fn asked(
+    tool: &str,
+    input: &serde_json::Value,
+    cwd: &std::path::Path,
+) -> Option<Vec<ToolCallContent>> {
+    let field = |key: &str| input.get(key).and_then(serde_json::Value::as_str);
+    let path = || field("path").map(|path| cwd.join(path));
+    let content: ToolCallContent = match (tool, field("old_string"), field("new_string")) {
+        ("edit_file", Some(old), Some(new)) => {
+            Diff::new(path()?, new).old_text(old.to_owned()).into()
+        }
+        _ => match (tool, field("content"), field("command")) {
+            ("write_file", Some(content), _) => Diff::new(path()?, content).into(),
+            (_, _, Some(command)) => ContentBlock::from(format!("$ {command}")).into(),
+            _ => return None,
+        },
+    };
+    Some(vec![content])
 }
 
 #[async_trait]

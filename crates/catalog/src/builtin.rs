@@ -32,6 +32,9 @@ pub struct BuiltinOptions {
     /// The model `explore` runs (an alias or id its provider resolves, e.g. `haiku` for Anthropic
     /// or a small local model); `None` = inherit the parent's.
     pub small_model: Option<String>,
+    /// The model of each built-in by name (a preset's `builtin_models:`), before `small_model`;
+    /// a built-in not named inherits the parent's.
+    pub models: std::collections::BTreeMap<String, String>,
 }
 
 impl BuiltinOptions {
@@ -39,6 +42,15 @@ impl BuiltinOptions {
     pub fn with_small_model(model: impl Into<String>) -> Self {
         Self {
             small_model: Some(model.into()),
+            models: std::collections::BTreeMap::new(),
+        }
+    }
+
+    /// Options with these built-ins on these models (name → model).
+    pub fn with_models(models: std::collections::BTreeMap<String, String>) -> Self {
+        Self {
+            small_model: None,
+            models,
         }
     }
 }
@@ -66,9 +78,10 @@ pub fn builtins(options: &BuiltinOptions) -> Vec<Definition> {
     let builtin = |name: &str, description: &str, prompt: &str| Definition {
         source: Source::Builtin,
         origin: Origin::Builtin,
+        model: options.models.get(name).cloned(),
         ..Definition::new(name, description, prompt)
     };
-    vec![
+    let mut builtins = vec![
         builtin(
             "general-purpose",
             "General-purpose agent for multi-step tasks: researching questions, searching code \
@@ -77,7 +90,6 @@ pub fn builtins(options: &BuiltinOptions) -> Vec<Definition> {
         ),
         Definition {
             tools: read_only(),
-            model: options.small_model.clone(),
             max_turns: Some(EXPLORE_MAX_TURNS),
             ..builtin(
                 "explore",
@@ -98,5 +110,11 @@ pub fn builtins(options: &BuiltinOptions) -> Vec<Definition> {
                 PLAN_PROMPT,
             )
         },
-    ]
+    ];
+    if let Some(explore) = builtins.get_mut(1)
+        && explore.model.is_none()
+    {
+        explore.model.clone_from(&options.small_model);
+    }
+    builtins
 }

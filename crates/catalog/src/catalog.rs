@@ -29,6 +29,9 @@ pub struct CatalogConfig {
     /// Definitions given as values (a preset's, a plugin's), each in its own `source`. Within one
     /// source they come before the directories.
     pub definitions: Vec<Definition>,
+    /// Warnings about `definitions` found by whoever read them (an inline definition's unknown
+    /// field), reported with the load's own.
+    pub definition_warnings: Vec<Warning>,
     /// Providers to check definitions against (see [`crate::capability_warnings`]); `None` = no
     /// check.
     pub providers: Option<ProviderTable>,
@@ -40,6 +43,7 @@ impl Default for CatalogConfig {
             builtins: Some(BuiltinOptions::default()),
             dirs: Vec::new(),
             definitions: Vec::new(),
+            definition_warnings: Vec::new(),
             providers: None,
         }
     }
@@ -69,6 +73,17 @@ impl CatalogConfig {
     #[must_use]
     pub fn definition(mut self, definition: Definition) -> Self {
         self.definitions.push(definition);
+        self
+    }
+
+    /// Adds definitions given as values with the warnings their reading gave (a
+    /// [`parse_agents_json`](crate::parse_agents_json) result).
+    #[must_use]
+    pub fn parsed(mut self, parsed: impl IntoIterator<Item = crate::Parsed>) -> Self {
+        for parsed in parsed {
+            self.definitions.push(parsed.definition);
+            self.definition_warnings.extend(parsed.warnings);
+        }
         self
     }
 
@@ -272,6 +287,8 @@ fn load(config: &CatalogConfig) -> Loaded {
         sink.definitions.extend(builtins(options));
     }
     sink.definitions.extend(config.definitions.iter().cloned());
+    sink.warnings
+        .extend(config.definition_warnings.iter().cloned());
     for dir in &config.dirs {
         read_source_dir(dir, &mut sink);
     }

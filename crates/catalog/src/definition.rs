@@ -58,6 +58,9 @@ pub struct Definition {
     pub model: Option<String>,
     /// `maxTurns`.
     pub max_turns: Option<u32>,
+    /// `maxTokensBudget` (ours): the most tokens a run of it may use.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_tokens_budget: Option<u64>,
     /// `permissionMode` (ours or Claude Code's spelling).
     pub permission_mode: Option<PermissionMode>,
     /// `background`: always run in the background.
@@ -183,6 +186,7 @@ impl Definition {
             .map(|isolation| isolation.as_str().to_owned());
         profile.agent_types = self.agent_types();
         profile.max_turns = self.max_turns;
+        profile.max_tokens_budget = self.max_tokens_budget;
         profile.permission_mode = self.permission_mode;
         profile.background = self.background;
         profile.source = self.origin.to_string();

@@ -34,13 +34,24 @@ pub enum Error {
         /// What is wrong, for a person.
         message: String,
     },
+    /// Definitions given on the command line (`--agents '<json>'`) are not valid: not a JSON
+    /// object of agent names, or a known field with a value of the wrong shape. Returned by
+    /// [`parse_agents_json`](crate::parse_agents_json); never helped by retrying.
+    #[error("{option}: {message}")]
+    CommandLine {
+        /// The option (`--agents`).
+        option: String,
+        /// What is wrong, for a person.
+        message: String,
+    },
 }
 
 impl Error {
-    /// The file the error is about.
+    /// The file the error is about (for [`Error::CommandLine`], the option's name).
     pub fn path(&self) -> &std::path::Path {
         match self {
             Self::Io { path, .. } | Self::Invalid { path, .. } => path,
+            Self::CommandLine { option, .. } => std::path::Path::new(option.as_str()),
         }
     }
 }

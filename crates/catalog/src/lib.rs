@@ -8,6 +8,8 @@
 //! - sources and their priority (`builtin < plugin < user < project < flag < policy`,
 //!   [`Source`]), the standard directories computed from a home and a project root the caller
 //!   gives ([`standard_dirs`]), duplicates within one source reported ([`WarningKind::Duplicate`]);
+//! - definitions given on the command line as JSON, as Claude Code's `--agents` flag takes them
+//!   ([`parse_agents_json`]);
 //! - the built-ins `general-purpose`, `explore`, `plan` ([`builtins`]);
 //! - the [`Catalog`]: load, reload, listing with the source of each definition and what it
 //!   overrides, load warnings with `path:line:column`, and [`AgentDirectory`] for the delegation
@@ -32,6 +34,7 @@ mod capability;
 mod catalog;
 mod definition;
 mod error;
+mod inline;
 mod parse;
 mod source;
 mod tools;
@@ -42,6 +45,7 @@ pub use capability::{ProviderTable, capability_warnings, closest, tool_warnings}
 pub use catalog::{Catalog, CatalogConfig, Entry, MAX_DIR_DEPTH, Reloaded};
 pub use definition::{Definition, Isolation};
 pub use error::{Error, Result};
+pub use inline::{MAX_INLINE_BYTES, parse_agents_json};
 pub use parse::{
     KNOWN_FIELDS, MAX_FILE_BYTES, MAX_NAME_CHARS, Parsed, load_file, parse_definition,
 };

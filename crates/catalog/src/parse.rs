@@ -42,8 +42,9 @@ pub struct Parsed {
     pub warnings: Vec<Warning>,
 }
 
-/// The frontmatter fields, as Claude Code spells them (ours: `provider`, `persona`).
-pub const KNOWN_FIELDS: [&str; 18] = [
+/// The frontmatter fields, as Claude Code spells them (ours: `provider`, `persona`,
+/// `maxTokensBudget`).
+pub const KNOWN_FIELDS: [&str; 19] = [
     "name",
     "description",
     "tools",
@@ -62,6 +63,7 @@ pub const KNOWN_FIELDS: [&str; 18] = [
     "hooks",
     "provider",
     "persona",
+    "maxTokensBudget",
 ];
 
 /// Reads and parses one file.
@@ -239,7 +241,7 @@ fn yaml_location(location: serde_saphyr::Location) -> Location {
 }
 
 /// The known field a key spells (camelCase or snake_case).
-fn canonical_field(key: &str) -> Option<&'static str> {
+pub(crate) fn canonical_field(key: &str) -> Option<&'static str> {
     let normalized: String = key.chars().filter(|c| *c != '_').collect();
     KNOWN_FIELDS.iter().copied().find(|known| {
         *known == key || (key.contains('_') && known.eq_ignore_ascii_case(&normalized))
@@ -247,7 +249,7 @@ fn canonical_field(key: &str) -> Option<&'static str> {
 }
 
 /// The known field closest to a misspelled key, if it is close enough to be a typo.
-fn closest_field(key: &str) -> Option<&'static str> {
+pub(crate) fn closest_field(key: &str) -> Option<&'static str> {
     let key = key.to_ascii_lowercase().replace(['_', '-'], "");
     KNOWN_FIELDS
         .iter()
@@ -281,7 +283,7 @@ pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
 
 /// Agent names: letters, digits, `-`, `_`, `.` and `:` (plugins use `plugin:agent`), at most
 /// [`MAX_NAME_CHARS`]; the model writes them in `subagent_type`.
-fn check_name(name: &str) -> std::result::Result<(), String> {
+pub(crate) fn check_name(name: &str) -> std::result::Result<(), String> {
     if name.is_empty() {
         return Err("the agent name is empty".into());
     }
@@ -301,14 +303,17 @@ fn check_name(name: &str) -> std::result::Result<(), String> {
     Ok(())
 }
 
-struct FieldValue<'a> {
-    field: &'static str,
-    value: &'a Value,
-    location: Location,
+pub(crate) struct FieldValue<'a> {
+    pub(crate) field: &'static str,
+    pub(crate) value: &'a Value,
+    pub(crate) location: Location,
 }
 
 /// Sets one field of the definition; `Err` says what is wrong with the value.
-fn apply(definition: &mut Definition, field: &FieldValue<'_>) -> std::result::Result<(), String> {
+pub(crate) fn apply(
+    definition: &mut Definition,
+    field: &FieldValue<'_>,
+) -> std::result::Result<(), String> {
     let value = field.value;
     if value.is_null() {
         return Ok(());
@@ -325,6 +330,7 @@ fn apply(definition: &mut Definition, field: &FieldValue<'_>) -> std::result::Re
                 (!model.is_empty() && !model.eq_ignore_ascii_case("inherit")).then_some(model);
         }
         "maxTurns" => definition.max_turns = Some(positive(value)?),
+        "maxTokensBudget" => definition.max_tokens_budget = Some(positive_u64(value)?),
         "permissionMode" => {
             let mode = text(value)?;
             definition.permission_mode =
@@ -371,7 +377,7 @@ fn apply(definition: &mut Definition, field: &FieldValue<'_>) -> std::result::Re
 
 /// What a field Claude Code honours, and this catalog reads but no provider acts on, means for
 /// the agent: `None` when the field is not one of those, or asks for nothing (blank, empty).
-fn unsupported(definition: &Definition, field: &str) -> Option<String> {
+pub(crate) fn unsupported(definition: &Definition, field: &str) -> Option<String> {
     let asks = |value: &Option<Value>| {
         value.as_ref().is_some_and(|value| match value {
             Value::Null => false,
@@ -456,6 +462,21 @@ fn positive(value: &Value) -> std::result::Result<u32, String> {
         _ => Err(format!(
             "expected a whole number from 1 to {}, found {}",
             u32::MAX,
+            shown(value)
+        )),
+    }
+}
+
+fn positive_u64(value: &Value) -> std::result::Result<u64, String> {
+    let number = match value {
+        Value::Number(number) => number.as_u64(),
+        Value::String(text) => text.trim().parse::<u64>().ok(),
+        _ => None,
+    };
+    match number {
+        Some(n) if n > 0 => Ok(n),
+        _ => Err(format!(
+            "expected a whole number of tokens, 1 or more, found {}",
             shown(value)
         )),
     }

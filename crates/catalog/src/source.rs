@@ -70,6 +70,9 @@ pub enum Origin {
     Inline,
     /// A definition file.
     File(PathBuf),
+    /// Given on the command line as the value of this option (`--agents`, inline JSON as Claude
+    /// Code's flag takes it, [`crate::parse_agents_json`]).
+    CommandLine(String),
 }
 
 impl Origin {
@@ -77,7 +80,7 @@ impl Origin {
     pub fn path(&self) -> Option<&Path> {
         match self {
             Self::File(path) => Some(path),
-            Self::Builtin | Self::Inline => None,
+            Self::Builtin | Self::Inline | Self::CommandLine(_) => None,
         }
     }
 }
@@ -88,6 +91,7 @@ impl fmt::Display for Origin {
             Self::Builtin => f.write_str("builtin"),
             Self::Inline => f.write_str("inline"),
             Self::File(path) => write!(f, "{}", path.display()),
+            Self::CommandLine(option) => f.write_str(option),
         }
     }
 }

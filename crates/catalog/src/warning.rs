@@ -150,6 +150,9 @@ impl From<crate::Error> for Warning {
                 location,
                 message,
             } => Warning::new(WarningKind::Invalid, path, location, message),
+            crate::Error::CommandLine { option, message } => {
+                Warning::new(WarningKind::Invalid, option, Location::NONE, message)
+            }
         }
     }
 }

@@ -25,8 +25,8 @@ pub struct Cli {
 pub const EXIT_CODES: &str = "\
 Exit codes:
   0    the run completed
-  1    the child ran but did not complete (failed, max_turns, max_tokens, refused);
-       doctor: something the preset enables cannot run
+  1    the child ran but did not complete (failed, max_turns, max_tokens, refused,
+       budget_exceeded); doctor: something the preset enables cannot run
   2    refused before anything started (bad arguments or preset, unknown provider or agent,
        unsupported capability, depth, the child could not be spawned)
   130  cancelled (Ctrl-C); 143 on SIGTERM, 129 on SIGHUP (the run is cancelled the same way)";
@@ -159,18 +159,26 @@ pub struct RunnableArgs {
 pub struct DelegateArgs {
     #[command(flatten)]
     pub preset: RunnableArgs,
-    /// The provider to run the child on (default: the provider of the preset's first
-    /// delegation tool, else its first enabled provider).
-    #[arg(long, conflicts_with = "agent")]
+    /// The provider to run the child on (default: the agent type's `provider`, else the
+    /// provider of the preset's first delegation tool, else its first enabled provider). With
+    /// --agent, the definition runs on this provider instead of its own.
+    #[arg(long)]
     pub provider: Option<String>,
-    /// The agent type (definition) to run; its provider comes from the definition.
+    /// The agent type (definition) to run: its instructions, tools, model, turn limit and
+    /// permission mode apply; a capability the provider lacks is refused before it starts.
     #[arg(long)]
     pub agent: Option<String>,
+    /// Agent definitions for this command, as JSON (Claude Code's --agents): `{"NAME":
+    /// {"description": …, "prompt": …, "tools": […], "model": …}}`, any frontmatter field; they
+    /// override definitions of the same name from files.
+    #[arg(long, value_name = "JSON")]
+    pub agents: Option<String>,
     /// The model the child runs.
     #[arg(long)]
     pub model: Option<String>,
-    /// A JSON Schema file (object-rooted): the outcome then carries structured output.
-    #[arg(long, value_name = "FILE")]
+    /// A JSON Schema (object-rooted), inline (a value starting with `{`) or in a file: the
+    /// outcome then carries structured output.
+    #[arg(long, value_name = "FILE|JSON")]
     pub output_schema: Option<PathBuf>,
     /// Stop the child after this many turns (at least 1).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
@@ -188,6 +196,14 @@ pub struct DelegateArgs {
     /// refuses before the child starts (default: the agent type's, else the model's own).
     #[arg(long, value_name = "LEVEL", value_parser = parse_effort)]
     pub effort: Option<subagent_core::Effort>,
+    /// The most tokens the child may use (input, cache included, and output, its own nested
+    /// agents' too); past it the child is stopped `budget_exceeded` (exit code 1).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_tokens_budget: Option<u64>,
+    /// The most US dollars the child may spend, at the price the preset's `model.price` gives
+    /// (refused where no price is known); past it the child is stopped `budget_exceeded`.
+    #[arg(long, value_name = "USD", value_parser = parse_usd)]
+    pub max_budget_usd: Option<f64>,
     /// Continue a finished run: the session id it printed at its end (`session: ID`, the
     /// `session.id` of its `--json` outcome), on the same provider and from the same `--cwd`.
     #[arg(long, value_name = "SESSION_ID")]
@@ -219,6 +235,22 @@ pub struct RunArgs {
     /// bypassPermissions) work too. Children inherit it, never looser.
     #[arg(long, default_value = "default", value_parser = parse_mode)]
     pub permission_mode: subagent_core::PermissionMode,
+    /// How hard the parent's model reasons: low, medium, high, xhigh or max (refused on a
+    /// model that takes no effort); forks share it, other children inherit it where their
+    /// provider takes an effort (default: the model's own).
+    #[arg(long, value_name = "LEVEL", value_parser = parse_effort)]
+    pub effort: Option<subagent_core::Effort>,
+    /// Agent definitions for this run's delegations, as JSON (as for delegate --agents).
+    #[arg(long, value_name = "JSON")]
+    pub agents: Option<String>,
+    /// The most tokens the run may use, its subagents' included; past it the run is stopped
+    /// `budget_exceeded` (exit code 1).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_tokens_budget: Option<u64>,
+    /// The most US dollars the run may spend, its subagents' included, at the price the
+    /// preset's `model.price` gives (refused where no price is known).
+    #[arg(long, value_name = "USD", value_parser = parse_usd)]
+    pub max_budget_usd: Option<f64>,
     /// Continue an earlier run: the session id it printed at its end (`session: ID`, the
     /// `session.id` of its `--json` outcome), from the same `--cwd`; the model sees that
     /// conversation first, then PROMPT.
@@ -433,6 +465,15 @@ fn parse_effort(text: &str) -> Result<subagent_core::Effort, String> {
             subagent_core::Effort::valid()
         )
     })
+}
+
+fn parse_usd(text: &str) -> Result<f64, String> {
+    match text.trim().trim_start_matches('$').parse::<f64>() {
+        Ok(usd) if usd.is_finite() && usd > 0.0 => Ok(usd),
+        _ => Err(format!(
+            "`{text}` is not an amount of US dollars above 0 (e.g. 0.50)"
+        )),
+    }
 }
 
 fn parse_mode(text: &str) -> Result<subagent_core::PermissionMode, String> {

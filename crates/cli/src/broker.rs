@@ -1,7 +1,8 @@
 //! Asking the user: the permission broker of `subagent run` on a terminal.
 //!
 //! A call that no rule decides (in the `default` permission mode: edits and commands) is put to
-//! the user on the terminal: allow once, deny, or allow that tool for the rest of the run. Calls
+//! the user on the terminal, showing what is asked (an edit's diff, a write's content, a
+//! command line: `crate::prompt`): allow once, deny, or allow that tool for the rest of the run. Calls
 //! asked at the same time wait their turn. Without a terminal there is no broker, so such calls
 //! are denied (and a background child never asks at all).
 
@@ -13,8 +14,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use async_trait::async_trait;
 use subagent_core::CancellationToken;
 use subagent_runtime::{Decision, PermissionBroker, PermissionRequest};
-
-use crate::render::one_line;
 
 /// Asks on stderr, reads the answer from stdin.
 pub struct TerminalBroker {
@@ -52,25 +51,6 @@ pub fn parse_answer(answer: &str) -> (Decision, bool) {
     }
 }
 
-/// The question put to the user for one call, saying what each answer does.
-pub fn question(request: &PermissionRequest) -> String {
-    let what = request
-        .subject
-        .clone()
-        .unwrap_or_else(|| request.input.to_string());
-    let who = if request.depth == 0 {
-        String::new()
-    } else {
-        format!(" (subagent at depth {})", request.depth)
-    };
-    format!(
-        "allow {}{who}: {}? [y]es / [n]o / [a]lways allow {} in this run: ",
-        request.tool,
-        one_line(&what, 100),
-        request.tool
-    )
-}
-
 #[async_trait]
 impl PermissionBroker for TerminalBroker {
     async fn ask(&self, request: PermissionRequest) -> Decision {
@@ -91,7 +71,11 @@ impl PermissionBroker for TerminalBroker {
         }
         self.asking.store(true, Ordering::SeqCst);
         // Over the live view, whose lines it erases (the cursor is at its start).
-        let question = format!("{}{}", crate::render::ERASE_VIEW, question(&request));
+        let question = format!(
+            "{}{}",
+            crate::render::ERASE_VIEW,
+            crate::prompt::question(&request)
+        );
         let reading = tokio::task::spawn_blocking(move || {
             let mut err = std::io::stderr().lock();
             let _ = err.write_all(question.as_bytes());
@@ -123,27 +107,6 @@ impl PermissionBroker for TerminalBroker {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_question_ends_with_what_always_means() {
-        let request = |subject: Option<&str>, depth| PermissionRequest {
-            tool: "bash".into(),
-            input: serde_json::json!({"command": "ls -la"}),
-            subject: subject.map(str::to_owned),
-            aliases: Vec::new(),
-            depth,
-        };
-        assert_eq!(
-            [
-                question(&request(Some("ls -la"), 0)),
-                question(&request(None, 2)),
-            ],
-            [
-                "allow bash: ls -la? [y]es / [n]o / [a]lways allow bash in this run: ",
-                "allow bash (subagent at depth 2): {\"command\":\"ls -la\"}? [y]es / [n]o / [a]lways allow bash in this run: ",
-            ]
-        );
-    }
 
     #[test]
     fn answers() {

@@ -32,9 +32,11 @@ mod broker;
 mod commands;
 mod drive;
 mod features;
+mod flags;
 mod logging;
 #[cfg(feature = "mcp")]
 mod mcp;
+mod prompt;
 mod render;
 #[cfg(feature = "serve")]
 mod serve;

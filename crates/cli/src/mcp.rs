@@ -37,6 +37,7 @@ fn rows(runnable: &Runnable) -> Vec<ToolRow> {
             tool_filter: None,
             persona: None,
             description: None,
+            budget: None,
             location: Default::default(),
         })
         .into_iter()

@@ -4,7 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use subagent_catalog::{Catalog, CatalogConfig, ProviderTable, Source, SourceDir, standard_dirs};
+use subagent_catalog::{
+    BuiltinOptions, Catalog, CatalogConfig, ProviderTable, Source, SourceDir, standard_dirs,
+};
 use subagent_core::registry::Registry;
 use subagent_core::{Extensions, ProviderFactory};
 use subagent_model::{Model, ModelConfig, ModelKind};
@@ -230,6 +232,9 @@ pub struct ChosenModel {
     /// What `model` was built from (the scripted model's when offline or `missing`): its
     /// endpoint is `base_url`, else the kind's default.
     pub config: ModelConfig,
+    /// Whether it is the preset's `model:` as written (not switched by a key, not replaced by
+    /// `--offline` or renamed by `--model`): what the preset says of it (its `price`) holds.
+    pub as_written: bool,
 }
 
 impl ChosenModel {
@@ -324,6 +329,7 @@ pub fn choose_model(
         None => ModelConfig::new(ModelKind::Scripted, "scripted-offline"),
     };
     let mut notice = None;
+    let mut as_written = section.is_some() && model_flag.is_none();
     if config.kind == ModelKind::Scripted && !offline && switch == KeySwitch::Switch {
         let switched = [
             (
@@ -342,6 +348,7 @@ pub fn choose_model(
         .into_iter()
         .find(|(key, ..)| get(key).is_some());
         if let Some((key, kind, name, vendor)) = switched {
+            as_written = false;
             config = ModelConfig::new(kind, name);
             notice = Some(format!(
                 "{key} is set: using the {vendor} model {} instead of the preset's scripted model (--offline keeps it)",
@@ -369,11 +376,13 @@ pub fn choose_model(
     if config.kind != ModelKind::Scripted {
         let key_missing = needs_key && key_env.as_deref().and_then(get).is_none();
         if offline {
+            as_written = false;
             notice = Some(
                 "offline: --offline given, the scripted model answers (no network)".to_owned(),
             );
             config = ModelConfig::new(ModelKind::Scripted, "scripted-offline");
         } else if key_missing {
+            as_written = false;
             missing = Some(Refusal::new(
                 subagent_core::ErrorCode::MissingApiKey.as_str(),
                 format!(
@@ -420,6 +429,7 @@ pub fn choose_model(
         key_env,
         missing,
         config,
+        as_written,
     })
 }
 
@@ -625,6 +635,9 @@ pub fn load_catalog(preset: &Preset, registry: &Registry, cwd: &Path) -> Catalog
     }
     let table = crate::warnings::with_provider_tools(table, preset);
     let config = CatalogConfig::new()
+        .builtins(Some(BuiltinOptions::with_models(
+            preset.builtin_models.clone(),
+        )))
         .dirs(standard_dirs(home.as_deref(), Some(cwd)))
         .dirs(
             preset

@@ -211,6 +211,10 @@ pub struct AgentProfile {
     /// `None` = any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_types: Option<Vec<String>>,
+    /// The most tokens a run of it may use (`maxTokensBudget`); past it the run is stopped
+    /// `budget_exceeded`. `None` = no budget of its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens_budget: Option<u64>,
     /// Where the definition came from (for listings), e.g. `builtin` or a file path.
     #[serde(default)]
     pub source: String,

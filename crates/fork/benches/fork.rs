@@ -402,6 +402,7 @@ fn snapshot(messages: usize, dir: &std::path::Path) -> ParentSnapshot {
             permissions: PermissionPolicy::bypass(),
             tasks: Arc::new(TaskTable::default()),
             secrets: Default::default(),
+            sessions: None,
         }),
     }
 }

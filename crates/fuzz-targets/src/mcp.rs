@@ -50,6 +50,7 @@ fn row(name: &str, provider: &str) -> ToolRow {
         tool_filter: None,
         persona: None,
         description: None,
+        budget: None,
         location: Default::default(),
     }
 }

@@ -77,6 +77,7 @@ fn setup() -> Setup {
         tool_filter: None,
         persona: None,
         description: None,
+        budget: None,
         location: Default::default(),
     };
     let server = McpServer::new(

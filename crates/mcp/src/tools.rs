@@ -150,6 +150,7 @@ mod tests {
             tool_filter: None,
             persona: None,
             description: description.map(str::to_owned),
+            budget: None,
             location: Default::default(),
         }
     }

@@ -54,7 +54,7 @@ pub struct ModelRetry {
 
 /// The default model of in-process agents (`model:`). Secrets are never in it: only the name of
 /// the variable holding the key.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ModelSection {
     /// The protocol: `anthropic`, `openai-responses`, `openai-chat` or `scripted`.
@@ -83,6 +83,36 @@ pub struct ModelSection {
     /// (`anthropic` and `openai-responses` always take an effort.)
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub reasoning_effort: bool,
+    /// The model's price in US dollars per million tokens, for cost budgets
+    /// (`--max-budget-usd`); absent, no cost budget can be set on it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub price: Option<ModelPrice>,
+}
+
+/// A model's price, in US dollars per million tokens.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ModelPrice {
+    /// Input tokens not read from the cache.
+    pub input: f64,
+    /// Output tokens.
+    pub output: f64,
+    /// Input tokens read from the prompt cache (default: a tenth of `input`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_read: Option<f64>,
+    /// Input tokens written to the prompt cache (default: `input` × 1.25).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_write: Option<f64>,
+}
+
+/// The most each child of a delegation row may spend (`budget:`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RowBudget {
+    /// The most tokens a child may use (input, cache reads and writes included, and output);
+    /// past it the child is stopped `budget_exceeded`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u64>,
 }
 
 /// One provider row (`providers:`): a provider built by the factory of `kind`.
@@ -156,6 +186,9 @@ pub struct ToolRow {
     /// The tool's description for the model (default: the runtime's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// The most each child started through this tool may spend.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<RowBudget>,
     /// Where the row starts in the file.
     #[serde(skip)]
     #[schemars(skip)]
@@ -187,6 +220,12 @@ pub(crate) struct Document {
     #[serde(default)]
     #[schemars(with = "std::collections::BTreeMap<String, String>")]
     pub model_aliases: Option<Spanned<std::collections::BTreeMap<String, String>>>,
+    /// The models of the built-in agents (`general-purpose`, `explore`, `plan`): name → a model
+    /// id or alias (`explore: haiku`), as a definition's `model:` names one; absent, a built-in
+    /// runs its parent's model.
+    #[serde(default)]
+    #[schemars(with = "std::collections::BTreeMap<String, String>")]
+    pub builtin_models: Option<Spanned<std::collections::BTreeMap<String, String>>>,
     /// Directories of agent definitions (Markdown + YAML frontmatter), relative to the preset's
     /// directory.
     #[serde(default)]

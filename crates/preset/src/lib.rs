@@ -50,13 +50,16 @@ use subagent_core::ProviderFactory;
 pub use build::{Built, ProviderListing};
 pub use error::{Error, Position, Result, Site};
 pub use format::{
-    Background, DEFAULT_TOOL_NAME, ModelKind, ModelRetry, ModelSection, ModelTimeouts, ProviderRow,
-    ToolRow,
+    Background, DEFAULT_TOOL_NAME, ModelKind, ModelPrice, ModelRetry, ModelSection, ModelTimeouts,
+    ProviderRow, RowBudget, ToolRow,
 };
 
 /// How `${VAR}` references are looked up: the variable's value, or `None` when unset. The CLI
 /// passes `&|name| std::env::var(name).ok()`; tests pass a map.
 pub type Env = dyn Fn(&str) -> Option<String>;
+
+/// The built-in agents whose model `builtin_models:` may set.
+pub const BUILTIN_AGENTS: [&str; 3] = ["general-purpose", "explore", "plan"];
 
 /// The format version this build reads.
 pub const PRESET_VERSION: u32 = 1;
@@ -82,6 +85,9 @@ pub struct Preset {
     /// Model aliases of in-process agents (`model_aliases:`): alias → model id, `${VAR}`
     /// expanded.
     pub model_aliases: std::collections::BTreeMap<String, String>,
+    /// The models of the built-in agents (`builtin_models:`): a name of
+    /// [`BUILTIN_AGENTS`] → a model id or alias, `${VAR}` expanded.
+    pub builtin_models: std::collections::BTreeMap<String, String>,
     /// Agent definition directories, resolved against `base_dir`, in the preset's order.
     pub agents: Vec<PathBuf>,
     /// Provider rows, disabled ones included, in order.

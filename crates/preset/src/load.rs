@@ -141,6 +141,10 @@ impl Loader<'_> {
             Some(spanned) => self.model_aliases(position(&spanned), spanned.value, index)?,
             None => std::collections::BTreeMap::new(),
         };
+        let builtin_models = match document.builtin_models {
+            Some(spanned) => self.builtin_models(position(&spanned), spanned.value, index)?,
+            None => std::collections::BTreeMap::new(),
+        };
         let mut agents = Vec::with_capacity(document.agents.len());
         for (i, spanned) in document.agents.into_iter().enumerate() {
             let at = position(&spanned);
@@ -164,6 +168,7 @@ impl Loader<'_> {
             max_depth,
             model,
             model_aliases,
+            builtin_models,
             agents,
             providers,
             tools,
@@ -206,6 +211,39 @@ impl Loader<'_> {
         Ok(checked)
     }
 
+    /// Checks `builtin_models:` (a built-in's name, a model that is not blank) and expands
+    /// `${VAR}` in the models; `inherit` is the parent's model, as absent.
+    fn builtin_models(
+        &self,
+        at: Position,
+        models: std::collections::BTreeMap<String, String>,
+        index: &Index,
+    ) -> Result<std::collections::BTreeMap<String, String>> {
+        let mut checked = std::collections::BTreeMap::new();
+        for (name, mut model) in models {
+            let key = format!("builtin_models.{name}");
+            let invalid = |message: String| Error::Invalid {
+                site: self.site_of(index, key.clone(), at),
+                message,
+            };
+            if !crate::BUILTIN_AGENTS.contains(&name.as_str()) {
+                return Err(invalid(format!(
+                    "`{name}` is not a built-in agent (built in: {}); give an agent of your own its model in its definition",
+                    crate::BUILTIN_AGENTS.join(", ")
+                )));
+            }
+            self.expand(&mut model, at, &key)?;
+            let model = model.trim().to_owned();
+            if model.is_empty() {
+                return Err(invalid(format!("the model of `{name}` must not be empty")));
+            }
+            if !model.eq_ignore_ascii_case(subagent_model::INHERIT) {
+                checked.insert(name, model);
+            }
+        }
+        Ok(checked)
+    }
+
     fn model(
         &self,
         at: Position,
@@ -225,6 +263,25 @@ impl Loader<'_> {
                 site: self.site_of(index, "model.name".into(), at),
                 message: "the model name must not be empty".into(),
             });
+        }
+        if let Some(price) = &model.price {
+            let prices = [
+                Some(price.input),
+                Some(price.output),
+                price.cache_read,
+                price.cache_write,
+            ];
+            if prices
+                .into_iter()
+                .flatten()
+                .any(|p| !p.is_finite() || p < 0.0)
+            {
+                return Err(Error::Invalid {
+                    site: self.site_of(index, "model.price".into(), at),
+                    message: "a price is a number of US dollars per million tokens, 0 or more"
+                        .into(),
+                });
+            }
         }
         if let Some(scenario) = model.scenario.take() {
             if model.kind != ModelKind::Scripted {
@@ -378,6 +435,12 @@ impl Loader<'_> {
                 {
                     self.expand(pattern, at, &format!("{key}.tool_filter"))?;
                 }
+            }
+            if row.budget.and_then(|b| b.max_tokens) == Some(0) {
+                return Err(Error::Invalid {
+                    site: self.site_of(index, format!("{key}.budget.max_tokens"), at),
+                    message: "a token budget must be at least 1".into(),
+                });
             }
             if row.name.trim().is_empty() {
                 return Err(Error::Invalid {

@@ -298,6 +298,7 @@ impl Agent {
                 .forwarding(sender.emitter()),
             ),
             secrets: self.config.secrets.clone(),
+            sessions: self.config.sessions.clone(),
         });
         let turn = next_turn(&seed.log);
         let messages = match seed.messages {

@@ -29,6 +29,7 @@ use subagent_core::{
 use subagent_model::{Messages, Model, ToolSpec};
 use subagent_session::EventLog;
 
+use crate::ChildRecord;
 use crate::env::RunEnv;
 use crate::input::ChildExtras;
 use crate::tools::{Tool, ToolContext, ToolKind, ToolOutput, ToolSet};
@@ -127,6 +128,10 @@ pub struct DelegationToolConfig {
     /// The opening of the tool's description (a default is used when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// The most tokens each child may use; past it the child is stopped `budget_exceeded`
+    /// ([`crate::budget`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens_budget: Option<u64>,
 }
 
 fn default_name() -> String {
@@ -146,6 +151,7 @@ impl DelegationToolConfig {
             tool_filter: None,
             persona: None,
             description: None,
+            max_tokens_budget: None,
         }
     }
 }
@@ -304,7 +310,7 @@ impl DelegationTool {
         if context.env.depth >= self.cap(&context.env) {
             return Err(ToolOutput::ok(NESTED_REFUSAL));
         }
-        let args: Arguments = match serde_json::from_value(input) {
+        let mut args: Arguments = match serde_json::from_value(input) {
             Ok(args) => args,
             Err(e) => return Err(error_result(&CoreError::invalid(e.to_string()))),
         };
@@ -312,6 +318,14 @@ impl DelegationTool {
             return Err(error_result(&CoreError::invalid(
                 "\"prompt\" must not be empty",
             )));
+        }
+        // A resumed child keeps what it ran with: its provider, agent type and worktree.
+        let resumed = args
+            .resume
+            .as_deref()
+            .and_then(|id| context.env.sessions.as_ref()?.recall(id));
+        if let Some(record) = resumed.as_ref().filter(|_| args.subagent_type.is_none()) {
+            args.subagent_type.clone_from(&record.agent_type);
         }
         // A run limited to some agent types (`Agent(explore, plan)` in its definition's tools)
         // starts only those; a fork is the run itself, and a call without a type that does not
@@ -349,6 +363,14 @@ impl DelegationTool {
                 }
             },
         };
+        let (provider, fork) = match &resumed {
+            Some(record) => (
+                record.provider.clone(),
+                self.fork_provider().as_ref() == Some(&record.provider),
+            ),
+            None => (provider, fork),
+        };
+        let kept = resumed.as_ref().and_then(ChildRecord::kept_cwd);
         let background = extras.is_some()
             || fork
             || profile.as_ref().is_some_and(|p| p.background)
@@ -358,6 +380,7 @@ impl DelegationTool {
                 BackgroundMode::Allowed => args.run_in_background.unwrap_or(false),
             };
         let isolation = match Isolation::resolve(args.isolation.as_deref(), profile.as_ref()) {
+            Ok(_) if kept.is_some() => None,
             Ok(isolation) => isolation,
             Err(error) => return Err(error_result(&error)),
         };
@@ -377,19 +400,42 @@ impl DelegationTool {
         if let Some(extras) = extras {
             request.parent.extensions.insert(extras);
         }
-        // The call's isolation, else the agent type's (refused above when not valid).
+        // The call's isolation, else the agent type's (refused above when not valid); a
+        // resumed child continues in the worktree it kept.
         request.isolation = isolation;
+        if let Some(cwd) = &kept {
+            request.parent.cwd.clone_from(cwd);
+        }
         // Gated like every field: a provider that cannot resume refuses before it starts.
         request.resume = args.resume.as_ref().map(|id| SessionRef {
             provider: provider.clone(),
             id: id.clone(),
-            cwd: Some(context.env.roots.cwd().to_path_buf()),
+            cwd: Some(request.parent.cwd.clone()),
             transcript: None,
         });
-        match self.registry.start(&provider, request).await {
-            Ok(run) => Ok((run, background, provider)),
-            Err(error) => Err(error_result(&error)),
-        }
+        let run = match self.registry.start(&provider, request).await {
+            Ok(run) => run,
+            Err(error) => return Err(error_result(&error)),
+        };
+        let budget = crate::budget::tighter(
+            self.config.max_tokens_budget,
+            format!("the budget of the {} tool's children", self.config.name),
+            profile.as_ref(),
+        );
+        let run = crate::budget::enforce(run, budget);
+        let run = match &context.env.sessions {
+            Some(store) => store.recording(
+                run,
+                ChildRecord {
+                    provider: provider.clone(),
+                    agent_type: profile.map(|profile| profile.name),
+                    cwd: None,
+                    worktree: resumed.and_then(|r| r.worktree).filter(|_| kept.is_some()),
+                },
+            ),
+            None => run,
+        };
+        Ok((run, background, provider))
     }
 
     /// Starts a child as a call of this tool would (same arguments, routing, gates and

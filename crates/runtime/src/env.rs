@@ -30,4 +30,7 @@ pub struct RunEnv {
     pub tasks: Arc<TaskTable>,
     /// The configured secrets (see [`AgentConfig::secrets`](crate::AgentConfig::secrets)).
     pub secrets: Secrets,
+    /// Where the run's transcripts are kept, and what its children ran with (see
+    /// [`crate::ChildRecord`]); `None`: nothing is kept.
+    pub sessions: Option<crate::SessionStore>,
 }

@@ -39,6 +39,8 @@
 //! providers themselves (`subagent-spawn`, `subagent-fork` build on this crate).
 
 mod agent;
+pub mod budget;
+mod child_record;
 pub mod delegation;
 mod env;
 mod input;
@@ -52,6 +54,7 @@ mod tasks;
 pub mod tools;
 
 pub use agent::{Agent, AgentConfig, DefaultModel};
+pub use child_record::ChildRecord;
 pub use delegation::{
     BackgroundMode, DelegationTool, DelegationToolConfig, FORK_PREAMBLE, NESTED_REFUSAL,
     ParentSnapshot, nesting_refusal,

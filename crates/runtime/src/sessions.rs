@@ -224,15 +224,22 @@ impl SessionStore {
                 entry.id
             )));
         }
-        let info = session_info::info_path(&entry.transcript);
         std::fs::remove_file(&entry.transcript)
             .map_err(|e| not_resumable(format!("{}: {e}", entry.transcript.display())))?;
-        match std::fs::remove_file(&info) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                Err(not_resumable(format!("{}: {e}", info.display())))
+        // Its record, and what its child ran with.
+        let beside = [
+            Some(session_info::info_path(&entry.transcript)),
+            self.record_path(&entry.id),
+        ];
+        for path in beside.into_iter().flatten() {
+            match std::fs::remove_file(&path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(not_resumable(format!("{}: {e}", path.display())));
+                }
+                _ => {}
             }
-            _ => Ok(()),
         }
+        Ok(())
     }
 
     /// Opens `session` (a session of provider `provider`) to continue it with `prompt`: loads

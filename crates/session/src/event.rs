@@ -24,6 +24,9 @@ pub enum StopReason {
     MaxTokens,
     /// The model refused.
     Refused,
+    /// The run spent its token or cost budget and was stopped (`--max-tokens-budget`,
+    /// `--max-budget-usd`, a delegation row's `budget`).
+    BudgetExceeded,
 }
 
 impl StopReason {
@@ -36,6 +39,7 @@ impl StopReason {
             Self::MaxTurns => "max_turns",
             Self::MaxTokens => "max_tokens",
             Self::Refused => "refused",
+            Self::BudgetExceeded => "budget_exceeded",
         }
     }
 }

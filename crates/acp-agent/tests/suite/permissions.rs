@@ -46,11 +46,12 @@ async fn a_rejected_question_refuses_the_tool_call() {
                 "title": "bash: touch made.txt",
                 "kind": "execute",
                 "status": "pending",
+                "content": [{"type": "content", "content": {"type": "text", "text": "$ touch made.txt"}}],
                 "rawInput": {"command": "touch made.txt"},
             },
             "options": [
                 {"optionId": "allow_once", "name": "Allow", "kind": "allow_once"},
-                {"optionId": "allow_always", "name": "Always allow bash in this session", "kind": "allow_always"},
+                {"optionId": "allow_always", "name": "Always allow every bash call in this session", "kind": "allow_always"},
                 {"optionId": "reject_once", "name": "Reject", "kind": "reject_once"},
             ],
         })
@@ -69,6 +70,47 @@ async fn a_rejected_question_refuses_the_tool_call() {
             "status": "failed",
             "content": [{"type": "content", "content": {"type": "text", "text": "permission denied: approval for bash was refused"}}],
         })
+    );
+}
+
+const CHANGE: &str = r#"
+- name: parent
+  match: "change the notes"
+  steps:
+    - tool_calls:
+        - {id: call_edit, name: edit_file, input: {path: "notes.txt", old_string: "one\n", new_string: "two\n"}}
+        - {id: call_write, name: write_file, input: {path: "new.txt", content: "fresh\n"}}
+    - text: "tried"
+"#;
+
+/// An edit is asked with its diff and a write with its content, as diffs the client shows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edit_and_a_write_are_asked_with_their_diffs() {
+    let server = FakeServer::from_yaml(CHANGE).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "one\n").unwrap();
+    let parent = Arc::new(TestParent::new(&server, PermissionMode::Default));
+    let (_, seen) = with_client(parent, select("reject_once"), async |cx, _| {
+        let session = open(&cx, dir.path()).await;
+        prompt(&cx, &session, "change the notes").await
+    })
+    .await;
+    let shown: Vec<_> = seen
+        .questions()
+        .iter()
+        .map(|q| q["toolCall"]["content"].clone())
+        .collect();
+    let at = |name: &str| dir.path().join(name).to_string_lossy().into_owned();
+    assert_eq!(
+        shown,
+        [
+            json!([{"type": "diff", "path": at("notes.txt"), "oldText": "one\n", "newText": "two\n"}]),
+            json!([{"type": "diff", "path": at("new.txt"), "newText": "fresh\n"}]),
+        ]
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("notes.txt")).unwrap(),
+        "one\n"
     );
 }
 

@@ -3,6 +3,7 @@
 mod builtins;
 mod capability;
 mod catalog;
+mod inline;
 mod parse;
 mod reload;
 mod resolve;

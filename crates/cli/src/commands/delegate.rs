@@ -3,7 +3,6 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use serde_json::Value;
 use subagent_core::agents::AgentDirectory;
 use subagent_core::{ProviderFactory, StartRequest};
 
@@ -15,35 +14,23 @@ use crate::render::{self, Mode, Progress};
 use crate::setup::{self};
 use crate::warnings;
 
-/// The largest `--output-schema` file, in bytes: 1 MiB.
-const MAX_SCHEMA_FILE: u64 = 1 << 20;
-
 pub(super) async fn delegate(
     args: DelegateArgs,
     factories: &[Arc<dyn ProviderFactory>],
 ) -> Result<ExitCode, Refusal> {
     let prompt = read_prompt(&args.prompt)?;
     let mode = Mode::pick(args.json);
-    let runnable = setup::runnable(
+    let mut runnable = setup::runnable(
         &args.preset.project,
         args.preset.offline,
         None,
         setup::KeySwitch::Switch,
         factories,
     )?;
-    let profile = match &args.agent {
-        Some(name) => Some(
-            runnable
-                .catalog
-                .get(name)
-                .ok_or_else(|| warnings::unknown_agent(&runnable.catalog, name, &runnable.cwd))?,
-        ),
-        None => None,
-    };
-    warnings::print(&runnable.catalog, &runnable.cwd);
+    crate::flags::add_agents(&mut runnable, args.agents.as_deref())?;
     // `--continue`: the latest session a child of this directory ran (of --provider, when
-    // given), continued on the provider that ran it.
-    let continued = if args.continue_latest {
+    // given), continued as `--resume` would continue it.
+    let resume = if args.continue_latest {
         let in_process = |name: &str| {
             runnable.preset.providers.iter().any(|row| {
                 row.name == name && !row.disabled && matches!(row.kind.as_str(), "spawn" | "fork")
@@ -53,28 +40,47 @@ pub(super) async fn delegate(
             Some(provider) => name == provider,
             None => in_process(name),
         };
-        Some(super::sessions::latest(&runnable.cwd, "child", wanted)?)
+        Some(super::sessions::latest(&runnable.cwd, "child", wanted)?.id)
     } else {
-        None
+        args.resume.clone()
     };
-    // A session goes back to the provider that ran it (`--resume` without `--provider`).
-    let continued = continued.or_else(|| {
-        let id = args.resume.as_deref()?;
-        runnable.sessions.as_ref()?.find(id)
-    });
-    let recorded = continued
+    // A resumed child keeps what it ran with (its provider, agent type and worktree) unless
+    // the command says otherwise; a session without that record goes back to the provider its
+    // session's record names.
+    let record = resume
+        .as_deref()
+        .and_then(|id| runnable.sessions.as_ref()?.recall(id));
+    let recorded = resume
+        .as_deref()
+        .and_then(|id| runnable.sessions.as_ref()?.find(id))
+        .and_then(|entry| entry.info)
+        .map(|info| info.provider);
+    let agent = args
+        .agent
+        .clone()
+        .or_else(|| record.as_ref().and_then(|r| r.agent_type.clone()));
+    let kept = record
         .as_ref()
-        .and_then(|entry| entry.info.as_ref())
-        .map(|info| info.provider.clone());
-    let resume = continued
-        .map(|entry| entry.id)
-        .or_else(|| args.resume.clone());
+        .and_then(subagent_runtime::ChildRecord::kept_cwd);
+    let profile = match &agent {
+        Some(name) => Some(
+            runnable
+                .catalog
+                .get(name)
+                .ok_or_else(|| warnings::unknown_agent(&runnable.catalog, name, &runnable.cwd))?,
+        ),
+        None => None,
+    };
+    warnings::print(&runnable.catalog, &runnable.cwd);
     let provider = match (
         &args.provider,
-        profile.as_ref().and_then(|p| p.provider.clone()),
+        record
+            .as_ref()
+            .map(|r| r.provider.clone())
+            .or(recorded)
+            .or_else(|| profile.as_ref().and_then(|p| p.provider.clone())),
     ) {
         (Some(provider), _) => provider.clone(),
-        (None, _) if recorded.is_some() => recorded.unwrap_or_default(),
         (None, Some(provider)) => provider,
         (None, None) => runnable
             .tools
@@ -91,7 +97,8 @@ pub(super) async fn delegate(
             subagent_core::default_description(&prompt)
         )
     });
-    let mut builder = StartRequest::builder(prompt).cwd(&runnable.cwd);
+    let cwd = kept.as_deref().unwrap_or(&runnable.cwd);
+    let mut builder = StartRequest::builder(prompt).cwd(cwd);
     // The agent type's settings, its permission mode as the request's ceiling: the same
     // mapping as the delegation tool's, so a `plan` agent is read-only on every provider.
     if let (Some(profile), Some(description)) = (&profile, description) {
@@ -113,19 +120,15 @@ pub(super) async fn delegate(
     // The flag's isolation, else the agent type's: the delegation tool's rule.
     if let Some(isolation) =
         subagent_core::Isolation::resolve(args.isolation.as_deref(), profile.as_ref())?
+        && kept.is_none()
     {
         builder = builder.isolation(isolation);
     }
     if let Some(id) = &resume {
-        builder = builder.resume(session_ref(&provider, id, &runnable.cwd));
+        builder = builder.resume(session_ref(&provider, id, cwd));
     }
-    if let Some(path) = &args.output_schema {
-        let text = subagent_session::read_user_text(path, MAX_SCHEMA_FILE)
-            .map_err(|e| Refusal::invalid(format!("--output-schema {}: {e}", path.display())))?;
-        let schema: Value = serde_json::from_str(&text).map_err(|e| {
-            Refusal::invalid(format!("--output-schema {}: not JSON: {e}", path.display()))
-        })?;
-        builder = builder.output_schema(schema);
+    if let Some(value) = &args.output_schema {
+        builder = builder.output_schema(crate::flags::output_schema(value)?);
     }
     let mut request = builder.build();
     request.parent.extensions = setup::extensions(&runnable.model, &runnable.secrets);
@@ -136,7 +139,26 @@ pub(super) async fn delegate(
         notice(&runnable, mode);
     }
     let mut interrupts = Interrupts::listen();
+    let on_preset_model =
+        args.model.is_none() && setup::uses_default_model(&runnable.preset, Some(&provider));
+    let budget = crate::flags::budget(
+        &runnable,
+        args.max_tokens_budget,
+        args.max_budget_usd,
+        on_preset_model,
+        profile.as_ref(),
+    )?;
     let run = runnable.registry.start(&provider, request).await?;
+    let mut run = subagent_runtime::budget::enforce(run, budget);
+    if let Some(store) = &runnable.sessions {
+        let ran = subagent_runtime::ChildRecord {
+            provider: provider.clone(),
+            agent_type: profile.as_ref().map(|p| p.name.clone()),
+            cwd: None,
+            worktree: record.and_then(|r| r.worktree).filter(|_| kept.is_some()),
+        };
+        run = store.recording(run, ran);
+    }
     let run_id = run.id();
     tracing::debug!(%run_id, %provider, cwd = %runnable.cwd.display(), "child started");
     let mut progress = Progress::new(mode, provider.clone());

@@ -92,6 +92,7 @@ pub(crate) fn delegation_config(row: &subagent_preset::ToolRow) -> DelegationToo
     config.tool_filter.clone_from(&row.tool_filter);
     config.persona.clone_from(&row.persona);
     config.description.clone_from(&row.description);
+    config.max_tokens_budget = row.budget.and_then(|budget| budget.max_tokens);
     config
 }
 
@@ -137,14 +138,23 @@ pub(super) async fn run(
 ) -> Result<ExitCode, Refusal> {
     let prompt = read_prompt(&args.prompt)?;
     let mode = Mode::pick(args.json);
-    let runnable = setup::runnable(
+    let mut runnable = setup::runnable(
         &args.preset.project,
         args.preset.offline,
         args.model.as_deref(),
         setup::KeySwitch::Switch,
         factories,
     )?;
+    crate::flags::add_agents(&mut runnable, args.agents.as_deref())?;
     runnable.model.require()?;
+    let effort = crate::flags::parent_effort(&runnable, args.effort)?;
+    let budget = crate::flags::budget(
+        &runnable,
+        args.max_tokens_budget,
+        args.max_budget_usd,
+        true,
+        None,
+    )?;
     warnings::print(&runnable.catalog, &runnable.cwd);
     // What no rule decides is asked on a terminal, denied otherwise.
     let asking = Arc::new(AtomicBool::new(false));
@@ -155,6 +165,7 @@ pub(super) async fn run(
         permissions = permissions.with_broker(broker);
     }
     let mut agent = parent_agent(&runnable, args.max_turns, permissions)?;
+    agent = crate::flags::with_effort(agent, effort)?;
     if args.teams {
         agent = crate::teams::lead(agent, &runnable)?;
     }
@@ -168,6 +179,7 @@ pub(super) async fn run(
         (None, false) => None,
     };
     let run = parent_start(agent, prompt, resume.as_deref(), args.adopt, &runnable).await?;
+    let run = subagent_runtime::budget::enforce(run, budget);
     notice(&runnable, mode);
     let run_cancel = run.cancel_token();
     let _questions_end = questions.clone().drop_guard();
@@ -213,6 +225,8 @@ pub(super) async fn run(
             &[
                 ("--model", args.model.clone()),
                 ("--permission-mode", mode_flag),
+                ("--effort", args.effort.map(|e| e.to_string())),
+                ("--agents", args.agents.clone()),
             ],
             &[("--teams", args.teams)],
         );

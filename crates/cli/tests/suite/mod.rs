@@ -6,6 +6,7 @@ mod acp;
 #[cfg(feature = "e2e")]
 mod acp_provider;
 mod background;
+mod budgets;
 mod chaos;
 mod config;
 #[cfg(feature = "e2e")]
@@ -17,15 +18,18 @@ mod doctor;
 mod effort;
 mod embedding;
 mod guide;
+mod kept;
 mod lists;
 mod logging;
 mod mcp;
 mod nats;
 mod nesting;
 mod newcomer;
+mod offline_team;
 mod permissions;
 mod preset;
 mod progress;
+mod reach_for;
 mod readme_tour;
 mod resume;
 mod routing;

@@ -70,9 +70,10 @@ async fn a_command_is_asked_on_a_terminal_and_runs_when_allowed() {
     let screen = tokio::task::spawn_blocking(move || run_on_terminal(&dir_path, &preset, "y\n"))
         .await
         .unwrap();
+    // The command asked about, then what each answer does (a terminal ends lines with \r\n).
     assert!(
-        screen.contains(
-            "allow bash: echo made > marker.txt? [y]es / [n]o / [a]lways allow bash in this run:"
+        screen.replace("\r\n", "\n").contains(
+            "allow bash:\n  $ echo made > marker.txt\n[y]es / [n]o / [a]lways (adds the rule `bash`: every bash call is allowed for the rest of this run): "
         ),
         "{screen}"
     );
@@ -171,7 +172,7 @@ async fn ctrl_c_while_a_question_is_open_cancels_without_an_answer() {
             }
         });
         let mut screen = Vec::new();
-        while !String::from_utf8_lossy(&screen).contains("[a]lways allow bash in this run: ") {
+        while !String::from_utf8_lossy(&screen).contains("for the rest of this run): ") {
             let chunk = received
                 .recv_timeout(Duration::from_secs(30))
                 .expect("the question was never asked");

@@ -123,6 +123,13 @@ fn show_prints_a_session_and_rm_deletes_it() {
         .unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert!(listed(&project).is_empty());
+    // Nothing of it is left beside the transcripts (its record, what its child ran with).
+    let dir = project.home.join(".local/state/subagents/sessions");
+    let left: Vec<_> = walk(&dir)
+        .into_iter()
+        .filter(|p| p.to_string_lossy().contains(&child))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
     for args in [["sessions", "rm", &child], ["sessions", "show", &child]] {
         let output = project.subagent().args(args).output().unwrap();
         assert_eq!(output.status.code(), Some(2), "{args:?}");
@@ -181,4 +188,21 @@ fn a_session_resumed_by_another_kind_of_run_is_refused_unless_meant() {
     // The hint's command, as printed: back on the provider that ran it.
     let output = ok(&project, &["delegate", "--resume", &child, HELLO]);
     assert_eq!(session_of(&output), child);
+}
+
+/// Every file under `dir`.
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(at) = stack.pop() {
+        for entry in std::fs::read_dir(&at).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                files.push(path);
+            }
+        }
+    }
+    files
 }

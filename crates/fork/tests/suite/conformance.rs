@@ -74,6 +74,7 @@ impl Fork {
                 permissions: PermissionPolicy::bypass(),
                 tasks: Arc::new(TaskTable::default()),
                 secrets: Secrets::new(),
+                sessions: None,
             }),
         }
     }

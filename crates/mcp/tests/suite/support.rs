@@ -78,6 +78,7 @@ pub fn row(name: &str, provider: &str, description: Option<&str>) -> ToolRow {
         tool_filter: None,
         persona: None,
         description: description.map(str::to_owned),
+        budget: None,
         location: Default::default(),
     }
 }

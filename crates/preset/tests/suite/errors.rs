@@ -23,7 +23,7 @@ fn bad_presets() {
         (
             "unknown top-level key (typo)",
             "version: 1\nverison: 2\n".into(),
-            "dir/p.yaml:2:1: verison: unknown field `verison`, expected one of version, max_depth, model, model_aliases, agents, providers, tools",
+            "dir/p.yaml:2:1: verison: unknown field `verison`, expected one of version, max_depth, model, model_aliases, builtin_models, agents, providers, tools",
         ),
         (
             "unknown row key (typo)",
@@ -33,7 +33,7 @@ fn bad_presets() {
         (
             "unknown model key",
             "version: 1\nmodel:\n  kind: anthropic\n  name: m\n  api_key: sk\n".into(),
-            "dir/p.yaml:5:3: model.api_key: unknown field `api_key`, expected one of kind, name, base_url, api_key_env, scenario, timeouts, retry, reasoning_effort",
+            "dir/p.yaml:5:3: model.api_key: unknown field `api_key`, expected one of kind, name, base_url, api_key_env, scenario, timeouts, retry, reasoning_effort, price",
         ),
         (
             "a blank model alias",

@@ -72,11 +72,13 @@ fn a_full_preset_loads_into_plain_values() {
             }),
             retry: None,
             reasoning_effort: true,
+            price: None,
         }),
         model_aliases: [("fast", "qwen-small"), ("sonnet", "qwen-large")]
             .into_iter()
             .map(|(alias, id)| (alias.to_owned(), id.to_owned()))
             .collect(),
+        builtin_models: Default::default(),
         agents: vec![
             PathBuf::from("conf/agents"),
             PathBuf::from("conf/../shared/agents"),
@@ -118,6 +120,7 @@ fn a_full_preset_loads_into_plain_values() {
                 }),
                 persona: Some("careful".into()),
                 description: None,
+                budget: None,
                 location: Position::new(24, 5),
             },
             ToolRow {
@@ -130,6 +133,7 @@ fn a_full_preset_loads_into_plain_values() {
                 tool_filter: None,
                 persona: None,
                 description: Some("Codex does it.".into()),
+                budget: None,
                 location: Position::new(29, 5),
             },
         ],
@@ -296,4 +300,29 @@ fn schema_for_factories_checks_each_kind_config() {
     assert!(!validator.is_valid(&bad_config));
     let bad_kind = json!({"version": 1, "providers": [{"name": "c", "kind": "nope"}]});
     assert!(!validator.is_valid(&bad_kind));
+}
+
+#[test]
+fn builtin_models_name_a_built_in_and_a_model() {
+    let preset = load(
+        "version: 1\nbuiltin_models:\n  explore: ${SMALL:-haiku}\n  plan: inherit\n",
+        &[],
+    );
+    assert_eq!(
+        preset.builtin_models,
+        [("explore".to_owned(), "haiku".to_owned())].into()
+    );
+    let refused = |text: &str| {
+        Preset::parse(text, "p.yaml", &factories(), &env(&[]))
+            .unwrap_err()
+            .to_string()
+    };
+    assert_eq!(
+        refused("version: 1\nbuiltin_models:\n  reviewer: haiku\n"),
+        "p.yaml:3:3: builtin_models.reviewer: `reviewer` is not a built-in agent (built in: general-purpose, explore, plan); give an agent of your own its model in its definition"
+    );
+    assert_eq!(
+        refused("version: 1\nbuiltin_models: {explore: \"\"}\n"),
+        "p.yaml:2:18: builtin_models.explore: the model of `explore` must not be empty"
+    );
 }

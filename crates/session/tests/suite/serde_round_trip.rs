@@ -56,6 +56,7 @@ fn every_stop_reason_round_trips() {
         StopReason::MaxTurns,
         StopReason::MaxTokens,
         StopReason::Refused,
+        StopReason::BudgetExceeded,
     ] {
         let text = serde_json::to_string(&reason).unwrap();
         assert_eq!(text, format!("\"{}\"", reason.as_str()));

@@ -1,0 +1,238 @@
+//! Budgets, as users know them from `claude --max-budget-usd` (issue 25, point 17): a token
+//! budget (and a cost budget where the price is known) per run and per child, ending it with
+//! its own stop reason, `budget_exceeded`, said in the outcome.
+
+use pretty_assertions::assert_eq;
+use serde_json::Value;
+use subagent_test_support::FakeServer;
+
+use super::support::{fake_preset, json_lines, stderr, subagent};
+
+/// A child that works for three answers (10 in / 5 out tokens each), then a parent that
+/// delegates to it.
+const WORKER: &str = r#"
+- match: "work long"
+  steps:
+    - tool_calls: [{name: ls, input: {}}]
+    - tool_calls: [{name: ls, input: {}}]
+    - text: "done at last"
+- match: "delegate the long work"
+  steps:
+    - tool_calls: [{name: subagent, input: {prompt: "work long", description: "long work"}}]
+    - text: "the parent is done"
+"#;
+
+fn run(dir: &std::path::Path, args: &[&str]) -> (std::process::Output, Value) {
+    let output = subagent(dir)
+        .current_dir(dir)
+        .env("FAKE_KEY", "test-key")
+        .args(args)
+        .output()
+        .unwrap();
+    let last = json_lines(&output).pop().unwrap_or_default();
+    (output, last)
+}
+
+/// `fake_preset` with `price:` in its model section and `extra` in its tool row.
+fn priced_preset(dir: &std::path::Path, url: &str, row: &str) -> String {
+    let preset = fake_preset(dir, url, "");
+    let text = std::fs::read_to_string(&preset).unwrap().replace(
+        "  retry:",
+        "  price: {input: 100000, output: 100000}\n  retry:",
+    ) + row;
+    std::fs::write(&preset, text).unwrap();
+    preset.to_string_lossy().into_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_budget_stops_the_child_with_its_own_stop_reason() {
+    let server = FakeServer::from_yaml(WORKER).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let preset = priced_preset(dir.path(), &server.url(), "");
+    let (output, outcome) = tokio::task::block_in_place(|| {
+        run(
+            dir.path(),
+            &[
+                "delegate",
+                "--json",
+                "--preset",
+                &preset,
+                "--max-tokens-budget",
+                "20",
+                "work long",
+            ],
+        )
+    });
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert_eq!(outcome["status"], "budget_exceeded", "{outcome}");
+    assert_eq!(
+        outcome["diagnostic"],
+        "budget exceeded: the run used 30 tokens, over its budget of 20 (--max-tokens-budget)"
+    );
+    assert_eq!(
+        server.model_requests().len(),
+        2,
+        "stopped after the answer that crossed it"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cost_budget_needs_a_known_price_and_stops_the_child() {
+    let server = FakeServer::from_yaml(WORKER).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let priced = priced_preset(dir.path(), &server.url(), "");
+    let other = dir.path().join("unpriced");
+    std::fs::create_dir(&other).unwrap();
+    let unpriced = fake_preset(&other, &server.url(), "");
+    let unpriced = unpriced.to_string_lossy().into_owned();
+    let (spent, unknown, other_model) = tokio::task::block_in_place(|| {
+        let with = |preset: &str, more: &[&str]| {
+            let mut args = vec![
+                "delegate",
+                "--json",
+                "--preset",
+                preset,
+                "--max-budget-usd",
+                "$2",
+            ];
+            args.extend(more);
+            args.push("work long");
+            run(dir.path(), &args)
+        };
+        (
+            with(&priced, &[]),
+            with(&unpriced, &[]),
+            with(&priced, &["--model", "another-model"]),
+        )
+    });
+    // 15 tokens at $0.10 each per answer: $1.50, then $3.00.
+    assert_eq!(spent.0.status.code(), Some(1), "{}", stderr(&spent.0));
+    assert_eq!(spent.1["status"], "budget_exceeded");
+    assert_eq!(
+        spent.1["diagnostic"],
+        "budget exceeded: the run spent $3.0000 (30 tokens), over its budget of $2 (--max-budget-usd)"
+    );
+    for (output, refusal) in [unknown, other_model] {
+        assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+        assert_eq!(refusal["code"], "INVALID_ARGUMENTS");
+        assert!(
+            refusal["message"]
+                .as_str()
+                .unwrap()
+                .starts_with("--max-budget-usd 2: the price of what runs is not known"),
+            "{refusal}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rows_budget_holds_each_child_and_a_runs_budget_the_whole_run() {
+    let server = FakeServer::from_yaml(WORKER).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let per_child = priced_preset(dir.path(), &server.url(), "    budget: {max_tokens: 20}\n");
+    let (child_stopped, whole_run) = tokio::task::block_in_place(|| {
+        (
+            run(
+                dir.path(),
+                &[
+                    "run",
+                    "--json",
+                    "--preset",
+                    &per_child,
+                    "delegate the long work",
+                ],
+            ),
+            run(
+                dir.path(),
+                &[
+                    "run",
+                    "--json",
+                    "--preset",
+                    &per_child,
+                    "--max-tokens-budget",
+                    "40",
+                    "delegate the long work",
+                ],
+            ),
+        )
+    });
+    // The child stopped; the parent heard why and finished.
+    assert_eq!(
+        child_stopped.0.status.code(),
+        Some(0),
+        "{}",
+        stderr(&child_stopped.0)
+    );
+    let result = child_stopped.1["delegations"][0]["result"]
+        .as_str()
+        .unwrap();
+    assert!(
+        result.starts_with(
+            "The subagent did not complete: budget_exceeded\nDiagnostic: budget exceeded: the run used 30 tokens, over its budget of 20 (the budget of the subagent tool's children)"
+        ),
+        "{result}"
+    );
+    assert_eq!(child_stopped.1["text"], "the parent is done");
+    // The run's own budget counts its children's tokens: 15 (parent) + 30 (child) > 40.
+    assert_eq!(
+        whole_run.0.status.code(),
+        Some(1),
+        "{}",
+        stderr(&whole_run.0)
+    );
+    assert_eq!(whole_run.1["status"], "budget_exceeded", "{}", whole_run.1);
+    assert!(
+        whole_run.1["diagnostic"]
+            .as_str()
+            .unwrap()
+            .ends_with("over its budget of 40 (--max-tokens-budget)"),
+        "{}",
+        whole_run.1
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_types_budget_holds_its_runs() {
+    let server = FakeServer::from_yaml(WORKER).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let preset = priced_preset(dir.path(), &server.url(), "");
+    let agents = dir.path().join(".subagents/agents");
+    std::fs::create_dir_all(&agents).unwrap();
+    std::fs::write(
+        agents.join("thrifty.md"),
+        "---\nname: thrifty\ndescription: Spends little.\nmaxTokensBudget: 20\n---\nBe brief.\n",
+    )
+    .unwrap();
+    let (looser_flag, tighter_flag) = tokio::task::block_in_place(|| {
+        let with = |budget: &str| {
+            run(
+                dir.path(),
+                &[
+                    "delegate",
+                    "--json",
+                    "--preset",
+                    &preset,
+                    "--agent",
+                    "thrifty",
+                    "--max-tokens-budget",
+                    budget,
+                    "work long",
+                ],
+            )
+        };
+        (with("1000"), with("10"))
+    });
+    assert_eq!(
+        looser_flag.1["status"], "budget_exceeded",
+        "{}",
+        looser_flag.1
+    );
+    assert_eq!(
+        looser_flag.1["diagnostic"],
+        "budget exceeded: the run used 30 tokens, over its budget of 20 (the maxTokensBudget of agent thrifty)"
+    );
+    assert_eq!(
+        tighter_flag.1["diagnostic"],
+        "budget exceeded: the run used 15 tokens, over its budget of 10 (--max-tokens-budget)"
+    );
+}
