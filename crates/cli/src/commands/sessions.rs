@@ -240,22 +240,11 @@ pub(super) fn latest(
         })
 }
 
-/// `ms` since the Unix epoch as `YYYY-MM-DD HH:MM` (UTC).
+/// `ms` since the Unix epoch as `YYYY-MM-DD HH:MM` (UTC): the RFC 3339 time A2A writes, to the
+/// minute.
 fn utc(ms: u64) -> String {
-    let secs = ms / 1000;
-    let days = i64::try_from(secs / 86_400).unwrap_or(0);
-    let (hour, minute) = ((secs % 86_400) / 3600, (secs % 3600) / 60);
-    // Howard Hinnant's days-to-civil.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02} {hour:02}:{minute:02}")
+    let rfc3339 = subagent_a2a::time::format_millis(ms);
+    rfc3339.get(..16).unwrap_or(&rfc3339).replacen('T', " ", 1)
 }
 
 #[cfg(test)]
