@@ -610,14 +610,19 @@ pub fn listing_context(
     Ok(preset.build_context(extensions(&model, &secrets)))
 }
 
+/// Whether `row` is enabled and runs an in-process agent (`spawn`, `fork`): one whose sessions
+/// this directory's session store keeps.
+pub fn in_process(row: &subagent_preset::ProviderRow) -> bool {
+    !row.disabled && matches!(row.kind.as_str(), "spawn" | "fork")
+}
+
 /// Whether an enabled row (only `provider`'s, when given) runs an in-process agent on the
 /// preset's default model: a `spawn` or `fork` row without a `model` of its own. Such a row
 /// cannot run when that model's key is missing ([`ChosenModel::require`]).
 pub fn uses_default_model(preset: &Preset, provider: Option<&str>) -> bool {
     preset.providers.iter().any(|row| {
-        !row.disabled
+        in_process(row)
             && provider.is_none_or(|name| row.name == name)
-            && matches!(row.kind.as_str(), "spawn" | "fork")
             && row
                 .config
                 .get("model")

@@ -31,14 +31,12 @@ pub(super) async fn delegate(
     // `--continue`: the latest session a child of this directory ran (of --provider, when
     // given), continued as `--resume` would continue it.
     let resume = if args.continue_latest {
-        let in_process = |name: &str| {
-            runnable.preset.providers.iter().any(|row| {
-                row.name == name && !row.disabled && matches!(row.kind.as_str(), "spawn" | "fork")
-            })
-        };
+        let rows = &runnable.preset.providers;
         let wanted = |name: &str| match &args.provider {
             Some(provider) => name == provider,
-            None => in_process(name),
+            None => rows
+                .iter()
+                .any(|row| row.name == name && setup::in_process(row)),
         };
         Some(super::sessions::latest(&runnable.cwd, "child", wanted)?.id)
     } else {
