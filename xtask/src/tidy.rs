@@ -36,6 +36,7 @@ use serde_json::Value;
 use crate::cargo;
 
 mod modules;
+mod reads;
 
 /// The longest a source file may be (`AGENTS.md`: a file over ~800 lines is two files).
 pub const MAX_LINES: usize = 800;
@@ -405,6 +406,7 @@ pub fn violations(root: &Path) -> Result<Vec<Violation>> {
     ));
     found.extend(check_lengths(&source_lengths(root)?));
     found.extend(modules::check_test_modules(&modules::test_files(root)?));
+    found.extend(reads::check_reads(&reads::product_sources(root)?));
     Ok(found)
 }
 

@@ -6,6 +6,7 @@
 //! and SIGHUP drain: stop pulling, let the runs going end up to the drain time, then hand their
 //! jobs back to the queue. Logs and notices go to stderr; stdout stays empty.
 
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,7 +20,7 @@ use crate::{EXIT_COMPLETED, EXIT_NOT_COMPLETED, Refusal, warnings};
 
 /// `worker-<pid>@<host>`.
 fn default_name() -> String {
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+    let host = subagent_session::read_user_text(Path::new("/proc/sys/kernel/hostname"), 256)
         .map(|host| host.trim().to_owned())
         .unwrap_or_default();
     if host.is_empty() {

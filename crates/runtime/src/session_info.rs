@@ -74,6 +74,9 @@ pub(crate) fn now_ms() -> u64 {
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
+/// The most bytes an info file may hold to be read.
+const MAX_INFO: u64 = 64 * 1024;
+
 /// The info file of the transcript at `transcript`.
 pub(crate) fn info_path(transcript: &Path) -> PathBuf {
     transcript.with_extension("json")
@@ -82,7 +85,7 @@ pub(crate) fn info_path(transcript: &Path) -> PathBuf {
 /// Reads the info of the transcript at `transcript`; `None` when there is none (or it does not
 /// parse: it is rewritten when the session next ends).
 pub(crate) fn read(transcript: &Path) -> Option<SessionInfo> {
-    let text = std::fs::read(info_path(transcript)).ok()?;
+    let text = subagent_session::read_user_file(&info_path(transcript), MAX_INFO).ok()?;
     serde_json::from_slice(&text).ok()
 }
 

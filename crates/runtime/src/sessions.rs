@@ -82,7 +82,8 @@ impl SessionEntry {
 
 /// Whether someone holds the transcript's writer lock (a run writing it).
 fn locked(path: &Path) -> bool {
-    std::fs::File::open(path).is_ok_and(|file| {
+    // Opened as a user's file is: a FIFO planted here must not block the listing.
+    subagent_session::open_user_file(path).is_ok_and(|file| {
         matches!(
             file.try_lock_shared(),
             Err(std::fs::TryLockError::WouldBlock)
@@ -180,10 +181,11 @@ impl SessionStore {
         found
     }
 
-    /// Session `id`, if this store has it.
+    /// Session `id`, if this store has it (also when its transcript is not a regular file: it
+    /// is refused when read, and can be removed).
     pub fn find(&self, id: &str) -> Option<SessionEntry> {
         let path = self.transcript(id)?;
-        path.is_file().then(|| {
+        std::fs::symlink_metadata(&path).is_ok().then(|| {
             let id = RunId::to_string(&id.trim().parse().ok()?);
             Some(self.entry(&id, path))
         })?

@@ -35,9 +35,11 @@ pub use log::{EventLog, Iter};
 pub use repair::{FORKED_TOOL_RESULT, dangling_tool_calls, repair_dangling_tool_calls};
 #[doc(hidden)]
 pub use transcript::parse_transcript;
-pub use transcript::{LoadedTranscript, TranscriptWarning, TranscriptWriter, load_transcript};
+pub use transcript::{
+    LoadedTranscript, MAX_TRANSCRIPT_BYTES, TranscriptWarning, TranscriptWriter, load_transcript,
+};
 pub use usage::Usage;
-pub use user_file::{read_bounded, read_user_file, read_user_text, too_large};
+pub use user_file::{open_user_file, read_bounded, read_user_file, read_user_text, too_large};
 
 /// Errors of this crate.
 #[derive(Debug, thiserror::Error)]

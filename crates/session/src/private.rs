@@ -2,6 +2,11 @@
 //! file 0600 (as `~/.ssh`), whatever the umask leaves. Sessions, background tasks' output, teams
 //! and the worktrees' locks are written through these, so a transcript (which holds what a
 //! model read) is never readable by other users of the machine.
+//!
+//! A state file is only ever a regular file opened where it is: the open does not follow a
+//! symbolic link in the last component and does not block, and what was opened is checked to be
+//! a regular file. So a link planted in the state directory cannot make a run cut or overwrite a
+//! file elsewhere, and a planted FIFO or device is refused at once instead of hanging the open.
 
 use std::fs::{DirBuilder, File, OpenOptions};
 use std::io::Write;
@@ -24,17 +29,55 @@ pub fn create_dir(dir: &Path) -> std::io::Result<()> {
 }
 
 /// Creates (or empties) the file at `path`, mode 0600 when created.
+///
+/// # Errors
+/// [`std::io::ErrorKind::InvalidInput`] when `path` is a symbolic link, a FIFO, a device, a
+/// socket or a directory (nothing is emptied), else the operating system's error.
 pub fn create_file(path: &Path) -> std::io::Result<File> {
-    options().write(true).create(true).truncate(true).open(path)
+    // Opened without truncating, checked, then emptied: `O_TRUNC` would act before the check.
+    let file = open_regular(options().write(true).create(true).truncate(false), path)?;
+    file.set_len(0)?;
+    Ok(file)
 }
 
 /// Opens `path` for writing without truncating it, creating it mode 0600 when missing.
+///
+/// # Errors
+/// Those of [`create_file`].
 pub fn open_file(path: &Path) -> std::io::Result<File> {
-    options()
-        .write(true)
-        .create(true)
-        .truncate(false)
+    open_regular(options().write(true).create(true).truncate(false), path)
+}
+
+/// Opens the existing file at `path` for writing, without truncating or creating it.
+///
+/// # Errors
+/// Those of [`create_file`]; [`std::io::ErrorKind::NotFound`] when it is missing.
+pub fn open_existing(path: &Path) -> std::io::Result<File> {
+    open_regular(OpenOptions::new().write(true), path)
+}
+
+/// Opens with `options` without following a link in the last component and without blocking,
+/// then checks that a regular file was opened.
+fn open_regular(options: &mut OpenOptions, path: &Path) -> std::io::Result<File> {
+    let flags = rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK;
+    let file = options
+        .custom_flags(i32::try_from(flags.bits()).unwrap_or(0))
         .open(path)
+        .map_err(|error| {
+            if error.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) {
+                std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    "a symbolic link, not a regular file; a state file is never written through a link",
+                )
+            } else if error.raw_os_error() == Some(rustix::io::Errno::NXIO.raw_os_error()) {
+                // A FIFO nobody reads: a non-blocking open for writing fails with ENXIO.
+                crate::user_file::not_regular("a FIFO (named pipe)")
+            } else {
+                error
+            }
+        })?;
+    crate::user_file::regular(&file.metadata()?)?;
+    Ok(file)
 }
 
 /// Writes `bytes` to a new (or emptied) file at `path`, mode 0600 when created.

@@ -7,7 +7,7 @@
 //! [`TranscriptWriter::open_locked`] holds an exclusive advisory lock on its file until it is
 //! dropped, so two of them never write (or cut) one transcript at once.
 
-use std::fs::{File, OpenOptions, TryLockError};
+use std::fs::{File, TryLockError};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
@@ -57,13 +57,18 @@ pub struct LoadedTranscript {
     pub valid_len: u64,
 }
 
-/// Loads a transcript file.
+/// The most bytes a transcript may hold to be loaded (512 MiB): far beyond a long session, and
+/// a bound on what a planted or runaway file can make a resume allocate.
+pub const MAX_TRANSCRIPT_BYTES: u64 = 512 << 20;
+
+/// Loads a transcript file: a regular file (also behind a link) of at most
+/// [`MAX_TRANSCRIPT_BYTES`]; a FIFO, a device or a directory is refused without being read.
 ///
 /// A last line that is cut short (no newline) or does not parse is skipped with a warning: that is
 /// what a crash in the middle of a write leaves. A complete line in the middle that does not parse,
 /// or whose `seq` is not its index, is [`Error::Corrupt`].
 pub fn load_transcript(path: &Path) -> Result<LoadedTranscript> {
-    let bytes = std::fs::read(path).map_err(|source| Error::Io {
+    let bytes = crate::read_user_file(path, MAX_TRANSCRIPT_BYTES).map_err(|source| Error::Io {
         path: path.to_owned(),
         source,
     })?;
@@ -175,7 +180,7 @@ impl TranscriptWriter {
             path: path.to_owned(),
             source,
         };
-        let file = OpenOptions::new().write(true).open(path).map_err(io)?;
+        let file = crate::private::open_existing(path).map_err(io)?;
         file.set_len(loaded.valid_len).map_err(io)?;
         let mut out = BufWriter::new(file);
         std::io::Seek::seek(&mut out, std::io::SeekFrom::End(0)).map_err(io)?;
@@ -216,7 +221,7 @@ impl TranscriptWriter {
             path: path.to_owned(),
             source,
         };
-        let file = OpenOptions::new().write(true).open(path).map_err(io)?;
+        let file = crate::private::open_existing(path).map_err(io)?;
         lock(&file, path)?;
         let loaded = load_transcript(path)?;
         file.set_len(loaded.valid_len).map_err(io)?;

@@ -36,6 +36,20 @@ pub fn read_user_file(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
     read_bounded_with_hint(file, limit, hint)
 }
 
+/// Opens the regular file at `path` (symlinks followed) for reading, as [`read_user_file`] does:
+/// without blocking, a FIFO, a device, a socket or a directory refused. For a caller that needs
+/// the file itself (to take its lock), not its bytes.
+///
+/// # Errors
+/// [`ErrorKind::InvalidInput`] when `path` is not a regular file, and the operating system's
+/// error when it cannot be opened.
+pub fn open_user_file(path: &Path) -> io::Result<File> {
+    regular(&std::fs::metadata(path)?)?;
+    let file = open_nonblocking(path)?;
+    regular(&file.metadata()?)?;
+    Ok(file)
+}
+
 /// [`read_user_file`] for UTF-8 text.
 ///
 /// # Errors
@@ -74,17 +88,19 @@ pub fn too_large(limit: u64) -> io::Error {
     )
 }
 
-fn regular(metadata: &Metadata) -> io::Result<()> {
+pub(crate) fn regular(metadata: &Metadata) -> io::Result<()> {
     if metadata.is_file() {
         return Ok(());
     }
-    Err(io::Error::new(
+    Err(not_regular(describe(metadata.file_type())))
+}
+
+/// The error for a file that is `what` (e.g. "a FIFO (named pipe)") instead of a regular one.
+pub(crate) fn not_regular(what: &str) -> io::Error {
+    io::Error::new(
         ErrorKind::InvalidInput,
-        format!(
-            "{}, not a regular file; refused without reading it",
-            describe(metadata.file_type())
-        ),
-    ))
+        format!("{what}, not a regular file; refused without reading it"),
+    )
 }
 
 /// What a file that is not regular is, for messages.

@@ -362,8 +362,13 @@ impl TeamDir {
     }
 }
 
+/// The most bytes a team's state file may hold to be read (a task list of thousands of tasks
+/// fits many times over; a planted `/dev/zero` or FIFO is refused by the reader itself).
+const MAX_STATE_FILE: u64 = 16 << 20;
+
 fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let bytes =
+        subagent_session::read_user_file(path, MAX_STATE_FILE).map_err(|e| Error::io(path, e))?;
     serde_json::from_slice(&bytes).map_err(|e| Error::Corrupt {
         path: path.display().to_string(),
         message: e.to_string(),
@@ -452,6 +457,41 @@ mod tests {
         }
         // The config, its lock, and the inboxes written.
         assert!(files >= 3, "{files}");
+    }
+
+    /// A team's file replaced by a FIFO or a symlink to `/dev/zero` (planted in the state
+    /// directory) is refused at once: read with `std::fs::read`, the FIFO hung and the device
+    /// grew without bound.
+    #[test]
+    fn a_planted_fifo_or_device_is_refused_without_blocking() {
+        let (dir, _store, team) = team();
+        let tasks = dir.path().join("teams/alpha").join(TASKS);
+        std::fs::remove_file(&tasks).unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(&tasks)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(team.task_list().map(|_| ()).map_err(|e| e.to_string()));
+        });
+        let result = rx
+            .recv_timeout(std::time::Duration::from_secs(30))
+            .expect("reading a FIFO blocked");
+        assert!(result.unwrap_err().contains("not a regular file"));
+        std::fs::remove_file(&tasks).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", &tasks).unwrap();
+        let again = TeamStore::new(dir.path().join("teams"))
+            .open("alpha")
+            .unwrap();
+        assert!(
+            again
+                .task_list()
+                .unwrap_err()
+                .to_string()
+                .contains("not a regular file")
+        );
     }
 
     #[test]

@@ -206,3 +206,81 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     files
 }
+
+/// A session's transcript replaced by a symlink to `/dev/zero` or by a FIFO (planted in the
+/// state directory) is refused at once by `run --resume`, `delegate --resume`, `sessions show`
+/// and `sessions`: it took `run --resume` to 23 GB, and a FIFO hung it past SIGTERM.
+#[test]
+fn a_planted_transcript_is_refused_without_reading_or_blocking() {
+    let bound = std::time::Duration::from_secs(60);
+    let project = Project::new();
+    let parent = session_of(&ok(&project, &["run", HELLO]));
+    let child = session_of(&ok(&project, &["delegate", HELLO]));
+    let dir = project.home.join(".local/state/subagents/sessions");
+    let file = |id: &str| {
+        walk(&dir)
+            .into_iter()
+            .find(|p| {
+                p.file_name()
+                    .is_some_and(|n| n == format!("{id}.jsonl").as_str())
+            })
+            .unwrap_or_else(|| panic!("no transcript of {id} under {}", dir.display()))
+    };
+    let (parent_file, child_file) = (file(&parent), file(&child));
+    std::fs::remove_file(&parent_file).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", &parent_file).unwrap();
+    std::fs::remove_file(&child_file).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(&child_file)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let commands: [(&[&str], &str, &std::path::Path); 4] = [
+        (
+            &[
+                "run",
+                "--resume",
+                &parent,
+                "--preset",
+                "presets/offline.yaml",
+                HELLO,
+            ],
+            &parent,
+            &parent_file,
+        ),
+        (
+            &[
+                "delegate",
+                "--resume",
+                &child,
+                "--preset",
+                "presets/offline.yaml",
+                HELLO,
+            ],
+            &child,
+            &child_file,
+        ),
+        (&["sessions", "show", &parent], &parent, &parent_file),
+        (&["sessions", "show", &child], &child, &child_file),
+    ];
+    for (args, _, path) in commands {
+        let output = project
+            .subagent()
+            .timeout(bound)
+            .args(args)
+            .output()
+            .unwrap();
+        let err = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("not a regular file"), "{args:?}: {err}");
+        assert!(err.contains(&path.display().to_string()), "{args:?}: {err}");
+    }
+    // Listing goes on past them.
+    let output = project
+        .subagent()
+        .timeout(bound)
+        .args(["sessions", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+}

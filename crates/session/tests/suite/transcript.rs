@@ -206,3 +206,73 @@ fn missing_file_is_an_io_error_naming_the_path() {
         "{err}"
     );
 }
+
+/// Runs `f` on another thread; one that blocks fails the test instead of hanging it.
+fn within_bound<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(30))
+        .unwrap_or_else(|_| panic!("it blocked"))
+}
+
+fn fifo(path: &std::path::Path) {
+    rustix::fs::mkfifoat(
+        rustix::fs::CWD,
+        path,
+        rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR,
+    )
+    .unwrap();
+}
+
+fn io_kind(error: Error) -> std::io::ErrorKind {
+    match error {
+        Error::Io { source, .. } => source.kind(),
+        other => panic!("not an I/O error: {other:?}"),
+    }
+}
+
+/// A planted `<id>.jsonl` that is a symlink to `/dev/zero` or a FIFO is refused at once by every
+/// way a transcript is read or opened (it took `run --resume` to 23 GB, or hung it past SIGTERM).
+#[test]
+fn a_planted_device_or_fifo_is_refused_without_reading_or_blocking() {
+    let dir = tempfile::tempdir().unwrap();
+    let zero = dir.path().join("zero.jsonl");
+    std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+    let pipe = dir.path().join("pipe.jsonl");
+    fifo(&pipe);
+    for path in [zero, pipe] {
+        let p = path.clone();
+        let kind = io_kind(within_bound(move || load_transcript(&p)).unwrap_err());
+        assert_eq!(kind, std::io::ErrorKind::InvalidInput, "{}", path.display());
+        let p = path.clone();
+        let kind = io_kind(within_bound(move || TranscriptWriter::open(&p)).unwrap_err());
+        assert_eq!(kind, std::io::ErrorKind::InvalidInput, "{}", path.display());
+        let p = path.clone();
+        let kind = io_kind(within_bound(move || TranscriptWriter::open_locked(&p)).unwrap_err());
+        assert_eq!(kind, std::io::ErrorKind::InvalidInput, "{}", path.display());
+        let p = path.clone();
+        let kind = io_kind(within_bound(move || TranscriptWriter::create_locked(&p)).unwrap_err());
+        assert_eq!(kind, std::io::ErrorKind::InvalidInput, "{}", path.display());
+        let p = path.clone();
+        let kind = io_kind(within_bound(move || TranscriptWriter::create(&p)).unwrap_err());
+        assert_eq!(kind, std::io::ErrorKind::InvalidInput, "{}", path.display());
+    }
+}
+
+/// A transcript written as a symlink to another file is not followed when written: a planted
+/// link must not let a run cut or overwrite a file elsewhere.
+#[test]
+fn a_planted_symlink_to_a_regular_file_is_not_written_through() {
+    let dir = tempfile::tempdir().unwrap();
+    let elsewhere = dir.path().join("precious.txt");
+    std::fs::write(&elsewhere, b"keep me\n").unwrap();
+    let link = dir.path().join("s.jsonl");
+    std::os::unix::fs::symlink(&elsewhere, &link).unwrap();
+    assert!(TranscriptWriter::create(&link).is_err());
+    assert!(TranscriptWriter::create_locked(&link).is_err());
+    assert!(TranscriptWriter::open(&link).is_err());
+    assert!(TranscriptWriter::open_locked(&link).is_err());
+    assert_eq!(std::fs::read(&elsewhere).unwrap(), b"keep me\n");
+}
