@@ -36,7 +36,9 @@ use serde_json::Value;
 use crate::cargo;
 
 mod modules;
+mod reach;
 mod reads;
+mod sources;
 
 /// The longest a source file may be (`AGENTS.md`: a file over ~800 lines is two files).
 pub const MAX_LINES: usize = 800;
@@ -338,8 +340,8 @@ fn relative(root: &Path, path: &Path) -> PathBuf {
     path.strip_prefix(root).unwrap_or(path).to_path_buf()
 }
 
-/// The line count of every `.rs` file under `crates/` and `xtask/`, paths relative to `root`.
-fn source_lengths(root: &Path) -> Result<Vec<(PathBuf, usize)>> {
+/// Every `.rs` file under `crates/` and `xtask/` with its text, paths relative to `root`.
+fn sources(root: &Path) -> Result<Vec<(PathBuf, String)>> {
     let mut files = Vec::new();
     for dir in SOURCE_DIRS {
         rust_files(&root.join(dir), &mut files)?;
@@ -350,7 +352,7 @@ fn source_lengths(root: &Path) -> Result<Vec<(PathBuf, usize)>> {
         .map(|path| {
             let text = std::fs::read_to_string(&path)
                 .with_context(|| format!("reading {}", path.display()))?;
-            Ok((relative(root, &path), text.lines().count()))
+            Ok((relative(root, &path), text))
         })
         .collect()
 }
@@ -400,11 +402,18 @@ pub fn violations(root: &Path) -> Result<Vec<Violation>> {
         serde_json::from_slice(&output.stdout).context("cargo metadata printed invalid JSON")?;
     let packages = parse_metadata(&metadata)?;
     let mut found = check_dependencies(&packages);
+    found.extend(reach::check_reach(&packages));
     found.extend(check_markers(
         &packages,
         &factory_implementors(root, &packages)?,
     ));
-    found.extend(check_lengths(&source_lengths(root)?));
+    let sources = sources(root)?;
+    let lengths: Vec<(PathBuf, usize)> = sources
+        .iter()
+        .map(|(path, text)| (path.clone(), text.lines().count()))
+        .collect();
+    found.extend(check_lengths(&lengths));
+    found.extend(sources::check_sources(&sources));
     found.extend(modules::check_test_modules(&modules::test_files(root)?));
     found.extend(reads::check_reads(&reads::product_sources(root)?));
     Ok(found)

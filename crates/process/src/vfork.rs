@@ -8,10 +8,10 @@
 //! with a runtime and its clients in memory. The parent-death signal (`PR_SET_PDEATHSIG`) can
 //! only be asked for by the child itself, between the clone and the exec, so [`spawn`] does
 //! what `posix_spawn` does plus that one call (when the child gets a signal: a guardian asks
-//! for its own): `clone(CLONE_VM | CLONE_VFORK)` onto a stack of
-//! its own, where the child makes system calls only (no allocation, no lock, nothing that
-//! touches the memory it shares but one error code), then `execve`. The host's thread is
-//! suspended until the exec or the child's exit, so every pointer the child reads stays valid.
+//! for its own): `clone(CLONE_VM | CLONE_VFORK)` onto a stack of its own (a guard page below
+//! it), where the child makes system calls only (no allocation, no lock, nothing that touches
+//! the memory it shares but one error code), then `execve`. The host's thread is suspended
+//! until the exec or the child's exit, so every pointer the child reads stays valid.
 //!
 //! Signals: the host's thread blocks them all around the clone (a handler of the host run in
 //! the child would run on the host's memory); the child resets every handled signal, and
@@ -36,7 +36,7 @@ use rustix::process::{Pid, PidfdFlags, WaitOptions};
 use tokio::io::Interest;
 use tokio::io::unix::AsyncFd;
 
-/// The child's stack: it runs a handful of thin system-call wrappers.
+/// The child's stack (a guard page below it): it runs a handful of thin system-call wrappers.
 const STACK_BYTES: usize = 64 * 1024;
 
 /// The highest signal number the kernel knows (`_NSIG - 1` on Linux).
@@ -241,34 +241,35 @@ fn clone_exec(exec: &Exec<'_>) -> std::io::Result<Pid> {
         parent: rustix::process::getpid().as_raw_pid(),
         error: AtomicI32::new(0),
     };
-    // 16-byte aligned, as every ABI wants a stack.
-    let mut stack = vec![0u128; STACK_BYTES / 16];
-    let stack_top = stack.as_mut_ptr_range().end.cast::<c_void>();
+    let stack = ChildStack::new()?;
 
-    // SAFETY: `sigfillset` and `pthread_sigmask` get valid pointers to local sets; the clone's
-    // child runs `child_main` on `stack` (owned here, unused by anything else) with a pointer to
-    // `plan`, whose pointers point into `program`, `argv`, `envp`, the cwd and their strings,
-    // all alive until after `clone` returns: with CLONE_VFORK this thread is suspended until the
-    // child has exec'd or exited, so the child never sees them freed. `child_main` is
-    // `extern "C"` and never unwinds.
+    // SAFETY: zeroed memory is a valid `sigset_t` (a plain bit array), filled or replaced below.
+    let mut all: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: as for `all`.
+    let mut before: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `all` is a valid set owned by this frame.
+    unsafe { libc::sigfillset(&raw mut all) };
+    // SAFETY: both pointers are to sets owned by this frame; only this thread's mask changes.
+    unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &raw const all, &raw mut before) };
+    // SAFETY: the child runs `child_main` on `stack` (mapped here, used by nothing else, a guard
+    // page below it) with a pointer to `plan`, whose pointers point into `program`, `argv`,
+    // `envp`, the cwd and their strings, all alive until after `clone` returns: with CLONE_VFORK
+    // this thread is suspended until the child has exec'd or exited, so the child never sees
+    // them freed. `child_main` is `extern "C"` and never unwinds.
     let pid = unsafe {
-        let mut all: libc::sigset_t = std::mem::zeroed();
-        let mut before: libc::sigset_t = std::mem::zeroed();
-        libc::sigfillset(&raw mut all);
-        libc::pthread_sigmask(libc::SIG_SETMASK, &raw const all, &raw mut before);
-        let pid = libc::clone(
+        libc::clone(
             child_main,
-            stack_top,
+            stack.top(),
             libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
             (&raw const plan).cast_mut().cast::<c_void>(),
-        );
-        let clone_error = std::io::Error::last_os_error();
-        libc::pthread_sigmask(libc::SIG_SETMASK, &raw const before, std::ptr::null_mut());
-        if pid < 0 {
-            return Err(clone_error);
-        }
-        pid
+        )
     };
+    let clone_error = std::io::Error::last_os_error();
+    // SAFETY: `before` is the mask saved above; the old mask is not asked for.
+    unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &raw const before, std::ptr::null_mut()) };
+    if pid < 0 {
+        return Err(clone_error);
+    }
     drop(stack);
     let pid = Pid::from_raw(pid).ok_or_else(|| std::io::Error::other("clone gave no pid"))?;
     let error = plan.error.load(Ordering::Acquire);
@@ -283,68 +284,137 @@ fn clone_exec(exec: &Exec<'_>) -> std::io::Result<Pid> {
 /// The child, between the clone and the exec: system calls only. Never returns (it execs or
 /// exits 127 with the failed step's `errno` in the plan).
 extern "C" fn child_main(plan: *mut c_void) -> c_int {
-    // SAFETY: `plan` is the host's `ChildPlan`, alive while the host waits for this child (see
-    // `spawn`); every call below is an async-signal-safe system call on valid pointers or fds.
-    unsafe {
-        let plan = &*plan.cast::<ChildPlan>();
-        let fail = |plan: &ChildPlan| -> c_int {
-            let errno = *libc::__errno_location();
-            plan.error.store(
-                if errno == 0 { libc::EIO } else { errno },
-                Ordering::Release,
-            );
-            libc::_exit(127)
+    // SAFETY: `plan` is the host's `ChildPlan`, alive and unmoved while the host's thread waits
+    // for this child (CLONE_VFORK, see `clone_exec`); it is only read, but for its atomic `error`.
+    let plan = unsafe { &*plan.cast::<ChildPlan>() };
+    // Every signal is blocked (the host blocked them before the clone): reset the handled ones,
+    // and SIGPIPE, before anything can be delivered.
+    // SAFETY: zeroed memory is a valid `sigaction` (no flags, an empty mask); the handler is set
+    // next.
+    let mut default: libc::sigaction = unsafe { std::mem::zeroed() };
+    default.sa_sigaction = libc::SIG_DFL;
+    for signal in 1..=LAST_SIGNAL {
+        // SAFETY: as for `default`; filled by the kernel below.
+        let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
+        // SAFETY: reads the disposition into `old`, a valid local; an unknown signal fails.
+        if unsafe { libc::sigaction(signal, std::ptr::null(), &raw mut old) } != 0 {
+            continue;
+        }
+        let handled = old.sa_sigaction != libc::SIG_DFL && old.sa_sigaction != libc::SIG_IGN;
+        if handled || signal == libc::SIGPIPE {
+            // SAFETY: sets the default disposition from a valid local; this child's table is its
+            // own (CLONE_VM without CLONE_SIGHAND).
+            unsafe { libc::sigaction(signal, &raw const default, std::ptr::null_mut()) };
+        }
+    }
+    if plan.death_signal != 0 {
+        let signal =
+            libc::c_ulong::try_from(plan.death_signal).unwrap_or(libc::SIGKILL as libc::c_ulong);
+        // SAFETY: `PR_SET_PDEATHSIG` takes a signal number; the other arguments are unused.
+        if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, signal, 0, 0, 0) } != 0 {
+            fail(plan, errno());
+        }
+        // The host may have died before the prctl: then nobody would send the signal.
+        // SAFETY: no arguments, no memory.
+        if unsafe { libc::getppid() } != plan.parent {
+            fail(plan, libc::ESRCH);
+        }
+    }
+    // SAFETY: no memory is passed; this child becomes the leader of a new group.
+    if plan.own_group && unsafe { libc::setpgid(0, 0) } != 0 {
+        fail(plan, errno());
+    }
+    if let Some(stdio) = plan.stdio {
+        for (target, fd) in (0..).zip(stdio) {
+            // SAFETY: file descriptors only; `fd` is open in the host (it waits) and so here.
+            if unsafe { libc::dup2(fd, target) } < 0 {
+                fail(plan, errno());
+            }
+        }
+    }
+    // SAFETY: `cwd` is null or a NUL-terminated string the host keeps alive.
+    if !plan.cwd.is_null() && unsafe { libc::chdir(plan.cwd) } != 0 {
+        fail(plan, errno());
+    }
+    // SAFETY: zeroed memory is a valid `sigset_t`, emptied next.
+    let mut none: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `none` is a valid local set.
+    unsafe { libc::sigemptyset(&raw mut none) };
+    // SAFETY: unblocks every signal from a valid local set; the old mask is not asked for.
+    unsafe { libc::sigprocmask(libc::SIG_SETMASK, &raw const none, std::ptr::null_mut()) };
+    // SAFETY: the program, argv and envp are NUL-terminated strings and null-terminated arrays
+    // the host keeps alive; on success nothing after this runs.
+    unsafe { libc::execve(plan.program, plan.argv, plan.envp) };
+    fail(plan, errno())
+}
+
+/// This thread's `errno`.
+fn errno() -> c_int {
+    // SAFETY: `__errno_location` gives this thread's own errno slot, valid as long as it runs.
+    unsafe { *libc::__errno_location() }
+}
+
+/// Ends the child: the failed step's `errno` into the plan for the host, then exit 127.
+fn fail(plan: &ChildPlan, errno: c_int) -> ! {
+    plan.error.store(
+        if errno == 0 { libc::EIO } else { errno },
+        Ordering::Release,
+    );
+    // SAFETY: `_exit` ends the child at once, running none of the host's exit handlers (it
+    // shares the host's memory).
+    unsafe { libc::_exit(127) }
+}
+
+/// The child's stack: [`STACK_BYTES`] mapped for it alone, with an inaccessible guard page
+/// below (the stack grows down), so running past its end faults instead of writing over
+/// whatever the host's allocator put there. Unmapped when dropped, after the clone returned.
+struct ChildStack {
+    base: *mut c_void,
+    len: usize,
+}
+
+impl ChildStack {
+    fn new() -> std::io::Result<Self> {
+        // SAFETY: no memory is passed.
+        let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096);
+        let len = STACK_BYTES + page;
+        // SAFETY: a new private anonymous mapping where the kernel chooses; nothing existing is
+        // touched.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
+                -1,
+                0,
+            )
         };
-        // Every signal is blocked (the host blocked them before the clone): reset the handled
-        // ones, and SIGPIPE, before anything can be delivered.
-        let mut default: libc::sigaction = std::mem::zeroed();
-        default.sa_sigaction = libc::SIG_DFL;
-        for signal in 1..=LAST_SIGNAL {
-            let mut old: libc::sigaction = std::mem::zeroed();
-            if libc::sigaction(signal, std::ptr::null(), &raw mut old) != 0 {
-                continue;
-            }
-            let handled = old.sa_sigaction != libc::SIG_DFL && old.sa_sigaction != libc::SIG_IGN;
-            if handled || signal == libc::SIGPIPE {
-                libc::sigaction(signal, &raw const default, std::ptr::null_mut());
-            }
+        if base == libc::MAP_FAILED {
+            return Err(std::io::Error::last_os_error());
         }
-        if plan.death_signal != 0 {
-            if libc::prctl(
-                libc::PR_SET_PDEATHSIG,
-                libc::c_ulong::try_from(plan.death_signal)
-                    .unwrap_or(libc::SIGKILL as libc::c_ulong),
-                0,
-                0,
-                0,
-            ) != 0
-            {
-                return fail(plan);
-            }
-            // The host may have died before the prctl: then nobody would send the signal.
-            if libc::getppid() != plan.parent {
-                *libc::__errno_location() = libc::ESRCH;
-                return fail(plan);
-            }
+        let stack = Self { base, len };
+        // SAFETY: the lowest page of the mapping made above, which nothing uses yet.
+        if unsafe { libc::mprotect(base, page, libc::PROT_NONE) } != 0 {
+            return Err(std::io::Error::last_os_error());
         }
-        if plan.own_group && libc::setpgid(0, 0) != 0 {
-            return fail(plan);
-        }
-        if let Some(stdio) = plan.stdio {
-            for (target, fd) in (0..).zip(stdio) {
-                if libc::dup2(fd, target) < 0 {
-                    return fail(plan);
-                }
-            }
-        }
-        if !plan.cwd.is_null() && libc::chdir(plan.cwd) != 0 {
-            return fail(plan);
-        }
-        let mut none: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&raw mut none);
-        libc::sigprocmask(libc::SIG_SETMASK, &raw const none, std::ptr::null_mut());
-        libc::execve(plan.program, plan.argv, plan.envp);
-        fail(plan)
+        Ok(stack)
+    }
+
+    /// The top of the stack (its highest address, page-aligned, so 16-byte aligned).
+    fn top(&self) -> *mut c_void {
+        self.base
+            .cast::<u8>()
+            .wrapping_add(self.len)
+            .cast::<c_void>()
+    }
+}
+
+impl Drop for ChildStack {
+    fn drop(&mut self) {
+        // SAFETY: the whole mapping made in `new`, unused once the clone has returned (the child
+        // exec'd or exited by then: CLONE_VFORK).
+        unsafe { libc::munmap(self.base, self.len) };
     }
 }
 

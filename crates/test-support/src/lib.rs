@@ -10,9 +10,13 @@
 //! The `fake-model` binary serves a scenario file until killed. [`cli_lines`] holds inputs for
 //! testing parsers of product CLIs' JSON lines (recorded transcripts, proptest strategies).
 //!
+//! [`alone::in_own_process`] runs a test that reads process-wide state in a process of its own
+//! under any harness.
+//!
 //! Deliberately not here: any model client (that is `subagent-model`), and assertions: the
 //! server reports, tests decide.
 
+pub mod alone;
 pub mod cli_lines;
 mod encode;
 pub mod normalize;

@@ -21,7 +21,9 @@ fn status_mask(pid: u32, field: &str) -> u64 {
     u64::from_str_radix(line.trim(), 16).unwrap()
 }
 
-/// The children of this process (every thread's).
+/// The children of this process (every thread's): under `cargo test` other tests' too, so a
+/// test that asserts on them runs in a process of its own
+/// (`subagent_test_support::alone::in_own_process`).
 fn my_children() -> Vec<String> {
     std::fs::read_dir("/proc/self/task")
         .unwrap()
@@ -80,6 +82,11 @@ async fn a_child_starts_with_the_signals_a_std_child_gets() {
 
 #[tokio::test]
 async fn a_program_that_cannot_be_executed_is_an_error_and_leaves_no_child() {
+    if !subagent_test_support::alone::in_own_process(
+        "suite::spawn::a_program_that_cannot_be_executed_is_an_error_and_leaves_no_child",
+    ) {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let program = dir.path().join("not-a-program");
     // Executable, but no format the kernel knows (no `#!`): execve fails with ENOEXEC.
@@ -115,6 +122,11 @@ async fn a_program_that_cannot_be_executed_is_an_error_and_leaves_no_child() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_spawns_each_get_their_own_pipes() {
+    if !subagent_test_support::alone::in_own_process(
+        "suite::spawn::concurrent_spawns_each_get_their_own_pipes",
+    ) {
+        return;
+    }
     let runs = (0..48).map(|n| {
         tokio::spawn(async move {
             let mut child = ProcessSpec::new("cat", CWD)

@@ -186,35 +186,11 @@ pub fn assert_clean(lines: &[Line], details: &[String]) {
     );
 }
 
-/// Set in the process a chaos test re-executes itself in.
-const CHILD: &str = "SUBAGENT_CHAOS_CHILD";
-
 /// Whether to run the test's body here: only in a process of its own. The harness makes its
 /// process a subreaper and counts (and kills) every stray child of it, which must never be
-/// another test's process: nextest runs each test in its own process, `cargo test` runs them
-/// as threads of one. So the test runs its own binary again for just itself (`--exact`) and
-/// passes if that passes.
+/// another test's process (`cargo test` runs a binary's tests as threads of one).
 fn in_own_process(test: &str) -> bool {
-    if std::env::var_os(CHILD).is_some() {
-        return true;
-    }
-    let name = format!("suite::chaos::{test}");
-    let status = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            name.as_str(),
-            "--exact",
-            "--nocapture",
-            "--test-threads",
-            "1",
-        ])
-        .env(CHILD, "1")
-        .status()
-        .unwrap();
-    assert!(
-        status.success(),
-        "{name} failed in its own process: {status}"
-    );
-    false
+    subagent_test_support::alone::in_own_process(&format!("suite::chaos::{test}"))
 }
 
 #[test]
