@@ -1,7 +1,8 @@
 //! The background tasks of a run, as its event stream tells them: a delegation or command that
-//! went to the background (the runtime's tool result names the task), the events of its
-//! subagent forwarded into the stream (tagged with the call that started it), and its end (the
-//! runtime's `background task <id> <status>: <description>` progress event).
+//! went to the background ([`RunEvent::TaskStarted`]), the events of its subagent forwarded
+//! into the stream (tagged with the call that started it), and its end
+//! ([`RunEvent::TaskEnded`]). Only typed events: what the runtime writes for the model (its
+//! tool results, its notifications) is free to change wording.
 //!
 //! Deliberately not here: printing (that is `render`), and a task's grandchildren (their events
 //! are tagged with their own calls; `activity` names them).
@@ -36,90 +37,35 @@ pub struct Background {
     tasks: Vec<Task>,
     /// When each task started, by id (for the live view's elapsed time).
     started: HashMap<String, Instant>,
-    /// The run's own open tool calls: id → what a task it starts is called (the call's
-    /// `description`, else its command or prompt).
-    calls: HashMap<String, String>,
-}
-
-/// The task a tool result says it started, in the runtime's words: a background delegation
-/// (`Started background subagent <id> (<description>) …`), a foreground one that moved there
-/// (`… moved to the background as task <id> (<description>). …`), a background command
-/// (`Started background command <id>. …`).
-pub fn started_task(output: &str) -> Option<(String, Option<String>)> {
-    let rest = output
-        .strip_prefix("Started background subagent ")
-        .or_else(|| {
-            output
-                .find(", so it moved to the background as task ")
-                .map(|at| &output[at + ", so it moved to the background as task ".len()..])
-        });
-    if let Some(rest) = rest {
-        let (id, rest) = rest.split_once(' ')?;
-        let description = rest
-            .strip_prefix('(')
-            .and_then(|rest| rest.rsplit_once(')'))
-            .map(|(description, _)| description.to_owned());
-        return Some((id.to_owned(), description));
-    }
-    let rest = output.strip_prefix("Started background command ")?;
-    let id = rest.split(['.', ' ']).next()?;
-    Some((id.to_owned(), None))
-}
-
-/// The task id and status of the runtime's end message
-/// (`subagent_runtime::task_ended_message`).
-pub fn ended_task(message: &str) -> Option<(&str, &str)> {
-    let rest = message.strip_prefix("background task ")?;
-    let (id, rest) = rest.split_once(' ')?;
-    let (status, _) = rest.split_once(':')?;
-    Some((id, status))
 }
 
 impl Background {
-    /// Takes one event into account; returns the plain line that says a task started, if it
-    /// did (its end is the runtime's own progress event, printed as such).
-    pub fn note(&mut self, event: &RunEvent) -> Option<String> {
+    /// Takes one event into account.
+    pub fn note(&mut self, event: &RunEvent) {
         match event {
-            RunEvent::ToolCall {
-                id,
-                input,
-                parent_tool_use_id: None,
+            RunEvent::TaskStarted {
+                task_id,
+                tool_use_id,
+                description,
                 ..
             } => {
-                let field = |key: &str| input.get(key).and_then(|v| v.as_str());
-                let what = field("description")
-                    .or_else(|| field("command"))
-                    .or_else(|| field("prompt"))
-                    .unwrap_or_default();
-                self.calls.insert(id.clone(), one_line(what, 80));
-                None
-            }
-            RunEvent::ToolResult {
-                id,
-                output,
-                parent_tool_use_id: None,
-                ..
-            } => {
-                let call = self.calls.remove(id);
-                let (task, description) = started_task(output)?;
-                let description = description.or(call).unwrap_or_default();
-                let line = format!("background task {task} started: {description}");
-                self.started.insert(task.clone(), Instant::now());
+                let id = task_id.to_string();
+                self.started.insert(id.clone(), Instant::now());
                 self.tasks.push(Task {
-                    id: task,
-                    call_id: id.clone(),
-                    description,
+                    id,
+                    call_id: tool_use_id.clone(),
+                    description: description.clone(),
                     status: "running".into(),
                     last: "starting".into(),
                 });
-                Some(line)
             }
-            RunEvent::Progress { message } => {
-                let (id, status) = ended_task(message)?;
+            RunEvent::TaskEnded {
+                task_id, status, ..
+            } => {
+                let id = task_id.to_string();
                 if let Some(task) = self.tasks.iter_mut().find(|task| task.id == id) {
-                    task.status = status.to_owned();
+                    task.status = status.as_str().to_owned();
                 }
-                None
             }
             RunEvent::ToolCall {
                 name,
@@ -130,7 +76,6 @@ impl Background {
                 if let Some(task) = self.running_of(call) {
                     task.last = format!("{name} {}", one_line(&input.to_string(), 40));
                 }
-                None
             }
             RunEvent::Text {
                 parent_tool_use_id: Some(call),
@@ -139,7 +84,6 @@ impl Background {
                 if let Some(task) = self.running_of(call) {
                     task.last = "writing".into();
                 }
-                None
             }
             // Its progress summary says best what it is doing, until its next step.
             RunEvent::Summary {
@@ -149,9 +93,8 @@ impl Background {
                 if let Some(task) = self.running_of(call) {
                     task.last = format!("“{}”", one_line(text, 60));
                 }
-                None
             }
-            _ => None,
+            _ => {}
         }
     }
 
@@ -204,6 +147,7 @@ impl Background {
 mod tests {
     use pretty_assertions::assert_eq;
     use serde_json::json;
+    use subagent_core::{RunId, TaskKind, TaskStatus};
 
     use super::*;
 
@@ -225,6 +169,15 @@ mod tests {
         }
     }
 
+    fn started(id: &str, call: &str, kind: TaskKind, description: &str) -> RunEvent {
+        RunEvent::TaskStarted {
+            task_id: id.parse::<RunId>().unwrap(),
+            tool_use_id: call.into(),
+            kind,
+            description: description.into(),
+        }
+    }
+
     /// The view without the elapsed time of running tasks.
     fn untimed(background: &Background) -> Vec<String> {
         background
@@ -239,21 +192,16 @@ mod tests {
             .collect()
     }
 
+    /// Tasks are followed from the typed events alone: the tool results the model reads may
+    /// say anything (here, words no runtime writes) and the view stays the same.
     #[test]
-    fn tasks_are_followed_from_the_runtimes_words_to_their_end() {
+    fn tasks_are_followed_from_typed_events_whatever_the_model_reads() {
         let id = "0b7c2f3e-1111-2222-3333-444455556666";
+        let command = "99999999-aaaa-bbbb-cccc-dddddddddddd";
         let mut background = Background::default();
-        assert_eq!(
-            background.note(&call("c1", json!({"description": "bg notes"}), None)),
-            None
-        );
-        assert_eq!(
-            background.note(&result(
-                "c1",
-                &format!("Started background subagent {id} (bg notes) with provider spawn. Its result will arrive as a <task-notification>; do not wait for it by polling.")
-            )),
-            Some(format!("background task {id} started: bg notes"))
-        );
+        background.note(&call("c1", json!({"description": "bg notes"}), None));
+        background.note(&started(id, "c1", TaskKind::Agent, "bg notes"));
+        background.note(&result("c1", "Reworded: off it goes, task id elsewhere."));
         assert_eq!(
             untimed(&background),
             ["  task 0b7c2f3e · running · bg notes · starting"]
@@ -272,19 +220,20 @@ mod tests {
             untimed(&background),
             ["  task 0b7c2f3e · running · bg notes · “Reading a.rs for its parser.”"]
         );
-        // A command, named by its call.
+        // A command, named by the runtime's description of it.
         background.note(&call("c2", json!({"command": "make serve"}), None));
-        background.note(&result(
-            "c2",
-            "Started background command 99999999-aaaa-bbbb-cccc-dddddddddddd. Its output file is /tmp/x.jsonl. Read it with task_output.",
-        ));
-        // The runtime's end message, as `subagent_runtime` spells it.
-        let ended = subagent_runtime::task_ended_message(
-            id.parse().unwrap(),
-            subagent_runtime::TaskStatus::Completed,
-            "bg notes",
-        );
-        background.note(&RunEvent::Progress { message: ended });
+        background.note(&started(command, "c2", TaskKind::Bash, "make serve"));
+        background.note(&result("c2", "Anything at all."));
+        // A progress line in the old words of an end is only progress now.
+        background.note(&RunEvent::Progress {
+            message: format!("background task {command} completed: make serve"),
+        });
+        background.note(&RunEvent::TaskEnded {
+            task_id: id.parse().unwrap(),
+            tool_use_id: "c1".into(),
+            status: TaskStatus::Completed,
+            description: "bg notes".into(),
+        });
         assert_eq!(
             untimed(&background),
             [
@@ -295,34 +244,15 @@ mod tests {
     }
 
     #[test]
-    fn a_foreground_call_that_moved_to_the_background_is_a_task() {
-        assert_eq!(
-            started_task(
-                "The subagent was still running after 50 ms, so it moved to the background as task 1234 (slow one). Its result will arrive as a <task-notification>; read it with task_output or stop it with task_stop."
-            ),
-            Some(("1234".to_owned(), Some("slow one".to_owned())))
-        );
-        assert_eq!(started_task("done"), None);
-        assert_eq!(
-            ended_task("background task 12 failed: x: y"),
-            Some(("12", "failed"))
-        );
-        assert_eq!(ended_task("retrying in 2s"), None);
-    }
-
-    #[test]
     fn the_view_lists_five_tasks_and_counts_the_rest() {
         let mut background = Background::default();
         for i in 0..7 {
             let call_id = format!("c{i}");
-            background.note(&call(
+            background.note(&started(
+                &format!("{i:08}-0000-0000-0000-000000000000"),
                 &call_id,
-                json!({"description": format!("t{i}")}),
-                None,
-            ));
-            background.note(&result(
-                &call_id,
-                &format!("Started background subagent {i:08} (t{i}) with provider spawn."),
+                TaskKind::Agent,
+                &format!("t{i}"),
             ));
         }
         let lines = untimed(&background);

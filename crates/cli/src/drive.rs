@@ -110,7 +110,8 @@ pub async fn drive(mut run: Run, progress: &mut Progress, interrupts: &mut Inter
                         &event,
                         RunEvent::ToolCall { parent_tool_use_id: None, .. }
                             | RunEvent::ToolResult { parent_tool_use_id: None, .. }
-                            | RunEvent::Progress { .. }
+                            | RunEvent::TaskStarted { .. }
+                            | RunEvent::TaskEnded { .. }
                     );
                     if own {
                         seen.push(event);

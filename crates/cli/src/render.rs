@@ -148,17 +148,12 @@ impl Progress {
             return;
         }
         let line = self.plain_line(event);
-        let started = self.background.note(event);
+        self.background.note(event);
         match self.mode {
             Mode::Plain => {
                 let elapsed = self.started.elapsed().as_secs_f64();
                 if let Some((tag, line)) = line {
                     eprintln!("[{tag} {elapsed:.1}s] {line}");
-                }
-                // A task that went to the background, in the shape of the runtime's line for
-                // its end (`background task <id> completed: …`).
-                if let Some(started) = started {
-                    eprintln!("[{} {elapsed:.1}s] {started}", self.label);
                 }
             }
             Mode::Live => self.redraw(),
@@ -233,6 +228,27 @@ impl Progress {
             RunEvent::Summary { text, .. } => {
                 self.last = one_line(text, 80);
                 Some(format!("summary: {}", one_line(text, 200)))
+            }
+            RunEvent::TaskStarted {
+                task_id,
+                description,
+                ..
+            } => Some(format!(
+                "background task {task_id} started: {}",
+                one_line(description, 200)
+            )),
+            RunEvent::TaskEnded {
+                task_id,
+                status,
+                description,
+                ..
+            } => {
+                let line = format!(
+                    "background task {task_id} {status}: {}",
+                    one_line(description, 200)
+                );
+                self.last = one_line(&line, 50);
+                Some(line)
             }
             RunEvent::Finished { status } => Some(format!("finished: {status}")),
             _ => None,

@@ -30,6 +30,7 @@ mod provider;
 pub mod registry;
 mod request;
 mod run;
+mod task;
 mod text;
 
 pub use capabilities::{Capabilities, Capability};
@@ -43,6 +44,7 @@ pub use run::{
     DIAGNOSTIC_LIMIT, Outcome, Run, RunEmitter, RunEvent, RunEvents, RunSender, SessionRef, Usage,
 };
 pub use subagent_session::{Effort, StopReason};
+pub use task::{TaskKind, TaskStatus};
 pub use text::{DESCRIPTION_CHARS, default_description};
 
 /// The types of [`StartRequest::permission_ceiling`] and [`StartRequest::tool_filter`], which

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::{RunId, StartRequest, StopReason, WorktreeReport};
+use crate::{RunId, StartRequest, StopReason, TaskKind, TaskStatus, WorktreeReport};
 
 /// Token and tool counts of a run: the one `Usage` type, shared with the model clients.
 pub use subagent_session::Usage;
@@ -174,6 +174,31 @@ pub enum RunEvent {
     Progress {
         /// What happened.
         message: String,
+    },
+    /// A background task of this run started: a delegation or a command sent to the
+    /// background, or a foreground delegation that moved there. Put into its own stream by the
+    /// in-process runtime, before the tool result that tells the model.
+    TaskStarted {
+        /// The task's id (a subagent's run id).
+        task_id: RunId,
+        /// The id of the tool call that started it (its subagent's forwarded events carry it
+        /// as their `parent_tool_use_id`).
+        tool_use_id: String,
+        /// What it runs.
+        kind: TaskKind,
+        /// Its description.
+        description: String,
+    },
+    /// A background task of this run ended.
+    TaskEnded {
+        /// The task's id.
+        task_id: RunId,
+        /// The id of the tool call that started it.
+        tool_use_id: String,
+        /// How it ended (never `running`).
+        status: TaskStatus,
+        /// Its description.
+        description: String,
     },
     /// The run ended; the outcome is ready.
     Finished {

@@ -291,6 +291,23 @@ fn progress_message(event: &RunEvent) -> Option<String> {
             usage.input_tokens, usage.output_tokens
         )),
         RunEvent::Progress { message } => Some(shorten(message)),
+        RunEvent::TaskStarted {
+            task_id,
+            description,
+            ..
+        } => Some(format!(
+            "background task {task_id} started: {}",
+            shorten(description)
+        )),
+        RunEvent::TaskEnded {
+            task_id,
+            status,
+            description,
+            ..
+        } => Some(format!(
+            "background task {task_id} {status}: {}",
+            shorten(description)
+        )),
         RunEvent::Summary { text, .. } => Some(format!("summary: {}", shorten(text))),
         _ => None,
     }

@@ -71,7 +71,7 @@ pub use structured::OutputMode;
 pub use summary::{SummaryConfig, SummaryStats, SummaryTicks};
 pub use tasks::{
     RECENT_ACTIVITIES, TASK_RETENTION, TaskDir, TaskInfo, TaskKind, TaskNotification, TaskProgress,
-    TaskStatus, TaskTable, task_ended_message,
+    TaskStatus, TaskTable,
 };
 pub use tools::{EventSink, Roots, Tool, ToolContext, ToolKind, ToolOutput, ToolSet};
 

@@ -8,8 +8,9 @@
 //! child's events and then its outcome as JSON lines (secrets redacted), written as they happen
 //! and flushed at each of the child's turn ends (its `usage` event) and at the end; it lives in
 //! the table's directory, by default `<temp dir>/subagent-tasks/<parent run id>/<task id>.jsonl`.
-//! A table that forwards into its parent's stream also puts a `progress` event there when a
-//! task ends ([`task_ended_message`]: `background task <id> <status>: <description>`).
+//! A table that forwards into its parent's stream also puts typed events there: a
+//! [`RunEvent::TaskStarted`] when a task starts (before the tool result that tells the model)
+//! and a [`RunEvent::TaskEnded`] when it ends, so a view never reads the model's sentences.
 //!
 //! The agent loop delivers finished tasks as `<task-notification>` text in Claude Code's tag
 //! spelling (`<task_id>`, `<tool_use_id>`, `<output_file>`, `<status>`, `<summary>`,
@@ -42,62 +43,7 @@ use crate::tools::bash_report;
 /// How many recent activities a task's progress keeps.
 pub const RECENT_ACTIVITIES: usize = 5;
 
-/// What a task runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TaskKind {
-    /// A subagent started by a delegation tool.
-    Agent,
-    /// A shell command started by the bash tool.
-    Bash,
-}
-
-/// Where a task is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TaskStatus {
-    /// Still going.
-    Running,
-    /// Ended with a result.
-    Completed,
-    /// Ended without one (an error, a turn or token limit, a refusal).
-    Failed,
-    /// Stopped: by the task tools, or cancelled with its parent.
-    Killed,
-}
-
-impl TaskStatus {
-    /// The status of a run that ended this way.
-    pub fn of(status: StopReason) -> Self {
-        match status {
-            StopReason::Completed => Self::Completed,
-            StopReason::Cancelled => Self::Killed,
-            _ => Self::Failed,
-        }
-    }
-
-    /// The spelling the model reads.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Running => "running",
-            Self::Completed => "completed",
-            Self::Failed => "failed",
-            Self::Killed => "killed",
-        }
-    }
-}
-
-impl std::fmt::Display for TaskStatus {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// The `progress` event a forwarding table ([`TaskTable::forwarding`]) puts into its parent's
-/// stream when task `id` ends: `background task <id> <status>: <description>`.
-pub fn task_ended_message(id: RunId, status: TaskStatus, description: &str) -> String {
-    format!("background task {id} {status}: {description}")
-}
+pub use subagent_core::{TaskKind, TaskStatus};
 
 /// What a task has done so far.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -397,6 +343,7 @@ impl TaskTable {
             notified: false,
             outcome: None,
         };
+        self.started(&info);
         self.lock().tasks.push(Entry {
             info,
             cancel: run.cancel_token(),
@@ -458,6 +405,7 @@ impl TaskTable {
             notified: false,
             outcome: None,
         };
+        self.started(&info);
         self.lock().tasks.push(Entry {
             info: info.clone(),
             cancel,
@@ -507,6 +455,18 @@ impl TaskTable {
             table.finish(id, outcome);
         });
         info
+    }
+
+    /// Tells the parent's stream that the task of `info` started.
+    fn started(&self, info: &TaskInfo) {
+        if let Some(parent) = &self.parent {
+            parent.emit(RunEvent::TaskStarted {
+                task_id: info.id,
+                tool_use_id: info.tool_use_id.clone(),
+                kind: info.kind,
+                description: self.secrets.redact(&info.description).into_owned(),
+            });
+        }
     }
 
     /// Passes a subagent task's event on to the parent's stream, tagged with `call_id`.
@@ -584,7 +544,12 @@ impl TaskTable {
                 entry.info.progress.tool_uses =
                     entry.info.progress.tool_uses.max(outcome.usage.tool_uses);
                 entry.info.outcome = Some(outcome);
-                task_ended_message(id, entry.info.status, &entry.info.description)
+                RunEvent::TaskEnded {
+                    task_id: id,
+                    tool_use_id: entry.info.tool_use_id.clone(),
+                    status: entry.info.status,
+                    description: self.secrets.redact(&entry.info.description).into_owned(),
+                }
             });
             if ended.is_some() {
                 inner.finished.push_back(id);
@@ -593,9 +558,8 @@ impl TaskTable {
         };
         // The parent's stream hears of the end (`subagent run` shows it), as it hears the
         // task's events.
-        if let (Some(parent), Some(message)) = (&self.parent, ended) {
-            let message = self.secrets.redact(&message).into_owned();
-            parent.emit(RunEvent::Progress { message });
+        if let (Some(parent), Some(ended)) = (&self.parent, ended) {
+            parent.emit(ended);
         }
         self.changed.notify_waiters();
     }

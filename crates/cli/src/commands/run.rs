@@ -395,21 +395,28 @@ fn delegations_made(events: &[subagent_core::RunEvent], runnable: &Runnable) -> 
             } => {
                 if let Some((_, delegation)) = made.iter_mut().find(|(call, _)| call == id) {
                     delegation.result = Some((*is_error, output.clone()));
-                    if !is_error {
-                        delegation.task =
-                            crate::background::started_task(output).map(|(task, _)| (task, None));
-                    }
                 }
             }
-            // A background delegation's end (the runtime's progress event).
-            RunEvent::Progress { message } => {
-                if let Some((task, status)) = crate::background::ended_task(message) {
-                    let ended = made.iter_mut().find_map(|(_, delegation)| {
-                        delegation.task.as_mut().filter(|(id, _)| id == task)
-                    });
-                    if let Some((_, slot)) = ended {
-                        *slot = Some(status.to_owned());
-                    }
+            // A delegation that went to the background, and its end.
+            RunEvent::TaskStarted {
+                task_id,
+                tool_use_id,
+                ..
+            } => {
+                if let Some((_, delegation)) = made.iter_mut().find(|(call, _)| call == tool_use_id)
+                {
+                    delegation.task = Some((task_id.to_string(), None));
+                }
+            }
+            RunEvent::TaskEnded {
+                task_id, status, ..
+            } => {
+                let task = task_id.to_string();
+                let ended = made.iter_mut().find_map(|(_, delegation)| {
+                    delegation.task.as_mut().filter(|(id, _)| *id == task)
+                });
+                if let Some((_, slot)) = ended {
+                    *slot = Some(status.as_str().to_owned());
                 }
             }
             _ => {}
