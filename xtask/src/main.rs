@@ -8,7 +8,8 @@
 //! `test` is the README's test command: it checks the house rules (`tidy.rs`: crate layering,
 //! provider markers, file length, test files no `mod` line reaches), that every crate packages
 //! and the CLI's dependency tree stays within its budget (`dist.rs`), then runs every test of
-//! the workspace (with nextest when it is installed, else `cargo test`), then builds the lean
+//! the workspace (with nextest when it is installed, then once more with plain `cargo test`,
+//! whose threads share one process and which runs the doctests; else `cargo test`), then builds the lean
 //! `subagent` (`--no-default-features`). `ci` adds the format check and clippy with warnings
 //! denied, and ends with the README's install command (`cargo xtask install`, a release build).
 
@@ -185,10 +186,14 @@ fn test(root: &Path, extra: &[String]) -> Result<()> {
         command.args(["--features", &features]);
         command.args(extra);
         run(root, command)?;
-        // nextest does not run doctests.
-        let mut doc = cargo();
-        doc.args(["test", "--workspace", "--doc"]);
-        run(root, doc)?;
+        // Then once more as plain `cargo test` runs them, every test of a binary as a thread
+        // of one process (a test that reads process-wide state must still pass: it runs itself
+        // alone, `subagent_test_support::alone`), with the doctests nextest does not run.
+        let mut plain = cargo();
+        plain.args(["test", "--workspace", "--no-fail-fast"]);
+        plain.args(["--features", &features]);
+        plain.args(extra);
+        run(root, plain)?;
     } else {
         let mut command = cargo();
         command.args(["test", "--workspace", "--no-fail-fast"]);
