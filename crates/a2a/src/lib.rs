@@ -45,7 +45,7 @@ pub mod time;
 pub mod types;
 
 pub use client::Token;
-pub use config::{A2aConfig, Timeouts};
+pub use config::{A2aConfig, Limits, Timeouts};
 pub use error::{Error, Result};
 /// The a2a provider's reading of a remote task's stream, public only for the fuzz targets
 /// (`fuzz/`): not part of the crate's API.
