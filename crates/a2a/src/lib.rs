@@ -54,3 +54,7 @@ pub use events::Assembly;
 pub use ext::EXTENSION_URI;
 pub use lenient::{integral_numbers, u32_of};
 pub use provider::{A2aFactory, A2aProvider, CARRIED, KIND, PLAIN};
+/// What building an a2a provider checks of a card, and where a token may follow a request:
+/// public only for the fuzz targets (`fuzz/`), not part of the crate's API.
+#[doc(hidden)]
+pub use {client::same_host, provider::endpoint_of};

@@ -126,6 +126,14 @@ fn freeze(card: &AgentCard, config: &A2aConfig) -> Result<Frozen> {
     })
 }
 
+/// The JSON-RPC endpoint a provider built from `card` under `config` would send its requests
+/// (and its token) to, or why the card is refused: what building the provider checks of a card.
+/// Public only for the fuzz targets (`fuzz/`): not part of the crate's API.
+#[doc(hidden)]
+pub fn endpoint_of(card: &AgentCard, config: &A2aConfig) -> Result<String> {
+    freeze(card, config).map(|frozen| frozen.endpoint)
+}
+
 /// Delegates to an A2A agent.
 #[derive(Clone, Debug)]
 pub struct A2aProvider {
