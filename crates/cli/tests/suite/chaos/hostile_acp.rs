@@ -94,6 +94,9 @@ pub fn run(plan: &Plan, model: &str, rng: &mut Rng, details: &mut Vec<String>) -
                 .collect(),
             None => vec![rng.below(ENDINGS.len() as u64 - 1) as usize],
         };
+        // How the rounds ended: cancelled by the signal, killed by it, failed or completed
+        // by themselves (also those a signal came after).
+        let mut how = std::collections::BTreeMap::<&str, u32>::new();
         for (round, ending) in endings.into_iter().enumerate() {
             let (signal, name, code) = ENDINGS[ending];
             let dir = tempfile::tempdir_in(home.path()).unwrap();
@@ -108,6 +111,21 @@ pub fn run(plan: &Plan, model: &str, rng: &mut Rng, details: &mut Vec<String>) -
             let ended = delegate.finish(EXIT_LIMIT);
             let left = reaper::settle(&keep, SETTLE);
             line.runs += 1;
+            let end = if ended.killed_by() == Some(9) {
+                "killed by SIGKILL"
+            } else {
+                match ended
+                    .outcome()
+                    .as_ref()
+                    .and_then(|o| o["status"].as_str().map(str::to_owned))
+                {
+                    Some(status) if status == "cancelled" => "cancelled",
+                    Some(status) if status == "completed" => "completed",
+                    Some(status) if status == "failed" => "failed at the row's bound",
+                    _ => "other",
+                }
+            };
+            *how.entry(end).or_default() += 1;
             if let Some(why) = wrong_end(&ended, behaviour, signal, code) {
                 line.wrong += 1;
                 details.push(format!(
@@ -122,9 +140,12 @@ pub fn run(plan: &Plan, model: &str, rng: &mut Rng, details: &mut Vec<String>) -
                 ));
             }
         }
-        line.note = "endings: SIGINT, SIGTERM, SIGKILL 0–300 ms after the first event, or by \
-                     itself (timeout_secs 2, max_permission_requests 5, grace_ms 500)"
-            .to_owned();
+        let how: Vec<String> = how.iter().map(|(end, n)| format!("{n} {end}")).collect();
+        line.note = format!(
+            "SIGINT, SIGTERM, SIGKILL 0–300 ms after the first event, or no signal \
+             (timeout_secs 2, max_permission_requests 5, grace_ms 500): {}",
+            how.join(", ")
+        );
         lines.push(line);
     }
     lines
