@@ -41,7 +41,7 @@ fn preset(dir: &Path, model: &str, behaviour: &str) -> std::path::PathBuf {
     std::fs::write(
         &path,
         format!(
-            "version: 1\nmodel: {{kind: anthropic, name: fake-model, base_url: \"{model}\", api_key_env: FAKE_KEY, retry: {{max_retries: 0}}}}\nproviders:\n  - name: acp\n    kind: acp\n    config:\n      command: \"{}\"\n      env: {{HOSTILE: {behaviour}}}\n      grace_ms: 500\n      timeout_secs: 2\n      max_permission_requests: 5\n",
+            "version: 1\nmodel: {{kind: anthropic, name: fake-model, base_url: \"{model}\", api_key_env: FAKE_KEY, retry: {{max_retries: 0}}}}\nproviders:\n  - name: acp\n    kind: acp\n    config:\n      command: \"{}\"\n      env: {{HOSTILE: {behaviour}}}\n      grace_ms: 500\n      timeout_secs: 5\n      max_permission_requests: 5\n",
             agent.display()
         ),
     )
@@ -143,7 +143,7 @@ pub fn run(plan: &Plan, model: &str, rng: &mut Rng, details: &mut Vec<String>) -
         let how: Vec<String> = how.iter().map(|(end, n)| format!("{n} {end}")).collect();
         line.note = format!(
             "SIGINT, SIGTERM, SIGKILL 0–300 ms after the first event, or no signal \
-             (timeout_secs 2, max_permission_requests 5, grace_ms 500): {}",
+             (timeout_secs 5, max_permission_requests 5, grace_ms 500): {}",
             how.join(", ")
         );
         lines.push(line);
