@@ -53,6 +53,7 @@ pub const TARGETS: &[(&str, &[(&str, &str)])] = &[
     ("acp_updates", &[("@reference/transcripts", ".wire.jsonl")]),
     ("transcript", &[]),
     ("mcp_arguments", &[]),
+    ("a2a_client", &[]),
 ];
 
 /// The largest seed copied (libFuzzer's `-max_len` follows the largest input of the corpus).

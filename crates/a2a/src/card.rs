@@ -173,6 +173,12 @@ pub struct AgentCard {
     pub preferred_transport: Option<String>,
 }
 
+/// A card from its body as served (`content_type` only names what came in an error).
+pub fn read_card(body: &[u8], content_type: &str) -> Result<AgentCard, String> {
+    serde_json::from_slice(body)
+        .map_err(|error| format!("its card ({content_type}) is not an A2A agent card: {error}"))
+}
+
 impl AgentCard {
     /// The interfaces: `supportedInterfaces`, then a 0.3 card's top-level `url` (version
     /// `protocolVersion`, default `0.3`; binding `preferredTransport`, default `JSONRPC`) unless

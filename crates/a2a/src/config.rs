@@ -31,6 +31,28 @@ impl Default for Timeouts {
     }
 }
 
+/// How much the provider reads of what the agent sends, in bytes: past a bound the agent is
+/// refused (`PROTOCOL`) or the run fails, saying which bound; nothing is read whole first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct Limits {
+    /// The agent card. Default 1 MiB (a `subagent serve`'s card with a hundred rows is well
+    /// under 100 KiB).
+    pub card_bytes: usize,
+    /// One event of a task's stream (its `data:` lines together, or one line of any field) and
+    /// one JSON-RPC answer. Default 8 MiB (an event with a large tool result fits).
+    pub event_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            card_bytes: 1 << 20,
+            event_bytes: 8 << 20,
+        }
+    }
+}
+
 /// The `config:` block of an `a2a` row: which agent, which of its skills, how to authenticate.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -56,6 +78,15 @@ pub struct A2aConfig {
     /// `resume`). A `subagent serve` resumes by continuing the task, whatever this says.
     #[serde(default)]
     pub resume_by_context: bool,
+    /// Bounds on what the agent sends.
+    #[serde(default)]
+    pub limits: Limits,
+    /// Let the card send requests (and the token) to a JSON-RPC interface on another host than
+    /// `url`'s (a card that names its public address behind a proxy, say). Off by default: a
+    /// card naming another host is refused. Redirects to another host are refused whatever
+    /// this says.
+    #[serde(default)]
+    pub allow_other_host: bool,
 }
 
 impl A2aConfig {
@@ -67,6 +98,8 @@ impl A2aConfig {
             skill: None,
             timeouts: Timeouts::default(),
             resume_by_context: false,
+            limits: Limits::default(),
+            allow_other_host: false,
         }
     }
 

@@ -30,6 +30,17 @@ pub enum Error {
         /// What was asked.
         url: String,
     },
+    /// The agent did what this provider refuses: a redirect to another host, a card or an
+    /// answer past the row's bound (`limits`), an answer of the wrong content type. Returned by
+    /// `build` (the card) and `start`; becomes `PROTOCOL`. Retrying does not help: the agent,
+    /// or the row's `url` or `limits`, must change.
+    #[error("a2a agent at {url}: {message}")]
+    Refused {
+        /// What was asked.
+        url: String,
+        /// What was refused.
+        message: String,
+    },
     /// The agent's card offers nothing this provider can use (no JSON-RPC 1.x interface, no
     /// streaming, no such skill). Returned by `build`; becomes `INVALID_ARGUMENTS`.
     #[error("a2a agent at {url}: {message}")]
@@ -53,6 +64,7 @@ impl From<Error> for subagent_core::Error {
         match error {
             Error::Config(_) | Error::Card { .. } => Self::invalid(error.to_string()),
             Error::Unreachable { .. } => Self::spawn_failed(error.to_string()),
+            Error::Refused { .. } => Self::protocol(error.to_string()),
             Error::Unauthorized { .. } => Self::Unauthorized {
                 message: error.to_string(),
             },

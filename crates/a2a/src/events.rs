@@ -100,6 +100,9 @@ impl Assembly {
             }
         }
         apply(&mut self.task, event);
+        // The run needs the task's state, its last status and its artifacts, never its
+        // history: an agent that streams status messages for ever does not grow the run.
+        self.task.history = Vec::new();
         out
     }
 
@@ -279,6 +282,27 @@ mod tests {
             (answered.ended(), answered.outcome("p").text.as_str()),
             (true, "42")
         );
+    }
+
+    #[test]
+    fn status_messages_streamed_for_ever_are_not_kept() {
+        let mut assembly = Assembly::new(false);
+        let task: StreamResponse = serde_json::from_value(json!({"task": {"id": "t1",
+            "contextId": "c1", "status": {"state": "TASK_STATE_SUBMITTED"},
+            "history": [{"messageId": "h", "role": "ROLE_USER", "parts": [{"text": "hi"}]}]}}))
+        .unwrap();
+        assembly.take(&task);
+        let working: StreamResponse =
+            serde_json::from_value(status("TASK_STATE_WORKING", Some("tick"))).unwrap();
+        for _ in 0..1000 {
+            assert_eq!(
+                assembly.take(&working),
+                [RunEvent::Progress {
+                    message: "tick".to_owned()
+                }]
+            );
+        }
+        assert_eq!((assembly.task.history.len(), assembly.read), (0, 1001));
     }
 
     #[test]

@@ -45,7 +45,7 @@ pub mod time;
 pub mod types;
 
 pub use client::Token;
-pub use config::{A2aConfig, Timeouts};
+pub use config::{A2aConfig, Limits, Timeouts};
 pub use error::{Error, Result};
 /// The a2a provider's reading of a remote task's stream, public only for the fuzz targets
 /// (`fuzz/`): not part of the crate's API.
@@ -54,3 +54,7 @@ pub use events::Assembly;
 pub use ext::EXTENSION_URI;
 pub use lenient::{integral_numbers, u32_of};
 pub use provider::{A2aFactory, A2aProvider, CARRIED, KIND, PLAIN};
+/// What building an a2a provider checks of a card, and where a token may follow a request:
+/// public only for the fuzz targets (`fuzz/`), not part of the crate's API.
+#[doc(hidden)]
+pub use {client::same_host, provider::endpoint_of};

@@ -67,6 +67,15 @@ fn freeze(card: &AgentCard, config: &A2aConfig) -> Result<Frozen> {
             "its card lists no JSON-RPC interface of A2A 1.x (supportedInterfaces)".to_owned(),
         ));
     };
+    if !config.allow_other_host && !crate::client::same_host(config.url.trim(), &interface.url) {
+        return Err(card_error(format!(
+            "its card sends requests to {}, not on the host of the row's url {}: refused, the \
+             token would go there (if the agent really is there, set `url` to it, or \
+             `allow_other_host: true` in the row)",
+            interface.url,
+            config.url.trim()
+        )));
+    }
     if card.capabilities.streaming != Some(true) {
         return Err(card_error(
             "it does not stream (capabilities.streaming): the a2a provider follows a task by \
@@ -117,6 +126,14 @@ fn freeze(card: &AgentCard, config: &A2aConfig) -> Result<Frozen> {
     })
 }
 
+/// The JSON-RPC endpoint a provider built from `card` under `config` would send its requests
+/// (and its token) to, or why the card is refused: what building the provider checks of a card.
+/// Public only for the fuzz targets (`fuzz/`): not part of the crate's API.
+#[doc(hidden)]
+pub fn endpoint_of(card: &AgentCard, config: &A2aConfig) -> Result<String> {
+    freeze(card, config).map(|frozen| frozen.endpoint)
+}
+
 /// Delegates to an A2A agent.
 #[derive(Clone, Debug)]
 pub struct A2aProvider {
@@ -134,7 +151,13 @@ impl A2aProvider {
         token: Option<Token>,
     ) -> Result<Self> {
         config.validate()?;
-        let card = fetch_card(&config.card_url(), token.as_ref(), config.connect()).await?;
+        let card = fetch_card(
+            &config.card_url(),
+            token.as_ref(),
+            config.connect(),
+            config.limits.card_bytes,
+        )
+        .await?;
         Self::from_card(name, config, token, &card)
     }
 
@@ -145,7 +168,12 @@ impl A2aProvider {
         token: Option<Token>,
     ) -> Result<Self> {
         config.validate()?;
-        let card = fetch_card_blocking(&config.card_url(), token.as_ref(), config.connect())?;
+        let card = fetch_card_blocking(
+            &config.card_url(),
+            token.as_ref(),
+            config.connect(),
+            config.limits.card_bytes,
+        )?;
         Self::from_card(name, config, token, &card)
     }
 
@@ -156,7 +184,12 @@ impl A2aProvider {
         card: &AgentCard,
     ) -> Result<Self> {
         let frozen = freeze(card, &config)?;
-        let peer = Peer::new(frozen.endpoint.clone(), token, config.connect())?;
+        let peer = Peer::new(
+            frozen.endpoint.clone(),
+            token,
+            config.connect(),
+            config.limits,
+        )?;
         Ok(Self {
             name: name.into(),
             config: Arc::new(config),
@@ -220,6 +253,11 @@ fn refusal(provider: &str, url: &str, error: CallError) -> CoreError {
         }
         .into(),
         CallError::Unreachable(message) => Error::Unreachable {
+            url: url.to_owned(),
+            message,
+        }
+        .into(),
+        CallError::Refused(message) => Error::Refused {
             url: url.to_owned(),
             message,
         }

@@ -48,18 +48,27 @@ pub async fn drive(plan: Plan, mut stream: Stream, sender: RunSender) {
     let mut last_error = String::new();
     let mut backoff = FIRST_BACKOFF;
     let mut silent_since = Instant::now();
+    // Once asked to stop, the agent has the idle bound to end the task; one that goes on
+    // sending (ignoring `CancelTask`) is not waited for past it.
+    let mut stop_by: Option<Instant> = None;
     loop {
         let stopping = cancelled || timed_out;
         let next = tokio::select! {
             () = cancel.cancelled(), if !stopping => {
                 cancelled = true;
+                stop_by = Some(Instant::now() + plan.idle);
                 cancel_sent = cancel_remote(&plan, &assembly);
                 continue;
             }
             () = sleep_until(deadline), if !stopping => {
                 timed_out = true;
+                stop_by = Some(Instant::now() + plan.idle);
                 cancel_sent = cancel_remote(&plan, &assembly);
                 continue;
+            }
+            () = sleep_until(stop_by), if stopping => {
+                tracing::debug!("a2a: the agent did not end the task within the idle bound after CancelTask");
+                return finish(&plan, &assembly, sender, timed_out);
             }
             next = stream.next(plan.idle) => next,
         };
@@ -84,6 +93,19 @@ pub async fn drive(plan: Plan, mut stream: Stream, sender: RunSender) {
                     plan.peer.endpoint
                 ));
                 return sender.finish(outcome);
+            }
+            Next::Invalid(_) if stopping => return finish(&plan, &assembly, sender, timed_out),
+            Next::Invalid(what) => {
+                // Asking again would get the same: the run fails, saying what came.
+                return give_up(
+                    &plan,
+                    &assembly,
+                    sender,
+                    &format!(
+                        "the a2a agent at {} sent {what}: the run is stopped",
+                        plan.peer.endpoint
+                    ),
+                );
             }
             Next::Idle if stopping => return finish(&plan, &assembly, sender, timed_out),
             Next::Idle => {
@@ -155,6 +177,18 @@ pub async fn drive(plan: Plan, mut stream: Stream, sender: RunSender) {
                         Resubscribed::Ended => {
                             return finish(&plan, &assembly, sender, timed_out);
                         }
+                        Resubscribed::Refused(message) => {
+                            return give_up(
+                                &plan,
+                                &assembly,
+                                sender,
+                                &format!(
+                                    "re-subscribing to task {} at the a2a agent {}: {message}",
+                                    assembly.task_id().unwrap_or_default(),
+                                    plan.peer.endpoint
+                                ),
+                            );
+                        }
                         Resubscribed::Failed(message) => last_error = message,
                     }
                 }
@@ -193,6 +227,8 @@ enum Resubscribed {
     Stream(Box<Stream>),
     Ended,
     Failed(String),
+    /// Refused for good (a redirect to another host, an answer past the bound).
+    Refused(String),
 }
 
 /// `SubscribeToTask` (with our `from` for a `subagent serve`); a task that has ended meanwhile
@@ -207,6 +243,7 @@ async fn resubscribe(plan: &Plan, assembly: &mut Assembly) -> Resubscribed {
     {
         Ok(stream) => return Resubscribed::Stream(Box::new(stream)),
         Err(CallError::Rpc(error)) if error.kind() == Some(Kind::UnsupportedOperation) => {}
+        Err(CallError::Refused(message)) => return Resubscribed::Refused(message),
         Err(error) => return Resubscribed::Failed(error.to_string()),
     }
     // The task has ended: its final snapshot says how.

@@ -36,7 +36,9 @@ pub struct Event {
 }
 
 /// Decodes an SSE byte stream fed in arbitrary chunks. Comments and fields other than `event`
-/// and `data` are ignored; a line longer than the limit is an error, not an allocation.
+/// and `data` are ignored; a line longer than the limit, or an event whose `data:` lines
+/// together pass it (the line being read counted in), is an error, not an allocation: the
+/// decoder never holds much more than the limit.
 #[derive(Debug)]
 pub struct Decoder {
     line: Vec<u8>,
@@ -45,7 +47,7 @@ pub struct Decoder {
     max_line: usize,
 }
 
-/// A line past the decoder's limit.
+/// A line, or an event's data, past the decoder's limit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LineTooLong {
     /// The limit, in bytes.
@@ -54,12 +56,16 @@ pub struct LineTooLong {
 
 impl std::fmt::Display for LineTooLong {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "an SSE line is longer than {} bytes", self.limit)
+        write!(
+            f,
+            "an SSE line or event is longer than {} bytes",
+            self.limit
+        )
     }
 }
 
 impl Decoder {
-    /// A decoder refusing lines over `max_line` bytes.
+    /// A decoder refusing lines, and events' data, over `max_line` bytes.
     pub fn new(max_line: usize) -> Self {
         Self {
             line: Vec::new(),
@@ -74,7 +80,7 @@ impl Decoder {
         let mut events = Vec::new();
         for &byte in bytes {
             if byte != b'\n' {
-                if self.line.len() >= self.max_line {
+                if self.line.len() + self.current.data.len() >= self.max_line {
                     return Err(LineTooLong {
                         limit: self.max_line,
                     });

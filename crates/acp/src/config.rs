@@ -53,17 +53,27 @@ pub struct AcpConfig {
     /// How permission requests are answered.
     #[serde(default)]
     pub permissions: PermissionPolicy,
-    /// SIGTERM → SIGKILL grace, and how long a cancelled prompt may take to end as cancelled
-    /// after `session/cancel` before the agent's tree is killed (ms).
+    /// SIGTERM → SIGKILL grace, how long a cancelled prompt may take to end as cancelled
+    /// after `session/cancel` before the agent's tree is killed, and how long `session/close`
+    /// is waited for (ms).
     #[serde(default = "default_grace_ms")]
     pub grace_ms: u64,
     /// Overall limit of one run (s); none by default.
     #[serde(default)]
     pub timeout_secs: Option<u64>,
+    /// The most `session/request_permission`s answered in one run (it has one prompt turn):
+    /// past it, each is answered `cancelled`, the turn is cancelled (`session/cancel`, then the
+    /// grace period) and the run fails, saying so. Default 200.
+    #[serde(default = "default_max_permission_requests")]
+    pub max_permission_requests: u32,
 }
 
 fn default_grace_ms() -> u64 {
     3000
+}
+
+fn default_max_permission_requests() -> u32 {
+    200
 }
 
 impl AcpConfig {
@@ -79,6 +89,7 @@ impl AcpConfig {
             permissions: PermissionPolicy::Reject,
             grace_ms: default_grace_ms(),
             timeout_secs: None,
+            max_permission_requests: default_max_permission_requests(),
         }
     }
 

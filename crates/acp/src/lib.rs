@@ -31,7 +31,8 @@
 //!
 //! The agent's requests are answered here: `session/request_permission` by the row's
 //! [`PermissionPolicy`] (reject by default; `allow` allows once what the run's permission mode
-//! allows for the call's kind, never more), `fs/read_text_file` and `fs/write_text_file` inside
+//! allows for the call's kind, never more; past the row's `max_permission_requests` in the
+//! turn, `cancelled`, and the turn is cancelled and the run fails saying so), `fs/read_text_file` and `fs/write_text_file` inside
 //! the run's roots only (the in-process file tools' `Roots`: no `..`, no path outside, no symlink
 //! out; a refused path is an error answer, never a write), writes refused in a read-only run.
 //!
@@ -195,6 +196,7 @@ impl SubagentProvider for AcpProvider {
             files: Files::new(roots, mode),
             grace: self.config.grace(),
             timeout: self.config.timeout(),
+            max_permission_requests: self.config.max_permission_requests,
         };
         let (sender, run) = Run::channel(&self.name, &request);
         let process = run::spawn(&plan)?;

@@ -12,6 +12,7 @@
 //! bound nothing.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -20,8 +21,9 @@ use agent_client_protocol::v1::schema::{
     CancelNotification, ClientCapabilities, CloseSessionRequest, ContentBlock,
     FileSystemCapabilities, InitializeRequest, LoadSessionRequest, NewSessionRequest,
     PromptRequest, PromptResponse, ReadTextFileRequest, ReadTextFileResponse,
-    RequestPermissionRequest, SessionId, SessionNotification, SetSessionModeRequest, TextContent,
-    WriteTextFileRequest, WriteTextFileResponse,
+    RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse, SessionId,
+    SessionNotification, SetSessionModeRequest, TextContent, WriteTextFileRequest,
+    WriteTextFileResponse,
 };
 use agent_client_protocol::{Client, Lines};
 use subagent_core::{Outcome, PermissionMode, RunEmitter, RunSender, SessionRef};
@@ -67,6 +69,8 @@ pub(crate) struct RunPlan {
     pub grace: Duration,
     /// Overall limit.
     pub timeout: Option<Duration>,
+    /// The most permission requests answered in the run's one turn.
+    pub max_permission_requests: u32,
 }
 
 /// Starts the agent's process. Fails only before it exists.
@@ -97,6 +101,9 @@ enum Ended {
 /// Reads the agent to its end, then delivers the outcome.
 pub(crate) async fn drive(mut process: Process, sender: RunSender, plan: RunPlan) {
     let cancel = sender.cancel_token().clone();
+    // Stops the turn: the run's cancel, or the agent asking permission past the bound.
+    let halt = cancel.child_token();
+    let overrun = Arc::new(AtomicBool::new(false));
     let state = Arc::new(Mutex::new(StreamState::default()));
     let (lines_in, lines) = futures::channel::mpsc::unbounded::<std::io::Result<String>>();
     let outgoing = futures::sink::unfold(process.take_stdin(), async |stdin, mut line: String| {
@@ -125,15 +132,24 @@ pub(crate) async fn drive(mut process: Process, sender: RunSender, plan: RunPlan
             session_mode: plan.session_mode.clone(),
             permissions: plan.permissions,
             files: plan.files.clone(),
+            permission_bound: PermissionBound {
+                max: plan.max_permission_requests,
+                asked: Arc::new(AtomicU32::new(0)),
+                overrun: Arc::clone(&overrun),
+            },
         },
         sender.emitter(),
-        cancel.clone(),
+        halt.clone(),
         Arc::clone(&state),
     ));
     let mut stdout_open = true;
     let mut read_error = None;
     let mut kill_at: Option<Instant> = None;
     let mut overdue = false;
+    // The overall limit, kept here too: the process owner's own timer is not reached while the
+    // agent floods its stdout (its reads come first), so a flood would outlast it.
+    let deadline = plan.timeout.map(|timeout| Instant::now() + timeout);
+    let mut timed_out = false;
     let ended = loop {
         let far = Instant::now() + Duration::from_secs(86_400);
         tokio::select! {
@@ -160,10 +176,17 @@ pub(crate) async fn drive(mut process: Process, sender: RunSender, plan: RunPlan
             result = &mut conversation => {
                 break result.map_err(|error| error.to_string());
             }
-            () = cancel.cancelled(), if kill_at.is_none() => {
+            () = halt.cancelled(), if kill_at.is_none() => {
                 // `session/cancel` went out from the conversation; it has the grace period to
                 // end the prompt as cancelled.
                 kill_at = Some(Instant::now() + plan.grace);
+            }
+            () = tokio::time::sleep_until(deadline.unwrap_or(far)), if deadline.is_some() => {
+                timed_out = true;
+                break Err(format!(
+                    "the run took longer than its limit ({} s, the row's timeout_secs): the agent was stopped",
+                    plan.timeout.unwrap_or_default().as_secs()
+                ));
             }
             () = tokio::time::sleep_until(kill_at.unwrap_or(far)), if kill_at.is_some() => {
                 tracing::debug!("the ACP agent did not end its prompt within the grace period");
@@ -181,6 +204,8 @@ pub(crate) async fn drive(mut process: Process, sender: RunSender, plan: RunPlan
     drop(lines_in);
     if overdue {
         process.kill();
+    } else if timed_out {
+        process.stop();
     } else {
         // What the agent started ends first, within the grace period: claude-agent-acp stops its
         // `claude` when the session closes, and `claude` writes the session's transcript on its
@@ -201,6 +226,19 @@ pub(crate) async fn drive(mut process: Process, sender: RunSender, plan: RunPlan
     };
     let session_id = state.session_id.clone();
     let outcome = match ended {
+        _ if overrun.load(Ordering::SeqCst) => Outcome::with_status(
+            subagent_core::StopReason::Failed,
+            state.answer,
+            Some(format!(
+                "the agent asked more than {} permission requests in one turn (the row's \
+                 max_permission_requests): the rest were answered cancelled and its turn was \
+                 cancelled",
+                plan.max_permission_requests
+            )),
+        ),
+        Err(error) if timed_out => {
+            Outcome::with_status(subagent_core::StopReason::Failed, state.answer, Some(error))
+        }
         Ok(Ended::Prompt(response)) => state.outcome(&response, cancel.is_cancelled()),
         Ok(Ended::CancelledEarly) => Outcome::cancelled(),
         Ok(Ended::NotResumable) => Outcome::failed(
@@ -257,6 +295,16 @@ struct Setup {
     session_mode: Option<String>,
     permissions: PermissionPolicy,
     files: Files,
+    permission_bound: PermissionBound,
+}
+
+/// How many permission requests the turn answers; past it each is answered `cancelled`, the
+/// turn is halted and `overrun` says why.
+#[derive(Clone)]
+struct PermissionBound {
+    max: u32,
+    asked: Arc<AtomicU32>,
+    overrun: Arc<AtomicBool>,
 }
 
 /// Runs `f` on the stream state (a poisoned lock is still the state).
@@ -293,8 +341,10 @@ where
         session_mode,
         permissions,
         files,
+        permission_bound,
     } = setup;
     let read_files = files.clone();
+    let halt = cancel.clone();
     let session_state = Arc::clone(&state);
     Client
         .v1()
@@ -317,6 +367,16 @@ where
         )
         .on_receive_request(
             async move |request: RequestPermissionRequest, responder, _cx| {
+                let asked = permission_bound.asked.fetch_add(1, Ordering::SeqCst);
+                if asked >= permission_bound.max {
+                    // An agent asking in a loop: no more answers, its turn is cancelled.
+                    permission_bound.overrun.store(true, Ordering::SeqCst);
+                    halt.cancel();
+                    tracing::debug!(asked, "session/request_permission past the bound");
+                    return responder.respond(RequestPermissionResponse::new(
+                        RequestPermissionOutcome::Cancelled,
+                    ));
+                }
                 let response = answer(permissions, mode, &request);
                 tracing::debug!(?request, ?response, "session/request_permission");
 

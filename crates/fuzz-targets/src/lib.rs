@@ -15,11 +15,13 @@
 //! (`cargo xtask fuzz`), anything that reaches beyond 127.0.0.1 (nothing here opens a socket).
 
 mod a2a;
+mod a2a_client;
 mod acp;
 mod mcp;
 mod text;
 
 pub use a2a::{a2a_server, a2a_wire};
+pub use a2a_client::a2a_client;
 pub use acp::acp_updates;
 pub use mcp::mcp_arguments;
 pub use text::{agent_definition, claude_stream, codex_events, model_sse, preset, transcript};
@@ -39,4 +41,5 @@ pub const TARGETS: &[Target] = &[
     ("acp_updates", acp_updates),
     ("transcript", transcript),
     ("mcp_arguments", mcp_arguments),
+    ("a2a_client", a2a_client),
 ];

@@ -9,8 +9,9 @@ use futures::StreamExt;
 use subagent_core::{Outcome, RunEvent, RunId, RunSender};
 use tokio::time::Instant;
 
+use crate::seal::{Admission, Fence, SEAL_HEADER};
 use crate::topology::Topology;
-use crate::wire::{Body, Envelope, cancel_key, cancel_subject, events_subject};
+use crate::wire::{Body, cancel_key, cancel_subject, events_subject};
 
 /// An ordered consumer of the run's events from the stream sequence `after` + 1 (0: from the
 /// first), and its name.
@@ -64,6 +65,8 @@ pub(crate) struct Plan {
     /// The run's ordered consumer on the events stream, deleted at the end.
     pub consumer: String,
     pub job_subject: String,
+    /// The job's key: only envelopes sealed with it are the run's.
+    pub key: String,
     pub cancel_grace: Duration,
     pub total: Option<Duration>,
 }
@@ -122,7 +125,7 @@ async fn follow_to_end(plan: Plan, mut events: Ordered, sender: RunSender, name:
     connects.borrow_and_update();
     let mut last = 0_u64;
     let token = sender.cancel_token().clone();
-    let mut attempt = 0_u32;
+    let mut fence = Fence::new(plan.id, &plan.key);
     let mut cancel_deadline: Option<Instant> = None;
     let mut failure: Option<String> = None;
     let total = plan.total.map(|total| Instant::now() + total);
@@ -144,28 +147,30 @@ async fn follow_to_end(plan: Plan, mut events: Ordered, sender: RunSender, name:
                 if let Ok(info) = message.info() {
                     last = info.stream_sequence;
                 }
-                let envelope: Envelope = match serde_json::from_slice(&message.payload) {
-                    Ok(envelope) => envelope,
-                    Err(error) => {
-                        tracing::warn!(run = %plan.id, %error, "nats: an event that does not read; skipped");
+                let seal = message
+                    .headers
+                    .as_ref()
+                    .and_then(|headers| headers.get(SEAL_HEADER))
+                    .map(|value| value.as_str());
+                let envelope = match fence.admit(&message.payload, seal) {
+                    Admission::Admitted { envelope, lost } => {
+                        if let Some(lost) = lost {
+                            sender.emit(RunEvent::Progress {
+                                message: format!(
+                                    "attempt {lost} was lost (its worker stopped answering): its events above are superseded; attempt {} runs the task again from the start",
+                                    envelope.attempt
+                                ),
+                            });
+                        }
+                        envelope
+                    }
+                    // A lost attempt's worker is still going: its events are superseded.
+                    Admission::Superseded => continue,
+                    Admission::Refused(why) => {
+                        tracing::warn!(run = %plan.id, why, "nats: an envelope on the run's subject that its worker did not send; dropped");
                         continue;
                     }
                 };
-                if envelope.attempt < attempt {
-                    // A lost attempt's worker is still going: its events are superseded.
-                    continue;
-                }
-                if envelope.attempt > attempt {
-                    if attempt > 0 {
-                        sender.emit(RunEvent::Progress {
-                            message: format!(
-                                "attempt {attempt} was lost (its worker stopped answering): its events above are superseded; attempt {} runs the task again from the start",
-                                envelope.attempt
-                            ),
-                        });
-                    }
-                    attempt = envelope.attempt;
-                }
                 match envelope.body {
                     Body::Taken { .. } => {}
                     Body::Event { event } => {

@@ -20,6 +20,11 @@
 //! runs it again under the same run id, and the submitter marks the lost attempt's events as
 //! superseded and drops its late ones; past the attempts the run fails with a diagnostic.
 //!
+//! Forged events: a run's envelopes are sealed ([`seal`]) with a key its submitter made for the
+//! job; the submitter passes on only the run's own worker's, so another client publishing on
+//! the run's subject (another job's outcome, a newer attempt, a replay) cannot end or change
+//! it, and a worker runs a job only under the subject it was sent on.
+//!
 //! Credentials: a token or a user and password from environment variables, TLS with a private
 //! CA and client certificates ([`Tls`]). Deliberately not here: starting a server (`testing`
 //! does, for tests), NKey/JWT credentials (async-nats's `nkeys` feature, off), moving the
@@ -28,7 +33,9 @@
 mod config;
 mod error;
 mod follow;
+pub mod forger;
 mod provider;
+pub mod seal;
 pub mod testing;
 mod topology;
 pub mod wire;

@@ -272,6 +272,7 @@ impl SubagentProvider for NatsProvider {
             id,
             consumer: consumer_name,
             job_subject: subject,
+            key: job.key.clone(),
             cancel_grace: std::time::Duration::from_millis(self.config.timeouts.cancel_ms),
             total: self
                 .config

@@ -260,7 +260,7 @@ pub struct Tally {
 }
 
 /// What the events stream of the server at `url` holds for each run (by run id), read from
-/// the start.
+/// the start; an envelope stored again byte for byte (a replay) counts once.
 pub async fn tally(url: &str) -> std::io::Result<std::collections::BTreeMap<String, Tally>> {
     use futures::StreamExt;
 
@@ -272,6 +272,7 @@ pub async fn tally(url: &str) -> std::io::Result<std::collections::BTreeMap<Stri
         return Ok(counts);
     }
     let mut messages = from_start(&stream).await?;
+    let mut stored = std::collections::HashSet::new();
     while let Some(message) = messages.next().await {
         let message = message.map_err(|e| io(&e))?;
         let envelope: crate::wire::Envelope =
@@ -281,6 +282,13 @@ pub async fn tally(url: &str) -> std::io::Result<std::collections::BTreeMap<Stri
             .as_str()
             .trim_start_matches("subagents.events.")
             .to_owned();
+        let pending = message.info().map(|info| info.pending).unwrap_or(0);
+        if !stored.insert((run.clone(), message.payload.to_vec())) {
+            if pending == 0 {
+                break;
+            }
+            continue;
+        }
         let tally: &mut Tally = counts.entry(run).or_default();
         tally.attempts = tally.attempts.max(envelope.attempt);
         if let crate::wire::Body::Taken { worker } = &envelope.body {
@@ -289,7 +297,7 @@ pub async fn tally(url: &str) -> std::io::Result<std::collections::BTreeMap<Stri
         if matches!(envelope.body, crate::wire::Body::Outcome { .. }) {
             tally.outcomes += 1;
         }
-        if message.info().map(|info| info.pending).unwrap_or(0) == 0 {
+        if pending == 0 {
             break;
         }
     }

@@ -130,6 +130,11 @@ pub struct Job {
     /// The loosest permission mode the child may run in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub permission_ceiling: Option<PermissionMode>,
+    /// The key the worker holding the job seals the run's envelopes with
+    /// ([`crate::seal`]): made by the submitter, known to it and to whoever holds the job,
+    /// never sent on the events subject. (A job of an older submitter has none.)
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub key: String,
 }
 
 impl Job {
@@ -151,7 +156,15 @@ impl Job {
             effort: request.effort,
             agent_types: request.agent_types.clone(),
             permission_ceiling: request.permission_ceiling,
+            key: crate::seal::new_key(),
         }
+    }
+
+    /// Whether the job is the one its subject names (`subagents.jobs.<row>.<run id>`: the same
+    /// row and run): a worker runs only such a job, so a job published on another job's
+    /// subject (or naming another row) never runs under a run id it was not sent for.
+    pub fn matches_subject(&self, subject: &str) -> bool {
+        subject == job_subject(&self.row, self.run_id)
     }
 
     /// The request a worker starts through its registry: in `cwd` (the worker's, not the
@@ -179,11 +192,19 @@ impl Job {
     }
 }
 
-/// One message on a run's events subject.
+/// One message on a run's events subject, sealed by the worker that holds the job
+/// ([`crate::seal`]: the seal travels in a header, over these exact bytes).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Envelope {
     /// The attempt (the job's delivery count) that published it.
     pub attempt: u32,
+    /// The run it belongs to (the job's run id): one naming another run is not the run's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<RunId>,
+    /// Its place among its attempt's envelopes, from 1: one that does not come after the last
+    /// one read (a replay) is dropped.
+    #[serde(default)]
+    pub seq: u64,
     /// What happened.
     pub body: Body,
 }

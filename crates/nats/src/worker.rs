@@ -31,9 +31,10 @@ use tokio::task::JoinSet;
 
 use crate::config::{Auth, Tls, connect};
 use crate::error::{Error, Result};
+use crate::seal::{SEAL_HEADER, Sealer};
 use crate::topology::Topology;
 use crate::wire::{
-    Announcement, Body, Envelope, Job, announcement_key, attempt_key, cancel_key, cancel_subject,
+    Announcement, Body, Job, announcement_key, attempt_key, cancel_key, cancel_subject,
     events_subject, now_ms, wake_subject,
 };
 
@@ -463,15 +464,19 @@ enum End {
 }
 
 impl JobContext {
-    /// Publishes an envelope of the run without waiting for the server's ack (one connection
-    /// keeps them in order); the ack is awaited by [`settle`] before the job's ack.
-    async fn send(&self, run: RunId, attempt: u32, body: Body) -> Option<PublishAckFuture> {
-        let envelope = Envelope { attempt, body };
-        let payload = serde_json::to_vec(&envelope).ok()?;
+    /// Publishes an envelope of the run, sealed, without waiting for the server's ack (one
+    /// connection keeps them in order); the ack is awaited by [`settle`] before the job's ack.
+    async fn send(&self, run: RunId, sealer: &Sealer, body: Body) -> Option<PublishAckFuture> {
+        let (payload, seal) = sealer.seal(body);
         match self
             .topology
             .js
-            .publish(events_subject(run), payload.into())
+            .send_publish(
+                events_subject(run),
+                PublishMessage::build()
+                    .payload(payload.into())
+                    .header(SEAL_HEADER, seal.as_str()),
+            )
             .await
         {
             Ok(ack) => Some(ack),
@@ -486,14 +491,14 @@ impl JobContext {
     /// gets no ack (the server restarting, say) is sent again under the same message id, so it
     /// is stored once, until the ack wait has passed or a newer attempt holds the job. False
     /// when it was not stored: the job is then left unacked (it comes back after the ack wait).
-    async fn store_outcome(&self, run: RunId, attempt: u32, outcome: Outcome) -> bool {
-        let envelope = Envelope {
-            attempt,
-            body: Body::Outcome { outcome },
-        };
-        let Ok(payload) = serde_json::to_vec(&envelope) else {
-            return false;
-        };
+    async fn store_outcome(
+        &self,
+        run: RunId,
+        attempt: u32,
+        sealer: &Sealer,
+        outcome: Outcome,
+    ) -> bool {
+        let (payload, seal) = sealer.seal(Body::Outcome { outcome });
         let payload = bytes::Bytes::from(payload);
         let deadline = tokio::time::Instant::now() + self.config.ack_wait;
         loop {
@@ -504,6 +509,7 @@ impl JobContext {
                     events_subject(run),
                     PublishMessage::build()
                         .payload(payload.clone())
+                        .header(SEAL_HEADER, seal.as_str())
                         .message_id(format!("{run}.{attempt}.outcome")),
                 )
                 .await;
@@ -522,16 +528,19 @@ impl JobContext {
         }
     }
 
-    /// Whether the run's last event is its outcome (published just before the job's ack).
-    async fn has_outcome(&self, run: RunId) -> bool {
+    /// Whether the run's last event is its outcome (published just before the job's ack),
+    /// sealed with the job's key: a forged one is no reason to leave the job unrun.
+    async fn has_outcome(&self, run: RunId, sealer: &Sealer) -> bool {
         match self
             .topology
             .events
             .get_last_raw_message_by_subject(&events_subject(run))
             .await
         {
-            Ok(message) => serde_json::from_slice::<Envelope>(&message.payload)
-                .is_ok_and(|envelope| matches!(envelope.body, Body::Outcome { .. })),
+            Ok(message) => sealer.is_sealed_outcome(
+                &message.payload,
+                message.headers.get(SEAL_HEADER).map(|value| value.as_str()),
+            ),
             Err(_) => false,
         }
     }
@@ -560,8 +569,16 @@ impl JobContext {
                 return;
             }
         };
+        if !job.matches_subject(message.subject.as_str()) {
+            // Published on another job's subject (or naming another row): it would run, and
+            // publish, under a run id it was not sent for.
+            tracing::warn!(subject = %message.subject, run = %job.run_id, row = job.row, "nats: a job whose subject names another run or row; dropped");
+            let _ = message.ack_with(AckKind::Term).await;
+            return;
+        }
         let id = job.run_id;
-        if attempt > 1 && self.has_outcome(id).await {
+        let sealer = Sealer::new(id, attempt, &job.key);
+        if attempt > 1 && self.has_outcome(id, &sealer).await {
             // The last holder stored the outcome and was lost before its ack reached the
             // server: the run is over, nothing runs twice.
             let _ = message.double_ack().await;
@@ -573,7 +590,7 @@ impl JobContext {
                 self.config.attempts,
                 self.config.ack_wait.as_millis()
             ));
-            if self.store_outcome(id, attempt, outcome).await {
+            if self.store_outcome(id, attempt, &sealer, outcome).await {
                 let _ = message.double_ack().await;
             }
             return;
@@ -598,7 +615,10 @@ impl JobContext {
             }
         };
         if let Ok(Some(_)) = flag {
-            if self.store_outcome(id, attempt, Outcome::cancelled()).await {
+            if self
+                .store_outcome(id, attempt, &sealer, Outcome::cancelled())
+                .await
+            {
                 let _ = message.double_ack().await;
             }
             return;
@@ -607,7 +627,7 @@ impl JobContext {
         pending.extend(
             self.send(
                 id,
-                attempt,
+                &sealer,
                 Body::Taken {
                     worker: self.config.name.clone(),
                 },
@@ -623,7 +643,7 @@ impl JobContext {
                     code: error.code(),
                     message: error.to_string(),
                 };
-                pending.extend(self.send(id, attempt, body).await);
+                pending.extend(self.send(id, &sealer, body).await);
                 settle(id, &mut pending).await;
                 let _ = message.double_ack().await;
                 return;
@@ -645,7 +665,7 @@ impl JobContext {
                 } => match event {
                     Some(event) => {
                         if !matches!(event, RunEvent::Started { .. } | RunEvent::Finished { .. }) {
-                            pending.extend(self.send(id, attempt, Body::Event { event }).await);
+                            pending.extend(self.send(id, &sealer, Body::Event { event }).await);
                         }
                     }
                     None => break,
@@ -690,7 +710,7 @@ impl JobContext {
         drop(cancels);
         match end {
             End::Outcome(outcome) => {
-                let stored = self.store_outcome(id, attempt, *outcome).await;
+                let stored = self.store_outcome(id, attempt, &sealer, *outcome).await;
                 settle(id, &mut pending).await;
                 if stored && let Err(error) = message.double_ack().await {
                     tracing::warn!(run = %id, %error, "nats: acking the job");

@@ -2,6 +2,7 @@
 //! (`shared/reference/a2a.md`).
 
 mod card;
+mod hostile;
 mod rpc;
 mod sse;
 mod wire;

@@ -63,3 +63,23 @@ fn a_line_past_the_limit_is_an_error() {
         Err(LineTooLong { limit: 8 })
     );
 }
+
+/// `data:` lines each under the limit but together past it, with no blank line to end the
+/// event: refused once the event passes the limit, never held whole.
+#[test]
+fn an_event_past_the_limit_is_an_error() {
+    let mut decoder = Decoder::new(64);
+    let mut refused = None;
+    for round in 0..100 {
+        if let Err(error) = decoder.feed(b"data: 0123456789\n") {
+            refused = Some((round, error));
+            break;
+        }
+    }
+    assert_eq!(refused, Some((5, LineTooLong { limit: 64 })));
+    // Events under the limit, one after the other, pass however many there are.
+    let mut decoder = Decoder::new(64);
+    for _ in 0..1000 {
+        assert_eq!(decoder.feed(b"data: 0123456789\n\n").unwrap().len(), 1);
+    }
+}

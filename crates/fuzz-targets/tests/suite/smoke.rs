@@ -376,6 +376,7 @@ smoke_tests!(
     acp_updates,
     transcript,
     mcp_arguments,
+    a2a_client,
 );
 
 /// The generator is deterministic, so a failure here is a failure on every machine.

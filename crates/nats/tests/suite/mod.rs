@@ -1,2 +1,3 @@
+mod forged;
 mod support;
 mod worker;

@@ -224,9 +224,8 @@ async fn a_wrong_credential_or_a_row_nobody_serves_is_a_coded_error() {
 async fn a_job_whose_outcome_is_stored_is_not_run_again() {
     use async_nats::jetstream::consumer;
     use subagent_core::{Outcome, RunId};
-    use subagent_nats::wire::{
-        Body, Envelope, Job, consumer_name, events_subject, job_subject, row_jobs,
-    };
+    use subagent_nats::seal::{SEAL_HEADER, Sealer};
+    use subagent_nats::wire::{Body, Job, consumer_name, events_subject, job_subject, row_jobs};
 
     let server = NatsServer::start().unwrap();
     let stop = Arc::new(Notify::new());
@@ -265,20 +264,17 @@ async fn a_job_whose_outcome_is_stored_is_not_run_again() {
     let mut batch = lost.fetch().max_messages(1).messages().await.unwrap();
     let held = batch.next().await.unwrap().unwrap();
     assert_eq!(held.info().unwrap().delivered, 1);
-    let outcome = Envelope {
-        attempt: 1,
-        body: Body::Outcome {
-            outcome: Outcome::completed("done: hello"),
-        },
-    };
-    js.publish(
-        events_subject(run),
-        serde_json::to_vec(&outcome).unwrap().into(),
-    )
-    .await
-    .unwrap()
-    .await
-    .unwrap();
+    // Sealed with the job's key, as the holder seals it.
+    let (outcome, seal) = Sealer::new(run, 1, &job.key).seal(Body::Outcome {
+        outcome: Outcome::completed("done: hello"),
+    });
+    let mut headers = async_nats::HeaderMap::new();
+    headers.insert(SEAL_HEADER, seal.as_str());
+    js.publish_with_headers(events_subject(run), headers, outcome.into())
+        .await
+        .unwrap()
+        .await
+        .unwrap();
     drop(held);
     // The next worker gets it back after the ack wait and acks it without a run.
     let _worker = worker(&server.url(), Echo::new(), 3, Arc::new(Notify::new())).await;

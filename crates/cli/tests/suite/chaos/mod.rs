@@ -5,7 +5,8 @@
 //!   provider kind; processes left (everything the killed tree leaves, counted by making this
 //!   test process a child subreaper, see `reaper.rs`; for a2a and nats also what still runs on
 //!   the server or worker after a polite signal), and runs that ended the wrong way (exit code,
-//!   outcome).
+//!   outcome); and a hostile ACP agent (`hostile_acp.rs`: floods, asks permission in a loop,
+//!   never closes its session) signalled or left to end by itself.
 //! - `cancels`: SIGINT (a user's cancel) at a random point of a run that finishes by itself,
 //!   from before its first model request to after its end: outcomes missing or wrong.
 //! - `server`: `subagent serve` streaming a run to a client that drops the connection at a
@@ -24,6 +25,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+mod hostile_acp;
 mod nats;
 mod process;
 mod reaper;

@@ -5,10 +5,19 @@
 //! stream holds none), jobs doubled (the events stream holds two outcomes for one run: the
 //! caller would see one, a second is a defect), outcomes wrong, and processes the killed worker
 //! left (its guardians must end its runs' trees).
+//!
+//! Then, on a fresh server, a forger (`subagent_nats::forger`: another client with the same
+//! rights) publishes forged envelopes for every run it sees start — outcomes for other runs'
+//! ids, envelopes of no run, made-up seals, refusals, newer attempts, replays of the run's own
+//! sealed envelopes — and jobs of its own under the run's id on other jobs' subjects. Counted:
+//! runs lost, runs whose outcome or events were not their own worker's (wrong), runs a worker
+//! took twice (a forged job run under their id: doubled).
 
 use std::collections::BTreeSet;
+use std::path::Path;
 use std::time::Duration;
 
+use subagent_nats::forger::{FORGED, Forger, KINDS};
 use subagent_test_support::FakeServer;
 
 use super::process::{Delegate, Remote};
@@ -122,9 +131,79 @@ pub fn run(plan: &Plan) {
         "kill points 0–600 ms after the run's first event; {again} jobs ran a second time after the kill (at least once), {} runs in the events stream",
         tally.len()
     );
+    // A fresh server and worker: the forger's envelopes stay out of the tally above.
+    remote.restart(Provider::Nats);
+    let forged = forged(plan, &rt, &remote, &model.url(), home.path(), &mut details);
     drop(remote);
     reaper::settle(&BTreeSet::new(), Duration::from_secs(10));
-    let lines = [line];
+    let lines = [line, forged];
     report(plan, "nats", &lines);
     assert_clean(&lines, &details);
+}
+
+/// Runs that end by themselves while a forger forges for each (see the module docs).
+fn forged(
+    plan: &Plan,
+    rt: &tokio::runtime::Runtime,
+    remote: &Remote,
+    model: &str,
+    home: &Path,
+    details: &mut Vec<String>,
+) -> Line {
+    let url = remote.remotes.nats.clone().unwrap();
+    let forger = rt
+        .block_on(Forger::start(&url, "spawn", plan.seed, 4))
+        .unwrap();
+    let mut line = Line::new(
+        "nats (forger)",
+        "forged envelopes and jobs for every run, from another client",
+    );
+    for round in 0..plan.rounds_or(2) {
+        let dir = tempfile::tempdir_in(home).unwrap();
+        let preset = rows::caller_preset(dir.path(), model, Provider::Nats, &remote.remotes);
+        let delegate = Delegate::start(
+            dir.path(),
+            &preset,
+            Provider::Nats,
+            Provider::Nats.short_prompt(),
+        );
+        line.runs += 1;
+        let ended = delegate.finish(Duration::from_secs(60));
+        let Some(outcome) = ended.outcome() else {
+            line.lost += 1;
+            details.push(format!(
+                "forged round {round}: no outcome: {}",
+                ended.describe()
+            ));
+            continue;
+        };
+        let text = outcome["text"].as_str().unwrap_or_default();
+        if ended.code() != Some(0)
+            || outcome["status"] != "completed"
+            || !text.contains(rows::DONE)
+            || ended.lines.iter().any(|l| l.contains(FORGED))
+        {
+            line.wrong += 1;
+            details.push(format!(
+                "forged round {round}: not the run's own outcome or events: {}",
+                ended.describe()
+            ));
+        }
+    }
+    let tally = rt.block_on(subagent_nats::testing::tally(&url)).unwrap();
+    for (run, counts) in &tally {
+        let taken = counts.workers.iter().filter(|w| *w != "forger").count();
+        if taken > 1 {
+            line.doubled += u32::try_from(taken - 1).unwrap();
+            details.push(format!("run {run}: taken {taken} times: {counts:?}"));
+        }
+    }
+    line.note = format!(
+        "{} forgeries stored for {} of the runs, 4 of {} kinds each: {}",
+        forger.published(),
+        forger.runs(),
+        KINDS.len(),
+        KINDS.join("; ")
+    );
+    line
 }

@@ -164,6 +164,12 @@ pub fn run(plan: &Plan) {
             lines.push(line);
         }
     }
+    lines.extend(super::hostile_acp::run(
+        plan,
+        &model.url(),
+        &mut rng,
+        &mut details,
+    ));
     report(plan, "signals", &lines);
     assert_clean(&lines, &details);
 }
