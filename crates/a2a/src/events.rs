@@ -81,7 +81,7 @@ impl Assembly {
                         if let Some(message) = &update.status.message {
                             let text = message.joined_text();
                             if !text.is_empty() {
-                                out.push(RunEvent::Progress { message: text });
+                                out.push(RunEvent::progress(text));
                             }
                         }
                     }
@@ -243,9 +243,7 @@ mod tests {
                 status("TASK_STATE_INPUT_REQUIRED", Some("which branch?"))
             ]),
         );
-        let question = RunEvent::Progress {
-            message: "which branch?".to_owned(),
-        };
+        let question = RunEvent::progress("which branch?".to_owned());
         assert_eq!(
             (events, asked.ended(), asked.read),
             (vec![question], true, 2)
@@ -297,9 +295,7 @@ mod tests {
         for _ in 0..1000 {
             assert_eq!(
                 assembly.take(&working),
-                [RunEvent::Progress {
-                    message: "tick".to_owned()
-                }]
+                [RunEvent::progress("tick".to_owned())]
             );
         }
         assert_eq!((assembly.task.history.len(), assembly.read), (0, 1001));

@@ -212,9 +212,7 @@ impl StreamState {
                         format!("[{status}] {}", entry.content)
                     })
                     .collect();
-                out.push(RunEvent::Progress {
-                    message: format!("plan: {}", entries.join("; ")),
-                });
+                out.push(RunEvent::progress(format!("plan: {}", entries.join("; "))));
             }
             _ => {}
         }
@@ -361,9 +359,7 @@ mod tests {
                     is_error: false,
                     parent_tool_use_id: None
                 },
-                RunEvent::Progress {
-                    message: "plan: [completed] read; [pending] write".into()
-                },
+                RunEvent::progress("plan: [completed] read; [pending] write"),
                 RunEvent::Text {
                     text: "done".into(),
                     parent_tool_use_id: None

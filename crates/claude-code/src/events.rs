@@ -153,7 +153,7 @@ impl StreamState {
             }
             System::Other => return Vec::new(),
         };
-        vec![RunEvent::Progress { message }]
+        vec![RunEvent::progress(message)]
     }
 
     fn on_assistant(&mut self, message: Message) -> Vec<RunEvent> {
@@ -274,9 +274,7 @@ mod tests {
         assert_eq!(
             events,
             vec![
-                RunEvent::Progress {
-                    message: "claude session s1 started (model m)".into()
-                },
+                RunEvent::progress("claude session s1 started (model m)"),
                 RunEvent::Text {
                     text: "Running.".into(),
                     parent_tool_use_id: None

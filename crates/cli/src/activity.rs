@@ -39,6 +39,9 @@ pub struct Activity {
     own_usage: Usage,
     /// Each nested agent's latest cumulative usage, by the id of the call that started it.
     nested_usage: HashMap<String, Usage>,
+    /// The run's own calls whose delegation went to the background (a `task_started` event
+    /// named them): their result does not close them, their task's events come later.
+    backgrounded: std::collections::HashSet<String>,
 }
 
 /// The tokens a usage counts, input (cache reads and writes included) and output.
@@ -101,15 +104,12 @@ impl Activity {
             }
             RunEvent::ToolResult {
                 id,
-                output,
                 parent_tool_use_id,
                 ..
             } => {
-                // A delegation that went to the background (the runtime's wording) keeps its
-                // name: its task's events come later, tagged with this call.
-                let backgrounded = output.starts_with("Started background subagent ")
-                    || output.contains(", so it moved to the background as task ");
-                if backgrounded {
+                // A delegation that went to the background keeps its name: its task's events
+                // come later, tagged with this call.
+                if parent_tool_use_id.is_none() && self.backgrounded.contains(id) {
                     return parent_tool_use_id.as_deref().map(|id| self.name(id));
                 }
                 if let Some(open) = self.calls.get_mut(id) {
@@ -125,10 +125,17 @@ impl Activity {
                 }
                 parent_tool_use_id
             }
+            RunEvent::TaskStarted { tool_use_id, .. } => {
+                self.backgrounded.insert(tool_use_id.clone());
+                &None
+            }
             RunEvent::Text {
                 parent_tool_use_id, ..
             }
             | RunEvent::Summary {
+                parent_tool_use_id, ..
+            }
+            | RunEvent::Progress {
                 parent_tool_use_id, ..
             } => parent_tool_use_id,
             RunEvent::Usage {
@@ -286,28 +293,31 @@ mod tests {
     }
 
     /// A delegation that went to the background returns at once; its task's events, tagged
-    /// with the call, come later and are still named after it.
+    /// with the call, come later and are still named after it. Known from the typed
+    /// `task_started` event: what the tool result says the model may read in any words.
     #[test]
     fn a_background_task_keeps_its_name_after_its_call_returned() {
         let mut activity = Activity::default();
         let typed = json!({"subagent_type": "explore", "prompt": "p"});
-        let started = RunEvent::ToolResult {
-            id: "c1".into(),
-            output: "Started background subagent 5f0c (p) with provider spawn.".into(),
-            is_error: false,
-            parent_tool_use_id: None,
+        let task = |call: &str, id: &str| RunEvent::TaskStarted {
+            task_id: id.parse().unwrap(),
+            tool_use_id: call.into(),
+            kind: subagent_core::TaskKind::Agent,
+            description: "p".into(),
         };
-        let moved = RunEvent::ToolResult {
-            id: "c2".into(),
-            output: "The subagent was still running after 50 ms, so it moved to the background as task 77ab (q).".into(),
+        let reworded = |call: &str| RunEvent::ToolResult {
+            id: call.into(),
+            output: "Off it went, in words no runtime ever wrote.".into(),
             is_error: false,
             parent_tool_use_id: None,
         };
         let seen: Vec<Option<String>> = [
             call("c1", "subagent", typed, None),
-            started,
+            task("c1", "5f0c0000-0000-0000-0000-000000000000"),
+            reworded("c1"),
             call("c2", "subagent", json!({"subagent_type": "plan"}), None),
-            moved,
+            task("c2", "77ab0000-0000-0000-0000-000000000000"),
+            reworded("c2"),
             call("k1", "ls", json!({}), Some("c1")),
             result("k1", Some("c1")),
             call("k2", "ls", json!({}), Some("c2")),
@@ -318,6 +328,8 @@ mod tests {
         assert_eq!(
             seen,
             [
+                None,
+                None,
                 None,
                 None,
                 None,
@@ -352,6 +364,11 @@ mod tests {
             call("t1", "other_tool", json!({}), None),
             call("k4", "ls", json!({}), Some("t1")),
             call("k5", "ls", json!({}), Some("unknown")),
+            // A product child's own progress, forwarded under its call: its line, its name.
+            RunEvent::Progress {
+                message: "codex event thread.started".into(),
+                parent_tool_use_id: Some("f1".into()),
+            },
         ]
         .iter()
         .map(|event| activity.note(event))
@@ -372,6 +389,7 @@ mod tests {
                 None,
                 name("other_tool"),
                 name("subagent"),
+                name("fork"),
             ]
         );
     }

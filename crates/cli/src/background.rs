@@ -225,9 +225,9 @@ mod tests {
         background.note(&started(command, "c2", TaskKind::Bash, "make serve"));
         background.note(&result("c2", "Anything at all."));
         // A progress line in the old words of an end is only progress now.
-        background.note(&RunEvent::Progress {
-            message: format!("background task {command} completed: make serve"),
-        });
+        background.note(&RunEvent::progress(format!(
+            "background task {command} completed: make serve"
+        )));
         background.note(&RunEvent::TaskEnded {
             task_id: id.parse().unwrap(),
             tool_use_id: "c1".into(),

@@ -221,7 +221,7 @@ impl Progress {
                 self.last = format!("{what} {}", one_line(output, 50));
                 Some(format!("{what} {}", one_line(output, 100)))
             }
-            RunEvent::Progress { message } => {
+            RunEvent::Progress { message, .. } => {
                 self.last = one_line(message, 50);
                 Some(message.clone())
             }

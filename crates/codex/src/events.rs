@@ -154,9 +154,7 @@ impl StreamState {
         let event = match wire::parse(line) {
             Parsed::Event(event) => event,
             Parsed::Unknown(kind) => {
-                out.push(RunEvent::Progress {
-                    message: format!("codex event {kind}"),
-                });
+                out.push(RunEvent::progress(format!("codex event {kind}")));
                 return Activity::Progress;
             }
             Parsed::Stray => {
@@ -190,7 +188,7 @@ impl StreamState {
                 let message = message.unwrap_or_else(|| "codex reported an error".to_owned());
                 self.last_error = Some(message.clone());
                 let reconnecting = message.starts_with(RECONNECTING_PREFIX);
-                out.push(RunEvent::Progress { message });
+                out.push(RunEvent::progress(message));
                 if reconnecting {
                     return Activity::Reconnecting;
                 }
@@ -215,9 +213,7 @@ impl StreamState {
             Kind::Known(kind) => kind,
             Kind::Unknown(Unnamed { kind }) => {
                 if completed {
-                    out.push(RunEvent::Progress {
-                        message: format!("codex item {kind}"),
-                    });
+                    out.push(RunEvent::progress(format!("codex item {kind}")));
                 }
                 return;
             }
@@ -255,9 +251,9 @@ impl StreamState {
                 }
             }
             ItemKind::Reasoning { text } => RunEvent::Thinking { text },
-            ItemKind::Error { message } => RunEvent::Progress {
-                message: message.unwrap_or_else(|| "codex warning".to_owned()),
-            },
+            ItemKind::Error { message } => {
+                RunEvent::progress(message.unwrap_or_else(|| "codex warning".to_owned()))
+            }
             // Tool-like kinds returned above.
             _ => return,
         });
@@ -399,12 +395,8 @@ mod tests {
         assert_eq!(
             events,
             vec![
-                RunEvent::Progress {
-                    message: "codex event brand.new".into()
-                },
-                RunEvent::Progress {
-                    message: "Model metadata for `m` not found.".into()
-                },
+                RunEvent::progress("codex event brand.new"),
+                RunEvent::progress("Model metadata for `m` not found."),
             ]
         );
     }

@@ -170,10 +170,14 @@ pub enum RunEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         parent_tool_use_id: Option<String>,
     },
-    /// Free-form progress (a retry, a phase change).
+    /// Free-form progress (a retry, a phase change). [`RunEvent::progress`] makes one.
     Progress {
         /// What happened.
         message: String,
+        /// Set when a nested agent of the child reported it: the id of the call that started
+        /// it (a product child's own progress forwarded into its parent's stream).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        parent_tool_use_id: Option<String>,
     },
     /// A background task of this run started: a delegation or a command sent to the
     /// background, or a foreground delegation that moved there. Put into its own stream by the
@@ -205,6 +209,16 @@ pub enum RunEvent {
         /// How.
         status: StopReason,
     },
+}
+
+impl RunEvent {
+    /// A run's own [`RunEvent::Progress`].
+    pub fn progress(message: impl Into<String>) -> Self {
+        Self::Progress {
+            message: message.into(),
+            parent_tool_use_id: None,
+        }
+    }
 }
 
 /// Removes what must not travel (terminal escapes, control characters, things that look like

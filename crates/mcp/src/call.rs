@@ -290,7 +290,7 @@ fn progress_message(event: &RunEvent) -> Option<String> {
             "usage: {} input tokens, {} output tokens",
             usage.input_tokens, usage.output_tokens
         )),
-        RunEvent::Progress { message } => Some(shorten(message)),
+        RunEvent::Progress { message, .. } => Some(shorten(message)),
         RunEvent::TaskStarted {
             task_id,
             description,

@@ -155,12 +155,10 @@ async fn follow_to_end(plan: Plan, mut events: Ordered, sender: RunSender, name:
                 let envelope = match fence.admit(&message.payload, seal) {
                     Admission::Admitted { envelope, lost } => {
                         if let Some(lost) = lost {
-                            sender.emit(RunEvent::Progress {
-                                message: format!(
+                            sender.emit(RunEvent::progress(format!(
                                     "attempt {lost} was lost (its worker stopped answering): its events above are superseded; attempt {} runs the task again from the start",
                                     envelope.attempt
-                                ),
-                            });
+                                )));
                         }
                         envelope
                     }

@@ -604,7 +604,7 @@ impl Tool for DelegationTool {
 /// The child's event as the parent reports it: its text, tool calls, tool results and usage,
 /// tagged with the delegation call's id (a grandchild's keep the id of the call nearest to
 /// them), so a live view can say who is working and count a child's tokens apart from the
-/// parent's. Lifecycle and thinking events stay the child's own.
+/// parent's. Lifecycle, task and thinking events stay the child's own.
 pub(crate) fn forwarded(event: RunEvent, call_id: &str) -> Option<RunEvent> {
     let tag = |id: Option<String>| Some(id.unwrap_or_else(|| call_id.to_owned()));
     match event {
@@ -649,6 +649,15 @@ pub(crate) fn forwarded(event: RunEvent, call_id: &str) -> Option<RunEvent> {
             parent_tool_use_id,
         } => Some(RunEvent::Summary {
             text,
+            parent_tool_use_id: tag(parent_tool_use_id),
+        }),
+        // A child's own progress (a product CLI's retry, a plan, a lost attempt): its line in
+        // the parent's view, under the child's name.
+        RunEvent::Progress {
+            message,
+            parent_tool_use_id,
+        } => Some(RunEvent::Progress {
+            message,
             parent_tool_use_id: tag(parent_tool_use_id),
         }),
         _ => None,
@@ -724,4 +733,39 @@ async fn forward_until_outcome(mut run: Run, context: &ToolContext) -> Outcome {
         }
     }
     outcome
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+
+    /// A child's own progress (a product CLI's retry, a plan) reaches the parent's stream under
+    /// the delegation's call, so `subagent run` gives it a line named after the child; a
+    /// grandchild's keeps its own call.
+    #[test]
+    fn a_childs_progress_is_forwarded_under_its_call() {
+        assert_eq!(
+            forwarded(RunEvent::progress("codex event turn.started"), "c1"),
+            Some(RunEvent::Progress {
+                message: "codex event turn.started".into(),
+                parent_tool_use_id: Some("c1".into()),
+            })
+        );
+        let nested = RunEvent::Progress {
+            message: "plan: read".into(),
+            parent_tool_use_id: Some("g1".into()),
+        };
+        assert_eq!(forwarded(nested.clone(), "c1"), Some(nested));
+        assert_eq!(
+            forwarded(
+                RunEvent::Finished {
+                    status: subagent_core::StopReason::Completed
+                },
+                "c1"
+            ),
+            None
+        );
+    }
 }

@@ -428,9 +428,7 @@ impl Recorder {
             Some(open) => {
                 for warning in &open.warnings {
                     tracing::warn!(%warning, "transcript");
-                    sender.emit(RunEvent::Progress {
-                        message: format!("transcript: {warning}"),
-                    });
+                    sender.emit(RunEvent::progress(format!("transcript: {warning}")));
                 }
                 let written = open.writer.next_seq();
                 let path = open.writer.path().to_path_buf();
@@ -513,11 +511,9 @@ impl Recorder {
                 transcript: Some(path),
             }),
             Err(failure) => {
-                sender.emit(RunEvent::Progress {
-                    message: format!(
-                        "transcript not written, the run cannot be resumed: {failure}"
-                    ),
-                });
+                sender.emit(RunEvent::progress(format!(
+                    "transcript not written, the run cannot be resumed: {failure}"
+                )));
                 None
             }
         }

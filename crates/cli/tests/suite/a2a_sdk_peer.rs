@@ -74,9 +74,7 @@ fn text(text: &str) -> RunEvent {
 }
 
 fn progress(message: &str) -> RunEvent {
-    RunEvent::Progress {
-        message: message.to_owned(),
-    }
+    RunEvent::progress(message.to_owned())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

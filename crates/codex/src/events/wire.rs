@@ -466,7 +466,7 @@ mod tests {
             if !known {
                 prop_assert_eq!(
                     events,
-                    vec![RunEvent::Progress { message: format!("codex event {kind}") }]
+                    vec![RunEvent::progress(format!("codex event {kind}"))]
                 );
             }
         }

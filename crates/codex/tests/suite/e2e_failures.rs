@@ -23,7 +23,7 @@ async fn a_model_error_fails_with_its_message() {
     assert!(diagnostic.contains("fake bad request"), "{diagnostic}");
     assert!(
         events.iter().any(
-            |e| matches!(e, RunEvent::Progress { message } if message.contains("fake bad request"))
+            |e| matches!(e, RunEvent::Progress { message, .. } if message.contains("fake bad request"))
         ),
         "the error event is reported as progress: {events:?}"
     );

@@ -144,7 +144,7 @@ pub fn texts(events: &[RunEvent]) -> Vec<String> {
         .iter()
         .filter_map(|event| match event {
             RunEvent::Text { text, .. } => Some(text.clone()),
-            RunEvent::Progress { message } => Some(format!("progress: {message}")),
+            RunEvent::Progress { message, .. } => Some(format!("progress: {message}")),
             _ => None,
         })
         .collect()

@@ -196,8 +196,12 @@ pub(crate) fn redacted(secrets: &Secrets, event: RunEvent) -> RunEvent {
             is_error,
             parent_tool_use_id,
         },
-        RunEvent::Progress { message } => RunEvent::Progress {
+        RunEvent::Progress {
+            message,
+            parent_tool_use_id,
+        } => RunEvent::Progress {
             message: clean(message),
+            parent_tool_use_id,
         },
         RunEvent::Summary {
             text,

@@ -183,7 +183,7 @@ async fn a_failed_write_is_reported_and_the_run_goes_on() {
     let reports: Vec<String> = events
         .into_iter()
         .filter_map(|event| match event {
-            RunEvent::Progress { message } => Some(message),
+            RunEvent::Progress { message, .. } => Some(message),
             _ => None,
         })
         .collect();

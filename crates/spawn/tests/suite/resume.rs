@@ -130,7 +130,7 @@ async fn a_torn_last_line_is_cut_off_and_the_session_resumes_from_its_intact_par
     let warnings: Vec<String> = events
         .into_iter()
         .filter_map(|event| match event {
-            RunEvent::Progress { message } => Some(message),
+            RunEvent::Progress { message, .. } => Some(message),
             _ => None,
         })
         .collect();
