@@ -386,8 +386,7 @@ impl ProviderFactory for A2aFactory {
         let token = match &config.token_env {
             None => None,
             Some(variable) => Some(
-                std::env::var(variable)
-                    .ok()
+                subagent_session::env::var(variable)
                     .and_then(Token::new)
                     .ok_or_else(|| {
                         Error::config(format!(

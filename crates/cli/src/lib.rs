@@ -43,6 +43,7 @@ mod serve;
 mod setup;
 mod teams;
 mod warnings;
+mod withdraw;
 #[cfg(feature = "nats")]
 mod worker;
 
@@ -112,7 +113,9 @@ impl From<subagent_core::Error> for Refusal {
 /// The `subagent` command, with `extra` provider kinds beside the built-in ones (`spawn`, `fork`,
 /// `claude-code`, `codex`): what the `main` of a binary of your own calls, after
 /// `subagent_process::guard::init()` (which must come first: the guardian of every child
-/// process is a re-executed copy of the binary). Reads the command line; a preset then names the
+/// process is a re-executed copy of the binary) and, to keep keys out of what a model's commands
+/// can read of this process, `subagent_process::withdraw::withdraw()` (without it, the preset's
+/// secrets are not withdrawn either). Reads the command line; a preset then names the
 /// extra kinds in its `providers:` like any other. Two factories of one kind are refused (exit 2).
 pub fn main_with(extra: Vec<Arc<dyn ProviderFactory>>) -> ExitCode {
     run_with(std::env::args_os(), extra)
@@ -157,6 +160,8 @@ where
         Ok(cli) => cli,
         Err(error) => return usage_error(&error, &args),
     };
+    // Before any thread: the preset's secrets out of the environment block too.
+    withdraw::configured(&cli.command, &factories);
     logging::init(cli.verbose);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

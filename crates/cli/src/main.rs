@@ -19,5 +19,12 @@ fn main() -> ExitCode {
     if let Some(code) = subagent_process::guard::init_with_sibling("subagent-guardian") {
         return code;
     }
+    // Then, still before any thread: no secret stays in this process's environment block, which
+    // every descendant (a model's command) can read in `/proc/<pid>/environ`. When one is there,
+    // this starts the binary again without it (same pid, same argv), its value handed over in a
+    // pipe and kept in `subagent_session::env`, and the process is made non-dumpable.
+    if let Err(error) = subagent_process::withdraw::withdraw() {
+        eprintln!("warning: {error}");
+    }
     subagent_cli::main_with(Vec::new())
 }

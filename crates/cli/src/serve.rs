@@ -28,7 +28,7 @@ const MAX_TOKEN_FILE: u64 = 64 << 10;
 /// The token named by `--token-env` or `--token-file`, if any.
 fn token(args: &ServeArgs) -> Result<Option<Token>, Refusal> {
     if let Some(name) = &args.token_env {
-        let value = std::env::var(name).map_err(|_| {
+        let value = subagent_session::env::var(name).ok_or_else(|| {
             Refusal::invalid(format!(
                 "--token-env {name}: the variable is not set (or not UTF-8)"
             ))
@@ -137,12 +137,14 @@ pub async fn serve(
             "--listen {addr}: serving beyond this machine needs a token (--token-env VAR or --token-file FILE)"
         )));
     }
-    let runnable = setup::runnable(
+    // The token's variable is a configured secret: no run's child inherits it.
+    let runnable = setup::runnable_withholding(
         &args.preset.project,
         args.preset.offline,
         args.model.as_deref(),
         setup::KeySwitch::AsWritten,
         factories,
+        &args.token_env.iter().cloned().collect::<Vec<_>>(),
     )?;
     if setup::uses_default_model(&runnable.preset, None) {
         runnable.model.require()?;

@@ -53,8 +53,11 @@ pub fn factories(
     Ok(factories)
 }
 
+/// A variable of our environment, unless empty: read through `subagent_session::env`, so a
+/// secret `main` withdrew from the environment block (`subagent_process::withdraw`) is found
+/// like any other. Every variable the CLI reads goes through here.
 pub fn env(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|value| !value.is_empty())
+    subagent_session::env::var(name).filter(|value| !value.is_empty())
 }
 
 /// The name of the variable that names a preset when `--preset` is not given.
@@ -173,6 +176,15 @@ pub fn load_preset(
 ) -> Result<(Preset, PresetChoice), Refusal> {
     let choice = choose_preset(args, start, by_flag, &env);
     eprintln!("{}", choice.line());
+    let preset = read_preset(&choice, factories)?;
+    Ok((preset, choice))
+}
+
+/// Reads and checks the preset `choice` names, quietly.
+pub fn read_preset(
+    choice: &PresetChoice,
+    factories: &[Arc<dyn ProviderFactory>],
+) -> Result<Preset, Refusal> {
     let result = match &choice.path {
         Some(path) => Preset::load(path, factories, &env),
         None => Preset::parse(
@@ -190,7 +202,7 @@ pub fn load_preset(
         }
         refusal
     })?;
-    Ok((preset, choice))
+    Ok(preset)
 }
 
 /// The current directory.
@@ -436,12 +448,23 @@ pub fn choose_model(
 /// The configured secrets, with their values from our environment: the key variable of the
 /// preset's model (named, else its protocol's default), of the model chosen, and every key
 /// variable a provider row names ([`ProviderFactory::secret_env`]: a spawn or fork row's own
-/// model, a codex row's `model_provider.env_key`).
+/// model, a codex row's `model_provider.env_key`); and `also`, those the command's flags name
+/// (`serve --token-env`).
 pub fn secrets(
     preset: &Preset,
     factories: &[Arc<dyn ProviderFactory>],
     model: &ChosenModel,
+    also: &[String],
 ) -> Secrets {
+    let mut names = secret_names(preset, factories);
+    names.extend(model.key_env.clone());
+    names.extend(also.iter().cloned());
+    Secrets::from_names(names, env)
+}
+
+/// The variables `preset` names as holding secrets: its model's key variable (named, else its
+/// protocol's default) and every one a provider row names ([`ProviderFactory::secret_env`]).
+pub fn secret_names(preset: &Preset, factories: &[Arc<dyn ProviderFactory>]) -> Vec<String> {
     let mut names: Vec<String> = Vec::new();
     names.extend(
         preset
@@ -449,13 +472,12 @@ pub fn secrets(
             .as_ref()
             .and_then(|section| section_to_config(section).key_env()),
     );
-    names.extend(model.key_env.clone());
     for row in &preset.providers {
         if let Some(factory) = factories.iter().find(|f| f.kind() == row.kind) {
             names.extend(factory.secret_env(&row.config));
         }
     }
-    Secrets::from_names(names, env)
+    names
 }
 
 /// Extensions every provider reads: the default model (in-process providers) and the
@@ -548,10 +570,23 @@ pub fn runnable(
     switch: KeySwitch,
     factories: &[Arc<dyn ProviderFactory>],
 ) -> Result<Runnable, Refusal> {
+    runnable_withholding(args, offline, model_flag, switch, factories, &[])
+}
+
+/// [`runnable`] with the variables `also` (a command's `--token-env`) among the configured
+/// secrets: no child inherits them, and their values are redacted from output.
+pub fn runnable_withholding(
+    args: &ProjectArgs,
+    offline: bool,
+    model_flag: Option<&str>,
+    switch: KeySwitch,
+    factories: &[Arc<dyn ProviderFactory>],
+    also: &[String],
+) -> Result<Runnable, Refusal> {
     let cwd = cwd(args)?;
     let (preset, _) = load_preset(&args.preset, &cwd, args.cwd.is_some(), factories)?;
     let model = choose_model(preset.model.as_ref(), model_flag, offline, switch, &env)?;
-    let secrets = secrets(&preset, factories, &model);
+    let secrets = secrets(&preset, factories, &model, also);
     let sessions = session_store(&cwd);
     let mut provided = extensions(&model, &secrets);
     if let Some(store) = &sessions {
@@ -606,7 +641,7 @@ pub fn listing_context(
         };
         model = choose_model(section, None, false, KeySwitch::AsWritten, &placeholder)?;
     }
-    let secrets = secrets(preset, factories, &model);
+    let secrets = secrets(preset, factories, &model, &[]);
     Ok(preset.build_context(extensions(&model, &secrets)))
 }
 

@@ -41,14 +41,16 @@ pub async fn worker(
         password_env: args.password_env.clone(),
     };
     let auth = credentials
-        .resolve(|name| std::env::var(name).ok())
+        .resolve(subagent_session::env::var)
         .map_err(|error| Refusal::invalid(error.to_string()))?;
-    let runnable = setup::runnable(
+    // The credentials' variables are configured secrets: no job's child inherits them.
+    let runnable = setup::runnable_withholding(
         &args.preset.project,
         args.preset.offline,
         args.model.as_deref(),
         setup::KeySwitch::AsWritten,
         factories,
+        &credentials.variables(),
     )?;
     if setup::uses_default_model(&runnable.preset, None) {
         runnable.model.require()?;

@@ -210,9 +210,10 @@ impl std::fmt::Debug for ApiKey {
     }
 }
 
-/// Builds the model a configuration describes, reading the key from the process environment.
+/// Builds the model a configuration describes, reading the key from the process environment
+/// (`subagent_session::env`, where a key withdrawn from the environment block is kept).
 pub fn build(config: &ModelConfig) -> Result<Arc<dyn Model>> {
-    build_with_env(config, |name| std::env::var(name).ok())
+    build_with_env(config, subagent_session::env::var)
 }
 
 /// Builds the model a configuration describes, reading variables through `env` (tests pass a

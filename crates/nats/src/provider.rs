@@ -322,9 +322,7 @@ impl ProviderFactory for NatsFactory {
         let _ = context;
         let config: NatsConfig = BuildContext::parse_config(KIND, name, config)?;
         config.validate()?;
-        let auth = config
-            .credentials()
-            .resolve(|name| std::env::var(name).ok())?;
+        let auth = config.credentials().resolve(subagent_session::env::var)?;
         Ok(Arc::new(NatsProvider::connect_blocking(
             name, config, auth,
         )?))

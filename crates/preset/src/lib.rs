@@ -55,7 +55,8 @@ pub use format::{
 };
 
 /// How `${VAR}` references are looked up: the variable's value, or `None` when unset. The CLI
-/// passes `&|name| std::env::var(name).ok()`; tests pass a map.
+/// passes its environment (`subagent_session::env::var`, where the secrets it withdrew from its
+/// environment block are kept); tests pass a map.
 pub type Env = dyn Fn(&str) -> Option<String>;
 
 /// The built-in agents whose model `builtin_models:` may set.
@@ -101,7 +102,7 @@ impl Preset {
     ///
     /// `factories` are the provider kinds this build knows (their capabilities and config
     /// schemas are used; nothing is built). `env` looks up `${VAR}` references; the CLI passes
-    /// `&|name| std::env::var(name).ok()`, tests a map. A file larger than
+    /// its environment (`subagent_session::env::var`), tests a map. A file larger than
     /// [`MAX_PRESET_BYTES`] is refused without being read whole (reading stops after the limit,
     /// whatever size the file claims), and anything but a regular file (a FIFO, `/dev/zero`, a
     /// symlink to one) is refused without being read at all.

@@ -7,6 +7,8 @@
 //! through a guardian, a re-executed copy of the host's own binary (or the `subagent-guard`
 //! binary of this crate), as `GUARD __subagent_guard <host pid> <leader|group> <program> <args…>`:
 //!
+//! - it makes itself non-dumpable, so that no other process of the user reads its environment
+//!   (its program's, keys a product CLI is passed included) or its memory;
 //! - it makes itself a child subreaper (`PR_SET_CHILD_SUBREAPER`), so every orphan of its tree,
 //!   `setsid` escapees included, is re-parented to it instead of to init;
 //! - it asks for SIGUSR1 when its parent dies (`PR_SET_PDEATHSIG`) and double-checks with
@@ -129,6 +131,12 @@ pub fn serve_if_requested() -> Option<ExitCode> {
 
 /// The guardian's job, from the arguments after [`GUARD_ARG`].
 fn serve(args: Vec<OsString>) -> ExitCode {
+    // Its environment is its program's, keys passed to a product CLI included: no other process
+    // of the user reads it, nor the guardian's memory. Its program is dumpable again.
+    if let Err(error) = crate::withdraw::not_dumpable() {
+        eprintln!("subagent guard: cannot make the guardian non-dumpable: {error}");
+        return ExitCode::from(CANNOT_RUN);
+    }
     let Some(invocation) = Invocation::parse(args) else {
         eprintln!(
             "subagent guard: usage: {GUARD_ARG} <parent pid> <leader|group> <program> [args…]"

@@ -32,6 +32,11 @@
 //! child subreaper, adopts every orphan of the program's tree (`setsid` escapees included), and
 //! kills all of it when the program exits or the host dies.
 //!
+//! A host's own environment block is no place for secrets either, since a child can read it
+//! (`/proc/<host pid>/environ`): [`withdraw`] starts the host again without them, keeps their
+//! values in `subagent_session::env` (the base of every child's environment) and makes the host
+//! non-dumpable; a guardian makes itself non-dumpable too.
+//!
 //! Limits: the parent-death signal reaches the direct child only (the kernel clears it on fork),
 //! and it fires when the *thread* that spawned the child exits, so spawn from an async runtime's
 //! worker thread. A descendant that left the process group is only found while its ancestors
@@ -66,6 +71,7 @@ mod lines;
 mod settle;
 mod spec;
 mod vfork;
+pub mod withdraw;
 
 pub use child::{Captured, Exit, Process, StopCause};
 pub use env::{

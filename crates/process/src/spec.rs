@@ -87,7 +87,8 @@ pub enum StdinMode {
 /// A child process to start: program and argv (never a shell), an explicit working directory,
 /// the environment policy, timeouts, the stop policy and the output bounds.
 ///
-/// The environment is ours (or [`ProcessSpec::base_env`]) minus what [`crate::is_scrubbed`]
+/// The environment is ours (`subagent_session::env::vars_os`: the variables [`crate::withdraw`]
+/// took out of our environment block included) or [`ProcessSpec::base_env`], minus what [`crate::is_scrubbed`]
 /// names and the [`ProcessSpec::withhold`] secrets, except variables passed with
 /// [`ProcessSpec::pass_env`], plus those set with [`ProcessSpec::env`].
 #[derive(Clone, Debug)]
@@ -198,7 +199,8 @@ impl ProcessSpec {
         self
     }
 
-    /// Replaces the base environment (default: this process's) before scrubbing. Tests use it
+    /// Replaces the base environment (default: this process's, withdrawn variables included)
+    /// before scrubbing. Tests use it
     /// instead of changing their own environment.
     #[must_use]
     pub fn base_env<I, K, V>(mut self, vars: I) -> Self
@@ -355,7 +357,7 @@ impl ProcessSpec {
             None => child_env_withholding(
                 self.scrub,
                 &self.withheld,
-                std::env::vars_os(),
+                subagent_session::env::vars_os(),
                 &self.pass_env,
                 &self.set_env,
             ),

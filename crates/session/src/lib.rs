@@ -13,13 +13,17 @@
 //! - reading a file someone else named (a preset, a scenario, an agent definition, a schema, a
 //!   file a model asked for): bounded by the bytes actually read and refusing anything that is
 //!   not a regular file ([`read_user_file`]), the one helper every crate that reads such files
-//!   uses.
+//!   uses;
+//! - the environment as every crate reads it ([`env`]): the real one plus the secrets a host
+//!   moved out of its environment block (`subagent_process::withdraw`), kept in one
+//!   process-wide store.
 //!
 //! Deliberately not here: anything that talks to a model, runs a tool or spawns a process. This
 //! crate depends on no other crate of the workspace.
 
 mod content;
 mod effort;
+pub mod env;
 mod event;
 mod log;
 pub mod private;

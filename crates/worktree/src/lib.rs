@@ -156,10 +156,11 @@ impl Default for Worktrees {
 }
 
 impl Worktrees {
-    /// `git` from `PATH`, run with this process's environment (less model keys and the
-    /// variables that point git elsewhere); worktrees in the state dir of that environment.
+    /// `git` from `PATH`, run with this process's environment (`subagent_session::env`, the
+    /// withdrawn variables included; less model keys and the variables that point git
+    /// elsewhere); worktrees in the state dir of that environment.
     pub fn new() -> Self {
-        Self::with_environment(std::env::vars_os())
+        Self::with_environment(subagent_session::env::vars_os())
     }
 
     /// `git` from `env`'s `PATH`, run with `env` (less model keys and the variables that point

@@ -1,7 +1,8 @@
 //! `subagent-guardian`: the guardian of the child trees `subagent` starts (see
 //! `subagent_process::guard`), as a small binary of its own. `subagent` runs every child under it
 //! when it is installed in the same directory, and under a re-executed copy of itself otherwise;
-//! it does nothing but guard.
+//! it does nothing but guard (non-dumpable, like every guardian: its environment is its
+//! program's, a key passed to a product CLI included).
 
 use std::process::ExitCode;
 

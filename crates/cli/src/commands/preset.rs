@@ -23,7 +23,7 @@ fn build_as_a_run_would(
         setup::KeySwitch::AsWritten,
         &crate::setup::env,
     )?;
-    let secrets = setup::secrets(preset, factories, &model);
+    let secrets = setup::secrets(preset, factories, &model, &[]);
     let context = preset.build_context(setup::extensions(&model, &secrets));
     preset
         .build(factories, &context)
@@ -36,7 +36,7 @@ pub(super) fn validate(
     json: bool,
     factories: &[Arc<dyn ProviderFactory>],
 ) -> ExitCode {
-    let env = |name: &str| std::env::var(name).ok();
+    let env = |name: &str| subagent_session::env::var(name);
     let loaded = subagent_preset::Preset::load(file, factories, &env);
     if let Ok(preset) = &loaded
         && let Err(refusal) = build_as_a_run_would(preset, factories)

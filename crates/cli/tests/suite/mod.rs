@@ -17,6 +17,7 @@ mod doc_examples;
 mod doctor;
 mod effort;
 mod embedding;
+mod environ;
 mod guide;
 mod kept;
 mod lists;
