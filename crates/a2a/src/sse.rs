@@ -109,6 +109,13 @@ impl Decoder {
             match field {
                 "event" => value.clone_into(&mut self.current.name),
                 "data" => {
+                    // Counted as text: a byte that is not UTF-8 reads as U+FFFD, three bytes.
+                    let separator = usize::from(self.has_data);
+                    if self.current.data.len() + separator + value.len() > self.max_line {
+                        return Err(LineTooLong {
+                            limit: self.max_line,
+                        });
+                    }
                     if self.has_data {
                         self.current.data.push('\n');
                     }

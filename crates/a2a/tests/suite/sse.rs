@@ -83,3 +83,19 @@ fn an_event_past_the_limit_is_an_error() {
         assert_eq!(decoder.feed(b"data: 0123456789\n\n").unwrap().len(), 1);
     }
 }
+
+/// Found by `cargo xtask fuzz a2a_client`: bytes that are not UTF-8 read as U+FFFD, three bytes
+/// each, so a line under the limit could make an event's text up to three times past it. The
+/// bound holds for the text the event carries.
+#[test]
+fn an_event_of_bytes_that_are_not_utf8_stays_within_the_limit() {
+    let mut wire = b"data: ".to_vec();
+    wire.extend([0xff; 40]);
+    wire.extend(b"\n\n");
+    let mut decoder = Decoder::new(64);
+    assert_eq!(decoder.feed(&wire), Err(LineTooLong { limit: 64 }));
+    let mut decoder = Decoder::new(64);
+    let fits = [b"data: ".as_slice(), &[0xff; 10], b"\n\n"].concat();
+    let events = decoder.feed(&fits).unwrap();
+    assert_eq!(events[0].data, "\u{fffd}".repeat(10));
+}

@@ -94,9 +94,10 @@ pub fn run(plan: &Plan, model: &str, rng: &mut Rng, details: &mut Vec<String>) -
                 .collect(),
             None => vec![rng.below(ENDINGS.len() as u64 - 1) as usize],
         };
-        // How the rounds ended: cancelled by the signal, killed by it, failed or completed
-        // by themselves (also those a signal came after).
-        let mut how = std::collections::BTreeMap::<&str, u32>::new();
+        // How the rounds ended, signalled or not: cancelled by the signal, killed by it, failed
+        // at the row's bound or completed (a signalled round may end so before the signal is
+        // taken).
+        let mut how = std::collections::BTreeMap::<String, u32>::new();
         for (round, ending) in endings.into_iter().enumerate() {
             let (signal, name, code) = ENDINGS[ending];
             let dir = tempfile::tempdir_in(home.path()).unwrap();
@@ -125,7 +126,12 @@ pub fn run(plan: &Plan, model: &str, rng: &mut Rng, details: &mut Vec<String>) -
                     _ => "other",
                 }
             };
-            *how.entry(end).or_default() += 1;
+            let key = if signal.is_some() {
+                format!("signalled, {end}")
+            } else {
+                format!("no signal, {end}")
+            };
+            *how.entry(key).or_default() += 1;
             if let Some(why) = wrong_end(&ended, behaviour, signal, code) {
                 line.wrong += 1;
                 details.push(format!(
@@ -140,7 +146,7 @@ pub fn run(plan: &Plan, model: &str, rng: &mut Rng, details: &mut Vec<String>) -
                 ));
             }
         }
-        let how: Vec<String> = how.iter().map(|(end, n)| format!("{n} {end}")).collect();
+        let how: Vec<String> = how.iter().map(|(end, n)| format!("{end}: {n}")).collect();
         line.note = format!(
             "SIGINT, SIGTERM, SIGKILL 0–300 ms after the first event, or no signal \
              (timeout_secs 5, max_permission_requests 5, grace_ms 500): {}",
