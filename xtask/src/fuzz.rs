@@ -53,6 +53,8 @@ pub const TARGETS: &[(&str, &[(&str, &str)])] = &[
     ("acp_updates", &[("@reference/transcripts", ".wire.jsonl")]),
     ("transcript", &[]),
     ("mcp_arguments", &[]),
+    ("acp_frames", &[]),
+    ("mcp_frames", &[]),
 ];
 
 /// The largest seed copied (libFuzzer's `-max_len` follows the largest input of the corpus).

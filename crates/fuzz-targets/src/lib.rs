@@ -17,11 +17,13 @@
 mod a2a;
 mod acp;
 mod mcp;
+mod stdio;
 mod text;
 
 pub use a2a::{a2a_server, a2a_wire};
 pub use acp::acp_updates;
 pub use mcp::mcp_arguments;
+pub use stdio::{acp_frames, mcp_frames};
 pub use text::{agent_definition, claude_stream, codex_events, model_sse, preset, transcript};
 
 /// A fuzz target: its name (the binary's and the folder's under `fuzz/seeds`) and its body.
@@ -39,4 +41,6 @@ pub const TARGETS: &[Target] = &[
     ("acp_updates", acp_updates),
     ("transcript", transcript),
     ("mcp_arguments", mcp_arguments),
+    ("acp_frames", acp_frames),
+    ("mcp_frames", mcp_frames),
 ];

@@ -376,6 +376,8 @@ smoke_tests!(
     acp_updates,
     transcript,
     mcp_arguments,
+    acp_frames,
+    mcp_frames,
 );
 
 /// The generator is deterministic, so a failure here is a failure on every machine.
