@@ -102,7 +102,7 @@ pub fn answer(number: u64, frame: &Frame, max: usize) -> Option<String> {
         Frame::TooLong => (
             -32600,
             "Invalid Request",
-            format!("line {number} of the input is longer than {max} bytes; it was skipped unread"),
+            format!("line {number} of the input is longer than {max} bytes; it was skipped"),
         ),
     };
     Some(

@@ -126,9 +126,7 @@ pub fn read(number: u64, frame: Frame, max: usize) -> Read {
         Frame::TooLong => {
             return invalid(
                 Value::Null,
-                format!(
-                    "line {number} of the input is longer than {max} bytes; it was skipped unread"
-                ),
+                format!("line {number} of the input is longer than {max} bytes; it was skipped"),
             );
         }
     };
@@ -155,7 +153,12 @@ pub fn read(number: u64, frame: Frame, max: usize) -> Read {
     let answer = value.get("result").is_some() || value.get("error").is_some();
     let notification = value.get("id").is_none() && value.get("method").is_some();
     if notification || (answer && value.get("method").is_none()) {
-        tracing::debug!(line = number, %error, "skipped a notification or an answer rmcp does not read");
+        // A parser's complaint can quote the input: only its category goes to the log.
+        tracing::debug!(
+            line = number,
+            category = ?error.classify(),
+            "skipped a notification or an answer rmcp does not read"
+        );
         return Read::Skip;
     }
     invalid(
