@@ -54,6 +54,8 @@ pub const TARGETS: &[(&str, &[(&str, &str)])] = &[
     ("transcript", &[]),
     ("mcp_arguments", &[]),
     ("a2a_client", &[]),
+    ("acp_frames", &[]),
+    ("mcp_frames", &[]),
 ];
 
 /// The largest seed copied (libFuzzer's `-max_len` follows the largest input of the corpus).

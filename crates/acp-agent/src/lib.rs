@@ -9,7 +9,8 @@
 //! updates; the stop reason at the end; the next prompt continues the conversation),
 //! `session/request_permission` (every question the parent's permission policy would ask goes
 //! to the client; its answer is obeyed) and `session/cancel` (cancels the run and its children;
-//! the prompt answers `cancelled`).
+//! the prompt answers `cancelled`). A line of input that is not UTF-8 or is over [`MAX_FRAME`]
+//! bytes is answered with a JSON-RPC error (`id: null`) and skipped; the connection goes on.
 //!
 //! Deliberately not here: which model, tools, delegation rows and preset the parent has (the
 //! CLI builds it, through [`ParentFactory`]), any provider (this crate depends on `core` and
@@ -17,6 +18,8 @@
 //! itself (the CLI hands its stdin and stdout to [`serve`]).
 
 mod broker;
+#[doc(hidden)]
+pub mod frames;
 mod server;
 mod updates;
 
@@ -25,6 +28,7 @@ use std::sync::Arc;
 
 use subagent_runtime::{Agent, PermissionBroker};
 
+pub use frames::MAX_FRAME;
 pub use server::serve;
 
 /// The protocol version this agent speaks (the stable one).

@@ -16,16 +16,16 @@ use agent_client_protocol::v1::schema::{
     PromptResponse, SessionNotification, StopReason as AcpStop,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
-use agent_client_protocol::{Agent as AcpAgent, ByteStreams, Client};
+use agent_client_protocol::{Agent as AcpAgent, Client, Lines};
 use futures::StreamExt;
 use serde_json::json;
 use subagent_core::{CancellationToken, ErrorCode, Run, SessionRef, StartRequest, StopReason};
 use subagent_runtime::{Agent, EventLog, PermissionBroker, Seed, ToolKind};
 use subagent_session::ContentBlock;
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 
 use crate::broker::AcpBroker;
+use crate::frames::{self, MAX_FRAME};
 use crate::updates::Translator;
 use crate::{Error, ParentFactory, Result};
 
@@ -33,8 +33,9 @@ use crate::{Error, ParentFactory, Result};
 const PARENT: &str = "parent";
 
 /// Serves ACP on `incoming`/`outgoing` (stdin and stdout in the CLI) until the client closes
-/// its end; then cancels what still runs and waits for it. `Connection` when the transport
-/// fails.
+/// its end; then cancels what still runs and waits for it. A bad line (not UTF-8, over
+/// [`MAX_FRAME`](crate::MAX_FRAME)) is answered with a JSON-RPC error and skipped
+/// (`frames.rs`). `Connection` when the transport fails.
 pub async fn serve<R, W>(factory: Arc<dyn ParentFactory>, incoming: R, outgoing: W) -> Result<()>
 where
     R: AsyncRead + Send + Unpin + 'static,
@@ -45,7 +46,8 @@ where
         sessions: Mutex::new(HashMap::new()),
         running: Mutex::new(Vec::new()),
     });
-    let transport = ByteStreams::new(outgoing.compat_write(), incoming.compat());
+    let (sink, lines, writer) = frames::transport(incoming, outgoing, MAX_FRAME);
+    let transport = Lines::new(sink, lines);
     let (on_new, on_prompt, on_cancel) = (
         Arc::clone(&server),
         Arc::clone(&server),
@@ -89,10 +91,12 @@ where
             },
             agent_client_protocol::on_receive_notification!(),
         )
-        .connect_to(transport)
-        .await;
+        .connect_to(transport);
+    // The writer ends once the connection has dropped its ends, everything written.
+    let (served, written) = futures::join!(served, writer);
     server.shutdown().await;
-    served.map_err(|error| Error::Connection(error.to_string()))
+    served.map_err(|error| Error::Connection(error.to_string()))?;
+    written.map_err(|error| Error::Connection(format!("writing to the client: {error}")))
 }
 
 /// The answer to `initialize`: protocol 1 whatever was asked (a client that cannot speak it

@@ -18,12 +18,14 @@ mod a2a;
 mod a2a_client;
 mod acp;
 mod mcp;
+mod stdio;
 mod text;
 
 pub use a2a::{a2a_server, a2a_wire};
 pub use a2a_client::a2a_client;
 pub use acp::acp_updates;
 pub use mcp::mcp_arguments;
+pub use stdio::{acp_frames, mcp_frames};
 pub use text::{agent_definition, claude_stream, codex_events, model_sse, preset, transcript};
 
 /// A fuzz target: its name (the binary's and the folder's under `fuzz/seeds`) and its body.
@@ -42,4 +44,6 @@ pub const TARGETS: &[Target] = &[
     ("transcript", transcript),
     ("mcp_arguments", mcp_arguments),
     ("a2a_client", a2a_client),
+    ("acp_frames", acp_frames),
+    ("mcp_frames", mcp_frames),
 ];

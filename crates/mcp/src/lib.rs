@@ -11,6 +11,10 @@
 //! error. A call that carries an `output_schema` gets the child's structured output as the
 //! result's `structuredContent`.
 //!
+//! The input is framed here, not by rmcp: a line that is not UTF-8 or not JSON is a parse error
+//! (`id: null`), one over [`MAX_FRAME`] bytes or not a message an invalid request, and the
+//! connection goes on (rmcp alone would skip them without a word).
+//!
 //! While a child runs, its events become `notifications/progress` when the client sent a
 //! progress token. `notifications/cancelled` cancels the run (its provider stops its process
 //! tree) and the call answers nothing, as the protocol asks; a client that goes away (its input
@@ -29,6 +33,8 @@
 mod call;
 mod eof;
 mod error;
+#[doc(hidden)]
+pub mod frames;
 mod tools;
 
 use std::future::Future;
@@ -49,6 +55,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_util::task::TaskTracker;
 
 pub use error::{Error, Result};
+pub use frames::MAX_FRAME;
 
 /// How the server runs its calls.
 #[derive(Clone, Debug)]
@@ -165,8 +172,9 @@ impl McpServer {
 
     /// Serves one client on `reader`/`writer` (stdin/stdout for `subagent mcp`) until its input
     /// ends; then cancels the runs it left going and returns once they have ended (their
-    /// providers have stopped their process trees). `Err` only when the client never completed
-    /// the `initialize` handshake.
+    /// providers have stopped their process trees). A bad line (not UTF-8, not JSON, not a
+    /// message, over [`MAX_FRAME`]) is answered with a JSON-RPC error and skipped (`frames.rs`).
+    /// `Err` only when the client never completed the `initialize` handshake.
     pub async fn serve<R, W>(self, reader: R, writer: W) -> Result<()>
     where
         R: AsyncRead + Unpin + Send + 'static,
@@ -191,9 +199,35 @@ impl McpServer {
     {
         let shared = Arc::clone(&self.shared);
         let reader = eof::CancelOnEof::new(reader, shared.connection.clone());
+        let (sink, messages, writer) = frames::transport(reader, writer, MAX_FRAME);
+        // The writer ends once rmcp has dropped the transport, everything written.
+        let (served, written) = tokio::join!(self.run(sink, messages, stop), writer);
+        if let Err(error) = written {
+            tracing::debug!(%error, "writing to the MCP client failed");
+        }
+        served
+    }
+
+    async fn run<Si, St>(
+        self,
+        sink: Si,
+        messages: St,
+        stop: impl Future<Output = ()> + Send,
+    ) -> Result<()>
+    where
+        Si: futures::Sink<rmcp::service::TxJsonRpcMessage<RoleServer>, Error = std::io::Error>
+            + Send
+            + Unpin
+            + 'static,
+        St: futures::Stream<Item = rmcp::service::RxJsonRpcMessage<RoleServer>>
+            + Send
+            + Unpin
+            + 'static,
+    {
+        let shared = Arc::clone(&self.shared);
         let mut stop = std::pin::pin!(stop);
         let started = tokio::select! {
-            started = ServiceExt::serve(self, (reader, writer)) => started,
+            started = ServiceExt::serve(self, (sink, messages)) => started,
             () = &mut stop => {
                 shared.finish().await;
                 return Ok(());

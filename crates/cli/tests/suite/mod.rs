@@ -42,6 +42,7 @@ mod serve_transcripts;
 mod sessions;
 mod sigint;
 mod special_files;
+mod stdio_frames;
 mod summaries;
 mod support;
 #[cfg(feature = "e2e")]

@@ -377,6 +377,8 @@ smoke_tests!(
     transcript,
     mcp_arguments,
     a2a_client,
+    acp_frames,
+    mcp_frames,
 );
 
 /// The generator is deterministic, so a failure here is a failure on every machine.
