@@ -53,6 +53,34 @@ fn token(args: &ServeArgs) -> Result<Option<Token>, Refusal> {
     Ok(None)
 }
 
+/// Refuses the bounds that make no sense (a server that runs nothing, reads no body or
+/// remembers no task) and a public URL a client could not follow (it goes into the card).
+fn check_bounds(args: &ServeArgs) -> Result<(), Refusal> {
+    if args.max_runs == 0 {
+        return Err(Refusal::invalid(
+            "--max-runs 0: a server runs at least 1 run at once",
+        ));
+    }
+    if args.max_body == 0 {
+        return Err(Refusal::invalid(
+            "--max-body 0: a request body of 0 bytes holds no request",
+        ));
+    }
+    if args.keep_tasks == 0 {
+        return Err(Refusal::invalid(
+            "--keep-tasks 0: a server remembers at least 1 task (the one it runs)",
+        ));
+    }
+    if let Some(url) = &args.public_url
+        && !subagent_server::is_public_url(url)
+    {
+        return Err(Refusal::invalid(format!(
+            "--public-url {url}: not an http:// or https:// URL with a host (e.g. https://agents.example.com)"
+        )));
+    }
+    Ok(())
+}
+
 /// The skills: the preset's delegation rows, then the agent types (each on its own provider,
 /// or the first row's), skipping an agent type named like a row.
 fn skills(runnable: &Runnable) -> Vec<Skill> {
@@ -126,6 +154,7 @@ pub async fn serve(
     factories: &[Arc<dyn ProviderFactory>],
 ) -> Result<ExitCode, Refusal> {
     let token = token(&args)?;
+    check_bounds(&args)?;
     let addr: SocketAddr = args.listen.parse().map_err(|_| {
         Refusal::invalid(format!(
             "--listen {}: not an address (IP:PORT, e.g. 127.0.0.1:8080)",
@@ -158,10 +187,10 @@ pub async fn serve(
     config.token = token;
     config.max_depth = runnable.registry.max_depth();
     config.public_url = args.public_url.clone();
-    config.max_concurrent_runs = args.max_runs.max(1);
+    config.max_concurrent_runs = args.max_runs;
     config.body_limit = args.max_body;
     config.drain_deadline = Duration::from_secs(args.drain_secs);
-    config.keep_tasks = args.keep_tasks.max(1);
+    config.keep_tasks = args.keep_tasks;
     if !args.keep_transcripts {
         config.delete_transcripts_in = runnable
             .sessions

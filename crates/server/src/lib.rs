@@ -43,6 +43,7 @@ use tokio::sync::Semaphore;
 use tokio_util::task::TaskTracker;
 
 pub use auth::Token;
+pub use card::is_public_url;
 pub use error::{Error, Result};
 pub use run::Skill;
 pub use subagent_a2a::card::AGENT_CARD_PATH;

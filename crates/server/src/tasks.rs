@@ -161,6 +161,11 @@ impl Entry {
         self.lock().task.status.state
     }
 
+    /// How many events the task has had (kept or not).
+    pub fn pushed(&self) -> usize {
+        *self.count.borrow()
+    }
+
     /// Whether the task's stream has ended.
     pub fn is_done(&self) -> bool {
         self.lock().done

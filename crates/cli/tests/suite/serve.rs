@@ -270,6 +270,72 @@ fn serve_refuses_a_public_address_without_a_token_and_a_missing_token_variable()
     assert_eq!(argv_token.status.code(), Some(2));
 }
 
+/// Flags that make no sense are refused before anything listens, with the usual code.
+#[test]
+fn serve_refuses_zero_bounds_and_a_public_url_that_is_not_http() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: &[&[&str]] = &[
+        &["--max-runs", "0"],
+        &["--max-body", "0"],
+        &["--keep-tasks", "0"],
+        &["--public-url", "javascript:alert(1)"],
+        &["--public-url", "ftp://agents.example.com"],
+        &["--public-url", "https://"],
+        &["--public-url", "https://agents.example.com/a b"],
+    ];
+    // The first line on stderr, then the exit: a refusal is one error line and exit 2; a server
+    // that accepted the flags says something else first, and is killed (no exit code) rather
+    // than left serving.
+    let seen: Vec<(Option<i32>, String)> = cases
+        .iter()
+        .map(|flags| {
+            let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("subagent"))
+                .env_clear()
+                .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+                .env("HOME", dir.path())
+                .current_dir(dir.path())
+                .args(["serve", "--offline", "--listen", "127.0.0.1:0"])
+                .args(*flags)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            let mut line = String::new();
+            std::io::BufRead::read_line(
+                &mut BufReader::new(child.stderr.take().unwrap()),
+                &mut line,
+            )
+            .unwrap();
+            if !line.starts_with("error[") {
+                let _ = child.kill();
+            }
+            (child.wait().unwrap().code(), line)
+        })
+        .collect();
+    let refused = |message: &str| (Some(2), format!("error[INVALID_ARGUMENTS]: {message}\n"));
+    assert_eq!(
+        seen,
+        [
+            refused("--max-runs 0: a server runs at least 1 run at once"),
+            refused("--max-body 0: a request body of 0 bytes holds no request"),
+            refused("--keep-tasks 0: a server remembers at least 1 task (the one it runs)"),
+            refused(
+                "--public-url javascript:alert(1): not an http:// or https:// URL with a host (e.g. https://agents.example.com)"
+            ),
+            refused(
+                "--public-url ftp://agents.example.com: not an http:// or https:// URL with a host (e.g. https://agents.example.com)"
+            ),
+            refused(
+                "--public-url https://: not an http:// or https:// URL with a host (e.g. https://agents.example.com)"
+            ),
+            refused(
+                "--public-url https://agents.example.com/a b: not an http:// or https:// URL with a host (e.g. https://agents.example.com)"
+            ),
+        ]
+    );
+}
+
 #[cfg(feature = "e2e")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_official_python_sdk_client_sends_streams_gets_cancels_and_resubscribes() {
