@@ -255,13 +255,14 @@ async fn start(
     message.task_id = None;
     let task = submitted(&run, context_id, message);
     let entry = Entry::new(task, run.cancel_token());
+    // A streaming client reads every event: its stream is taken before the task goes into the
+    // table (past its byte bound, events every stream has read are dropped) and before the run
+    // can end (a finished task's events are dropped once nobody reads them).
+    let events = streaming.then(|| Box::pin(entry.events()) as EventStream);
     state
         .tasks
         .insert(run.id().to_string(), Arc::clone(&entry), held);
     tracing::info!(task = %run.id(), provider = %resolved.provider, "run started");
-    // A streaming client reads every event: its stream is taken before the run can end (a
-    // finished task's events are dropped once nobody reads them).
-    let events = streaming.then(|| Box::pin(entry.events()) as EventStream);
     let driven = Arc::clone(&entry);
     let keep_events = state.config.keep_events;
     let tasks = state.tasks.clone();
