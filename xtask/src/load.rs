@@ -73,6 +73,8 @@ pub struct Options {
     pub slowloris: u64,
     pub slowloris_peers: u64,
     pub slowloris_runs: u64,
+    /// `serve --keep-task-bytes` (`None`: its default).
+    pub keep_task_bytes: Option<u64>,
     /// Use the release binaries already built (`--no-build`: cargo's build lock can be held
     /// for long by other builds on a shared machine).
     pub build: bool,
@@ -81,7 +83,7 @@ pub struct Options {
 impl Options {
     /// `--clients N` (1,000), `--soak-secs S` (600), `--pace-ms P` (5,000), `--answer-bytes B`,
     /// `--idle-secs S` (0), `--sample-ms M` (5,000), `--slowloris N` (0), `--slowloris-peers P`
-    /// (1), `--slowloris-runs R` (100), `--no-build`.
+    /// (1), `--slowloris-runs R` (100), `--keep-task-bytes B` (serve's), `--no-build`.
     pub fn parse(args: &[String]) -> Result<Self> {
         let mut options = Self {
             clients: 1_000,
@@ -93,6 +95,7 @@ impl Options {
             slowloris: 0,
             slowloris_peers: 1,
             slowloris_runs: 100,
+            keep_task_bytes: None,
             build: true,
         };
         let mut args = args.iter();
@@ -117,8 +120,9 @@ impl Options {
                 "--slowloris" => options.slowloris = number,
                 "--slowloris-peers" => options.slowloris_peers = number,
                 "--slowloris-runs" => options.slowloris_runs = number,
+                "--keep-task-bytes" => options.keep_task_bytes = Some(number),
                 other => bail!(
-                    "unknown option {other} (--clients N, --soak-secs S, --pace-ms P, --answer-bytes B, --idle-secs S, --sample-ms M, --slowloris N, --slowloris-peers P, --slowloris-runs R, --no-build)"
+                    "unknown option {other} (--clients N, --soak-secs S, --pace-ms P, --answer-bytes B, --idle-secs S, --sample-ms M, --slowloris N, --slowloris-peers P, --slowloris-runs R, --keep-task-bytes B, --no-build)"
                 ),
             }
         }
@@ -297,6 +301,12 @@ fn start_server(
             "SUBAGENT_LOAD_TOKEN",
         ])
         .args(["--max-runs", &options.clients.to_string()])
+        .args(
+            options
+                .keep_task_bytes
+                .map(|bytes| vec!["--keep-task-bytes".to_owned(), bytes.to_string()])
+                .unwrap_or_default(),
+        )
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -491,6 +501,9 @@ impl Options {
         }
         flag("idle-secs", self.idle_secs, d.map(|d| d.idle_secs));
         flag("sample-ms", self.sample_ms, d.map(|d| d.sample_ms));
+        if let Some(bytes) = self.keep_task_bytes {
+            flag("keep-task-bytes", bytes, None);
+        }
         if self.slowloris > 0 {
             flag("slowloris", self.slowloris, None);
             flag(
@@ -539,6 +552,7 @@ mod tests {
                 slowloris: 0,
                 slowloris_peers: 1,
                 slowloris_runs: 100,
+                keep_task_bytes: None,
                 build: true,
             }
         );
