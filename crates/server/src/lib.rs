@@ -236,7 +236,14 @@ impl Server {
             state.config.token.clone(),
             stop_accepting.clone(),
         ));
-        tracing::info!(%addr, url = %base, "serving A2A");
+        tracing::info!(
+            %addr,
+            url = %base,
+            max_connections = bounds.max,
+            per_peer = bounds.per_peer,
+            header_timeout_ms = bounds.header_timeout.as_millis(),
+            "serving A2A"
+        );
         shutdown.await;
         drain(&state, &stop_accepting).await;
         let served = serving.await;
