@@ -62,13 +62,18 @@ Commands:
           install the pinned cargo-fuzz if missing, seed the corpora, build the fuzz targets
           of fuzz/ and run each for N seconds (default 180); prints executions and crashes
           per target and fails if any crashed (reproducers in fuzz/artifacts)
-  load [--clients N] [--soak-secs S] [--pace-ms P] [--no-build]
+  load [--clients N] [--soak-secs S] [--pace-ms P] [--answer-bytes B] [--idle-secs S]
+       [--sample-ms M] [--slowloris N [--slowloris-peers P] [--slowloris-runs R]] [--no-build]
           build subagent, fake-model and the load client (release; --no-build takes
           the binaries already in target/release), start serve on
           loopback over the fake model, then N clients (default 1000) stream runs: all
-          at once, then one each every P ms (5000) for S seconds (600); samples the
-          server's RSS and fds from /proc, prints the figures (docs/reliability.md) and
-          fails on any error, RSS growth over the soak or an unclean exit
+          at once, then one each every P ms (5000) for S seconds (600); with --slowloris,
+          N half-open connections from P addresses (127.0.0.2 on) held open while R
+          runs (100) go through; --answer-bytes makes the model's answer B bytes of
+          words, --idle-secs samples the idle server S seconds more; samples the
+          server's RSS and fds from /proc (every M ms, 5000), prints the figures
+          (docs/reliability.md) and fails on any error, RSS growth over the soak or an
+          unclean exit
   chaos [--rounds N] [--provider P…] [--seed S] [--only PART…]
           the chaos harness (crates/cli/tests/suite/chaos) with N rounds (default 100) of
           each scenario: SIGINT/SIGTERM/SIGHUP/SIGKILL of subagent mid-run per provider

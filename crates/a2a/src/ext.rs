@@ -43,9 +43,11 @@ pub struct CardParams {
 }
 
 /// The request fields a message carries in `metadata[EXTENSION_URI]`. Every field is optional;
-/// numbers are read leniently (`3.0` is 3).
+/// numbers are read leniently (`3.0` is 3). A field this version does not know is an error,
+/// not dropped: the sender meant something by it (a typo, a newer client's field) that would
+/// not be honoured.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RequestFields {
     /// The skill to run (a delegation row or an agent type); absent: the card's first skill.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -351,6 +351,24 @@ pub struct ServeArgs {
     /// transcripts.
     #[arg(long, value_name = "N", default_value_t = 10_000)]
     pub keep_tasks: usize,
+    /// How many bytes of tasks the server remembers (their snapshots and events, as JSON);
+    /// past it the oldest finished tasks' events are dropped first (they stay readable whole
+    /// with GetTask), then the oldest finished tasks themselves.
+    #[arg(long, value_name = "BYTES", default_value_t = 64 << 20)]
+    pub keep_task_bytes: usize,
+    /// The most connections open at once (default: half the open files the process may
+    /// have, at most 16,384); past it a newcomer takes the place of the oldest connection that
+    /// has made no authenticated request, or is answered 503 when there is none.
+    #[arg(long, value_name = "N")]
+    pub max_connections: Option<usize>,
+    /// The most connections open at once from one address (an IPv6 /64) (default: a quarter
+    /// of --max-connections); behind a reverse proxy every client has the proxy's address.
+    #[arg(long, value_name = "N")]
+    pub max_connections_per_peer: Option<usize>,
+    /// How long a connection may take to send a request's head, from its opening or the end
+    /// of its previous response (an idle connection is closed then), in seconds.
+    #[arg(long, value_name = "S", default_value_t = 10)]
+    pub header_timeout_secs: u64,
     /// Keep the transcripts of the runs served (for an audit). By default a task's transcript
     /// is deleted from the session store once the server forgets the task (past --keep-tasks)
     /// and when it stops on SIGTERM/SIGINT/SIGHUP, since no client can reach it then; a

@@ -53,6 +53,81 @@ fn token(args: &ServeArgs) -> Result<Option<Token>, Refusal> {
     Ok(None)
 }
 
+/// Refuses the bounds that make no sense (a server that runs nothing, reads no body or
+/// remembers no task) and a public URL a client could not follow (it goes into the card).
+fn check_bounds(args: &ServeArgs) -> Result<(), Refusal> {
+    if args.max_runs == 0 {
+        return Err(Refusal::invalid(
+            "--max-runs 0: a server runs at least 1 run at once",
+        ));
+    }
+    if args.max_body == 0 {
+        return Err(Refusal::invalid(
+            "--max-body 0: a request body of 0 bytes holds no request",
+        ));
+    }
+    if args.keep_tasks == 0 {
+        return Err(Refusal::invalid(
+            "--keep-tasks 0: a server remembers at least 1 task (the one it runs)",
+        ));
+    }
+    if args.keep_task_bytes == 0 {
+        return Err(Refusal::invalid(
+            "--keep-task-bytes 0: a server keeps at least the task it runs",
+        ));
+    }
+    if args.header_timeout_secs == 0 {
+        return Err(Refusal::invalid(
+            "--header-timeout-secs 0: a client needs some time to send a request",
+        ));
+    }
+    if let Some(url) = &args.public_url
+        && !subagent_server::is_public_url(url)
+    {
+        return Err(Refusal::invalid(format!(
+            "--public-url {url}: not an http:// or https:// URL with a host (e.g. https://agents.example.com)"
+        )));
+    }
+    Ok(())
+}
+
+/// The bounds on connections: the flags, else the defaults for `fd_limit` (the process's
+/// limit on open files); a bound the limit cannot hold, or zero, is refused.
+fn connection_bounds(args: &ServeArgs, fd_limit: u64) -> Result<(usize, usize), Refusal> {
+    let (default_max, default_per_peer) = subagent_server::default_bounds(fd_limit);
+    let room = fd_limit.saturating_sub(subagent_server::RESERVED_FDS);
+    let max = args.max_connections.unwrap_or_else(|| {
+        default_max
+            .min(usize::try_from(room).unwrap_or(usize::MAX))
+            .max(1)
+    });
+    if max == 0 {
+        return Err(Refusal::invalid(
+            "--max-connections 0: a server takes at least 1 connection",
+        ));
+    }
+    if u64::try_from(max).unwrap_or(u64::MAX) > room {
+        return Err(Refusal::invalid(format!(
+            "--max-connections {max}: past what this process may open ({fd_limit} files, {} of them kept for runs)",
+            subagent_server::RESERVED_FDS
+        )));
+    }
+    let per_peer = args
+        .max_connections_per_peer
+        .unwrap_or_else(|| default_per_peer.min(max));
+    if per_peer == 0 {
+        return Err(Refusal::invalid(
+            "--max-connections-per-peer 0: a server takes at least 1 connection from a peer",
+        ));
+    }
+    if per_peer > max {
+        return Err(Refusal::invalid(format!(
+            "--max-connections-per-peer {per_peer}: more than --max-connections {max}"
+        )));
+    }
+    Ok((max, per_peer))
+}
+
 /// The skills: the preset's delegation rows, then the agent types (each on its own provider,
 /// or the first row's), skipping an agent type named like a row.
 fn skills(runnable: &Runnable) -> Vec<Skill> {
@@ -125,7 +200,11 @@ pub async fn serve(
     args: ServeArgs,
     factories: &[Arc<dyn ProviderFactory>],
 ) -> Result<ExitCode, Refusal> {
+    // First: the connections' default bounds follow the limit in force.
+    let fd_limit = subagent_server::raise_fd_limit();
     let token = token(&args)?;
+    check_bounds(&args)?;
+    let connections = connection_bounds(&args, fd_limit)?;
     let addr: SocketAddr = args.listen.parse().map_err(|_| {
         Refusal::invalid(format!(
             "--listen {}: not an address (IP:PORT, e.g. 127.0.0.1:8080)",
@@ -160,10 +239,13 @@ pub async fn serve(
     config.token = token;
     config.max_depth = runnable.registry.max_depth();
     config.public_url = args.public_url.clone();
-    config.max_concurrent_runs = args.max_runs.max(1);
+    config.max_concurrent_runs = args.max_runs;
     config.body_limit = args.max_body;
     config.drain_deadline = Duration::from_secs(args.drain_secs);
-    config.keep_tasks = args.keep_tasks.max(1);
+    config.keep_tasks = args.keep_tasks;
+    config.keep_task_bytes = args.keep_task_bytes;
+    (config.max_connections, config.max_connections_per_peer) = connections;
+    config.header_timeout = Duration::from_secs(args.header_timeout_secs);
     if !args.keep_transcripts {
         config.delete_transcripts_in = runnable
             .sessions

@@ -19,23 +19,34 @@
 //! The latency measured is the *first event*: from sending the request to the first SSE event
 //! of its answer (the task as submitted), what a caller waits before it knows its run started.
 //!
+//! With `--slowloris N` a third phase, **slowloris** (issue 26): N connections that each send
+//! the start of a request head and then one more header line a second, never finishing it, as
+//! a client without the token can, held open from `--slowloris-peers P` loopback addresses
+//! (`127.0.0.2`, …); one the server closes (its header timeout, or pushed out past its bounds)
+//! or refuses (`503`) is counted and opened again. Meanwhile `--slowloris-runs R` authenticated
+//! streaming runs go through `--slowloris-clients C` of the clients, and the phase ends when
+//! they have. This process raises its own soft limit on open files to the hard one first.
+//!
 //! Output: one JSON object a line on stdout — `{"phase":"burst",…}`, then one
-//! `{"phase":"soak",…}` per window of W seconds, then `{"phase":"soak_total",…}`.
+//! `{"phase":"soak",…}` per window of W seconds, then `{"phase":"soak_total",…}`, then
+//! `{"phase":"slowloris",…}`.
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::collections::BTreeMap;
+use std::net::{IpAddr, SocketAddr};
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use subagent_a2a::rpc;
 use subagent_a2a::sse::Decoder;
 use subagent_a2a::types::{StreamResponse, TaskState};
-use tokio::sync::{Barrier, mpsc};
+use tokio::sync::{Barrier, mpsc, watch};
 
-const USAGE: &str = "usage: load --url http://127.0.0.1:PORT [--clients N] [--soak-secs S] [--pace-ms P] [--window-secs W]";
+const USAGE: &str = "usage: load --url http://127.0.0.1:PORT [--clients N] [--soak-secs S] [--pace-ms P] [--window-secs W] [--slowloris N [--slowloris-peers P] [--slowloris-runs R] [--slowloris-clients C]]";
 
 /// The prompt each run sends (the scenario `cargo xtask load` gives the model matches it).
 const PROMPT: &str = "LOAD: say hello";
@@ -49,6 +60,10 @@ struct Options {
     soak_secs: u64,
     pace_ms: u64,
     window_secs: u64,
+    slowloris: usize,
+    slowloris_peers: u8,
+    slowloris_runs: usize,
+    slowloris_clients: usize,
 }
 
 fn options() -> Result<Options, String> {
@@ -58,6 +73,10 @@ fn options() -> Result<Options, String> {
         soak_secs: 600,
         pace_ms: 5_000,
         window_secs: 60,
+        slowloris: 0,
+        slowloris_peers: 1,
+        slowloris_runs: 100,
+        slowloris_clients: 10,
     };
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
@@ -74,6 +93,16 @@ fn options() -> Result<Options, String> {
             "--soak-secs" => options.soak_secs = number(value()?)?,
             "--pace-ms" => options.pace_ms = number(value()?)?.max(1),
             "--window-secs" => options.window_secs = number(value()?)?.max(1),
+            "--slowloris" => options.slowloris = usize::try_from(number(value()?)?).unwrap_or(0),
+            "--slowloris-peers" => {
+                options.slowloris_peers = u8::try_from(number(value()?)?.clamp(1, 250)).unwrap_or(1)
+            }
+            "--slowloris-runs" => {
+                options.slowloris_runs = usize::try_from(number(value()?)?).unwrap_or(100)
+            }
+            "--slowloris-clients" => {
+                options.slowloris_clients = usize::try_from(number(value()?)?.max(1)).unwrap_or(1)
+            }
             _ => return Err(USAGE.to_owned()),
         }
     }
@@ -378,6 +407,175 @@ async fn soak(clients: &[Client], options: &Options) -> Tally {
     total
 }
 
+/// What the slowloris connections saw.
+#[derive(Default)]
+struct Flood {
+    /// Open now (connected, not yet closed by the server).
+    open: AtomicUsize,
+    opened: AtomicU64,
+    /// Closed by the server with nothing said (its header timeout, or pushed out).
+    closed: AtomicU64,
+    /// Answered `503` (past the server's bounds).
+    refused: AtomicU64,
+    /// Could not connect.
+    connect_errors: AtomicU64,
+}
+
+/// One slowloris connection from `from`, opened again each time the server closes it, until
+/// `stop`.
+async fn loris(server: SocketAddr, from: IpAddr, flood: Arc<Flood>, stop: watch::Receiver<bool>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    while !*stop.borrow() {
+        let socket = match tokio::net::TcpSocket::new_v4() {
+            Ok(socket) => socket,
+            Err(_) => {
+                flood.connect_errors.fetch_add(1, Ordering::Relaxed);
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        let connected = match socket.bind(SocketAddr::new(from, 0)) {
+            Ok(()) => socket.connect(server).await,
+            Err(error) => Err(error),
+        };
+        let Ok(mut stream) = connected else {
+            flood.connect_errors.fetch_add(1, Ordering::Relaxed);
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            continue;
+        };
+        flood.opened.fetch_add(1, Ordering::Relaxed);
+        flood.open.fetch_add(1, Ordering::Relaxed);
+        let mut stop = stop.clone();
+        let mut head: &[u8] = b"POST /a2a HTTP/1.1\r\nHost: load\r\n";
+        let mut buf = [0u8; 512];
+        let mut seen = Vec::new();
+        let ended = loop {
+            if stream.write_all(head).await.is_err() {
+                break false;
+            }
+            head = b"X-Slow: 1\r\n";
+            tokio::select! {
+                read = stream.read(&mut buf) => match read {
+                    Ok(0) | Err(_) => break false,
+                    Ok(n) => seen.extend_from_slice(&buf[..n]),
+                },
+                () = tokio::time::sleep(Duration::from_secs(1)) => {}
+                _ = stop.changed() => break true,
+            }
+        };
+        flood.open.fetch_sub(1, Ordering::Relaxed);
+        if ended {
+            return;
+        }
+        if seen.starts_with(b"HTTP/1.1 503") {
+            flood.refused.fetch_add(1, Ordering::Relaxed);
+        } else {
+            flood.closed.fetch_add(1, Ordering::Relaxed);
+        }
+        // A refused or closed connection comes back, as an attacker's would, not in a hot loop.
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The slowloris connections held open while authenticated runs go through.
+async fn slowloris(clients: &[Client], options: &Options) {
+    let Ok(url) = reqwest::Url::parse(&options.url) else {
+        eprintln!("load: --url {}: not a URL", options.url);
+        return;
+    };
+    let server = url
+        .socket_addrs(|| None)
+        .ok()
+        .and_then(|addrs| addrs.into_iter().next());
+    let Some(server) = server else {
+        eprintln!("load: --url {}: no address", options.url);
+        return;
+    };
+    let flood = Arc::new(Flood::default());
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let started = Instant::now();
+    let mut lorises = Vec::new();
+    for i in 0..options.slowloris {
+        let peer = 2 + (i % usize::from(options.slowloris_peers)) as u8;
+        let from = IpAddr::from([127, 0, 0, peer]);
+        lorises.push(tokio::spawn(loris(
+            server,
+            from,
+            Arc::clone(&flood),
+            stop_rx.clone(),
+        )));
+    }
+    // All opened once before the runs start.
+    while flood.opened.load(Ordering::Relaxed) + flood.connect_errors.load(Ordering::Relaxed)
+        < options.slowloris as u64
+    {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let opening_ms = started.elapsed().as_millis() as u64;
+    let open_at_start = flood.open.load(Ordering::Relaxed);
+    let runs_started = Instant::now();
+    let next = Arc::new(AtomicUsize::new(0));
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    for client in clients.iter().take(options.slowloris_clients) {
+        let (client, next, tx) = (client.clone(), Arc::clone(&next), tx.clone());
+        let total = options.slowloris_runs;
+        tokio::spawn(async move {
+            loop {
+                let n = next.fetch_add(1, Ordering::Relaxed);
+                if n >= total {
+                    break;
+                }
+                if tx
+                    .send(client.run(&format!("slowloris-{n}")).await)
+                    .is_err()
+                {
+                    break;
+                }
+            }
+        });
+    }
+    drop(tx);
+    let mut tally = Tally::default();
+    let (mut least, mut most) = (usize::MAX, 0);
+    let mut ticks = tokio::time::interval(Duration::from_millis(250));
+    loop {
+        tokio::select! {
+            result = rx.recv() => match result {
+                Some(result) => tally.add(result),
+                None => break,
+            },
+            _ = ticks.tick() => {
+                let open = flood.open.load(Ordering::Relaxed);
+                least = least.min(open);
+                most = most.max(open);
+            }
+        }
+    }
+    let runs_ms = runs_started.elapsed().as_millis() as u64;
+    let open_at_end = flood.open.load(Ordering::Relaxed);
+    let _ = stop_tx.send(true);
+    for loris in lorises {
+        let _ = loris.await;
+    }
+    emit(
+        tally.json(),
+        "slowloris",
+        json!({
+            "connections": options.slowloris,
+            "peers": options.slowloris_peers,
+            "opening_ms": opening_ms,
+            "held": {"at_start": open_at_start, "least": least.min(open_at_start),
+                "most": most.max(open_at_start), "at_end": open_at_end},
+            "opened": flood.opened.load(Ordering::Relaxed),
+            "closed_by_server": flood.closed.load(Ordering::Relaxed),
+            "refused_503": flood.refused.load(Ordering::Relaxed),
+            "connect_errors": flood.connect_errors.load(Ordering::Relaxed),
+            "runs_ms": runs_ms,
+        }),
+    );
+}
+
 fn main() -> ExitCode {
     let options = match options() {
         Ok(options) => options,
@@ -417,10 +615,17 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    if options.slowloris > 0 {
+        let files = subagent_server::raise_fd_limit();
+        eprintln!("load: open files: {files}");
+    }
     runtime.block_on(async {
         burst(&clients).await;
         if options.soak_secs > 0 {
             soak(&clients, &options).await;
+        }
+        if options.slowloris > 0 {
+            slowloris(&clients, &options).await;
         }
     });
     ExitCode::SUCCESS

@@ -106,3 +106,64 @@ pub async fn serve_card(Extract(state): Extract<Arc<State>>) -> Response {
     )
         .into_response()
 }
+
+/// Whether `url` can be the card's base URL ([`ServerConfig::public_url`]): `http://` or
+/// `https://` (any case), a host, then at most a path. No user info (it would be published),
+/// no query or fragment (the card appends its paths), nothing a URL cannot carry unescaped
+/// (whitespace, control characters, non-ASCII: write an IDN host in punycode).
+pub fn is_public_url(url: &str) -> bool {
+    let after = |scheme: &str| {
+        url.get(..scheme.len())
+            .filter(|head| head.eq_ignore_ascii_case(scheme))
+            .and_then(|_| url.get(scheme.len()..))
+    };
+    let Some(rest) = after("https://").or_else(|| after("http://")) else {
+        return false;
+    };
+    let authority = rest.split('/').next().unwrap_or_default();
+    let allowed = |c: char| {
+        c.is_ascii_graphic()
+            && !matches!(
+                c,
+                '"' | '<' | '>' | '\\' | '^' | '`' | '{' | '|' | '}' | '?' | '#'
+            )
+    };
+    !authority.is_empty()
+        && !authority.starts_with(':')
+        && !authority.contains('@')
+        && url.chars().all(allowed)
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+
+    use super::is_public_url;
+
+    #[test]
+    fn a_public_url_is_http_or_https_with_a_host_and_nothing_a_card_cannot_carry() {
+        let urls = [
+            "https://agents.example.com",
+            "HTTP://127.0.0.1:8080/",
+            "https://[::1]:8443/base/path",
+            "javascript:alert(1)",
+            "ftp://agents.example.com",
+            "https://",
+            "https://:8080",
+            "https://user:pw@agents.example.com",
+            "https://agents.example.com/a b",
+            "https://agents.example.com/?q=1",
+            "https://agents.example.com/#x",
+            "https://agénts.example.com",
+            "http:/agents.example.com",
+        ];
+        let seen: Vec<bool> = urls.iter().map(|url| is_public_url(url)).collect();
+        assert_eq!(
+            seen,
+            [
+                true, true, true, false, false, false, false, false, false, false, false, false,
+                false
+            ]
+        );
+    }
+}

@@ -11,8 +11,10 @@
 //!
 //! Around it: bearer-token auth compared in constant time (`401` and nothing starts), a request
 //! body limit (`413`), a bound on concurrent runs (`503` with `Retry-After`), the depth cap,
-//! the `A2A-Version` header, and a draining shutdown ([`Server::serve`]): stop accepting, let
-//! runs end up to a deadline, then cancel them (their providers stop their process trees).
+//! the `A2A-Version` header, bounds on connections and on the time to send a request head that
+//! keep clients without a token from starving it (`connections`), and a draining shutdown
+//! ([`Server::serve`]): stop accepting, let runs end up to a deadline, then cancel them (their
+//! providers stop their process trees).
 //!
 //! Deliberately not here: no provider (the caller hands over a built registry), no preset or
 //! CLI parsing, no TLS (put a reverse proxy in front, `docs/remote.md`), no push notifications
@@ -20,6 +22,7 @@
 
 mod auth;
 mod card;
+mod connections;
 mod error;
 mod rpc;
 mod run;
@@ -35,7 +38,6 @@ use std::time::Duration;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
-use axum::serve::ListenerExt;
 use subagent_core::CancellationToken;
 use subagent_core::registry::Registry;
 use tokio::net::TcpListener;
@@ -43,6 +45,8 @@ use tokio::sync::Semaphore;
 use tokio_util::task::TaskTracker;
 
 pub use auth::Token;
+pub use card::is_public_url;
+pub use connections::{MAX_HEAD, RESERVED_FDS, default_bounds, fd_limit, raise_fd_limit};
 pub use error::{Error, Result};
 pub use run::Skill;
 pub use subagent_a2a::card::AGENT_CARD_PATH;
@@ -75,6 +79,11 @@ pub struct ServerConfig {
     pub drain_deadline: Duration,
     /// How many tasks are remembered (the oldest finished ones are forgotten first).
     pub keep_tasks: usize,
+    /// How many bytes of tasks are remembered, their kept events and snapshots measured as
+    /// JSON: past it the events of finished tasks are dropped first (a client that lost its
+    /// stream gets the snapshot instead of what it missed), then the events of live tasks that
+    /// every stream has read, then the oldest finished tasks (down to three quarters of it).
+    pub keep_task_bytes: usize,
     /// The session store's directory, where the in-process runs write their transcripts: the
     /// transcript there of a task this server ran is deleted once no kept task refers to it
     /// (the task is forgotten past `keep_tasks`, or the server shuts down), as no client can
@@ -85,15 +94,28 @@ pub struct ServerConfig {
     /// How long a finished task that was streamed keeps its events, for a client that lost
     /// its stream to come back for what it missed (`SubscribeToTask` with our `from`).
     pub keep_events: Duration,
+    /// The most connections open at once; past it a newcomer takes the place of the oldest
+    /// connection that has made no authenticated request yet, or is answered `503` and closed
+    /// when there is none.
+    pub max_connections: usize,
+    /// The most connections open at once from one peer (an IPv4 address, an IPv6 /64), with
+    /// the same rule among that peer's connections.
+    pub max_connections_per_peer: usize,
+    /// The time a connection has to send a complete request head, from its opening or the end
+    /// of its previous response (an idle keep-alive connection is closed then).
+    pub header_timeout: Duration,
     /// The working directory runs start in.
     pub cwd: PathBuf,
 }
 
 impl ServerConfig {
     /// Defaults: 1 MiB bodies, 64 concurrent runs (retry after 1 s), depth cap 3, a 30 s drain,
-    /// 10,000 tasks remembered, a streamed task's events kept 60 s past its end, no token, no
-    /// transcript deleted.
+    /// 10,000 tasks and 64 MiB of them remembered, a streamed task's events kept 60 s past its end, no token, no
+    /// transcript deleted, a 10 s header timeout, and bounds on connections from the process's
+    /// limit on open files as it is now ([`default_bounds`]: raise it first,
+    /// [`raise_fd_limit`]).
     pub fn new(cwd: impl Into<PathBuf>) -> Self {
+        let (max_connections, max_connections_per_peer) = default_bounds(fd_limit());
         Self {
             name: "subagents".to_owned(),
             description: "A subagents instance: delegate a task to one of its agents.".to_owned(),
@@ -105,8 +127,12 @@ impl ServerConfig {
             max_depth: subagent_core::registry::DEFAULT_MAX_DEPTH,
             drain_deadline: Duration::from_secs(30),
             keep_tasks: 10_000,
+            keep_task_bytes: 64 << 20,
             delete_transcripts_in: None,
             keep_events: Duration::from_secs(60),
+            max_connections,
+            max_connections_per_peer,
+            header_timeout: Duration::from_secs(10),
             cwd: cwd.into(),
         }
     }
@@ -157,6 +183,7 @@ impl Server {
             slots: Arc::new(Semaphore::new(self.config.max_concurrent_runs)),
             tasks: tasks::Tasks::new(
                 self.config.keep_tasks,
+                self.config.keep_task_bytes,
                 self.config.delete_transcripts_in.clone(),
             ),
             registry: self.registry,
@@ -197,35 +224,34 @@ impl Server {
         let state = self.state(&base);
         let router = router(&state);
         let stop_accepting = CancellationToken::new();
-        let stopped = stop_accepting.clone();
-        // Small writes go out at once: a stream's events are small frames written one after
-        // the other, which Nagle's algorithm held back until the client's delayed ACK (40 ms
-        // per event on loopback, seen in the remote bench through the a2a provider).
-        let listener = listener.tap_io(|tcp| {
-            if let Err(error) = tcp.set_nodelay(true) {
-                tracing::debug!(%error, "cannot set TCP_NODELAY");
-            }
-        });
-        let serving = tokio::spawn(
-            axum::serve(listener, router)
-                .with_graceful_shutdown(async move { stopped.cancelled().await })
-                .into_future(),
+        let bounds = connections::Bounds {
+            max: state.config.max_connections.max(1),
+            per_peer: state.config.max_connections_per_peer.max(1),
+            header_timeout: state.config.header_timeout,
+        };
+        let serving = tokio::spawn(connections::serve(
+            listener,
+            router,
+            bounds,
+            state.config.token.clone(),
+            stop_accepting.clone(),
+        ));
+        tracing::info!(
+            %addr,
+            url = %base,
+            max_connections = bounds.max,
+            per_peer = bounds.per_peer,
+            header_timeout_ms = bounds.header_timeout.as_millis(),
+            "serving A2A"
         );
-        tracing::info!(%addr, url = %base, "serving A2A");
         shutdown.await;
         drain(&state, &stop_accepting).await;
         let served = serving.await;
         state.tasks.close().await;
-        match served {
-            Ok(result) => result.map_err(|source| Error::Io {
-                addr: addr.to_string(),
-                source,
-            }),
-            Err(join) => Err(Error::Io {
-                addr: addr.to_string(),
-                source: std::io::Error::other(join),
-            }),
-        }
+        served.map_err(|join| Error::Io {
+            addr: addr.to_string(),
+            source: std::io::Error::other(join),
+        })
     }
 }
 

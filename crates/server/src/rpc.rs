@@ -255,13 +255,14 @@ async fn start(
     message.task_id = None;
     let task = submitted(&run, context_id, message);
     let entry = Entry::new(task, run.cancel_token());
+    // A streaming client reads every event: its stream is taken before the task goes into the
+    // table (past its byte bound, events every stream has read are dropped) and before the run
+    // can end (a finished task's events are dropped once nobody reads them).
+    let events = streaming.then(|| Box::pin(entry.events()) as EventStream);
     state
         .tasks
         .insert(run.id().to_string(), Arc::clone(&entry), held);
     tracing::info!(task = %run.id(), provider = %resolved.provider, "run started");
-    // A streaming client reads every event: its stream is taken before the run can end (a
-    // finished task's events are dropped once nobody reads them).
-    let events = streaming.then(|| Box::pin(entry.events()) as EventStream);
     let driven = Arc::clone(&entry);
     let keep_events = state.config.keep_events;
     let tasks = state.tasks.clone();
@@ -342,11 +343,15 @@ fn subscribe(
         .get(&request.id)
         .ok_or_else(|| not_found(&request.id))?;
     // Our extension: the events from the index the client has read up to, not a snapshot.
-    let from =
-        subagent_a2a::ext::metadata_get(request.metadata.as_ref(), subagent_a2a::ext::FROM_KEY)
-            .and_then(subagent_a2a::u32_of);
-    if let Some(from) = from {
-        let from = usize::try_from(from).unwrap_or(usize::MAX);
+    if let Some(from) = resume_index(request.metadata.as_ref())? {
+        let pushed = entry.pushed();
+        if from > pushed {
+            return Err(invalid_params(format!(
+                "metadata[\"{}\"].from {from}: task {} has had {pushed} events",
+                subagent_a2a::EXTENSION_URI,
+                request.id
+            )));
+        }
         if let Some(events) = entry.resume_from(from) {
             return Ok(futures::future::Either::Left(events));
         }
@@ -363,6 +368,49 @@ fn subscribe(
                     entry.state().as_str()
                 ),
             )
+        })
+}
+
+/// A refusal of what a request says, with our `INVALID_ARGUMENTS`.
+fn invalid_params(message: String) -> RpcError {
+    RpcError::from_core(&subagent_core::Error::invalid(message))
+}
+
+/// `SubscribeToTask`'s `metadata[EXTENSION_URI]`: `from`, the count of events the client has
+/// read, or nothing. Our extension is ours to define, so anything else there (an unknown key,
+/// a `from` that is not a count) is invalid params, never ignored: the client asked for
+/// something it would not get. Other keys of the metadata belong to other extensions, and
+/// extensions the server does not know are A2A's to ignore (it activates the ones it supports;
+/// ours is not `required`, so a client without it gets A2A's snapshot).
+fn resume_index(
+    metadata: Option<&subagent_a2a::types::Metadata>,
+) -> Result<Option<usize>, RpcError> {
+    let uri = subagent_a2a::EXTENSION_URI;
+    let Some(fields) = metadata.and_then(|metadata| metadata.get(uri)) else {
+        return Ok(None);
+    };
+    let Value::Object(fields) = fields else {
+        return Err(invalid_params(format!(
+            "metadata[\"{uri}\"]: an object is expected, {{\"from\": N}}"
+        )));
+    };
+    if let Some(key) = fields
+        .keys()
+        .find(|key| key.as_str() != subagent_a2a::ext::FROM_KEY)
+    {
+        return Err(invalid_params(format!(
+            "metadata[\"{uri}\"]: unknown field `{key}`, expected `from`"
+        )));
+    }
+    let Some(from) = fields.get(subagent_a2a::ext::FROM_KEY) else {
+        return Ok(None);
+    };
+    subagent_a2a::u32_of(from)
+        .map(|from| Some(usize::try_from(from).unwrap_or(usize::MAX)))
+        .ok_or_else(|| {
+            invalid_params(format!(
+                "metadata[\"{uri}\"].from {from}: not a count of events (a whole number from 0)"
+            ))
         })
 }
 

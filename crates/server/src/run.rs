@@ -266,7 +266,7 @@ pub async fn drive<S>(
                 continue;
             }
             let meta = serde_json::to_value(&event).unwrap_or(Value::Null);
-            entry.push(update(&task, TaskState::Working, None, Some(meta)));
+            tasks.push(&entry, update(&task, TaskState::Working, None, Some(meta)));
         }
     }
     let outcome = run.outcome().await;
@@ -278,19 +278,22 @@ pub async fn drive<S>(
         parts.push(Part::data(structured.clone()));
     }
     if !parts.is_empty() {
-        entry.push(StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
-            task_id: task.id.clone(),
-            context_id: task.context_id.clone(),
-            artifact: Artifact {
-                artifact_id: "result".to_owned(),
-                name: Some("result".to_owned()),
-                parts,
-                ..Artifact::default()
-            },
-            append: false,
-            last_chunk: true,
-            metadata: None,
-        }));
+        tasks.push(
+            &entry,
+            StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
+                task_id: task.id.clone(),
+                context_id: task.context_id.clone(),
+                artifact: Artifact {
+                    artifact_id: "result".to_owned(),
+                    name: Some("result".to_owned()),
+                    parts,
+                    ..Artifact::default()
+                },
+                append: false,
+                last_chunk: true,
+                metadata: None,
+            }),
+        );
     }
     let state = final_state(outcome.status);
     let said = match (&outcome.diagnostic, state) {
@@ -316,6 +319,6 @@ pub async fn drive<S>(
         });
     }
     drop(slot);
-    entry.push(last);
+    tasks.push(&entry, last);
     outcome
 }

@@ -270,6 +270,189 @@ fn serve_refuses_a_public_address_without_a_token_and_a_missing_token_variable()
     assert_eq!(argv_token.status.code(), Some(2));
 }
 
+/// Flags that make no sense are refused before anything listens, with the usual code.
+#[test]
+fn serve_refuses_zero_bounds_and_a_public_url_that_is_not_http() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: &[&[&str]] = &[
+        &["--max-runs", "0"],
+        &["--max-body", "0"],
+        &["--keep-tasks", "0"],
+        &["--public-url", "javascript:alert(1)"],
+        &["--public-url", "ftp://agents.example.com"],
+        &["--public-url", "https://"],
+        &["--public-url", "https://agents.example.com/a b"],
+        &["--max-connections", "0"],
+        &["--max-connections-per-peer", "0"],
+        &["--header-timeout-secs", "0"],
+        &[
+            "--max-connections",
+            "10",
+            "--max-connections-per-peer",
+            "11",
+        ],
+        &["--max-connections", "100000000000"],
+        &["--keep-task-bytes", "0"],
+    ];
+    // The first line on stderr, then the exit: a refusal is one error line and exit 2; a server
+    // that accepted the flags says something else first, and is killed (no exit code) rather
+    // than left serving.
+    let seen: Vec<(Option<i32>, String)> = cases
+        .iter()
+        .map(|flags| {
+            let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("subagent"))
+                .env_clear()
+                .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+                .env("HOME", dir.path())
+                .current_dir(dir.path())
+                .args(["serve", "--offline", "--listen", "127.0.0.1:0"])
+                .args(*flags)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            let mut line = String::new();
+            std::io::BufRead::read_line(
+                &mut BufReader::new(child.stderr.take().unwrap()),
+                &mut line,
+            )
+            .unwrap();
+            if !line.starts_with("error[") {
+                let _ = child.kill();
+            }
+            (child.wait().unwrap().code(), line)
+        })
+        .collect();
+    let refused = |message: &str| (Some(2), format!("error[INVALID_ARGUMENTS]: {message}\n"));
+    // The server raises its soft limit on open files to the hard one, which it inherits.
+    let files = rustix::process::getrlimit(rustix::process::Resource::Nofile)
+        .maximum
+        .unwrap_or(u64::MAX);
+    assert_eq!(
+        seen,
+        [
+            refused("--max-runs 0: a server runs at least 1 run at once"),
+            refused("--max-body 0: a request body of 0 bytes holds no request"),
+            refused("--keep-tasks 0: a server remembers at least 1 task (the one it runs)"),
+            refused(
+                "--public-url javascript:alert(1): not an http:// or https:// URL with a host (e.g. https://agents.example.com)"
+            ),
+            refused(
+                "--public-url ftp://agents.example.com: not an http:// or https:// URL with a host (e.g. https://agents.example.com)"
+            ),
+            refused(
+                "--public-url https://: not an http:// or https:// URL with a host (e.g. https://agents.example.com)"
+            ),
+            refused(
+                "--public-url https://agents.example.com/a b: not an http:// or https:// URL with a host (e.g. https://agents.example.com)"
+            ),
+            refused("--max-connections 0: a server takes at least 1 connection"),
+            refused(
+                "--max-connections-per-peer 0: a server takes at least 1 connection from a peer"
+            ),
+            refused("--header-timeout-secs 0: a client needs some time to send a request"),
+            refused("--max-connections-per-peer 11: more than --max-connections 10"),
+            refused(&format!(
+                "--max-connections 100000000000: past what this process may open ({files} files, {} of them kept for runs)",
+                subagent_server::RESERVED_FDS
+            )),
+            refused("--keep-task-bytes 0: a server keeps at least the task it runs"),
+        ]
+    );
+}
+
+/// Started with the usual soft limit of 1,024 open files, `serve` raises it to the hard one; a
+/// peer past `--max-connections-per-peer` pushes out its own oldest half-open connection, and
+/// an authenticated request is answered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_raises_its_fd_limit_and_bounds_connections_per_peer() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let server = FakeServer::from_yaml(SCENARIOS).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let preset = fake_preset(dir.path(), &server.url(), "");
+    let hard = rustix::process::getrlimit(rustix::process::Resource::Nofile)
+        .maximum
+        .map_or_else(|| "unlimited".to_owned(), |n| n.to_string());
+    let mut child = std::process::Command::new("bash")
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", dir.path())
+        .env("FAKE_KEY", "test-key")
+        .env("A2A_TOKEN", TOKEN)
+        .current_dir(dir.path())
+        .arg("-c")
+        .arg(r#"ulimit -Sn 1024 && exec "$0" "$@""#)
+        .arg(assert_cmd::cargo::cargo_bin("subagent"))
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--token-env",
+            "A2A_TOKEN",
+        ])
+        .args([
+            "--max-connections-per-peer",
+            "2",
+            "--header-timeout-secs",
+            "3600",
+        ])
+        .arg("--preset")
+        .arg(&preset)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let line = announcement(&mut stderr);
+    let served = Served::from(child);
+    let limits = std::fs::read_to_string(format!("/proc/{}/limits", served.id())).unwrap();
+    let files: Vec<&str> = limits
+        .lines()
+        .find(|line| line.starts_with("Max open files"))
+        .unwrap()
+        .split_whitespace()
+        .skip(3)
+        .take(2)
+        .collect();
+    assert_eq!(files, [hard.as_str(), hard.as_str()]);
+    let addr: std::net::SocketAddr = line
+        .split("http://")
+        .nth(1)
+        .and_then(|rest| rest.split('/').next())
+        .unwrap()
+        .parse()
+        .unwrap();
+    let mut half_open = Vec::new();
+    for _ in 0..3 {
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.bind("127.0.0.2:0".parse().unwrap()).unwrap();
+        let mut stream = socket.connect(addr).await.unwrap();
+        stream
+            .write_all(b"POST /a2a HTTP/1.1\r\nHost: x\r\n")
+            .await
+            .unwrap();
+        half_open.push(stream);
+    }
+    // The oldest is closed, with nothing said.
+    let mut rest = Vec::new();
+    let _ = half_open[0].read_to_end(&mut rest).await;
+    assert_eq!(rest, b"");
+    let base = format!("http://{addr}");
+    let request = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {
+        "message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "HELLO"}]}}});
+    let answer = tokio::task::spawn_blocking(move || post(&base, &request))
+        .await
+        .unwrap();
+    assert!(answer.contains("TASK_STATE_COMPLETED"), "{answer}");
+    let (code, _, _) = tokio::task::spawn_blocking(move || stop(served, stderr))
+        .await
+        .unwrap();
+    assert_eq!(code, Some(0));
+}
+
 #[cfg(feature = "e2e")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_official_python_sdk_client_sends_streams_gets_cancels_and_resubscribes() {

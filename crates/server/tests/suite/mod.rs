@@ -1,4 +1,5 @@
 mod auth;
+mod connections;
 mod drain;
 mod limits;
 mod refusals;

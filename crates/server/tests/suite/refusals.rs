@@ -102,3 +102,99 @@ async fn without_the_version_header_or_with_a_0_3_method_nothing_is_served() {
     assert_eq!(harness.model.requests().len(), 0);
     harness.shutdown().await;
 }
+
+/// Our extension's fields are ours to define: one the server does not know (a typo, or a field
+/// of a newer client) cannot be honoured, so it is refused as invalid params, never dropped.
+/// Extensions the server does not know, and other keys of the free-form metadata, are A2A's to
+/// ignore.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unknown_fields_of_our_extension_are_invalid_params_and_unknown_extensions_are_ignored() {
+    let mut harness = Harness::start(SCENARIOS, |_| {}).await;
+    let typo = error_of(
+        &harness
+            .call("SendMessage", send_params("HELLO", json!({"maxTurn": 2})))
+            .await,
+    );
+    assert_eq!(
+        (typo.code, typo.stable_code()),
+        (-32602, Some(ErrorCode::InvalidArguments))
+    );
+    assert!(
+        typo.message.contains("unknown field `maxTurn`"),
+        "{}",
+        typo.message
+    );
+    let mut request_level = json!({"message": {"messageId": "m1", "role": "ROLE_USER",
+        "parts": [{"text": "HELLO"}]}});
+    request_level["metadata"] = json!({subagent_a2a::EXTENSION_URI: {"skil": "subagent"}});
+    let request_level = error_of(&harness.call("SendMessage", request_level).await);
+    assert_eq!(
+        (request_level.code, request_level.stable_code()),
+        (-32602, Some(ErrorCode::InvalidArguments))
+    );
+    assert_eq!(harness.model.requests().len(), 0);
+    // Another extension's metadata, an extension the server does not know asked for in the
+    // header and in the message: served.
+    let mut others = send_params("HELLO others", json!({"maxTurns": 2}));
+    others["message"]["metadata"]["https://example.invalid/ext/other/v1"] = json!({"x": 1});
+    others["message"]["extensions"] = json!(["https://example.invalid/ext/other/v1"]);
+    others["metadata"] = json!({"https://example.invalid/ext/other/v1": {"y": 2}});
+    let response: Value = harness
+        .request("SendMessage", others)
+        .header("A2A-Extensions", "https://example.invalid/ext/other/v1")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        response["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED",
+        "{response}"
+    );
+    harness.shutdown().await;
+}
+
+/// `SubscribeToTask`'s `from` (our extension) is a count of events read: anything else, or a
+/// count past the events the task has had, is invalid params, not a silent snapshot.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bad_from_is_invalid_params() {
+    let mut harness = Harness::start(SCENARIOS, |_| {}).await;
+    let mut stream = harness
+        .stream("SendStreamingMessage", send_params("GATED from", json!({})))
+        .await;
+    let first = stream.next().await.unwrap();
+    let id = first["task"]["id"].as_str().unwrap().to_owned();
+    harness.model.wait_requests(1).await;
+    let bad = [
+        json!({"from": "abc"}),
+        json!({"from": -1}),
+        json!({"from": 1.5}),
+        json!({"from": true}),
+        json!({"from": null}),
+        json!({"from": 1_000_000}),
+        json!({"form": 1}),
+    ];
+    let mut seen = Vec::new();
+    for fields in bad {
+        let params = json!({"id": id, "metadata": {subagent_a2a::EXTENSION_URI: fields}});
+        let error = error_of(&harness.call("SubscribeToTask", params).await);
+        seen.push((error.code, error.stable_code()));
+    }
+    assert_eq!(seen, vec![(-32602, Some(ErrorCode::InvalidArguments)); 7]);
+    // A good one streams the events from there.
+    let params = json!({"id": id, "metadata": {subagent_a2a::EXTENSION_URI: {"from": 1}}});
+    let mut again = harness.stream("SubscribeToTask", params).await;
+    harness.model.gate("go").open();
+    let rest = again.rest().await;
+    assert_eq!(
+        super::support::summaries(&rest).last().map(String::as_str),
+        Some("TASK_STATE_COMPLETED")
+    );
+    assert!(
+        rest.iter().all(|event| event.get("task").is_none()),
+        "{rest:?}"
+    );
+    stream.rest().await;
+    harness.shutdown().await;
+}
