@@ -11,7 +11,9 @@
 //!   depth) so a hostile file cannot exhaust memory; unknown keys are errors (typos caught);
 //! - `version` ([`PRESET_VERSION`]);
 //! - `${VAR}` references in string values, looked up through a function the caller passes
-//!   (the process environment is never read here);
+//!   (the process environment is never read here); a secret one (a variable the preset names as
+//!   holding a key, or whose name says it holds a credential) is refused in a row's command line
+//!   ([`ARGV_KEYS`]), where any process of the machine would read its value;
 //! - each row's kind (the known kinds are listed) and its `config` against the kind's JSON
 //!   Schema;
 //! - tool rows: a known, enabled provider; a numeric `max_depth` only for a provider with the
@@ -60,6 +62,18 @@ pub type Env = dyn Fn(&str) -> Option<String>;
 
 /// The built-in agents whose model `builtin_models:` may set.
 pub const BUILTIN_AGENTS: [&str; 3] = ["general-purpose", "explore", "plan"];
+
+/// The keys of a provider row's `config` whose values become a child's command line (its
+/// program and arguments): a `${VAR}` naming a secret anywhere under one of them is refused
+/// ([`Error::SecretInArgv`]), since any process of the machine reads a command line. A kind that
+/// runs a program names these fields so (`command` and `args`, as `acp` does).
+pub const ARGV_KEYS: [&str; 5] = [
+    "command",
+    "args",
+    "binary",
+    "extra_args",
+    "config_overrides",
+];
 
 /// The format version this build reads.
 pub const PRESET_VERSION: u32 = 1;
