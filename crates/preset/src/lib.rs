@@ -171,6 +171,34 @@ impl Preset {
         self.providers.iter().filter(|row| !row.disabled)
     }
 
+    /// Gives each kind of `factories` that no row of the preset names (disabled rows count) a
+    /// row of its own: named after the kind, with the kind's default config (`{}`), when that
+    /// name is free and `{}` is a valid config of the kind (a kind that needs configuring is left
+    /// to the preset). For the kinds a host binary adds (`subagent_cli::main_with`): usable by
+    /// their name under any preset, the built-in one included, without a row written for them. A
+    /// row added here has no position (0:0).
+    pub fn add_default_rows(&mut self, factories: &[Arc<dyn ProviderFactory>]) {
+        for factory in factories {
+            let kind = factory.kind();
+            let named = self
+                .providers
+                .iter()
+                .any(|row| row.kind == kind || row.name == kind);
+            let config = serde_json::Value::Object(serde_json::Map::new());
+            let valid = jsonschema::validator_for(factory.config_schema().as_value())
+                .is_ok_and(|validator| validator.is_valid(&config));
+            if !named && valid {
+                self.providers.push(ProviderRow {
+                    name: kind.to_owned(),
+                    kind: kind.to_owned(),
+                    disabled: false,
+                    config,
+                    location: Position::default(),
+                });
+            }
+        }
+    }
+
     /// Where a position of this preset is, for messages of the caller's own.
     pub fn site(&self, position: Position, key: impl Into<String>) -> Site {
         Site {
