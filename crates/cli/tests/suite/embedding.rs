@@ -104,6 +104,7 @@ fn own_binary_main() {
         vec![
             Arc::new(MirrorFactory("mirror")),
             Arc::new(MirrorFactory(NEEDS_CONFIG)),
+            Arc::new(super::shell_echo::ShellEchoFactory::new()),
         ],
     );
     let code = if code == std::process::ExitCode::SUCCESS {
@@ -269,4 +270,35 @@ fn an_extra_kind_runs_under_its_own_name_without_a_row_of_ones_own() {
             stdout(&output)
         );
     }
+}
+
+#[test]
+fn the_newcomers_shell_echo_runs_under_the_built_in_preset() {
+    // The guide's path with no preset of one's own: `--provider shell-echo` is its default row.
+    let dir = tempfile::tempdir().unwrap();
+    let output = own_binary(
+        dir.path(),
+        &[
+            "delegate",
+            "--offline",
+            "--json",
+            "--provider",
+            "shell-echo",
+            "echo hello from $(basename \"$PWD\")",
+        ],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let outcome = json_lines(&output)
+        .into_iter()
+        .find(|line| line["type"] == "outcome")
+        .unwrap_or_else(|| panic!("no outcome in {}", stdout(&output)));
+    let here = dir.path().file_name().unwrap().to_string_lossy();
+    assert_eq!(
+        (&outcome["provider"], &outcome["status"], &outcome["text"]),
+        (
+            &json!("shell-echo"),
+            &json!("completed"),
+            &json!(format!("hello from {here}"))
+        )
+    );
 }

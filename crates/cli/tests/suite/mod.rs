@@ -39,6 +39,7 @@ mod secrets;
 mod serve;
 mod serve_transcripts;
 mod sessions;
+mod shell_echo;
 mod sigint;
 mod special_files;
 mod summaries;
