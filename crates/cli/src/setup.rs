@@ -194,7 +194,7 @@ pub fn read_preset(
             &env,
         ),
     };
-    let preset = result.map_err(|error| {
+    let mut preset = result.map_err(|error| {
         let mut refusal =
             Refusal::new(error.code().as_str(), crate::features::preset_error(&error));
         if choice.source == PresetSource::Variable {
@@ -202,7 +202,19 @@ pub fn read_preset(
         }
         refusal
     })?;
+    preset.add_default_rows(&host_kinds(factories));
     Ok(preset)
+}
+
+/// The kinds a host binary added to the built-in ones (`crate::main_with`): each gets a row
+/// named after it in any preset without one of its kind ([`Preset::add_default_rows`]).
+fn host_kinds(known: &[Arc<dyn ProviderFactory>]) -> Vec<Arc<dyn ProviderFactory>> {
+    let built_in = factories(Vec::new()).unwrap_or_default();
+    known
+        .iter()
+        .filter(|factory| !built_in.iter().any(|b| b.kind() == factory.kind()))
+        .cloned()
+        .collect()
 }
 
 /// The current directory.

@@ -2,7 +2,8 @@
 //!
 //! A provider crate runs the kit from its own tests in a few lines: it writes an [`Adapter`]
 //! (how to build its provider pointed at a fake model server, and the few tool calls its child's
-//! model makes), then
+//! model makes; or, for a provider whose children call no model, the [`ModelFree`] inputs that
+//! make its child answer, fail, hang and write), then
 //!
 //! ```text
 //! subagent_conformance::suite!(MyAdapter::new());
@@ -13,11 +14,13 @@
 //! the provider with the adapter, registers it in a fresh
 //! [`Registry`](subagent_core::registry::Registry) and starts its runs through the registry's
 //! gates, as every caller does. What is checked is behaviour, read from the outcome, the events
-//! and the model requests the server recorded:
+//! and the model requests the server recorded (for a [`ModelFree`] provider: the outcome, the
+//! events and the files, never a model request):
 //!
 //! - the factory declares the provider's capabilities, the provider's table is stable, every
-//!   declared capability passes the registry's gate and every other one is refused, and a run
-//!   whose sender is dropped ends `failed` ([`Check::Capabilities`]);
+//!   declared capability passes the registry's gate and every other one is refused, each
+//!   declared capability shows its effect in a run, and a run whose sender is dropped ends
+//!   `failed` ([`Check::Capabilities`]);
 //! - every run reports exactly one `Started` (first) and one `Finished` (last, with the outcome's
 //!   status) — checked on every run of every check;
 //! - a plain run completes with the model's answer ([`Check::Lifecycle`]); a cancel while the
@@ -29,13 +32,16 @@
 //!   not), a depth cap the child cannot nest past, a tool filter the model request obeys, the
 //!   persona in the instructions, the model name, the turn limit, a resumed session that sees
 //!   the first run's conversation; and one request using every declared capability at once runs
-//!   to completion ([`Check::AllDeclared`]), `isolation` excepted. The kit's registry has an
+//!   to completion and shows each one's effect ([`Check::AllDeclared`]), `isolation` excepted. The kit's registry has an
 //!   isolator that runs an isolated child in a fresh empty directory (not a git worktree): for
 //!   `isolation` the kit checks the gate; that edits land in a real worktree and not in the
 //!   parent's checkout is each provider's own test, with `subagent-worktree` and real git.
 //!
-//! A check of a capability the provider does not declare passes as [`Verdict::NotDeclared`].
-//! "Promptly" is always a generous bound ([`TIMEOUT`]), never a timed assertion of speed.
+//! A check of a capability the provider does not declare passes as [`Verdict::NotDeclared`]; a
+//! declared capability is checked, always, and one the kit can see only in a model request
+//! (`tool_filter`, `persona`, `model`, `max_turns`, `resume`) fails every check of a
+//! [`ModelFree`] provider that declares it. A failed check is a [`Failure`]: its verdict in one
+//! line. "Promptly" is always a generous bound ([`TIMEOUT`]), never a timed assertion of speed.
 //!
 //! Deliberately not here: anything a provider's own tests prove better (its argv, its event
 //! parsing, processes left behind after a cancel), and any provider: the kit depends on `core`,
@@ -44,6 +50,7 @@
 mod apart;
 mod bench;
 mod checks;
+mod failure;
 mod features;
 mod recorded;
 pub mod runtime_tools;
@@ -57,6 +64,7 @@ use serde_json::Value;
 use subagent_core::{ProviderFactory, StartRequest, StartRequestBuilder, SubagentProvider};
 use subagent_test_support::FakeServer;
 
+pub use failure::Failure;
 pub use recorded::{genuine_prompt, instructions, model_name, offered_tools};
 pub use scenarios::SCHEMA;
 
@@ -103,6 +111,32 @@ pub enum StructuredAnswer {
     FinalText,
 }
 
+/// How the kit drives a provider whose children call no model (a shell command, a service of
+/// your own): the input, in the provider's own terms, that makes a child do what a check needs.
+/// Each method returns the prompt of the request (the rest of it is [`Adapter::request`]'s);
+/// the kit then judges the child by its outcome, its events and the files it leaves, never by
+/// model requests.
+pub trait ModelFree: Send + Sync {
+    /// A prompt whose child completes with exactly `text` as the outcome's text (for
+    /// `output_schema`, `text` is JSON: a provider declaring it hands the value back as the
+    /// structured output when it validates, and does not complete when it does not).
+    fn answer(&self, text: &str) -> String;
+
+    /// A prompt whose child fails: the run ends `failed`, its diagnostic containing `message`.
+    fn fail(&self, message: &str) -> String;
+
+    /// A prompt whose child runs until it is stopped: it must not end on its own within
+    /// [`TIMEOUT`]. The cancel check cancels it once `start` has returned (so the child exists)
+    /// and expects `cancelled`.
+    fn hang(&self) -> String;
+
+    /// A prompt whose child tries to write `text` into `file` (a bare file name, relative to
+    /// [`Adapter::workdir`]), or `None` when the provider's children cannot write at all. The
+    /// permission check runs it without a ceiling (the file must appear) and under a `plan`
+    /// ceiling (it must not: keep the child from writing, or refuse the request).
+    fn write(&self, file: &str, text: &str) -> Option<String>;
+}
+
 /// What the kit needs to know about one provider. Keep it small: everything generic (the
 /// scenarios, reading recorded requests of the three protocols) is the kit's.
 pub trait Adapter: Send + Sync {
@@ -110,9 +144,16 @@ pub trait Adapter: Send + Sync {
     fn factory(&self) -> Arc<dyn ProviderFactory>;
 
     /// A provider whose children ask the model at `server` (`server.url()`; one fresh server per
-    /// check). Configure it so that, without a permission ceiling, a child may write files in
-    /// [`Adapter::workdir`]: the ceiling check's control run writes one.
+    /// check; a [`ModelFree`] provider ignores it). Configure it so that, without a permission
+    /// ceiling, a child may write files in [`Adapter::workdir`]: the ceiling check's control run
+    /// writes one.
     fn provider(&self, server: &FakeServer) -> Arc<dyn SubagentProvider>;
+
+    /// How to drive the provider when its children call no model; `None` (the default) when
+    /// they ask the model at the kit's server, whose scenarios then drive them.
+    fn model_free(&self) -> Option<&dyn ModelFree> {
+        None
+    }
 
     /// The directory the child works in; the files of [`Adapter::write_call`] land there.
     fn workdir(&self) -> PathBuf;
@@ -126,9 +167,13 @@ pub trait Adapter: Send + Sync {
     }
 
     /// The call with which the child's model writes `text` into `file` (a bare file name,
-    /// relative to [`Adapter::workdir`]), or `None` when the provider's children have no tool
-    /// that writes (the kit then checks that they are offered none).
-    fn write_call(&self, file: &str, text: &str) -> Option<ToolCall>;
+    /// relative to [`Adapter::workdir`]), or `None` (the default) when the provider's children
+    /// have no tool that writes (the kit then checks that they are offered none). Not asked of
+    /// a [`ModelFree`] provider: [`ModelFree::write`] says how its child writes.
+    fn write_call(&self, file: &str, text: &str) -> Option<ToolCall> {
+        let _ = (file, text);
+        None
+    }
 
     /// How the child's model hands over structured output (asked when `output_schema` is
     /// declared).
@@ -196,7 +241,7 @@ impl Check {
     ];
 }
 
-/// How a check ended (a failed check panics with what it saw).
+/// How a check that did not fail ended (a failed one is a [`Failure`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Verdict {
     /// The provider did what the check asks.
@@ -206,14 +251,14 @@ pub enum Verdict {
     NotDeclared,
 }
 
-/// Runs one check against the adapter's provider. Panics, saying what was expected and what
-/// happened, when the provider fails it.
-pub async fn check(adapter: &dyn Adapter, check: Check) -> Verdict {
+/// Runs one check against the adapter's provider: its verdict, or the [`Failure`] saying what
+/// was expected and what happened.
+pub async fn check(adapter: &dyn Adapter, check: Check) -> Result<Verdict, Failure> {
     checks::run(adapter, check).await
 }
 
 /// Runs every check, one after the other; returns each one's verdict.
-pub async fn check_all(adapter: &dyn Adapter) -> Vec<(Check, Verdict)> {
+pub async fn check_all(adapter: &dyn Adapter) -> Vec<(Check, Result<Verdict, Failure>)> {
     let mut verdicts = Vec::with_capacity(Check::ALL.len());
     for one in Check::ALL {
         verdicts.push((one, check(adapter, one).await));
@@ -223,7 +268,10 @@ pub async fn check_all(adapter: &dyn Adapter) -> Vec<(Check, Verdict)> {
 
 /// Runs one check on a fresh multi-threaded runtime (what a `#[test]` of [`suite!`] does); the
 /// adapter is made inside the runtime.
-pub fn check_blocking<A: Adapter>(one: Check, make: impl FnOnce() -> A) -> Verdict {
+pub fn check_blocking<A: Adapter>(
+    one: Check,
+    make: impl FnOnce() -> A,
+) -> Result<Verdict, Failure> {
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -240,6 +288,7 @@ pub fn check_blocking<A: Adapter>(one: Check, make: impl FnOnce() -> A) -> Verdi
 
 /// One `#[test]` per [`Check`], each on its own runtime with its own adapter:
 /// `subagent_conformance::suite!(MyAdapter::new());` in a module of the provider's test crate.
+/// A test returns the check's [`Failure`], so a failing one prints its verdict in one line.
 #[macro_export]
 macro_rules! suite {
     ($adapter:expr) => {
@@ -262,8 +311,8 @@ macro_rules! suite {
     (@tests $adapter:expr; $($test:ident => $check:ident,)*) => {
         $(
             #[test]
-            fn $test() {
-                $crate::check_blocking($crate::Check::$check, || $adapter);
+            fn $test() -> ::std::result::Result<(), $crate::Failure> {
+                $crate::check_blocking($crate::Check::$check, || $adapter).map(|_| ())
             }
         )*
     };

@@ -21,6 +21,8 @@ pub(crate) const WRITE_OPEN: &str = "KIT-WRITE-OPEN";
 pub(crate) const WRITE_PLAN: &str = "KIT-WRITE-PLAN";
 pub(crate) const OPEN_FILE: &str = "kit-open.txt";
 pub(crate) const PLAN_FILE: &str = "kit-plan.txt";
+/// What a write of the kit writes.
+pub(crate) const WRITTEN: &str = "written by the conformance kit";
 pub(crate) const SCHEMA_GOOD: &str = "KIT-SCHEMA-GOOD";
 pub(crate) const SCHEMA_BAD: &str = "KIT-SCHEMA-BAD";
 pub(crate) const DELEGATE: &str = "KIT-DELEGATE";
@@ -33,6 +35,8 @@ pub(crate) const REMEMBERED: &str = "I will remember the number 4242.";
 pub(crate) const RECALL: &str = "KIT-RECALL";
 pub(crate) const RECALLED: &str = "You said 4242.";
 pub(crate) const ALL: &str = "KIT-ALL";
+pub(crate) const ALL_ANSWER: &str = "all done";
+pub(crate) const DELEGATE_ANSWER: &str = "parent done";
 
 /// How many invalid structured answers the model gives before it gives up: more than any
 /// provider's retries.
@@ -43,7 +47,7 @@ pub(crate) fn good_value() -> Value {
     json!({"name": "kit-widget", "n": 3})
 }
 
-fn bad_value() -> Value {
+pub(crate) fn bad_value() -> Value {
     json!({"name": "kit-widget", "n": "three"})
 }
 
@@ -101,7 +105,7 @@ pub(crate) fn all(adapter: &dyn Adapter, caps: Capabilities) -> Scenarios {
         ),
     ];
     for (marker, file) in [(WRITE_OPEN, OPEN_FILE), (WRITE_PLAN, PLAN_FILE)] {
-        let steps = match adapter.write_call(file, "written by the conformance kit") {
+        let steps = match adapter.write_call(file, WRITTEN) {
             Some(write) => vec![calls(&[&write]), text("Written.")],
             None => vec![text("I have no tool that writes.")],
         };
@@ -125,9 +129,9 @@ pub(crate) fn all(adapter: &dyn Adapter, caps: Capabilities) -> Scenarios {
     let delegate_steps = match adapter.delegate_call(&nested_prompt) {
         Some(delegate) => vec![
             calls(&[&delegate]),
-            json!({"wait_gate": RELEASE_GATE, "text": "parent done"}),
+            json!({"wait_gate": RELEASE_GATE, "text": DELEGATE_ANSWER}),
         ],
-        None => vec![text("parent done")],
+        None => vec![text(DELEGATE_ANSWER)],
     };
     list.push(scenario("kit-delegate", DELEGATE, delegate_steps));
     let mut turns: Vec<Value> = (1..=TURN_STEPS)
@@ -141,7 +145,7 @@ pub(crate) fn all(adapter: &dyn Adapter, caps: Capabilities) -> Scenarios {
     let all_steps = if caps.output_schema {
         structured_steps(&answer, &good_value(), false)
     } else {
-        vec![text("all done")]
+        vec![text(ALL_ANSWER)]
     };
     list.push(scenario("kit-all", ALL, all_steps));
     list.push(scenario("kit-fallback", ".*", vec![text("kit fallback")]));

@@ -259,6 +259,21 @@ pub enum Error {
         /// The preset's cap.
         cap: u32,
     },
+    /// A `${VAR}` naming a secret (a variable the preset names as holding a key, or whose name
+    /// says it holds a credential) in a provider row's command line (`command`, `args`, … of
+    /// [`crate::ARGV_KEYS`]), where every process of the machine could read its value in
+    /// `/proc/PID/cmdline`. The variable belongs in the row's environment.
+    #[error(
+        "{site}: provider \"{provider}\" would put ${{{variable}}} on its command line, where any process of the machine reads it (/proc/PID/cmdline); {variable} holds a secret: pass it in the row's environment instead (its `env` or `pass_env`, or the kind's own key setting)"
+    )]
+    SecretInArgv {
+        /// The argument holding the reference.
+        site: Box<Site>,
+        /// The row's name.
+        provider: String,
+        /// The variable.
+        variable: String,
+    },
     /// Any other rule of the format (an empty name, `scenario` on a non-scripted model, a
     /// missing scenario file…); the message says which.
     #[error("{site}: {message}")]
@@ -300,6 +315,7 @@ impl Error {
             | Self::DisabledProvider { site, .. }
             | Self::UnsupportedField { site, .. }
             | Self::DepthAboveCap { site, .. }
+            | Self::SecretInArgv { site, .. }
             | Self::Invalid { site, .. }
             | Self::Build { site, .. } => Some(site.as_ref()),
         }

@@ -11,7 +11,9 @@
 //!   depth) so a hostile file cannot exhaust memory; unknown keys are errors (typos caught);
 //! - `version` ([`PRESET_VERSION`]);
 //! - `${VAR}` references in string values, looked up through a function the caller passes
-//!   (the process environment is never read here);
+//!   (the process environment is never read here); a secret one (a variable the preset names as
+//!   holding a key, or whose name says it holds a credential) is refused in a row's command line
+//!   ([`ARGV_KEYS`]), where any process of the machine would read its value;
 //! - each row's kind (the known kinds are listed) and its `config` against the kind's JSON
 //!   Schema;
 //! - tool rows: a known, enabled provider; a numeric `max_depth` only for a provider with the
@@ -61,6 +63,18 @@ pub type Env = dyn Fn(&str) -> Option<String>;
 
 /// The built-in agents whose model `builtin_models:` may set.
 pub const BUILTIN_AGENTS: [&str; 3] = ["general-purpose", "explore", "plan"];
+
+/// The keys of a provider row's `config` whose values become a child's command line (its
+/// program and arguments): a `${VAR}` naming a secret anywhere under one of them is refused
+/// ([`Error::SecretInArgv`]), since any process of the machine reads a command line. A kind that
+/// runs a program names these fields so (`command` and `args`, as `acp` does).
+pub const ARGV_KEYS: [&str; 5] = [
+    "command",
+    "args",
+    "binary",
+    "extra_args",
+    "config_overrides",
+];
 
 /// The format version this build reads.
 pub const PRESET_VERSION: u32 = 1;
@@ -156,6 +170,34 @@ impl Preset {
     /// The enabled provider rows, in order.
     pub fn enabled_providers(&self) -> impl Iterator<Item = &ProviderRow> {
         self.providers.iter().filter(|row| !row.disabled)
+    }
+
+    /// Gives each kind of `factories` that no row of the preset names (disabled rows count) a
+    /// row of its own: named after the kind, with the kind's default config (`{}`), when that
+    /// name is free and `{}` is a valid config of the kind (a kind that needs configuring is left
+    /// to the preset). For the kinds a host binary adds (`subagent_cli::main_with`): usable by
+    /// their name under any preset, the built-in one included, without a row written for them. A
+    /// row added here has no position (0:0).
+    pub fn add_default_rows(&mut self, factories: &[Arc<dyn ProviderFactory>]) {
+        for factory in factories {
+            let kind = factory.kind();
+            let named = self
+                .providers
+                .iter()
+                .any(|row| row.kind == kind || row.name == kind);
+            let config = serde_json::Value::Object(serde_json::Map::new());
+            let valid = jsonschema::validator_for(factory.config_schema().as_value())
+                .is_ok_and(|validator| validator.is_valid(&config));
+            if !named && valid {
+                self.providers.push(ProviderRow {
+                    name: kind.to_owned(),
+                    kind: kind.to_owned(),
+                    disabled: false,
+                    config,
+                    location: Position::default(),
+                });
+            }
+        }
     }
 
     /// Where a position of this preset is, for messages of the caller's own.

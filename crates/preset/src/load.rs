@@ -12,7 +12,9 @@ use subagent_core::{Capabilities, Capability, ProviderFactory};
 use crate::format::{Document, ModelKind, ModelSection, ProviderRow, ToolRow};
 use crate::vars::{self, VarError};
 use crate::yaml::{self, Index};
-use crate::{Env, Error, MAX_PRESET_BYTES, PRESET_VERSION, Position, Preset, Result, Site};
+use crate::{
+    ARGV_KEYS, Env, Error, MAX_PRESET_BYTES, PRESET_VERSION, Position, Preset, Result, Site,
+};
 
 /// What loading needs besides the text: the file's name, the factories and the variables.
 pub(crate) struct Loader<'a> {
@@ -105,17 +107,73 @@ impl Loader<'_> {
         Ok(())
     }
 
-    fn expand_value(&self, value: &mut Value, position: Position, key: &str) -> Result<()> {
+    /// Expands a row's config; the variables referenced in its command line (a value under a
+    /// key of [`ARGV_KEYS`], `argv`) go to `noted` with their key path.
+    fn expand_config(
+        &self,
+        value: &mut Value,
+        position: Position,
+        key: &str,
+        argv: bool,
+        noted: &mut Vec<(String, String)>,
+    ) -> Result<()> {
         match value {
+            Value::String(text) if argv && vars::has_reference(text) => {
+                let (expanded, names) = vars::expand_noting(text, self.env).map_err(|error| {
+                    let site = self.site(position, key);
+                    match error {
+                        VarError::Unset(name) => Error::UnsetVariable { site, name },
+                        VarError::Malformed(reference) => {
+                            Error::MalformedVariable { site, reference }
+                        }
+                    }
+                })?;
+                *text = expanded;
+                noted.extend(names.into_iter().map(|name| (key.to_owned(), name)));
+                Ok(())
+            }
             Value::String(text) => self.expand(text, position, key),
-            Value::Array(items) => items
-                .iter_mut()
-                .try_for_each(|item| self.expand_value(item, position, key)),
-            Value::Object(map) => map
-                .values_mut()
-                .try_for_each(|item| self.expand_value(item, position, key)),
+            Value::Array(items) => items.iter_mut().enumerate().try_for_each(|(i, item)| {
+                self.expand_config(item, position, &format!("{key}[{i}]"), argv, noted)
+            }),
+            Value::Object(map) => map.iter_mut().try_for_each(|(name, item)| {
+                let argv = argv || ARGV_KEYS.contains(&name.as_str());
+                self.expand_config(item, position, &format!("{key}.{name}"), argv, noted)
+            }),
             _ => Ok(()),
         }
+    }
+
+    /// Refuses a secret variable in a row's command line (`noted`: each row's references
+    /// there): one the preset names as holding a key (`model_key`, each row's
+    /// [`ProviderFactory::secret_env`]) or whose name says it holds a credential
+    /// ([`subagent_process::is_credential_name`]).
+    fn refuse_secrets_in_argv(
+        &self,
+        rows: &[ProviderRow],
+        noted: &[Vec<(String, String)>],
+        model_key: Option<String>,
+        index: &Index,
+    ) -> Result<()> {
+        let mut named: Vec<String> = model_key.into_iter().collect();
+        for row in rows {
+            if let Some(factory) = self.factory(&row.kind) {
+                named.extend(factory.secret_env(&row.config));
+            }
+        }
+        for (row, references) in rows.iter().zip(noted) {
+            let secret = references.iter().find(|(_, variable)| {
+                named.contains(variable) || subagent_process::is_credential_name(variable)
+            });
+            if let Some((key, variable)) = secret {
+                return Err(Error::SecretInArgv {
+                    site: self.site_of(index, key.clone(), row.location),
+                    provider: row.name.clone(),
+                    variable: variable.clone(),
+                });
+            }
+        }
+        Ok(())
     }
 
     fn base_dir(&self) -> PathBuf {
@@ -159,7 +217,13 @@ impl Loader<'_> {
             }
             agents.push(base_dir.join(dir));
         }
-        let providers = self.providers(document.providers, index)?;
+        let model_key = model.as_ref().and_then(|model| {
+            model
+                .api_key_env
+                .clone()
+                .or_else(|| model.kind.default_api_key_env().map(str::to_owned))
+        });
+        let providers = self.providers(document.providers, model_key, index)?;
         let tools = self.tools(document.tools, &providers, max_depth, index)?;
         Ok(Preset {
             path: self.file.to_path_buf(),
@@ -314,9 +378,11 @@ impl Loader<'_> {
     fn providers(
         &self,
         rows: Vec<Spanned<ProviderRow>>,
+        model_key: Option<String>,
         index: &Index,
     ) -> Result<Vec<ProviderRow>> {
         let mut out: Vec<ProviderRow> = Vec::with_capacity(rows.len());
+        let mut noted = Vec::with_capacity(rows.len());
         for (i, spanned) in rows.into_iter().enumerate() {
             let at = position(&spanned);
             let mut row = spanned.value;
@@ -325,7 +391,9 @@ impl Loader<'_> {
             self.expand(&mut row.name, at, format!("{key}.name").as_str())?;
             self.expand(&mut row.kind, at, format!("{key}.kind").as_str())?;
             let config_key = format!("{key}.config");
-            self.expand_value(&mut row.config, at, &config_key)?;
+            let mut references = Vec::new();
+            self.expand_config(&mut row.config, at, &config_key, false, &mut references)?;
+            noted.push(references);
             if row.config.is_null() {
                 row.config = Value::Object(serde_json::Map::new());
             }
@@ -355,6 +423,7 @@ impl Loader<'_> {
             self.validate_config(factory.as_ref(), &row, config_at, &config_key, index)?;
             out.push(row);
         }
+        self.refuse_secrets_in_argv(&out, &noted, model_key, index)?;
         Ok(out)
     }
 

@@ -26,7 +26,10 @@ pub(crate) fn has_reference(text: &str) -> bool {
 }
 
 /// Expands every reference in `text`.
-pub(crate) fn expand(text: &str, env: &Env) -> Result<String, VarError> {
+pub(crate) fn expand(
+    text: &str,
+    env: &(dyn Fn(&str) -> Option<String> + '_),
+) -> Result<String, VarError> {
     if !has_reference(text) {
         return Ok(text.to_owned());
     }
@@ -65,6 +68,21 @@ pub(crate) fn expand(text: &str, env: &Env) -> Result<String, VarError> {
     Ok(out)
 }
 
+/// [`expand`], also saying which variables `text` references (each once, in order; with or
+/// without a default, set or not).
+pub(crate) fn expand_noting(text: &str, env: &Env) -> Result<(String, Vec<String>), VarError> {
+    let seen = std::cell::RefCell::new(Vec::<String>::new());
+    let noting = |name: &str| {
+        let mut seen = seen.borrow_mut();
+        if !seen.iter().any(|known| known == name) {
+            seen.push(name.to_owned());
+        }
+        env(name)
+    };
+    let expanded = expand(text, &noting)?;
+    Ok((expanded, seen.into_inner()))
+}
+
 fn valid_name(name: &str) -> bool {
     let mut chars = name.chars();
     chars
@@ -84,6 +102,18 @@ mod tests {
             "DOLLAR" => Some("${HOME}".into()),
             _ => None,
         }
+    }
+
+    #[test]
+    fn references_are_noted_once_each() {
+        assert_eq!(
+            expand_noting("${HOME}:${NOPE:-d}:$${LITERAL}:${HOME}", &env),
+            Ok((
+                "/home/u:d:${LITERAL}:/home/u".into(),
+                vec!["HOME".into(), "NOPE".into()]
+            ))
+        );
+        assert_eq!(expand_noting("plain", &env), Ok(("plain".into(), vec![])));
     }
 
     #[test]

@@ -69,9 +69,16 @@ pub fn is_scrubbed(name: &OsStr) -> bool {
         return true;
     };
     let upper = name.to_ascii_uppercase();
-    SCRUBBED_NAMES.contains(&upper.as_str())
-        || SCRUBBED_PREFIXES.iter().any(|p| upper.starts_with(p))
-        || SCRUBBED_SUFFIXES.iter().any(|s| upper.ends_with(s))
+    is_credential_name(&upper) || SCRUBBED_PREFIXES.iter().any(|p| upper.starts_with(p))
+}
+
+/// Whether a variable's name says it holds a credential: an exact name in [`SCRUBBED_NAMES`] or
+/// a suffix in [`SCRUBBED_SUFFIXES`] (compared case-insensitively). The part of
+/// [`is_scrubbed`] that is about secrets, not products (an `ANTHROPIC_BASE_URL` is scrubbed, and
+/// no secret): what a preset refuses to put on a child's command line.
+pub fn is_credential_name(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    SCRUBBED_NAMES.contains(&upper.as_str()) || SCRUBBED_SUFFIXES.iter().any(|s| upper.ends_with(s))
 }
 
 /// Exact names of model products' variables (withheld under [`Scrub::ModelKeys`]).

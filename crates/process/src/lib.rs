@@ -77,7 +77,7 @@ pub use child::{Captured, Exit, Process, StopCause};
 pub use env::{
     MIN_SECRET_VALUE_LEN, MODEL_KEY_NAMES, MODEL_KEY_PREFIXES, SCRUBBED_NAMES, SCRUBBED_PREFIXES,
     SCRUBBED_SUFFIXES, Scrub, Secrets, child_env, child_env_with, child_env_withholding,
-    is_model_key, is_scrubbed,
+    is_credential_name, is_model_key, is_scrubbed,
 };
 pub use error::{Blame, Error, Result};
 pub use kill::Signal;

@@ -48,7 +48,10 @@ impl SubagentProvider for Mirror {
     }
 }
 
-/// Builds [`Mirror`]s under the kind it is given (`mirror`).
+/// A kind whose rows must say something (its config has a required field).
+const NEEDS_CONFIG: &str = "needs-config";
+
+/// Builds [`Mirror`]s under the kind it is given (`mirror`, [`NEEDS_CONFIG`]).
 struct MirrorFactory(&'static str);
 
 impl ProviderFactory for MirrorFactory {
@@ -65,7 +68,15 @@ impl ProviderFactory for MirrorFactory {
     }
 
     fn config_schema(&self) -> schemars::Schema {
-        schemars::json_schema!({"type": "object", "additionalProperties": false})
+        if self.0 == NEEDS_CONFIG {
+            schemars::json_schema!({
+                "type": "object",
+                "properties": {"target": {"type": "string"}},
+                "required": ["target"]
+            })
+        } else {
+            schemars::json_schema!({"type": "object", "additionalProperties": false})
+        }
     }
 
     fn build(
@@ -88,7 +99,14 @@ fn own_binary_main() {
         return;
     };
     let args: Vec<String> = serde_json::from_str(&args).unwrap();
-    let code = subagent_cli::run_with(args, vec![Arc::new(MirrorFactory("mirror"))]);
+    let code = subagent_cli::run_with(
+        args,
+        vec![
+            Arc::new(MirrorFactory("mirror")),
+            Arc::new(MirrorFactory(NEEDS_CONFIG)),
+            Arc::new(super::shell_echo::ShellEchoFactory::new()),
+        ],
+    );
     let code = if code == std::process::ExitCode::SUCCESS {
         0
     } else if code == std::process::ExitCode::from(2) {
@@ -181,4 +199,106 @@ fn an_extra_factory_of_a_known_kind_is_refused() {
         let code = subagent_cli::run_with(["my-subagent", "providers"], factories);
         assert_eq!(code, std::process::ExitCode::from(2), "{extra:?}");
     }
+}
+
+/// The first two words of each line of `providers` that names a row in `names`.
+fn rows(output: &std::process::Output, names: &[&str]) -> Vec<Vec<String>> {
+    stdout(output)
+        .lines()
+        .map(|line| line.split_whitespace().take(2).map(str::to_owned).collect())
+        .filter(|row: &Vec<String>| {
+            row.first()
+                .is_some_and(|name| names.contains(&name.as_str()))
+        })
+        .collect()
+}
+
+#[test]
+fn an_extra_kind_runs_under_its_own_name_without_a_row_of_ones_own() {
+    let dir = tempfile::tempdir().unwrap();
+    // The built-in preset has no row of the kind: the kind gets one, named after it, with its
+    // default config.
+    let output = own_binary(
+        dir.path(),
+        &[
+            "delegate",
+            "--offline",
+            "--json",
+            "--provider",
+            "mirror",
+            "hello",
+        ],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let outcome = json_lines(&output)
+        .into_iter()
+        .find(|line| line["type"] == "outcome")
+        .unwrap_or_else(|| panic!("no outcome in {}", stdout(&output)));
+    assert_eq!(
+        (&outcome["provider"], &outcome["status"], &outcome["text"]),
+        (&json!("mirror"), &json!("completed"), &json!("olleh"))
+    );
+    // A kind whose default config is not a valid one gets no row: a preset must configure it.
+    let output = own_binary(dir.path(), &["providers"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(
+        rows(&output, &["mirror", NEEDS_CONFIG]),
+        [["mirror", "mirror"]],
+        "{}",
+        stdout(&output)
+    );
+    // So does a preset of one's own without one; a preset with a row of the kind keeps its own.
+    std::fs::write(
+        dir.path().join("spawn-only.yaml"),
+        "version: 1\nproviders:\n  - name: spawn\n    kind: spawn\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("preset.yaml"), PRESET).unwrap();
+    for (preset, expected) in [
+        (
+            "spawn-only.yaml",
+            vec![["spawn", "spawn"], ["mirror", "mirror"]],
+        ),
+        ("preset.yaml", vec![["mine", "mirror"], ["spawn", "spawn"]]),
+    ] {
+        let output = own_binary(dir.path(), &["providers", "--preset", preset]);
+        assert!(output.status.success(), "{}", stderr(&output));
+        assert_eq!(
+            rows(&output, &["mine", "spawn", "mirror"]),
+            expected,
+            "{preset}: {}",
+            stdout(&output)
+        );
+    }
+}
+
+#[test]
+fn the_newcomers_shell_echo_runs_under_the_built_in_preset() {
+    // The guide's path with no preset of one's own: `--provider shell-echo` is its default row.
+    let dir = tempfile::tempdir().unwrap();
+    let output = own_binary(
+        dir.path(),
+        &[
+            "delegate",
+            "--offline",
+            "--json",
+            "--provider",
+            "shell-echo",
+            "echo hello from $(basename \"$PWD\")",
+        ],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let outcome = json_lines(&output)
+        .into_iter()
+        .find(|line| line["type"] == "outcome")
+        .unwrap_or_else(|| panic!("no outcome in {}", stdout(&output)));
+    let here = dir.path().file_name().unwrap().to_string_lossy();
+    assert_eq!(
+        (&outcome["provider"], &outcome["status"], &outcome["text"]),
+        (
+            &json!("shell-echo"),
+            &json!("completed"),
+            &json!(format!("hello from {here}"))
+        )
+    );
 }

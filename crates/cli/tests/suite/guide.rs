@@ -163,26 +163,36 @@ fn the_manifest_resolves_on_its_own() {
     assert!(Path::new(&dir.path().join("Cargo.lock")).is_file());
 }
 
+/// Each conformance doctest (`ask`'s, `run`'s) compiles a hidden copy of its crate: the copy is
+/// the crate the page shows.
 #[test]
-fn the_conformance_doctest_compiles_the_crate_the_page_shows() {
+fn the_conformance_doctests_compile_the_crates_the_page_shows() {
+    for name in ["ask", "run"] {
+        conformance_doctest_compiles_the_crate_shown(name);
+    }
+}
+
+fn conformance_doctest_compiles_the_crate_shown(name: &str) {
     let rust = blocks(&guide(), "rust");
+    let header = format!("// {name}/src/lib.rs\n");
     let shown = rust
         .iter()
-        .find(|block| block.starts_with("// ask/src/lib.rs\n"))
-        .unwrap();
-    let shown = shown.strip_prefix("// ask/src/lib.rs\n").unwrap();
+        .find(|block| block.starts_with(&header))
+        .unwrap_or_else(|| panic!("no block {header}"));
+    let shown = shown.strip_prefix(&header).unwrap();
     let test = rust
         .iter()
-        .find(|block| block.starts_with("// ask/tests/conformance.rs\n"))
-        .unwrap();
-    // Between `# mod subagent_ask {` and the hidden `main`, less the module's closing brace.
+        .find(|block| block.starts_with(&format!("// {name}/tests/conformance.rs\n")))
+        .unwrap_or_else(|| panic!("no conformance block of {name}"));
+    // Between `# mod subagent_<name> {` and the hidden `main`, less the module's closing brace.
+    let opening = format!("# mod subagent_{name} {{");
     let mut module: Vec<&str> = test
         .lines()
-        .skip_while(|line| *line != "# mod subagent_ask {")
+        .skip_while(|line| *line != opening)
         .skip(1)
         .take_while(|line| !line.starts_with("# // The page's own run"))
         .collect();
-    assert_eq!(module.pop(), Some("# }"));
+    assert_eq!(module.pop(), Some("# }"), "{name}");
     let hidden: String = module
         .into_iter()
         .map(|line| {
@@ -190,7 +200,7 @@ fn the_conformance_doctest_compiles_the_crate_the_page_shows() {
             format!("{}\n", line.strip_prefix(' ').unwrap_or(line))
         })
         .collect();
-    assert_eq!(hidden, shown);
+    assert_eq!(hidden, shown, "{name}");
 }
 
 /// The `config:` of an `ask` row as the page's `AskConfig` reads it.
@@ -236,13 +246,9 @@ fn the_preset_row_loads() {
     let yaml = blocks(&guide(), "yaml").into_iter().next().unwrap();
     let factories: Vec<std::sync::Arc<dyn subagent_core::ProviderFactory>> =
         vec![std::sync::Arc::new(AskKind)];
-    let preset = subagent_preset::Preset::parse(
-        &format!("version: 1\n{yaml}"),
-        "guide.yaml",
-        &factories,
-        &|_: &str| None,
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
+    // As written: the page's snippet is a whole preset.
+    let preset = subagent_preset::Preset::parse(&yaml, "guide.yaml", &factories, &|_: &str| None)
+        .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(
         preset
             .providers

@@ -40,6 +40,7 @@ mod secrets;
 mod serve;
 mod serve_transcripts;
 mod sessions;
+mod shell_echo;
 mod sigint;
 mod special_files;
 mod stdio_frames;

@@ -1,2 +1,3 @@
+mod free;
 mod probe;
 mod verdicts;

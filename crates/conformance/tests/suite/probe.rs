@@ -29,12 +29,24 @@ pub enum Defect {
     HidesFailures,
     /// Its factory declares `resume`, which the provider does not.
     FactoryOverclaims,
+    /// Factory and provider declare `output_schema`, which the provider ignores.
+    ClaimsOutputSchema,
+    /// Factory and provider declare `tool_filter`, which the provider ignores.
+    ClaimsToolFilter,
 }
 
-fn capabilities() -> Capabilities {
+fn capabilities(defect: Option<Defect>) -> Capabilities {
     Capabilities::NONE
         .with(Capability::Persona, true)
         .with(Capability::ModelOverride, true)
+        .with(
+            Capability::OutputSchema,
+            defect == Some(Defect::ClaimsOutputSchema),
+        )
+        .with(
+            Capability::ToolFilter,
+            defect == Some(Defect::ClaimsToolFilter),
+        )
 }
 
 struct Probe {
@@ -49,7 +61,7 @@ impl SubagentProvider for Probe {
     }
 
     fn capabilities(&self) -> Capabilities {
-        capabilities()
+        capabilities(self.defect)
     }
 
     async fn start(&self, request: StartRequest) -> Result<Run> {
@@ -99,7 +111,7 @@ impl ProviderFactory for ProbeFactory {
     }
 
     fn capabilities(&self) -> Capabilities {
-        capabilities().with(
+        capabilities(self.defect).with(
             Capability::Resume,
             self.defect == Some(Defect::FactoryOverclaims),
         )

@@ -326,3 +326,37 @@ fn builtin_models_name_a_built_in_and_a_model() {
         "p.yaml:2:18: builtin_models.explore: the model of `explore` must not be empty"
     );
 }
+
+#[test]
+fn a_kind_without_a_row_gets_a_default_one_when_its_default_config_is_valid() {
+    let text = "version: 1\nproviders:\n  - name: a\n    kind: spawn\n  - name: codex\n    kind: fork\n  - name: off\n    kind: claude-code\n    disabled: true\n";
+    let mut preset = Preset::parse(text, "p.yaml", &factories(), &no_env).unwrap();
+    let needs_config: std::sync::Arc<dyn subagent_core::ProviderFactory> =
+        std::sync::Arc::new(super::support::FakeFactory {
+            kind: "needs-config",
+            capabilities: Capabilities::NONE,
+            schema: json!({"type": "object", "required": ["target"]}),
+        });
+    let free_kind: std::sync::Arc<dyn subagent_core::ProviderFactory> =
+        std::sync::Arc::new(super::support::FakeFactory {
+            kind: "mine",
+            capabilities: Capabilities::NONE,
+            schema: json!({"type": "object", "properties": {"depth": {"type": "integer"}}}),
+        });
+    let mut kinds = factories();
+    kinds.extend([needs_config, free_kind]);
+    preset.add_default_rows(&kinds);
+    // spawn and claude-code have rows (a disabled one counts), the name `codex` is taken,
+    // `needs-config` must be configured: only `mine` gets a row.
+    assert_eq!(
+        preset.providers.last(),
+        Some(&ProviderRow {
+            name: "mine".into(),
+            kind: "mine".into(),
+            disabled: false,
+            config: json!({}),
+            location: Position::default(),
+        })
+    );
+    assert_eq!(preset.providers.len(), 4);
+}

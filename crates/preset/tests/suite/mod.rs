@@ -1,3 +1,4 @@
+mod argv;
 mod errors;
 mod load;
 mod shipped;
