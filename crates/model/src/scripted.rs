@@ -8,7 +8,7 @@ use subagent_session::StopReason;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::{Error, Result};
-use crate::scenario::{Action, Gates, Plan, Scenarios, SelectError, StepStop};
+use crate::scenario::{Action, Gates, Piece, Plan, Repeater, Scenarios, SelectError, StepStop};
 use crate::types::{Model, ModelEvent, ModelRequest, ModelStream};
 
 /// A model that replays scenario steps without any network. Tool call ids are
@@ -157,10 +157,29 @@ struct Replay {
     cancel: CancellationToken,
     calls: usize,
     ended: bool,
+    /// The generated text being streamed (`repeat`), one piece a step.
+    repeating: Option<Repeater>,
 }
 
 impl Replay {
     async fn step(&mut self) {
+        if let Some(repeater) = &mut self.repeating {
+            if self.cancel.is_cancelled() {
+                self.ended = true;
+                self.pending.push_back(Err(Error::Cancelled));
+                return;
+            }
+            let text = match repeater.next_piece() {
+                Some(Piece::Whole) => repeater.block().to_owned(),
+                Some(Piece::Part(part)) => part.to_owned(),
+                None => {
+                    self.repeating = None;
+                    return;
+                }
+            };
+            self.pending.push_back(Ok(ModelEvent::TextDelta { text }));
+            return;
+        }
         let Some(action) = self.actions.pop_front() else {
             self.ended = true;
             self.pending.push_back(Ok(ModelEvent::Usage {
@@ -186,6 +205,9 @@ impl Replay {
                     self.ended = true;
                     self.pending.push_back(Err(e));
                 }
+            }
+            Action::Repeat { text, bytes } => {
+                self.repeating = Some(Repeater::new(&text, bytes));
             }
             Action::Disconnect => {
                 self.ended = true;
@@ -241,6 +263,7 @@ impl Model for ScriptedModel {
             cancel,
             calls: 0,
             ended: false,
+            repeating: None,
         };
         Ok(Box::pin(futures::stream::unfold(
             replay,
