@@ -209,7 +209,7 @@ pub enum Error {
     /// configured cap (`max_answer_bytes`): the stream was stopped there and the run failed.
     /// Retrying the same request likely does not help; asking for a shorter answer, or raising
     /// the cap, does.
-    #[error("answer too large: {message}")]
+    #[error("{message}")]
     AnswerTooLarge {
         /// The cap, and what to do.
         message: String,

@@ -46,7 +46,7 @@ fn every_error_code_string() {
             message: "ANTHROPIC_API_KEY is not set".into(),
         },
         Error::AnswerTooLarge {
-            message: "the model's answer passed 8388608 bytes".into(),
+            message: "the model's answer passed 8388608 bytes and its stream was stopped".into(),
         },
     ];
     assert_eq!(samples.len(), ErrorCode::ALL.len());
@@ -77,7 +77,7 @@ fn every_error_code_string() {
     PROTOCOL: protocol error: bad json
     AGENT_TYPE_NOT_ALLOWED: this agent may not start agent type "general-purpose" (allowed: "explore", "plan")
     MISSING_API_KEY: ANTHROPIC_API_KEY is not set
-    ANSWER_TOO_LARGE: answer too large: the model's answer passed 8388608 bytes
+    ANSWER_TOO_LARGE: the model's answer passed 8388608 bytes and its stream was stopped
     "#);
 }
 
