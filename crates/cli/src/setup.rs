@@ -11,7 +11,7 @@ use subagent_core::registry::Registry;
 use subagent_core::{Extensions, ProviderFactory};
 use subagent_model::{Model, ModelConfig, ModelKind};
 use subagent_preset::{ModelSection, Preset, ToolRow};
-use subagent_runtime::{DefaultModel, Secrets, SessionStore, TaskDir};
+use subagent_runtime::{DefaultModel, Secrets, SessionStore, TaskDir, ToolResultCap};
 
 use crate::Refusal;
 use crate::args::{PresetArgs, ProjectArgs};
@@ -305,6 +305,9 @@ fn section_to_config(section: &ModelSection) -> ModelConfig {
             config.timeouts.total_ms = ms;
         }
     }
+    if let Some(bytes) = section.max_answer_bytes {
+        config.max_answer_bytes = bytes;
+    }
     if let Some(retry) = &section.retry {
         if let Some(n) = retry.max_retries {
             config.retry.max_retries = n;
@@ -441,6 +444,11 @@ pub fn choose_model(
                     .to_string())
         ));
     }
+    // The preset's cap on an answer holds whatever model answers (switched by a key, or the
+    // scripted one).
+    if let Some(bytes) = section.and_then(|section| section.max_answer_bytes) {
+        config.max_answer_bytes = bytes;
+    }
     let model = subagent_model::build_with_env(&config, get)
         .map_err(|e| Refusal::new(e.code(), format!("model: {e}")))?;
     let key_env = match config.kind {
@@ -493,12 +501,24 @@ pub fn secret_names(preset: &Preset, factories: &[Arc<dyn ProviderFactory>]) -> 
 }
 
 /// Extensions every provider reads: the default model (in-process providers) and the
-/// configured secrets (every provider keeps them from its children and out of its output).
-pub fn extensions(model: &ChosenModel, secrets: &Secrets) -> Extensions {
+/// configured secrets (every provider keeps them from its children and out of its output); and
+/// the preset's cap on a tool result, which an in-process agent started with them (a request's
+/// extensions: `delegate`, `mcp`, `worker`) takes when its own configuration sets none.
+pub fn extensions(preset: &Preset, model: &ChosenModel, secrets: &Secrets) -> Extensions {
     let mut extensions = Extensions::new();
     extensions.insert(DefaultModel(Arc::clone(&model.model)));
     extensions.insert(secrets.clone());
+    if let Some(cap) = tool_result_cap(preset) {
+        extensions.insert(ToolResultCap(cap));
+    }
     extensions
+}
+
+/// The preset's `max_tool_result_bytes`, for the runtime.
+pub fn tool_result_cap(preset: &Preset) -> Option<usize> {
+    preset
+        .max_tool_result_bytes
+        .map(|cap| usize::try_from(cap).unwrap_or(usize::MAX))
 }
 
 /// The longest directory key kept in a sessions path (a file name has at most 255 bytes).
@@ -600,7 +620,7 @@ pub fn runnable_withholding(
     let model = choose_model(preset.model.as_ref(), model_flag, offline, switch, &env)?;
     let secrets = secrets(&preset, factories, &model, also);
     let sessions = session_store(&cwd);
-    let mut provided = extensions(&model, &secrets);
+    let mut provided = extensions(&preset, &model, &secrets);
     if let Some(store) = &sessions {
         provided.insert(store.clone());
     }
@@ -654,7 +674,7 @@ pub fn listing_context(
         model = choose_model(section, None, false, KeySwitch::AsWritten, &placeholder)?;
     }
     let secrets = secrets(preset, factories, &model, &[]);
-    Ok(preset.build_context(extensions(&model, &secrets)))
+    Ok(preset.build_context(extensions(preset, &model, &secrets)))
 }
 
 /// Whether `row` is enabled and runs an in-process agent (`spawn`, `fork`): one whose sessions

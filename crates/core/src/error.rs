@@ -41,11 +41,13 @@ pub enum ErrorCode {
     AgentTypeNotAllowed,
     /// See [`Error::MissingApiKey`].
     MissingApiKey,
+    /// See [`Error::AnswerTooLarge`].
+    AnswerTooLarge,
 }
 
 impl ErrorCode {
     /// Every code, in declaration order.
-    pub const ALL: [ErrorCode; 14] = [
+    pub const ALL: [ErrorCode; 15] = [
         Self::UnknownProvider,
         Self::DuplicateProvider,
         Self::UnsupportedCapability,
@@ -60,6 +62,7 @@ impl ErrorCode {
         Self::Protocol,
         Self::AgentTypeNotAllowed,
         Self::MissingApiKey,
+        Self::AnswerTooLarge,
     ];
 
     /// The code as text.
@@ -79,6 +82,7 @@ impl ErrorCode {
             Self::Protocol => "PROTOCOL",
             Self::AgentTypeNotAllowed => "AGENT_TYPE_NOT_ALLOWED",
             Self::MissingApiKey => "MISSING_API_KEY",
+            Self::AnswerTooLarge => "ANSWER_TOO_LARGE",
         }
     }
 }
@@ -201,6 +205,15 @@ pub enum Error {
         /// What was wrong.
         message: String,
     },
+    /// A model's answer (its text, thinking and tool-call arguments together) grew past the
+    /// configured cap (`max_answer_bytes`): the stream was stopped there and the run failed.
+    /// Retrying the same request likely does not help; asking for a shorter answer, or raising
+    /// the cap, does.
+    #[error("{message}")]
+    AnswerTooLarge {
+        /// The cap, and what to do.
+        message: String,
+    },
 }
 
 impl Error {
@@ -221,6 +234,7 @@ impl Error {
             Self::Protocol { .. } => ErrorCode::Protocol,
             Self::AgentTypeNotAllowed { .. } => ErrorCode::AgentTypeNotAllowed,
             Self::MissingApiKey { .. } => ErrorCode::MissingApiKey,
+            Self::AnswerTooLarge { .. } => ErrorCode::AnswerTooLarge,
         }
     }
 

@@ -7,6 +7,7 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::answer::DEFAULT_MAX_ANSWER_BYTES;
 use crate::error::{Error, Result};
 use crate::http::HttpClient;
 use crate::scenario::Scenarios;
@@ -148,6 +149,13 @@ pub struct ModelConfig {
     /// Retries before the first streamed byte.
     #[serde(default)]
     pub retry: RetryConfig,
+    /// The most bytes one answer may have: its text, thinking and tool calls (ids, names,
+    /// arguments) together; at least 1 (default [`DEFAULT_MAX_ANSWER_BYTES`], 8 MiB). Past it
+    /// the stream is stopped (the response dropped, nothing more read) and the call fails with
+    /// [`Error::AnswerTooLarge`] (`ANSWER_TOO_LARGE`).
+    #[serde(default = "default_max_answer_bytes")]
+    #[schemars(range(min = 1))]
+    pub max_answer_bytes: u64,
     /// `scripted` only: the scenario file (default: the built-in offline demo).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scenario: Option<PathBuf>,
@@ -169,6 +177,7 @@ impl ModelConfig {
             api_key_env: None,
             timeouts: Timeouts::default(),
             retry: RetryConfig::default(),
+            max_answer_bytes: DEFAULT_MAX_ANSWER_BYTES,
             scenario: None,
             reasoning_effort: false,
         }
@@ -187,6 +196,10 @@ impl ModelConfig {
         self.base_url = Some(url.into());
         self
     }
+}
+
+fn default_max_answer_bytes() -> u64 {
+    DEFAULT_MAX_ANSWER_BYTES
 }
 
 /// An API key. Its `Debug` never shows it.
@@ -222,13 +235,20 @@ pub fn build_with_env(
     config: &ModelConfig,
     env: impl Fn(&str) -> Option<String>,
 ) -> Result<Arc<dyn Model>> {
+    if config.max_answer_bytes == 0 {
+        return Err(Error::Config {
+            message: "max_answer_bytes must be at least 1".into(),
+        });
+    }
     if config.kind == ModelKind::Scripted {
         let scripted = match &config.scenario {
             Some(path) => ScriptedModel::new(config.model.clone(), Scenarios::load(path)?)
                 .with_scenario_file(path),
             None => ScriptedModel::offline_demo(config.model.clone())?,
         };
-        return Ok(Arc::new(scripted));
+        return Ok(Arc::new(
+            scripted.with_max_answer_bytes(config.max_answer_bytes),
+        ));
     }
     let key_env = config.key_env();
     let key = match &key_env {
@@ -247,7 +267,8 @@ pub fn build_with_env(
         .base_url
         .clone()
         .unwrap_or_else(|| config.kind.default_base_url().to_owned());
-    let http = HttpClient::new(&base, key, config.timeouts, config.retry)?;
+    let http = HttpClient::new(&base, key, config.timeouts, config.retry)?
+        .with_max_answer_bytes(config.max_answer_bytes);
     Ok(match config.kind {
         ModelKind::Anthropic => Arc::new(crate::anthropic::AnthropicModel::new(
             http,

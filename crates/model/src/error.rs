@@ -98,6 +98,18 @@ pub enum Error {
         /// The configured limit.
         after: Duration,
     },
+    /// The answer grew past the configured cap on its bytes (text, thinking and tool calls
+    /// together: [`crate::ModelConfig::max_answer_bytes`]); the stream was stopped there and the
+    /// response dropped. Returned in the stream by every model built from a configuration;
+    /// retrying the same request likely does not help, asking for a shorter answer or raising
+    /// the cap does.
+    #[error(
+        "model answer too large: it passed {limit} bytes of text, thinking and tool calls (max_answer_bytes); the stream was stopped"
+    )]
+    AnswerTooLarge {
+        /// The cap, in bytes.
+        limit: u64,
+    },
     /// The caller cancelled the call. Not an error of the model; do not retry.
     #[error("model call cancelled")]
     Cancelled,
@@ -120,7 +132,8 @@ pub enum Error {
 
 impl Error {
     /// The stable SCREAMING_SNAKE code: `core`'s code where one fits (`UNAUTHORIZED`,
-    /// `PROTOCOL`, `CANCELLED`, `INVALID_ARGUMENTS`), otherwise a `MODEL_*` code.
+    /// `PROTOCOL`, `CANCELLED`, `INVALID_ARGUMENTS`, `ANSWER_TOO_LARGE`), otherwise a `MODEL_*`
+    /// code.
     pub fn code(&self) -> &'static str {
         match self {
             Self::Auth { .. } => "UNAUTHORIZED",
@@ -131,6 +144,7 @@ impl Error {
             Self::Network { .. } => "MODEL_NETWORK",
             Self::Protocol { .. } => "PROTOCOL",
             Self::Timeout { .. } => "MODEL_TIMEOUT",
+            Self::AnswerTooLarge { .. } => "ANSWER_TOO_LARGE",
             Self::Cancelled => "CANCELLED",
             Self::Config { .. } => "INVALID_ARGUMENTS",
         }

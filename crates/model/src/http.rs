@@ -14,6 +14,7 @@ use serde_json::Value;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use crate::answer::{DEFAULT_MAX_ANSWER_BYTES, limit_answer};
 use crate::body::RequestBody;
 use crate::config::{ApiKey, RetryConfig, Timeouts};
 use crate::error::{Error, Result, TimeoutKind};
@@ -48,6 +49,8 @@ pub(crate) struct HttpClient {
     key: Option<ApiKey>,
     timeouts: Timeouts,
     retry: RetryConfig,
+    /// The cap on one answer's bytes ([`crate::ModelConfig::max_answer_bytes`]).
+    max_answer_bytes: u64,
 }
 
 fn is_loopback(base: &str) -> bool {
@@ -99,7 +102,14 @@ impl HttpClient {
             key,
             timeouts,
             retry,
+            max_answer_bytes: DEFAULT_MAX_ANSWER_BYTES,
         })
+    }
+
+    /// Bounds each answer to `max_bytes` (see [`limit_answer`]).
+    pub(crate) fn with_max_answer_bytes(mut self, max_bytes: u64) -> Self {
+        self.max_answer_bytes = max_bytes;
+        self
     }
 
     pub(crate) fn base(&self) -> &str {
@@ -169,14 +179,15 @@ impl HttpClient {
             let error = match outcome {
                 Err(_) => return Err(start.error()),
                 Ok(Ok(response)) if response.status().is_success() => {
-                    return Ok(event_stream(
+                    let events = event_stream(
                         response,
                         decoder,
                         cancel,
                         start,
                         overall,
                         self.timeouts.idle_ms,
-                    ));
+                    );
+                    return Ok(limit_answer(events, self.max_answer_bytes));
                 }
                 Ok(Ok(response)) => {
                     error_from_response(response, start.at, self.key.as_ref()).await

@@ -13,7 +13,9 @@
 //!   Ollama, vLLM, llama.cpp, LM Studio), each over reqwest with connect / first-byte / idle /
 //!   overall timeouts (keep-alives move no timer: every stream ends) and retries (429, 5xx,
 //!   connect failures) only before the first streamed byte; numbers and sizes a server sends
-//!   (`retry-after`, token counts, error bodies, events) are bounded, never a panic;
+//!   (`retry-after`, token counts, error bodies, events) are bounded, never a panic; one answer
+//!   is bounded in bytes ([`ModelConfig::max_answer_bytes`], [`limit_answer`]): past it the
+//!   stream stops with [`Error::AnswerTooLarge`] (`ANSWER_TOO_LARGE`);
 //! - the incremental SSE parser ([`sse`]); one client ([`HttpModel`]) and one SSE decoder
 //!   ([`SseDecoder`]) over a [`Protocol`], which says only what differs: path, auth, request
 //!   body, what one event means;
@@ -29,6 +31,7 @@
 //! `session`; [`Error::code`] returns `core`'s stable codes where one fits).
 
 mod aliases;
+mod answer;
 pub mod anthropic;
 mod body;
 pub mod chat;
@@ -47,6 +50,7 @@ pub mod sse;
 mod types;
 
 pub use aliases::{CLAUDE_ALIASES, INHERIT, ModelAliases};
+pub use answer::{DEFAULT_MAX_ANSWER_BYTES, limit_answer};
 pub use anthropic::AnthropicModel;
 pub use body::{BodyWriter, PIECE, RequestBody};
 pub use chat::ChatModel;

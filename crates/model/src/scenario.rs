@@ -26,7 +26,9 @@
 //! anything is sent), `error` (an HTTP error answer: `status`, `type`, `message`,
 //! `retry_after`), `keep_alive` (after the response headers, before the answer's first event:
 //! `style` `ping` | `comment` | `empty`, `every_ms`, `count`; no count = without end),
-//! `thinking`, `text`, `wait_gate_mid` and `keep_alive_mid` (after the text), `disconnect` (cut
+//! `thinking`, `text`, `repeat` (after the text, more text generated while it streams: `text`
+//! repeated, `bytes` in all, without end when absent; never held whole, so a test can stream a
+//! very long answer cheaply), `wait_gate_mid` and `keep_alive_mid` (after it), `disconnect` (cut
 //! the connection after the text), `stream_error` (an error event after the text: `type`,
 //! `message`), `tool_calls` (`name`, `input`, `id`, `fragments`, `namespace`, `custom`),
 //! `usage`, `stop` (`end_turn` | `max_tokens` | `refusal`), `event_delay_ms` (pause between
@@ -40,11 +42,15 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::Value;
 use subagent_session::{ContentBlock, Message, Role};
-use tokio::sync::watch;
 
 use crate::error::{Error, Result};
 use crate::messages::Conversation;
 use crate::types::Usage;
+
+mod gate;
+mod repeat;
+pub use gate::{Gate, Gates};
+pub use repeat::{Piece, Repeater};
 
 /// One scenario of a file.
 #[derive(Clone, Debug, Deserialize)]
@@ -165,6 +171,28 @@ pub struct KeepAliveSpec {
     pub count: Option<u64>,
 }
 
+fn one_x() -> String {
+    "x".to_owned()
+}
+
+/// Text a step generates while it streams (`repeat`): `text` over and over, `bytes` bytes in
+/// all. It is never held whole (it goes out in pieces of at most [`REPEAT_PIECE`] bytes), so a
+/// test can stream a very long answer cheaply.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct RepeatSpec {
+    /// What is repeated (default `x`; not empty).
+    #[serde(default = "one_x")]
+    pub text: String,
+    /// How many bytes in all; the last repetition is cut on a character boundary (so a few
+    /// bytes less when `text` is not ASCII). Absent: without end (the answer never finishes).
+    #[serde(default)]
+    pub bytes: Option<u64>,
+}
+
+/// The most bytes of generated text (`repeat`) in one streamed event.
+pub const REPEAT_PIECE: usize = 16 * 1024;
+
 /// How a step's answer ends.
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
@@ -199,6 +227,9 @@ pub struct Step {
     /// The text.
     #[serde(default)]
     pub text: Option<String>,
+    /// After the text (and `text_from_tool_result`): more text, generated while it streams.
+    #[serde(default)]
+    pub repeat: Option<RepeatSpec>,
     /// Append the text of the conversation's newest tool result to the text (a scripted
     /// model repeating what a tool, or another agent, answered).
     #[serde(default)]
@@ -268,6 +299,14 @@ pub enum Action {
     Thinking(String),
     /// A text delta.
     Text(String),
+    /// Text generated while it streams: `text` repeated, `bytes` bytes in all (`None`: without
+    /// end), sent in pieces of at most [`REPEAT_PIECE`] bytes.
+    Repeat {
+        /// What is repeated (not empty).
+        text: String,
+        /// How many bytes are left (`None`: without end).
+        bytes: Option<u64>,
+    },
     /// A whole tool call (start, fragments, end).
     ToolCall(PlannedCall),
     /// An error event; the stream ends after it.
@@ -472,6 +511,12 @@ impl Step {
                 push(Action::Text(piece));
             }
         }
+        if let Some(repeat) = &self.repeat {
+            push(Action::Repeat {
+                text: repeat.text.clone(),
+                bytes: repeat.bytes,
+            });
+        }
         if let Some(gate) = &self.wait_gate_mid {
             push(Action::WaitGate(gate.clone()));
         }
@@ -566,6 +611,15 @@ impl Scenarios {
             let regex = regex_lite::Regex::new(&scenario.pattern).map_err(|e| Error::Config {
                 message: format!("scenario {name}: invalid match regex: {e}"),
             })?;
+            if let Some(step) = scenario
+                .steps
+                .iter()
+                .position(|step| step.repeat.as_ref().is_some_and(|r| r.text.is_empty()))
+            {
+                return Err(Error::Config {
+                    message: format!("scenario {name}: step {step}: repeat.text must not be empty"),
+                });
+            }
             entries.push((regex, name, scenario));
         }
         Ok(Self {
@@ -648,59 +702,6 @@ impl Scenarios {
             plan.http_error = None;
         }
         Ok(plan)
-    }
-}
-
-/// A gate a scenario step can wait on; the test opens it.
-#[derive(Clone, Debug)]
-pub struct Gate {
-    tx: Arc<watch::Sender<bool>>,
-}
-
-impl Gate {
-    /// Opens the gate: every waiter (now and later) proceeds.
-    pub fn open(&self) {
-        self.tx.send_replace(true);
-    }
-
-    /// Closes the gate again.
-    pub fn close(&self) {
-        self.tx.send_replace(false);
-    }
-
-    /// Whether the gate is open.
-    pub fn is_open(&self) -> bool {
-        *self.tx.borrow()
-    }
-
-    /// How many are waiting at the gate right now.
-    pub fn waiting(&self) -> usize {
-        self.tx.receiver_count()
-    }
-
-    /// Waits until the gate is open.
-    pub async fn wait(&self) {
-        let mut rx = self.tx.subscribe();
-        let _ = rx.wait_for(|open| *open).await;
-    }
-}
-
-/// Named gates, created on first use.
-#[derive(Clone, Debug, Default)]
-pub struct Gates {
-    gates: Arc<Mutex<HashMap<String, Gate>>>,
-}
-
-impl Gates {
-    /// The gate of this name.
-    pub fn gate(&self, name: &str) -> Gate {
-        let mut gates = self.gates.lock().unwrap_or_else(PoisonError::into_inner);
-        gates
-            .entry(name.to_owned())
-            .or_insert_with(|| Gate {
-                tx: Arc::new(watch::channel(false).0),
-            })
-            .clone()
     }
 }
 

@@ -7,8 +7,9 @@ use async_trait::async_trait;
 use subagent_session::StopReason;
 use tokio_util::sync::CancellationToken;
 
+use crate::answer::{DEFAULT_MAX_ANSWER_BYTES, limit_answer};
 use crate::error::{Error, Result};
-use crate::scenario::{Action, Gates, Plan, Scenarios, SelectError, StepStop};
+use crate::scenario::{Action, Gates, Piece, Plan, Repeater, Scenarios, SelectError, StepStop};
 use crate::types::{Model, ModelEvent, ModelRequest, ModelStream};
 
 /// A model that replays scenario steps without any network. Tool call ids are
@@ -19,6 +20,7 @@ pub struct ScriptedModel {
     scenarios: Scenarios,
     gates: Gates,
     origin: Origin,
+    max_answer_bytes: u64,
 }
 
 /// Where the scenarios came from: what the error for a conversation they have no answer for
@@ -47,7 +49,16 @@ impl ScriptedModel {
             scenarios,
             gates: Gates::default(),
             origin: Origin::Given,
+            max_answer_bytes: DEFAULT_MAX_ANSWER_BYTES,
         }
+    }
+
+    /// Bounds each answer to `max_bytes` of text, thinking and tool calls (default
+    /// [`DEFAULT_MAX_ANSWER_BYTES`]; see [`limit_answer`]).
+    #[must_use]
+    pub fn with_max_answer_bytes(mut self, max_bytes: u64) -> Self {
+        self.max_answer_bytes = max_bytes;
+        self
     }
 
     /// The built-in offline demo ([`crate::scenario::OFFLINE_DEMO`]), named `model`. When the
@@ -157,10 +168,29 @@ struct Replay {
     cancel: CancellationToken,
     calls: usize,
     ended: bool,
+    /// The generated text being streamed (`repeat`), one piece a step.
+    repeating: Option<Repeater>,
 }
 
 impl Replay {
     async fn step(&mut self) {
+        if let Some(repeater) = &mut self.repeating {
+            if self.cancel.is_cancelled() {
+                self.ended = true;
+                self.pending.push_back(Err(Error::Cancelled));
+                return;
+            }
+            let text = match repeater.next_piece() {
+                Some(Piece::Whole) => repeater.block().to_owned(),
+                Some(Piece::Part(part)) => part.to_owned(),
+                None => {
+                    self.repeating = None;
+                    return;
+                }
+            };
+            self.pending.push_back(Ok(ModelEvent::TextDelta { text }));
+            return;
+        }
         let Some(action) = self.actions.pop_front() else {
             self.ended = true;
             self.pending.push_back(Ok(ModelEvent::Usage {
@@ -186,6 +216,9 @@ impl Replay {
                     self.ended = true;
                     self.pending.push_back(Err(e));
                 }
+            }
+            Action::Repeat { text, bytes } => {
+                self.repeating = Some(Repeater::new(&text, bytes));
             }
             Action::Disconnect => {
                 self.ended = true;
@@ -241,20 +274,19 @@ impl Model for ScriptedModel {
             cancel,
             calls: 0,
             ended: false,
+            repeating: None,
         };
-        Ok(Box::pin(futures::stream::unfold(
-            replay,
-            |mut r| async move {
-                loop {
-                    if let Some(item) = r.pending.pop_front() {
-                        return Some((item, r));
-                    }
-                    if r.ended {
-                        return None;
-                    }
-                    r.step().await;
+        let events: ModelStream = Box::pin(futures::stream::unfold(replay, |mut r| async move {
+            loop {
+                if let Some(item) = r.pending.pop_front() {
+                    return Some((item, r));
                 }
-            },
-        )))
+                if r.ended {
+                    return None;
+                }
+                r.step().await;
+            }
+        }));
+        Ok(limit_answer(events, self.max_answer_bytes))
     }
 }

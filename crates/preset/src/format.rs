@@ -78,6 +78,12 @@ pub struct ModelSection {
     /// Retries before the first streamed byte.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry: Option<ModelRetry>,
+    /// The most bytes one answer may have: its text, thinking and tool calls together (default
+    /// 8 MiB, 8388608). Past it the answer's stream is stopped and the run fails with
+    /// `ANSWER_TOO_LARGE`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub max_answer_bytes: Option<u64>,
     /// `openai-chat` only: the server takes `reasoning_effort` (OpenAI's does, and vLLM's and
     /// Ollama's for reasoning models), so an agent's `effort` is sent to it. Default `false`.
     /// (`anthropic` and `openai-responses` always take an effort.)
@@ -210,6 +216,12 @@ pub(crate) struct Document {
     #[serde(default)]
     #[schemars(with = "Option<u32>")]
     pub max_depth: Option<Spanned<u32>>,
+    /// The most bytes of one tool result an in-process agent's model is given (default
+    /// 100000); a longer result reaches it cut, with a marker that says how much was left out
+    /// and how to see the rest. Children inherit their parent's.
+    #[serde(default)]
+    #[schemars(with = "Option<u64>", range(min = 1))]
+    pub max_tool_result_bytes: Option<Spanned<u64>>,
     /// The default model of in-process agents.
     #[serde(default)]
     #[schemars(with = "Option<ModelSection>")]

@@ -95,6 +95,9 @@ pub struct Preset {
     pub version: u32,
     /// The absolute delegation depth cap.
     pub max_depth: u32,
+    /// The cap on one tool result of in-process agents, in bytes (`max_tool_result_bytes:`);
+    /// `None`: the runtime's default.
+    pub max_tool_result_bytes: Option<u64>,
     /// The default model of in-process agents.
     pub model: Option<ModelSection>,
     /// Model aliases of in-process agents (`model_aliases:`): alias → model id, `${VAR}`

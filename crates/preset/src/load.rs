@@ -189,6 +189,16 @@ impl Loader<'_> {
             Some(spanned) => spanned.value,
             None => DEFAULT_MAX_DEPTH,
         };
+        let max_tool_result_bytes = match &document.max_tool_result_bytes {
+            Some(spanned) if spanned.value == 0 => {
+                return Err(Error::Invalid {
+                    site: self.site_of(index, "max_tool_result_bytes".into(), position(spanned)),
+                    message: "a tool result keeps at least 1 byte (max_tool_result_bytes: 0 would leave only the marker)".into(),
+                });
+            }
+            Some(spanned) => Some(spanned.value),
+            None => None,
+        };
         let model = match document.model {
             Some(spanned) => {
                 Some(self.model(position(&spanned), spanned.value, &base_dir, index)?)
@@ -230,6 +240,7 @@ impl Loader<'_> {
             base_dir,
             version: PRESET_VERSION,
             max_depth,
+            max_tool_result_bytes,
             model,
             model_aliases,
             builtin_models,
@@ -326,6 +337,14 @@ impl Loader<'_> {
             return Err(Error::Invalid {
                 site: self.site_of(index, "model.name".into(), at),
                 message: "the model name must not be empty".into(),
+            });
+        }
+        if model.max_answer_bytes == Some(0) {
+            return Err(Error::Invalid {
+                site: self.site_of(index, "model.max_answer_bytes".into(), at),
+                message:
+                    "an answer needs at least 1 byte (max_answer_bytes: 0 would fail every answer)"
+                        .into(),
             });
         }
         if let Some(price) = &model.price {

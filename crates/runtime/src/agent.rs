@@ -22,6 +22,7 @@ use subagent_schema::OutputSchema;
 use crate::env::RunEnv;
 use crate::input::TurnInput;
 use crate::permissions::PermissionPolicy;
+use crate::result_cap::ToolResultCap;
 use crate::seed::{Seed, next_turn};
 use crate::sessions::{OpenSession, Recorder, SessionStore};
 use crate::structured::DEFAULT_STRUCTURED_RETRIES;
@@ -109,6 +110,11 @@ pub struct AgentConfig {
     /// Periodic progress summaries by a tool-less fork of the run's conversation (see
     /// [`crate::summary`]); `None` (the default): none.
     pub summaries: Option<SummaryConfig>,
+    /// The most bytes of one tool result (and of one `<task-notification>`) the model is given,
+    /// at least 1; a longer one is cut with a marker ([`crate::cut_result`]). `None` (the
+    /// default): the parent's when the run is a delegation's child (a [`ToolResultCap`] in its
+    /// request), else [`DEFAULT_MAX_TOOL_RESULT_BYTES`](crate::DEFAULT_MAX_TOOL_RESULT_BYTES).
+    pub max_tool_result_bytes: Option<usize>,
 }
 
 impl std::fmt::Debug for AgentConfig {
@@ -149,6 +155,7 @@ impl AgentConfig {
             input: None,
             task_dir: None,
             summaries: None,
+            max_tool_result_bytes: None,
         }
     }
 }
@@ -190,6 +197,11 @@ impl Agent {
     /// last and its instructions appended to the system prompt; `Config` when the schema does
     /// not compile.
     pub fn new(mut config: AgentConfig) -> Result<Self> {
+        if config.max_tool_result_bytes == Some(0) {
+            return Err(Error::Config(
+                "max_tool_result_bytes must be at least 1".into(),
+            ));
+        }
         let mut capture = None;
         let mut final_validator = None;
         match &config.output {
@@ -239,6 +251,14 @@ impl Agent {
         let (sender, run) = Run::channel(provider, request);
         let provider = provider.to_owned();
         let mut agent = self;
+        // A child whose configuration sets no cap on its tool results takes its parent's.
+        if agent.config.max_tool_result_bytes.is_none() {
+            agent.config.max_tool_result_bytes = request
+                .parent
+                .extensions
+                .get::<ToolResultCap>()
+                .map(|cap| cap.0.max(1));
+        }
         agent.label = Some(crate::session_info::SessionLabel::new(
             &provider,
             request.description.clone(),
@@ -457,7 +477,7 @@ impl Agent {
                     });
                     let diagnostic = match status {
                         StopReason::Cancelled => "the run was cancelled".to_owned(),
-                        _ => format!("model call failed: {error}"),
+                        _ => calls::model_failure(&error),
                     };
                     return self.end(state, status, Some(diagnostic));
                 }
@@ -555,7 +575,7 @@ impl Agent {
             let mut content: Vec<ContentBlock> = results;
             for notification in env.tasks.take_finished() {
                 content.push(ContentBlock::text(
-                    env.secrets.redact(&notification.to_text()).into_owned(),
+                    self.notification_text(env, &notification),
                 ));
             }
             pending = Message::new(Role::User, content);
@@ -606,7 +626,7 @@ impl Agent {
             }
             let mut blocks: Vec<ContentBlock> = next
                 .iter()
-                .map(|n| ContentBlock::text(env.secrets.redact(&n.to_text()).into_owned()))
+                .map(|n| ContentBlock::text(self.notification_text(env, n)))
                 .collect();
             if let Some(input) = &self.config.input {
                 blocks.extend(input.take());
@@ -633,7 +653,7 @@ impl Agent {
                 }
             };
             if let Some(finished) = finished {
-                let text = env.secrets.redact(&finished.to_text()).into_owned();
+                let text = self.notification_text(env, &finished);
                 return Next::Continue(Message::new(Role::User, vec![ContentBlock::text(text)]));
             }
         }

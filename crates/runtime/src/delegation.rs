@@ -460,6 +460,7 @@ impl DelegationTool {
         let mut extensions = subagent_core::Extensions::new();
         let log = snapshot.log.clone();
         extensions.insert(snapshot);
+        extensions.insert(crate::ToolResultCap(context.max_result_bytes));
         let parent = ParentContext {
             cwd: env.roots.cwd().to_path_buf(),
             depth: env.depth,
@@ -564,6 +565,10 @@ impl Tool for DelegationTool {
 
     fn kind(&self) -> ToolKind {
         ToolKind::Delegate
+    }
+
+    fn cut_hint(&self) -> &str {
+        "resume the subagent's session (the resume argument, with the session id at the end of this result) and ask it for the part you need, or ask for a shorter answer, or for long results written to a file"
     }
 
     async fn call(&self, input: Value, context: &ToolContext) -> Result<ToolOutput> {

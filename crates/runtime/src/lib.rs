@@ -18,6 +18,10 @@
 //!   byte-identical across runs and forks) and the built-in tools ([`tools`]): `ls`,
 //!   `read_file`, `write_file`, `edit_file`, `delete`, `glob`, `grep`, `bash`. File tools are
 //!   confined to the run's [`Roots`];
+//! - the cap on a tool result ([`AgentConfig::max_tool_result_bytes`], default
+//!   [`DEFAULT_MAX_TOOL_RESULT_BYTES`]; children inherit it as a [`ToolResultCap`]): a longer
+//!   result, or `<task-notification>`, reaches the model cut ([`cut_result`]) with a marker that
+//!   says how much was left out and how to see the rest (each tool's [`Tool::cut_hint`]);
 //! - permissions ([`PermissionPolicy`]: allow / deny / ask rules with patterns, the modes of
 //!   `subagent_core::PermissionMode`, a [`PermissionBroker`] for `ask`; background runs never
 //!   ask);
@@ -45,6 +49,7 @@ pub mod delegation;
 mod env;
 mod input;
 mod permissions;
+mod result_cap;
 mod seed;
 mod session_info;
 pub mod sessions;
@@ -64,6 +69,7 @@ pub use input::{ChildExtras, TurnInput};
 pub use permissions::{
     Decision, PermissionBroker, PermissionPolicy, PermissionRequest, PermissionRule,
 };
+pub use result_cap::{DEFAULT_MAX_TOOL_RESULT_BYTES, ToolResultCap, cut_result};
 pub use seed::{Seed, UNANSWERED_TOOL_RESULT};
 pub use session_info::SessionInfo;
 pub use sessions::{OpenSession, Resumed, SessionEntry, SessionState, SessionStore};

@@ -5,7 +5,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use serde_json::{Value, json};
 use subagent_model::scenario::{
-    Action, HttpErrorSpec, KeepAliveStyle, Plan, PlannedCall, StepStop,
+    Action, HttpErrorSpec, KeepAliveStyle, Plan, PlannedCall, Repeater, StepStop,
 };
 
 /// One unit of a response body.
@@ -29,6 +29,45 @@ pub enum Chunk {
     },
     /// Cut the connection.
     Disconnect,
+    /// Generated text (a step's `repeat`): one event per piece of `repeater`, each `head`, the
+    /// piece as JSON string content, then `tail`. The event of a whole piece is made once
+    /// (`whole`) and shared, so a long answer costs no memory and little time per event.
+    Generate {
+        /// The event up to the text.
+        head: Bytes,
+        /// The event after the text.
+        tail: Bytes,
+        /// The event of a whole piece.
+        whole: Bytes,
+        /// The pieces still to send.
+        repeater: Repeater,
+    },
+}
+
+/// Where the text of a generated event goes in its template.
+const MARK: &str = "@@subagent-repeat@@";
+
+/// `text` as the inside of a JSON string.
+pub(crate) fn escaped(text: &str) -> String {
+    let quoted = Value::String(text.to_owned()).to_string();
+    quoted
+        .get(1..quoted.len().saturating_sub(1))
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// Generated text as events like `data`, whose text field is [`MARK`].
+fn generated(event: Option<&str>, data: &Value, text: &str, bytes: Option<u64>) -> Chunk {
+    let framed = sse_text(event, data);
+    let (head, tail) = framed.split_once(MARK).unwrap_or((&framed, ""));
+    let repeater = Repeater::new(text, bytes);
+    let whole = [head, &escaped(repeater.block()), tail].concat();
+    Chunk::Generate {
+        head: Bytes::copy_from_slice(head.as_bytes()),
+        tail: Bytes::copy_from_slice(tail.as_bytes()),
+        whole: Bytes::from(whole),
+        repeater,
+    }
 }
 
 /// Which wire protocol a request speaks.
@@ -42,12 +81,15 @@ pub enum Protocol {
     Chat,
 }
 
-fn sse(event: Option<&str>, data: &Value) -> Chunk {
-    let text = match event {
+fn sse_text(event: Option<&str>, data: &Value) -> String {
+    match event {
         Some(e) => format!("event: {e}\ndata: {data}\n\n"),
         None => format!("data: {data}\n\n"),
-    };
-    Chunk::Bytes(Bytes::from(text))
+    }
+}
+
+fn sse(event: Option<&str>, data: &Value) -> Chunk {
+    Chunk::Bytes(Bytes::from(sse_text(event, data)))
 }
 
 fn keep_alive(protocol: Protocol, style: KeepAliveStyle) -> Bytes {
@@ -181,6 +223,20 @@ fn anthropic(plan: &Plan, model: &str, seed: usize) -> Vec<Chunk> {
                     &json!({"type": "content_block_delta", "index": index, "delta": delta}),
                 ));
             }
+            Action::Repeat { text, bytes } => {
+                if open != Open::Text {
+                    close(&mut open, &mut index, &mut out);
+                    out.push(sse(Some("content_block_start"), &json!({"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}})));
+                    open = Open::Text;
+                }
+                out.push(generated(
+                    Some("content_block_delta"),
+                    &json!({"type": "content_block_delta", "index": index,
+                        "delta": {"type": "text_delta", "text": MARK}}),
+                    text,
+                    *bytes,
+                ));
+            }
             Action::ToolCall(call) => {
                 close(&mut open, &mut index, &mut out);
                 out.push(sse(Some("content_block_start"), &json!({"type": "content_block_start", "index": index,
@@ -229,14 +285,39 @@ fn anthropic(plan: &Plan, model: &str, seed: usize) -> Vec<Chunk> {
 struct Seq(u64);
 
 impl Seq {
-    fn ev(&mut self, out: &mut Vec<Chunk>, kind: &str, mut data: Value) {
+    /// `data` as the next event of `kind`.
+    fn data(&mut self, kind: &str, mut data: Value) -> Value {
         if let Value::Object(map) = &mut data {
             map.insert("type".into(), json!(kind));
             map.insert("sequence_number".into(), json!(self.0));
         }
         self.0 += 1;
+        data
+    }
+
+    fn ev(&mut self, out: &mut Vec<Chunk>, kind: &str, data: Value) {
+        let data = self.data(kind, data);
         out.push(sse(Some(kind), &data));
     }
+}
+
+/// Opens a reasoning or message item at output index `oi`; its id.
+fn open_item(
+    thinking: bool,
+    seed: usize,
+    oi: usize,
+    seq: &mut Seq,
+    out: &mut Vec<Chunk>,
+) -> String {
+    let item_id = format!("{}_fake_{seed}_{oi}", if thinking { "rs" } else { "msg" });
+    if thinking {
+        seq.ev(out, "response.output_item.added", json!({"output_index": oi, "item": {"type": "reasoning", "id": item_id, "summary": []}}));
+        seq.ev(out, "response.reasoning_summary_part.added", json!({"item_id": item_id, "output_index": oi, "summary_index": 0, "part": {"type": "summary_text", "text": ""}}));
+    } else {
+        seq.ev(out, "response.output_item.added", json!({"output_index": oi, "item": {"type": "message", "id": item_id, "status": "in_progress", "role": "assistant", "content": []}}));
+        seq.ev(out, "response.content_part.added", json!({"item_id": item_id, "output_index": oi, "content_index": 0, "part": {"type": "output_text", "text": "", "annotations": []}}));
+    }
+    item_id
 }
 
 fn responses(plan: &Plan, model: &str, seed: usize) -> Vec<Chunk> {
@@ -308,15 +389,7 @@ fn responses(plan: &Plan, model: &str, seed: usize) -> Vec<Chunk> {
                 }
                 let oi = items.len();
                 if open.is_none() {
-                    let item_id =
-                        format!("{}_fake_{seed}_{oi}", if thinking { "rs" } else { "msg" });
-                    if thinking {
-                        seq.ev(&mut out, "response.output_item.added", json!({"output_index": oi, "item": {"type": "reasoning", "id": item_id, "summary": []}}));
-                        seq.ev(&mut out, "response.reasoning_summary_part.added", json!({"item_id": item_id, "output_index": oi, "summary_index": 0, "part": {"type": "summary_text", "text": ""}}));
-                    } else {
-                        seq.ev(&mut out, "response.output_item.added", json!({"output_index": oi, "item": {"type": "message", "id": item_id, "status": "in_progress", "role": "assistant", "content": []}}));
-                        seq.ev(&mut out, "response.content_part.added", json!({"item_id": item_id, "output_index": oi, "content_index": 0, "part": {"type": "output_text", "text": "", "annotations": []}}));
-                    }
+                    let item_id = open_item(thinking, seed, oi, &mut seq, &mut out);
                     open = Some((want, item_id, String::new()));
                 }
                 if let Some((_, item_id, acc)) = open.as_mut() {
@@ -327,6 +400,28 @@ fn responses(plan: &Plan, model: &str, seed: usize) -> Vec<Chunk> {
                         seq.ev(&mut out, "response.output_text.delta", json!({"item_id": item_id, "output_index": oi, "content_index": 0, "delta": text}));
                     }
                 }
+            }
+            Action::Repeat { text, bytes } => {
+                if open.as_ref().is_some_and(|o| o.0 != Open::Text) {
+                    close(&mut open, &mut items, &mut seq, &mut out);
+                }
+                let oi = items.len();
+                let item_id = match &open {
+                    Some((_, item_id, _)) => item_id.clone(),
+                    None => {
+                        let item_id = open_item(false, seed, oi, &mut seq, &mut out);
+                        open = Some((Open::Text, item_id.clone(), String::new()));
+                        item_id
+                    }
+                };
+                // The done events carry the step's text without the generated part: the
+                // clients read the deltas, and the whole would have to be held to send it.
+                let kind = "response.output_text.delta";
+                let data = seq.data(
+                    kind,
+                    json!({"item_id": item_id, "output_index": oi, "content_index": 0, "delta": MARK}),
+                );
+                out.push(generated(Some(kind), &data, text, *bytes));
             }
             Action::ToolCall(call) => {
                 close(&mut open, &mut items, &mut seq, &mut out);
@@ -435,13 +530,11 @@ fn responses(plan: &Plan, model: &str, seed: usize) -> Vec<Chunk> {
 fn chat(plan: &Plan, model: &str, seed: usize) -> Vec<Chunk> {
     let mut out = Vec::new();
     let id = format!("chatcmpl-fake-{seed}");
-    let chunk = |delta: Value, finish: Value| {
-        sse(
-            None,
-            &json!({"id": id, "object": "chat.completion.chunk", "created": 0, "model": model,
-                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}),
-        )
+    let data = |delta: Value, finish: Value| {
+        json!({"id": id, "object": "chat.completion.chunk", "created": 0, "model": model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
     };
+    let chunk = |delta: Value, finish: Value| sse(None, &data(delta, finish));
     out.push(chunk(
         json!({"role": "assistant", "content": ""}),
         Value::Null,
@@ -456,6 +549,12 @@ fn chat(plan: &Plan, model: &str, seed: usize) -> Vec<Chunk> {
                 out.push(chunk(json!({"reasoning_content": text}), Value::Null));
             }
             Action::Text(text) => out.push(chunk(json!({"content": text}), Value::Null)),
+            Action::Repeat { text, bytes } => out.push(generated(
+                None,
+                &data(json!({"content": MARK}), Value::Null),
+                text,
+                *bytes,
+            )),
             Action::ToolCall(call) => {
                 let i = calls;
                 calls += 1;

@@ -12,11 +12,11 @@ use axum::response::Response;
 use bytes::Bytes;
 use serde_json::{Value, json};
 use subagent_model::scenario::check_invariants;
-use subagent_model::scenario::{Action, Gate, Gates, HttpErrorSpec, Scenarios};
+use subagent_model::scenario::{Action, Gate, Gates, HttpErrorSpec, Piece, Scenarios};
 use subagent_session::Message;
 use tokio::sync::watch;
 
-use crate::encode::{Chunk, Protocol, encode, error_body};
+use crate::encode::{Chunk, Protocol, encode, error_body, escaped};
 use crate::normalize;
 
 /// One request the server received.
@@ -333,6 +333,32 @@ fn body_stream(
                         b.guard.finished = true;
                     }
                     return Some((Ok(bytes), b));
+                }
+                Chunk::Generate {
+                    head,
+                    tail,
+                    whole,
+                    mut repeater,
+                } => {
+                    let event = match repeater.next_piece() {
+                        None => continue,
+                        Some(Piece::Whole) => whole.clone(),
+                        Some(Piece::Part(part)) => {
+                            Bytes::from([&head[..], escaped(part).as_bytes(), &tail[..]].concat())
+                        }
+                    };
+                    if repeater.left() != Some(0) {
+                        b.chunks.push_front(Chunk::Generate {
+                            head,
+                            tail,
+                            whole,
+                            repeater,
+                        });
+                    }
+                    if b.chunks.is_empty() {
+                        b.guard.finished = true;
+                    }
+                    return Some((Ok(event), b));
                 }
                 Chunk::Gate(name) => {
                     let gate: Gate = b.guard.state.gates.gate(&name);

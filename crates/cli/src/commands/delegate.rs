@@ -129,7 +129,8 @@ pub(super) async fn delegate(
         builder = builder.output_schema(crate::flags::output_schema(value)?);
     }
     let mut request = builder.build();
-    request.parent.extensions = setup::extensions(&runnable.model, &runnable.secrets);
+    request.parent.extensions =
+        setup::extensions(&runnable.preset, &runnable.model, &runnable.secrets);
     known_provider(&runnable, &provider)?;
     // The model (its notice, its key) matters only when an in-process agent runs on it.
     if setup::uses_default_model(&runnable.preset, Some(&provider)) {

@@ -24,7 +24,7 @@ fn build_as_a_run_would(
         &crate::setup::env,
     )?;
     let secrets = setup::secrets(preset, factories, &model, &[]);
-    let context = preset.build_context(setup::extensions(&model, &secrets));
+    let context = preset.build_context(setup::extensions(preset, &model, &secrets));
     preset
         .build(factories, &context)
         .map(|_| ())

@@ -129,6 +129,7 @@ pub(crate) fn parent_agent(
     config.sessions.clone_from(&runnable.sessions);
     config.task_dir.clone_from(&runnable.tasks);
     config.permissions = permissions;
+    config.max_tool_result_bytes = setup::tool_result_cap(&runnable.preset);
     subagent_runtime::Agent::new(config).map_err(|e| Refusal::invalid(e.to_string()))
 }
 

@@ -7,6 +7,7 @@ mod acp;
 mod acp_provider;
 mod background;
 mod budgets;
+mod caps;
 mod chaos;
 mod config;
 #[cfg(feature = "e2e")]

@@ -45,6 +45,9 @@ fn every_error_code_string() {
         Error::MissingApiKey {
             message: "ANTHROPIC_API_KEY is not set".into(),
         },
+        Error::AnswerTooLarge {
+            message: "the model's answer passed 8388608 bytes and its stream was stopped".into(),
+        },
     ];
     assert_eq!(samples.len(), ErrorCode::ALL.len());
     let lines: Vec<String> = samples
@@ -74,6 +77,7 @@ fn every_error_code_string() {
     PROTOCOL: protocol error: bad json
     AGENT_TYPE_NOT_ALLOWED: this agent may not start agent type "general-purpose" (allowed: "explore", "plan")
     MISSING_API_KEY: ANTHROPIC_API_KEY is not set
+    ANSWER_TOO_LARGE: the model's answer passed 8388608 bytes and its stream was stopped
     "#);
 }
 

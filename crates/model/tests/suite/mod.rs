@@ -1,3 +1,4 @@
+mod answer_cap;
 mod bounds;
 mod clients;
 mod effort;

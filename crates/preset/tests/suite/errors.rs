@@ -23,7 +23,7 @@ fn bad_presets() {
         (
             "unknown top-level key (typo)",
             "version: 1\nverison: 2\n".into(),
-            "dir/p.yaml:2:1: verison: unknown field `verison`, expected one of version, max_depth, model, model_aliases, builtin_models, agents, providers, tools",
+            "dir/p.yaml:2:1: verison: unknown field `verison`, expected one of version, max_depth, max_tool_result_bytes, model, model_aliases, builtin_models, agents, providers, tools",
         ),
         (
             "unknown row key (typo)",
@@ -33,7 +33,22 @@ fn bad_presets() {
         (
             "unknown model key",
             "version: 1\nmodel:\n  kind: anthropic\n  name: m\n  api_key: sk\n".into(),
-            "dir/p.yaml:5:3: model.api_key: unknown field `api_key`, expected one of kind, name, base_url, api_key_env, scenario, timeouts, retry, reasoning_effort, price",
+            "dir/p.yaml:5:3: model.api_key: unknown field `api_key`, expected one of kind, name, base_url, api_key_env, scenario, timeouts, retry, max_answer_bytes, reasoning_effort, price",
+        ),
+        (
+            "a tool result of no bytes",
+            "version: 1\nmax_tool_result_bytes: 0\n".into(),
+            "dir/p.yaml:2:1: max_tool_result_bytes: a tool result keeps at least 1 byte (max_tool_result_bytes: 0 would leave only the marker)",
+        ),
+        (
+            "an answer of no bytes",
+            "version: 1\nmodel:\n  kind: anthropic\n  name: m\n  max_answer_bytes: 0\n".into(),
+            "dir/p.yaml:5:3: model.max_answer_bytes: an answer needs at least 1 byte (max_answer_bytes: 0 would fail every answer)",
+        ),
+        (
+            "a negative cap",
+            "version: 1\nmax_tool_result_bytes: -5\n".into(),
+            "dir/p.yaml:2:24: max_tool_result_bytes: invalid u64",
         ),
         (
             "a blank model alias",

@@ -16,11 +16,13 @@ use super::support::{env, factories, no_env};
 const FULL: &str = "\
 version: 1
 max_depth: 2
+max_tool_result_bytes: 4000
 model:
   kind: openai-chat
   name: ${MODEL:-qwen}
   base_url: http://${HOST}:11434
   timeouts: {connect_ms: 500}
+  max_answer_bytes: 65536
   reasoning_effort: true
 model_aliases: {fast: '${FAST:-qwen-small}', sonnet: qwen-large}
 agents: [agents, ../shared/agents]
@@ -60,6 +62,7 @@ fn a_full_preset_loads_into_plain_values() {
         base_dir: "conf".into(),
         version: 1,
         max_depth: 2,
+        max_tool_result_bytes: Some(4000),
         model: Some(ModelSection {
             kind: ModelKind::OpenaiChat,
             name: "qwen".into(),
@@ -71,6 +74,7 @@ fn a_full_preset_loads_into_plain_values() {
                 ..Default::default()
             }),
             retry: None,
+            max_answer_bytes: Some(65536),
             reasoning_effort: true,
             price: None,
         }),
@@ -89,21 +93,21 @@ fn a_full_preset_loads_into_plain_values() {
                 kind: "spawn".into(),
                 disabled: false,
                 config: json!({"max_turns": 4}),
-                location: Position::new(12, 5),
+                location: Position::new(14, 5),
             },
             ProviderRow {
                 name: "cc".into(),
                 kind: "claude-code".into(),
                 disabled: true,
                 config: json!({"env": {"PRICE": "$$5 and ${LITERAL}"}}),
-                location: Position::new(15, 5),
+                location: Position::new(17, 5),
             },
             ProviderRow {
                 name: "codex".into(),
                 kind: "codex".into(),
                 disabled: false,
                 config: json!({}),
-                location: Position::new(20, 5),
+                location: Position::new(22, 5),
             },
         ],
         tools: vec![
@@ -121,7 +125,7 @@ fn a_full_preset_loads_into_plain_values() {
                 persona: Some("careful".into()),
                 description: None,
                 budget: None,
-                location: Position::new(24, 5),
+                location: Position::new(26, 5),
             },
             ToolRow {
                 name: "ask_codex".into(),
@@ -134,7 +138,7 @@ fn a_full_preset_loads_into_plain_values() {
                 persona: None,
                 description: Some("Codex does it.".into()),
                 budget: None,
-                location: Position::new(29, 5),
+                location: Position::new(31, 5),
             },
         ],
     };
@@ -285,7 +289,7 @@ fn listing_marks_disabled_rows_with_their_capabilities() {
             capabilities: Capabilities::ALL,
             reasons: Default::default(),
             unavailable: None,
-            location: Position::new(15, 5),
+            location: Position::new(17, 5),
         }
     );
 }

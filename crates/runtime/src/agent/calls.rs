@@ -14,6 +14,10 @@ use super::{Agent, State};
 use crate::delegation::ParentSnapshot;
 use crate::env::RunEnv;
 use crate::permissions::PermissionRequest;
+use crate::result_cap::{
+    DEFAULT_CUT_HINT, DEFAULT_MAX_TOOL_RESULT_BYTES, NOTIFICATION_HINT, cut_result,
+};
+use crate::tasks::TaskNotification;
 use crate::tools::{EventSink, ToolContext, ToolKind, ToolOutput};
 
 impl Agent {
@@ -65,6 +69,7 @@ impl Agent {
                 env: Arc::clone(env),
                 snapshot: Arc::clone(&snapshot),
                 events: sink.clone(),
+                max_result_bytes: self.result_cap(),
             };
             let kind = self.config.tools.get(name).map(|tool| tool.kind());
             let delegates = kind == Some(ToolKind::Delegate);
@@ -104,10 +109,18 @@ impl Agent {
         calls
             .iter()
             .zip(outputs)
-            .map(|((id, _, _), mut output)| {
+            .map(|((id, name, _), mut output)| {
                 if let Cow::Owned(clean) = env.secrets.redact(&output.content) {
                     output.content = clean;
                 }
+                // Cut after redaction: no cut can split a secret's value into a half that
+                // escapes its redaction.
+                let hint = self
+                    .config
+                    .tools
+                    .get(name)
+                    .map_or(DEFAULT_CUT_HINT, |tool| tool.cut_hint());
+                output.content = cut_result(output.content, self.result_cap(), hint);
                 sender.emit(RunEvent::ToolResult {
                     id: id.clone(),
                     output: output.content.clone(),
@@ -117,6 +130,26 @@ impl Agent {
                 ContentBlock::tool_result(id.clone(), output.content, output.is_error)
             })
             .collect()
+    }
+
+    /// The run's cap on a tool result (see [`AgentConfig::max_tool_result_bytes`]).
+    ///
+    /// [`AgentConfig::max_tool_result_bytes`]: crate::AgentConfig::max_tool_result_bytes
+    pub(super) fn result_cap(&self) -> usize {
+        self.config
+            .max_tool_result_bytes
+            .unwrap_or(DEFAULT_MAX_TOOL_RESULT_BYTES)
+    }
+
+    /// A `<task-notification>` as the model reads it: secrets redacted, then cut at the run's
+    /// cap on a tool result.
+    pub(super) fn notification_text(
+        &self,
+        env: &RunEnv,
+        notification: &TaskNotification,
+    ) -> String {
+        let text = env.secrets.redact(&notification.to_text()).into_owned();
+        cut_result(text, self.result_cap(), NOTIFICATION_HINT)
     }
 
     async fn run_tool(&self, name: &str, input: Value, context: ToolContext) -> ToolOutput {
@@ -163,6 +196,22 @@ impl Agent {
             },
             () = cancel.cancelled() => ToolOutput::error("cancelled"),
         }
+    }
+}
+
+/// The diagnostic of a run whose model call failed: an answer past the model's cap says so
+/// with its code (`ANSWER_TOO_LARGE`) first, what to do, and that the stream was stopped.
+pub(super) fn model_failure(error: &subagent_model::Error) -> String {
+    match error {
+        subagent_model::Error::AnswerTooLarge { limit } => {
+            let error = subagent_core::Error::AnswerTooLarge {
+                message: format!(
+                    "the model's answer passed {limit} bytes of text, thinking and tool calls (the model's max_answer_bytes) and its stream was stopped; ask for a shorter answer, or raise the cap"
+                ),
+            };
+            format!("{}: {error}", error.code())
+        }
+        other => format!("model call failed: {other}"),
     }
 }
 

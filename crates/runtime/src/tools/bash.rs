@@ -87,6 +87,10 @@ impl Tool for BashTool {
         ToolKind::Execute
     }
 
+    fn cut_hint(&self) -> &str {
+        "write the output to a file (`command > out.txt`) and read that in parts (read_file with offset and limit, or head, tail and grep)"
+    }
+
     fn permission_subject(&self, input: &Value) -> Option<String> {
         input
             .get("command")

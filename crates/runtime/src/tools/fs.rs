@@ -39,6 +39,10 @@ impl Tool for LsTool {
         ToolKind::ReadOnly
     }
 
+    fn cut_hint(&self) -> &str {
+        "list a subdirectory, or find files with glob and a narrower pattern"
+    }
+
     fn path_argument(&self) -> Option<&'static str> {
         Some("path")
     }
@@ -108,6 +112,10 @@ impl Tool for ReadFileTool {
 
     fn kind(&self) -> ToolKind {
         ToolKind::ReadOnly
+    }
+
+    fn cut_hint(&self) -> &str {
+        "read fewer lines at a time with offset and limit"
     }
 
     fn path_argument(&self) -> Option<&'static str> {

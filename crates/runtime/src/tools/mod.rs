@@ -148,6 +148,9 @@ pub struct ToolContext {
     pub snapshot: Arc<ParentSnapshot>,
     /// The run's event stream, for tools with progress of their own to report.
     pub events: EventSink,
+    /// The run's cap on a tool result, in bytes: a longer result reaches the model cut (see
+    /// [`crate::cut_result`]). The delegation tool hands it on to the child.
+    pub max_result_bytes: usize,
 }
 
 /// A tool the model can call.
@@ -182,6 +185,13 @@ pub trait Tool: Send + Sync {
             (Some(_), Some(given)) => roots.permission_subjects(&given),
             (_, subject) => subject.into_iter().collect(),
         }
+    }
+
+    /// What the model is told to do to see the rest of a result cut at the run's cap
+    /// ([`AgentConfig::max_tool_result_bytes`](crate::AgentConfig::max_tool_result_bytes)): the
+    /// words after "To see the rest, ". By default: ask for less at a time.
+    fn cut_hint(&self) -> &str {
+        crate::result_cap::DEFAULT_CUT_HINT
     }
 
     /// Runs the call. `Err` becomes an error result with the error's text.

@@ -80,6 +80,10 @@ impl Tool for GlobTool {
         ToolKind::ReadOnly
     }
 
+    fn cut_hint(&self) -> &str {
+        "narrow the pattern or the path"
+    }
+
     fn path_argument(&self) -> Option<&'static str> {
         Some("path")
     }
@@ -138,6 +142,10 @@ impl Tool for GrepTool {
 
     fn kind(&self) -> ToolKind {
         ToolKind::ReadOnly
+    }
+
+    fn cut_hint(&self) -> &str {
+        "narrow the pattern, the path or the glob, or ask for files_with_matches or count first"
     }
 
     fn path_argument(&self) -> Option<&'static str> {

@@ -130,6 +130,10 @@ impl Tool for TaskOutputTool {
         ToolKind::Internal
     }
 
+    fn cut_hint(&self) -> &str {
+        crate::result_cap::NOTIFICATION_HINT
+    }
+
     async fn call(&self, input: Value, context: &ToolContext) -> Result<ToolOutput> {
         let tasks = &context.env.tasks;
         let id = match find(tasks, &input)? {

@@ -1,4 +1,5 @@
 mod bash;
+mod caps;
 mod files;
 mod log;
 mod summary;

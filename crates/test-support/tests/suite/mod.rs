@@ -1,3 +1,4 @@
 mod binary;
 mod cli_shapes;
 mod recording;
+mod repeat;
