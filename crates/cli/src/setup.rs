@@ -153,7 +153,13 @@ pub fn choose_preset(
 /// repository, in `start` only (a preset planted in a shared parent such as `/tmp` is never
 /// picked up).
 pub fn find_project_preset(start: &Path) -> Option<PathBuf> {
-    let repository = start.ancestors().find(|dir| dir.join(".git").exists());
+    // A repository: a `.git` file (a worktree) or a `.git` directory with a `HEAD`. An empty
+    // `.git` directory is none (codex's workspace-write sandbox leaves one in `/tmp`), or the
+    // walk would climb into a shared parent and pick a planted preset up.
+    let repository = start.ancestors().find(|dir| {
+        let git = dir.join(".git");
+        git.is_file() || git.join("HEAD").is_file()
+    });
     let dirs: Vec<&Path> = match repository {
         Some(root) => start
             .ancestors()

@@ -127,7 +127,9 @@ fn no_preset_anywhere_is_the_built_in_standard_one_and_the_walk_stops_at_the_rep
         preset_line(&output),
         "preset: built-in standard (no --preset, SUBAGENT_PRESET or .subagents/preset.yaml up to the repository root)"
     );
-    // Outside any repository only the working directory itself counts.
+    // Outside any repository only the working directory itself counts, also beside an empty
+    // `.git` directory (codex's workspace-write sandbox leaves one in `/tmp`): not a repository.
+    std::fs::create_dir_all(project.outside().join(".git")).unwrap();
     let plain = project.outside().join("plain/sub");
     std::fs::create_dir_all(&plain).unwrap();
     let output = project
