@@ -150,9 +150,8 @@ pub struct ModelConfig {
     #[serde(default)]
     pub retry: RetryConfig,
     /// The most bytes one answer may have: its text, thinking and tool calls (ids, names,
-    /// arguments) together; at least 1 (default [`DEFAULT_MAX_ANSWER_BYTES`], 8 MiB). Past it
-    /// the stream is stopped (the response dropped, nothing more read) and the call fails with
-    /// [`Error::AnswerTooLarge`] (`ANSWER_TOO_LARGE`).
+    /// arguments) together; at least 1 (default 8388608, 8 MiB). Past it the stream is stopped
+    /// (the response dropped, nothing more read) and the call fails with `ANSWER_TOO_LARGE`.
     #[serde(default = "default_max_answer_bytes")]
     #[schemars(range(min = 1))]
     pub max_answer_bytes: u64,
