@@ -95,12 +95,17 @@ fn check_bounds(args: &ServeArgs) -> Result<(), Refusal> {
 /// limit on open files); a bound the limit cannot hold, or zero, is refused.
 fn connection_bounds(args: &ServeArgs, fd_limit: u64) -> Result<(usize, usize), Refusal> {
     let (default_max, default_per_peer) = subagent_server::default_bounds(fd_limit);
-    let room = fd_limit.saturating_sub(subagent_server::RESERVED_FDS);
-    let max = args.max_connections.unwrap_or_else(|| {
-        default_max
-            .min(usize::try_from(room).unwrap_or(usize::MAX))
-            .max(1)
-    });
+    let reserved = subagent_server::reserved_fds(fd_limit);
+    let room = fd_limit.saturating_sub(reserved);
+    let Some(max) = args.max_connections else {
+        if u64::try_from(default_max).unwrap_or(u64::MAX) > room {
+            return Err(Refusal::invalid(format!(
+                "this process may open only {fd_limit} files ({reserved} of them kept for runs): too few to serve; raise the limit first, e.g. `ulimit -n 1024`"
+            )));
+        }
+        let per_peer = args.max_connections_per_peer.unwrap_or(default_per_peer);
+        return per_peer_bound(per_peer, default_max);
+    };
     if max == 0 {
         return Err(Refusal::invalid(
             "--max-connections 0: a server takes at least 1 connection",
@@ -108,13 +113,17 @@ fn connection_bounds(args: &ServeArgs, fd_limit: u64) -> Result<(usize, usize), 
     }
     if u64::try_from(max).unwrap_or(u64::MAX) > room {
         return Err(Refusal::invalid(format!(
-            "--max-connections {max}: past what this process may open ({fd_limit} files, {} of them kept for runs)",
-            subagent_server::RESERVED_FDS
+            "--max-connections {max}: past what this process may open ({fd_limit} files, {reserved} of them kept for runs)"
         )));
     }
     let per_peer = args
         .max_connections_per_peer
         .unwrap_or_else(|| default_per_peer.min(max));
+    per_peer_bound(per_peer, max)
+}
+
+/// `per_peer` checked against `max`; both bounds.
+fn per_peer_bound(per_peer: usize, max: usize) -> Result<(usize, usize), Refusal> {
     if per_peer == 0 {
         return Err(Refusal::invalid(
             "--max-connections-per-peer 0: a server takes at least 1 connection from a peer",

@@ -15,6 +15,12 @@
 //!   gets in. When every connection in the way is proven, the newcomer is answered at once
 //!   with a short `503` and closed.
 //!
+//! - **Sockets.** A connection pushed out is forgotten at once but its socket closes a moment
+//!   later, when its task next runs: under a flood, sockets closing could pile up past the fd
+//!   limit (seen: at 1,024 open files, `serve` ran out of descriptors and stopped accepting).
+//!   So the sockets held, open or closing, are bounded too ([`Bounds::sockets`], a little
+//!   above [`Bounds::max`]): past it, nothing more is accepted until one has closed.
+//!
 //! Shutdown is axum's: stop accepting, let each connection finish the request it is serving
 //! (a stream ends with its task) and close it once idle, and wait for all of them; but the
 //! unproven ones are closed at once (they started nothing, and a half-open one would hold the
@@ -34,6 +40,7 @@ use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use subagent_core::CancellationToken;
 use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::task::TaskTracker;
 use tower::Service;
 
@@ -48,8 +55,11 @@ const BUSY: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/pla
 retry-after: 1\r\nconnection: close\r\ncontent-length: 21\r\n\r\ntoo many connections\n";
 
 /// The descriptors kept for everything but client connections (runs, their processes and
-/// model connections, transcripts): a bound on connections is at most the fd limit less these.
-pub const RESERVED_FDS: u64 = 256;
+/// model connections, transcripts) in a process allowed `fd_limit` open ones: 256, or half the
+/// limit when it is lower. A bound on connections is at most the limit less these.
+pub fn reserved_fds(fd_limit: u64) -> u64 {
+    256.min(fd_limit / 2)
+}
 
 /// What connections may hold.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,6 +71,18 @@ pub struct Bounds {
     /// The time a connection has to send a complete request head, from its opening or the end
     /// of its previous response.
     pub header_timeout: Duration,
+    /// Sockets held at once, open or closing: more than [`max`](Self::max), so that a newcomer
+    /// can be taken while the one it pushes out is still closing ([`socket_bound`]).
+    pub sockets: usize,
+}
+
+/// The bound on sockets held (open or closing) for `max` connections in a process allowed
+/// `fd_limit` open descriptors: an eighth more than `max`, within the limit less half of
+/// [`reserved_fds`], and always at least one more than `max`.
+pub fn socket_bound(max: usize, fd_limit: u64) -> usize {
+    let room =
+        usize::try_from(fd_limit.saturating_sub(reserved_fds(fd_limit) / 2)).unwrap_or(usize::MAX);
+    (max + max / 8 + 1).min(room).max(max + 1)
 }
 
 /// The default bounds on connections for a process allowed `fd_limit` open descriptors: half
@@ -287,7 +309,16 @@ pub async fn serve(
     let connections = TaskTracker::new();
     let token = token.map(Arc::new);
     let mut refused = 0u64;
+    let sockets = Arc::new(Semaphore::new(bounds.sockets.max(bounds.max + 1)));
     loop {
+        // A place for the socket first: past the bound, wait for a closing one to go.
+        let socket = tokio::select! {
+            permit = Arc::clone(&sockets).acquire_owned() => match permit {
+                Ok(permit) => permit,
+                Err(_) => break,
+            },
+            () = stop.cancelled() => break,
+        };
         let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok(accepted) => accepted,
@@ -317,8 +348,11 @@ pub async fn serve(
             continue;
         };
         connections.spawn(connection(
-            stream,
-            peer,
+            Accepted {
+                stream,
+                peer,
+                place: socket,
+            },
             Arc::new(conn),
             builder.clone(),
             router.clone(),
@@ -350,15 +384,28 @@ fn admitted(token: Option<&Token>, request: &Request<Incoming>) -> bool {
     })
 }
 
-async fn connection(
+/// An accepted socket, with its place among those held.
+struct Accepted {
     stream: TcpStream,
     peer: SocketAddr,
+    place: OwnedSemaphorePermit,
+}
+
+async fn connection(
+    accepted: Accepted,
     conn: Arc<Conn>,
     builder: hyper::server::conn::http1::Builder,
     router: Router,
     token: Option<Arc<Token>>,
     stop: CancellationToken,
 ) {
+    // The place is given back once the socket has closed: declared before `served`, it is
+    // dropped after it.
+    let Accepted {
+        stream,
+        peer,
+        place: _place,
+    } = accepted;
     let close = conn.close.clone();
     let service = hyper::service::service_fn(move |request: Request<Incoming>| {
         if admitted(token.as_deref(), &request) {
@@ -400,6 +447,7 @@ mod tests {
                 max,
                 per_peer,
                 header_timeout: Duration::from_secs(1),
+                sockets: socket_bound(max, 1 << 20),
             },
             inner: Mutex::new(Inner::default()),
         })
@@ -443,6 +491,15 @@ mod tests {
         drop(b);
         assert!(table.admit(peer(4)).is_some());
         assert_eq!(table.lock().peers.len(), 2);
+    }
+
+    #[test]
+    fn sockets_are_bounded_a_little_above_connections_and_within_the_fd_limit() {
+        let seen: Vec<usize> = [(512, 1_024), (128, 256), (16_384, 1 << 20), (900, 1_024)]
+            .into_iter()
+            .map(|(max, limit)| socket_bound(max, limit))
+            .collect();
+        assert_eq!(seen, [577, 145, 18_433, 901]);
     }
 
     #[test]

@@ -46,7 +46,7 @@ use tokio_util::task::TaskTracker;
 
 pub use auth::Token;
 pub use card::is_public_url;
-pub use connections::{MAX_HEAD, RESERVED_FDS, default_bounds, fd_limit, raise_fd_limit};
+pub use connections::{MAX_HEAD, default_bounds, fd_limit, raise_fd_limit, reserved_fds};
 pub use error::{Error, Result};
 pub use run::Skill;
 pub use subagent_a2a::card::AGENT_CARD_PATH;
@@ -224,10 +224,12 @@ impl Server {
         let state = self.state(&base);
         let router = router(&state);
         let stop_accepting = CancellationToken::new();
+        let max = state.config.max_connections.max(1);
         let bounds = connections::Bounds {
-            max: state.config.max_connections.max(1),
+            max,
             per_peer: state.config.max_connections_per_peer.max(1),
             header_timeout: state.config.header_timeout,
+            sockets: connections::socket_bound(max, fd_limit()),
         };
         let serving = tokio::spawn(connections::serve(
             listener,
@@ -241,6 +243,7 @@ impl Server {
             url = %base,
             max_connections = bounds.max,
             per_peer = bounds.per_peer,
+            sockets = bounds.sockets,
             header_timeout_ms = bounds.header_timeout.as_millis(),
             "serving A2A"
         );
