@@ -75,6 +75,9 @@ pub struct Options {
     pub slowloris_runs: u64,
     /// `serve --keep-task-bytes` (`None`: its default).
     pub keep_task_bytes: Option<u64>,
+    /// The limit on open files serve is started with (`ulimit -n`, soft and hard; `None`: this
+    /// process's).
+    pub fd_limit: Option<u64>,
     /// Use the release binaries already built (`--no-build`: cargo's build lock can be held
     /// for long by other builds on a shared machine).
     pub build: bool,
@@ -83,7 +86,8 @@ pub struct Options {
 impl Options {
     /// `--clients N` (1,000), `--soak-secs S` (600), `--pace-ms P` (5,000), `--answer-bytes B`,
     /// `--idle-secs S` (0), `--sample-ms M` (5,000), `--slowloris N` (0), `--slowloris-peers P`
-    /// (1), `--slowloris-runs R` (100), `--keep-task-bytes B` (serve's), `--no-build`.
+    /// (1), `--slowloris-runs R` (100), `--keep-task-bytes B` (serve's), `--fd-limit N` (this
+    /// process's), `--no-build`.
     pub fn parse(args: &[String]) -> Result<Self> {
         let mut options = Self {
             clients: 1_000,
@@ -96,6 +100,7 @@ impl Options {
             slowloris_peers: 1,
             slowloris_runs: 100,
             keep_task_bytes: None,
+            fd_limit: None,
             build: true,
         };
         let mut args = args.iter();
@@ -121,8 +126,9 @@ impl Options {
                 "--slowloris-peers" => options.slowloris_peers = number,
                 "--slowloris-runs" => options.slowloris_runs = number,
                 "--keep-task-bytes" => options.keep_task_bytes = Some(number),
+                "--fd-limit" => options.fd_limit = Some(number),
                 other => bail!(
-                    "unknown option {other} (--clients N, --soak-secs S, --pace-ms P, --answer-bytes B, --idle-secs S, --sample-ms M, --slowloris N, --slowloris-peers P, --slowloris-runs R, --keep-task-bytes B, --no-build)"
+                    "unknown option {other} (--clients N, --soak-secs S, --pace-ms P, --answer-bytes B, --idle-secs S, --sample-ms M, --slowloris N, --slowloris-peers P, --slowloris-runs R, --keep-task-bytes B, --fd-limit N, --no-build)"
                 ),
             }
         }
@@ -284,7 +290,17 @@ fn start_server(
     let project = dir.join("project");
     std::fs::create_dir_all(&home)?;
     std::fs::create_dir_all(&project)?;
-    let mut child = Command::new(bin.join("subagent"))
+    let mut command = match options.fd_limit {
+        None => Command::new(bin.join("subagent")),
+        Some(limit) => {
+            let mut bash = Command::new("bash");
+            bash.arg("-c")
+                .arg(format!(r#"ulimit -n {limit} && exec "$0" "$@""#))
+                .arg(bin.join("subagent"));
+            bash
+        }
+    };
+    let mut child = command
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", &home)
@@ -315,8 +331,13 @@ fn start_server(
     let stderr = child.stderr.take().context("serve has no stderr")?;
     let child = Reaped(child);
     let mut stderr = BufReader::new(stderr);
+    // Its first line names the preset it uses (`preset: … (--preset)`); the address follows.
     let mut line = String::new();
     stderr.read_line(&mut line)?;
+    if line.starts_with("preset: ") {
+        line.clear();
+        stderr.read_line(&mut line)?;
+    }
     let addr = line
         .split("http://")
         .nth(1)
@@ -504,6 +525,9 @@ impl Options {
         if let Some(bytes) = self.keep_task_bytes {
             flag("keep-task-bytes", bytes, None);
         }
+        if let Some(limit) = self.fd_limit {
+            flag("fd-limit", limit, None);
+        }
         if self.slowloris > 0 {
             flag("slowloris", self.slowloris, None);
             flag(
@@ -553,6 +577,7 @@ mod tests {
                 slowloris_peers: 1,
                 slowloris_runs: 100,
                 keep_task_bytes: None,
+                fd_limit: None,
                 build: true,
             }
         );
@@ -567,6 +592,8 @@ mod tests {
             "4",
             "--answer-bytes",
             "204800",
+            "--fd-limit",
+            "1024",
         ]))
         .unwrap();
         assert_eq!(
@@ -580,7 +607,7 @@ mod tests {
         );
         assert_eq!(
             some.command_line(),
-            "--clients 10 --soak-secs 5 --answer-bytes 204800 --slowloris 5000 --slowloris-peers 4"
+            "--clients 10 --soak-secs 5 --answer-bytes 204800 --fd-limit 1024 --slowloris 5000 --slowloris-peers 4"
         );
         assert!(Options::parse(&args(&["--slowloris-peers", "0"])).is_err());
         assert!(Options::parse(&args(&["--clients"])).is_err());

@@ -63,14 +63,16 @@ Commands:
           of fuzz/ and run each for N seconds (default 180); prints executions and crashes
           per target and fails if any crashed (reproducers in fuzz/artifacts)
   load [--clients N] [--soak-secs S] [--pace-ms P] [--answer-bytes B] [--idle-secs S]
-       [--sample-ms M] [--slowloris N [--slowloris-peers P] [--slowloris-runs R]] [--no-build]
+       [--sample-ms M] [--slowloris N [--slowloris-peers P] [--slowloris-runs R]]
+       [--fd-limit N] [--no-build]
           build subagent, fake-model and the load client (release; --no-build takes
           the binaries already in target/release), start serve on
           loopback over the fake model, then N clients (default 1000) stream runs: all
           at once, then one each every P ms (5000) for S seconds (600); with --slowloris,
           N half-open connections from P addresses (127.0.0.2 on) held open while R
           runs (100) go through; --answer-bytes makes the model's answer B bytes of
-          words, --idle-secs samples the idle server S seconds more; samples the
+          words, --idle-secs samples the idle server S seconds more, --fd-limit starts
+          serve under `ulimit -n N` (soft and hard); samples the
           server's RSS and fds from /proc (every M ms, 5000), prints the figures
           (docs/reliability.md) and fails on any error, RSS growth over the soak or an
           unclean exit
