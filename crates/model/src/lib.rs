@@ -35,6 +35,7 @@ mod answer;
 pub mod anthropic;
 mod body;
 pub mod chat;
+mod clients;
 mod collect;
 mod config;
 #[cfg(test)]
@@ -50,12 +51,13 @@ pub mod sse;
 mod types;
 
 pub use aliases::{CLAUDE_ALIASES, INHERIT, ModelAliases};
-pub use answer::{DEFAULT_MAX_ANSWER_BYTES, limit_answer};
+pub use answer::limit_answer;
 pub use anthropic::AnthropicModel;
 pub use body::{BodyWriter, PIECE, RequestBody};
 pub use chat::ChatModel;
+pub use clients::{build, build_with_env};
 pub use collect::{ModelResponse, ResponseBuilder, collect, complete};
-pub use config::{ApiKey, ModelConfig, ModelKind, RetryConfig, Timeouts, build, build_with_env};
+pub use config::{ApiKey, DEFAULT_MAX_ANSWER_BYTES, ModelConfig, ModelKind, RetryConfig, Timeouts};
 pub use error::{Error, MAX_SERVER_MESSAGE, Result, TimeoutKind};
 pub use http::{AuthStyle, Decoder, MAX_RETRY_AFTER, parse_retry_after};
 pub use messages::{Conversation, MAX_CHAIN, Messages, RevIter};
