@@ -22,7 +22,9 @@
 //! and a crate whose `src/` implements `ProviderFactory` without saying so fails the check.
 //! Every `.rs` file under `crates/` and `xtask/` stays within [`MAX_LINES`] lines. Finally,
 //! every `.rs` file under a crate's `tests/` is compiled: a `mod` line reaches it from a test
-//! binary (`modules.rs`; a file nothing declares silently hides its tests).
+//! binary (`modules.rs`; a file nothing declares silently hides its tests), and each crate's
+//! top-level modules form no cycle through `crate::`/`super::` paths (`cycles.rs`, with its
+//! short, commented allow-list).
 //!
 //! What it deliberately does not do: build anything, or look at third-party crates.
 
@@ -35,6 +37,7 @@ use serde_json::Value;
 
 use crate::cargo;
 
+mod cycles;
 mod modules;
 mod reach;
 mod reads;
@@ -416,6 +419,9 @@ pub fn violations(root: &Path) -> Result<Vec<Violation>> {
     found.extend(sources::check_sources(&sources));
     found.extend(modules::check_test_modules(&modules::test_files(root)?));
     found.extend(reads::check_reads(&reads::product_sources(root)?));
+    found.extend(cycles::check_cycles(&cycles::crate_sources(
+        root, &packages,
+    )?));
     Ok(found)
 }
 

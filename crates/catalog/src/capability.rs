@@ -7,9 +7,10 @@ use std::collections::BTreeMap;
 use subagent_core::{Capabilities, Capability};
 
 use crate::definition::Definition;
+use crate::location::Location;
 use crate::parse::edit_distance;
 use crate::tools::TOOL_ALIASES;
-use crate::warning::{Location, Warning, WarningKind};
+use crate::warning::{Warning, WarningKind};
 
 /// The providers a catalog's definitions can run on: name → capabilities, and the provider a
 /// definition without `provider:` runs on (the delegation tool's own). The preset layer builds

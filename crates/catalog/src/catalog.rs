@@ -10,9 +10,10 @@ use subagent_core::agents::{AgentDirectory, AgentProfile};
 use crate::builtin::{BUILTIN_NAMES, BuiltinOptions, builtins};
 use crate::capability::ProviderTable;
 use crate::definition::Definition;
+use crate::location::Location;
 use crate::parse::{declared_name, parse_definition, read_text};
 use crate::source::{Source, SourceDir};
-use crate::warning::{Location, Warning, WarningKind};
+use crate::warning::{Warning, WarningKind};
 
 /// How deep a directory of definitions is read (guards against symlink loops).
 pub const MAX_DIR_DEPTH: usize = 16;

@@ -4,9 +4,9 @@ use serde::Serialize;
 use subagent_core::agents::{AgentProfile, Settings};
 use subagent_core::{Capability, Effort, PermissionMode, ToolFilter};
 
+use crate::location::Location;
 use crate::source::{Origin, Source};
 use crate::tools::with_aliases;
-use crate::warning::Location;
 
 /// Where a child runs its file tools.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]

@@ -10,11 +10,12 @@
 use serde_json::{Map, Value};
 
 use crate::definition::Definition;
+use crate::location::Location;
 use crate::parse::{
     FieldValue, Parsed, apply, canonical_field, check_name, closest_field, unsupported,
 };
 use crate::source::{Origin, Source};
-use crate::warning::{Location, Warning, WarningKind};
+use crate::warning::{Warning, WarningKind};
 use crate::{Error, Result};
 
 /// The largest value of the option read, in bytes (as a definition file's limit).

@@ -35,6 +35,7 @@ mod catalog;
 mod definition;
 mod error;
 mod inline;
+mod location;
 mod parse;
 mod source;
 mod tools;
@@ -46,10 +47,11 @@ pub use catalog::{Catalog, CatalogConfig, Entry, MAX_DIR_DEPTH, Reloaded};
 pub use definition::{Definition, Isolation};
 pub use error::{Error, Result};
 pub use inline::{MAX_INLINE_BYTES, parse_agents_json};
+pub use location::Location;
 pub use parse::{
     KNOWN_FIELDS, MAX_FILE_BYTES, MAX_NAME_CHARS, Parsed, load_file, parse_definition,
 };
 pub use source::{Origin, Source, SourceDir, standard_dirs};
 pub use subagent_core::agents::{Effective, Layers, Settings, intersect_filters, resolve};
 pub use tools::{TOOL_ALIASES, split_tool_list, tool_aliases, with_aliases};
-pub use warning::{Location, Warning, WarningKind};
+pub use warning::{Warning, WarningKind};

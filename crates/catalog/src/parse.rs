@@ -21,9 +21,10 @@ use serde_saphyr::{MessageFormatter, Spanned, UserMessageFormatter};
 use subagent_core::{Effort, PermissionMode};
 
 use crate::definition::{Definition, Isolation};
+use crate::location::Location;
 use crate::source::{Origin, Source};
 use crate::tools::{dedup, split_tool_list};
-use crate::warning::{Location, Warning, WarningKind};
+use crate::warning::{Warning, WarningKind};
 use crate::{Error, Result};
 
 /// Files larger than this are refused (a definition is a prompt, not a data set); reading stops

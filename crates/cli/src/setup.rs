@@ -456,7 +456,7 @@ pub fn choose_model(
         config.max_answer_bytes = bytes;
     }
     let model = subagent_model::build_with_env(&config, get)
-        .map_err(|e| Refusal::new(e.code(), format!("model: {e}")))?;
+        .map_err(|e| Refusal::new(e.code().as_str(), format!("model: {e}")))?;
     let key_env = match config.kind {
         ModelKind::Scripted => None,
         _ => key_env,

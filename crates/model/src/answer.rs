@@ -9,11 +9,6 @@ use futures::StreamExt;
 use crate::error::{Error, Result};
 use crate::types::{ModelEvent, ModelStream};
 
-/// The cap on one answer when none is configured: 8 MiB of text, thinking and tool calls, some
-/// ten times the longest answer today's models give (128k output tokens at about 4 bytes each
-/// is 512 KiB).
-pub const DEFAULT_MAX_ANSWER_BYTES: u64 = 8 * 1024 * 1024;
-
 /// `stream` bounded to `max_bytes` of answer. The bytes counted are those of text and thinking
 /// deltas, thinking signatures, and tool calls (id, name and argument fragments; the arguments
 /// of a call that streamed none count as their JSON). The event that crosses the cap is cut to

@@ -1,18 +1,18 @@
-//! Model configuration (embedded in presets) and building a model from it.
+//! Model configuration, embedded in presets: plain data. Building a model from it is
+//! [`crate::build`]'s (the `build` module), so this module depends on no client.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::answer::DEFAULT_MAX_ANSWER_BYTES;
-use crate::error::{Error, Result};
-use crate::http::HttpClient;
-use crate::scenario::Scenarios;
-use crate::scripted::ScriptedModel;
-use crate::types::Model;
+use crate::error::Error;
+
+/// The cap on one answer when none is configured: 8 MiB of text, thinking and tool calls, some
+/// ten times the longest answer today's models give (128k output tokens at about 4 bytes each
+/// is 512 KiB).
+pub const DEFAULT_MAX_ANSWER_BYTES: u64 = 8 * 1024 * 1024;
 
 /// Which protocol a model speaks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
@@ -222,68 +222,6 @@ impl std::fmt::Debug for ApiKey {
     }
 }
 
-/// Builds the model a configuration describes, reading the key from the process environment
-/// (`subagent_session::env`, where a key withdrawn from the environment block is kept).
-pub fn build(config: &ModelConfig) -> Result<Arc<dyn Model>> {
-    build_with_env(config, subagent_session::env::var)
-}
-
-/// Builds the model a configuration describes, reading variables through `env` (tests pass a
-/// closure instead of mutating the process environment).
-pub fn build_with_env(
-    config: &ModelConfig,
-    env: impl Fn(&str) -> Option<String>,
-) -> Result<Arc<dyn Model>> {
-    if config.max_answer_bytes == 0 {
-        return Err(Error::Config {
-            message: "max_answer_bytes must be at least 1".into(),
-        });
-    }
-    if config.kind == ModelKind::Scripted {
-        let scripted = match &config.scenario {
-            Some(path) => ScriptedModel::new(config.model.clone(), Scenarios::load(path)?)
-                .with_scenario_file(path),
-            None => ScriptedModel::offline_demo(config.model.clone())?,
-        };
-        return Ok(Arc::new(
-            scripted.with_max_answer_bytes(config.max_answer_bytes),
-        ));
-    }
-    let key_env = config.key_env();
-    let key = match &key_env {
-        Some(name) => env(name).filter(|v| !v.is_empty()).map(ApiKey::new),
-        None => None,
-    };
-    if key.is_none() && config.kind != ModelKind::OpenaiChat {
-        return Err(Error::Auth {
-            message: format!(
-                "environment variable {} is not set",
-                key_env.as_deref().unwrap_or("(none configured)")
-            ),
-        });
-    }
-    let base = config
-        .base_url
-        .clone()
-        .unwrap_or_else(|| config.kind.default_base_url().to_owned());
-    let http = HttpClient::new(&base, key, config.timeouts, config.retry)?
-        .with_max_answer_bytes(config.max_answer_bytes);
-    Ok(match config.kind {
-        ModelKind::Anthropic => Arc::new(crate::anthropic::AnthropicModel::new(
-            http,
-            config.model.clone(),
-        )),
-        ModelKind::OpenaiResponses => Arc::new(crate::responses::ResponsesModel::new(
-            http,
-            config.model.clone(),
-        )),
-        ModelKind::OpenaiChat | ModelKind::Scripted => Arc::new(
-            crate::chat::ChatModel::new(http, config.model.clone())
-                .with_effort(config.reasoning_effort),
-        ),
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -315,17 +253,5 @@ mod tests {
     fn key_never_in_debug() {
         let key = ApiKey::new("sk-secret");
         assert!(!format!("{key:?}").contains("secret"));
-    }
-
-    #[test]
-    fn missing_key_names_the_variable_only() {
-        let config = ModelConfig::new(ModelKind::Anthropic, "m").with_base_url("http://x");
-        let err = build_with_env(&config, |_| None)
-            .err()
-            .map(|e| e.to_string());
-        assert_eq!(
-            err.as_deref(),
-            Some("model authentication failed: environment variable ANTHROPIC_API_KEY is not set")
-        );
     }
 }

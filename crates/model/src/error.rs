@@ -1,4 +1,5 @@
-//! The error type of model calls and its mapping onto `core`'s codes and stop reasons.
+//! The error type of model calls, its stable codes ([`ErrorCode`], `core`'s text where one fits)
+//! and its stop reasons.
 
 use std::time::Duration;
 
@@ -30,6 +31,77 @@ impl std::fmt::Display for TimeoutKind {
 
 /// The longest message a server's error keeps, in bytes (cut on a character boundary).
 pub const MAX_SERVER_MESSAGE: usize = 2000;
+
+/// The stable, SCREAMING_SNAKE code of an [`Error`] ([`Error::code`]), shown to CLI users and
+/// callers. Where `core` has a code for the same thing (`subagent_core::ErrorCode`), this one
+/// renders the same text; the others are `MODEL_*`. Codes never change meaning once shipped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorCode {
+    /// `UNAUTHORIZED`: [`Error::Auth`].
+    Unauthorized,
+    /// `MODEL_RATE_LIMITED`: [`Error::RateLimited`].
+    ModelRateLimited,
+    /// `MODEL_OVERLOADED`: [`Error::Overloaded`].
+    ModelOverloaded,
+    /// `MODEL_BAD_REQUEST`: [`Error::BadRequest`] and [`Error::Unscripted`].
+    ModelBadRequest,
+    /// `MODEL_CONTEXT_TOO_LONG`: [`Error::ContextTooLong`].
+    ModelContextTooLong,
+    /// `MODEL_NETWORK`: [`Error::Network`].
+    ModelNetwork,
+    /// `PROTOCOL`: [`Error::Protocol`].
+    Protocol,
+    /// `MODEL_TIMEOUT`: [`Error::Timeout`].
+    ModelTimeout,
+    /// `ANSWER_TOO_LARGE`: [`Error::AnswerTooLarge`].
+    AnswerTooLarge,
+    /// `CANCELLED`: [`Error::Cancelled`].
+    Cancelled,
+    /// `INVALID_ARGUMENTS`: [`Error::Config`].
+    InvalidArguments,
+}
+
+impl ErrorCode {
+    /// Every code, in declaration order.
+    pub const ALL: [ErrorCode; 11] = [
+        Self::Unauthorized,
+        Self::ModelRateLimited,
+        Self::ModelOverloaded,
+        Self::ModelBadRequest,
+        Self::ModelContextTooLong,
+        Self::ModelNetwork,
+        Self::Protocol,
+        Self::ModelTimeout,
+        Self::AnswerTooLarge,
+        Self::Cancelled,
+        Self::InvalidArguments,
+    ];
+
+    /// The code as text: the one way it is rendered ([`Display`](std::fmt::Display) writes
+    /// this).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Unauthorized => "UNAUTHORIZED",
+            Self::ModelRateLimited => "MODEL_RATE_LIMITED",
+            Self::ModelOverloaded => "MODEL_OVERLOADED",
+            Self::ModelBadRequest => "MODEL_BAD_REQUEST",
+            Self::ModelContextTooLong => "MODEL_CONTEXT_TOO_LONG",
+            Self::ModelNetwork => "MODEL_NETWORK",
+            Self::Protocol => "PROTOCOL",
+            Self::ModelTimeout => "MODEL_TIMEOUT",
+            Self::AnswerTooLarge => "ANSWER_TOO_LARGE",
+            Self::Cancelled => "CANCELLED",
+            Self::InvalidArguments => "INVALID_ARGUMENTS",
+        }
+    }
+}
+
+impl std::fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 
 /// Errors of model calls. Messages never contain the API key.
 #[derive(Debug, thiserror::Error)]
@@ -131,22 +203,21 @@ pub enum Error {
 }
 
 impl Error {
-    /// The stable SCREAMING_SNAKE code: `core`'s code where one fits (`UNAUTHORIZED`,
-    /// `PROTOCOL`, `CANCELLED`, `INVALID_ARGUMENTS`, `ANSWER_TOO_LARGE`), otherwise a `MODEL_*`
-    /// code.
-    pub fn code(&self) -> &'static str {
+    /// The stable code: `core`'s where one fits (`UNAUTHORIZED`, `PROTOCOL`, `CANCELLED`,
+    /// `INVALID_ARGUMENTS`, `ANSWER_TOO_LARGE`), otherwise a `MODEL_*` code ([`ErrorCode`]).
+    pub fn code(&self) -> ErrorCode {
         match self {
-            Self::Auth { .. } => "UNAUTHORIZED",
-            Self::RateLimited { .. } => "MODEL_RATE_LIMITED",
-            Self::Overloaded { .. } => "MODEL_OVERLOADED",
-            Self::BadRequest { .. } | Self::Unscripted { .. } => "MODEL_BAD_REQUEST",
-            Self::ContextTooLong { .. } => "MODEL_CONTEXT_TOO_LONG",
-            Self::Network { .. } => "MODEL_NETWORK",
-            Self::Protocol { .. } => "PROTOCOL",
-            Self::Timeout { .. } => "MODEL_TIMEOUT",
-            Self::AnswerTooLarge { .. } => "ANSWER_TOO_LARGE",
-            Self::Cancelled => "CANCELLED",
-            Self::Config { .. } => "INVALID_ARGUMENTS",
+            Self::Auth { .. } => ErrorCode::Unauthorized,
+            Self::RateLimited { .. } => ErrorCode::ModelRateLimited,
+            Self::Overloaded { .. } => ErrorCode::ModelOverloaded,
+            Self::BadRequest { .. } | Self::Unscripted { .. } => ErrorCode::ModelBadRequest,
+            Self::ContextTooLong { .. } => ErrorCode::ModelContextTooLong,
+            Self::Network { .. } => ErrorCode::ModelNetwork,
+            Self::Protocol { .. } => ErrorCode::Protocol,
+            Self::Timeout { .. } => ErrorCode::ModelTimeout,
+            Self::AnswerTooLarge { .. } => ErrorCode::AnswerTooLarge,
+            Self::Cancelled => ErrorCode::Cancelled,
+            Self::Config { .. } => ErrorCode::InvalidArguments,
         }
     }
 
@@ -235,15 +306,15 @@ mod tests {
     fn classification() {
         assert_eq!(
             Error::from_server(401, "", "x", None).code(),
-            "UNAUTHORIZED"
+            ErrorCode::Unauthorized
         );
         assert_eq!(
             Error::from_server(429, "", "x", None).code(),
-            "MODEL_RATE_LIMITED"
+            ErrorCode::ModelRateLimited
         );
         assert_eq!(
             Error::from_server(529, "overloaded_error", "x", None).code(),
-            "MODEL_OVERLOADED"
+            ErrorCode::ModelOverloaded
         );
         assert_eq!(
             Error::from_server(
@@ -253,15 +324,15 @@ mod tests {
                 None
             )
             .code(),
-            "MODEL_CONTEXT_TOO_LONG"
+            ErrorCode::ModelContextTooLong
         );
         assert_eq!(
             Error::from_server(400, "context_length_exceeded", "", None).code(),
-            "MODEL_CONTEXT_TOO_LONG"
+            ErrorCode::ModelContextTooLong
         );
         assert_eq!(
             Error::from_server(404, "not_found_error", "no model", None).code(),
-            "MODEL_BAD_REQUEST"
+            ErrorCode::ModelBadRequest
         );
         assert_eq!(Error::Cancelled.stop_reason(), StopReason::Cancelled);
         assert_eq!(Error::protocol("x").stop_reason(), StopReason::Failed);

@@ -14,9 +14,9 @@ use serde_json::Value;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::answer::{DEFAULT_MAX_ANSWER_BYTES, limit_answer};
+use crate::answer::limit_answer;
 use crate::body::RequestBody;
-use crate::config::{ApiKey, RetryConfig, Timeouts};
+use crate::config::{ApiKey, DEFAULT_MAX_ANSWER_BYTES, RetryConfig, Timeouts};
 use crate::error::{Error, Result, TimeoutKind};
 use crate::types::{ModelEvent, ModelStream};
 

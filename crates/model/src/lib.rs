@@ -28,13 +28,15 @@
 //!
 //! Deliberately not here: the agent loop, tools, turn limits, retries of whole turns, structured
 //! output validation (all in `runtime`), and `core`'s error type (this crate depends only on
-//! `session`; [`Error::code`] returns `core`'s stable codes where one fits).
+//! `session`; [`Error::code`] is this layer's [`ErrorCode`], rendered as `core`'s code where one
+//! fits).
 
 mod aliases;
 mod answer;
 pub mod anthropic;
 mod body;
 pub mod chat;
+mod clients;
 mod collect;
 mod config;
 #[cfg(test)]
@@ -50,13 +52,14 @@ pub mod sse;
 mod types;
 
 pub use aliases::{CLAUDE_ALIASES, INHERIT, ModelAliases};
-pub use answer::{DEFAULT_MAX_ANSWER_BYTES, limit_answer};
+pub use answer::limit_answer;
 pub use anthropic::AnthropicModel;
 pub use body::{BodyWriter, PIECE, RequestBody};
 pub use chat::ChatModel;
+pub use clients::{build, build_with_env};
 pub use collect::{ModelResponse, ResponseBuilder, collect, complete};
-pub use config::{ApiKey, ModelConfig, ModelKind, RetryConfig, Timeouts, build, build_with_env};
-pub use error::{Error, MAX_SERVER_MESSAGE, Result, TimeoutKind};
+pub use config::{ApiKey, DEFAULT_MAX_ANSWER_BYTES, ModelConfig, ModelKind, RetryConfig, Timeouts};
+pub use error::{Error, ErrorCode, MAX_SERVER_MESSAGE, Result, TimeoutKind};
 pub use http::{AuthStyle, Decoder, MAX_RETRY_AFTER, parse_retry_after};
 pub use messages::{Conversation, MAX_CHAIN, Messages, RevIter};
 pub use protocol::{HttpModel, Protocol, SseDecoder};

@@ -7,7 +7,8 @@ use async_trait::async_trait;
 use subagent_session::StopReason;
 use tokio_util::sync::CancellationToken;
 
-use crate::answer::{DEFAULT_MAX_ANSWER_BYTES, limit_answer};
+use crate::answer::limit_answer;
+use crate::config::DEFAULT_MAX_ANSWER_BYTES;
 use crate::error::{Error, Result};
 use crate::scenario::{Action, Gates, Piece, Plan, Repeater, Scenarios, SelectError, StepStop};
 use crate::types::{Model, ModelEvent, ModelRequest, ModelStream};

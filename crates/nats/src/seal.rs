@@ -24,16 +24,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use ring::hmac;
 use subagent_core::RunId;
 
+pub use crate::wire::new_key;
 use crate::wire::{Body, Envelope};
 
 /// The header carrying an envelope's seal: the HMAC-SHA256 of the payload under the job's key,
 /// in lowercase hex.
 pub const SEAL_HEADER: &str = "Subagent-Seal";
-
-/// A fresh key for a job: 244 random bits (two v4 UUIDs from the OS's generator), hex.
-pub fn new_key() -> String {
-    format!("{}{}", RunId::new(), RunId::new()).replace('-', "")
-}
 
 fn hmac_key(key: &str) -> hmac::Key {
     hmac::Key::new(hmac::HMAC_SHA256, key.as_bytes())

@@ -137,6 +137,11 @@ pub struct Job {
     pub key: String,
 }
 
+/// A fresh key for a job ([`Job::key`], what [`crate::seal`] seals with): 244 random bits (two v4 UUIDs from the OS's generator), hex.
+pub fn new_key() -> String {
+    format!("{}{}", RunId::new(), RunId::new()).replace('-', "")
+}
+
 impl Job {
     /// The job for `request`, to run on `row` under `run_id`.
     pub fn new(run_id: RunId, row: &str, request: &StartRequest) -> Self {
@@ -156,7 +161,7 @@ impl Job {
             effort: request.effort,
             agent_types: request.agent_types.clone(),
             permission_ceiling: request.permission_ceiling,
-            key: crate::seal::new_key(),
+            key: new_key(),
         }
     }
 

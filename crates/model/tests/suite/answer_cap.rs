@@ -5,8 +5,8 @@
 
 use pretty_assertions::assert_eq;
 use subagent_model::{
-    DEFAULT_MAX_ANSWER_BYTES, Error, Model, ModelConfig, ModelEvent, ModelKind, Scenarios,
-    ScriptedModel, build_with_env,
+    DEFAULT_MAX_ANSWER_BYTES, Error, ErrorCode, Model, ModelConfig, ModelEvent, ModelKind,
+    Scenarios, ScriptedModel, build_with_env,
 };
 use subagent_session::StopReason;
 use subagent_test_support::FakeServer;
@@ -59,7 +59,7 @@ async fn an_endless_answer_is_stopped_at_its_cap_and_its_response_dropped() {
             .unwrap();
         let (events, error) = drain(stream).await;
         let error = error.unwrap_or_else(|| panic!("{kind:?}: the answer ended"));
-        assert_eq!(error.code(), "ANSWER_TOO_LARGE", "{kind:?}");
+        assert_eq!(error.code(), ErrorCode::AnswerTooLarge, "{kind:?}");
         assert_eq!(error.stop_reason(), StopReason::Failed, "{kind:?}");
         assert!(!error.is_retryable());
         assert_eq!(
@@ -107,7 +107,7 @@ async fn an_answer_at_its_cap_is_whole() {
         let (events, error) = drain(stream).await;
         assert_eq!(
             error.map(|e| e.code()),
-            Some("ANSWER_TOO_LARGE"),
+            Some(ErrorCode::AnswerTooLarge),
             "{kind:?}"
         );
         assert_eq!(text_of(&events).len(), 49_999, "{kind:?}");
@@ -125,7 +125,7 @@ async fn thinking_and_tool_call_arguments_count() {
         let (events, error) = drain(stream).await;
         assert_eq!(
             error.map(|e| e.code()),
-            Some("ANSWER_TOO_LARGE"),
+            Some(ErrorCode::AnswerTooLarge),
             "{kind:?}"
         );
         let thought: String = events
@@ -155,7 +155,7 @@ async fn thinking_and_tool_call_arguments_count() {
         let (events, error) = drain(stream).await;
         assert_eq!(
             error.map(|e| e.code()),
-            Some("ANSWER_TOO_LARGE"),
+            Some(ErrorCode::AnswerTooLarge),
             "{kind:?}"
         );
         assert!(
@@ -188,7 +188,7 @@ async fn the_scripted_model_is_capped_the_same_way() {
         .await
         .unwrap();
     let (events, error) = drain(stream).await;
-    assert_eq!(error.map(|e| e.code()), Some("ANSWER_TOO_LARGE"));
+    assert_eq!(error.map(|e| e.code()), Some(ErrorCode::AnswerTooLarge));
     assert_eq!(text_of(&events).len(), 100_000);
 }
 
@@ -208,7 +208,7 @@ fn the_cap_is_configured_and_checked() {
         let mut zero = ModelConfig::new(kind, "m").with_base_url("http://127.0.0.1:9");
         zero.max_answer_bytes = 0;
         let error = build_with_env(&zero, |_| None).err().unwrap();
-        assert_eq!(error.code(), "INVALID_ARGUMENTS");
+        assert_eq!(error.code(), ErrorCode::InvalidArguments);
         assert_eq!(
             error.to_string(),
             "invalid model configuration: max_answer_bytes must be at least 1"

@@ -1,7 +1,9 @@
 //! Every error class, with the server's message, for each client; never the API key.
 
+use std::time::Duration;
+
 use pretty_assertions::assert_eq;
-use subagent_model::{Error, ModelKind, collect};
+use subagent_model::{Error, ErrorCode, ModelKind, TimeoutKind, collect};
 use subagent_session::StopReason;
 use subagent_test_support::FakeServer;
 use tokio_util::sync::CancellationToken;
@@ -35,17 +37,21 @@ const SCENARIOS: &str = r#"
 async fn http_error_classes_carry_the_server_message() {
     let server = FakeServer::from_yaml(SCENARIOS).await.unwrap();
     let cases = [
-        ("auth", "UNAUTHORIZED", "invalid x-api-key"),
-        ("rate", "MODEL_RATE_LIMITED", "slow down please"),
-        ("overloaded", "MODEL_OVERLOADED", "Overloaded"),
-        ("internal", "MODEL_OVERLOADED", "fake internal"),
+        ("auth", ErrorCode::Unauthorized, "invalid x-api-key"),
+        ("rate", ErrorCode::ModelRateLimited, "slow down please"),
+        ("overloaded", ErrorCode::ModelOverloaded, "Overloaded"),
+        ("internal", ErrorCode::ModelOverloaded, "fake internal"),
         (
             "bad",
-            "MODEL_BAD_REQUEST",
+            ErrorCode::ModelBadRequest,
             "fake bad request: tools.0 is wrong",
         ),
-        ("model", "MODEL_BAD_REQUEST", "model: bogus-model-9"),
-        ("context", "MODEL_CONTEXT_TOO_LONG", "prompt is too long"),
+        ("model", ErrorCode::ModelBadRequest, "model: bogus-model-9"),
+        (
+            "context",
+            ErrorCode::ModelContextTooLong,
+            "prompt is too long",
+        ),
     ];
     for kind in KINDS {
         let model = model(&server, kind);
@@ -85,7 +91,11 @@ async fn error_event_mid_stream() {
         let (events, error) = drain(stream).await;
         assert_eq!(text_of(&events), "partial answer", "{kind:?}");
         let error = error.unwrap();
-        assert_eq!(error.code(), "MODEL_OVERLOADED", "{kind:?}: {error}");
+        assert_eq!(
+            error.code(),
+            ErrorCode::ModelOverloaded,
+            "{kind:?}: {error}"
+        );
         assert!(error.to_string().contains("overloaded mid-stream"));
     }
 }
@@ -133,7 +143,7 @@ async fn connection_refused_is_a_network_error() {
             .await
             .err()
             .unwrap();
-        assert_eq!(error.code(), "MODEL_NETWORK", "{kind:?}: {error}");
+        assert_eq!(error.code(), ErrorCode::ModelNetwork, "{kind:?}: {error}");
         assert!(!error.to_string().contains(SECRET));
     }
 }
@@ -155,7 +165,7 @@ async fn malformed_sse_is_a_protocol_error() {
             .unwrap();
         let (_, error) = drain(stream).await;
         let error = error.unwrap();
-        assert_eq!(error.code(), "PROTOCOL", "{kind:?}: {error}");
+        assert_eq!(error.code(), ErrorCode::Protocol, "{kind:?}: {error}");
     }
 }
 
@@ -176,12 +186,15 @@ async fn clean_end_without_the_final_event_is_a_protocol_error() {
         let (events, error) = drain(stream).await;
         assert_eq!(text_of(&events), "half", "{kind:?}");
         let error = error.unwrap();
-        assert_eq!(error.code(), "PROTOCOL", "{kind:?}: {error}");
+        assert_eq!(error.code(), ErrorCode::Protocol, "{kind:?}: {error}");
         let stream = model
             .stream(request("hi"), CancellationToken::new())
             .await
             .unwrap();
-        assert_eq!(collect(stream).await.unwrap_err().code(), "PROTOCOL");
+        assert_eq!(
+            collect(stream).await.unwrap_err().code(),
+            ErrorCode::Protocol
+        );
     }
 }
 
@@ -196,7 +209,7 @@ async fn no_matching_scenario_is_a_clear_error() {
             .await
             .err()
             .unwrap();
-        assert_eq!(error.code(), "MODEL_BAD_REQUEST");
+        assert_eq!(error.code(), ErrorCode::ModelBadRequest);
         assert!(
             error
                 .to_string()
@@ -226,4 +239,76 @@ async fn a_server_that_quotes_the_key_never_puts_it_in_an_error() {
         );
         assert!(!text.contains(SECRET) && !format!("{error:?}").contains(SECRET));
     }
+}
+
+/// Every code with a sample error, as users and callers see them: these strings are a public
+/// contract (`core`'s text where `core` has the code).
+#[test]
+fn every_error_code_string() {
+    let samples = vec![
+        Error::Auth {
+            message: "bad key".into(),
+        },
+        Error::RateLimited {
+            message: "slow down".into(),
+            retry_after: Some(Duration::from_secs(1)),
+        },
+        Error::Overloaded {
+            status: 529,
+            message: "Overloaded".into(),
+        },
+        Error::BadRequest {
+            status: 404,
+            message: "no model".into(),
+        },
+        Error::ContextTooLong {
+            message: "prompt is too long".into(),
+        },
+        Error::Network {
+            message: "connection reset".into(),
+        },
+        Error::Protocol {
+            message: "bad json".into(),
+        },
+        Error::Timeout {
+            kind: TimeoutKind::Idle,
+            after: Duration::from_secs(2),
+        },
+        Error::AnswerTooLarge { limit: 64 },
+        Error::Cancelled,
+        Error::Config {
+            message: "max_answer_bytes must be at least 1".into(),
+        },
+    ];
+    assert_eq!(samples.len(), ErrorCode::ALL.len());
+    let lines: Vec<String> = samples
+        .iter()
+        .zip(ErrorCode::ALL)
+        .map(|(error, code)| {
+            assert_eq!(error.code(), code);
+            assert_eq!(code.to_string(), code.as_str());
+            format!("{code}: {error}")
+        })
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "UNAUTHORIZED: model authentication failed: bad key",
+            "MODEL_RATE_LIMITED: model rate limited: slow down",
+            "MODEL_OVERLOADED: model server unavailable (529): Overloaded",
+            "MODEL_BAD_REQUEST: model request rejected (404): no model",
+            "MODEL_CONTEXT_TOO_LONG: model context too long: prompt is too long",
+            "MODEL_NETWORK: model network error: connection reset",
+            "PROTOCOL: model protocol error: bad json",
+            "MODEL_TIMEOUT: model idle timeout after 2s",
+            "ANSWER_TOO_LARGE: model answer too large: it passed 64 bytes of text, thinking and tool calls (max_answer_bytes); the stream was stopped",
+            "CANCELLED: model call cancelled",
+            "INVALID_ARGUMENTS: invalid model configuration: max_answer_bytes must be at least 1",
+        ]
+    );
+    // An unscripted conversation is a bad request too.
+    let unscripted = Error::Unscripted {
+        message: "no scenario matches".into(),
+    };
+    assert_eq!(unscripted.code().as_str(), "MODEL_BAD_REQUEST");
 }

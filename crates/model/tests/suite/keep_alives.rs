@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use pretty_assertions::assert_eq;
-use subagent_model::{Error, Model, ModelConfig, ModelKind, Scenarios, ScriptedModel};
+use subagent_model::{Error, ErrorCode, Model, ModelConfig, ModelKind, Scenarios, ScriptedModel};
 use subagent_model::{TimeoutKind, collect};
 use subagent_session::StopReason;
 use subagent_test_support::FakeServer;
@@ -59,7 +59,7 @@ async fn bounded<T>(what: &str, future: impl Future<Output = T>) -> T {
 }
 
 /// Which timeout, its limit, its code and what the user reads.
-fn timeout_of(error: &Error) -> Option<(TimeoutKind, Duration, &'static str, String)> {
+fn timeout_of(error: &Error) -> Option<(TimeoutKind, Duration, ErrorCode, String)> {
     match error {
         Error::Timeout { kind, after } => Some((*kind, *after, error.code(), error.to_string())),
         _ => None,
@@ -113,7 +113,7 @@ async fn keep_alives_before_the_answer_do_not_hold_the_first_byte_timer() {
             Some((
                 TimeoutKind::FirstByte,
                 Duration::from_millis(300),
-                "MODEL_TIMEOUT",
+                ErrorCode::ModelTimeout,
                 "model first byte timeout after 300ms".to_owned()
             )),
             "{what}: {error:?}"
@@ -136,7 +136,7 @@ async fn keep_alives_mid_answer_do_not_hold_the_idle_timer() {
             Some((
                 TimeoutKind::Idle,
                 Duration::from_millis(300),
-                "MODEL_TIMEOUT",
+                ErrorCode::ModelTimeout,
                 "model idle timeout after 300ms".to_owned()
             )),
             "{what}: {error:?}"
@@ -186,7 +186,7 @@ async fn a_steady_answer_ends_at_the_overall_limit() {
             Some((
                 TimeoutKind::Total,
                 Duration::from_millis(300),
-                "MODEL_TIMEOUT",
+                ErrorCode::ModelTimeout,
                 "model overall timeout after 300ms".to_owned()
             )),
             "{what}: {error:?}"
@@ -215,7 +215,7 @@ async fn the_overall_limit_covers_the_wait_for_the_first_byte() {
             Some((
                 TimeoutKind::Total,
                 Duration::from_millis(300),
-                "MODEL_TIMEOUT",
+                ErrorCode::ModelTimeout,
                 "model overall timeout after 300ms".to_owned()
             )),
             "{what}: {error:?}"

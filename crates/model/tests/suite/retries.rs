@@ -1,7 +1,7 @@
 //! Retries happen for 429/5xx/connect failures before the first byte, and never after.
 
 use pretty_assertions::assert_eq;
-use subagent_model::collect;
+use subagent_model::{ErrorCode, collect};
 use subagent_test_support::FakeServer;
 use tokio_util::sync::CancellationToken;
 
@@ -63,7 +63,7 @@ async fn retries_are_bounded() {
             .await
             .err()
             .unwrap();
-        assert_eq!(error.code(), "MODEL_OVERLOADED", "{kind:?}");
+        assert_eq!(error.code(), ErrorCode::ModelOverloaded, "{kind:?}");
         assert_eq!(server.model_requests().len(), 2, "{kind:?}");
     }
 }
@@ -78,7 +78,7 @@ async fn bad_requests_are_not_retried() {
             .await
             .err()
             .unwrap();
-        assert_eq!(error.code(), "MODEL_BAD_REQUEST");
+        assert_eq!(error.code(), ErrorCode::ModelBadRequest);
         assert_eq!(server.model_requests().len(), 1, "{kind:?}");
     }
 }
@@ -93,7 +93,7 @@ async fn never_resent_once_output_began() {
             .await
             .unwrap();
         let error = collect(stream).await.unwrap_err();
-        assert_eq!(error.code(), "MODEL_NETWORK", "{kind:?}: {error}");
+        assert_eq!(error.code(), ErrorCode::ModelNetwork, "{kind:?}: {error}");
         assert_eq!(
             server.model_requests().len(),
             1,

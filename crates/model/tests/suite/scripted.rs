@@ -5,8 +5,8 @@ use std::time::Duration;
 use pretty_assertions::assert_eq;
 use serde_json::json;
 use subagent_model::{
-    Error, Model, ModelConfig, ModelEvent, ModelKind, Scenarios, ScriptedModel, build_with_env,
-    collect,
+    Error, ErrorCode, Model, ModelConfig, ModelEvent, ModelKind, Scenarios, ScriptedModel,
+    build_with_env, collect,
 };
 use subagent_session::{ContentBlock, Message, Role, StopReason};
 use tokio_util::sync::CancellationToken;
@@ -222,7 +222,7 @@ async fn the_demo_without_an_answer_says_so_in_a_users_words() {
     assert_eq!(
         error,
         Some((
-            "MODEL_BAD_REQUEST",
+            ErrorCode::ModelBadRequest,
             "the offline scripted model has no answer for this turn: it plays a fixed demo (say \
              hello, delegate a hello) and cannot follow other instructions, such as an output \
              schema. Set ANTHROPIC_API_KEY or OPENAI_API_KEY to use a real model."

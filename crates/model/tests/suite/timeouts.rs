@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use pretty_assertions::assert_eq;
-use subagent_model::{Error, ModelEvent, TimeoutKind};
+use subagent_model::{Error, ErrorCode, ModelEvent, TimeoutKind};
 use subagent_session::StopReason;
 use subagent_test_support::FakeServer;
 use tokio_util::sync::CancellationToken;
@@ -60,7 +60,7 @@ async fn first_byte_timeout() {
             ),
             "{kind:?}: {error:?}"
         );
-        assert_eq!(error.code(), "MODEL_TIMEOUT");
+        assert_eq!(error.code(), ErrorCode::ModelTimeout);
     }
 }
 
@@ -113,7 +113,7 @@ async fn cancel_mid_stream_closes_the_connection() {
         cancel.cancel();
         let error = stream.next().await.unwrap().unwrap_err();
         assert!(matches!(error, Error::Cancelled), "{kind:?}: {error:?}");
-        assert_eq!(error.code(), "CANCELLED");
+        assert_eq!(error.code(), ErrorCode::Cancelled);
         assert_eq!(error.stop_reason(), StopReason::Cancelled);
         assert!(stream.next().await.is_none());
         // The server sees the connection go away while its stream was still running.
