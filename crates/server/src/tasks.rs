@@ -12,8 +12,9 @@
 //! bytes ([`Tasks::push`] checks), down to three quarters of them: first the events of finished
 //! tasks, oldest first (kept for a client that lost its stream: it gets the snapshot instead);
 //! then the events of live tasks that every stream has already read, oldest task first (the
-//! same); then the oldest finished tasks themselves. A live task and the events a stream has
-//! yet to read are never dropped.
+//! same); then the oldest finished tasks themselves that no stream still reads. A live task, a
+//! finished one whose stream is still behind (its client, once it has read the end, may ask for
+//! the task) and the events a stream has yet to read are never dropped.
 //!
 //! The table also counts, per transcript the server may delete ([`Transcripts`]), the kept
 //! tasks that refer to it: a task counts its run's transcript once the run has ended (its
@@ -98,10 +99,15 @@ impl Table {
         }
     }
 
-    /// Forgets the oldest finished task (out of the byte count, its transcripts released into
-    /// `gone`); `false` when every task is live.
+    /// Forgets the oldest finished task that no stream still reads (out of the byte count, its
+    /// transcripts released into `gone`); `false` when there is none. A task whose stream is
+    /// still behind stays like a live one: its client, once it reads the end, may ask for it.
     fn forget_oldest_finished(&mut self, gone: &mut Vec<PathBuf>) -> bool {
-        let Some(oldest) = self.order.iter().position(|(_, entry)| entry.is_done()) else {
+        let Some(oldest) = self
+            .order
+            .iter()
+            .position(|(_, entry)| entry.lock().may_forget())
+        else {
             return false;
         };
         let Some((id, forgotten)) = self.order.remove(oldest) else {

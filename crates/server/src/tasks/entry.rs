@@ -133,6 +133,11 @@ impl EntryState {
         }
     }
 
+    /// Whether the task may be forgotten: it has ended and no stream still reads its events.
+    pub(super) fn may_forget(&self) -> bool {
+        self.done && self.readers.is_empty()
+    }
+
     /// Drops the kept events every stream has read (all of them when none reads): what is
     /// lost is only a returning client's exact events, which then gets the snapshot.
     pub(super) fn shed(&mut self) {
