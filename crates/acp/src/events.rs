@@ -8,6 +8,7 @@ use agent_client_protocol::v1::schema::{
     ToolCallStatus, ToolKind,
 };
 use serde_json::{Value, json};
+use subagent_core::text::{Limit, truncate};
 use subagent_core::{Outcome, RunEvent, StopReason, Usage};
 
 /// A tool result's text is cut to this many bytes in its event.
@@ -117,17 +118,6 @@ fn raw_output_text(raw: &Value) -> String {
         )
 }
 
-fn cut(text: String) -> String {
-    if text.len() <= TOOL_OUTPUT_LIMIT {
-        return text;
-    }
-    let mut end = TOOL_OUTPUT_LIMIT;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &text[..end])
-}
-
 impl StreamState {
     /// Reads one update; pushes the events it means onto `out`.
     pub fn update(&mut self, update: SessionUpdate, out: &mut Vec<RunEvent>) {
@@ -235,7 +225,7 @@ impl StreamState {
         }
         out.push(RunEvent::ToolResult {
             id,
-            output: cut(output),
+            output: truncate(&output, Limit::Bytes(TOOL_OUTPUT_LIMIT)).into_owned(),
             is_error,
             parent_tool_use_id: None,
         });

@@ -10,6 +10,7 @@
 mod wire;
 
 use serde_json::{Value, json};
+use subagent_core::text::{Limit, truncate_marked};
 use subagent_core::{RunEvent, Usage};
 
 use wire::{Change, Event, Item, ItemKind, Kind, Parsed, Unnamed};
@@ -50,11 +51,9 @@ pub struct StreamState {
     started_items: std::collections::HashSet<String>,
 }
 
+/// `text` within `limit` bytes, a cut marked so the model knows output is missing.
 fn truncate(text: &str, limit: usize) -> String {
-    if text.len() <= limit {
-        return text.to_owned();
-    }
-    format!("{}…[truncated]", &text[..text.floor_char_boundary(limit)])
+    truncate_marked(text, Limit::Bytes(limit), "…[truncated]").into_owned()
 }
 
 /// The tool name and input a tool-like item is reported with, or `None` for other items.

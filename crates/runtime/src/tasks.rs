@@ -28,17 +28,22 @@ mod output;
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use futures::StreamExt;
 use serde::Serialize;
 use serde_json::json;
+use subagent_core::text::{Limit, truncate};
+use subagent_core::time::now_ms;
 use subagent_core::{
     CancellationToken, Outcome, Run, RunEmitter, RunEvent, RunEvents, RunId, StopReason,
 };
 use subagent_process::{Process, Secrets, StopCause};
 
 use crate::tools::bash_report;
+
+/// A task's last activity is cut to this (an ellipsis marking the cut).
+const ACTIVITY: Limit = Limit::Chars(160);
 
 /// How many recent activities a task's progress keeps.
 pub const RECENT_ACTIVITIES: usize = 5;
@@ -141,20 +146,6 @@ impl TaskNotification {
             usage.duration_ms
         ));
         text
-    }
-}
-
-fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-}
-
-/// `text` cut to at most `max` characters (an ellipsis marks a cut).
-fn shortened(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        Some((at, _)) => format!("{}…", &text[..at]),
-        None => text.to_owned(),
     }
 }
 
@@ -483,7 +474,10 @@ impl TaskTable {
 
     /// Records `activity` (a command's output line) as task `id`'s latest.
     fn activity(&self, id: RunId, activity: &str) {
-        let activity = self.secrets.redact(&shortened(activity, 160)).into_owned();
+        let activity = self
+            .secrets
+            .redact(&truncate(activity, ACTIVITY))
+            .into_owned();
         if let Some(entry) = self.lock().entry(id) {
             let progress = &mut entry.info.progress;
             progress.last_activity_ms = Some(now_ms());
@@ -510,7 +504,7 @@ impl TaskTable {
                 ..
             } => {
                 progress.tool_uses = progress.tool_uses.saturating_add(1);
-                let activity = shortened(&format!("{name} {input}"), 160);
+                let activity = truncate(&format!("{name} {input}"), ACTIVITY).into_owned();
                 let activity = self.secrets.redact(&activity).into_owned();
                 progress.recent.push(activity.clone());
                 if progress.recent.len() > RECENT_ACTIVITIES {
@@ -689,12 +683,6 @@ impl TaskTable {
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
-
-    #[test]
-    fn shortened_keeps_whole_characters() {
-        assert_eq!(shortened("héllo", 2), "hé…");
-        assert_eq!(shortened("hé", 2), "hé");
-    }
 
     #[test]
     fn statuses_map_from_stop_reasons() {
