@@ -74,24 +74,85 @@ pub struct TaskInfo {
     pub id: RunId,
     /// What it runs.
     pub kind: TaskKind,
-    /// Where it is.
-    pub status: TaskStatus,
+    /// Where it is, and once it has ended when and how.
+    #[serde(flatten)]
+    pub state: TaskState,
     /// Its description.
     pub description: String,
     /// The id of the tool call that started it.
     pub tool_use_id: String,
     /// When it started, in milliseconds since the Unix epoch.
     pub started_ms: u64,
-    /// When it ended, in milliseconds since the Unix epoch.
-    pub ended_ms: Option<u64>,
     /// The file its events and outcome are written to (`None` when it could not be created).
     pub output_file: Option<PathBuf>,
     /// What it has done so far.
     pub progress: TaskProgress,
     /// Whether the model has been told how it ended (by a notification or a task tool).
     pub notified: bool,
+}
+
+/// Where a task is: running, or ended with its outcome. Its [`TaskStatus`] is read from the
+/// outcome, so a status and an outcome that disagree cannot be built. Serialized as the
+/// fields `status`, `ended_ms` and `outcome`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TaskState {
+    /// Still going.
+    Running,
+    /// Ended.
+    Ended {
+        /// When, in milliseconds since the Unix epoch.
+        ended_ms: u64,
+        /// How.
+        outcome: Box<Outcome>,
+    },
+}
+
+impl TaskState {
+    /// Where the task is: running, or as its outcome says.
+    pub fn status(&self) -> TaskStatus {
+        match self {
+            Self::Running => TaskStatus::Running,
+            Self::Ended { outcome, .. } => TaskStatus::of(outcome.status),
+        }
+    }
+
+    /// Whether it is still going.
+    pub fn is_running(&self) -> bool {
+        matches!(self, Self::Running)
+    }
+
+    /// When it ended, in milliseconds since the Unix epoch.
+    pub fn ended_ms(&self) -> Option<u64> {
+        match self {
+            Self::Running => None,
+            Self::Ended { ended_ms, .. } => Some(*ended_ms),
+        }
+    }
+
     /// How it ended.
-    pub outcome: Option<Outcome>,
+    pub fn outcome(&self) -> Option<&Outcome> {
+        match self {
+            Self::Running => None,
+            Self::Ended { outcome, .. } => Some(outcome),
+        }
+    }
+}
+
+impl Serialize for TaskState {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Fields<'a> {
+            status: TaskStatus,
+            ended_ms: Option<u64>,
+            outcome: Option<&'a Outcome>,
+        }
+        Fields {
+            status: self.status(),
+            ended_ms: self.ended_ms(),
+            outcome: self.outcome(),
+        }
+        .serialize(serializer)
+    }
 }
 
 /// A finished background run, ready to be told to the model.
@@ -121,9 +182,12 @@ impl TaskNotification {
             .unwrap_or_default();
         let mut text = format!(
             "<task-notification>\n<task_id>{}</task_id>\n<tool_use_id>{}</tool_use_id>\n<output_file>{output_file}</output_file>\n<status>{}</status>\n<summary>{}</summary>\n",
-            task.id, task.tool_use_id, task.status, task.description
+            task.id,
+            task.tool_use_id,
+            task.state.status(),
+            task.description
         );
-        let Some(outcome) = &task.outcome else {
+        let Some(outcome) = task.state.outcome() else {
             text.push_str("</task-notification>");
             return text;
         };
@@ -169,7 +233,7 @@ impl Inner {
     fn running(&self) -> usize {
         self.tasks
             .iter()
-            .filter(|entry| entry.info.status == TaskStatus::Running)
+            .filter(|entry| entry.info.state.is_running())
             .count()
     }
 
@@ -178,9 +242,7 @@ impl Inner {
     fn awaited(&self) -> usize {
         self.tasks
             .iter()
-            .filter(|entry| {
-                entry.info.status == TaskStatus::Running && entry.info.kind == TaskKind::Agent
-            })
+            .filter(|entry| entry.info.state.is_running() && entry.info.kind == TaskKind::Agent)
             .count()
     }
 }
@@ -324,15 +386,13 @@ impl TaskTable {
         let info = TaskInfo {
             id,
             kind: TaskKind::Agent,
-            status: TaskStatus::Running,
+            state: TaskState::Running,
             description: run.description().to_owned(),
             tool_use_id,
             started_ms: now_ms(),
-            ended_ms: None,
             output_file: output.as_ref().map(|file| file.path.clone()),
             progress: TaskProgress::default(),
             notified: false,
-            outcome: None,
         };
         self.started(&info);
         self.lock().tasks.push(Entry {
@@ -386,15 +446,13 @@ impl TaskTable {
         let info = TaskInfo {
             id,
             kind: TaskKind::Bash,
-            status: TaskStatus::Running,
+            state: TaskState::Running,
             description,
             tool_use_id,
             started_ms: now_ms(),
-            ended_ms: None,
             output_file: output.as_ref().map(|file| file.path.clone()),
             progress: TaskProgress::default(),
             notified: false,
-            outcome: None,
         };
         self.started(&info);
         self.lock().tasks.push(Entry {
@@ -533,15 +591,16 @@ impl TaskTable {
         let ended = {
             let mut inner = self.lock();
             let ended = inner.entry(id).map(|entry| {
-                entry.info.status = TaskStatus::of(outcome.status);
-                entry.info.ended_ms = Some(now_ms());
                 entry.info.progress.tool_uses =
                     entry.info.progress.tool_uses.max(outcome.usage.tool_uses);
-                entry.info.outcome = Some(outcome);
+                entry.info.state = TaskState::Ended {
+                    ended_ms: now_ms(),
+                    outcome: Box::new(outcome),
+                };
                 RunEvent::TaskEnded {
                     task_id: id,
                     tool_use_id: entry.info.tool_use_id.clone(),
-                    status: entry.info.status,
+                    status: entry.info.state.status(),
                     description: self.secrets.redact(&entry.info.description).into_owned(),
                 }
             });
@@ -635,7 +694,7 @@ impl TaskTable {
                 tokio::pin!(notified);
                 notified.as_mut().enable();
                 match self.get(id) {
-                    Some(info) if info.status == TaskStatus::Running => {}
+                    Some(info) if info.state.is_running() => {}
                     other => return other,
                 }
                 notified.await;
@@ -670,7 +729,7 @@ impl TaskTable {
         let running: Vec<RunId> = self
             .list()
             .into_iter()
-            .filter(|task| task.status == TaskStatus::Running)
+            .filter(|task| task.state.is_running())
             .map(|task| task.id)
             .collect();
         for id in running {
