@@ -195,6 +195,26 @@ impl std::fmt::Debug for DelegationTool {
     }
 }
 
+/// Where a delegation call goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Route {
+    /// To a fork: a copy of the calling run that inherits its conversation (the row's tools and
+    /// persona, and an agent type's settings, do not apply).
+    Fork,
+    /// To a child with a fresh context: of the call's agent type, else the row's own.
+    Fresh,
+}
+
+/// A child a delegation call started.
+struct Started {
+    run: Run,
+    /// Whether the call returns at once (the child goes into the task table) instead of
+    /// waiting for the child's outcome.
+    background: bool,
+    /// The provider that runs it.
+    provider: String,
+}
+
 fn error_result(error: &CoreError) -> ToolOutput {
     ToolOutput::error(Error::Core(error.clone()).to_string())
 }
@@ -207,7 +227,7 @@ impl DelegationTool {
         input: Value,
         context: &ToolContext,
         extras: Option<ChildExtras>,
-    ) -> std::result::Result<(Run, bool, String), ToolOutput> {
+    ) -> std::result::Result<Started, ToolOutput> {
         // Depth first: a subagent at its cap is refused before its arguments are looked at.
         if context.env.depth >= self.cap(&context.env) {
             return Err(ToolOutput::ok(NESTED_REFUSAL));
@@ -245,16 +265,16 @@ impl DelegationTool {
                 }));
             }
         }
-        let (provider, profile, fork) = match (&args.subagent_type, self.fork_provider()) {
-            (None, Some(fork)) => (fork, None, true),
-            (None, None) => (self.config.provider.clone(), None, false),
+        let (provider, profile, route) = match (&args.subagent_type, self.fork_provider()) {
+            (None, Some(fork)) => (fork, None, Route::Fork),
+            (None, None) => (self.config.provider.clone(), None, Route::Fresh),
             (Some(name), _) => match self.agents.get(name) {
                 Some(profile) => {
                     let provider = profile
                         .provider
                         .clone()
                         .unwrap_or_else(|| self.config.provider.clone());
-                    (provider, Some(profile), false)
+                    (provider, Some(profile), Route::Fresh)
                 }
                 None => {
                     let available = self.agents.agents().into_iter().map(|a| a.name).collect();
@@ -265,16 +285,16 @@ impl DelegationTool {
                 }
             },
         };
-        let (provider, fork) = match &resumed {
-            Some(record) => (
-                record.provider.clone(),
-                self.fork_provider().as_ref() == Some(&record.provider),
-            ),
-            None => (provider, fork),
+        let (provider, route) = match &resumed {
+            Some(record) if self.fork_provider().as_ref() == Some(&record.provider) => {
+                (record.provider.clone(), Route::Fork)
+            }
+            Some(record) => (record.provider.clone(), Route::Fresh),
+            None => (provider, route),
         };
         let kept = resumed.as_ref().and_then(ChildRecord::kept_cwd);
         let background = extras.is_some()
-            || fork
+            || route == Route::Fork
             || profile.as_ref().is_some_and(|p| p.background)
             || match self.config.background {
                 BackgroundMode::Always => true,
@@ -293,10 +313,10 @@ impl DelegationTool {
             .unwrap_or(subagent_core::Capabilities::NONE);
         let mut request = self.start_request(
             &args,
+            route,
             profile.as_ref(),
             context,
             background,
-            fork,
             &capabilities,
         );
         if let Some(extras) = extras {
@@ -337,7 +357,11 @@ impl DelegationTool {
             ),
             None => run,
         };
-        Ok((run, background, provider))
+        Ok(Started {
+            run,
+            background,
+            provider,
+        })
     }
 
     /// Starts a child as a call of this tool would (same arguments, routing, gates and
@@ -351,8 +375,8 @@ impl DelegationTool {
         context: &ToolContext,
         extras: ChildExtras,
     ) -> std::result::Result<(Run, String), ToolOutput> {
-        let (run, _, provider) = Box::pin(self.start_child(input, context, Some(extras))).await?;
-        Ok((run, provider))
+        let started = Box::pin(self.start_child(input, context, Some(extras))).await?;
+        Ok((started.run, started.provider))
     }
 
     /// A delegation tool starting children through `registry`, offering the agent types of
@@ -443,13 +467,15 @@ impl DelegationTool {
         text
     }
 
+    /// The request a call starts its child with, routed by `route`, of the agent type
+    /// `profile` if any, in the background or not.
     fn start_request(
         &self,
         args: &Arguments,
+        route: Route,
         profile: Option<&AgentProfile>,
         context: &ToolContext,
         background: bool,
-        fork: bool,
         capabilities: &subagent_core::Capabilities,
     ) -> StartRequest {
         let env = &context.env;
@@ -510,7 +536,7 @@ impl DelegationTool {
         if let Some(model) = &args.model {
             layers.request = layers.request.model(model.clone());
         }
-        if !fork {
+        if route == Route::Fresh {
             if let Some(filter) = &self.config.tool_filter {
                 layers.persona = layers.persona.tool_filter(filter.clone());
             }
@@ -518,7 +544,7 @@ impl DelegationTool {
                 builder = builder.add_persona(persona);
             }
         }
-        builder = builder.agent_with(profile.filter(|_| !fork), layers);
+        builder = builder.agent_with(profile.filter(|_| route == Route::Fresh), layers);
         let mut request = builder.build();
         // An agent type limited to some agent types (`Agent(…)` in its tools) keeps this tool,
         // unless the row's filter denies it.
@@ -575,11 +601,14 @@ impl Tool for DelegationTool {
         // The start (arguments, gate, isolation, the provider's own start) runs boxed: it is
         // over once the child runs, and a foreground call then waits, for as long as the child
         // works, holding only what it still needs.
-        let (run, background, provider) =
-            match Box::pin(self.start_child(input, context, None)).await {
-                Ok(started) => started,
-                Err(refused) => return Ok(refused),
-            };
+        let Started {
+            run,
+            background,
+            provider,
+        } = match Box::pin(self.start_child(input, context, None)).await {
+            Ok(started) => started,
+            Err(refused) => return Ok(refused),
+        };
         if background {
             let description = run.description().to_owned();
             let id = context.env.tasks.adopt(run, context.call_id.clone());
