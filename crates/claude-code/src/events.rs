@@ -6,6 +6,7 @@
 mod wire;
 
 use serde_json::Value;
+use subagent_core::text::{Limit, truncate_marked};
 use subagent_core::{RunEvent, Usage};
 
 use wire::{Block, Content, Event, Finished, Line, Message, Parsed, System};
@@ -63,15 +64,12 @@ pub struct StreamState {
 /// The most background command tasks remembered by id (a stream is untrusted input).
 const MAX_COMMAND_TASKS: usize = 1024;
 
-fn bounded(mut text: String, limit: usize) -> String {
+/// `text` within `limit` bytes, a cut marked as codex's are (the model knows output is missing).
+fn bounded(text: String, limit: usize) -> String {
     if text.len() <= limit {
         return text;
     }
-    let end = text.floor_char_boundary(limit);
-    let dropped = text.len() - end;
-    text.truncate(end);
-    text.push_str(&format!("…[+{dropped} bytes]"));
-    text
+    truncate_marked(&text, Limit::Bytes(limit), "…[truncated]").into_owned()
 }
 
 impl StreamState {
@@ -384,7 +382,7 @@ mod tests {
     fn long_tool_output_is_bounded() {
         let text = "é".repeat(TOOL_OUTPUT_LIMIT);
         let bounded = bounded(text, TOOL_OUTPUT_LIMIT);
-        assert!(bounded.len() < TOOL_OUTPUT_LIMIT + 32);
-        assert!(bounded.ends_with("bytes]"));
+        assert!(bounded.len() <= TOOL_OUTPUT_LIMIT);
+        assert!(bounded.ends_with("é…[truncated]"));
     }
 }

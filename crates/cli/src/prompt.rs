@@ -5,6 +5,7 @@
 //! terminal. "always" names the rule it adds: every call of that tool, for the rest of the run.
 
 use serde_json::Value;
+use subagent_core::text::{Limit, truncate};
 use subagent_runtime::PermissionRequest;
 
 use crate::render::one_line;
@@ -128,12 +129,7 @@ fn clean(line: &str) -> String {
 
 /// At most [`MAX_LINE`] characters, the cut marked `…`.
 fn cut(line: &str) -> String {
-    if line.chars().count() <= MAX_LINE {
-        return line.to_owned();
-    }
-    let mut cut: String = line.chars().take(MAX_LINE - 1).collect();
-    cut.push('…');
-    cut
+    truncate(line, Limit::Chars(MAX_LINE)).into_owned()
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use serde_json::{Value, json};
+use subagent_core::text::{Limit, truncate};
 use subagent_core::{Outcome, RunEvent, RunId};
 
 use crate::activity::Activity;
@@ -70,12 +71,7 @@ pub struct Progress {
 /// Shortens `text` to `max` characters on one line.
 pub fn one_line(text: &str, max: usize) -> String {
     let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if flat.chars().count() <= max {
-        return flat;
-    }
-    let mut cut: String = flat.chars().take(max.saturating_sub(1)).collect();
-    cut.push('…');
-    cut
+    truncate(&flat, Limit::Chars(max)).into_owned()
 }
 
 impl Progress {

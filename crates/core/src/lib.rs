@@ -13,7 +13,8 @@
 //! cleans up after it; [`agents`], the delegation
 //! vocabulary the catalog and the runtime share (agent profiles, the directory listing them,
 //! permission modes, tool filters); [`lenient`], the serde helpers that let a provider's typed
-//! wire events tolerate what a CLI adds or changes.
+//! wire events tolerate what a CLI adds or changes; [`text`] and [`time`], the small utilities
+//! every crate shares (cutting a text to a bound, the wall clock in milliseconds).
 //!
 //! Deliberately not here: no model client, no process, no socket, no async runtime. Core spawns
 //! nothing; providers do their work on their own tasks and report through the [`RunSender`].
@@ -31,7 +32,8 @@ pub mod registry;
 mod request;
 mod run;
 mod task;
-mod text;
+pub mod text;
+pub mod time;
 
 pub use capabilities::{Capabilities, Capability};
 pub use error::{Error, ErrorCode, Result};

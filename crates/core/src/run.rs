@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::text::{Limit, truncate_marked};
 use crate::{RunId, StartRequest, StopReason, TaskKind, TaskStatus, WorktreeReport};
 
 /// Token and tool counts of a run: the one `Usage` type, shared with the model clients.
@@ -246,7 +247,7 @@ pub(crate) fn sanitize_diagnostic(text: &str) -> String {
         clean.push(ch);
     }
     let redacted = redact_secrets(&clean);
-    truncate_utf8(&redacted, DIAGNOSTIC_LIMIT)
+    truncate_marked(&redacted, Limit::Bytes(DIAGNOSTIC_LIMIT), "…[truncated]").into_owned()
 }
 
 fn redact_secrets(text: &str) -> String {
@@ -274,17 +275,6 @@ fn redact_secrets(text: &str) -> String {
         rest = chars.as_str();
     }
     out
-}
-
-fn truncate_utf8(text: &str, limit: usize) -> String {
-    if text.len() <= limit {
-        return text.to_owned();
-    }
-    const MARK: &str = "…[truncated]";
-    format!(
-        "{}{MARK}",
-        &text[..text.floor_char_boundary(limit.saturating_sub(MARK.len()))]
-    )
 }
 
 /// The events of a run, as a stream. Ends after [`RunEvent::Finished`].

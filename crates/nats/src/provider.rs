@@ -7,6 +7,7 @@ use async_nats::jetstream::message::PublishMessage;
 use async_trait::async_trait;
 use futures::StreamExt;
 use serde_json::Value;
+use subagent_core::time::now_ms;
 use subagent_core::{
     BuildContext, Capabilities, Error as CoreError, ProviderFactory, Run, StartRequest,
     SubagentProvider,
@@ -17,7 +18,7 @@ use crate::config::{Auth, NatsConfig, connect};
 use crate::error::{Error, Result};
 use crate::follow::{Plan, follow, open_events};
 use crate::topology::Topology;
-use crate::wire::{Announcement, Job, carried, job_subject, now_ms, token, wake_subject};
+use crate::wire::{Announcement, Job, carried, job_subject, token, wake_subject};
 
 /// The provider kind, as written in a preset.
 pub const KIND: &str = "nats";

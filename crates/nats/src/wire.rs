@@ -269,14 +269,6 @@ impl Announcement {
     }
 }
 
-/// Milliseconds since the Unix epoch.
-pub fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|elapsed| u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX))
-        .unwrap_or(0)
-}
-
 /// What crosses the wire of a worker's row: every gated capability but `isolation` (the
 /// worker's registry prepares its places on its own machine, and a submitter's isolator has
 /// nothing to move there); never `inherits_parent_context` (the submitter's conversation

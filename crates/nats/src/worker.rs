@@ -25,6 +25,7 @@ use async_nats::jetstream::{self, AckKind};
 use futures::{FutureExt, StreamExt};
 use subagent_core::CancellationToken;
 use subagent_core::registry::Registry;
+use subagent_core::time::now_ms;
 use subagent_core::{Extensions, Outcome, RunEvent, RunId};
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
@@ -35,7 +36,7 @@ use crate::seal::{SEAL_HEADER, Sealer};
 use crate::topology::Topology;
 use crate::wire::{
     Announcement, Body, Job, announcement_key, attempt_key, cancel_key, cancel_subject,
-    events_subject, now_ms, wake_subject,
+    events_subject, wake_subject,
 };
 
 /// How a worker runs.

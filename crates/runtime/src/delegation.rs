@@ -17,14 +17,13 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use futures::{FutureExt, StreamExt};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use subagent_core::agents::{AgentDirectory, AgentProfile, Layers, Settings};
 use subagent_core::registry::Registry;
 use subagent_core::{
-    Error as CoreError, Isolation, Outcome, ParentContext, Run, RunEvent, SessionRef, StartRequest,
-    ToolFilter, default_description,
+    Error as CoreError, Isolation, ParentContext, Run, SessionRef, StartRequest, ToolFilter,
+    default_description,
 };
 use subagent_model::{Messages, Model, ToolSpec};
 use subagent_session::EventLog;
@@ -35,7 +34,10 @@ use crate::input::ChildExtras;
 use crate::tools::{Tool, ToolContext, ToolKind, ToolOutput, ToolSet};
 use crate::{Error, Result};
 
+mod forward;
 mod result;
+pub use forward::forwarded_clean;
+use forward::{forward_until, forward_until_outcome};
 pub use result::{ResultTrailer, outcome_result, result_trailer, worktree_lines};
 
 /// What the delegation tool answers a caller that may not delegate (inside a fork, or at its
@@ -195,6 +197,26 @@ impl std::fmt::Debug for DelegationTool {
     }
 }
 
+/// Where a delegation call goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Route {
+    /// To a fork: a copy of the calling run that inherits its conversation (the row's tools and
+    /// persona, and an agent type's settings, do not apply).
+    Fork,
+    /// To a child with a fresh context: of the call's agent type, else the row's own.
+    Fresh,
+}
+
+/// A child a delegation call started.
+struct Started {
+    run: Run,
+    /// Whether the call returns at once (the child goes into the task table) instead of
+    /// waiting for the child's outcome.
+    background: bool,
+    /// The provider that runs it.
+    provider: String,
+}
+
 fn error_result(error: &CoreError) -> ToolOutput {
     ToolOutput::error(Error::Core(error.clone()).to_string())
 }
@@ -207,7 +229,7 @@ impl DelegationTool {
         input: Value,
         context: &ToolContext,
         extras: Option<ChildExtras>,
-    ) -> std::result::Result<(Run, bool, String), ToolOutput> {
+    ) -> std::result::Result<Started, ToolOutput> {
         // Depth first: a subagent at its cap is refused before its arguments are looked at.
         if context.env.depth >= self.cap(&context.env) {
             return Err(ToolOutput::ok(NESTED_REFUSAL));
@@ -245,16 +267,16 @@ impl DelegationTool {
                 }));
             }
         }
-        let (provider, profile, fork) = match (&args.subagent_type, self.fork_provider()) {
-            (None, Some(fork)) => (fork, None, true),
-            (None, None) => (self.config.provider.clone(), None, false),
+        let (provider, profile, route) = match (&args.subagent_type, self.fork_provider()) {
+            (None, Some(fork)) => (fork, None, Route::Fork),
+            (None, None) => (self.config.provider.clone(), None, Route::Fresh),
             (Some(name), _) => match self.agents.get(name) {
                 Some(profile) => {
                     let provider = profile
                         .provider
                         .clone()
                         .unwrap_or_else(|| self.config.provider.clone());
-                    (provider, Some(profile), false)
+                    (provider, Some(profile), Route::Fresh)
                 }
                 None => {
                     let available = self.agents.agents().into_iter().map(|a| a.name).collect();
@@ -265,16 +287,16 @@ impl DelegationTool {
                 }
             },
         };
-        let (provider, fork) = match &resumed {
-            Some(record) => (
-                record.provider.clone(),
-                self.fork_provider().as_ref() == Some(&record.provider),
-            ),
-            None => (provider, fork),
+        let (provider, route) = match &resumed {
+            Some(record) if self.fork_provider().as_ref() == Some(&record.provider) => {
+                (record.provider.clone(), Route::Fork)
+            }
+            Some(record) => (record.provider.clone(), Route::Fresh),
+            None => (provider, route),
         };
         let kept = resumed.as_ref().and_then(ChildRecord::kept_cwd);
         let background = extras.is_some()
-            || fork
+            || route == Route::Fork
             || profile.as_ref().is_some_and(|p| p.background)
             || match self.config.background {
                 BackgroundMode::Always => true,
@@ -293,10 +315,10 @@ impl DelegationTool {
             .unwrap_or(subagent_core::Capabilities::NONE);
         let mut request = self.start_request(
             &args,
+            route,
             profile.as_ref(),
             context,
             background,
-            fork,
             &capabilities,
         );
         if let Some(extras) = extras {
@@ -337,7 +359,11 @@ impl DelegationTool {
             ),
             None => run,
         };
-        Ok((run, background, provider))
+        Ok(Started {
+            run,
+            background,
+            provider,
+        })
     }
 
     /// Starts a child as a call of this tool would (same arguments, routing, gates and
@@ -351,8 +377,8 @@ impl DelegationTool {
         context: &ToolContext,
         extras: ChildExtras,
     ) -> std::result::Result<(Run, String), ToolOutput> {
-        let (run, _, provider) = Box::pin(self.start_child(input, context, Some(extras))).await?;
-        Ok((run, provider))
+        let started = Box::pin(self.start_child(input, context, Some(extras))).await?;
+        Ok((started.run, started.provider))
     }
 
     /// A delegation tool starting children through `registry`, offering the agent types of
@@ -443,13 +469,15 @@ impl DelegationTool {
         text
     }
 
+    /// The request a call starts its child with, routed by `route`, of the agent type
+    /// `profile` if any, in the background or not.
     fn start_request(
         &self,
         args: &Arguments,
+        route: Route,
         profile: Option<&AgentProfile>,
         context: &ToolContext,
         background: bool,
-        fork: bool,
         capabilities: &subagent_core::Capabilities,
     ) -> StartRequest {
         let env = &context.env;
@@ -510,7 +538,7 @@ impl DelegationTool {
         if let Some(model) = &args.model {
             layers.request = layers.request.model(model.clone());
         }
-        if !fork {
+        if route == Route::Fresh {
             if let Some(filter) = &self.config.tool_filter {
                 layers.persona = layers.persona.tool_filter(filter.clone());
             }
@@ -518,7 +546,7 @@ impl DelegationTool {
                 builder = builder.add_persona(persona);
             }
         }
-        builder = builder.agent_with(profile.filter(|_| !fork), layers);
+        builder = builder.agent_with(profile.filter(|_| route == Route::Fresh), layers);
         let mut request = builder.build();
         // An agent type limited to some agent types (`Agent(…)` in its tools) keeps this tool,
         // unless the row's filter denies it.
@@ -575,11 +603,14 @@ impl Tool for DelegationTool {
         // The start (arguments, gate, isolation, the provider's own start) runs boxed: it is
         // over once the child runs, and a foreground call then waits, for as long as the child
         // works, holding only what it still needs.
-        let (run, background, provider) =
-            match Box::pin(self.start_child(input, context, None)).await {
-                Ok(started) => started,
-                Err(refused) => return Ok(refused),
-            };
+        let Started {
+            run,
+            background,
+            provider,
+        } = match Box::pin(self.start_child(input, context, None)).await {
+            Ok(started) => started,
+            Err(refused) => return Ok(refused),
+        };
         if background {
             let description = run.description().to_owned();
             let id = context.env.tasks.adopt(run, context.call_id.clone());
@@ -603,174 +634,5 @@ impl Tool for DelegationTool {
         };
         let outcome = forward_until_outcome(run, context).await;
         Ok(outcome_result(&outcome))
-    }
-}
-
-/// The child's event as the parent reports it: its text, tool calls, tool results and usage,
-/// tagged with the delegation call's id (a grandchild's keep the id of the call nearest to
-/// them), so a live view can say who is working and count a child's tokens apart from the
-/// parent's. Lifecycle, task and thinking events stay the child's own.
-pub(crate) fn forwarded(event: RunEvent, call_id: &str) -> Option<RunEvent> {
-    let tag = |id: Option<String>| Some(id.unwrap_or_else(|| call_id.to_owned()));
-    match event {
-        RunEvent::Text {
-            text,
-            parent_tool_use_id,
-        } => Some(RunEvent::Text {
-            text,
-            parent_tool_use_id: tag(parent_tool_use_id),
-        }),
-        RunEvent::ToolCall {
-            id,
-            name,
-            input,
-            parent_tool_use_id,
-        } => Some(RunEvent::ToolCall {
-            id,
-            name,
-            input,
-            parent_tool_use_id: tag(parent_tool_use_id),
-        }),
-        RunEvent::ToolResult {
-            id,
-            output,
-            is_error,
-            parent_tool_use_id,
-        } => Some(RunEvent::ToolResult {
-            id,
-            output,
-            is_error,
-            parent_tool_use_id: tag(parent_tool_use_id),
-        }),
-        RunEvent::Usage {
-            usage,
-            parent_tool_use_id,
-        } => Some(RunEvent::Usage {
-            usage,
-            parent_tool_use_id: tag(parent_tool_use_id),
-        }),
-        RunEvent::Summary {
-            text,
-            parent_tool_use_id,
-        } => Some(RunEvent::Summary {
-            text,
-            parent_tool_use_id: tag(parent_tool_use_id),
-        }),
-        // A child's own progress (a product CLI's retry, a plan, a lost attempt): its line in
-        // the parent's view, under the child's name.
-        RunEvent::Progress {
-            message,
-            parent_tool_use_id,
-        } => Some(RunEvent::Progress {
-            message,
-            parent_tool_use_id: tag(parent_tool_use_id),
-        }),
-        _ => None,
-    }
-}
-
-/// [`forwarded`], with the configured secrets redacted from what the event carries as text (the
-/// child's text, its tool results and its summaries): for a child's events that reach the
-/// parent's stream without passing through a redacting emitter (a background task's, a
-/// teammate's).
-pub fn forwarded_clean(
-    event: RunEvent,
-    call_id: &str,
-    secrets: &crate::Secrets,
-) -> Option<RunEvent> {
-    forwarded(event, call_id).map(|event| crate::agent::redacted(secrets, event))
-}
-
-/// [`forward_until_outcome`] for at most `limit_ms`: the outcome, or the run still going and
-/// what is left of its events (the run's events end when it does, before its outcome).
-async fn forward_until(
-    mut run: Run,
-    context: &ToolContext,
-    limit_ms: u64,
-) -> std::result::Result<Outcome, (Run, subagent_core::RunEvents)> {
-    let Some(mut events) = run.take_events() else {
-        return Ok(run.outcome().await);
-    };
-    let limit = tokio::time::sleep(std::time::Duration::from_millis(limit_ms));
-    let mut limit = std::pin::pin!(limit);
-    loop {
-        tokio::select! {
-            biased;
-            event = events.next() => match event {
-                Some(event) => {
-                    if let Some(event) = forwarded(event, &context.call_id) {
-                        context.events.emit(event);
-                    }
-                }
-                None => return Ok(run.outcome().await),
-            },
-            () = &mut limit => return Err((run, events)),
-        }
-    }
-}
-
-/// Waits for a foreground child's outcome, forwarding its events into the parent's stream
-/// meanwhile (and those still queued when it ends).
-async fn forward_until_outcome(mut run: Run, context: &ToolContext) -> Outcome {
-    let Some(mut events) = run.take_events() else {
-        return run.outcome().await;
-    };
-    let outcome = run.outcome();
-    let mut outcome = std::pin::pin!(outcome);
-    let mut open = true;
-    let outcome = loop {
-        tokio::select! {
-            biased;
-            event = events.next(), if open => match event {
-                Some(event) => {
-                    if let Some(event) = forwarded(event, &context.call_id) {
-                        context.events.emit(event);
-                    }
-                }
-                None => open = false,
-            },
-            outcome = &mut outcome => break outcome,
-        }
-    };
-    while open && let Some(Some(event)) = events.next().now_or_never() {
-        if let Some(event) = forwarded(event, &context.call_id) {
-            context.events.emit(event);
-        }
-    }
-    outcome
-}
-
-#[cfg(test)]
-mod tests {
-    use pretty_assertions::assert_eq;
-
-    use super::*;
-
-    /// A child's own progress (a product CLI's retry, a plan) reaches the parent's stream under
-    /// the delegation's call, so `subagent run` gives it a line named after the child; a
-    /// grandchild's keeps its own call.
-    #[test]
-    fn a_childs_progress_is_forwarded_under_its_call() {
-        assert_eq!(
-            forwarded(RunEvent::progress("codex event turn.started"), "c1"),
-            Some(RunEvent::Progress {
-                message: "codex event turn.started".into(),
-                parent_tool_use_id: Some("c1".into()),
-            })
-        );
-        let nested = RunEvent::Progress {
-            message: "plan: read".into(),
-            parent_tool_use_id: Some("g1".into()),
-        };
-        assert_eq!(forwarded(nested.clone(), "c1"), Some(nested));
-        assert_eq!(
-            forwarded(
-                RunEvent::Finished {
-                    status: subagent_core::StopReason::Completed
-                },
-                "c1"
-            ),
-            None
-        );
     }
 }

@@ -77,7 +77,7 @@ pub use structured::OutputMode;
 pub use summary::{SummaryConfig, SummaryStats, SummaryTicks};
 pub use tasks::{
     RECENT_ACTIVITIES, TASK_RETENTION, TaskDir, TaskInfo, TaskKind, TaskNotification, TaskProgress,
-    TaskStatus, TaskTable,
+    TaskState, TaskStatus, TaskTable,
 };
 pub use tools::{EventSink, Roots, Tool, ToolContext, ToolKind, ToolOutput, ToolSet};
 

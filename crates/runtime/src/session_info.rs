@@ -11,6 +11,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use subagent_core::Outcome;
+use subagent_core::text::{Limit, truncate};
+use subagent_core::time::now_ms;
 
 /// The longest first prompt kept, in characters.
 const PROMPT_CHARS: usize = 200;
@@ -54,10 +56,7 @@ pub(crate) struct SessionLabel {
 impl SessionLabel {
     pub(crate) fn new(provider: &str, description: Option<String>, prompt: &str) -> Self {
         let flat: String = prompt.split_whitespace().collect::<Vec<_>>().join(" ");
-        let mut prompt: String = flat.chars().take(PROMPT_CHARS).collect();
-        if flat.chars().count() > PROMPT_CHARS {
-            prompt.push('…');
-        }
+        let prompt = truncate(&flat, Limit::Chars(PROMPT_CHARS)).into_owned();
         Self {
             provider: provider.to_owned(),
             description,
@@ -65,13 +64,6 @@ impl SessionLabel {
             started_ms: now_ms(),
         }
     }
-}
-
-/// Milliseconds since the Unix epoch.
-pub(crate) fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 /// The most bytes an info file may hold to be read.

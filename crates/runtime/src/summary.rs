@@ -34,6 +34,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use futures::StreamExt;
+use subagent_core::text::{Limit, truncate};
 use subagent_core::{CancellationToken, RunEmitter, RunEvent, Usage};
 use subagent_model::{Effort, Messages, Model, ModelRequest, ResponseBuilder, ToolSpec};
 use subagent_process::Secrets;
@@ -287,7 +288,9 @@ impl Summarizer {
                 }
                 match answer {
                     Ok((text, usage, calls)) => {
-                        let text = secrets.redact(&shortened(text.trim())).into_owned();
+                        let text = secrets
+                            .redact(&truncate(text.trim(), Limit::Chars(SUMMARY_CHARS)))
+                            .into_owned();
                         config.count(|stats| {
                             stats.usage.add(&usage);
                             stats.tool_calls_dropped += calls;
@@ -346,14 +349,6 @@ async fn ask(
         response.usage,
         u64::try_from(calls).unwrap_or(u64::MAX),
     ))
-}
-
-/// `text` cut to [`SUMMARY_CHARS`] characters (an ellipsis marks a cut).
-fn shortened(text: &str) -> String {
-    match text.char_indices().nth(SUMMARY_CHARS) {
-        Some((at, _)) => format!("{}…", &text[..at]),
-        None => text.to_owned(),
-    }
 }
 
 #[cfg(test)]
@@ -445,8 +440,10 @@ mod tests {
         let five = SummaryConfig::from_secs(Some(5)).unwrap();
         assert!(matches!(five.ticks, SummaryTicks::Every(d) if d == Duration::from_secs(5)));
         assert_eq!(
-            shortened(&"é".repeat(500)).chars().count(),
-            SUMMARY_CHARS + 1
+            truncate(&"é".repeat(500), Limit::Chars(SUMMARY_CHARS))
+                .chars()
+                .count(),
+            SUMMARY_CHARS
         );
     }
 }

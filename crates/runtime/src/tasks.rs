@@ -28,17 +28,22 @@ mod output;
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use futures::StreamExt;
 use serde::Serialize;
 use serde_json::json;
+use subagent_core::text::{Limit, truncate};
+use subagent_core::time::now_ms;
 use subagent_core::{
     CancellationToken, Outcome, Run, RunEmitter, RunEvent, RunEvents, RunId, StopReason,
 };
 use subagent_process::{Process, Secrets, StopCause};
 
 use crate::tools::bash_report;
+
+/// A task's last activity is cut to this (an ellipsis marking the cut).
+const ACTIVITY: Limit = Limit::Chars(160);
 
 /// How many recent activities a task's progress keeps.
 pub const RECENT_ACTIVITIES: usize = 5;
@@ -69,24 +74,85 @@ pub struct TaskInfo {
     pub id: RunId,
     /// What it runs.
     pub kind: TaskKind,
-    /// Where it is.
-    pub status: TaskStatus,
+    /// Where it is, and once it has ended when and how.
+    #[serde(flatten)]
+    pub state: TaskState,
     /// Its description.
     pub description: String,
     /// The id of the tool call that started it.
     pub tool_use_id: String,
     /// When it started, in milliseconds since the Unix epoch.
     pub started_ms: u64,
-    /// When it ended, in milliseconds since the Unix epoch.
-    pub ended_ms: Option<u64>,
     /// The file its events and outcome are written to (`None` when it could not be created).
     pub output_file: Option<PathBuf>,
     /// What it has done so far.
     pub progress: TaskProgress,
     /// Whether the model has been told how it ended (by a notification or a task tool).
     pub notified: bool,
+}
+
+/// Where a task is: running, or ended with its outcome. Its [`TaskStatus`] is read from the
+/// outcome, so a status and an outcome that disagree cannot be built. Serialized as the
+/// fields `status`, `ended_ms` and `outcome`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TaskState {
+    /// Still going.
+    Running,
+    /// Ended.
+    Ended {
+        /// When, in milliseconds since the Unix epoch.
+        ended_ms: u64,
+        /// How.
+        outcome: Box<Outcome>,
+    },
+}
+
+impl TaskState {
+    /// Where the task is: running, or as its outcome says.
+    pub fn status(&self) -> TaskStatus {
+        match self {
+            Self::Running => TaskStatus::Running,
+            Self::Ended { outcome, .. } => TaskStatus::of(outcome.status),
+        }
+    }
+
+    /// Whether it is still going.
+    pub fn is_running(&self) -> bool {
+        matches!(self, Self::Running)
+    }
+
+    /// When it ended, in milliseconds since the Unix epoch.
+    pub fn ended_ms(&self) -> Option<u64> {
+        match self {
+            Self::Running => None,
+            Self::Ended { ended_ms, .. } => Some(*ended_ms),
+        }
+    }
+
     /// How it ended.
-    pub outcome: Option<Outcome>,
+    pub fn outcome(&self) -> Option<&Outcome> {
+        match self {
+            Self::Running => None,
+            Self::Ended { outcome, .. } => Some(outcome),
+        }
+    }
+}
+
+impl Serialize for TaskState {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Fields<'a> {
+            status: TaskStatus,
+            ended_ms: Option<u64>,
+            outcome: Option<&'a Outcome>,
+        }
+        Fields {
+            status: self.status(),
+            ended_ms: self.ended_ms(),
+            outcome: self.outcome(),
+        }
+        .serialize(serializer)
+    }
 }
 
 /// A finished background run, ready to be told to the model.
@@ -116,9 +182,12 @@ impl TaskNotification {
             .unwrap_or_default();
         let mut text = format!(
             "<task-notification>\n<task_id>{}</task_id>\n<tool_use_id>{}</tool_use_id>\n<output_file>{output_file}</output_file>\n<status>{}</status>\n<summary>{}</summary>\n",
-            task.id, task.tool_use_id, task.status, task.description
+            task.id,
+            task.tool_use_id,
+            task.state.status(),
+            task.description
         );
-        let Some(outcome) = &task.outcome else {
+        let Some(outcome) = task.state.outcome() else {
             text.push_str("</task-notification>");
             return text;
         };
@@ -144,20 +213,6 @@ impl TaskNotification {
     }
 }
 
-fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-}
-
-/// `text` cut to at most `max` characters (an ellipsis marks a cut).
-fn shortened(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        Some((at, _)) => format!("{}…", &text[..at]),
-        None => text.to_owned(),
-    }
-}
-
 struct Entry {
     info: TaskInfo,
     cancel: CancellationToken,
@@ -178,7 +233,7 @@ impl Inner {
     fn running(&self) -> usize {
         self.tasks
             .iter()
-            .filter(|entry| entry.info.status == TaskStatus::Running)
+            .filter(|entry| entry.info.state.is_running())
             .count()
     }
 
@@ -187,9 +242,7 @@ impl Inner {
     fn awaited(&self) -> usize {
         self.tasks
             .iter()
-            .filter(|entry| {
-                entry.info.status == TaskStatus::Running && entry.info.kind == TaskKind::Agent
-            })
+            .filter(|entry| entry.info.state.is_running() && entry.info.kind == TaskKind::Agent)
             .count()
     }
 }
@@ -333,15 +386,13 @@ impl TaskTable {
         let info = TaskInfo {
             id,
             kind: TaskKind::Agent,
-            status: TaskStatus::Running,
+            state: TaskState::Running,
             description: run.description().to_owned(),
             tool_use_id,
             started_ms: now_ms(),
-            ended_ms: None,
             output_file: output.as_ref().map(|file| file.path.clone()),
             progress: TaskProgress::default(),
             notified: false,
-            outcome: None,
         };
         self.started(&info);
         self.lock().tasks.push(Entry {
@@ -395,15 +446,13 @@ impl TaskTable {
         let info = TaskInfo {
             id,
             kind: TaskKind::Bash,
-            status: TaskStatus::Running,
+            state: TaskState::Running,
             description,
             tool_use_id,
             started_ms: now_ms(),
-            ended_ms: None,
             output_file: output.as_ref().map(|file| file.path.clone()),
             progress: TaskProgress::default(),
             notified: false,
-            outcome: None,
         };
         self.started(&info);
         self.lock().tasks.push(Entry {
@@ -483,7 +532,10 @@ impl TaskTable {
 
     /// Records `activity` (a command's output line) as task `id`'s latest.
     fn activity(&self, id: RunId, activity: &str) {
-        let activity = self.secrets.redact(&shortened(activity, 160)).into_owned();
+        let activity = self
+            .secrets
+            .redact(&truncate(activity, ACTIVITY))
+            .into_owned();
         if let Some(entry) = self.lock().entry(id) {
             let progress = &mut entry.info.progress;
             progress.last_activity_ms = Some(now_ms());
@@ -510,7 +562,7 @@ impl TaskTable {
                 ..
             } => {
                 progress.tool_uses = progress.tool_uses.saturating_add(1);
-                let activity = shortened(&format!("{name} {input}"), 160);
+                let activity = truncate(&format!("{name} {input}"), ACTIVITY).into_owned();
                 let activity = self.secrets.redact(&activity).into_owned();
                 progress.recent.push(activity.clone());
                 if progress.recent.len() > RECENT_ACTIVITIES {
@@ -539,15 +591,16 @@ impl TaskTable {
         let ended = {
             let mut inner = self.lock();
             let ended = inner.entry(id).map(|entry| {
-                entry.info.status = TaskStatus::of(outcome.status);
-                entry.info.ended_ms = Some(now_ms());
                 entry.info.progress.tool_uses =
                     entry.info.progress.tool_uses.max(outcome.usage.tool_uses);
-                entry.info.outcome = Some(outcome);
+                entry.info.state = TaskState::Ended {
+                    ended_ms: now_ms(),
+                    outcome: Box::new(outcome),
+                };
                 RunEvent::TaskEnded {
                     task_id: id,
                     tool_use_id: entry.info.tool_use_id.clone(),
-                    status: entry.info.status,
+                    status: entry.info.state.status(),
                     description: self.secrets.redact(&entry.info.description).into_owned(),
                 }
             });
@@ -641,7 +694,7 @@ impl TaskTable {
                 tokio::pin!(notified);
                 notified.as_mut().enable();
                 match self.get(id) {
-                    Some(info) if info.status == TaskStatus::Running => {}
+                    Some(info) if info.state.is_running() => {}
                     other => return other,
                 }
                 notified.await;
@@ -676,7 +729,7 @@ impl TaskTable {
         let running: Vec<RunId> = self
             .list()
             .into_iter()
-            .filter(|task| task.status == TaskStatus::Running)
+            .filter(|task| task.state.is_running())
             .map(|task| task.id)
             .collect();
         for id in running {
@@ -689,12 +742,6 @@ impl TaskTable {
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
-
-    #[test]
-    fn shortened_keeps_whole_characters() {
-        assert_eq!(shortened("héllo", 2), "hé…");
-        assert_eq!(shortened("hé", 2), "hé");
-    }
 
     #[test]
     fn statuses_map_from_stop_reasons() {

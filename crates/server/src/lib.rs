@@ -82,7 +82,8 @@ pub struct ServerConfig {
     /// How many bytes of tasks are remembered, their kept events and snapshots measured as
     /// JSON: past it the events of finished tasks are dropped first (a client that lost its
     /// stream gets the snapshot instead of what it missed), then the events of live tasks that
-    /// every stream has read, then the oldest finished tasks (down to three quarters of it).
+    /// every stream has read, then the oldest finished tasks no stream still reads (down to
+    /// three quarters of it).
     pub keep_task_bytes: usize,
     /// The session store's directory, where the in-process runs write their transcripts: the
     /// transcript there of a task this server ran is deleted once no kept task refers to it

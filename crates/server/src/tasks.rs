@@ -1,29 +1,20 @@
 //! The task table: every task the server started, its snapshot and the events it streamed.
 //!
-//! A live task keeps its events, so a client that reconnects (`SubscribeToTask`) gets the
-//! snapshot and then every event after it, none lost or doubled: the snapshot and the number of
-//! the next event are read under one lock, and new events wake subscribers through a `watch` of
-//! the event count (a subscriber marks the count seen before it looks, so a push between its
-//! look and its wait still wakes it). Once a task has ended and no stream is still reading
-//! them, its events are dropped: a finished task is read whole from its snapshot.
-//!
 //! Two bounds: at most `keep` tasks, and at most `keep_bytes` bytes of them (their kept events
 //! and snapshots, as JSON). Past the count, the oldest finished tasks are forgotten. Past the
 //! bytes ([`Tasks::push`] checks), down to three quarters of them: first the events of finished
 //! tasks, oldest first (kept for a client that lost its stream: it gets the snapshot instead);
 //! then the events of live tasks that every stream has already read, oldest task first (the
-//! same); then the oldest finished tasks themselves. A live task and the events a stream has
-//! yet to read are never dropped.
+//! same); then the oldest finished tasks themselves that no stream still reads. A live task, a
+//! finished one whose stream is still behind (its client, once it has read the end, may ask for
+//! the task) and the events a stream has yet to read are never dropped.
 //!
-//! The table also counts, per transcript the server may delete ([`Transcripts`]), the kept
-//! tasks that refer to it: a task counts its run's transcript once the run has ended (its
-//! outcome names it), and a task that continues another counts the shared file from before its
-//! run starts (a [`Hold`] taken while the continued task is surely kept), so the file is never
-//! deleted under a run that writes it. When the last task referring to a transcript is
-//! forgotten, the file is deleted (outside the lock); [`Tasks::close`] deletes those of every
-//! task still kept.
+//! One concern a module: this one is the table (its bounds, what goes past them); [`entry`]
+//! is one task's snapshot and event log, read by its streams; [`references`] counts, per
+//! transcript, the kept tasks that refer to it, and deletes the file after the last.
 
 mod entry;
+mod references;
 #[cfg(test)]
 mod tests;
 
@@ -36,6 +27,8 @@ use subagent_a2a::types::StreamResponse;
 
 use entry::Budget;
 pub use entry::Entry;
+pub use references::Hold;
+use references::References;
 
 use crate::transcripts::Transcripts;
 
@@ -78,30 +71,19 @@ struct Table {
     order: VecDeque<(String, Arc<Entry>)>,
     by_id: HashMap<String, Arc<Entry>>,
     /// Per transcript the server may delete: how many kept tasks and [holds](Hold) refer to it.
-    transcripts: HashMap<PathBuf, usize>,
+    references: References,
 }
 
 impl Table {
-    fn count(&mut self, path: &Path) {
-        *self.transcripts.entry(path.to_path_buf()).or_default() += 1;
-    }
-
-    /// One reference to `path` fewer; pushed to `gone` when it was the last.
-    fn release(&mut self, path: PathBuf, gone: &mut Vec<PathBuf>) {
-        let Some(count) = self.transcripts.get_mut(&path) else {
-            return;
-        };
-        *count = count.saturating_sub(1);
-        if *count == 0 {
-            self.transcripts.remove(&path);
-            gone.push(path);
-        }
-    }
-
-    /// Forgets the oldest finished task (out of the byte count, its transcripts released into
-    /// `gone`); `false` when every task is live.
+    /// Forgets the oldest finished task that no stream still reads (out of the byte count, its
+    /// transcripts released into `gone`); `false` when there is none. A task whose stream is
+    /// still behind stays like a live one: its client, once it reads the end, may ask for it.
     fn forget_oldest_finished(&mut self, gone: &mut Vec<PathBuf>) -> bool {
-        let Some(oldest) = self.order.iter().position(|(_, entry)| entry.is_done()) else {
+        let Some(oldest) = self
+            .order
+            .iter()
+            .position(|(_, entry)| entry.lock().may_forget())
+        else {
             return false;
         };
         let Some((id, forgotten)) = self.order.remove(oldest) else {
@@ -121,34 +103,9 @@ impl Table {
             std::mem::take(&mut state.transcripts)
         };
         for path in paths {
-            self.release(path, gone);
+            self.references.release(path, gone);
         }
         true
-    }
-}
-
-/// A count on the transcripts of a finished task, taken for a run that continues it: they
-/// stay while the run starts even if the task is forgotten meanwhile. Handed to the new task
-/// by [`Tasks::insert`]; dropped (a run that did not start), it lets them go.
-#[derive(Debug)]
-pub struct Hold {
-    tasks: Tasks,
-    paths: Vec<PathBuf>,
-}
-
-impl Drop for Hold {
-    fn drop(&mut self) {
-        if self.paths.is_empty() {
-            return;
-        }
-        let mut gone = Vec::new();
-        {
-            let mut table = self.tasks.lock();
-            for path in std::mem::take(&mut self.paths) {
-                table.release(path, &mut gone);
-            }
-        }
-        self.tasks.shared.transcripts.remove(gone);
     }
 }
 
@@ -234,11 +191,8 @@ impl Tasks {
         let mut gone = Vec::new();
         {
             let mut table = self.lock();
-            if let Some(mut held) = held {
-                entry
-                    .lock()
-                    .transcripts
-                    .extend(std::mem::take(&mut held.paths));
+            if let Some(held) = held {
+                entry.lock().transcripts.extend(held.hand_over());
             }
             entry.lock().join(&self.shared.used);
             table.order.push_back((id.clone(), Arc::clone(&entry)));
@@ -271,14 +225,10 @@ impl Tasks {
             state.transcripts.clone()
         };
         for path in &paths {
-            table.count(path);
+            table.references.count(path);
         }
         drop(table);
-        let hold = Hold {
-            tasks: self.clone(),
-            paths,
-        };
-        Some((entry, Some(hold)))
+        Some((entry, Some(Hold::new(self.clone(), paths))))
     }
 
     /// Counts `transcript` (the run's, named by its outcome) for the task `entry`, if it is one
@@ -295,7 +245,7 @@ impl Tasks {
         }
         state.transcripts.push(transcript.to_path_buf());
         drop(state);
-        table.count(transcript);
+        table.references.count(transcript);
     }
 
     /// Every task, oldest first.
@@ -315,7 +265,7 @@ impl Tasks {
             for (_, entry) in &table.order {
                 entry.lock().transcripts.clear();
             }
-            table.transcripts.drain().map(|(path, _)| path).collect()
+            table.references.drain()
         };
         if !gone.is_empty() {
             tracing::info!(

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde_json::Value;
+use subagent_core::text::{Limit, truncate};
 use subagent_runtime::TurnInput;
 use subagent_session::ContentBlock;
 
@@ -31,14 +32,7 @@ pub(crate) fn introduction(team: &str, name: &str, members: &[String], task: &st
 
 /// `text` cut at [`ANSWER_LIMIT`] bytes on a character boundary.
 pub(crate) fn bounded(text: &str) -> String {
-    if text.len() <= ANSWER_LIMIT {
-        return text.to_owned();
-    }
-    let mut end = ANSWER_LIMIT;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &text[..end])
+    truncate(text, Limit::Bytes(ANSWER_LIMIT)).into_owned()
 }
 
 /// A `shutdown_response` object written in a turn's answer (a product teammate's way to

@@ -238,11 +238,3 @@ pub struct TaskList {
     /// The tasks, in creation order (deleted ones removed).
     pub tasks: Vec<Task>,
 }
-
-/// Milliseconds since the epoch, now.
-pub fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-        .unwrap_or(0)
-}

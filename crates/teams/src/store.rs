@@ -8,11 +8,11 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+use subagent_core::time::now_ms;
 use subagent_session::private;
 
 use crate::model::{
     EVERYONE, Inbox, LEADER, Member, MemberStatus, Message, TaskList, TeamConfig, check_name,
-    now_ms,
 };
 use crate::{Error, Result};
 

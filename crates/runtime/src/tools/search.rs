@@ -10,6 +10,7 @@ use subagent_model::ToolSpec;
 use super::fs::MAX_READ_BYTES;
 use super::{Roots, Tool, ToolContext, ToolKind, ToolOutput, blocking, opt_bool, opt_str, str_arg};
 use crate::{Error, Result};
+use subagent_core::text::{Limit, truncate_marked};
 
 /// The most paths glob and grep return.
 pub const SEARCH_RESULT_LIMIT: usize = 500;
@@ -17,16 +18,16 @@ pub const SEARCH_RESULT_LIMIT: usize = 500;
 /// The most bytes of one matching line grep shows (a minified file is one huge line).
 pub const MAX_LINE_BYTES: usize = 2000;
 
-/// `line`, cut at a character boundary to at most [`MAX_LINE_BYTES`] with a note.
+/// What follows a matching line cut past [`MAX_LINE_BYTES`].
+const LINE_CUT: &str = "… (line cut)";
+
+/// `line`, cut to whole characters: at most [`MAX_LINE_BYTES`] of it, then [`LINE_CUT`].
 fn cut_line(line: &str) -> std::borrow::Cow<'_, str> {
-    if line.len() <= MAX_LINE_BYTES {
-        return line.into();
-    }
-    format!(
-        "{}… (line cut)",
-        &line[..line.floor_char_boundary(MAX_LINE_BYTES)]
+    truncate_marked(
+        line,
+        Limit::Bytes(MAX_LINE_BYTES + LINE_CUT.len()),
+        LINE_CUT,
     )
-    .into()
 }
 
 fn walker(root: &Path) -> ignore::Walk {

@@ -74,7 +74,7 @@ pub fn describe(task: &TaskInfo, retrieval: &str) -> String {
     let mut text = format!(
         "<retrieval_status>{retrieval}</retrieval_status>\n<task_id>{}</task_id>\n<task_type>{kind}</task_type>\n<status>{}</status>\n<description>{}</description>\n<tool_use_id>{}</tool_use_id>\n<output_file>{output_file}</output_file>\n<progress>\ntool_uses: {}\ntokens: {}\nlast_activity: {}\nrecent:",
         task.id,
-        task.status,
+        task.state.status(),
         task.description,
         task.tool_use_id,
         progress.tool_uses,
@@ -88,7 +88,7 @@ pub fn describe(task: &TaskInfo, retrieval: &str) -> String {
         text.push_str(&format!("\nsummary: {summary}"));
     }
     text.push_str("\n</progress>");
-    if let Some(outcome) = &task.outcome {
+    if let Some(outcome) = task.state.outcome() {
         let result = match &outcome.structured {
             Some(value) => value.to_string(),
             None => outcome.text.clone(),
@@ -156,7 +156,7 @@ impl Tool for TaskOutputTool {
         let Some(task) = task else {
             return Ok(ToolOutput::error(format!("No task with id {id}")));
         };
-        let retrieval = match (task.status, block) {
+        let retrieval = match (task.state.status(), block) {
             (TaskStatus::Running, true) => "timeout",
             (TaskStatus::Running, false) => "not_ready",
             _ => {
@@ -194,9 +194,7 @@ impl Tool for TaskStopTool {
             Ok(id) => id,
             Err(refusal) => return Ok(refusal),
         };
-        let was_running = tasks
-            .get(id)
-            .is_some_and(|task| task.status == TaskStatus::Running);
+        let was_running = tasks.get(id).is_some_and(|task| task.state.is_running());
         let task = tokio::select! {
             biased;
             () = context.cancel.cancelled() => return Ok(ToolOutput::error("cancelled")),
@@ -209,7 +207,7 @@ impl Tool for TaskStopTool {
         let opening = if was_running {
             format!("Stopped task {id}.")
         } else {
-            format!("Task {id} had already ended ({}).", task.status)
+            format!("Task {id} had already ended ({}).", task.state.status())
         };
         Ok(ToolOutput::ok(format!(
             "{opening}\n{}",

@@ -1,5 +1,12 @@
 //! One task: its snapshot and the events it has had that are still kept.
 //!
+//! A live task keeps its events, so a client that reconnects (`SubscribeToTask`) gets the
+//! snapshot and then every event after it, none lost or doubled: the snapshot and the number of
+//! the next event are read under one lock, and new events wake subscribers through a `watch` of
+//! the event count (a subscriber marks the count seen before it looks, so a push between its
+//! look and its wait still wakes it). Once a task has ended and no stream is still reading
+//! them, its events are dropped: a finished task is read whole from its snapshot.
+//!
 //! Events are numbered from 0 (the submitted `task`) as they come; the kept ones are a window
 //! `base..pushed` of them. A stream reads from a number on and says where it is, so the window
 //! may start past an event only once every stream has read it ([`EntryState::shed`], when the
@@ -131,6 +138,11 @@ impl EntryState {
         if self.done && self.readers.is_empty() && (!self.streamed || self.expired) {
             self.drop_before(self.end());
         }
+    }
+
+    /// Whether the task may be forgotten: it has ended and no stream still reads its events.
+    pub(super) fn may_forget(&self) -> bool {
+        self.done && self.readers.is_empty()
     }
 
     /// Drops the kept events every stream has read (all of them when none reads): what is

@@ -361,3 +361,34 @@ fn pushes_past_the_byte_bound_shed_what_nobody_reads() {
     assert!(entry.resume_from(1_001).is_some());
     assert!(entry.resume_from(2).is_none());
 }
+
+/// A task that ends while its stream is still behind stays in the table: a client that reads
+/// the end and then asks for the task (`GetTask`) finds it, though the events its stream has
+/// yet to read are more than the bound.
+#[tokio::test]
+async fn a_task_whose_stream_is_still_reading_at_its_end_is_not_forgotten() {
+    use futures::StreamExt;
+
+    let bound = json_len(&numbered(100, TaskState::Working)) * 20;
+    let tasks = Tasks::new(100, bound, None);
+    let entry = Entry::new(task("long"), CancellationToken::new());
+    let stream = entry.events();
+    tasks.insert("long".to_owned(), Arc::clone(&entry), None);
+    for n in 100..200 {
+        tasks.push(&entry, numbered(n, TaskState::Working));
+    }
+    // An end larger than the slack past the bound, so that it sheds.
+    let mut end = numbered(200, TaskState::Completed);
+    if let StreamResponse::StatusUpdate(update) = &mut end {
+        update.status.timestamp = Some("0".repeat(bound));
+    }
+    tasks.push(&entry, end);
+    assert!(tasks.get("long").is_some());
+    let read = stream.collect::<Vec<_>>().await;
+    assert_eq!(read.len(), 102);
+    assert!(tasks.get("long").is_some());
+    // Read to the end, it goes at the next shed like any finished task (its snapshot alone is
+    // past the bound).
+    tasks.shed_to(bound / 4 * 3);
+    assert_eq!((entry.retained(), tasks.get("long").is_some()), (0, false));
+}

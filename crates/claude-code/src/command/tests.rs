@@ -1,0 +1,259 @@
+use pretty_assertions::assert_eq;
+use subagent_core::SessionRef;
+
+use super::*;
+
+fn request() -> subagent_core::StartRequestBuilder {
+    StartRequest::builder("do it").cwd("/tmp/project")
+}
+
+#[test]
+fn a_plain_request() {
+    let invocation = build(
+        &ClaudeCodeConfig::default(),
+        &request().build(),
+        "cc",
+        false,
+        None,
+    )
+    .unwrap();
+    assert_eq!(
+        invocation.args,
+        [
+            "-p",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--permission-mode",
+            "dontAsk"
+        ]
+    );
+    assert_eq!(invocation.prompt, "do it");
+    assert_eq!(invocation.cwd, PathBuf::from("/tmp/project"));
+    assert_eq!(
+        invocation.env.first(),
+        Some(&("CLAUDE_CODE_MAX_RETRIES".to_owned(), "0".to_owned()))
+    );
+    assert!(
+        invocation
+            .env
+            .iter()
+            .any(|(k, v)| k == "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC" && v == "1")
+    );
+}
+
+#[test]
+fn every_field_maps_to_its_flag() {
+    let config = ClaudeCodeConfig {
+        allowed_tools: vec!["Bash".into()],
+        extra_args: vec!["--bare".into()],
+        ..ClaudeCodeConfig::default()
+    };
+    let request = request()
+        .model("sonnet")
+        .max_turns(3)
+        .persona("You are terse.")
+        .output_schema(serde_json::json!({"type": "object"}))
+        .tool_filter(ToolFilter {
+            allow: Some(vec!["Read".into(), "Web*".into(), "Agent".into()]),
+            deny: vec!["WebSearch".into()],
+        })
+        .max_depth(1)
+        .resume(SessionRef {
+            provider: "cc".into(),
+            id: "abc".into(),
+            cwd: Some("/tmp/project".into()),
+            transcript: None,
+        })
+        .build();
+    let invocation = build(&config, &request, "cc", false, None).unwrap();
+    assert_eq!(
+        invocation.args,
+        [
+            "-p",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--permission-mode",
+            "dontAsk",
+            "--model",
+            "sonnet",
+            "--max-turns",
+            "3",
+            "--append-system-prompt",
+            "You are terse.",
+            "--json-schema",
+            "{\"type\":\"object\"}",
+            "--resume",
+            "abc",
+            "--tools",
+            "Read,WebFetch,WebSearch",
+            "--disallowedTools",
+            "WebSearch",
+            "Agent",
+            "Task",
+            "--allowedTools",
+            "Bash",
+            "--bare",
+        ]
+    );
+}
+
+#[test]
+fn any_depth_cap_removes_the_agent_tool() {
+    let uncapped = request().build();
+    assert_eq!(tool_flags(None, no_sub_agents(&uncapped)), (None, vec![]));
+    let agents = (None, vec!["Agent".to_owned(), "Task".to_owned()]);
+    let at = request().max_depth(1).build();
+    assert_eq!(tool_flags(None, no_sub_agents(&at)), agents);
+    let below = request().max_depth(5).build();
+    assert_eq!(tool_flags(None, no_sub_agents(&below)), agents);
+}
+
+#[test]
+fn the_permission_ceiling_tightens_the_mode_and_never_loosens_it() {
+    use subagent_core::PermissionMode as Ceiling;
+    let mode_for = |configured: ClaudePermissionMode, ceiling: Option<Ceiling>| {
+        let config = ClaudeCodeConfig {
+            permission_mode: configured,
+            ..ClaudeCodeConfig::default()
+        };
+        let mut builder = request();
+        if let Some(ceiling) = ceiling {
+            builder = builder.permission_ceiling(ceiling);
+        }
+        let invocation = build(&config, &builder.build(), "cc", false, None).unwrap();
+        let at = invocation
+            .args
+            .iter()
+            .position(|a| a == "--permission-mode")
+            .unwrap();
+        invocation.args[at + 1].clone()
+    };
+    for (configured, ceiling, expected) in [
+        (ClaudePermissionMode::AcceptEdits, None, "acceptEdits"),
+        (
+            ClaudePermissionMode::AcceptEdits,
+            Some(Ceiling::Plan),
+            "plan",
+        ),
+        (
+            ClaudePermissionMode::AcceptEdits,
+            Some(Ceiling::Default),
+            "default",
+        ),
+        (
+            ClaudePermissionMode::AcceptEdits,
+            Some(Ceiling::DontAsk),
+            "dontAsk",
+        ),
+        (
+            ClaudePermissionMode::AcceptEdits,
+            Some(Ceiling::Bypass),
+            "acceptEdits",
+        ),
+        (
+            ClaudePermissionMode::DontAsk,
+            Some(Ceiling::AcceptEdits),
+            "dontAsk",
+        ),
+        (
+            ClaudePermissionMode::Auto,
+            Some(Ceiling::AcceptEdits),
+            "acceptEdits",
+        ),
+        (
+            ClaudePermissionMode::BypassPermissions,
+            Some(Ceiling::Plan),
+            "plan",
+        ),
+        (ClaudePermissionMode::Plan, Some(Ceiling::Bypass), "plan"),
+    ] {
+        assert_eq!(
+            mode_for(configured, ceiling),
+            expected,
+            "{configured:?} under {ceiling:?}"
+        );
+    }
+    // A bypass config under a plan ceiling is no longer a bypass: root needs no IS_SANDBOX.
+    let config = ClaudeCodeConfig {
+        permission_mode: ClaudePermissionMode::BypassPermissions,
+        ..ClaudeCodeConfig::default()
+    };
+    let planned = request().permission_ceiling(Ceiling::Plan).build();
+    assert!(build(&config, &planned, "cc", true, None).is_ok());
+}
+
+#[test]
+fn refusals() {
+    let config = ClaudeCodeConfig {
+        permission_mode: ClaudePermissionMode::BypassPermissions,
+        ..ClaudeCodeConfig::default()
+    };
+    assert!(matches!(
+        build(&config, &request().build(), "cc", true, None),
+        Err(Error::BypassAsRoot)
+    ));
+    assert!(build(&config, &request().build(), "cc", true, Some("1")).is_ok());
+    assert!(build(&config, &request().build(), "cc", false, None).is_ok());
+
+    let elsewhere = request()
+        .resume(SessionRef {
+            provider: "cc".into(),
+            id: "abc".into(),
+            cwd: Some("/elsewhere".into()),
+            transcript: None,
+        })
+        .build();
+    assert!(matches!(
+        build(&ClaudeCodeConfig::default(), &elsewhere, "cc", false, None),
+        Err(Error::NotResumable(_))
+    ));
+    let empty = StartRequest::builder("  ").cwd("/tmp").build();
+    assert!(matches!(
+        build(&ClaudeCodeConfig::default(), &empty, "cc", false, None),
+        Err(Error::Request(_))
+    ));
+}
+
+#[test]
+fn isolation_keeps_the_mode_at_accept_edits_at_most() {
+    use subagent_core::{Isolation, PermissionMode as Ceiling};
+    let mode_for = |configured: ClaudePermissionMode, ceiling: Option<Ceiling>| {
+        let config = ClaudeCodeConfig {
+            permission_mode: configured,
+            ..ClaudeCodeConfig::default()
+        };
+        let mut builder = request().isolation(Isolation::Worktree);
+        if let Some(ceiling) = ceiling {
+            builder = builder.permission_ceiling(ceiling);
+        }
+        let invocation = build(&config, &builder.build(), "cc", false, None).unwrap();
+        let at = invocation
+            .args
+            .iter()
+            .position(|a| a == "--permission-mode")
+            .unwrap();
+        invocation.args[at + 1].clone()
+    };
+    let modes: Vec<String> = [
+        (ClaudePermissionMode::BypassPermissions, None),
+        (ClaudePermissionMode::Auto, None),
+        (ClaudePermissionMode::AcceptEdits, None),
+        (ClaudePermissionMode::DontAsk, None),
+        (ClaudePermissionMode::BypassPermissions, Some(Ceiling::Plan)),
+    ]
+    .into_iter()
+    .map(|(configured, ceiling)| mode_for(configured, ceiling))
+    .collect();
+    assert_eq!(
+        modes,
+        [
+            "acceptEdits",
+            "acceptEdits",
+            "acceptEdits",
+            "dontAsk",
+            "plan"
+        ]
+    );
+}
