@@ -237,7 +237,7 @@ impl ProviderFactory for AcpFactory {
         // A command given as a relative path (with a `/`) is relative to the preset; a bare name
         // stays a PATH lookup.
         config.command = context.resolve_program(&config.command);
-        let secrets = context.extensions.cloned_or_default::<Secrets>();
+        let secrets = context.secrets.clone();
         Ok(Arc::new(
             AcpProvider::new(name, config)?.with_secrets(secrets),
         ))

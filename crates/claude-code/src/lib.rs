@@ -50,7 +50,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::Value;
 use subagent_core::{
-    BuildContext, Capabilities, ProviderFactory, Run, StartRequest, SubagentProvider,
+    BuildContext, Capabilities, ChildTools, ProviderFactory, Run, StartRequest, SubagentProvider,
 };
 use subagent_process::Secrets;
 
@@ -161,8 +161,8 @@ impl SubagentProvider for ClaudeCodeProvider {
     }
 }
 
-/// Builds `claude-code` providers from a preset's config (and the [`Secrets`] in the build
-/// context's extensions).
+/// Builds `claude-code` providers from a preset's config (and the build context's
+/// [`Secrets`]).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ClaudeCodeFactory;
 
@@ -183,6 +183,21 @@ impl ProviderFactory for ClaudeCodeFactory {
         schemars::schema_for!(ClaudeCodeConfig)
     }
 
+    /// Claude Code's tools ([`KNOWN_TOOLS`]), and its sub-agent tool under both its names
+    /// ([`AGENT_TOOLS`]: `Task`, the older one, is still written in definitions).
+    fn child_tools(&self, _config: &Value) -> Option<ChildTools> {
+        let mut names: Vec<String> = KNOWN_TOOLS.iter().map(|tool| (*tool).to_owned()).collect();
+        for tool in AGENT_TOOLS {
+            if !names.iter().any(|known| known == tool) {
+                names.push(tool.to_owned());
+            }
+        }
+        Some(ChildTools {
+            names,
+            delegation: false,
+        })
+    }
+
     fn build(
         &self,
         name: &str,
@@ -192,7 +207,7 @@ impl ProviderFactory for ClaudeCodeFactory {
         let mut config: ClaudeCodeConfig = BuildContext::parse_config(KIND, name, config)?;
         // A relative path with a directory part is relative to the preset, not to our cwd.
         config.binary = context.resolve_program(&config.binary);
-        let secrets = context.extensions.cloned_or_default::<Secrets>();
+        let secrets = context.secrets.clone();
         Ok(Arc::new(
             ClaudeCodeProvider::new(name, config)?.with_secrets(secrets),
         ))

@@ -33,6 +33,7 @@ mod commands;
 mod drive;
 mod features;
 mod flags;
+mod kinds;
 mod logging;
 #[cfg(feature = "mcp")]
 mod mcp;
@@ -53,6 +54,8 @@ use std::sync::Arc;
 
 use clap::Parser;
 use subagent_core::ProviderFactory;
+
+pub use kinds::{BuiltInKind, built_in_factories, built_in_kinds};
 
 /// `docs/writing-a-provider.md`, compiled: its Rust blocks run as doctests (the conformance kit
 /// runs against its example provider; its own binary calls [`main_with`]), so the guide cannot
@@ -96,7 +99,7 @@ impl Refusal {
     /// Prints the refusal (JSON on stdout with `--json`, else on stderr) and returns exit 2.
     pub fn report(&self, json: bool) -> ExitCode {
         if json {
-            render::print_json_line(&render::error_json(&self.code, &self.message));
+            render::print_json_line(&render::error_json(self.code.as_str(), &self.message));
         } else {
             eprintln!("error[{}]: {}", self.code, self.message);
         }
@@ -106,12 +109,12 @@ impl Refusal {
 
 impl From<subagent_core::Error> for Refusal {
     fn from(error: subagent_core::Error) -> Self {
-        Self::new(error.code().as_str(), error.to_string())
+        Self::new(error.code(), error.to_string())
     }
 }
 
-/// The `subagent` command, with `extra` provider kinds beside the built-in ones (`spawn`, `fork`,
-/// `claude-code`, `codex`): what the `main` of a binary of your own calls, after
+/// The `subagent` command, with `extra` provider kinds beside the built-in ones
+/// ([`built_in_kinds`]): what the `main` of a binary of your own calls, after
 /// `subagent_process::guard::init()` (which must come first: the guardian of every child
 /// process is a re-executed copy of the binary) and, to keep keys out of what a model's commands
 /// can read of this process, `subagent_process::withdraw::withdraw()` (without it, the preset's

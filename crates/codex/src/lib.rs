@@ -321,7 +321,7 @@ impl ProviderFactory for CodexFactory {
         if let Some(home) = &config.codex_home {
             config.codex_home = Some(context.resolve_path(home));
         }
-        let secrets = context.extensions.cloned_or_default::<Secrets>();
+        let secrets = context.secrets.clone();
         Ok(Arc::new(
             CodexProvider::new(name, config)?.with_secrets(secrets),
         ))

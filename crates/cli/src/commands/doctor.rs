@@ -19,7 +19,7 @@ use std::sync::Arc;
 use futures::FutureExt;
 use futures::future::{BoxFuture, join_all, ready};
 use serde_json::{Value, json};
-use subagent_core::{BuildContext, ProviderFactory};
+use subagent_core::{BuildContext, Placement, ProviderFactory};
 use subagent_model::{ModelConfig, ModelKind};
 use subagent_preset::{Preset, ProviderRow};
 use subagent_process::ProcessSpec;
@@ -318,9 +318,10 @@ fn row_checks(
         .get("env")
         .and_then(|env| serde_json::from_value(env.clone()).ok())
         .unwrap_or_default();
-    // The keys the row's config names (a spawn or fork row's own model is checked below).
+    // The keys the row's config names (an in-process row's own model is checked below).
     let mut checks: Vec<Check> = Vec::new();
-    if !matches!(row.kind.as_str(), "spawn" | "fork")
+    let placement = setup::placement(row, factories);
+    if !placement.in_process()
         && let Some(factory) = factories.iter().find(|f| f.kind() == row.kind)
     {
         for var in factory.secret_env(&row.config) {
@@ -331,60 +332,10 @@ fn row_checks(
         ready(vec![Check::missing(&row.name, error.to_string(), None)]).boxed()
     };
     let cwd = cwd.to_path_buf();
+    if let Placement::InProcess { model } = placement {
+        return in_process_checks(name, model, checks);
+    }
     match row.kind.as_str() {
-        "spawn" | "fork" => {
-            let own: Option<ModelConfig> = row
-                .config
-                .get("model")
-                .filter(|model| !model.is_null())
-                .and_then(|model| serde_json::from_value(model.clone()).ok());
-            let Some(model) = own else {
-                let mut check = Check::ok(&name, "in-process, on the preset's model");
-                check.on_preset_model = true;
-                checks.push(check);
-                return ready(checks).boxed();
-            };
-            if model.kind == ModelKind::Scripted {
-                checks.push(Check::ok(
-                    &name,
-                    format!("in-process, on its own scripted model {}", model.model),
-                ));
-                return ready(checks).boxed();
-            }
-            let needs_key = matches!(
-                model.kind,
-                ModelKind::Anthropic | ModelKind::OpenaiResponses
-            );
-            match model.key_env() {
-                Some(var) if needs_key && setup::env(&var).is_none() => {
-                    checks.push(Check::missing(
-                        &name,
-                        format!(
-                            "{var} is not set: the row's model ({} {}) needs it",
-                            model.kind.as_str(),
-                            model.model
-                        ),
-                        Some(format!("set {var}")),
-                    ))
-                }
-                _ => checks.push(Check::ok(
-                    &name,
-                    format!(
-                        "in-process, on its own model {} {}, {}",
-                        model.kind.as_str(),
-                        model.model,
-                        key_words(&model)
-                    ),
-                )),
-            }
-            let url = endpoint_of(&model);
-            async move {
-                let origin = "the row's `model.base_url`";
-                checks.push(endpoint(&name, &url, origin).await);
-                checks
-            }
-            .boxed()
-        }
         "claude-code" => {
             let config: subagent_claude_code::ClaudeCodeConfig =
                 match BuildContext::parse_config(&row.kind, &row.name, &row.config) {
@@ -516,6 +467,60 @@ fn row_checks(
             ready(checks).boxed()
         }
     }
+}
+
+/// What an in-process row needs: the model it runs on (`model`, its own as the row's config
+/// names it, else the preset's, which [`model_checks`] checks once).
+fn in_process_checks(
+    name: String,
+    model: Option<serde_json::Value>,
+    mut checks: Vec<Check>,
+) -> BoxFuture<'static, Vec<Check>> {
+    let own: Option<ModelConfig> = model.and_then(|model| serde_json::from_value(model).ok());
+    let Some(model) = own else {
+        let mut check = Check::ok(&name, "in-process, on the preset's model");
+        check.on_preset_model = true;
+        checks.push(check);
+        return ready(checks).boxed();
+    };
+    if model.kind == ModelKind::Scripted {
+        checks.push(Check::ok(
+            &name,
+            format!("in-process, on its own scripted model {}", model.model),
+        ));
+        return ready(checks).boxed();
+    }
+    let needs_key = matches!(
+        model.kind,
+        ModelKind::Anthropic | ModelKind::OpenaiResponses
+    );
+    match model.key_env() {
+        Some(var) if needs_key && setup::env(&var).is_none() => checks.push(Check::missing(
+            &name,
+            format!(
+                "{var} is not set: the row's model ({} {}) needs it",
+                model.kind.as_str(),
+                model.model
+            ),
+            Some(format!("set {var}")),
+        )),
+        _ => checks.push(Check::ok(
+            &name,
+            format!(
+                "in-process, on its own model {} {}, {}",
+                model.kind.as_str(),
+                model.model,
+                key_words(&model)
+            ),
+        )),
+    }
+    let url = endpoint_of(&model);
+    async move {
+        let origin = "the row's `model.base_url`";
+        checks.push(endpoint(&name, &url, origin).await);
+        checks
+    }
+    .boxed()
 }
 
 /// A variable a row reads a secret from: set by the row's own `env`, or in ours.

@@ -24,7 +24,7 @@ fn build_as_a_run_would(
         &crate::setup::env,
     )?;
     let secrets = setup::secrets(preset, factories, &model, &[]);
-    let context = preset.build_context(setup::extensions(preset, &model, &secrets));
+    let context = setup::build_context(preset, &secrets, setup::extensions(preset, &model));
     preset
         .build(factories, &context)
         .map(|_| ())
