@@ -73,18 +73,52 @@ pub const EXIT_REFUSED: u8 = 2;
 /// Exit code: cancelled by the user.
 pub const EXIT_CANCELLED: u8 = 130;
 
+/// The stable code of a [`Refusal`], spelled one way ([`RefusalCode::as_str`]) on stderr and in
+/// `--json`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RefusalCode {
+    /// The seam's (`UNKNOWN_PROVIDER`, `INVALID_ARGUMENTS`, `NOT_RESUMABLE`, …): most refusals,
+    /// the preset's and the registry's included.
+    Core(subagent_core::ErrorCode),
+    /// The model client's (`subagent_model::Error::code`), when the preset's model cannot be
+    /// built.
+    Model(&'static str),
+}
+
+impl RefusalCode {
+    /// The code as text.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Core(code) => code.as_str(),
+            Self::Model(code) => code,
+        }
+    }
+}
+
+impl std::fmt::Display for RefusalCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl From<subagent_core::ErrorCode> for RefusalCode {
+    fn from(code: subagent_core::ErrorCode) -> Self {
+        Self::Core(code)
+    }
+}
+
 /// A refusal before anything started: a stable code and a message. Exit code 2.
 #[derive(Debug)]
 pub struct Refusal {
-    /// The stable code (`UNKNOWN_PROVIDER`, `INVALID_ARGUMENTS`, …).
-    pub code: String,
+    /// The stable code.
+    pub code: RefusalCode,
     /// What is wrong, for people.
     pub message: String,
 }
 
 impl Refusal {
     /// A refusal with this code.
-    pub fn new(code: impl Into<String>, message: impl Into<String>) -> Self {
+    pub fn new(code: impl Into<RefusalCode>, message: impl Into<String>) -> Self {
         Self {
             code: code.into(),
             message: message.into(),
@@ -93,7 +127,7 @@ impl Refusal {
 
     /// `INVALID_ARGUMENTS`.
     pub fn invalid(message: impl Into<String>) -> Self {
-        Self::new("INVALID_ARGUMENTS", message)
+        Self::new(subagent_core::ErrorCode::InvalidArguments, message)
     }
 
     /// Prints the refusal (JSON on stdout with `--json`, else on stderr) and returns exit 2.

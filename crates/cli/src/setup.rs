@@ -191,8 +191,7 @@ pub fn read_preset(
         ),
     };
     let mut preset = result.map_err(|error| {
-        let mut refusal =
-            Refusal::new(error.code().as_str(), crate::features::preset_error(&error));
+        let mut refusal = Refusal::new(error.code(), crate::features::preset_error(&error));
         if choice.source == PresetSource::Variable {
             refusal.message = format!("{} (named by {PRESET_VAR})", refusal.message);
         }
@@ -263,7 +262,7 @@ impl ChosenModel {
     /// missing secret fails instead of answering from a script.
     pub fn require(&self) -> Result<(), Refusal> {
         match &self.missing {
-            Some(refusal) => Err(Refusal::new(refusal.code.clone(), refusal.message.clone())),
+            Some(refusal) => Err(Refusal::new(refusal.code, refusal.message.clone())),
             None => Ok(()),
         }
     }
@@ -407,7 +406,7 @@ pub fn choose_model(
         } else if key_missing {
             as_written = false;
             missing = Some(Refusal::new(
-                subagent_core::ErrorCode::MissingApiKey.as_str(),
+                subagent_core::ErrorCode::MissingApiKey,
                 format!(
                     "{} is not set: the preset's model ({} {}) needs it. Set it, or give --offline to use the scripted offline model (no network)",
                     key_env.as_deref().unwrap_or("the API key"),
@@ -446,7 +445,7 @@ pub fn choose_model(
         config.max_answer_bytes = bytes;
     }
     let model = subagent_model::build_with_env(&config, get)
-        .map_err(|e| Refusal::new(e.code(), format!("model: {e}")))?;
+        .map_err(|e| Refusal::new(crate::RefusalCode::Model(e.code()), format!("model: {e}")))?;
     let key_env = match config.kind {
         ModelKind::Scripted => None,
         _ => key_env,
@@ -639,7 +638,7 @@ pub fn runnable_withholding(
     let context = build_context(&preset, &secrets, provided);
     let built = preset
         .build(factories, &context)
-        .map_err(|error| Refusal::new(error.code().as_str(), error.to_string()))?;
+        .map_err(|error| Refusal::new(error.code(), error.to_string()))?;
     // A delegation asking for `isolation: worktree` gets a git worktree of its own.
     let mut registry = built.registry;
     registry.set_isolator(Arc::new(subagent_worktree::Worktrees::new()));

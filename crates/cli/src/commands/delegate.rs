@@ -208,7 +208,7 @@ fn known_provider(runnable: &setup::Runnable, provider: &str) -> Result<(), Refu
     let rows = &runnable.preset.providers;
     if let Some(row) = rows.iter().find(|row| row.name == provider && row.disabled) {
         return Err(Refusal::new(
-            "UNKNOWN_PROVIDER",
+            subagent_core::ErrorCode::UnknownProvider,
             format!(
                 "provider \"{provider}\" is disabled in {} (enabled: {})",
                 row_place(&runnable.preset, row),
@@ -237,5 +237,8 @@ fn known_provider(runnable: &setup::Runnable, provider: &str) -> Result<(), Refu
             ));
         }
     }
-    Err(Refusal::new("UNKNOWN_PROVIDER", message))
+    Err(Refusal::new(
+        subagent_core::ErrorCode::UnknownProvider,
+        message,
+    ))
 }

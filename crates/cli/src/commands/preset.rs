@@ -28,7 +28,7 @@ fn build_as_a_run_would(
     preset
         .build(factories, &context)
         .map(|_| ())
-        .map_err(|error| Refusal::new(error.code().as_str(), error.to_string()))
+        .map_err(|error| Refusal::new(error.code(), error.to_string()))
 }
 
 pub(super) fn validate(
@@ -82,14 +82,10 @@ pub(super) fn validate(
                     );
                 }
                 outln!("{value}");
+                ExitCode::from(EXIT_REFUSED)
             } else {
-                eprintln!(
-                    "error[{}]: {}",
-                    error.code().as_str(),
-                    crate::features::preset_error(&error)
-                );
+                Refusal::new(error.code(), crate::features::preset_error(&error)).report(false)
             }
-            ExitCode::from(EXIT_REFUSED)
         }
     }
 }
