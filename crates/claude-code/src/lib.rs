@@ -50,7 +50,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::Value;
 use subagent_core::{
-    BuildContext, Capabilities, ChildTools, ProviderFactory, Run, StartRequest, SubagentProvider,
+    BuildContext, Capabilities, ChildTools, Program, ProviderFactory, Requirements, Run,
+    StartRequest, SubagentProvider, TestedVersion,
 };
 use subagent_process::Secrets;
 
@@ -177,6 +178,28 @@ impl ProviderFactory for ClaudeCodeFactory {
 
     fn capabilities(&self) -> Capabilities {
         CAPABILITIES
+    }
+
+    /// The `claude` program the row names, tested at [`TESTED_VERSION`].
+    fn requirements(
+        &self,
+        name: &str,
+        config: &Value,
+        context: &BuildContext,
+    ) -> subagent_core::Result<Requirements> {
+        let config: ClaudeCodeConfig = BuildContext::parse_config(KIND, name, config)?;
+        Ok(Requirements {
+            program: Some(Program {
+                path: context.resolve_program(&config.binary),
+                tested: Some(TestedVersion {
+                    package: NPM_PACKAGE.to_owned(),
+                    version: TESTED_VERSION.to_owned(),
+                    asks_version: true,
+                }),
+                install_hint: INSTALL_HINT.to_owned(),
+            }),
+            endpoints: Vec::new(),
+        })
     }
 
     fn config_schema(&self) -> schemars::Schema {

@@ -111,6 +111,49 @@ pub struct ChildTools {
     pub delegation: bool,
 }
 
+/// What a row needs to run, as its kind knows it before building
+/// ([`ProviderFactory::requirements`]): what `subagent doctor` checks for it (besides the
+/// variables of [`ProviderFactory::secret_env`] and, in process, the model it runs on).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Requirements {
+    /// The program the row runs, when it runs one.
+    pub program: Option<Program>,
+    /// The servers the row reaches, in the order they matter (the agent itself first).
+    pub endpoints: Vec<Endpoint>,
+}
+
+/// A program a row runs ([`Requirements::program`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Program {
+    /// As the row names it, resolved against the preset ([`BuildContext::resolve_program`]):
+    /// a bare name is looked up on the row's `PATH`.
+    pub path: PathBuf,
+    /// The version the kind is tested with, when it is known for this program.
+    pub tested: Option<TestedVersion>,
+    /// How to install it, said when it is missing.
+    pub install_hint: String,
+}
+
+/// The version of a program a kind is tested with ([`Program::tested`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TestedVersion {
+    /// Its npm package.
+    pub package: String,
+    /// The tested version.
+    pub version: String,
+    /// Whether `PROGRAM --version` prints it (else only the package says it).
+    pub asks_version: bool,
+}
+
+/// A server a row reaches ([`Requirements::endpoints`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Endpoint {
+    /// Its URLs: reaching any one of them is enough (a list of servers of one cluster).
+    pub urls: Vec<String>,
+    /// Where they are written, said with the fix (the row's `url`, say).
+    pub origin: String,
+}
+
 /// Builds providers of one kind. The static description (kind, capabilities, config schema) is
 /// known before anything is built, so a preset can be validated and documented without building.
 pub trait ProviderFactory: Send + Sync {
@@ -150,6 +193,18 @@ pub trait ProviderFactory: Send + Sync {
     fn child_tools(&self, config: &Value) -> Option<ChildTools> {
         let _ = config;
         None
+    }
+
+    /// What the row `name` with this `config` needs to run: a program, servers. Default:
+    /// nothing. A config that does not parse is `INVALID_ARGUMENTS`, as `build` reports it.
+    fn requirements(
+        &self,
+        name: &str,
+        config: &Value,
+        context: &BuildContext,
+    ) -> Result<Requirements> {
+        let _ = (name, config, context);
+        Ok(Requirements::default())
     }
 
     /// Builds a provider named `name` from its config (already validated against the schema by

@@ -2,7 +2,7 @@
 //!
 //! The crate root is the provider contract: the provider trait ([`SubagentProvider`]) and its
 //! factory ([`ProviderFactory`], [`BuildContext`], with what a host asks of a kind before building
-//! it: [`Placement`], [`ChildTools`], and the configured [`Secrets`] it hands over), the static capability table
+//! it: [`Placement`], [`ChildTools`], [`Requirements`], and the configured [`Secrets`] it hands over), the static capability table
 //! ([`Capabilities`]), the start request ([`StartRequest`], [`ParentContext`], and the types of
 //! its fields), the run handle ([`Run`], [`RunEvent`], [`Outcome`]) with the helper providers
 //! build it from ([`Run::channel`], [`RunSender`]), and the one error type with stable codes
@@ -37,7 +37,10 @@ mod text;
 pub use capabilities::{Capabilities, Capability};
 pub use error::{Error, ErrorCode, Result};
 pub use extensions::Extensions;
-pub use factory::{BuildContext, ChildTools, Placement, ProviderFactory};
+pub use factory::{
+    BuildContext, ChildTools, Endpoint, Placement, Program, ProviderFactory, Requirements,
+    TestedVersion,
+};
 pub use isolation::{Isolation, WorktreeReport};
 pub use provider::SubagentProvider;
 pub use request::{INHERIT_MODEL, ParentContext, RunId, StartRequest, StartRequestBuilder};
