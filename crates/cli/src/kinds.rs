@@ -1,11 +1,13 @@
 //! The provider kinds built into `subagent`: the one list of them. The registry's factories
 //! ([`built_in_factories`], which `setup::factories` extends with an embedder's own), the
 //! refusal of a kind a lean build left out (`features::kind_not_built`) and the fuzz target
-//! that parses presets against every kind's schema all read it.
+//! that parses presets against every kind's schema all read it. And what the CLI asks of a row's
+//! kind, through its factory, never by its name ([`placement`]).
 
 use std::sync::Arc;
 
-use subagent_core::ProviderFactory;
+use subagent_core::{Placement, ProviderFactory};
+use subagent_preset::Preset;
 
 /// A provider kind built into `subagent`.
 #[derive(Clone)]
@@ -74,6 +76,46 @@ pub fn built_in_factories() -> Vec<Arc<dyn ProviderFactory>> {
         .into_iter()
         .filter_map(|kind| kind.factory)
         .collect()
+}
+
+/// Where an enabled row's children run, as its kind's factory says
+/// ([`ProviderFactory::placement`]); a disabled row, or one of a kind not among `factories`,
+/// runs nowhere here ([`Placement::Elsewhere`]).
+pub fn placement(
+    row: &subagent_preset::ProviderRow,
+    factories: &[Arc<dyn ProviderFactory>],
+) -> Placement {
+    if row.disabled {
+        return Placement::Elsewhere;
+    }
+    factories
+        .iter()
+        .find(|factory| factory.kind() == row.kind)
+        .map_or(Placement::Elsewhere, |factory| {
+            factory.placement(&row.config)
+        })
+}
+
+/// Whether `row` is enabled and runs an in-process agent (a `spawn` or `fork` row): one whose
+/// sessions this directory's session store keeps.
+pub fn in_process(
+    row: &subagent_preset::ProviderRow,
+    factories: &[Arc<dyn ProviderFactory>],
+) -> bool {
+    placement(row, factories).in_process()
+}
+
+/// Whether an enabled row (only `provider`'s, when given) runs an in-process agent on the
+/// preset's default model: a `spawn` or `fork` row without a `model` of its own. Such a row
+/// cannot run when that model's key is missing ([`crate::setup::ChosenModel::require`]).
+pub fn uses_default_model(
+    preset: &Preset,
+    factories: &[Arc<dyn ProviderFactory>],
+    provider: Option<&str>,
+) -> bool {
+    preset.providers.iter().any(|row| {
+        provider.is_none_or(|name| row.name == name) && placement(row, factories).on_default_model()
+    })
 }
 
 #[cfg(test)]

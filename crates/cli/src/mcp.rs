@@ -56,7 +56,7 @@ pub async fn mcp(
         setup::KeySwitch::AsWritten,
         factories,
     )?;
-    if setup::uses_default_model(&runnable.preset, factories, None) {
+    if crate::kinds::uses_default_model(&runnable.preset, factories, None) {
         runnable.model.require()?;
     }
     warnings::print(&runnable.catalog, &runnable.cwd);

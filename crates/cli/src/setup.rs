@@ -8,7 +8,7 @@ use subagent_catalog::{
     BuiltinOptions, Catalog, CatalogConfig, ProviderTable, Source, SourceDir, standard_dirs,
 };
 use subagent_core::registry::Registry;
-use subagent_core::{Extensions, Placement, ProviderFactory};
+use subagent_core::{Extensions, ProviderFactory};
 use subagent_model::{Model, ModelConfig, ModelKind};
 use subagent_preset::{ModelSection, Preset, ToolRow};
 use subagent_runtime::{DefaultModel, Secrets, SessionStore, TaskDir, ToolResultCap};
@@ -682,46 +682,6 @@ pub fn listing_context(
     }
     let secrets = secrets(preset, factories, &model, &[]);
     Ok(build_context(preset, &secrets, extensions(preset, &model)))
-}
-
-/// Where an enabled row's children run, as its kind's factory says
-/// ([`ProviderFactory::placement`]); a disabled row, or one of a kind not among `factories`,
-/// runs nowhere here ([`Placement::Elsewhere`]).
-pub fn placement(
-    row: &subagent_preset::ProviderRow,
-    factories: &[Arc<dyn ProviderFactory>],
-) -> Placement {
-    if row.disabled {
-        return Placement::Elsewhere;
-    }
-    factories
-        .iter()
-        .find(|factory| factory.kind() == row.kind)
-        .map_or(Placement::Elsewhere, |factory| {
-            factory.placement(&row.config)
-        })
-}
-
-/// Whether `row` is enabled and runs an in-process agent (a `spawn` or `fork` row): one whose
-/// sessions this directory's session store keeps.
-pub fn in_process(
-    row: &subagent_preset::ProviderRow,
-    factories: &[Arc<dyn ProviderFactory>],
-) -> bool {
-    placement(row, factories).in_process()
-}
-
-/// Whether an enabled row (only `provider`'s, when given) runs an in-process agent on the
-/// preset's default model: a `spawn` or `fork` row without a `model` of its own. Such a row
-/// cannot run when that model's key is missing ([`ChosenModel::require`]).
-pub fn uses_default_model(
-    preset: &Preset,
-    factories: &[Arc<dyn ProviderFactory>],
-    provider: Option<&str>,
-) -> bool {
-    preset.providers.iter().any(|row| {
-        provider.is_none_or(|name| row.name == name) && placement(row, factories).on_default_model()
-    })
 }
 
 /// The catalog: built-ins, the user's and the project's directories, and the preset's.

@@ -52,7 +52,7 @@ pub async fn worker(
         factories,
         &credentials.variables(),
     )?;
-    if setup::uses_default_model(&runnable.preset, factories, None) {
+    if crate::kinds::uses_default_model(&runnable.preset, factories, None) {
         runnable.model.require()?;
     }
     warnings::print(&runnable.catalog, &runnable.cwd);

@@ -36,7 +36,7 @@ pub(super) async fn delegate(
             Some(provider) => name == provider,
             None => rows
                 .iter()
-                .any(|row| row.name == name && setup::in_process(row, factories)),
+                .any(|row| row.name == name && crate::kinds::in_process(row, factories)),
         };
         Some(super::sessions::latest(&runnable.cwd, "child", wanted)?.id)
     } else {
@@ -132,13 +132,13 @@ pub(super) async fn delegate(
     request.parent.extensions = setup::extensions(&runnable.preset, &runnable.model);
     known_provider(&runnable, &provider)?;
     // The model (its notice, its key) matters only when an in-process agent runs on it.
-    if setup::uses_default_model(&runnable.preset, factories, Some(&provider)) {
+    if crate::kinds::uses_default_model(&runnable.preset, factories, Some(&provider)) {
         runnable.model.require()?;
         notice(&runnable, mode);
     }
     let mut interrupts = Interrupts::listen();
     let on_preset_model = args.model.is_none()
-        && setup::uses_default_model(&runnable.preset, factories, Some(&provider));
+        && crate::kinds::uses_default_model(&runnable.preset, factories, Some(&provider));
     let budget = crate::flags::budget(
         &runnable,
         args.max_tokens_budget,

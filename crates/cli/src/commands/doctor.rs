@@ -340,7 +340,7 @@ fn row_checks(
         .unwrap_or_default();
     // The keys the row's config names (an in-process row's own model is checked below).
     let mut checks: Vec<Check> = Vec::new();
-    let placement = setup::placement(row, factories);
+    let placement = crate::kinds::placement(row, factories);
     if !placement.in_process()
         && let Some(factory) = factories.iter().find(|f| f.kind() == row.kind)
     {
