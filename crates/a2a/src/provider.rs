@@ -5,8 +5,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use subagent_core::{
-    BuildContext, Capabilities, Error as CoreError, ProviderFactory, Run, StartRequest,
-    SubagentProvider,
+    BuildContext, Capabilities, Endpoint, Error as CoreError, ProviderFactory, Requirements, Run,
+    StartRequest, SubagentProvider,
 };
 
 use crate::card::AgentCard;
@@ -365,6 +365,23 @@ impl ProviderFactory for A2aFactory {
 
     fn config_schema(&self) -> schemars::Schema {
         schemars::schema_for!(A2aConfig)
+    }
+
+    /// The remote agent: its card's URL.
+    fn requirements(
+        &self,
+        name: &str,
+        config: &Value,
+        _context: &BuildContext,
+    ) -> subagent_core::Result<Requirements> {
+        let config: A2aConfig = BuildContext::parse_config(KIND, name, config)?;
+        Ok(Requirements {
+            program: None,
+            endpoints: vec![Endpoint {
+                urls: vec![config.card_url()],
+                origin: "the row's `url` (is the agent up?)".to_owned(),
+            }],
+        })
     }
 
     fn secret_env(&self, config: &Value) -> Vec<String> {

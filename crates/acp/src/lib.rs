@@ -90,7 +90,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::Value;
 use subagent_core::{
-    BuildContext, Capabilities, ProviderFactory, Run, StartRequest, SubagentProvider,
+    BuildContext, Capabilities, Program, ProviderFactory, Requirements, Run, StartRequest,
+    SubagentProvider, TestedVersion,
 };
 use subagent_process::Secrets;
 use subagent_runtime::Roots;
@@ -223,6 +224,34 @@ impl ProviderFactory for AcpFactory {
         CAPABILITIES
     }
 
+    /// The agent program the row names; for an adapter of [`TESTED_ADAPTERS`], the version
+    /// its npm package is tested at (the adapters take no `--version`).
+    fn requirements(
+        &self,
+        name: &str,
+        config: &Value,
+        context: &BuildContext,
+    ) -> subagent_core::Result<Requirements> {
+        let config: AcpConfig = BuildContext::parse_config(KIND, name, config)?;
+        let path = context.resolve_program(&config.command);
+        let tested = TESTED_ADAPTERS
+            .iter()
+            .find(|(known, ..)| path.file_name().is_some_and(|name| name == *known))
+            .map(|&(_, package, version)| TestedVersion {
+                package: package.to_owned(),
+                version: version.to_owned(),
+                asks_version: false,
+            });
+        Ok(Requirements {
+            program: Some(Program {
+                path,
+                tested,
+                install_hint: INSTALL_HINT.to_owned(),
+            }),
+            endpoints: Vec::new(),
+        })
+    }
+
     fn config_schema(&self) -> schemars::Schema {
         schemars::schema_for!(AcpConfig)
     }
@@ -237,7 +266,7 @@ impl ProviderFactory for AcpFactory {
         // A command given as a relative path (with a `/`) is relative to the preset; a bare name
         // stays a PATH lookup.
         config.command = context.resolve_program(&config.command);
-        let secrets = context.extensions.cloned_or_default::<Secrets>();
+        let secrets = context.secrets.clone();
         Ok(Arc::new(
             AcpProvider::new(name, config)?.with_secrets(secrets),
         ))

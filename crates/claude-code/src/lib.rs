@@ -50,7 +50,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::Value;
 use subagent_core::{
-    BuildContext, Capabilities, ProviderFactory, Run, StartRequest, SubagentProvider,
+    BuildContext, Capabilities, ChildTools, Program, ProviderFactory, Requirements, Run,
+    StartRequest, SubagentProvider, TestedVersion,
 };
 use subagent_process::Secrets;
 
@@ -161,8 +162,8 @@ impl SubagentProvider for ClaudeCodeProvider {
     }
 }
 
-/// Builds `claude-code` providers from a preset's config (and the [`Secrets`] in the build
-/// context's extensions).
+/// Builds `claude-code` providers from a preset's config (and the build context's
+/// [`Secrets`]).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ClaudeCodeFactory;
 
@@ -179,8 +180,45 @@ impl ProviderFactory for ClaudeCodeFactory {
         CAPABILITIES
     }
 
+    /// The `claude` program the row names, tested at [`TESTED_VERSION`].
+    fn requirements(
+        &self,
+        name: &str,
+        config: &Value,
+        context: &BuildContext,
+    ) -> subagent_core::Result<Requirements> {
+        let config: ClaudeCodeConfig = BuildContext::parse_config(KIND, name, config)?;
+        Ok(Requirements {
+            program: Some(Program {
+                path: context.resolve_program(&config.binary),
+                tested: Some(TestedVersion {
+                    package: NPM_PACKAGE.to_owned(),
+                    version: TESTED_VERSION.to_owned(),
+                    asks_version: true,
+                }),
+                install_hint: INSTALL_HINT.to_owned(),
+            }),
+            endpoints: Vec::new(),
+        })
+    }
+
     fn config_schema(&self) -> schemars::Schema {
         schemars::schema_for!(ClaudeCodeConfig)
+    }
+
+    /// Claude Code's tools ([`KNOWN_TOOLS`]), and its sub-agent tool under both its names
+    /// ([`AGENT_TOOLS`]: `Task`, the older one, is still written in definitions).
+    fn child_tools(&self, _config: &Value) -> Option<ChildTools> {
+        let mut names: Vec<String> = KNOWN_TOOLS.iter().map(|tool| (*tool).to_owned()).collect();
+        for tool in AGENT_TOOLS {
+            if !names.iter().any(|known| known == tool) {
+                names.push(tool.to_owned());
+            }
+        }
+        Some(ChildTools {
+            names,
+            delegation: false,
+        })
     }
 
     fn build(
@@ -192,7 +230,7 @@ impl ProviderFactory for ClaudeCodeFactory {
         let mut config: ClaudeCodeConfig = BuildContext::parse_config(KIND, name, config)?;
         // A relative path with a directory part is relative to the preset, not to our cwd.
         config.binary = context.resolve_program(&config.binary);
-        let secrets = context.extensions.cloned_or_default::<Secrets>();
+        let secrets = context.secrets.clone();
         Ok(Arc::new(
             ClaudeCodeProvider::new(name, config)?.with_secrets(secrets),
         ))

@@ -98,7 +98,7 @@ pub async fn acp(
     {
         Ok(()) => Ok(ExitCode::from(EXIT_COMPLETED)),
         Err(error) => {
-            eprintln!("error[PROTOCOL]: {error}");
+            eprintln!("error[{}]: {error}", subagent_core::ErrorCode::Protocol);
             Ok(ExitCode::from(EXIT_NOT_COMPLETED))
         }
     }

@@ -2,12 +2,6 @@
 //! build (`--no-default-features`) leaves out, and the words that say so when a command or a
 //! preset asks for one of them.
 
-/// The provider kinds behind a feature: (kind, feature, whether this build has it).
-const GATED_KINDS: &[(&str, &str, bool)] = &[
-    ("acp", "acp", cfg!(feature = "acp")),
-    ("nats", "nats", cfg!(feature = "nats")),
-];
-
 /// How to get a build that has `feature`.
 fn how_to_get(feature: &str) -> String {
     format!(
@@ -19,10 +13,11 @@ fn how_to_get(feature: &str) -> String {
 
 /// Why a preset's `kind:` is unknown when this build left that kind out, else `None`.
 pub fn kind_not_built(kind: &str) -> Option<String> {
-    GATED_KINDS
-        .iter()
-        .find(|(gated, _, built)| *gated == kind && !built)
-        .map(|(_, feature, _)| {
+    crate::kinds::built_in_kinds()
+        .into_iter()
+        .find(|built_in| built_in.kind == kind && built_in.factory.is_none())
+        .and_then(|built_in| built_in.feature)
+        .map(|feature| {
             format!(
                 "the provider kind \"{kind}\" is not in this build: {}",
                 how_to_get(feature)
@@ -57,7 +52,15 @@ mod tests {
 
     #[test]
     fn a_gated_kind_names_its_feature_only_when_left_out() {
-        for (kind, feature, built) in GATED_KINDS {
+        let gated: Vec<_> = crate::kinds::built_in_kinds()
+            .into_iter()
+            .filter_map(|kind| Some((kind.kind, kind.feature?, kind.factory.is_some())))
+            .collect();
+        assert_eq!(
+            gated.iter().map(|(kind, ..)| *kind).collect::<Vec<_>>(),
+            ["acp", "nats"]
+        );
+        for (kind, feature, built) in gated {
             match kind_not_built(kind) {
                 None => assert!(built, "{kind}"),
                 Some(reason) => {

@@ -56,7 +56,7 @@ pub fn parent_effort(
 ) -> Result<Option<subagent_core::Effort>, Refusal> {
     match effort {
         Some(effort) if !runnable.model.model.supports_effort() => Err(Refusal::new(
-            subagent_core::ErrorCode::UnsupportedCapability.as_str(),
+            subagent_core::ErrorCode::UnsupportedCapability,
             format!(
                 "--effort {effort}: the parent's model ({}) takes no reasoning effort (an anthropic or openai-responses model does, an openai-chat one with `reasoning_effort: true`)",
                 runnable.model.model.describe()

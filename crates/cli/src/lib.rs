@@ -33,6 +33,7 @@ mod commands;
 mod drive;
 mod features;
 mod flags;
+mod kinds;
 mod logging;
 #[cfg(feature = "mcp")]
 mod mcp;
@@ -54,6 +55,8 @@ use std::sync::Arc;
 use clap::Parser;
 use subagent_core::ProviderFactory;
 
+pub use kinds::{BuiltInKind, built_in_factories, built_in_kinds};
+
 /// `docs/writing-a-provider.md`, compiled: its Rust blocks run as doctests (the conformance kit
 /// runs against its example provider; its own binary calls [`main_with`]), so the guide cannot
 /// rot.
@@ -70,18 +73,52 @@ pub const EXIT_REFUSED: u8 = 2;
 /// Exit code: cancelled by the user.
 pub const EXIT_CANCELLED: u8 = 130;
 
+/// The stable code of a [`Refusal`], spelled one way ([`RefusalCode::as_str`]) on stderr and in
+/// `--json`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RefusalCode {
+    /// The seam's (`UNKNOWN_PROVIDER`, `INVALID_ARGUMENTS`, `NOT_RESUMABLE`, …): most refusals,
+    /// the preset's and the registry's included.
+    Core(subagent_core::ErrorCode),
+    /// The model client's (`subagent_model::Error::code`), when the preset's model cannot be
+    /// built.
+    Model(subagent_model::ErrorCode),
+}
+
+impl RefusalCode {
+    /// The code as text.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Core(code) => code.as_str(),
+            Self::Model(code) => code.as_str(),
+        }
+    }
+}
+
+impl std::fmt::Display for RefusalCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl From<subagent_core::ErrorCode> for RefusalCode {
+    fn from(code: subagent_core::ErrorCode) -> Self {
+        Self::Core(code)
+    }
+}
+
 /// A refusal before anything started: a stable code and a message. Exit code 2.
 #[derive(Debug)]
 pub struct Refusal {
-    /// The stable code (`UNKNOWN_PROVIDER`, `INVALID_ARGUMENTS`, …).
-    pub code: String,
+    /// The stable code.
+    pub code: RefusalCode,
     /// What is wrong, for people.
     pub message: String,
 }
 
 impl Refusal {
     /// A refusal with this code.
-    pub fn new(code: impl Into<String>, message: impl Into<String>) -> Self {
+    pub fn new(code: impl Into<RefusalCode>, message: impl Into<String>) -> Self {
         Self {
             code: code.into(),
             message: message.into(),
@@ -90,13 +127,13 @@ impl Refusal {
 
     /// `INVALID_ARGUMENTS`.
     pub fn invalid(message: impl Into<String>) -> Self {
-        Self::new("INVALID_ARGUMENTS", message)
+        Self::new(subagent_core::ErrorCode::InvalidArguments, message)
     }
 
     /// Prints the refusal (JSON on stdout with `--json`, else on stderr) and returns exit 2.
     pub fn report(&self, json: bool) -> ExitCode {
         if json {
-            render::print_json_line(&render::error_json(&self.code, &self.message));
+            render::print_json_line(&render::error_json(self.code.as_str(), &self.message));
         } else {
             eprintln!("error[{}]: {}", self.code, self.message);
         }
@@ -106,12 +143,12 @@ impl Refusal {
 
 impl From<subagent_core::Error> for Refusal {
     fn from(error: subagent_core::Error) -> Self {
-        Self::new(error.code().as_str(), error.to_string())
+        Self::new(error.code(), error.to_string())
     }
 }
 
-/// The `subagent` command, with `extra` provider kinds beside the built-in ones (`spawn`, `fork`,
-/// `claude-code`, `codex`): what the `main` of a binary of your own calls, after
+/// The `subagent` command, with `extra` provider kinds beside the built-in ones
+/// ([`built_in_kinds`]): what the `main` of a binary of your own calls, after
 /// `subagent_process::guard::init()` (which must come first: the guardian of every child
 /// process is a re-executed copy of the binary) and, to keep keys out of what a model's commands
 /// can read of this process, `subagent_process::withdraw::withdraw()` (without it, the preset's

@@ -56,7 +56,7 @@ pub async fn mcp(
         setup::KeySwitch::AsWritten,
         factories,
     )?;
-    if setup::uses_default_model(&runnable.preset, None) {
+    if crate::kinds::uses_default_model(&runnable.preset, factories, None) {
         runnable.model.require()?;
     }
     warnings::print(&runnable.catalog, &runnable.cwd);
@@ -72,7 +72,7 @@ pub async fn mcp(
     let mut config = McpConfig::new(&runnable.cwd);
     config.max_depth = runnable.registry.max_depth();
     config.permission_ceiling = args.permission_mode;
-    config.extensions = setup::extensions(&runnable.preset, &runnable.model, &runnable.secrets);
+    config.extensions = setup::extensions(&runnable.preset, &runnable.model);
     let agents: Arc<dyn AgentDirectory> = runnable.catalog.clone();
     let server = McpServer::new(Arc::clone(&runnable.registry), &rows, agents, config);
     eprintln!(

@@ -234,7 +234,7 @@ pub async fn serve(
         factories,
         &args.token_env.iter().cloned().collect::<Vec<_>>(),
     )?;
-    if setup::uses_default_model(&runnable.preset, None) {
+    if crate::kinds::uses_default_model(&runnable.preset, factories, None) {
         runnable.model.require()?;
     }
     warnings::print(&runnable.catalog, &runnable.cwd);

@@ -19,23 +19,13 @@ use crate::args::{PresetArgs, ProjectArgs};
 /// The standard preset, compiled in for when `--preset` is not given.
 const STANDARD_PRESET: &str = include_str!("../../../presets/standard.yaml");
 
-/// Every provider kind this build knows: the built-in ones (the one place that links every
-/// provider), then `extra`, the kinds of an embedder's own binary (`crate::main_with`). A kind
+/// Every provider kind this build knows: the built-in ones ([`crate::built_in_kinds`], the one
+/// list of them), then `extra`, the kinds of an embedder's own binary (`crate::main_with`). A kind
 /// given twice is refused: a preset's `kind:` must name one factory.
 pub fn factories(
     extra: Vec<Arc<dyn ProviderFactory>>,
 ) -> Result<Vec<Arc<dyn ProviderFactory>>, Refusal> {
-    let mut factories: Vec<Arc<dyn ProviderFactory>> = vec![
-        Arc::new(subagent_spawn::SpawnFactory),
-        Arc::new(subagent_fork::ForkFactory),
-        Arc::new(subagent_claude_code::ClaudeCodeFactory),
-        Arc::new(subagent_codex::CodexFactory),
-        #[cfg(feature = "acp")]
-        Arc::new(subagent_acp::AcpFactory),
-        Arc::new(subagent_a2a::A2aFactory),
-        #[cfg(feature = "nats")]
-        Arc::new(subagent_nats::NatsFactory),
-    ];
+    let mut factories = crate::kinds::built_in_factories();
     let built_in = factories
         .iter()
         .map(|factory| factory.kind().to_owned())
@@ -201,8 +191,7 @@ pub fn read_preset(
         ),
     };
     let mut preset = result.map_err(|error| {
-        let mut refusal =
-            Refusal::new(error.code().as_str(), crate::features::preset_error(&error));
+        let mut refusal = Refusal::new(error.code(), crate::features::preset_error(&error));
         if choice.source == PresetSource::Variable {
             refusal.message = format!("{} (named by {PRESET_VAR})", refusal.message);
         }
@@ -273,7 +262,7 @@ impl ChosenModel {
     /// missing secret fails instead of answering from a script.
     pub fn require(&self) -> Result<(), Refusal> {
         match &self.missing {
-            Some(refusal) => Err(Refusal::new(refusal.code.clone(), refusal.message.clone())),
+            Some(refusal) => Err(Refusal::new(refusal.code, refusal.message.clone())),
             None => Ok(()),
         }
     }
@@ -417,7 +406,7 @@ pub fn choose_model(
         } else if key_missing {
             as_written = false;
             missing = Some(Refusal::new(
-                subagent_core::ErrorCode::MissingApiKey.as_str(),
+                subagent_core::ErrorCode::MissingApiKey,
                 format!(
                     "{} is not set: the preset's model ({} {}) needs it. Set it, or give --offline to use the scripted offline model (no network)",
                     key_env.as_deref().unwrap_or("the API key"),
@@ -456,7 +445,7 @@ pub fn choose_model(
         config.max_answer_bytes = bytes;
     }
     let model = subagent_model::build_with_env(&config, get)
-        .map_err(|e| Refusal::new(e.code().as_str(), format!("model: {e}")))?;
+        .map_err(|e| Refusal::new(crate::RefusalCode::Model(e.code()), format!("model: {e}")))?;
     let key_env = match config.kind {
         ModelKind::Scripted => None,
         _ => key_env,
@@ -506,18 +495,30 @@ pub fn secret_names(preset: &Preset, factories: &[Arc<dyn ProviderFactory>]) -> 
     names
 }
 
-/// Extensions every provider reads: the default model (in-process providers) and the
-/// configured secrets (every provider keeps them from its children and out of its output); and
-/// the preset's cap on a tool result, which an in-process agent started with them (a request's
-/// extensions: `delegate`, `mcp`, `worker`) takes when its own configuration sets none.
-pub fn extensions(preset: &Preset, model: &ChosenModel, secrets: &Secrets) -> Extensions {
+/// Extensions the in-process providers read: the default model; and the preset's cap on a tool
+/// result, which an in-process agent started with them (a request's extensions: `delegate`,
+/// `mcp`, `worker`) takes when its own configuration sets none. (The configured secrets go in
+/// the build context's own field, [`build_context`].)
+pub fn extensions(preset: &Preset, model: &ChosenModel) -> Extensions {
     let mut extensions = Extensions::new();
     extensions.insert(DefaultModel(Arc::clone(&model.model)));
-    extensions.insert(secrets.clone());
     if let Some(cap) = tool_result_cap(preset) {
         extensions.insert(ToolResultCap(cap));
     }
     extensions
+}
+
+/// The build context of `preset`'s rows: its directory, the configured `secrets` (every
+/// provider keeps them from its children and out of its output) and `extensions`.
+pub fn build_context(
+    preset: &Preset,
+    secrets: &Secrets,
+    extensions: Extensions,
+) -> subagent_core::BuildContext {
+    subagent_core::BuildContext {
+        secrets: secrets.clone(),
+        ..preset.build_context(extensions)
+    }
 }
 
 /// The preset's `max_tool_result_bytes`, for the runtime.
@@ -626,7 +627,7 @@ pub fn runnable_withholding(
     let model = choose_model(preset.model.as_ref(), model_flag, offline, switch, &env)?;
     let secrets = secrets(&preset, factories, &model, also);
     let sessions = session_store(&cwd);
-    let mut provided = extensions(&preset, &model, &secrets);
+    let mut provided = extensions(&preset, &model);
     if let Some(store) = &sessions {
         provided.insert(store.clone());
     }
@@ -634,15 +635,15 @@ pub fn runnable_withholding(
     if let Some(tasks) = &tasks {
         provided.insert(tasks.clone());
     }
-    let context = preset.build_context(provided);
+    let context = build_context(&preset, &secrets, provided);
     let built = preset
         .build(factories, &context)
-        .map_err(|error| Refusal::new(error.code().as_str(), error.to_string()))?;
+        .map_err(|error| Refusal::new(error.code(), error.to_string()))?;
     // A delegation asking for `isolation: worktree` gets a git worktree of its own.
     let mut registry = built.registry;
     registry.set_isolator(Arc::new(subagent_worktree::Worktrees::new()));
     let registry = Arc::new(registry);
-    let catalog = Arc::new(load_catalog(&preset, &registry, &cwd));
+    let catalog = Arc::new(load_catalog(&preset, &registry, factories, &cwd));
     tracing::debug!(
         preset = %preset.path.display(),
         providers = %registry.names().join(", "),
@@ -680,38 +681,23 @@ pub fn listing_context(
         model = choose_model(section, None, false, KeySwitch::AsWritten, &placeholder)?;
     }
     let secrets = secrets(preset, factories, &model, &[]);
-    Ok(preset.build_context(extensions(preset, &model, &secrets)))
-}
-
-/// Whether `row` is enabled and runs an in-process agent (`spawn`, `fork`): one whose sessions
-/// this directory's session store keeps.
-pub fn in_process(row: &subagent_preset::ProviderRow) -> bool {
-    !row.disabled && matches!(row.kind.as_str(), "spawn" | "fork")
-}
-
-/// Whether an enabled row (only `provider`'s, when given) runs an in-process agent on the
-/// preset's default model: a `spawn` or `fork` row without a `model` of its own. Such a row
-/// cannot run when that model's key is missing ([`ChosenModel::require`]).
-pub fn uses_default_model(preset: &Preset, provider: Option<&str>) -> bool {
-    preset.providers.iter().any(|row| {
-        in_process(row)
-            && provider.is_none_or(|name| row.name == name)
-            && row
-                .config
-                .get("model")
-                .is_none_or(serde_json::Value::is_null)
-    })
+    Ok(build_context(preset, &secrets, extensions(preset, &model)))
 }
 
 /// The catalog: built-ins, the user's and the project's directories, and the preset's.
-pub fn load_catalog(preset: &Preset, registry: &Registry, cwd: &Path) -> Catalog {
+pub fn load_catalog(
+    preset: &Preset,
+    registry: &Registry,
+    factories: &[Arc<dyn ProviderFactory>],
+    cwd: &Path,
+) -> Catalog {
     let home = env("HOME").map(PathBuf::from);
     let default_provider = preset.tools.first().map(|row| row.provider.clone());
     let mut table = ProviderTable::new(default_provider);
     for provider in registry.providers() {
         table = table.with(provider.name(), provider.capabilities());
     }
-    let table = crate::warnings::with_provider_tools(table, preset);
+    let table = crate::warnings::with_provider_tools(table, preset, factories);
     let config = CatalogConfig::new()
         .builtins(Some(BuiltinOptions::with_models(
             preset.builtin_models.clone(),

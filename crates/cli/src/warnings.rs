@@ -3,11 +3,11 @@
 //! agent type asked for is missing.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use subagent_catalog::{Catalog, ProviderTable, Warning};
+use subagent_core::ProviderFactory;
 use subagent_preset::Preset;
-use subagent_runtime::ToolSet;
-use subagent_runtime::tools::BashConfig;
 
 use crate::Refusal;
 use crate::render;
@@ -18,44 +18,28 @@ const MAX_PRINTED: usize = 5;
 /// The longest warning line printed before a run, in characters.
 const MAX_LINE: usize = 240;
 
-/// `table` with the tools of the preset's providers whose tools are known: an in-process row
-/// (`spawn`, `fork`) has the runtime's built-ins (a spawn row's `config.tools` keeps some) and
-/// the preset's delegation tools; a `claude-code` row has Claude Code's.
-pub fn with_provider_tools(mut table: ProviderTable, preset: &Preset) -> ProviderTable {
-    let builtin = ToolSet::new(ToolSet::builtin(BashConfig::default()));
-    let delegation = preset.tools.iter().map(|row| row.name.clone());
+/// `table` with the tools of the preset's enabled rows whose kind knows them
+/// ([`ProviderFactory::child_tools`]): an in-process row (`spawn`, `fork`) has the runtime's
+/// built-ins (a spawn row's `config.tools` keeps some) and the preset's delegation tools; a
+/// `claude-code` row has Claude Code's.
+pub fn with_provider_tools(
+    mut table: ProviderTable,
+    preset: &Preset,
+    factories: &[Arc<dyn ProviderFactory>],
+) -> ProviderTable {
     for row in preset.providers.iter().filter(|row| !row.disabled) {
-        let tools: Vec<String> = match row.kind.as_str() {
-            "spawn" | "fork" => {
-                let kept = row
-                    .config
-                    .get("tools")
-                    .and_then(|tools| tools.as_array())
-                    .map(|tools| tools.iter().filter_map(|t| t.as_str()).collect::<Vec<_>>());
-                builtin
-                    .names()
-                    .into_iter()
-                    .filter(|name| kept.as_ref().is_none_or(|kept| kept.contains(name)))
-                    .map(str::to_owned)
-                    .chain(delegation.clone())
-                    .collect()
-            }
-            "claude-code" => {
-                let mut tools: Vec<String> = subagent_claude_code::KNOWN_TOOLS
-                    .iter()
-                    .map(|tool| (*tool).to_owned())
-                    .collect();
-                // `Task`, the older name of its sub-agent tool, is still written in definitions.
-                for tool in subagent_claude_code::AGENT_TOOLS {
-                    if !tools.iter().any(|known| known == tool) {
-                        tools.push(tool.to_owned());
-                    }
-                }
-                tools
-            }
-            _ => continue,
+        let Some(tools) = factories
+            .iter()
+            .find(|factory| factory.kind() == row.kind)
+            .and_then(|factory| factory.child_tools(&row.config))
+        else {
+            continue;
         };
-        table = table.with_tools(row.name.clone(), tools);
+        let mut names = tools.names;
+        if tools.delegation {
+            names.extend(preset.tools.iter().map(|tool| tool.name.clone()));
+        }
+        table = table.with_tools(row.name.clone(), names);
     }
     table
 }

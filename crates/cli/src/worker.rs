@@ -52,7 +52,7 @@ pub async fn worker(
         factories,
         &credentials.variables(),
     )?;
-    if setup::uses_default_model(&runnable.preset, None) {
+    if crate::kinds::uses_default_model(&runnable.preset, factories, None) {
         runnable.model.require()?;
     }
     warnings::print(&runnable.catalog, &runnable.cwd);
@@ -76,7 +76,7 @@ pub async fn worker(
     config.ack_wait = Duration::from_millis(args.ack_wait_ms);
     config.attempts = args.attempts;
     config.drain = Duration::from_secs(args.drain_secs);
-    config.extensions = setup::extensions(&runnable.preset, &runnable.model, &runnable.secrets);
+    config.extensions = setup::extensions(&runnable.preset, &runnable.model);
     let stop = crate::serve::stop_signal();
     let worker = Worker::connect(Arc::clone(&runnable.registry), config)
         .await

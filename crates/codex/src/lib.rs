@@ -108,8 +108,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::Value;
 use subagent_core::{
-    BuildContext, Capabilities, PermissionMode, ProviderFactory, Run, StartRequest,
-    SubagentProvider,
+    BuildContext, Capabilities, Endpoint, PermissionMode, Program, ProviderFactory, Requirements,
+    Run, StartRequest, SubagentProvider, TestedVersion,
 };
 use subagent_process::Secrets;
 
@@ -299,6 +299,36 @@ impl ProviderFactory for CodexFactory {
     }
 
     /// The variable codex reads its model provider's key from (`model_provider.env_key`).
+    /// The `codex` program the row names, tested at [`TESTED_VERSION`], and the model server
+    /// of its `model_provider`, when it names one.
+    fn requirements(
+        &self,
+        name: &str,
+        config: &Value,
+        context: &BuildContext,
+    ) -> subagent_core::Result<Requirements> {
+        let config: CodexConfig = BuildContext::parse_config(KIND, name, config)?;
+        Ok(Requirements {
+            program: Some(Program {
+                path: context.resolve_program(&config.binary),
+                tested: Some(TestedVersion {
+                    package: NPM_PACKAGE.to_owned(),
+                    version: TESTED_VERSION.to_owned(),
+                    asks_version: true,
+                }),
+                install_hint: INSTALL_HINT.to_owned(),
+            }),
+            endpoints: config
+                .model_provider
+                .map(|provider| Endpoint {
+                    urls: vec![provider.base_url],
+                    origin: "the row's `model_provider.base_url`".to_owned(),
+                })
+                .into_iter()
+                .collect(),
+        })
+    }
+
     fn secret_env(&self, config: &Value) -> Vec<String> {
         BuildContext::parse_config::<CodexConfig>(KIND, "", config)
             .ok()
@@ -321,7 +351,7 @@ impl ProviderFactory for CodexFactory {
         if let Some(home) = &config.codex_home {
             config.codex_home = Some(context.resolve_path(home));
         }
-        let secrets = context.extensions.cloned_or_default::<Secrets>();
+        let secrets = context.secrets.clone();
         Ok(Arc::new(
             CodexProvider::new(name, config)?.with_secrets(secrets),
         ))

@@ -34,6 +34,7 @@ pub(crate) async fn run(adapter: &dyn Adapter, check: Check) -> Result<Verdict, 
         Check::ModelOverride => features::model_override(adapter).await,
         Check::MaxTurns => features::max_turns(adapter).await,
         Check::Resume => features::resume(adapter).await,
+        Check::Effort => features::effort(adapter).await,
         Check::AllDeclared => features::all_declared(adapter).await,
     }
 }

@@ -3,7 +3,7 @@
 //! showing its effect (`honoured`).
 
 use serde_json::Value;
-use subagent_core::{Capability, Error, SessionRef, StopReason, ToolFilter};
+use subagent_core::{Capability, Effort, Error, SessionRef, StopReason, ToolFilter};
 
 use crate::bench::{Bench, Ended};
 use crate::checks::{MODEL, PERSONA, with_capability};
@@ -19,12 +19,13 @@ fn declared(adapter: &dyn Adapter, capability: Capability) -> bool {
 }
 
 /// The capabilities the kit can see only in what a child asks its model.
-const SEEN_IN_MODEL_REQUESTS: [Capability; 5] = [
+const SEEN_IN_MODEL_REQUESTS: [Capability; 6] = [
     Capability::ToolFilter,
     Capability::Persona,
     Capability::ModelOverride,
     Capability::MaxTurns,
     Capability::Resume,
+    Capability::Effort,
 ];
 
 /// Fails `what` when the provider's children call no model and it declares `capability`, which
@@ -319,6 +320,47 @@ pub(crate) async fn max_turns(adapter: &dyn Adapter) -> Result<Verdict, Failure>
         "conformance max_turns: the run stops as max_turns after two model requests: {:?}",
         ended.outcome
     );
+    Ok(Verdict::Passed)
+}
+
+/// A run asking for a low effort and one asking for a high one: every model request of each
+/// carries its effort, in the protocol's spelling ([`recorded::effort`]). (A provider that
+/// does not declare `effort` has it refused by the registry: [`crate::Check::Capabilities`].)
+pub(crate) async fn effort(adapter: &dyn Adapter) -> Result<Verdict, Failure> {
+    if !declared(adapter, Capability::Effort) {
+        return Ok(Verdict::NotDeclared);
+    }
+    needs_model(adapter, Capability::Effort, "effort")?;
+    let bench = Bench::new(adapter, "effort").await?;
+    for (effort, marker) in [
+        (Effort::Low, "KIT-EFFORT-LOW"),
+        (Effort::High, "KIT-EFFORT-HIGH"),
+    ] {
+        let ended = bench
+            .run(
+                bench
+                    .request(&format!("{HELLO}: say hello ({marker})"))
+                    .effort(effort)
+                    .build(),
+            )
+            .await?;
+        ensure_eq!(
+            ended.outcome.status,
+            StopReason::Completed,
+            "conformance effort: a run asking for effort {effort}: {:?}",
+            ended.outcome
+        );
+        let asked: Vec<Option<Effort>> = bench
+            .requests_for(marker)
+            .iter()
+            .map(recorded::effort)
+            .collect();
+        ensure!(
+            !asked.is_empty() && asked.iter().all(|asked| *asked == Some(effort)),
+            "conformance effort: declares effort but does not honour it: a run asking for {effort} \
+             sent the model the efforts {asked:?} (one per request)"
+        );
+    }
     Ok(Verdict::Passed)
 }
 

@@ -31,7 +31,8 @@
 //! - each declared capability is honoured: structured output that validates (and none that does
 //!   not), a depth cap the child cannot nest past, a tool filter the model request obeys, the
 //!   persona in the instructions, the model name, the turn limit, a resumed session that sees
-//!   the first run's conversation; and one request using every declared capability at once runs
+//!   the first run's conversation, the reasoning effort asked of the model (a low and a high
+//!   one, each in the protocol's own spelling: [`recorded::effort`]); and one request using every declared capability at once runs
 //!   to completion and shows each one's effect ([`Check::AllDeclared`]), `isolation` excepted. The kit's registry has an
 //!   isolator that runs an isolated child in a fresh empty directory (not a git worktree): for
 //!   `isolation` the kit checks the gate; that edits land in a real worktree and not in the
@@ -39,7 +40,7 @@
 //!
 //! A check of a capability the provider does not declare passes as [`Verdict::NotDeclared`]; a
 //! declared capability is checked, always, and one the kit can see only in a model request
-//! (`tool_filter`, `persona`, `model`, `max_turns`, `resume`) fails every check of a
+//! (`tool_filter`, `persona`, `model`, `max_turns`, `resume`, `effort`) fails every check of a
 //! [`ModelFree`] provider that declares it. A failed check is a [`Failure`]: its verdict in one
 //! line. "Promptly" is always a generous bound ([`TIMEOUT`]), never a timed assertion of speed.
 //!
@@ -65,7 +66,7 @@ use subagent_core::{ProviderFactory, StartRequest, StartRequestBuilder, Subagent
 use subagent_test_support::FakeServer;
 
 pub use failure::Failure;
-pub use recorded::{genuine_prompt, instructions, model_name, offered_tools};
+pub use recorded::{effort, genuine_prompt, instructions, model_name, offered_tools};
 pub use scenarios::SCHEMA;
 
 /// The bound on anything the kit waits for: a run's outcome, a model request. Generous on
@@ -218,13 +219,15 @@ pub enum Check {
     MaxTurns,
     /// `resume`: a resumed run's model request carries the first run's conversation.
     Resume,
+    /// `effort`: each model request of a run carries the requested reasoning effort.
+    Effort,
     /// One request with every declared capability runs to completion.
     AllDeclared,
 }
 
 impl Check {
     /// Every check, in the order [`check_all`] runs them.
-    pub const ALL: [Check; 13] = [
+    pub const ALL: [Check; 14] = [
         Self::Capabilities,
         Self::Lifecycle,
         Self::Cancel,
@@ -237,6 +240,7 @@ impl Check {
         Self::ModelOverride,
         Self::MaxTurns,
         Self::Resume,
+        Self::Effort,
         Self::AllDeclared,
     ];
 }
@@ -305,6 +309,7 @@ macro_rules! suite {
             model_override => ModelOverride,
             max_turns => MaxTurns,
             resume => Resume,
+            effort => Effort,
             all_declared => AllDeclared,
         );
     };

@@ -1,7 +1,9 @@
 //! Reading what a child asked the model, whatever protocol it speaks (Anthropic Messages, OpenAI
-//! Responses, OpenAI Chat Completions): the tools offered, the instructions, the model name.
+//! Responses, OpenAI Chat Completions): the tools offered, the instructions, the model name, the
+//! reasoning effort.
 
 use serde_json::Value;
+use subagent_core::Effort;
 use subagent_test_support::RecordedRequest;
 
 /// The latest genuine user prompt of a recorded request (what scenarios match), or `""`.
@@ -93,6 +95,30 @@ pub fn model_name(request: &RecordedRequest) -> Option<String> {
         .map(str::to_owned)
 }
 
+/// The reasoning effort a request asks for, in whichever spelling its protocol has: OpenAI
+/// Responses' `reasoning.effort`, Chat's `reasoning_effort`, Anthropic's `output_config.effort`
+/// (Claude Code) or a `thinking` budget of [`Effort::thinking_budget`] (our Anthropic client).
+/// OpenAI's `xhigh` reads as [`Effort::XHigh`].
+pub fn effort(request: &RecordedRequest) -> Option<Effort> {
+    let body = request.body.as_ref()?;
+    let named = [
+        "/reasoning/effort",
+        "/reasoning_effort",
+        "/output_config/effort",
+    ]
+    .into_iter()
+    .find_map(|pointer| body.pointer(pointer).and_then(Value::as_str));
+    if let Some(name) = named {
+        return Effort::parse(name);
+    }
+    let budget = body
+        .pointer("/thinking/budget_tokens")
+        .and_then(Value::as_u64)?;
+    Effort::ALL
+        .into_iter()
+        .find(|effort| u64::from(effort.thinking_budget()) == budget)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -142,5 +168,30 @@ mod tests {
         ], "model": "m-1"}));
         assert_eq!(instructions(&chat), "sys");
         assert_eq!(model_name(&chat).as_deref(), Some("m-1"));
+    }
+
+    #[test]
+    fn effort_of_every_protocol() {
+        let cases = [
+            (json!({"reasoning": {"effort": "low"}}), Some(Effort::Low)),
+            (json!({"reasoning_effort": "high"}), Some(Effort::High)),
+            (
+                json!({"output_config": {"effort": "medium"}}),
+                Some(Effort::Medium),
+            ),
+            (
+                json!({"thinking": {"type": "enabled", "budget_tokens": Effort::High.thinking_budget()}}),
+                Some(Effort::High),
+            ),
+            (
+                json!({"thinking": {"type": "enabled", "budget_tokens": 7}}),
+                None,
+            ),
+            (json!({"reasoning": {"summary": "auto"}}), None),
+            (json!({}), None),
+        ];
+        for (body, expected) in cases {
+            assert_eq!(effort(&recorded(body.clone())), expected, "{body}");
+        }
     }
 }

@@ -6,15 +6,22 @@ use std::sync::Arc;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::{Capabilities, Error, Extensions, Result, SubagentProvider};
+use crate::{Capabilities, Error, Extensions, Result, Secrets, SubagentProvider};
 
 /// What a factory may need to build a provider.
 #[derive(Clone, Debug, Default)]
 pub struct BuildContext {
     /// The directory relative paths in the config are resolved against (the preset's directory).
     pub base_dir: PathBuf,
-    /// Shared services for providers that need them (e.g. the default model for in-process
-    /// agents), by type.
+    /// The configured secrets (every key variable the preset and its rows name, with their
+    /// values; [`ProviderFactory::secret_env`] says a kind's own). A provider that starts
+    /// children withholds them from each child's environment and redacts their values from
+    /// what it reports (`subagent_process::ProcessSpec::withhold`, [`Secrets::redact`]).
+    /// Default: none.
+    pub secrets: Secrets,
+    /// Services of one family of providers that core does not know the types of (the in-process
+    /// runtime's default model, session store and task directory, the model aliases), by type.
+    /// A provider reads only the ones its crate documents.
     pub extensions: Extensions,
 }
 
@@ -52,6 +59,101 @@ impl BuildContext {
     }
 }
 
+/// Where the children of a kind run, as a host needs to know before it builds a row
+/// ([`ProviderFactory::placement`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum Placement {
+    /// In a process or on a machine of their own (a product CLI, an ACP agent, a remote agent):
+    /// the host only starts them, and what they need is the row's keys
+    /// ([`ProviderFactory::secret_env`]). The default.
+    #[default]
+    Elsewhere,
+    /// In the host's process, as an agent on a model: the host's sessions keep their
+    /// transcripts, and the host checks the model they run on before a run.
+    InProcess {
+        /// The model the row's config names (a `subagent_model::ModelConfig` as JSON), or
+        /// `None` for the host's default model (`BuildContext::extensions`' `DefaultModel`).
+        model: Option<Value>,
+    },
+}
+
+impl Placement {
+    /// The placement of an in-process kind whose config names its own model under `model`
+    /// (`spawn`, `fork`): that model when it is there and not `null`, else the host's.
+    pub fn in_process_on_config_model(config: &Value) -> Self {
+        Self::InProcess {
+            model: config
+                .get("model")
+                .filter(|model| !model.is_null())
+                .cloned(),
+        }
+    }
+
+    /// Whether the children run in the host's process.
+    pub fn in_process(&self) -> bool {
+        matches!(self, Self::InProcess { .. })
+    }
+
+    /// Whether the children run in the host's process on the host's default model.
+    pub fn on_default_model(&self) -> bool {
+        matches!(self, Self::InProcess { model: None })
+    }
+}
+
+/// The tools a child of a row has, as far as its kind knows them before the row is built
+/// ([`ProviderFactory::child_tools`]): the catalog checks an agent definition's `tools:` against
+/// them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ChildTools {
+    /// The tools' names.
+    pub names: Vec<String>,
+    /// Whether the child also has the host's delegation tools (a preset's `tools:` rows).
+    pub delegation: bool,
+}
+
+/// What a row needs to run, as its kind knows it before building
+/// ([`ProviderFactory::requirements`]): what `subagent doctor` checks for it (besides the
+/// variables of [`ProviderFactory::secret_env`] and, in process, the model it runs on).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Requirements {
+    /// The program the row runs, when it runs one.
+    pub program: Option<Program>,
+    /// The servers the row reaches, in the order they matter (the agent itself first).
+    pub endpoints: Vec<Endpoint>,
+}
+
+/// A program a row runs ([`Requirements::program`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Program {
+    /// As the row names it, resolved against the preset ([`BuildContext::resolve_program`]):
+    /// a bare name is looked up on the row's `PATH`.
+    pub path: PathBuf,
+    /// The version the kind is tested with, when it is known for this program.
+    pub tested: Option<TestedVersion>,
+    /// How to install it, said when it is missing.
+    pub install_hint: String,
+}
+
+/// The version of a program a kind is tested with ([`Program::tested`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TestedVersion {
+    /// Its npm package.
+    pub package: String,
+    /// The tested version.
+    pub version: String,
+    /// Whether `PROGRAM --version` prints it (else only the package says it).
+    pub asks_version: bool,
+}
+
+/// A server a row reaches ([`Requirements::endpoints`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Endpoint {
+    /// Its URLs: reaching any one of them is enough (a list of servers of one cluster).
+    pub urls: Vec<String>,
+    /// Where they are written, said with the fix (the row's `url`, say).
+    pub origin: String,
+}
+
 /// Builds providers of one kind. The static description (kind, capabilities, config schema) is
 /// known before anything is built, so a preset can be validated and documented without building.
 pub trait ProviderFactory: Send + Sync {
@@ -75,6 +177,34 @@ pub trait ProviderFactory: Send + Sync {
     fn secret_env(&self, config: &Value) -> Vec<String> {
         let _ = config;
         Vec::new()
+    }
+
+    /// Where the children of a row with this `config` run. Default: [`Placement::Elsewhere`].
+    /// A config that does not parse is placed as the default config would be (`build` reports
+    /// it).
+    fn placement(&self, config: &Value) -> Placement {
+        let _ = config;
+        Placement::Elsewhere
+    }
+
+    /// The tools a child of a row with this `config` has, when the kind knows them before
+    /// building; `None` (the default) when it does not (a remote agent's, an arbitrary
+    /// program's), and definitions naming tools are then not checked against them.
+    fn child_tools(&self, config: &Value) -> Option<ChildTools> {
+        let _ = config;
+        None
+    }
+
+    /// What the row `name` with this `config` needs to run: a program, servers. Default:
+    /// nothing. A config that does not parse is `INVALID_ARGUMENTS`, as `build` reports it.
+    fn requirements(
+        &self,
+        name: &str,
+        config: &Value,
+        context: &BuildContext,
+    ) -> Result<Requirements> {
+        let _ = (name, config, context);
+        Ok(Requirements::default())
     }
 
     /// Builds a provider named `name` from its config (already validated against the schema by

@@ -1,7 +1,8 @@
 //! `subagent-core`: the seam every provider plugs into.
 //!
 //! The crate root is the provider contract: the provider trait ([`SubagentProvider`]) and its
-//! factory ([`ProviderFactory`], [`BuildContext`]), the static capability table
+//! factory ([`ProviderFactory`], [`BuildContext`], with what a host asks of a kind before building
+//! it: [`Placement`], [`ChildTools`], [`Requirements`], and the configured [`Secrets`] it hands over), the static capability table
 //! ([`Capabilities`]), the start request ([`StartRequest`], [`ParentContext`], and the types of
 //! its fields), the run handle ([`Run`], [`RunEvent`], [`Outcome`]) with the helper providers
 //! build it from ([`Run::channel`], [`RunSender`]), and the one error type with stable codes
@@ -38,14 +39,17 @@ pub mod time;
 pub use capabilities::{Capabilities, Capability};
 pub use error::{Error, ErrorCode, Result};
 pub use extensions::Extensions;
-pub use factory::{BuildContext, ProviderFactory};
+pub use factory::{
+    BuildContext, ChildTools, Endpoint, Placement, Program, ProviderFactory, Requirements,
+    TestedVersion,
+};
 pub use isolation::{Isolation, WorktreeReport};
 pub use provider::SubagentProvider;
 pub use request::{INHERIT_MODEL, ParentContext, RunId, StartRequest, StartRequestBuilder};
 pub use run::{
     DIAGNOSTIC_LIMIT, Outcome, Run, RunEmitter, RunEvent, RunEvents, RunSender, SessionRef, Usage,
 };
-pub use subagent_session::{Effort, StopReason};
+pub use subagent_session::{Effort, Secrets, StopReason};
 pub use task::{TaskKind, TaskStatus};
 pub use text::{DESCRIPTION_CHARS, default_description};
 

@@ -28,8 +28,8 @@
 //! fork's file tools have `parent.cwd` as their one root instead of the parent's roots, and its
 //! bash commands start there; its tools and prompt are still the parent's) and
 //! `inherits_parent_context`; not `tool_filter`, `persona` or `model_override` (each would
-//! change the shared prefix). A fork keeps the configured secrets in (the [`Secrets`] of the
-//! build context's extensions, and its parent run's), as its parent does.
+//! change the shared prefix). A fork keeps the configured secrets in (the build context's
+//! [`Secrets`], and its parent run's), as its parent does.
 
 use std::sync::Arc;
 
@@ -37,8 +37,8 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use subagent_core::{
-    BuildContext, Capabilities, Capability, Error, ProviderFactory, Run, StartRequest,
-    SubagentProvider,
+    BuildContext, Capabilities, Capability, ChildTools, Error, Placement, ProviderFactory, Run,
+    StartRequest, SubagentProvider,
 };
 use subagent_model::{Messages, Model};
 use subagent_runtime::structured::final_answer_instructions;
@@ -368,6 +368,24 @@ impl ProviderFactory for ForkFactory {
             .collect()
     }
 
+    /// In process, on `config.model` or the host's default model.
+    fn placement(&self, config: &Value) -> Placement {
+        Placement::in_process_on_config_model(config)
+    }
+
+    /// The runtime's built-in tools and the host's delegation tools (a fork's tools are its
+    /// parent's).
+    fn child_tools(&self, _config: &Value) -> Option<ChildTools> {
+        Some(ChildTools {
+            names: ToolSet::new(ToolSet::builtin(BashConfig::default()))
+                .names()
+                .into_iter()
+                .map(str::to_owned)
+                .collect(),
+            delegation: true,
+        })
+    }
+
     fn build(
         &self,
         name: &str,
@@ -385,7 +403,7 @@ impl ProviderFactory for ForkFactory {
                 .get::<DefaultModel>()
                 .map(|m| Arc::clone(&m.0)),
         };
-        let secrets = context.extensions.cloned_or_default::<Secrets>();
+        let secrets = context.secrets.clone();
         let mut provider = ForkProvider::new(name, config, model).with_secrets(secrets);
         if let Some(store) = context.extensions.get::<SessionStore>() {
             provider = provider.with_sessions((*store).clone());

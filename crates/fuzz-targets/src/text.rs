@@ -2,9 +2,7 @@
 //! definitions, transcripts.
 
 use std::path::Path;
-use std::sync::Arc;
 
-use subagent_core::ProviderFactory;
 use subagent_model::Decoder;
 use subagent_model::anthropic::AnthropicDecoder;
 use subagent_model::chat::ChatDecoder;
@@ -78,19 +76,12 @@ fn env(name: &str) -> Option<String> {
 
 /// A preset file as `subagent` reads it (`subagent_preset::Preset::parse`): YAML, `${VAR}`
 /// expansion, the format's rules and each provider row's config checked against its factory's
-/// schema (spawn, fork, claude-code, codex, acp, a2a).
+/// schema (every kind built into `subagent`: `subagent_cli::built_in_kinds`).
 pub fn preset(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    let factories: Vec<Arc<dyn ProviderFactory>> = vec![
-        Arc::new(subagent_spawn::SpawnFactory),
-        Arc::new(subagent_fork::ForkFactory),
-        Arc::new(subagent_claude_code::ClaudeCodeFactory),
-        Arc::new(subagent_codex::CodexFactory),
-        Arc::new(subagent_acp::AcpFactory),
-        Arc::new(subagent_a2a::A2aFactory),
-    ];
+    let factories = subagent_cli::built_in_factories();
     let _ = subagent_preset::Preset::parse(text, "/fuzz/preset.yaml", &factories, &env);
 }
 

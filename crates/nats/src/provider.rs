@@ -9,8 +9,8 @@ use futures::StreamExt;
 use serde_json::Value;
 use subagent_core::time::now_ms;
 use subagent_core::{
-    BuildContext, Capabilities, Error as CoreError, ProviderFactory, Run, StartRequest,
-    SubagentProvider,
+    BuildContext, Capabilities, Endpoint, Error as CoreError, ProviderFactory, Requirements, Run,
+    StartRequest, SubagentProvider,
 };
 use tokio::sync::OnceCell;
 
@@ -306,6 +306,27 @@ impl ProviderFactory for NatsFactory {
 
     fn config_schema(&self) -> schemars::Schema {
         schemars::schema_for!(NatsConfig)
+    }
+
+    /// The NATS servers of the row's `url` (a list: any one reachable is enough).
+    fn requirements(
+        &self,
+        name: &str,
+        config: &Value,
+        _context: &BuildContext,
+    ) -> subagent_core::Result<Requirements> {
+        let config: NatsConfig = BuildContext::parse_config(KIND, name, config)?;
+        Ok(Requirements {
+            program: None,
+            endpoints: vec![Endpoint {
+                urls: config
+                    .url
+                    .split(',')
+                    .map(|url| url.trim().to_owned())
+                    .collect(),
+                origin: "the row's `url` (is nats-server up, with -js?)".to_owned(),
+            }],
+        })
     }
 
     fn secret_env(&self, config: &Value) -> Vec<String> {

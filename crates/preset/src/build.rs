@@ -60,7 +60,8 @@ fn factory<'f>(
 impl Preset {
     /// A build context for this preset: its directory as `base_dir` (where relative paths in
     /// provider configs resolve) and the caller's shared services. Its model aliases go in too (a [`ModelAliases`](subagent_model::ModelAliases) with the
-    /// default model's protocol), for the in-process providers.
+    /// default model's protocol), for the in-process providers. No secrets: the caller sets
+    /// [`BuildContext::secrets`] to the ones it configured.
     pub fn build_context(&self, mut extensions: Extensions) -> BuildContext {
         extensions.insert(subagent_model::ModelAliases::new(
             self.model_aliases.clone(),
@@ -69,6 +70,7 @@ impl Preset {
         BuildContext {
             base_dir: self.base_dir.clone(),
             extensions,
+            ..BuildContext::default()
         }
     }
 

@@ -16,7 +16,9 @@
 //!   uses;
 //! - the environment as every crate reads it ([`env`]): the real one plus the secrets a host
 //!   moved out of its environment block (`subagent_process::withdraw`), kept in one
-//!   process-wide store.
+//!   process-wide store; and the configured [`Secrets`] (the key variables a configuration
+//!   names, their values, their redaction), which a provider's build context carries and a
+//!   child's environment withholds (`subagent_process`).
 //!
 //! Deliberately not here: anything that talks to a model, runs a tool or spawns a process. This
 //! crate depends on no other crate of the workspace.
@@ -28,6 +30,7 @@ mod event;
 mod log;
 pub mod private;
 mod repair;
+mod secrets;
 mod transcript;
 mod usage;
 mod user_file;
@@ -37,6 +40,7 @@ pub use effort::Effort;
 pub use event::{SessionEvent, StopReason};
 pub use log::{EventLog, Iter};
 pub use repair::{FORKED_TOOL_RESULT, dangling_tool_calls, repair_dangling_tool_calls};
+pub use secrets::{MIN_SECRET_VALUE_LEN, Secrets};
 #[doc(hidden)]
 pub use transcript::parse_transcript;
 pub use transcript::{

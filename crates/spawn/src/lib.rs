@@ -20,7 +20,7 @@
 //! each child writes its transcript there and its outcome names the session; a request resuming
 //! one continues that transcript (same session id, the earlier conversation sent first) under
 //! this request's settings. Without a store a resume is `NOT_RESUMABLE`. Children keep the
-//! configured secrets in (the [`Secrets`] of the build context's extensions, and a parent
+//! configured secrets in (the build context's [`Secrets`], and a parent
 //! run's): their bash tool does not inherit them and tool results show `[REDACTED:NAME]` for
 //! their values.
 //! It declares `effort` (the request's effort goes into every model request of the child: a
@@ -39,8 +39,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use subagent_core::registry::DEFAULT_MAX_DEPTH;
 use subagent_core::{
-    BuildContext, Capabilities, Capability, Error, PermissionMode, ProviderFactory, Run,
-    StartRequest, SubagentProvider,
+    BuildContext, Capabilities, Capability, ChildTools, Error, PermissionMode, Placement,
+    ProviderFactory, Run, StartRequest, SubagentProvider,
 };
 use subagent_model::{Model, ModelAliases};
 use subagent_runtime::ChildExtras;
@@ -463,8 +463,8 @@ impl SubagentProvider for SpawnProvider {
 }
 
 /// Builds spawn providers from preset config. The model comes from
-/// `BuildContext::extensions` as a [`DefaultModel`], the configured secrets as [`Secrets`], the
-/// session store (if any) as a [`SessionStore`].
+/// `BuildContext::extensions` as a [`DefaultModel`], the configured [`Secrets`] from
+/// `BuildContext::secrets`, the session store (if any) as a [`SessionStore`].
 #[derive(Debug, Default)]
 pub struct SpawnFactory;
 
@@ -495,6 +495,32 @@ impl ProviderFactory for SpawnFactory {
             .collect()
     }
 
+    /// In process, on `config.model` or the host's default model.
+    fn placement(&self, config: &Value) -> Placement {
+        Placement::in_process_on_config_model(config)
+    }
+
+    /// The runtime's built-in tools (those `config.tools` keeps) and the host's delegation
+    /// tools.
+    fn child_tools(&self, config: &Value) -> Option<ChildTools> {
+        let kept = BuildContext::parse_config::<SpawnConfig>(KIND, "", config)
+            .ok()
+            .and_then(|config| config.tools);
+        let names = ToolSet::new(ToolSet::builtin(BashConfig::default()))
+            .names()
+            .into_iter()
+            .filter(|name| {
+                kept.as_ref()
+                    .is_none_or(|kept| kept.iter().any(|k| k == name))
+            })
+            .map(str::to_owned)
+            .collect();
+        Some(ChildTools {
+            names,
+            delegation: true,
+        })
+    }
+
     fn build(
         &self,
         name: &str,
@@ -514,7 +540,7 @@ impl ProviderFactory for SpawnFactory {
                 }
             },
         };
-        let secrets = context.extensions.cloned_or_default::<Secrets>();
+        let secrets = context.secrets.clone();
         let aliases = context
             .extensions
             .get::<ModelAliases>()

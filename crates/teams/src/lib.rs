@@ -39,8 +39,8 @@ pub use tasks::TaskChanges;
 
 use std::path::Path;
 
-/// Errors of this crate. Each carries a stable code ([`Error::code`]) that the tools put in
-/// front of their error results.
+/// Errors of this crate. Each carries a stable code ([`Error::code`], an [`ErrorCode`]) that the
+/// tools put in front of their error results.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -129,28 +129,109 @@ pub enum Error {
     Core(#[from] subagent_core::Error),
 }
 
-impl Error {
-    /// The stable code: `INVALID_ARGUMENTS`, `TEAM_NOT_FOUND`, `TEAM_EXISTS`, `TEAM_ACTIVE`,
-    /// `NO_TEAM`, `UNKNOWN_TEAMMATE`, `TEAMMATE_EXISTS`, `TEAMMATE_STOPPED`, `NOT_LEADER`,
-    /// `TASK_NOT_FOUND`, `TASK_ALREADY_CLAIMED`, `TASK_BLOCKED`, `TEAM_STATE_CORRUPT`,
-    /// `TEAM_IO`, or the seam's code for a refused start.
-    pub fn code(&self) -> &'static str {
+/// The stable code of an [`Error`], as the tools put it in front of their error results
+/// ([`Error::to_tool_text`]) and as [`ErrorCode::as_str`] spells it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ErrorCode {
+    /// `TEAM_NOT_FOUND`: [`Error::TeamNotFound`].
+    TeamNotFound,
+    /// `TEAM_EXISTS`: [`Error::TeamExists`].
+    TeamExists,
+    /// `TEAM_ACTIVE`: [`Error::TeamActive`].
+    TeamActive,
+    /// `NO_TEAM`: [`Error::NoTeam`].
+    NoTeam,
+    /// `UNKNOWN_TEAMMATE`: [`Error::UnknownTeammate`].
+    UnknownTeammate,
+    /// `TEAMMATE_EXISTS`: [`Error::TeammateExists`].
+    TeammateExists,
+    /// `TEAMMATE_STOPPED`: [`Error::TeammateStopped`].
+    TeammateStopped,
+    /// `NOT_LEADER`: [`Error::NotLeader`].
+    NotLeader,
+    /// `TASK_NOT_FOUND`: [`Error::TaskNotFound`].
+    TaskNotFound,
+    /// `TASK_ALREADY_CLAIMED`: [`Error::TaskAlreadyClaimed`].
+    TaskAlreadyClaimed,
+    /// `TASK_BLOCKED`: [`Error::TaskBlocked`].
+    TaskBlocked,
+    /// `TEAM_STATE_CORRUPT`: [`Error::Corrupt`].
+    TeamStateCorrupt,
+    /// `TEAM_IO`: [`Error::Io`].
+    TeamIo,
+    /// The seam's code: `INVALID_ARGUMENTS` ([`Error::InvalidArguments`]), or a refused start's
+    /// ([`Error::Core`]).
+    Core(subagent_core::ErrorCode),
+}
+
+impl ErrorCode {
+    /// This crate's own codes, in declaration order (the seam's are
+    /// [`subagent_core::ErrorCode::ALL`]).
+    pub const OWN: [ErrorCode; 13] = [
+        Self::TeamNotFound,
+        Self::TeamExists,
+        Self::TeamActive,
+        Self::NoTeam,
+        Self::UnknownTeammate,
+        Self::TeammateExists,
+        Self::TeammateStopped,
+        Self::NotLeader,
+        Self::TaskNotFound,
+        Self::TaskAlreadyClaimed,
+        Self::TaskBlocked,
+        Self::TeamStateCorrupt,
+        Self::TeamIo,
+    ];
+
+    /// The code as text.
+    pub fn as_str(self) -> &'static str {
         match self {
-            Self::InvalidArguments(_) => "INVALID_ARGUMENTS",
-            Self::TeamNotFound(_) => "TEAM_NOT_FOUND",
-            Self::TeamExists(_) => "TEAM_EXISTS",
-            Self::TeamActive { .. } => "TEAM_ACTIVE",
+            Self::TeamNotFound => "TEAM_NOT_FOUND",
+            Self::TeamExists => "TEAM_EXISTS",
+            Self::TeamActive => "TEAM_ACTIVE",
             Self::NoTeam => "NO_TEAM",
-            Self::UnknownTeammate { .. } => "UNKNOWN_TEAMMATE",
-            Self::TeammateExists(_) => "TEAMMATE_EXISTS",
-            Self::TeammateStopped(_) => "TEAMMATE_STOPPED",
-            Self::NotLeader(_) => "NOT_LEADER",
-            Self::TaskNotFound(_) => "TASK_NOT_FOUND",
-            Self::TaskAlreadyClaimed { .. } => "TASK_ALREADY_CLAIMED",
-            Self::TaskBlocked { .. } => "TASK_BLOCKED",
-            Self::Corrupt { .. } => "TEAM_STATE_CORRUPT",
-            Self::Io { .. } => "TEAM_IO",
-            Self::Core(error) => error.code().as_str(),
+            Self::UnknownTeammate => "UNKNOWN_TEAMMATE",
+            Self::TeammateExists => "TEAMMATE_EXISTS",
+            Self::TeammateStopped => "TEAMMATE_STOPPED",
+            Self::NotLeader => "NOT_LEADER",
+            Self::TaskNotFound => "TASK_NOT_FOUND",
+            Self::TaskAlreadyClaimed => "TASK_ALREADY_CLAIMED",
+            Self::TaskBlocked => "TASK_BLOCKED",
+            Self::TeamStateCorrupt => "TEAM_STATE_CORRUPT",
+            Self::TeamIo => "TEAM_IO",
+            Self::Core(code) => code.as_str(),
+        }
+    }
+}
+
+impl std::fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Error {
+    /// The stable code ([`ErrorCode`]): this crate's own, or the seam's for invalid arguments
+    /// and a refused start.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            Self::InvalidArguments(_) => {
+                ErrorCode::Core(subagent_core::ErrorCode::InvalidArguments)
+            }
+            Self::TeamNotFound(_) => ErrorCode::TeamNotFound,
+            Self::TeamExists(_) => ErrorCode::TeamExists,
+            Self::TeamActive { .. } => ErrorCode::TeamActive,
+            Self::NoTeam => ErrorCode::NoTeam,
+            Self::UnknownTeammate { .. } => ErrorCode::UnknownTeammate,
+            Self::TeammateExists(_) => ErrorCode::TeammateExists,
+            Self::TeammateStopped(_) => ErrorCode::TeammateStopped,
+            Self::NotLeader(_) => ErrorCode::NotLeader,
+            Self::TaskNotFound(_) => ErrorCode::TaskNotFound,
+            Self::TaskAlreadyClaimed { .. } => ErrorCode::TaskAlreadyClaimed,
+            Self::TaskBlocked { .. } => ErrorCode::TaskBlocked,
+            Self::Corrupt { .. } => ErrorCode::TeamStateCorrupt,
+            Self::Io { .. } => ErrorCode::TeamIo,
+            Self::Core(error) => ErrorCode::Core(error.code()),
         }
     }
 
@@ -177,3 +258,42 @@ impl Error {
 
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_codes_render_as_the_tools_have_always_written_them() {
+        assert_eq!(
+            ErrorCode::OWN.map(ErrorCode::as_str),
+            [
+                "TEAM_NOT_FOUND",
+                "TEAM_EXISTS",
+                "TEAM_ACTIVE",
+                "NO_TEAM",
+                "UNKNOWN_TEAMMATE",
+                "TEAMMATE_EXISTS",
+                "TEAMMATE_STOPPED",
+                "NOT_LEADER",
+                "TASK_NOT_FOUND",
+                "TASK_ALREADY_CLAIMED",
+                "TASK_BLOCKED",
+                "TEAM_STATE_CORRUPT",
+                "TEAM_IO",
+            ]
+        );
+        let invalid = Error::InvalidArguments("no name".to_owned());
+        assert_eq!(invalid.code().to_string(), "INVALID_ARGUMENTS");
+        assert_eq!(invalid.to_tool_text(), "INVALID_ARGUMENTS: no name");
+        let refused = Error::Core(subagent_core::Error::UnknownProvider {
+            name: "x".to_owned(),
+            known: Vec::new(),
+        });
+        assert_eq!(refused.code().as_str(), "UNKNOWN_PROVIDER");
+        assert_eq!(
+            Error::TaskNotFound("9".to_owned()).to_tool_text(),
+            "TASK_NOT_FOUND: no task with id \"9\""
+        );
+    }
+}

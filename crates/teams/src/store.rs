@@ -422,7 +422,10 @@ mod tests {
     #[test]
     fn a_team_is_found_again_by_a_new_store() {
         let (dir, store, _team) = team();
-        assert_eq!(store.create("alpha", "").unwrap_err().code(), "TEAM_EXISTS");
+        assert_eq!(
+            store.create("alpha", "").unwrap_err().code(),
+            crate::ErrorCode::TeamExists
+        );
         let again = TeamStore::new(dir.path().join("teams"));
         let teams = again.list().unwrap();
         assert_eq!(teams.len(), 1);
@@ -514,7 +517,7 @@ mod tests {
         );
         assert!(team.take_unread("bob").unwrap().is_empty());
         let error = team.send("alice", "zed", "?", None, None).unwrap_err();
-        assert_eq!(error.code(), "UNKNOWN_TEAMMATE");
+        assert_eq!(error.code(), crate::ErrorCode::UnknownTeammate);
     }
 
     #[test]
@@ -523,16 +526,19 @@ mod tests {
         team.set_status("alice", MemberStatus::Stopped, None)
             .unwrap();
         let error = team.send("bob", "alice", "?", None, None).unwrap_err();
-        assert_eq!(error.code(), "TEAMMATE_STOPPED");
+        assert_eq!(error.code(), crate::ErrorCode::TeammateStopped);
         assert_eq!(
             team.send("bob", "*", "all", None, None).unwrap(),
             ["team-lead"]
         );
         let error = store.delete("alpha").unwrap_err();
-        assert_eq!(error.code(), "TEAM_ACTIVE");
+        assert_eq!(error.code(), crate::ErrorCode::TeamActive);
         team.set_status("bob", MemberStatus::Stopped, None).unwrap();
         store.delete("alpha").unwrap();
         assert!(store.list().unwrap().is_empty());
-        assert_eq!(team.config().unwrap_err().code(), "TEAM_NOT_FOUND");
+        assert_eq!(
+            team.config().unwrap_err().code(),
+            crate::ErrorCode::TeamNotFound
+        );
     }
 }

@@ -285,7 +285,7 @@ mod tests {
         let mut list = list(1);
         list.claim("1", "alice").unwrap();
         let error = list.claim("1", "bob").unwrap_err();
-        assert_eq!(error.code(), "TASK_ALREADY_CLAIMED");
+        assert_eq!(error.code(), crate::ErrorCode::TaskAlreadyClaimed);
         assert_eq!(
             error.to_string(),
             "task 1 is already claimed by alice; pick another task"
@@ -309,7 +309,7 @@ mod tests {
         assert_eq!(list.get("1").unwrap().blocks, ["3"]);
         assert_eq!(list.get("3").unwrap().blocked_by, ["1", "2"]);
         let error = list.claim("3", "carol").unwrap_err();
-        assert_eq!(error.code(), "TASK_BLOCKED");
+        assert_eq!(error.code(), crate::ErrorCode::TaskBlocked);
         assert_eq!(
             error.to_string(),
             "task 3 is blocked by task(s) 1, 2 that are not completed yet"
@@ -337,14 +337,17 @@ mod tests {
             ..TaskChanges::default()
         };
         let error = list.update("1", changes, LEADER).unwrap_err();
-        assert_eq!(error.code(), "INVALID_ARGUMENTS");
+        assert_eq!(
+            error.code(),
+            crate::ErrorCode::Core(subagent_core::ErrorCode::InvalidArguments)
+        );
         let changes = TaskChanges {
             add_blocked_by: vec!["9".into()],
             ..TaskChanges::default()
         };
         assert_eq!(
             list.update("1", changes, LEADER).unwrap_err().code(),
-            "TASK_NOT_FOUND"
+            crate::ErrorCode::TaskNotFound
         );
         assert_eq!(list, before);
     }

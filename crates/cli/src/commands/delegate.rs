@@ -36,7 +36,7 @@ pub(super) async fn delegate(
             Some(provider) => name == provider,
             None => rows
                 .iter()
-                .any(|row| row.name == name && setup::in_process(row)),
+                .any(|row| row.name == name && crate::kinds::in_process(row, factories)),
         };
         Some(super::sessions::latest(&runnable.cwd, "child", wanted)?.id)
     } else {
@@ -129,17 +129,16 @@ pub(super) async fn delegate(
         builder = builder.output_schema(crate::flags::output_schema(value)?);
     }
     let mut request = builder.build();
-    request.parent.extensions =
-        setup::extensions(&runnable.preset, &runnable.model, &runnable.secrets);
+    request.parent.extensions = setup::extensions(&runnable.preset, &runnable.model);
     known_provider(&runnable, &provider)?;
     // The model (its notice, its key) matters only when an in-process agent runs on it.
-    if setup::uses_default_model(&runnable.preset, Some(&provider)) {
+    if crate::kinds::uses_default_model(&runnable.preset, factories, Some(&provider)) {
         runnable.model.require()?;
         notice(&runnable, mode);
     }
     let mut interrupts = Interrupts::listen();
-    let on_preset_model =
-        args.model.is_none() && setup::uses_default_model(&runnable.preset, Some(&provider));
+    let on_preset_model = args.model.is_none()
+        && crate::kinds::uses_default_model(&runnable.preset, factories, Some(&provider));
     let budget = crate::flags::budget(
         &runnable,
         args.max_tokens_budget,
@@ -209,7 +208,7 @@ fn known_provider(runnable: &setup::Runnable, provider: &str) -> Result<(), Refu
     let rows = &runnable.preset.providers;
     if let Some(row) = rows.iter().find(|row| row.name == provider && row.disabled) {
         return Err(Refusal::new(
-            "UNKNOWN_PROVIDER",
+            subagent_core::ErrorCode::UnknownProvider,
             format!(
                 "provider \"{provider}\" is disabled in {} (enabled: {})",
                 row_place(&runnable.preset, row),
@@ -238,5 +237,8 @@ fn known_provider(runnable: &setup::Runnable, provider: &str) -> Result<(), Refu
             ));
         }
     }
-    Err(Refusal::new("UNKNOWN_PROVIDER", message))
+    Err(Refusal::new(
+        subagent_core::ErrorCode::UnknownProvider,
+        message,
+    ))
 }

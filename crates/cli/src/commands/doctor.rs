@@ -19,7 +19,9 @@ use std::sync::Arc;
 use futures::FutureExt;
 use futures::future::{BoxFuture, join_all, ready};
 use serde_json::{Value, json};
-use subagent_core::{BuildContext, ProviderFactory};
+use subagent_core::{
+    BuildContext, Endpoint, Placement, ProviderFactory, Requirements, TestedVersion,
+};
 use subagent_model::{ModelConfig, ModelKind};
 use subagent_preset::{Preset, ProviderRow};
 use subagent_process::ProcessSpec;
@@ -301,6 +303,24 @@ async fn endpoint(subject: &str, url: &str, origin: &str) -> Check {
     }
 }
 
+/// One of `endpoint`'s URLs reachable (the first that is, else the first's failure).
+async fn any_endpoint(subject: &str, needed: &Endpoint) -> Check {
+    let mut found = Vec::new();
+    for url in &needed.urls {
+        let check = endpoint(subject, url, &needed.origin).await;
+        let ok = check.status == Status::Ok;
+        found.push(check);
+        if ok {
+            break;
+        }
+    }
+    match found.iter().position(|c| c.status == Status::Ok) {
+        Some(at) => found.swap_remove(at),
+        None if found.is_empty() => Check::missing(subject, "no URL", None),
+        None => found.swap_remove(0),
+    }
+}
+
 /// What an enabled row needs.
 fn row_checks(
     row: &ProviderRow,
@@ -318,9 +338,10 @@ fn row_checks(
         .get("env")
         .and_then(|env| serde_json::from_value(env.clone()).ok())
         .unwrap_or_default();
-    // The keys the row's config names (a spawn or fork row's own model is checked below).
+    // The keys the row's config names (an in-process row's own model is checked below).
     let mut checks: Vec<Check> = Vec::new();
-    if !matches!(row.kind.as_str(), "spawn" | "fork")
+    let placement = crate::kinds::placement(row, factories);
+    if !placement.in_process()
         && let Some(factory) = factories.iter().find(|f| f.kind() == row.kind)
     {
         for var in factory.secret_env(&row.config) {
@@ -331,191 +352,106 @@ fn row_checks(
         ready(vec![Check::missing(&row.name, error.to_string(), None)]).boxed()
     };
     let cwd = cwd.to_path_buf();
-    match row.kind.as_str() {
-        "spawn" | "fork" => {
-            let own: Option<ModelConfig> = row
-                .config
-                .get("model")
-                .filter(|model| !model.is_null())
-                .and_then(|model| serde_json::from_value(model.clone()).ok());
-            let Some(model) = own else {
-                let mut check = Check::ok(&name, "in-process, on the preset's model");
-                check.on_preset_model = true;
-                checks.push(check);
-                return ready(checks).boxed();
-            };
-            if model.kind == ModelKind::Scripted {
-                checks.push(Check::ok(
-                    &name,
-                    format!("in-process, on its own scripted model {}", model.model),
-                ));
-                return ready(checks).boxed();
-            }
-            let needs_key = matches!(
-                model.kind,
-                ModelKind::Anthropic | ModelKind::OpenaiResponses
-            );
-            match model.key_env() {
-                Some(var) if needs_key && setup::env(&var).is_none() => {
-                    checks.push(Check::missing(
-                        &name,
-                        format!(
-                            "{var} is not set: the row's model ({} {}) needs it",
-                            model.kind.as_str(),
-                            model.model
-                        ),
-                        Some(format!("set {var}")),
-                    ))
-                }
-                _ => checks.push(Check::ok(
-                    &name,
-                    format!(
-                        "in-process, on its own model {} {}, {}",
-                        model.kind.as_str(),
-                        model.model,
-                        key_words(&model)
-                    ),
-                )),
-            }
-            let url = endpoint_of(&model);
-            async move {
-                let origin = "the row's `model.base_url`";
-                checks.push(endpoint(&name, &url, origin).await);
-                checks
-            }
-            .boxed()
-        }
-        "claude-code" => {
-            let config: subagent_claude_code::ClaudeCodeConfig =
-                match BuildContext::parse_config(&row.kind, &row.name, &row.config) {
-                    Ok(config) => config,
-                    Err(error) => return invalid(error),
-                };
-            let cli = Cli {
-                program: context.resolve_program(&config.binary),
-                env: row_env,
-                cwd,
-                tested: Some(Tested {
-                    package: subagent_claude_code::NPM_PACKAGE,
-                    version: subagent_claude_code::TESTED_VERSION,
-                    asks_version: true,
-                }),
-                hint: subagent_claude_code::INSTALL_HINT,
-            };
-            async move {
-                checks.insert(0, cli.check(&name).await);
-                checks
-            }
-            .boxed()
-        }
-        "codex" => {
-            let config: subagent_codex::CodexConfig =
-                match BuildContext::parse_config(&row.kind, &row.name, &row.config) {
-                    Ok(config) => config,
-                    Err(error) => return invalid(error),
-                };
-            let cli = Cli {
-                program: context.resolve_program(&config.binary),
-                env: row_env,
-                cwd,
-                tested: Some(Tested {
-                    package: subagent_codex::NPM_PACKAGE,
-                    version: subagent_codex::TESTED_VERSION,
-                    asks_version: true,
-                }),
-                hint: subagent_codex::INSTALL_HINT,
-            };
-            let model_url = config.model_provider.map(|provider| provider.base_url);
-            async move {
-                checks.insert(0, cli.check(&name).await);
-                if let Some(url) = model_url {
-                    let origin = "the row's `model_provider.base_url`";
-                    checks.push(endpoint(&name, &url, origin).await);
-                }
-                checks
-            }
-            .boxed()
-        }
-        #[cfg(feature = "acp")]
-        "acp" => {
-            let config: subagent_acp::AcpConfig =
-                match BuildContext::parse_config(&row.kind, &row.name, &row.config) {
-                    Ok(config) => config,
-                    Err(error) => return invalid(error),
-                };
-            let program = context.resolve_program(&config.command);
-            let tested = subagent_acp::TESTED_ADAPTERS
-                .iter()
-                .find(|(known, ..)| program.file_name().is_some_and(|name| name == *known))
-                .map(|&(_, package, version)| Tested {
-                    package,
-                    version,
-                    // The adapters take no `--version`: their npm package says it.
-                    asks_version: false,
-                });
-            let cli = Cli {
-                program,
-                env: row_env,
-                cwd,
-                tested,
-                hint: subagent_acp::INSTALL_HINT,
-            };
-            async move {
-                checks.insert(0, cli.check(&name).await);
-                checks
-            }
-            .boxed()
-        }
-        "a2a" => {
-            let config: subagent_a2a::A2aConfig =
-                match BuildContext::parse_config(&row.kind, &row.name, &row.config) {
-                    Ok(config) => config,
-                    Err(error) => return invalid(error),
-                };
-            let url = config.card_url();
-            async move {
-                let origin = "the row's `url` (is the agent up?)";
-                checks.insert(0, endpoint(&name, &url, origin).await);
-                checks
-            }
-            .boxed()
-        }
-        #[cfg(feature = "nats")]
-        "nats" => {
-            let config: subagent_nats::NatsConfig =
-                match BuildContext::parse_config(&row.kind, &row.name, &row.config) {
-                    Ok(config) => config,
-                    Err(error) => return invalid(error),
-                };
-            async move {
-                // A list of servers (`nats://a:4222,nats://b:4222`) is reachable through any.
-                let origin = "the row's `url` (is nats-server up, with -js?)";
-                let mut found = Vec::new();
-                for url in config.url.split(',').map(str::trim) {
-                    let check = endpoint(&name, url, origin).await;
-                    let ok = check.status == Status::Ok;
-                    found.push(check);
-                    if ok {
-                        break;
-                    }
-                }
-                let check = match found.iter().position(|c| c.status == Status::Ok) {
-                    Some(at) => found.swap_remove(at),
-                    None => found.swap_remove(0),
-                };
-                checks.insert(0, check);
-                checks
-            }
-            .boxed()
-        }
-        kind => {
-            checks.push(Check::ok(
-                &name,
-                format!("kind {kind}: nothing known to check"),
-            ));
-            ready(checks).boxed()
-        }
+    if let Placement::InProcess { model } = placement {
+        return in_process_checks(name, model, checks);
     }
+    let Some(factory) = factories.iter().find(|f| f.kind() == row.kind) else {
+        return ready(checks).boxed();
+    };
+    let needs = match factory.requirements(&row.name, &row.config, &context) {
+        Ok(needs) => needs,
+        Err(error) => return invalid(error),
+    };
+    if needs == Requirements::default() {
+        checks.push(Check::ok(
+            &name,
+            format!("kind {}: nothing known to check", row.kind),
+        ));
+        return ready(checks).boxed();
+    }
+    let cli = needs.program.map(|program| Cli {
+        program: program.path,
+        env: row_env,
+        cwd,
+        tested: program.tested,
+        hint: program.install_hint,
+    });
+    let mut endpoints = needs.endpoints.into_iter();
+    // What the row runs (its program, else the agent it reaches) comes first, then its keys,
+    // then the servers it reaches besides.
+    let first = if cli.is_none() {
+        endpoints.next()
+    } else {
+        None
+    };
+    let rest: Vec<Endpoint> = endpoints.collect();
+    async move {
+        if let Some(cli) = cli {
+            checks.insert(0, cli.check(&name).await);
+        }
+        if let Some(first) = first {
+            checks.insert(0, any_endpoint(&name, &first).await);
+        }
+        for endpoint in &rest {
+            checks.push(any_endpoint(&name, endpoint).await);
+        }
+        checks
+    }
+    .boxed()
+}
+
+/// What an in-process row needs: the model it runs on (`model`, its own as the row's config
+/// names it, else the preset's, which [`model_checks`] checks once).
+fn in_process_checks(
+    name: String,
+    model: Option<serde_json::Value>,
+    mut checks: Vec<Check>,
+) -> BoxFuture<'static, Vec<Check>> {
+    let own: Option<ModelConfig> = model.and_then(|model| serde_json::from_value(model).ok());
+    let Some(model) = own else {
+        let mut check = Check::ok(&name, "in-process, on the preset's model");
+        check.on_preset_model = true;
+        checks.push(check);
+        return ready(checks).boxed();
+    };
+    if model.kind == ModelKind::Scripted {
+        checks.push(Check::ok(
+            &name,
+            format!("in-process, on its own scripted model {}", model.model),
+        ));
+        return ready(checks).boxed();
+    }
+    let needs_key = matches!(
+        model.kind,
+        ModelKind::Anthropic | ModelKind::OpenaiResponses
+    );
+    match model.key_env() {
+        Some(var) if needs_key && setup::env(&var).is_none() => checks.push(Check::missing(
+            &name,
+            format!(
+                "{var} is not set: the row's model ({} {}) needs it",
+                model.kind.as_str(),
+                model.model
+            ),
+            Some(format!("set {var}")),
+        )),
+        _ => checks.push(Check::ok(
+            &name,
+            format!(
+                "in-process, on its own model {} {}, {}",
+                model.kind.as_str(),
+                model.model,
+                key_words(&model)
+            ),
+        )),
+    }
+    let url = endpoint_of(&model);
+    async move {
+        let origin = "the row's `model.base_url`";
+        checks.push(endpoint(&name, &url, origin).await);
+        checks
+    }
+    .boxed()
 }
 
 /// A variable a row reads a secret from: set by the row's own `env`, or in ours.
@@ -533,14 +469,6 @@ fn key_check(subject: &str, var: &str, row_env: &BTreeMap<String, String>) -> Ch
     }
 }
 
-/// The version a product CLI is tested with.
-struct Tested {
-    package: &'static str,
-    version: &'static str,
-    /// Whether `PROGRAM --version` prints it (else only its npm package says it).
-    asks_version: bool,
-}
-
 /// A product CLI as a row runs it.
 struct Cli {
     /// The row's `binary`/`command`, resolved against the preset.
@@ -548,8 +476,8 @@ struct Cli {
     /// The row's `env` (a `PATH` there is where the row finds the program).
     env: BTreeMap<String, String>,
     cwd: PathBuf,
-    tested: Option<Tested>,
-    hint: &'static str,
+    tested: Option<TestedVersion>,
+    hint: String,
 }
 
 impl Cli {
@@ -563,7 +491,7 @@ impl Cli {
                 } else {
                     format!("`{}` not found on PATH", program.display())
                 };
-                return Check::missing(subject, detail, Some(self.hint.to_owned()));
+                return Check::missing(subject, detail, Some(self.hint));
             }
             Err(error) => return Check::missing(subject, error.to_string(), None),
         };
@@ -574,7 +502,7 @@ impl Cli {
         let Some(tested) = &self.tested else {
             return Check::ok(subject, format!("{name} at {}", path.display()));
         };
-        let version = match package_version(&path, tested.package) {
+        let version = match package_version(&path, &tested.package) {
             Some(version) => Some(version),
             None if tested.asks_version => asked_version(spec).await,
             None => None,

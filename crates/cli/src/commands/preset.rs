@@ -24,11 +24,11 @@ fn build_as_a_run_would(
         &crate::setup::env,
     )?;
     let secrets = setup::secrets(preset, factories, &model, &[]);
-    let context = preset.build_context(setup::extensions(preset, &model, &secrets));
+    let context = setup::build_context(preset, &secrets, setup::extensions(preset, &model));
     preset
         .build(factories, &context)
         .map(|_| ())
-        .map_err(|error| Refusal::new(error.code().as_str(), error.to_string()))
+        .map_err(|error| Refusal::new(error.code(), error.to_string()))
 }
 
 pub(super) fn validate(
@@ -82,14 +82,10 @@ pub(super) fn validate(
                     );
                 }
                 outln!("{value}");
+                ExitCode::from(EXIT_REFUSED)
             } else {
-                eprintln!(
-                    "error[{}]: {}",
-                    error.code().as_str(),
-                    crate::features::preset_error(&error)
-                );
+                Refusal::new(error.code(), crate::features::preset_error(&error)).report(false)
             }
-            ExitCode::from(EXIT_REFUSED)
         }
     }
 }

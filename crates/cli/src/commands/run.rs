@@ -49,7 +49,7 @@ async fn parent_start(
     };
     let Some(store) = &runnable.sessions else {
         return Err(Refusal::new(
-            "NOT_RESUMABLE",
+            subagent_core::ErrorCode::NotResumable,
             format!(
                 "cannot resume session {id}: no transcripts are kept without a state dir (set HOME or XDG_STATE_HOME to an absolute path)"
             ),

@@ -29,7 +29,7 @@ fn store(cwd: Option<&PathBuf>) -> Result<(SessionStore, PathBuf), Refusal> {
     })?;
     let store = setup::session_store(&cwd).ok_or_else(|| {
         Refusal::new(
-            "NOT_RESUMABLE",
+            subagent_core::ErrorCode::NotResumable,
             "no sessions are kept without a state dir (set HOME or XDG_STATE_HOME to an absolute path)",
         )
     })?;
@@ -122,7 +122,7 @@ fn show(id: &str, cwd: Option<&PathBuf>, json: bool) -> Result<ExitCode, Refusal
     let (store, cwd) = store(cwd)?;
     let entry = store.find(id).ok_or_else(|| {
         Refusal::new(
-            "NOT_RESUMABLE",
+            subagent_core::ErrorCode::NotResumable,
             format!(
                 "no session {} in {} (`subagent sessions` lists them)",
                 id.trim(),
@@ -215,7 +215,7 @@ pub(super) fn latest(
 ) -> Result<SessionEntry, Refusal> {
     let store = setup::session_store(cwd).ok_or_else(|| {
         Refusal::new(
-            "NOT_RESUMABLE",
+            subagent_core::ErrorCode::NotResumable,
             "--continue: no sessions are kept without a state dir (set HOME or XDG_STATE_HOME to an absolute path)",
         )
     })?;
@@ -231,7 +231,7 @@ pub(super) fn latest(
         })
         .ok_or_else(|| {
             Refusal::new(
-                "NOT_RESUMABLE",
+                subagent_core::ErrorCode::NotResumable,
                 format!(
                     "--continue: no {what} session in {} to continue (`subagent sessions` lists them)",
                     cwd.display()

@@ -77,15 +77,10 @@ fn schema_is_json_with_every_provider_kind() {
     assert_eq!(output.status.code(), Some(0));
     let schema: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
     let text = schema.to_string();
-    for kind in [
-        "spawn",
-        "fork",
-        "claude-code",
-        "codex",
-        "acp",
-        "a2a",
-        "nats",
-    ] {
+    // Every built-in kind (the one list, whose names its own unit test pins).
+    let kinds = subagent_cli::built_in_kinds();
+    assert_eq!(kinds.len(), 7);
+    for kind in kinds.iter().map(|kind| kind.kind) {
         assert!(
             text.contains(&format!("\"{kind}\"")),
             "{kind} missing from the schema"

@@ -155,7 +155,7 @@ impl ProviderFactory for ShellEchoFactory {
         context: &BuildContext,
     ) -> Result<Arc<dyn SubagentProvider>> {
         let config: ShellEchoConfig = BuildContext::parse_config(KIND, name, config)?;
-        let secrets = context.extensions.cloned_or_default::<Secrets>();
+        let secrets = context.secrets.clone();
         Ok(Arc::new(self.provider(name, config, secrets)))
     }
 }
@@ -292,12 +292,10 @@ fn what_the_script_prints_is_redacted_of_the_configured_secrets() {
     let dir = tempfile::tempdir().unwrap();
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let outcome = runtime.block_on(async {
-        let mut extensions = subagent_core::Extensions::new();
-        extensions.insert(Secrets::from_names(["SHELL_ECHO_TEST_TOKEN"], |_| {
-            Some("s3cret-value-of-the-test".to_owned())
-        }));
         let context = BuildContext {
-            extensions,
+            secrets: Secrets::from_names(["SHELL_ECHO_TEST_TOKEN"], |_| {
+                Some("s3cret-value-of-the-test".to_owned())
+            }),
             ..BuildContext::default()
         };
         let provider = ShellEchoFactory::new()

@@ -1,5 +1,5 @@
 //! A small provider for the kit's own tests: one question to a model on the fake server, no
-//! tools, declaring `persona` and `model_override`; and the defects the kit must catch.
+//! tools, declaring `persona`, `model_override` and `effort`; and the defects the kit must catch.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -23,6 +23,8 @@ pub enum Defect {
     DropsPersona,
     /// Declares `model_override` but asks its own model.
     IgnoresModel,
+    /// Declares `effort` but never sends it.
+    DropsEffort,
     /// Emits a second `Started`.
     StartsTwice,
     /// Reports a model error as a completed run.
@@ -39,6 +41,7 @@ fn capabilities(defect: Option<Defect>) -> Capabilities {
     Capabilities::NONE
         .with(Capability::Persona, true)
         .with(Capability::ModelOverride, true)
+        .with(Capability::Effort, true)
         .with(
             Capability::OutputSchema,
             defect == Some(Defect::ClaimsOutputSchema),
@@ -72,6 +75,9 @@ impl SubagentProvider for Probe {
         let mut question = ModelRequest::new(model_id, vec![Message::user(request.prompt_text())]);
         if self.defect != Some(Defect::DropsPersona) {
             question.system = request.persona.as_deref().map(Arc::from);
+        }
+        if self.defect != Some(Defect::DropsEffort) {
+            question.effort = request.effort;
         }
         let (sender, run) = Run::channel("probe", &request);
         if self.defect == Some(Defect::StartsTwice) {

@@ -50,7 +50,7 @@ fn a_sound_provider_passes_every_check() {
         })
         .collect();
     let mut declared = GENERIC.to_vec();
-    declared.extend([Check::Persona, Check::ModelOverride]);
+    declared.extend([Check::Persona, Check::ModelOverride, Check::Effort]);
     assert_eq!(verdicts, expected(&declared));
 }
 
@@ -76,6 +76,11 @@ fn each_defect_fails_its_check() {
             Defect::IgnoresModel,
             Check::ModelOverride,
             "conformance model_override",
+        ),
+        (
+            Defect::DropsEffort,
+            Check::Effort,
+            "conformance effort: declares effort but does not honour it",
         ),
         (Defect::StartsTwice, Check::Lifecycle, "exactly one Started"),
         (

@@ -134,51 +134,6 @@ fn configured_secrets_are_withheld_by_name_and_by_value_unless_passed_or_set() {
 }
 
 #[test]
-fn redaction_replaces_values_longest_first_and_in_json_form() {
-    let secrets = secrets();
-    assert_eq!(
-        secrets.redact(
-            "k=adv-secret-value-0123456789, long=adv-secret-value-0123456789-and-more, dummy stays"
-        ),
-        "k=[REDACTED:ADV_MODEL_KEY], long=[REDACTED:LONGER_KEY], dummy stays"
-    );
-    assert_eq!(
-        secrets.redact(r#"{"raw":"with\"quote\\and-backslash"} with"quote\and-backslash"#),
-        r#"{"raw":"[REDACTED:QUOTED_KEY]"} [REDACTED:QUOTED_KEY]"#
-    );
-    assert!(matches!(
-        secrets.redact("nothing here"),
-        Cow::Borrowed("nothing here")
-    ));
-    assert_eq!(
-        Secrets::new().redact("adv-secret-value-0123456789"),
-        "adv-secret-value-0123456789"
-    );
-}
-
-#[test]
-fn debug_shows_names_never_values() {
-    let secrets = secrets();
-    assert_eq!(
-        format!("{secrets:?}"),
-        r#"Secrets(["LONGER_KEY", "ADV_MODEL_KEY", "QUOTED_KEY", "SHORT_KEY", "UNSET_KEY"])"#
-    );
-    let other = Secrets::from_names(["OTHER_KEY", "ADV_MODEL_KEY"], |_| {
-        Some("another-secret-value".to_owned())
-    });
-    let both = secrets.union(&other);
-    assert_eq!(
-        format!("{both:?}"),
-        r#"Secrets(["LONGER_KEY", "ADV_MODEL_KEY", "QUOTED_KEY", "OTHER_KEY", "SHORT_KEY", "UNSET_KEY"])"#
-    );
-    // The first set's value wins for a name in both.
-    assert_eq!(
-        both.redact("adv-secret-value-0123456789 another-secret-value"),
-        "[REDACTED:ADV_MODEL_KEY] [REDACTED:OTHER_KEY]"
-    );
-}
-
-#[test]
 fn a_spec_withholds_its_secrets() {
     let spec = crate::ProcessSpec::new("env", "/")
         .base_env([

@@ -99,7 +99,7 @@ fn a_claim_race_has_exactly_one_winner() {
                     barrier.wait();
                     team.tasks(|list| list.claim(&id, who))
                         .map(|_| who)
-                        .map_err(|e| e.code())
+                        .map_err(|e| e.code().as_str())
                 })
             })
             .collect();
