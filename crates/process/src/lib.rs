@@ -69,6 +69,7 @@ pub mod guard;
 mod kill;
 mod lines;
 mod settle;
+mod spawn;
 mod spec;
 mod vfork;
 pub mod withdraw;
