@@ -62,6 +62,8 @@
 //! # }
 //! ```
 
+#![deny(missing_docs)]
+
 mod child;
 mod env;
 mod error;

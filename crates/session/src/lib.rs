@@ -21,6 +21,8 @@
 //! Deliberately not here: anything that talks to a model, runs a tool or spawns a process. This
 //! crate depends on no other crate of the workspace.
 
+#![deny(missing_docs)]
+
 mod content;
 mod effort;
 pub mod env;
