@@ -14,8 +14,8 @@
 //!   file a model asked for): bounded by the bytes actually read and refusing anything that is
 //!   not a regular file ([`read_user_file`]), the one helper every crate that reads such files
 //!   uses;
-//! - the environment as every crate reads it ([`env`]): the real one plus the secrets a host
-//!   moved out of its environment block (`subagent_process::withdraw`), kept in one
+//! - the environment as every crate reads it ([`env`](mod@env)): the real one plus the secrets a
+//!   host moved out of its environment block (`subagent_process::withdraw`), kept in one
 //!   process-wide store.
 //!
 //! Deliberately not here: anything that talks to a model, runs a tool or spawns a process. This
