@@ -62,6 +62,8 @@
 //! # }
 //! ```
 
+#![deny(missing_docs)]
+
 mod child;
 mod env;
 mod error;
@@ -69,6 +71,7 @@ pub mod guard;
 mod kill;
 mod lines;
 mod settle;
+mod spawn;
 mod spec;
 mod vfork;
 pub mod withdraw;

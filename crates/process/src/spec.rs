@@ -8,9 +8,8 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use crate::env::{Scrub, Secrets, child_env_withholding};
-use crate::guard::{Forward, GUARD_ARG};
 use crate::kill::Signal;
-use crate::{Error, Process, Result};
+use crate::{Error, Result};
 
 /// Default bound of one stdout line: 8 MiB.
 pub const DEFAULT_MAX_LINE_BYTES: usize = 8 * 1024 * 1024;
@@ -80,7 +79,7 @@ pub enum StdinMode {
     /// `/dev/null`: the CLIs wait for stdin's end otherwise.
     #[default]
     Null,
-    /// A pipe the caller writes to ([`Process::write_line`], [`Process::take_stdin`]).
+    /// A pipe the caller writes to ([`crate::Process::write_line`], [`crate::Process::take_stdin`]).
     Piped,
 }
 
@@ -288,15 +287,6 @@ impl ProcessSpec {
         self
     }
 
-    /// The guardian binary the child will run under, if any.
-    pub fn guardian(&self) -> Option<PathBuf> {
-        match &self.guard {
-            GuardChoice::Host => crate::guard::host_guardian(),
-            GuardChoice::Program(program) => Some(program.clone()),
-            GuardChoice::Off => None,
-        }
-    }
-
     /// Which of the base environment's variables the child does not inherit (default
     /// [`Scrub::Credentials`]; variables passed with [`ProcessSpec::pass_env`] or set with
     /// [`ProcessSpec::env`] always reach it).
@@ -316,7 +306,7 @@ impl ProcessSpec {
     }
 
     /// Keeps the first `bytes` of stdout and of stderr (each) for
-    /// [`Process::wait_with_output`] (default 0: nothing is kept). For children whose output
+    /// [`crate::Process::wait_with_output`] (default 0: nothing is kept). For children whose output
     /// is a blob rather than lines, like a shell command's.
     #[must_use]
     pub fn capture_output(mut self, bytes: usize) -> Self {
@@ -370,93 +360,12 @@ impl ProcessSpec {
     }
 
     /// [`ProcessSpec::resolve_program`] with the child's environment already built.
-    fn resolve_in(&self, env: &[(OsString, OsString)]) -> Result<PathBuf> {
+    pub(crate) fn resolve_in(&self, env: &[(OsString, OsString)]) -> Result<PathBuf> {
         let path = env
             .iter()
             .find(|(name, _)| name == "PATH")
             .map(|(_, value)| value.as_os_str());
         resolve(&self.program, &self.cwd, path)
-    }
-
-    fn check_cwd(&self) -> Result<()> {
-        let invalid = |reason| Error::InvalidCwd {
-            cwd: self.cwd.clone(),
-            reason,
-        };
-        if self.cwd.as_os_str().is_empty() {
-            return Err(invalid("no working directory was given"));
-        }
-        if !self.cwd.is_absolute() {
-            return Err(invalid("must be absolute"));
-        }
-        if !self.cwd.is_dir() {
-            return Err(invalid("is not an existing directory"));
-        }
-        Ok(())
-    }
-
-    /// Starts the child: own process group, the parent-death signal, stdout and stderr piped.
-    pub fn spawn(self) -> Result<Process> {
-        self.check_cwd()?;
-        let env = self.child_env();
-        let program = self.resolve_in(&env)?;
-        let guardian = self.guardian();
-        let spawn_error = |source: std::io::Error| match source.kind() {
-            std::io::ErrorKind::NotFound => Error::NotFound {
-                program: program.clone(),
-                searched: Vec::new(),
-            },
-            std::io::ErrorKind::PermissionDenied => Error::NotExecutable {
-                program: program.clone(),
-            },
-            _ => Error::Spawn {
-                program: program.clone(),
-                source,
-            },
-        };
-        // Started the way `posix_spawn` starts a child, plus the parent-death signal the child
-        // must ask for itself between the clone and the exec (`std` would fork the whole host
-        // for that hook: ≈ 1.7 ms against 0.3 ms), see `crate::vfork`. A guardian asks for its
-        // own signal first thing and checks that the host still lives, so it gets none.
-        let (command_program, args, death_signal) = match &guardian {
-            Some(guardian) => {
-                let forward = match self.stop.target {
-                    SignalTarget::Leader => Forward::Leader,
-                    SignalTarget::Group => Forward::Group,
-                };
-                let mut args: Vec<OsString> = vec![
-                    GUARD_ARG.into(),
-                    rustix::process::getpid().as_raw_pid().to_string().into(),
-                    forward.as_arg().into(),
-                    program.clone().into_os_string(),
-                ];
-                args.extend(self.args.iter().cloned());
-                (guardian.clone(), args, None)
-            }
-            None => (
-                program.clone(),
-                self.args.clone(),
-                self.parent_death_signal.map(Signal::raw),
-            ),
-        };
-        let command = crate::vfork::Command {
-            program: &command_program,
-            args: &args,
-            env: &env,
-            cwd: &self.cwd,
-            stdin_piped: matches!(self.stdin, StdinMode::Piped),
-            death_signal,
-        };
-        let started = crate::vfork::spawn(&command)
-            .and_then(crate::child::Started::cloned)
-            .map_err(spawn_error)?;
-        tracing::debug!(
-            program = %program.display(),
-            pid = started.pid.as_raw_pid(),
-            guarded = guardian.is_some(),
-            "spawned"
-        );
-        Process::start(started, program, guardian.is_some(), &self)
     }
 }
 
@@ -528,5 +437,50 @@ mod tests {
             resolve(Path::new("/no/such/file"), cwd, None),
             Err(Error::NotFound { .. })
         ));
+    }
+
+    #[test]
+    fn a_spec_withholds_its_secrets() {
+        let secrets = || {
+            let values = [
+                ("ADV_MODEL_KEY", "adv-secret-value-0123456789"),
+                ("LONGER_KEY", "adv-secret-value-0123456789-and-more"),
+            ];
+            Secrets::from_names(["ADV_MODEL_KEY", "LONGER_KEY"], |name| {
+                values
+                    .iter()
+                    .find(|(n, _)| *n == name)
+                    .map(|(_, v)| (*v).to_owned())
+            })
+        };
+        let os = |pairs: &[(&str, &str)]| -> Vec<(OsString, OsString)> {
+            pairs
+                .iter()
+                .map(|(k, v)| ((*k).into(), (*v).into()))
+                .collect()
+        };
+        let spec = ProcessSpec::new("env", "/")
+            .base_env([
+                ("PATH", "/bin"),
+                ("ADV_MODEL_KEY", "adv-secret-value-0123456789"),
+                ("SAME_VALUE_COPY", "adv-secret-value-0123456789"),
+                ("PASSED_COPY", "adv-secret-value-0123456789"),
+            ])
+            .scrub(Scrub::ModelKeys)
+            .withhold(secrets())
+            .pass_env("PASSED_COPY");
+        assert_eq!(
+            spec.child_env(),
+            os(&[
+                ("PASSED_COPY", "adv-secret-value-0123456789"),
+                ("PATH", "/bin")
+            ])
+        );
+        let debug = format!("{:?}", ProcessSpec::new("env", "/").withhold(secrets()));
+        assert!(
+            debug.contains(r#"withheld: Secrets(["LONGER_KEY", "ADV_MODEL_KEY"])"#),
+            "{debug}"
+        );
+        assert!(!debug.contains("adv-secret"), "{debug}");
     }
 }

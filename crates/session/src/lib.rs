@@ -14,7 +14,7 @@
 //!   file a model asked for): bounded by the bytes actually read and refusing anything that is
 //!   not a regular file ([`read_user_file`]), the one helper every crate that reads such files
 //!   uses;
-//! - the environment as every crate reads it ([`env`]): the real one plus the secrets a host
+//! - the environment as every crate reads it ([`env`](mod@env)): the real one plus the secrets a host
 //!   moved out of its environment block (`subagent_process::withdraw`), kept in one
 //!   process-wide store; and the configured [`Secrets`] (the key variables a configuration
 //!   names, their values, their redaction), which a provider's build context carries and a
@@ -22,6 +22,8 @@
 //!
 //! Deliberately not here: anything that talks to a model, runs a tool or spawns a process. This
 //! crate depends on no other crate of the workspace.
+
+#![deny(missing_docs)]
 
 mod content;
 mod effort;

@@ -16,6 +16,8 @@
 //! Deliberately not here: any model client (that is `subagent-model`), and assertions: the
 //! server reports, tests decide.
 
+#![deny(missing_docs)]
+
 pub mod alone;
 pub mod cli_lines;
 mod encode;

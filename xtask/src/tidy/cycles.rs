@@ -66,13 +66,6 @@ pub(super) const CYCLES_ALLOWED: &[(&str, &[&str], &str)] = &[
          (issue 27.2)",
     ),
     (
-        "subagent-process",
-        &["child", "env", "guard", "spec", "withdraw"],
-        "`ProcessSpec` is both data and the spawner (`spec::spawn` builds a `child::Process`), the \
-         shape `model`'s config had; moving spawning out of spec is a restructure of the process \
-         owner, whose unsafe code was being reworked (issue 27.8)",
-    ),
-    (
         "subagent-runtime",
         &[
             "agent",

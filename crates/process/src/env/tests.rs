@@ -134,36 +134,6 @@ fn configured_secrets_are_withheld_by_name_and_by_value_unless_passed_or_set() {
 }
 
 #[test]
-fn a_spec_withholds_its_secrets() {
-    let spec = crate::ProcessSpec::new("env", "/")
-        .base_env([
-            ("PATH", "/bin"),
-            ("ADV_MODEL_KEY", "adv-secret-value-0123456789"),
-            ("SAME_VALUE_COPY", "adv-secret-value-0123456789"),
-            ("PASSED_COPY", "adv-secret-value-0123456789"),
-        ])
-        .scrub(Scrub::ModelKeys)
-        .withhold(secrets())
-        .pass_env("PASSED_COPY");
-    assert_eq!(
-        spec.child_env(),
-        os(&[
-            ("PASSED_COPY", "adv-secret-value-0123456789"),
-            ("PATH", "/bin")
-        ])
-    );
-    let debug = format!(
-        "{:?}",
-        crate::ProcessSpec::new("env", "/").withhold(secrets())
-    );
-    assert!(
-        debug.contains(r#"withheld: Secrets(["LONGER_KEY""#),
-        "{debug}"
-    );
-    assert!(!debug.contains("adv-secret"), "{debug}");
-}
-
-#[test]
 fn pass_and_set_win() {
     let env = child_env(
         os(&[
