@@ -13,14 +13,19 @@
 //! [`alone::in_own_process`] runs a test that reads process-wide state in a process of its own
 //! under any harness.
 //!
+//! The fixtures tests share also live here, once each: [`git`] (a real repository) and
+//! [`procs`] (the one scan of `/proc`).
+//!
 //! Deliberately not here: any model client (that is `subagent-model`), and assertions: the
 //! server reports, tests decide.
 
 pub mod alone;
 pub mod cli_lines;
 mod encode;
+pub mod git;
 pub mod normalize;
 pub mod paired;
+pub mod procs;
 mod server;
 
 use std::net::SocketAddr;
