@@ -211,40 +211,13 @@ pub fn system_text(request: &RecordedRequest) -> String {
     }
 }
 
-/// Live (non-zombie) processes whose cwd is `dir` or below it, or whose command line contains
-/// `needle`.
+/// Live processes whose cwd is `dir` or below it, or whose command line contains `needle`.
 pub fn live_processes(dir: &Path, needle: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return found;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(pid) = name
-            .to_str()
-            .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
-        else {
-            continue;
-        };
-        let proc_dir = entry.path();
-        let Ok(stat) = std::fs::read_to_string(proc_dir.join("stat")) else {
-            continue;
-        };
-        let state = stat
-            .rsplit_once(") ")
-            .and_then(|(_, rest)| rest.chars().next());
-        if state == Some('Z') || state == Some('X') {
-            continue;
-        }
-        let cmdline = std::fs::read(proc_dir.join("cmdline"))
-            .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
-            .unwrap_or_default();
-        let in_dir = std::fs::read_link(proc_dir.join("cwd")).is_ok_and(|cwd| cwd.starts_with(dir));
-        if in_dir || cmdline.contains(needle) {
-            found.push(format!("{pid}: {cmdline}"));
-        }
-    }
-    found
+    subagent_test_support::procs::live()
+        .iter()
+        .filter(|p| p.runs_in(dir) || p.cmdline.contains(needle))
+        .map(subagent_test_support::procs::Proc::line)
+        .collect()
 }
 
 /// The texts of the run's top-level `Text` events.
