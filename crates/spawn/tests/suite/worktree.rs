@@ -6,17 +6,17 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use pretty_assertions::assert_eq;
+use subagent_core::StopReason;
 use subagent_core::registry::Registry;
-use subagent_core::{CancellationToken, StopReason};
 use subagent_model::{Model, ModelKind};
-use subagent_runtime::{Agent, DelegationToolConfig};
+use subagent_runtime::DelegationToolConfig;
 use subagent_spawn::{SpawnConfig, SpawnProvider};
 use subagent_test_support::git::{self, git, status};
 use subagent_test_support::{FakeServer, RecordedRequest};
 use subagent_worktree::Worktrees;
 
+use super::support::run;
 use super::support::{agents, last_results, model, parent_config, requests_for};
-
 
 /// A repository with one commit (`a.txt`) and the directory its worktrees go to.
 fn repository() -> (tempfile::TempDir, PathBuf, PathBuf) {
@@ -56,11 +56,7 @@ async fn parent(
         DelegationToolConfig::new("spawn"),
         agents(),
     );
-    let outcome = Agent::new(config)
-        .unwrap()
-        .start_prompt(prompt, CancellationToken::new())
-        .outcome()
-        .await;
+    let outcome = run(config, prompt).await;
     assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
     assert_eq!(server.violations(), Vec::<String>::new());
     let requests = server.model_requests();
