@@ -13,56 +13,15 @@ use std::time::Duration;
 use pretty_assertions::assert_eq;
 use serde_json::Value;
 use subagent_conformance::{Adapter, StructuredAnswer, ToolCall, runtime_tools};
-use subagent_core::agents::StaticAgents;
-use subagent_core::registry::Registry;
 use subagent_core::{ProviderFactory, SubagentProvider};
-use subagent_model::{Model, ModelConfig, ModelKind};
 use subagent_nats::testing::NatsServer;
 use subagent_nats::{Auth, NatsConfig, NatsFactory, NatsProvider, Worker, WorkerConfig};
-use subagent_runtime::{
-    DelegationTool, DelegationToolConfig, PermissionPolicy, SessionStore, Tool,
-};
-use subagent_spawn::{SpawnConfig, SpawnProvider};
 use subagent_test_support::FakeServer;
 use tempfile::TempDir;
 
+use super::support::worker_registry;
+use super::support::{Subagent, bin};
 use super::support::{announcement, fake_preset, stderr, stdout};
-
-fn model(server: &FakeServer) -> Arc<dyn Model> {
-    let mut config =
-        ModelConfig::new(ModelKind::Anthropic, "fake-model").with_base_url(server.url());
-    config.retry.max_retries = 0;
-    subagent_model::build_with_env(&config, |_| Some("test-key".to_owned())).unwrap()
-}
-
-/// The worker's registry: one spawn row (`spawn`: may write, keeps transcripts, can delegate
-/// to a second spawn provider) on the fake model server.
-fn registry(server: &FakeServer, sessions: &Path) -> Registry {
-    let model = model(server);
-    let nested = Registry::new();
-    nested
-        .register(Arc::new(SpawnProvider::new(
-            "nested",
-            Arc::clone(&model),
-            SpawnConfig::default(),
-        )))
-        .unwrap();
-    let delegation: Arc<dyn Tool> = Arc::new(DelegationTool::new(
-        DelegationToolConfig::new("nested"),
-        Arc::new(nested),
-        Arc::new(StaticAgents::default()),
-    ));
-    let registry = Registry::with_max_depth(3);
-    registry
-        .register(Arc::new(
-            SpawnProvider::new("spawn", model, SpawnConfig::default())
-                .with_permissions(PermissionPolicy::bypass())
-                .with_tools([delegation])
-                .with_sessions(SessionStore::new(sessions)),
-        ))
-        .unwrap();
-    registry
-}
 
 struct Workers {
     dir: TempDir,
@@ -79,7 +38,7 @@ impl Adapter for Workers {
         let nats = NatsServer::start().unwrap();
         let url = nats.url();
         self.servers.lock().unwrap().push(nats);
-        let registry = Arc::new(registry(server, self.sessions.path()));
+        let registry = Arc::new(worker_registry(server, self.sessions.path()));
         let cwd = self.dir.path().to_path_buf();
         let provider = tokio::task::block_in_place(|| {
             tokio::runtime::Handle::current().block_on(async {
@@ -176,12 +135,9 @@ fn start_worker_with(
     nats: &str,
     extra: &[&str],
 ) -> (Running, BufReader<ChildStderr>) {
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("subagent"))
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("FAKE_KEY", "test-key")
-        .current_dir(home)
+    let mut child = Subagent::new(bin(), home)
+        .fake_key()
+        .command()
         .args([
             "worker",
             "--nats",

@@ -4,6 +4,16 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use assert_cmd::Command;
+use std::sync::Arc;
+
+use subagent_core::agents::StaticAgents;
+use subagent_core::registry::Registry;
+use subagent_model::ModelKind;
+use subagent_runtime::{
+    DelegationTool, DelegationToolConfig, PermissionPolicy, SessionStore, Tool,
+};
+use subagent_spawn::{SpawnConfig, SpawnProvider};
+use subagent_test_support::{FakeServer, procs};
 
 /// The workspace root (presets live there).
 pub fn root() -> PathBuf {
@@ -19,15 +29,16 @@ pub fn preset(name: &str) -> PathBuf {
     root().join("presets").join(name)
 }
 
+pub use subagent_test_support::cli::Subagent;
+
+/// The `subagent` binary of this build.
+pub fn bin() -> PathBuf {
+    assert_cmd::cargo::cargo_bin("subagent")
+}
+
 /// The binary with a clean, offline environment: no API keys, HOME in `home`.
 pub fn subagent(home: &Path) -> Command {
-    let mut command = Command::cargo_bin("subagent").unwrap();
-    command
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .current_dir(home);
-    command
+    Command::from_std(Subagent::new(bin(), home).command())
 }
 
 /// Copies `from` (a directory of files) into `to`.
@@ -120,34 +131,9 @@ pub fn fake_preset(dir: &Path, url: &str, extra: &str) -> PathBuf {
     path
 }
 
-/// Pids of live processes whose command line contains `needle`.
+/// Pids of live processes (other than this one) whose command line contains `needle`.
 pub fn processes_with(needle: &str) -> Vec<u32> {
-    let mut found = Vec::new();
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return found;
-    };
-    for entry in entries.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|s| s.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
-            continue;
-        };
-        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-        let state = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
-        let zombie = state
-            .rsplit(')')
-            .next()
-            .is_some_and(|rest| rest.trim_start().starts_with('Z'));
-        if cmdline.contains(needle) && !zombie && pid != std::process::id() {
-            found.push(pid);
-        }
-    }
-    found
+    procs::live_with(needle).iter().map(|p| p.pid).collect()
 }
 
 /// The live processes whose command line contains `needle` and whose working directory is
@@ -155,11 +141,10 @@ pub fn processes_with(needle: &str) -> Vec<u32> {
 /// (Used by the e2e teams tests only.)
 #[cfg(feature = "e2e")]
 pub fn processes_in(dir: &std::path::Path, needle: &str) -> Vec<u32> {
-    processes_with(needle)
-        .into_iter()
-        .filter(|pid| {
-            std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|cwd| cwd.starts_with(dir))
-        })
+    procs::live_with(needle)
+        .iter()
+        .filter(|p| p.runs_in(dir))
+        .map(|p| p.pid)
         .collect()
 }
 
@@ -278,4 +263,34 @@ pub fn announcement(stderr: &mut impl std::io::BufRead) -> String {
     line.clear();
     stderr.read_line(&mut line).unwrap();
     line
+}
+
+/// The registry a worker or a server serves in the CLI's remote tests: one spawn row (`spawn`:
+/// may write, keeps transcripts in `sessions`, can delegate to a second spawn provider) on the
+/// fake model server.
+pub fn worker_registry(server: &FakeServer, sessions: &Path) -> Registry {
+    let model = server.model(ModelKind::Anthropic);
+    let nested = Registry::new();
+    nested
+        .register(Arc::new(SpawnProvider::new(
+            "nested",
+            Arc::clone(&model),
+            SpawnConfig::default(),
+        )))
+        .unwrap();
+    let delegation: Arc<dyn Tool> = Arc::new(DelegationTool::new(
+        DelegationToolConfig::new("nested"),
+        Arc::new(nested),
+        Arc::new(StaticAgents::default()),
+    ));
+    let registry = Registry::with_max_depth(3);
+    registry
+        .register(Arc::new(
+            SpawnProvider::new("spawn", model, SpawnConfig::default())
+                .with_permissions(PermissionPolicy::bypass())
+                .with_tools([delegation])
+                .with_sessions(SessionStore::new(sessions)),
+        ))
+        .unwrap();
+    registry
 }

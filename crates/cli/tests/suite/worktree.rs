@@ -28,7 +28,6 @@ const SCENARIOS: &str = r#"
 
 const DIFFSTAT: &str = " edited.txt | 1 +\n 1 file changed, 1 insertion(+)";
 
-
 /// HOME, and a repository with one commit beside it (never inside HOME: the worktrees go to
 /// HOME's state dir).
 struct Setup {
