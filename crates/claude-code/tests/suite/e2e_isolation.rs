@@ -13,8 +13,6 @@ use subagent_worktree::Worktrees;
 
 use super::harness::{Harness, finish};
 
-
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_isolated_childs_edits_land_in_its_worktree_not_in_the_parents_checkout() {
     let (_dir, repo) = git::repository(&[("a.txt", "one\n")]);
@@ -85,10 +83,7 @@ async fn an_isolated_childs_edits_land_in_its_worktree_not_in_the_parents_checko
         "edited\n"
     );
     // The parent's checkout is untouched: the absolute write was refused.
-    assert_eq!(
-        git::status(&repo),
-        ""
-    );
+    assert_eq!(git::status(&repo), "");
     assert!(!escape.exists());
     let session = outcome.session.expect("a session");
     assert_eq!(session.cwd.as_deref(), Some(report.path.as_path()));

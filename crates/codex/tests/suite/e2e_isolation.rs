@@ -23,8 +23,6 @@ const ISOLATED: &str = r#"
     - text: "done editing"
 "#;
 
-
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_isolated_childs_edits_land_in_its_worktree_not_in_the_parents_checkout() {
     let (_dir, repo) = git::repository(&[("a.txt", "one\n")]);
@@ -68,10 +66,7 @@ async fn an_isolated_childs_edits_land_in_its_worktree_not_in_the_parents_checko
         std::fs::read_to_string(report.path.join("edited.txt")).unwrap(),
         "edited\n"
     );
-    assert_eq!(
-        git::status(&repo),
-        ""
-    );
+    assert_eq!(git::status(&repo), "");
     let session = outcome.session.expect("a session");
     assert_eq!(session.cwd.as_deref(), Some(report.path.as_path()));
 }

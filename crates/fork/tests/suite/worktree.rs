@@ -15,7 +15,6 @@ use subagent_worktree::Worktrees;
 
 use super::support::{fork_row, model, parent_config};
 
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_isolated_fork_edits_its_worktree_not_the_parents_checkout() {
     let (dir, repo) = git::repository(&[("a.txt", "one\n")]);
@@ -74,10 +73,7 @@ async fn an_isolated_fork_edits_its_worktree_not_the_parents_checkout() {
         "forked\n"
     );
     assert!(!escape.exists());
-    assert_eq!(
-        git::status(&repo),
-        ""
-    );
+    assert_eq!(git::status(&repo), "");
     // The fork's own second request: its writes' results, the escape refused.
     let requests = server.model_requests();
     let fork_results: Vec<(String, bool)> = requests

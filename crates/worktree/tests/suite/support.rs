@@ -14,7 +14,6 @@ use subagent_worktree::Worktrees;
 
 pub use subagent_test_support::git::{self, git, status};
 
-
 /// A repository with one commit: `a.txt` and `sub/b.txt`, and `.gitignore` ignoring
 /// `target/`. Returns the temp dir (keep it alive) and the repository's canonical path.
 pub fn repository() -> (tempfile::TempDir, PathBuf) {
