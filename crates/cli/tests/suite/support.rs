@@ -13,6 +13,7 @@ use subagent_runtime::{
     DelegationTool, DelegationToolConfig, PermissionPolicy, SessionStore, Tool,
 };
 use subagent_spawn::{SpawnConfig, SpawnProvider};
+use subagent_test_support::cli::FAKE_KEY;
 use subagent_test_support::{FakeServer, procs};
 
 /// The workspace root (presets live there).
@@ -293,4 +294,31 @@ pub fn worker_registry(server: &FakeServer, sessions: &Path) -> Registry {
         ))
         .unwrap();
     registry
+}
+
+/// `subagent ARGS --preset PRESET PROMPT` run in `dir` (also HOME) with the fake key, on a
+/// blocking thread so the fake server keeps serving; asserts it exited 0 and returns its last
+/// JSON line (the outcome of a `--json` run).
+pub async fn json_run(dir: &Path, args: &[&str], preset: &Path, prompt: &str) -> serde_json::Value {
+    let mut command = subagent(dir);
+    command
+        .env(FAKE_KEY.0, FAKE_KEY.1)
+        .args(args)
+        .arg("--preset")
+        .arg(preset)
+        .arg(prompt);
+    let output = tokio::task::spawn_blocking(move || command.output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    json_lines(&output).pop().unwrap()
+}
+
+/// The result of the delegation through `tool` in a `run --json` outcome, asserted not an
+/// error.
+pub fn delegation_result(outcome: &serde_json::Value, tool: &str) -> String {
+    let delegations = outcome["delegations"].as_array().unwrap();
+    let d = delegations.iter().find(|d| d["tool"] == tool).unwrap();
+    assert_eq!(d["is_error"], false, "{d}");
+    d["result"].as_str().unwrap().to_owned()
 }
