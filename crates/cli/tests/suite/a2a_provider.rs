@@ -3,21 +3,16 @@
 //! refusals that cross the wire unchanged, a lost stream picked up with nothing lost or
 //! doubled, a silent agent, a preset row `kind: a2a` used by `subagent delegate`.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use futures::StreamExt;
 use pretty_assertions::assert_eq;
 use serde_json::json;
-use subagent_a2a::{A2aConfig, A2aFactory, A2aProvider, Token};
-use subagent_conformance::{Adapter, StructuredAnswer, ToolCall, runtime_tools};
+use subagent_a2a::{A2aConfig, A2aProvider, Token};
 use subagent_core::registry::Registry;
-use subagent_core::{
-    Error, ProviderFactory, RunEvent, StartRequest, StopReason, SubagentProvider, ToolFilter,
-};
+use subagent_core::{Error, RunEvent, StartRequest, StopReason, SubagentProvider, ToolFilter};
 use subagent_server::{Server, ServerConfig, Skill};
 use subagent_test_support::FakeServer;
-use tempfile::TempDir;
 
 use super::support::worker_registry;
 
@@ -63,48 +58,17 @@ pub fn provider(base: &str, idle_ms: Option<u64>) -> A2aProvider {
     A2aProvider::connect_blocking("remote", config, Token::new(TOKEN)).unwrap()
 }
 
-struct Remote {
-    dir: TempDir,
-    sessions: TempDir,
-}
-
-impl Adapter for Remote {
-    fn factory(&self) -> Arc<dyn ProviderFactory> {
-        Arc::new(A2aFactory)
-    }
-
-    fn provider(&self, server: &FakeServer) -> Arc<dyn SubagentProvider> {
-        let base = serve(
-            worker_registry(server, self.sessions.path()),
-            self.dir.path(),
-        );
-        Arc::new(provider(&base, None))
-    }
-
-    fn workdir(&self) -> PathBuf {
-        self.dir.path().to_path_buf()
-    }
-
-    fn write_call(&self, file: &str, text: &str) -> Option<ToolCall> {
-        runtime_tools::write_call(file, text)
-    }
-
-    fn structured_answer(&self) -> StructuredAnswer {
-        runtime_tools::structured_answer()
-    }
-
-    fn delegate_call(&self, prompt: &str) -> Option<ToolCall> {
-        runtime_tools::delegate_call(prompt)
-    }
-}
-
 mod conformance {
-    use super::Remote;
+    use std::sync::Arc;
 
-    subagent_conformance::suite!(Remote {
-        dir: tempfile::tempdir().unwrap(),
-        sessions: tempfile::tempdir().unwrap(),
-    });
+    use subagent_a2a::A2aFactory;
+
+    use super::super::support::Remote;
+    use super::{provider, serve};
+
+    subagent_conformance::suite!(Remote::new(Arc::new(A2aFactory), |registry, cwd| {
+        Arc::new(provider(&serve(registry, cwd), None))
+    }));
 }
 
 const SCENARIOS: &str = r#"

@@ -5,79 +5,49 @@
 //! delegate` through a preset row `kind: nats`.
 
 use std::io::BufReader;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, ChildStderr, Stdio};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use pretty_assertions::assert_eq;
 use serde_json::Value;
-use subagent_conformance::{Adapter, StructuredAnswer, ToolCall, runtime_tools};
-use subagent_core::{ProviderFactory, SubagentProvider};
+use subagent_core::SubagentProvider;
 use subagent_nats::testing::NatsServer;
-use subagent_nats::{Auth, NatsConfig, NatsFactory, NatsProvider, Worker, WorkerConfig};
+use subagent_nats::{Auth, NatsConfig, NatsProvider};
 use subagent_test_support::FakeServer;
-use tempfile::TempDir;
 
-use super::support::worker_registry;
 use super::support::{Subagent, bin};
 use super::support::{announcement, fake_preset, stderr, stdout};
 
-struct Workers {
-    dir: TempDir,
-    sessions: TempDir,
-    servers: Mutex<Vec<NatsServer>>,
-}
-
-impl Adapter for Workers {
-    fn factory(&self) -> Arc<dyn ProviderFactory> {
-        Arc::new(NatsFactory)
-    }
-
-    fn provider(&self, server: &FakeServer) -> Arc<dyn SubagentProvider> {
-        let nats = NatsServer::start().unwrap();
-        let url = nats.url();
-        self.servers.lock().unwrap().push(nats);
-        let registry = Arc::new(worker_registry(server, self.sessions.path()));
-        let cwd = self.dir.path().to_path_buf();
-        let provider = tokio::task::block_in_place(|| {
-            tokio::runtime::Handle::current().block_on(async {
-                let mut config = WorkerConfig::new(&url, cwd);
-                config.concurrency = 4;
-                let worker = Worker::connect(registry, config).await.unwrap();
-                tokio::spawn(worker.run(std::future::pending()));
-                NatsProvider::connect("workers", NatsConfig::new(&url, "spawn"), Auth::None)
-                    .await
-                    .unwrap()
-            })
-        });
-        Arc::new(provider)
-    }
-
-    fn workdir(&self) -> PathBuf {
-        self.dir.path().to_path_buf()
-    }
-
-    fn write_call(&self, file: &str, text: &str) -> Option<ToolCall> {
-        runtime_tools::write_call(file, text)
-    }
-
-    fn structured_answer(&self) -> StructuredAnswer {
-        runtime_tools::structured_answer()
-    }
-
-    fn delegate_call(&self, prompt: &str) -> Option<ToolCall> {
-        runtime_tools::delegate_call(prompt)
-    }
-}
-
 mod conformance {
-    use super::Workers;
+    use std::sync::{Arc, Mutex};
 
-    subagent_conformance::suite!(Workers {
-        dir: tempfile::tempdir().unwrap(),
-        sessions: tempfile::tempdir().unwrap(),
-        servers: std::sync::Mutex::new(Vec::new()),
+    use subagent_nats::testing::NatsServer;
+    use subagent_nats::{Auth, NatsConfig, NatsFactory, NatsProvider, Worker, WorkerConfig};
+
+    use super::super::support::Remote;
+
+    subagent_conformance::suite!({
+        // The NATS servers live as long as the adapter.
+        let servers = Mutex::new(Vec::new());
+        Remote::new(Arc::new(NatsFactory), move |registry, cwd| {
+            let nats = NatsServer::start().unwrap();
+            let url = nats.url();
+            servers.lock().unwrap().push(nats);
+            let cwd = cwd.to_path_buf();
+            let provider = tokio::task::block_in_place(|| {
+                tokio::runtime::Handle::current().block_on(async {
+                    let mut config = WorkerConfig::new(&url, cwd);
+                    config.concurrency = 4;
+                    let worker = Worker::connect(Arc::new(registry), config).await.unwrap();
+                    tokio::spawn(worker.run(std::future::pending()));
+                    NatsProvider::connect("workers", NatsConfig::new(&url, "spawn"), Auth::None)
+                        .await
+                        .unwrap()
+                })
+            });
+            Arc::new(provider)
+        })
     });
 }
 

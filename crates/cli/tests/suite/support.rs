@@ -6,8 +6,10 @@ use std::time::{Duration, Instant};
 use assert_cmd::Command;
 use std::sync::Arc;
 
+use subagent_conformance::{Adapter, StructuredAnswer, ToolCall, runtime_tools};
 use subagent_core::agents::StaticAgents;
 use subagent_core::registry::Registry;
+use subagent_core::{ProviderFactory, SubagentProvider};
 use subagent_model::ModelKind;
 use subagent_runtime::{
     DelegationTool, DelegationToolConfig, PermissionPolicy, SessionStore, Tool,
@@ -321,4 +323,61 @@ pub fn delegation_result(outcome: &serde_json::Value, tool: &str) -> String {
     let d = delegations.iter().find(|d| d["tool"] == tool).unwrap();
     assert_eq!(d["is_error"], false, "{d}");
     d["result"].as_str().unwrap().to_owned()
+}
+
+/// What starts the remote side of a [`Remote`] adapter on a worker registry in a work dir and
+/// returns the provider in front of it.
+type Connect = dyn Fn(Registry, &Path) -> Arc<dyn SubagentProvider> + Send + Sync;
+
+/// The conformance adapter of a kind that reaches spawn children remotely (a2a, nats): its
+/// provider fronts a [`worker_registry`] on the kit's fake server.
+pub struct Remote {
+    dir: tempfile::TempDir,
+    sessions: tempfile::TempDir,
+    factory: Arc<dyn ProviderFactory>,
+    connect: Box<Connect>,
+}
+
+impl Remote {
+    /// An adapter for `factory`'s kind, its remote side started by `connect`.
+    pub fn new(
+        factory: Arc<dyn ProviderFactory>,
+        connect: impl Fn(Registry, &Path) -> Arc<dyn SubagentProvider> + Send + Sync + 'static,
+    ) -> Self {
+        Self {
+            dir: tempfile::tempdir().unwrap(),
+            sessions: tempfile::tempdir().unwrap(),
+            factory,
+            connect: Box::new(connect),
+        }
+    }
+}
+
+impl Adapter for Remote {
+    fn factory(&self) -> Arc<dyn ProviderFactory> {
+        Arc::clone(&self.factory)
+    }
+
+    fn provider(&self, server: &FakeServer) -> Arc<dyn SubagentProvider> {
+        (self.connect)(
+            worker_registry(server, self.sessions.path()),
+            self.dir.path(),
+        )
+    }
+
+    fn workdir(&self) -> PathBuf {
+        self.dir.path().to_path_buf()
+    }
+
+    fn write_call(&self, file: &str, text: &str) -> Option<ToolCall> {
+        runtime_tools::write_call(file, text)
+    }
+
+    fn structured_answer(&self) -> StructuredAnswer {
+        runtime_tools::structured_answer()
+    }
+
+    fn delegate_call(&self, prompt: &str) -> Option<ToolCall> {
+        runtime_tools::delegate_call(prompt)
+    }
 }
