@@ -16,7 +16,8 @@
 //! The fixtures tests share also live here, once each: [`git`] (a real repository),
 //! [`procs`] (the one scan of `/proc`), [`cli::Subagent`] (the `subagent` binary with its
 //! environment cleared, HOME, keys, a preset, args and stdin; it takes the binary's path, so
-//! this crate never depends on the CLI) and [`FakeServer::model`] (a model client on the fake
+//! this crate never depends on the CLI), [`runs`] (a run driven to its end, the product
+//! providers' shared end-to-end checks) and [`FakeServer::model`] (a model client on the fake
 //! server).
 //!
 //! Deliberately not here: any model client (that is `subagent-model`), and assertions: the
@@ -30,6 +31,7 @@ pub mod git;
 pub mod normalize;
 pub mod paired;
 pub mod procs;
+pub mod runs;
 mod server;
 
 use std::net::SocketAddr;

@@ -5,7 +5,6 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use futures::StreamExt;
 use subagent_acp::{AcpConfig, AcpProvider};
 use subagent_core::{Outcome, Run, RunEvent, StartRequest, StartRequestBuilder};
 use subagent_test_support::FakeServer;
@@ -161,14 +160,9 @@ impl Harness {
     }
 }
 
-/// Collects every event and the outcome of a run.
-pub async fn finish(mut run: Run) -> (Vec<RunEvent>, Outcome) {
-    let events = run.take_events().unwrap();
-    let collected = tokio::spawn(events.collect::<Vec<_>>());
-    let outcome = tokio::time::timeout(Duration::from_secs(120), run.outcome())
-        .await
-        .expect("the run did not end within 120 s");
-    (collected.await.unwrap(), outcome)
+/// Collects every event and the outcome of a run (which must end within 120 s).
+pub async fn finish(run: Run) -> (Vec<RunEvent>, Outcome) {
+    subagent_test_support::runs::finish_within(run, Duration::from_secs(120)).await
 }
 
 /// Live processes whose command line contains `needle`, as `PID: CMDLINE`.

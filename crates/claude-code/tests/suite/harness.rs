@@ -5,7 +5,6 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use futures::StreamExt;
 use serde_json::Value;
 use subagent_claude_code::{ClaudeCodeConfig, ClaudeCodeProvider};
 use subagent_core::{Outcome, Run, RunEvent, StartRequest, StartRequestBuilder};
@@ -172,14 +171,9 @@ impl Harness {
     }
 }
 
-/// Collects every event and the outcome of a run.
-pub async fn finish(mut run: Run) -> (Vec<RunEvent>, Outcome) {
-    let events = run.take_events().unwrap();
-    let collected = tokio::spawn(events.collect::<Vec<_>>());
-    let outcome = tokio::time::timeout(Duration::from_secs(120), run.outcome())
-        .await
-        .expect("the run did not end within 120 s");
-    (collected.await.unwrap(), outcome)
+/// Collects every event and the outcome of a run (which must end within 120 s).
+pub async fn finish(run: Run) -> (Vec<RunEvent>, Outcome) {
+    subagent_test_support::runs::finish_within(run, Duration::from_secs(120)).await
 }
 
 /// The names of the tools a recorded request offered.

@@ -4,11 +4,10 @@
 
 use std::sync::Arc;
 
-use pretty_assertions::assert_eq;
 use subagent_codex::SandboxMode;
 use subagent_core::registry::Registry;
-use subagent_core::{Isolation, StopReason, SubagentProvider};
-use subagent_test_support::git;
+use subagent_core::{Isolation, SubagentProvider};
+use subagent_test_support::{git, runs};
 use subagent_worktree::Worktrees;
 
 use super::harness::{Harness, finish};
@@ -48,25 +47,5 @@ async fn an_isolated_childs_edits_land_in_its_worktree_not_in_the_parents_checko
         .await
         .unwrap();
     let (events, outcome) = finish(run).await;
-    assert_eq!(
-        outcome.status,
-        StopReason::Completed,
-        "{outcome:?}\n{events:#?}"
-    );
-    let report = outcome
-        .worktree
-        .clone()
-        .unwrap_or_else(|| panic!("the changed worktree is kept: {events:#?}"));
-    assert!(report.path.starts_with(&root), "{report:?}");
-    assert_eq!(
-        report.diffstat,
-        " a.txt      | 1 +\n edited.txt | 1 +\n 2 files changed, 2 insertions(+)"
-    );
-    assert_eq!(
-        std::fs::read_to_string(report.path.join("edited.txt")).unwrap(),
-        "edited\n"
-    );
-    assert_eq!(git::status(&repo), "");
-    let session = outcome.session.expect("a session");
-    assert_eq!(session.cwd.as_deref(), Some(report.path.as_path()));
+    runs::assert_edited_in_worktree(&events, &outcome, &root, &repo);
 }
