@@ -93,3 +93,15 @@ pub fn live_with(needle: &str) -> Vec<Proc> {
 pub fn live_lines_with(needle: &str) -> Vec<String> {
     live_with(needle).iter().map(Proc::line).collect()
 }
+
+/// Makes a FIFO at `path` (`mkfifo`): a test's gate on what a child process has done.
+///
+/// # Panics
+/// When `mkfifo` cannot run or fails.
+pub fn mkfifo(path: &Path) {
+    let status = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap_or_else(|e| panic!("mkfifo {}: {e}", path.display()));
+    assert!(status.success(), "mkfifo {}: {status}", path.display());
+}

@@ -188,13 +188,7 @@ async fn cancel_stops_the_run_and_its_children() {
     let server = FakeServer::from_yaml(LONG_CHILD).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("ready.fifo");
-    assert!(
-        std::process::Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success()
-    );
+    subagent_test_support::procs::mkfifo(&fifo);
     let parent = Arc::new(TestParent::new(&server, PermissionMode::Default));
     let (stop, seen) = with_client(parent, select("allow_once"), async |cx, _| {
         let session = open(&cx, dir.path()).await;

@@ -188,13 +188,7 @@ async fn the_official_typescript_client_drives_subagent_acp() {
     let dir = tempfile::tempdir().unwrap();
     let project = dir.path().join("project");
     std::fs::create_dir(&project).unwrap();
-    assert!(
-        std::process::Command::new("mkfifo")
-            .arg(project.join("ready.fifo"))
-            .status()
-            .unwrap()
-            .success()
-    );
+    subagent_test_support::procs::mkfifo(&project.join("ready.fifo"));
     let preset = fake_preset(dir.path(), &server.url(), "");
     let output = tokio::process::Command::new("node")
         .arg(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/acp/client.mjs"))

@@ -127,13 +127,7 @@ async fn the_official_typescript_client_drives_subagent_mcp() {
     let dir = tempfile::tempdir().unwrap();
     let project = dir.path().join("project");
     std::fs::create_dir(&project).unwrap();
-    assert!(
-        std::process::Command::new("mkfifo")
-            .arg(project.join("ready.fifo"))
-            .status()
-            .unwrap()
-            .success()
-    );
+    subagent_test_support::procs::mkfifo(&project.join("ready.fifo"));
     // The preset lets spawn children run commands (nobody can be asked during an MCP call).
     let preset = fake_preset(dir.path(), &server.url(), "");
     let text = std::fs::read_to_string(&preset).unwrap().replace(
@@ -579,13 +573,7 @@ async fn sigterm_cancels_the_runs_going_and_leaves_no_process() {
     let project = dir.path().join("project");
     std::fs::create_dir(&project).unwrap();
     let fifo = project.join("ready.fifo");
-    assert!(
-        std::process::Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success()
-    );
+    subagent_test_support::procs::mkfifo(&fifo);
     let preset = fake_preset(dir.path(), &server.url(), "");
     let text = std::fs::read_to_string(&preset).unwrap().replace(
         "  - name: spawn\n    kind: spawn\n",
