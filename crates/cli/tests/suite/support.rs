@@ -15,7 +15,6 @@ use subagent_runtime::{
     DelegationTool, DelegationToolConfig, PermissionPolicy, SessionStore, Tool,
 };
 use subagent_spawn::{SpawnConfig, SpawnProvider};
-use subagent_test_support::cli::FAKE_KEY;
 use subagent_test_support::{FakeServer, procs};
 
 /// The workspace root (presets live there).
@@ -301,10 +300,14 @@ pub fn worker_registry(server: &FakeServer, sessions: &Path) -> Registry {
 /// `subagent ARGS --preset PRESET PROMPT` run in `dir` (also HOME) with the fake key, on a
 /// blocking thread so the fake server keeps serving; asserts it exited 0 and returns its last
 /// JSON line (the outcome of a `--json` run).
+#[cfg(feature = "e2e")]
 pub async fn json_run(dir: &Path, args: &[&str], preset: &Path, prompt: &str) -> serde_json::Value {
     let mut command = subagent(dir);
     command
-        .env(FAKE_KEY.0, FAKE_KEY.1)
+        .env(
+            subagent_test_support::cli::FAKE_KEY.0,
+            subagent_test_support::cli::FAKE_KEY.1,
+        )
         .args(args)
         .arg("--preset")
         .arg(preset)
@@ -318,6 +321,7 @@ pub async fn json_run(dir: &Path, args: &[&str], preset: &Path, prompt: &str) ->
 
 /// The result of the delegation through `tool` in a `run --json` outcome, asserted not an
 /// error.
+#[cfg(feature = "e2e")]
 pub fn delegation_result(outcome: &serde_json::Value, tool: &str) -> String {
     let delegations = outcome["delegations"].as_array().unwrap();
     let d = delegations.iter().find(|d| d["tool"] == tool).unwrap();

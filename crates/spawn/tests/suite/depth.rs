@@ -116,7 +116,7 @@ async fn the_registry_caps_depth_even_for_a_provider_that_ignores_it() {
         starts: AtomicUsize::new(0),
         refusals: Mutex::new(Vec::new()),
     });
-    rogue.registry.set(Arc::downgrade(&registry)).unwrap();
+    rogue.registry.set(Arc::downgrade(registry)).unwrap();
     registry
         .register(Arc::clone(&rogue) as Arc<dyn SubagentProvider>)
         .unwrap();
