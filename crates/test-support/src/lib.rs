@@ -13,16 +13,27 @@
 //! [`alone::in_own_process`] runs a test that reads process-wide state in a process of its own
 //! under any harness.
 //!
+//! The fixtures tests share also live here, once each: [`git`] (a real repository),
+//! [`procs`] (the one scan of `/proc`), [`cli::Subagent`] (the `subagent` binary with its
+//! environment cleared, HOME, keys, a preset, args and stdin; it takes the binary's path, so
+//! this crate never depends on the CLI), [`runs`] (a run driven to its end, the product
+//! providers' shared end-to-end checks) and [`FakeServer::model`] (a model client on the fake
+//! server).
+//!
 //! Deliberately not here: any model client (that is `subagent-model`), and assertions: the
 //! server reports, tests decide.
 
 #![deny(missing_docs)]
 
 pub mod alone;
+pub mod cli;
 pub mod cli_lines;
 mod encode;
+pub mod git;
 pub mod normalize;
 pub mod paired;
+pub mod procs;
+pub mod runs;
 mod server;
 
 use std::net::SocketAddr;
@@ -90,6 +101,26 @@ impl FakeServer {
     /// `http://127.0.0.1:PORT` (no trailing slash, no `/v1`).
     pub fn url(&self) -> String {
         format!("http://{}", self.addr)
+    }
+
+    /// A model config on this server: model `fake-model` of `kind`, no retries (a test that
+    /// wants a retry or another cap changes it before [`subagent_model::build_with_env`]).
+    #[must_use]
+    pub fn model_config(&self, kind: subagent_model::ModelKind) -> subagent_model::ModelConfig {
+        let mut config =
+            subagent_model::ModelConfig::new(kind, "fake-model").with_base_url(self.url());
+        config.retry.max_retries = 0;
+        config
+    }
+
+    /// A model client of `kind` on this server ([`Self::model_config`], key `test-key`).
+    ///
+    /// # Panics
+    /// When the client cannot be built.
+    #[must_use]
+    pub fn model(&self, kind: subagent_model::ModelKind) -> Arc<dyn subagent_model::Model> {
+        subagent_model::build_with_env(&self.model_config(kind), |_| Some("test-key".to_owned()))
+            .unwrap_or_else(|e| panic!("a model client on the fake server: {e}"))
     }
 
     /// The gate of this name (created closed on first use).

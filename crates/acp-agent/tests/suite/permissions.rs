@@ -181,18 +181,6 @@ const LONG_CHILD: &str = r#"
     - text: "never"
 "#;
 
-/// The processes whose command line holds `needle`.
-fn processes_with(needle: &str) -> Vec<String> {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|entry| {
-            let cmdline = std::fs::read(entry.ok()?.path().join("cmdline")).ok()?;
-            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-            cmdline.contains(needle).then_some(cmdline)
-        })
-        .collect()
-}
-
 /// session/cancel while a child's command runs: the prompt answers cancelled and the command
 /// is gone.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -200,13 +188,7 @@ async fn cancel_stops_the_run_and_its_children() {
     let server = FakeServer::from_yaml(LONG_CHILD).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("ready.fifo");
-    assert!(
-        std::process::Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success()
-    );
+    subagent_test_support::procs::mkfifo(&fifo);
     let parent = Arc::new(TestParent::new(&server, PermissionMode::Default));
     let (stop, seen) = with_client(parent, select("allow_once"), async |cx, _| {
         let session = open(&cx, dir.path()).await;
@@ -229,7 +211,7 @@ async fn cancel_stops_the_run_and_its_children() {
     // The run's cancelled children are stopped as their handles drop: the command goes within
     // moments (the process crate's grace period at most).
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while !processes_with("sleep 271828").is_empty() {
+    while !subagent_test_support::procs::live_lines_with("sleep 271828").is_empty() {
         assert!(
             std::time::Instant::now() < deadline,
             "the child's command survived the cancel"

@@ -17,7 +17,7 @@ use subagent_acp_agent::ParentFactory;
 use subagent_core::PermissionMode;
 use subagent_core::agents::{AgentDirectory, StaticAgents};
 use subagent_core::registry::Registry;
-use subagent_model::{Model, ModelConfig, ModelKind};
+use subagent_model::{Model, ModelKind};
 use subagent_runtime::tools::BashConfig;
 use subagent_runtime::{
     Agent, AgentConfig, DelegationTool, DelegationToolConfig, PermissionBroker, PermissionPolicy,
@@ -37,11 +37,7 @@ pub struct TestParent {
 
 impl TestParent {
     pub fn new(server: &FakeServer, mode: PermissionMode) -> Self {
-        let mut config =
-            ModelConfig::new(ModelKind::Anthropic, "fake-model").with_base_url(server.url());
-        config.retry.max_retries = 0;
-        let model =
-            subagent_model::build_with_env(&config, |_| Some("test-key".to_owned())).unwrap();
+        let model = server.model(ModelKind::Anthropic);
         let registry = Registry::with_max_depth(3);
         registry
             .register(Arc::new(SpawnProvider::new(

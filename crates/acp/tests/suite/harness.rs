@@ -5,7 +5,6 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use futures::StreamExt;
 use subagent_acp::{AcpConfig, AcpProvider};
 use subagent_core::{Outcome, Run, RunEvent, StartRequest, StartRequestBuilder};
 use subagent_test_support::FakeServer;
@@ -161,47 +160,10 @@ impl Harness {
     }
 }
 
-/// Collects every event and the outcome of a run.
-pub async fn finish(mut run: Run) -> (Vec<RunEvent>, Outcome) {
-    let events = run.take_events().unwrap();
-    let collected = tokio::spawn(events.collect::<Vec<_>>());
-    let outcome = tokio::time::timeout(Duration::from_secs(120), run.outcome())
-        .await
-        .expect("the run did not end within 120 s");
-    (collected.await.unwrap(), outcome)
+/// Collects every event and the outcome of a run (which must end within 120 s).
+pub async fn finish(run: Run) -> (Vec<RunEvent>, Outcome) {
+    subagent_test_support::runs::finish_within(run, Duration::from_secs(120)).await
 }
 
-/// Live (non-zombie) processes whose command line contains `needle`.
-pub fn live_processes_matching(needle: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return found;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(pid) = name
-            .to_str()
-            .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
-        else {
-            continue;
-        };
-        let proc_dir = entry.path();
-        let Ok(stat) = std::fs::read_to_string(proc_dir.join("stat")) else {
-            continue;
-        };
-        let state = stat
-            .rsplit_once(") ")
-            .and_then(|(_, rest)| rest.chars().next());
-        if state == Some('Z') || state == Some('X') {
-            continue;
-        }
-        let Ok(cmdline) = std::fs::read(proc_dir.join("cmdline")) else {
-            continue;
-        };
-        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-        if cmdline.contains(needle) {
-            found.push(format!("{pid}: {cmdline}"));
-        }
-    }
-    found
-}
+/// Live processes whose command line contains `needle`, as `PID: CMDLINE`.
+pub use subagent_test_support::procs::live_lines_with as live_processes_matching;

@@ -271,11 +271,7 @@ async fn a_model_error_fails_with_its_message() {
 async fn cancel_mid_tool_leaves_no_process() {
     let h = Harness::new().await;
     let fifo = h.project().join("started.fifo");
-    let made = std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap();
-    assert!(made.success());
+    subagent_test_support::procs::mkfifo(&fifo);
     let provider = h.provider(|c| {
         c.allowed_tools = vec!["Bash".into()];
         c.grace_ms = 5000;

@@ -2,54 +2,19 @@
 //! worktree isolator from a parent in a real git repository, edits in its worktree and not in
 //! the parent's checkout, even when it names a file of the checkout by its absolute path.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::Arc;
 
-use pretty_assertions::assert_eq;
 use subagent_claude_code::ClaudePermissionMode;
 use subagent_core::registry::Registry;
-use subagent_core::{Isolation, StopReason, SubagentProvider};
-use subagent_test_support::FakeServer;
+use subagent_core::{Isolation, SubagentProvider};
+use subagent_test_support::{FakeServer, git, runs};
 use subagent_worktree::Worktrees;
 
 use super::harness::{Harness, finish};
 
-fn git(dir: &Path, args: &[&str]) -> String {
-    let output = Command::new("git")
-        .args([
-            "-c",
-            "user.name=Test",
-            "-c",
-            "user.email=test@example.invalid",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap()
-}
-
-/// A repository with one commit (`a.txt`), in a temp dir of its own.
-fn repository() -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let repo = dir.path().canonicalize().unwrap().join("repo");
-    std::fs::create_dir(&repo).unwrap();
-    std::fs::write(repo.join("a.txt"), "one\n").unwrap();
-    git(&repo, &["init", "--quiet"]);
-    git(&repo, &["add", "--all"]);
-    git(&repo, &["commit", "--quiet", "-m", "first"]);
-    (dir, repo)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_isolated_childs_edits_land_in_its_worktree_not_in_the_parents_checkout() {
-    let (_dir, repo) = repository();
+    let (_dir, repo) = git::repository(&[("a.txt", "one\n")]);
     let escape = repo.join("escaped.txt");
     // The child writes edited.txt and appends to a.txt by relative paths (its cwd), then tries
     // to write into the parent's checkout by absolute path.
@@ -98,30 +63,7 @@ async fn an_isolated_childs_edits_land_in_its_worktree_not_in_the_parents_checko
         .await
         .unwrap();
     let (events, outcome) = finish(run).await;
-    assert_eq!(
-        outcome.status,
-        StopReason::Completed,
-        "{outcome:?}\n{events:#?}"
-    );
-    let report = outcome
-        .worktree
-        .clone()
-        .unwrap_or_else(|| panic!("the changed worktree is kept: {events:#?}"));
-    assert!(report.path.starts_with(&root), "{report:?}");
-    assert_eq!(
-        report.diffstat,
-        " a.txt      | 1 +\n edited.txt | 1 +\n 2 files changed, 2 insertions(+)"
-    );
-    assert_eq!(
-        std::fs::read_to_string(report.path.join("edited.txt")).unwrap(),
-        "edited\n"
-    );
     // The parent's checkout is untouched: the absolute write was refused.
-    assert_eq!(
-        git(&repo, &["status", "--porcelain", "--untracked-files=all"]),
-        ""
-    );
+    runs::assert_edited_in_worktree(&events, &outcome, &root, &repo);
     assert!(!escape.exists());
-    let session = outcome.session.expect("a session");
-    assert_eq!(session.cwd.as_deref(), Some(report.path.as_path()));
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use futures::StreamExt;
 use pretty_assertions::assert_eq;
 use subagent_claude_code::{ClaudeCodeConfig, ClaudeCodeProvider};
-use subagent_core::{RunEvent, StartRequest, StopReason, SubagentProvider};
+use subagent_core::{Outcome, RunEvent, StartRequest, StopReason, SubagentProvider};
 
 fn fake_claude(dir: &Path, body: &str) -> PathBuf {
     let path = dir.join("claude");
@@ -17,17 +17,10 @@ fn fake_claude(dir: &Path, body: &str) -> PathBuf {
     path
 }
 
-#[tokio::test]
-async fn a_cancel_after_the_success_result_keeps_the_completed_outcome() {
-    // claude printed its successful result and is still on its way out when the cancel lands.
-    let dir = tempfile::tempdir().unwrap();
-    let binary = fake_claude(
-        dir.path(),
-        r#"cat >/dev/null
-echo '{"type":"system","subtype":"init","session_id":"s1","model":"m"}'
-echo '{"type":"result","subtype":"success","is_error":false,"result":"all done","session_id":"s1","usage":{"input_tokens":3,"output_tokens":2}}'
-exec sleep 300"#,
-    );
+/// Runs a stand-in `claude` of `body` in `dir`, cancels the run at the first event `at` holds
+/// for, and returns the outcome (within 30 s).
+async fn cancel_at(dir: &Path, body: &str, at: impl Fn(&RunEvent) -> bool) -> Outcome {
+    let binary = fake_claude(dir, body);
     let provider = ClaudeCodeProvider::new(
         "cc",
         ClaudeCodeConfig {
@@ -37,21 +30,33 @@ exec sleep 300"#,
         },
     )
     .unwrap();
-    let mut run = provider
-        .start(StartRequest::new("hi", dir.path()))
-        .await
-        .unwrap();
+    let mut run = provider.start(StartRequest::new("hi", dir)).await.unwrap();
     let mut events = run.take_events().unwrap();
-    // The result's usage is the last event before the end.
     while let Some(event) = events.next().await {
-        if matches!(event, RunEvent::Usage { .. }) {
+        if at(&event) {
             break;
         }
     }
     run.cancel();
-    let outcome = tokio::time::timeout(Duration::from_secs(30), run.outcome())
+    tokio::time::timeout(Duration::from_secs(30), run.outcome())
         .await
-        .unwrap();
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_cancel_after_the_success_result_keeps_the_completed_outcome() {
+    // claude printed its successful result and is still on its way out when the cancel lands.
+    let dir = tempfile::tempdir().unwrap();
+    // The result's usage is the last event before the end.
+    let outcome = cancel_at(
+        dir.path(),
+        r#"cat >/dev/null
+echo '{"type":"system","subtype":"init","session_id":"s1","model":"m"}'
+echo '{"type":"result","subtype":"success","is_error":false,"result":"all done","session_id":"s1","usage":{"input_tokens":3,"output_tokens":2}}'
+exec sleep 300"#,
+        |event| matches!(event, RunEvent::Usage { .. }),
+    )
+    .await;
     assert_eq!(
         (outcome.status, outcome.text.as_str(), outcome.diagnostic),
         (StopReason::Completed, "all done", None)
@@ -61,34 +66,13 @@ exec sleep 300"#,
 #[tokio::test]
 async fn a_cancel_before_the_result_is_cancelled() {
     let dir = tempfile::tempdir().unwrap();
-    let binary = fake_claude(
+    let outcome = cancel_at(
         dir.path(),
         r#"cat >/dev/null
 echo '{"type":"system","subtype":"init","session_id":"s1","model":"m"}'
 exec sleep 300"#,
-    );
-    let provider = ClaudeCodeProvider::new(
-        "cc",
-        ClaudeCodeConfig {
-            binary,
-            grace_ms: 2000,
-            ..ClaudeCodeConfig::default()
-        },
+        |event| matches!(event, RunEvent::Progress { .. }),
     )
-    .unwrap();
-    let mut run = provider
-        .start(StartRequest::new("hi", dir.path()))
-        .await
-        .unwrap();
-    let mut events = run.take_events().unwrap();
-    while let Some(event) = events.next().await {
-        if matches!(event, RunEvent::Progress { .. }) {
-            break;
-        }
-    }
-    run.cancel();
-    let outcome = tokio::time::timeout(Duration::from_secs(30), run.outcome())
-        .await
-        .unwrap();
+    .await;
     assert_eq!(outcome.status, StopReason::Cancelled);
 }

@@ -5,7 +5,6 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use futures::StreamExt;
 use serde_json::Value;
 use subagent_claude_code::{ClaudeCodeConfig, ClaudeCodeProvider};
 use subagent_core::{Outcome, Run, RunEvent, StartRequest, StartRequestBuilder};
@@ -172,14 +171,9 @@ impl Harness {
     }
 }
 
-/// Collects every event and the outcome of a run.
-pub async fn finish(mut run: Run) -> (Vec<RunEvent>, Outcome) {
-    let events = run.take_events().unwrap();
-    let collected = tokio::spawn(events.collect::<Vec<_>>());
-    let outcome = tokio::time::timeout(Duration::from_secs(120), run.outcome())
-        .await
-        .expect("the run did not end within 120 s");
-    (collected.await.unwrap(), outcome)
+/// Collects every event and the outcome of a run (which must end within 120 s).
+pub async fn finish(run: Run) -> (Vec<RunEvent>, Outcome) {
+    subagent_test_support::runs::finish_within(run, Duration::from_secs(120)).await
 }
 
 /// The names of the tools a recorded request offered.
@@ -211,40 +205,13 @@ pub fn system_text(request: &RecordedRequest) -> String {
     }
 }
 
-/// Live (non-zombie) processes whose cwd is `dir` or below it, or whose command line contains
-/// `needle`.
+/// Live processes whose cwd is `dir` or below it, or whose command line contains `needle`.
 pub fn live_processes(dir: &Path, needle: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return found;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(pid) = name
-            .to_str()
-            .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
-        else {
-            continue;
-        };
-        let proc_dir = entry.path();
-        let Ok(stat) = std::fs::read_to_string(proc_dir.join("stat")) else {
-            continue;
-        };
-        let state = stat
-            .rsplit_once(") ")
-            .and_then(|(_, rest)| rest.chars().next());
-        if state == Some('Z') || state == Some('X') {
-            continue;
-        }
-        let cmdline = std::fs::read(proc_dir.join("cmdline"))
-            .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
-            .unwrap_or_default();
-        let in_dir = std::fs::read_link(proc_dir.join("cwd")).is_ok_and(|cwd| cwd.starts_with(dir));
-        if in_dir || cmdline.contains(needle) {
-            found.push(format!("{pid}: {cmdline}"));
-        }
-    }
-    found
+    subagent_test_support::procs::live()
+        .iter()
+        .filter(|p| p.runs_in(dir) || p.cmdline.contains(needle))
+        .map(subagent_test_support::procs::Proc::line)
+        .collect()
 }
 
 /// The texts of the run's top-level `Text` events.

@@ -3,65 +3,20 @@
 //! refusals that cross the wire unchanged, a lost stream picked up with nothing lost or
 //! doubled, a silent agent, a preset row `kind: a2a` used by `subagent delegate`.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use futures::StreamExt;
 use pretty_assertions::assert_eq;
 use serde_json::json;
-use subagent_a2a::{A2aConfig, A2aFactory, A2aProvider, Token};
-use subagent_conformance::{Adapter, StructuredAnswer, ToolCall, runtime_tools};
-use subagent_core::agents::StaticAgents;
+use subagent_a2a::{A2aConfig, A2aProvider, Token};
 use subagent_core::registry::Registry;
-use subagent_core::{
-    Error, ProviderFactory, RunEvent, StartRequest, StopReason, SubagentProvider, ToolFilter,
-};
-use subagent_model::{Model, ModelConfig, ModelKind};
-use subagent_runtime::{
-    DelegationTool, DelegationToolConfig, PermissionPolicy, SessionStore, Tool,
-};
+use subagent_core::{Error, RunEvent, StartRequest, StopReason, SubagentProvider, ToolFilter};
 use subagent_server::{Server, ServerConfig, Skill};
-use subagent_spawn::{SpawnConfig, SpawnProvider};
 use subagent_test_support::FakeServer;
-use tempfile::TempDir;
+
+use super::support::worker_registry;
 
 pub const TOKEN: &str = "a2a-provider-test-token-0123";
-
-fn model(server: &FakeServer) -> Arc<dyn Model> {
-    let mut config =
-        ModelConfig::new(ModelKind::Anthropic, "fake-model").with_base_url(server.url());
-    config.retry.max_retries = 0;
-    subagent_model::build_with_env(&config, |_| Some("test-key".to_owned())).unwrap()
-}
-
-/// A registry with one spawn row (`spawn`: may write, keeps transcripts, can delegate to a
-/// second spawn provider) on the fake model server.
-fn registry(server: &FakeServer, sessions: &std::path::Path) -> Registry {
-    let model = model(server);
-    let nested = Registry::new();
-    nested
-        .register(Arc::new(SpawnProvider::new(
-            "nested",
-            Arc::clone(&model),
-            SpawnConfig::default(),
-        )))
-        .unwrap();
-    let delegation: Arc<dyn Tool> = Arc::new(DelegationTool::new(
-        DelegationToolConfig::new("nested"),
-        Arc::new(nested),
-        Arc::new(StaticAgents::default()),
-    ));
-    let registry = Registry::with_max_depth(3);
-    registry
-        .register(Arc::new(
-            SpawnProvider::new("spawn", model, SpawnConfig::default())
-                .with_permissions(PermissionPolicy::bypass())
-                .with_tools([delegation])
-                .with_sessions(SessionStore::new(sessions)),
-        ))
-        .unwrap();
-    registry
-}
 
 /// `subagent serve` in this process on 127.0.0.1:0, its runs in `cwd` (it serves until the
 /// runtime ends); its base URL.
@@ -103,45 +58,17 @@ pub fn provider(base: &str, idle_ms: Option<u64>) -> A2aProvider {
     A2aProvider::connect_blocking("remote", config, Token::new(TOKEN)).unwrap()
 }
 
-struct Remote {
-    dir: TempDir,
-    sessions: TempDir,
-}
-
-impl Adapter for Remote {
-    fn factory(&self) -> Arc<dyn ProviderFactory> {
-        Arc::new(A2aFactory)
-    }
-
-    fn provider(&self, server: &FakeServer) -> Arc<dyn SubagentProvider> {
-        let base = serve(registry(server, self.sessions.path()), self.dir.path());
-        Arc::new(provider(&base, None))
-    }
-
-    fn workdir(&self) -> PathBuf {
-        self.dir.path().to_path_buf()
-    }
-
-    fn write_call(&self, file: &str, text: &str) -> Option<ToolCall> {
-        runtime_tools::write_call(file, text)
-    }
-
-    fn structured_answer(&self) -> StructuredAnswer {
-        runtime_tools::structured_answer()
-    }
-
-    fn delegate_call(&self, prompt: &str) -> Option<ToolCall> {
-        runtime_tools::delegate_call(prompt)
-    }
-}
-
 mod conformance {
-    use super::Remote;
+    use std::sync::Arc;
 
-    subagent_conformance::suite!(Remote {
-        dir: tempfile::tempdir().unwrap(),
-        sessions: tempfile::tempdir().unwrap(),
-    });
+    use subagent_a2a::A2aFactory;
+
+    use super::super::support::Remote;
+    use super::{provider, serve};
+
+    subagent_conformance::suite!(Remote::new(Arc::new(A2aFactory), |registry, cwd| {
+        Arc::new(provider(&serve(registry, cwd), None))
+    }));
 }
 
 const SCENARIOS: &str = r#"
@@ -164,7 +91,7 @@ const SCENARIOS: &str = r#"
 async fn the_remote_servers_refusals_come_back_unchanged() {
     let model = FakeServer::from_yaml(SCENARIOS).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let base = serve(registry(&model, dir.path()), dir.path());
+    let base = serve(worker_registry(&model, dir.path()), dir.path());
     let remote = provider(&base, None);
     // Past the server's depth cap (3): the local registry (cap 5) lets it through, the remote
     // server refuses.
@@ -269,7 +196,7 @@ async fn a_lost_stream_is_picked_up_with_no_event_lost_or_doubled() {
     let upstream = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let proxy = Proxy::start(upstream.local_addr().unwrap()).await;
     let direct = serve_on(
-        registry(&model, dir.path()),
+        worker_registry(&model, dir.path()),
         dir.path(),
         upstream,
         Some(proxy.base.clone()),

@@ -8,6 +8,7 @@ use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
 use super::support::fake_preset;
+use super::support::{Subagent, bin};
 
 const HELLO: &str = r#"
 - name: parent
@@ -48,12 +49,9 @@ async fn acp_serves_the_run_parent_on_stdio() {
     let project = dir.path().join("project");
     std::fs::create_dir(&project).unwrap();
     let preset = fake_preset(dir.path(), &server.url(), "");
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("subagent"))
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", dir.path())
-        .current_dir(dir.path())
-        .env("FAKE_KEY", "test-key")
+    let mut child = Subagent::new(bin(), dir.path())
+        .fake_key()
+        .command()
         .args(["-v", "acp", "--preset"])
         .arg(&preset)
         .stdin(Stdio::piped())
@@ -190,13 +188,7 @@ async fn the_official_typescript_client_drives_subagent_acp() {
     let dir = tempfile::tempdir().unwrap();
     let project = dir.path().join("project");
     std::fs::create_dir(&project).unwrap();
-    assert!(
-        std::process::Command::new("mkfifo")
-            .arg(project.join("ready.fifo"))
-            .status()
-            .unwrap()
-            .success()
-    );
+    subagent_test_support::procs::mkfifo(&project.join("ready.fifo"));
     let preset = fake_preset(dir.path(), &server.url(), "");
     let output = tokio::process::Command::new("node")
         .arg(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/acp/client.mjs"))

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use subagent_test_support::FakeServer;
 
-use super::support::{json_lines, root, stderr, subagent};
+use super::support::{delegation_result, json_run, root};
 
 const SCENARIOS: &str = r#"
 - name: parent
@@ -105,20 +105,9 @@ async fn acp_rows_serve_delegate_and_a_parents_delegation_tools() {
         ("codex-acp", "codex-acp-says-swordfish"),
         ("claude-acp", "claude-acp-says-swordfish"),
     ] {
-        let (project, preset) = (project.clone(), preset.clone());
         let prompt = format!("{provider}, what is the password?");
-        let output = tokio::task::spawn_blocking(move || {
-            subagent(&project)
-                .args(["delegate", "--json", "--provider", provider, "--preset"])
-                .arg(&preset)
-                .arg(prompt)
-                .output()
-                .unwrap()
-        })
-        .await
-        .unwrap();
-        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-        let outcome = json_lines(&output).pop().unwrap();
+        let args = ["delegate", "--json", "--provider", provider];
+        let outcome = json_run(&project, &args, &preset, &prompt).await;
         assert_eq!(
             (&outcome["status"], &outcome["text"]),
             (&serde_json::json!("completed"), &serde_json::json!(answer)),
@@ -127,26 +116,10 @@ async fn acp_rows_serve_delegate_and_a_parents_delegation_tools() {
     }
 
     // A parent's delegation tools reach both in one turn.
-    let output = tokio::task::spawn_blocking(move || {
-        subagent(&project)
-            .env("FAKE_KEY", "test-key")
-            .args(["run", "--json", "--preset"])
-            .arg(&preset)
-            .arg("ask both adapters for the password")
-            .output()
-            .unwrap()
-    })
-    .await
-    .unwrap();
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let outcome = json_lines(&output).pop().unwrap();
+    let prompt = "ask both adapters for the password";
+    let outcome = json_run(&project, &["run", "--json"], &preset, prompt).await;
     assert_eq!(outcome["text"], "both adapters answered");
-    let delegations = outcome["delegations"].as_array().unwrap();
-    let result_of = |tool: &str| {
-        let d = delegations.iter().find(|d| d["tool"] == tool).unwrap();
-        assert_eq!(d["is_error"], false, "{d}");
-        d["result"].as_str().unwrap().to_owned()
-    };
+    let result_of = |tool: &str| delegation_result(&outcome, tool);
     assert!(result_of("claude_acp").starts_with("claude-acp-says-swordfish"));
     assert!(result_of("codex_acp").starts_with("codex-acp-says-swordfish"));
     assert!(server.violations().is_empty(), "{:?}", server.violations());

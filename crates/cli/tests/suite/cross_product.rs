@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use subagent_test_support::FakeServer;
 
-use super::support::{json_lines, root, stderr, stdout, subagent};
+use super::support::{delegation_result, json_lines, json_run, root, stderr, stdout, subagent};
 
 const SCENARIOS: &str = r#"
 - name: parent
@@ -96,26 +96,10 @@ async fn a_parent_delegates_to_claude_code_and_codex_in_one_turn() {
     let preset = preset(dir.path(), &server.url());
     let project = dir.path().join("project");
     std::fs::create_dir(&project).unwrap();
-    let output = tokio::task::spawn_blocking(move || {
-        subagent(&project)
-            .env("FAKE_KEY", "test-key")
-            .args(["run", "--json", "--preset"])
-            .arg(&preset)
-            .arg("ask both products for the password")
-            .output()
-            .unwrap()
-    })
-    .await
-    .unwrap();
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let outcome = json_lines(&output).pop().unwrap();
+    let prompt = "ask both products for the password";
+    let outcome = json_run(&project, &["run", "--json"], &preset, prompt).await;
     assert_eq!(outcome["text"], "both products answered");
-    let delegations = outcome["delegations"].as_array().unwrap();
-    let result_of = |tool: &str| {
-        let d = delegations.iter().find(|d| d["tool"] == tool).unwrap();
-        assert_eq!(d["is_error"], false, "{d}");
-        d["result"].as_str().unwrap().to_owned()
-    };
+    let result_of = |tool: &str| delegation_result(&outcome, tool);
     assert!(result_of("claude_code").starts_with("claude-says-swordfish"));
     assert!(result_of("codex").starts_with("codex-says-swordfish"));
 

@@ -16,6 +16,7 @@ use pretty_assertions::assert_eq;
 use serde_json::Value;
 use subagent_test_support::FakeServer;
 
+use super::support::{Subagent, bin};
 use super::support::{announcement, json_lines, stderr, stdout, subagent};
 
 /// A key in a variable whose name says so (withdrawn by the name rule).
@@ -271,16 +272,13 @@ async fn no_ancestor_of_a_served_runs_bash_tool_holds_a_key_or_the_bearer_token(
     let server = FakeServer::from_yaml(&walk_scenario()).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let preset = walk_preset(dir.path(), &server.url());
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("subagent"))
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", dir.path())
+    let mut child = Subagent::new(bin(), dir.path())
+        .command()
         .env(RULE_KEY.0, RULE_KEY.1)
         .env(PRESET_KEY.0, PRESET_KEY.1)
         .env(COPY.0, COPY.1)
         .env(BEARER.0, BEARER.1)
         .env(PLAIN.0, PLAIN.1)
-        .current_dir(dir.path())
         .args([
             "serve",
             "--listen",

@@ -7,6 +7,7 @@ use std::process::Stdio;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
+use super::support::{Subagent, bin};
 use super::support::{fake_preset, processes_with, wait_for};
 
 /// Sends `line` (a JSON-RPC message) to the server.
@@ -21,12 +22,8 @@ async fn send(stdin: &mut tokio::process::ChildStdin, message: Value) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn subagent_mcp_answers_a_call_on_stdio_and_exits_when_stdin_closes() {
     let dir = tempfile::tempdir().unwrap();
-    let mut child = tokio::process::Command::new(assert_cmd::cargo::cargo_bin("subagent"))
+    let mut child = tokio::process::Command::from(Subagent::new(bin(), dir.path()).command())
         .args(["mcp", "--offline"])
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", dir.path())
-        .current_dir(dir.path())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -130,13 +127,7 @@ async fn the_official_typescript_client_drives_subagent_mcp() {
     let dir = tempfile::tempdir().unwrap();
     let project = dir.path().join("project");
     std::fs::create_dir(&project).unwrap();
-    assert!(
-        std::process::Command::new("mkfifo")
-            .arg(project.join("ready.fifo"))
-            .status()
-            .unwrap()
-            .success()
-    );
+    subagent_test_support::procs::mkfifo(&project.join("ready.fifo"));
     // The preset lets spawn children run commands (nobody can be asked during an MCP call).
     let preset = fake_preset(dir.path(), &server.url(), "");
     let text = std::fs::read_to_string(&preset).unwrap().replace(
@@ -582,35 +573,25 @@ async fn sigterm_cancels_the_runs_going_and_leaves_no_process() {
     let project = dir.path().join("project");
     std::fs::create_dir(&project).unwrap();
     let fifo = project.join("ready.fifo");
-    assert!(
-        std::process::Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success()
-    );
+    subagent_test_support::procs::mkfifo(&fifo);
     let preset = fake_preset(dir.path(), &server.url(), "");
     let text = std::fs::read_to_string(&preset).unwrap().replace(
         "  - name: spawn\n    kind: spawn\n",
         "  - name: spawn\n    kind: spawn\n    config: {permission_mode: bypass}\n",
     );
     std::fs::write(&preset, text).unwrap();
-    let mut child = tokio::process::Command::new(assert_cmd::cargo::cargo_bin("subagent"))
-        .arg("mcp")
-        .arg("--preset")
-        .arg(&preset)
-        .arg("--cwd")
-        .arg(&project)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", dir.path())
-        .env("FAKE_KEY", "test-key")
-        .current_dir(dir.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child =
+        tokio::process::Command::from(Subagent::new(bin(), dir.path()).fake_key().command())
+            .arg("mcp")
+            .arg("--preset")
+            .arg(&preset)
+            .arg("--cwd")
+            .arg(&project)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
     let mut stdin = child.stdin.take().unwrap();
     send(
         &mut stdin,

@@ -5,120 +5,49 @@
 //! delegate` through a preset row `kind: nats`.
 
 use std::io::BufReader;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, ChildStderr, Stdio};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use pretty_assertions::assert_eq;
 use serde_json::Value;
-use subagent_conformance::{Adapter, StructuredAnswer, ToolCall, runtime_tools};
-use subagent_core::agents::StaticAgents;
-use subagent_core::registry::Registry;
-use subagent_core::{ProviderFactory, SubagentProvider};
-use subagent_model::{Model, ModelConfig, ModelKind};
+use subagent_core::SubagentProvider;
 use subagent_nats::testing::NatsServer;
-use subagent_nats::{Auth, NatsConfig, NatsFactory, NatsProvider, Worker, WorkerConfig};
-use subagent_runtime::{
-    DelegationTool, DelegationToolConfig, PermissionPolicy, SessionStore, Tool,
-};
-use subagent_spawn::{SpawnConfig, SpawnProvider};
+use subagent_nats::{Auth, NatsConfig, NatsProvider};
 use subagent_test_support::FakeServer;
-use tempfile::TempDir;
 
+use super::support::{Subagent, bin};
 use super::support::{announcement, fake_preset, stderr, stdout};
 
-fn model(server: &FakeServer) -> Arc<dyn Model> {
-    let mut config =
-        ModelConfig::new(ModelKind::Anthropic, "fake-model").with_base_url(server.url());
-    config.retry.max_retries = 0;
-    subagent_model::build_with_env(&config, |_| Some("test-key".to_owned())).unwrap()
-}
-
-/// The worker's registry: one spawn row (`spawn`: may write, keeps transcripts, can delegate
-/// to a second spawn provider) on the fake model server.
-fn registry(server: &FakeServer, sessions: &Path) -> Registry {
-    let model = model(server);
-    let nested = Registry::new();
-    nested
-        .register(Arc::new(SpawnProvider::new(
-            "nested",
-            Arc::clone(&model),
-            SpawnConfig::default(),
-        )))
-        .unwrap();
-    let delegation: Arc<dyn Tool> = Arc::new(DelegationTool::new(
-        DelegationToolConfig::new("nested"),
-        Arc::new(nested),
-        Arc::new(StaticAgents::default()),
-    ));
-    let registry = Registry::with_max_depth(3);
-    registry
-        .register(Arc::new(
-            SpawnProvider::new("spawn", model, SpawnConfig::default())
-                .with_permissions(PermissionPolicy::bypass())
-                .with_tools([delegation])
-                .with_sessions(SessionStore::new(sessions)),
-        ))
-        .unwrap();
-    registry
-}
-
-struct Workers {
-    dir: TempDir,
-    sessions: TempDir,
-    servers: Mutex<Vec<NatsServer>>,
-}
-
-impl Adapter for Workers {
-    fn factory(&self) -> Arc<dyn ProviderFactory> {
-        Arc::new(NatsFactory)
-    }
-
-    fn provider(&self, server: &FakeServer) -> Arc<dyn SubagentProvider> {
-        let nats = NatsServer::start().unwrap();
-        let url = nats.url();
-        self.servers.lock().unwrap().push(nats);
-        let registry = Arc::new(registry(server, self.sessions.path()));
-        let cwd = self.dir.path().to_path_buf();
-        let provider = tokio::task::block_in_place(|| {
-            tokio::runtime::Handle::current().block_on(async {
-                let mut config = WorkerConfig::new(&url, cwd);
-                config.concurrency = 4;
-                let worker = Worker::connect(registry, config).await.unwrap();
-                tokio::spawn(worker.run(std::future::pending()));
-                NatsProvider::connect("workers", NatsConfig::new(&url, "spawn"), Auth::None)
-                    .await
-                    .unwrap()
-            })
-        });
-        Arc::new(provider)
-    }
-
-    fn workdir(&self) -> PathBuf {
-        self.dir.path().to_path_buf()
-    }
-
-    fn write_call(&self, file: &str, text: &str) -> Option<ToolCall> {
-        runtime_tools::write_call(file, text)
-    }
-
-    fn structured_answer(&self) -> StructuredAnswer {
-        runtime_tools::structured_answer()
-    }
-
-    fn delegate_call(&self, prompt: &str) -> Option<ToolCall> {
-        runtime_tools::delegate_call(prompt)
-    }
-}
-
 mod conformance {
-    use super::Workers;
+    use std::sync::{Arc, Mutex};
 
-    subagent_conformance::suite!(Workers {
-        dir: tempfile::tempdir().unwrap(),
-        sessions: tempfile::tempdir().unwrap(),
-        servers: std::sync::Mutex::new(Vec::new()),
+    use subagent_nats::testing::NatsServer;
+    use subagent_nats::{Auth, NatsConfig, NatsFactory, NatsProvider, Worker, WorkerConfig};
+
+    use super::super::support::Remote;
+
+    subagent_conformance::suite!({
+        // The NATS servers live as long as the adapter.
+        let servers = Mutex::new(Vec::new());
+        Remote::new(Arc::new(NatsFactory), move |registry, cwd| {
+            let nats = NatsServer::start().unwrap();
+            let url = nats.url();
+            servers.lock().unwrap().push(nats);
+            let cwd = cwd.to_path_buf();
+            let provider = tokio::task::block_in_place(|| {
+                tokio::runtime::Handle::current().block_on(async {
+                    let mut config = WorkerConfig::new(&url, cwd);
+                    config.concurrency = 4;
+                    let worker = Worker::connect(Arc::new(registry), config).await.unwrap();
+                    tokio::spawn(worker.run(std::future::pending()));
+                    NatsProvider::connect("workers", NatsConfig::new(&url, "spawn"), Auth::None)
+                        .await
+                        .unwrap()
+                })
+            });
+            Arc::new(provider)
+        })
     });
 }
 
@@ -176,12 +105,9 @@ fn start_worker_with(
     nats: &str,
     extra: &[&str],
 ) -> (Running, BufReader<ChildStderr>) {
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("subagent"))
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("FAKE_KEY", "test-key")
-        .current_dir(home)
+    let mut child = Subagent::new(bin(), home)
+        .fake_key()
+        .command()
         .args([
             "worker",
             "--nats",

@@ -13,7 +13,7 @@ use subagent_core::agents::{AgentDirectory, AgentProfile, StaticAgents};
 use subagent_core::registry::Registry;
 use subagent_core::{CancellationToken, PermissionMode, StopReason, ToolFilter};
 use subagent_fork::{ForkConfig, ForkProvider, fork_task_text};
-use subagent_model::{Model, ModelConfig, ModelKind};
+use subagent_model::{Model, ModelKind};
 use subagent_runtime::tools::BashConfig;
 use subagent_runtime::{
     Agent, AgentConfig, DelegationTool, DelegationToolConfig, FORK_PREAMBLE, PermissionPolicy,
@@ -26,10 +26,7 @@ use subagent_test_support::{FakeServer, RecordedRequest};
 const PARENT_SYSTEM: &str = "You are the parent.";
 
 fn model(server: &FakeServer) -> Arc<dyn Model> {
-    let mut config =
-        ModelConfig::new(ModelKind::Anthropic, "fake-model").with_base_url(server.url());
-    config.retry.max_retries = 0;
-    subagent_model::build_with_env(&config, |_| Some("test-key".to_owned())).unwrap()
+    server.model(ModelKind::Anthropic)
 }
 
 /// A registry with `spawn` and `fork`.

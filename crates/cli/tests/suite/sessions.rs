@@ -230,11 +230,7 @@ fn a_planted_transcript_is_refused_without_reading_or_blocking() {
     std::fs::remove_file(&parent_file).unwrap();
     std::os::unix::fs::symlink("/dev/zero", &parent_file).unwrap();
     std::fs::remove_file(&child_file).unwrap();
-    let made = std::process::Command::new("mkfifo")
-        .arg(&child_file)
-        .status()
-        .unwrap();
-    assert!(made.success());
+    subagent_test_support::procs::mkfifo(&child_file);
     let commands: [(&[&str], &str, &std::path::Path); 4] = [
         (
             &[

@@ -5,6 +5,7 @@ use std::process::Stdio;
 
 use subagent_test_support::FakeServer;
 
+use super::support::{Subagent, bin};
 use super::support::{processes_with, wait_for};
 
 fn preset(dir: &Path, url: &str) -> std::path::PathBuf {
@@ -30,12 +31,9 @@ async fn sigint_mid_tool_cancels_and_leaves_no_process() {
     .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let preset = preset(dir.path(), &server.url());
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("subagent"))
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", dir.path())
-        .env("FAKE_KEY", "test-key")
-        .current_dir(dir.path())
+    let mut child = Subagent::new(bin(), dir.path())
+        .fake_key()
+        .command()
         .args(["delegate", "--json", "--preset"])
         .arg(&preset)
         .arg("run the sleeper")
@@ -116,11 +114,8 @@ fn a_second_sigint_stops_waiting_and_still_leaves_no_process() {
         ),
     )
     .unwrap();
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("subagent"))
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", dir.path())
-        .current_dir(dir.path())
+    let mut child = Subagent::new(bin(), dir.path())
+        .command()
         .args(["delegate", "--provider", "claude-code", "--preset"])
         .arg(&preset)
         .arg("never answers")

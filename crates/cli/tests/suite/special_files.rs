@@ -15,11 +15,7 @@ const BOUND: Duration = Duration::from_secs(30);
 
 fn fifo(dir: &Path, name: &str) -> PathBuf {
     let path = dir.join(name);
-    let made = std::process::Command::new("mkfifo")
-        .arg(&path)
-        .status()
-        .unwrap();
-    assert!(made.success());
+    subagent_test_support::procs::mkfifo(&path);
     path
 }
 

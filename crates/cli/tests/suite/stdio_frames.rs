@@ -13,6 +13,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 
 use super::support::fake_preset;
+use super::support::{Subagent, bin};
 
 /// The largest frame both servers read (`subagent_acp_agent::MAX_FRAME`,
 /// `subagent_mcp::MAX_FRAME`): one byte more is refused.
@@ -30,8 +31,8 @@ struct Peer {
 }
 
 impl Peer {
-    fn start(mut command: tokio::process::Command) -> Self {
-        let mut child = command
+    fn start(command: std::process::Command) -> Self {
+        let mut child = tokio::process::Command::from(command)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -191,15 +192,11 @@ mod acp {
         let project = dir.path().join("project");
         std::fs::create_dir(&project).unwrap();
         let preset = fake_preset(dir.path(), &server.url(), "");
-        let mut command = tokio::process::Command::new(assert_cmd::cargo::cargo_bin("subagent"));
-        command
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", dir.path())
-            .env("FAKE_KEY", "test-key")
-            .current_dir(dir.path())
-            .args(["acp", "--preset"])
-            .arg(&preset);
+        let command = Subagent::new(bin(), dir.path())
+            .fake_key()
+            .arg("acp")
+            .preset(&preset)
+            .command();
         Acp {
             peer: Peer::start(command),
             project,
@@ -357,14 +354,11 @@ mod mcp {
 
     /// `subagent mcp --offline` (the scripted model).
     fn start(dir: &std::path::Path) -> Peer {
-        let mut command = tokio::process::Command::new(assert_cmd::cargo::cargo_bin("subagent"));
-        command
-            .args(["mcp", "--offline"])
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", dir)
-            .current_dir(dir);
-        Peer::start(command)
+        Peer::start(
+            Subagent::new(bin(), dir)
+                .args(["mcp", "--offline"])
+                .command(),
+        )
     }
 
     fn initialize(id: u64) -> Value {

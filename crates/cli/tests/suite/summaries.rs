@@ -7,6 +7,8 @@ use std::process::Stdio;
 use pretty_assertions::assert_eq;
 use subagent_test_support::FakeServer;
 
+use super::support::{Subagent, bin};
+
 const SCENARIO: &str = r#"
 - name: summary
   match: "progress summary request"
@@ -42,19 +44,15 @@ async fn run_shows_a_running_childs_progress_summary() {
         ),
     )
     .unwrap();
-    let binary = assert_cmd::cargo::cargo_bin("subagent");
+    let binary = bin();
     let (lines, status) = tokio::task::block_in_place(|| {
-        let mut child = std::process::Command::new(binary)
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", dir.path())
+        let mut child = Subagent::new(binary, dir.path())
             .env("TMPDIR", dir.path())
-            .env("FAKE_KEY", "test-key")
-            .current_dir(dir.path())
-            .args(["run", "--preset"])
-            .arg(&preset)
+            .fake_key()
+            .arg("run")
+            .preset(&preset)
             .arg("delegate a long job")
-            .stdin(Stdio::null())
+            .command()
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()

@@ -4,6 +4,18 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use assert_cmd::Command;
+use std::sync::Arc;
+
+use subagent_conformance::{Adapter, StructuredAnswer, ToolCall, runtime_tools};
+use subagent_core::agents::StaticAgents;
+use subagent_core::registry::Registry;
+use subagent_core::{ProviderFactory, SubagentProvider};
+use subagent_model::ModelKind;
+use subagent_runtime::{
+    DelegationTool, DelegationToolConfig, PermissionPolicy, SessionStore, Tool,
+};
+use subagent_spawn::{SpawnConfig, SpawnProvider};
+use subagent_test_support::{FakeServer, procs};
 
 /// The workspace root (presets live there).
 pub fn root() -> PathBuf {
@@ -19,15 +31,16 @@ pub fn preset(name: &str) -> PathBuf {
     root().join("presets").join(name)
 }
 
+pub use subagent_test_support::cli::Subagent;
+
+/// The `subagent` binary of this build.
+pub fn bin() -> PathBuf {
+    assert_cmd::cargo::cargo_bin("subagent")
+}
+
 /// The binary with a clean, offline environment: no API keys, HOME in `home`.
 pub fn subagent(home: &Path) -> Command {
-    let mut command = Command::cargo_bin("subagent").unwrap();
-    command
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .current_dir(home);
-    command
+    Command::from_std(Subagent::new(bin(), home).command())
 }
 
 /// Copies `from` (a directory of files) into `to`.
@@ -120,34 +133,9 @@ pub fn fake_preset(dir: &Path, url: &str, extra: &str) -> PathBuf {
     path
 }
 
-/// Pids of live processes whose command line contains `needle`.
+/// Pids of live processes (other than this one) whose command line contains `needle`.
 pub fn processes_with(needle: &str) -> Vec<u32> {
-    let mut found = Vec::new();
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return found;
-    };
-    for entry in entries.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|s| s.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
-            continue;
-        };
-        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-        let state = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
-        let zombie = state
-            .rsplit(')')
-            .next()
-            .is_some_and(|rest| rest.trim_start().starts_with('Z'));
-        if cmdline.contains(needle) && !zombie && pid != std::process::id() {
-            found.push(pid);
-        }
-    }
-    found
+    procs::live_with(needle).iter().map(|p| p.pid).collect()
 }
 
 /// The live processes whose command line contains `needle` and whose working directory is
@@ -155,11 +143,10 @@ pub fn processes_with(needle: &str) -> Vec<u32> {
 /// (Used by the e2e teams tests only.)
 #[cfg(feature = "e2e")]
 pub fn processes_in(dir: &std::path::Path, needle: &str) -> Vec<u32> {
-    processes_with(needle)
-        .into_iter()
-        .filter(|pid| {
-            std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|cwd| cwd.starts_with(dir))
-        })
+    procs::live_with(needle)
+        .iter()
+        .filter(|p| p.runs_in(dir))
+        .map(|p| p.pid)
         .collect()
 }
 
@@ -278,4 +265,123 @@ pub fn announcement(stderr: &mut impl std::io::BufRead) -> String {
     line.clear();
     stderr.read_line(&mut line).unwrap();
     line
+}
+
+/// The registry a worker or a server serves in the CLI's remote tests: one spawn row (`spawn`:
+/// may write, keeps transcripts in `sessions`, can delegate to a second spawn provider) on the
+/// fake model server.
+pub fn worker_registry(server: &FakeServer, sessions: &Path) -> Registry {
+    let model = server.model(ModelKind::Anthropic);
+    let nested = Registry::new();
+    nested
+        .register(Arc::new(SpawnProvider::new(
+            "nested",
+            Arc::clone(&model),
+            SpawnConfig::default(),
+        )))
+        .unwrap();
+    let delegation: Arc<dyn Tool> = Arc::new(DelegationTool::new(
+        DelegationToolConfig::new("nested"),
+        Arc::new(nested),
+        Arc::new(StaticAgents::default()),
+    ));
+    let registry = Registry::with_max_depth(3);
+    registry
+        .register(Arc::new(
+            SpawnProvider::new("spawn", model, SpawnConfig::default())
+                .with_permissions(PermissionPolicy::bypass())
+                .with_tools([delegation])
+                .with_sessions(SessionStore::new(sessions)),
+        ))
+        .unwrap();
+    registry
+}
+
+/// `subagent ARGS --preset PRESET PROMPT` run in `dir` (also HOME) with the fake key, on a
+/// blocking thread so the fake server keeps serving; asserts it exited 0 and returns its last
+/// JSON line (the outcome of a `--json` run).
+#[cfg(feature = "e2e")]
+pub async fn json_run(dir: &Path, args: &[&str], preset: &Path, prompt: &str) -> serde_json::Value {
+    let mut command = subagent(dir);
+    command
+        .env(
+            subagent_test_support::cli::FAKE_KEY.0,
+            subagent_test_support::cli::FAKE_KEY.1,
+        )
+        .args(args)
+        .arg("--preset")
+        .arg(preset)
+        .arg(prompt);
+    let output = tokio::task::spawn_blocking(move || command.output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    json_lines(&output).pop().unwrap()
+}
+
+/// The result of the delegation through `tool` in a `run --json` outcome, asserted not an
+/// error.
+#[cfg(feature = "e2e")]
+pub fn delegation_result(outcome: &serde_json::Value, tool: &str) -> String {
+    let delegations = outcome["delegations"].as_array().unwrap();
+    let d = delegations.iter().find(|d| d["tool"] == tool).unwrap();
+    assert_eq!(d["is_error"], false, "{d}");
+    d["result"].as_str().unwrap().to_owned()
+}
+
+/// What starts the remote side of a [`Remote`] adapter on a worker registry in a work dir and
+/// returns the provider in front of it.
+type Connect = dyn Fn(Registry, &Path) -> Arc<dyn SubagentProvider> + Send + Sync;
+
+/// The conformance adapter of a kind that reaches spawn children remotely (a2a, nats): its
+/// provider fronts a [`worker_registry`] on the kit's fake server.
+pub struct Remote {
+    dir: tempfile::TempDir,
+    sessions: tempfile::TempDir,
+    factory: Arc<dyn ProviderFactory>,
+    connect: Box<Connect>,
+}
+
+impl Remote {
+    /// An adapter for `factory`'s kind, its remote side started by `connect`.
+    pub fn new(
+        factory: Arc<dyn ProviderFactory>,
+        connect: impl Fn(Registry, &Path) -> Arc<dyn SubagentProvider> + Send + Sync + 'static,
+    ) -> Self {
+        Self {
+            dir: tempfile::tempdir().unwrap(),
+            sessions: tempfile::tempdir().unwrap(),
+            factory,
+            connect: Box::new(connect),
+        }
+    }
+}
+
+impl Adapter for Remote {
+    fn factory(&self) -> Arc<dyn ProviderFactory> {
+        Arc::clone(&self.factory)
+    }
+
+    fn provider(&self, server: &FakeServer) -> Arc<dyn SubagentProvider> {
+        (self.connect)(
+            worker_registry(server, self.sessions.path()),
+            self.dir.path(),
+        )
+    }
+
+    fn workdir(&self) -> PathBuf {
+        self.dir.path().to_path_buf()
+    }
+
+    fn write_call(&self, file: &str, text: &str) -> Option<ToolCall> {
+        runtime_tools::write_call(file, text)
+    }
+
+    fn structured_answer(&self) -> StructuredAnswer {
+        runtime_tools::structured_answer()
+    }
+
+    fn delegate_call(&self, prompt: &str) -> Option<ToolCall> {
+        runtime_tools::delegate_call(prompt)
+    }
 }

@@ -10,6 +10,7 @@ use pretty_assertions::assert_eq;
 use serde_json::Value;
 use subagent_test_support::FakeServer;
 
+use super::support::{Subagent, bin};
 use super::support::{json_lines, processes_in, root, stderr, wait_for};
 
 fn claude() -> PathBuf {
@@ -64,18 +65,13 @@ tools:
 }
 
 fn command(dir: &Path, project: &Path, preset: &Path, prompt: &str) -> std::process::Command {
-    let mut command = std::process::Command::new(assert_cmd::cargo::cargo_bin("subagent"));
-    command
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", dir)
-        .env("FAKE_KEY", "test-key")
-        .current_dir(project)
-        .args(["run", "--teams", "--json", "--max-turns", "60", "--preset"])
-        .arg(preset)
+    Subagent::new(bin(), dir)
+        .cwd(project)
+        .fake_key()
+        .args(["run", "--teams", "--json", "--max-turns", "60"])
+        .preset(preset)
         .arg(prompt)
-        .stdin(Stdio::null());
-    command
+        .command()
 }
 
 /// The team's folder in the state dir.

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use subagent_test_support::FakeServer;
 
+use super::support::{Subagent, bin};
 use super::support::{processes_with, wait_for};
 
 /// How many tries of each signal run per provider in the normal suite.
@@ -47,16 +48,8 @@ fn marker(death: Death, attempt: u32) -> String {
 }
 
 fn subagent(dir: &Path) -> std::process::Command {
-    let mut command = std::process::Command::new(assert_cmd::cargo::cargo_bin("subagent"));
-    command
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", dir)
-        .env("FAKE_KEY", "test-key")
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    let mut command = Subagent::new(bin(), dir).fake_key().command();
+    command.stdout(Stdio::piped()).stderr(Stdio::piped());
     command
 }
 

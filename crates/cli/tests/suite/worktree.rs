@@ -3,10 +3,10 @@
 //! repository of `--cwd`, in HOME's state dir, and never the user's checkout.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use pretty_assertions::assert_eq;
 use subagent_test_support::FakeServer;
+use subagent_test_support::git::{self, git};
 
 use super::support::{json_lines, stderr, stdout, subagent};
 
@@ -28,26 +28,6 @@ const SCENARIOS: &str = r#"
 
 const DIFFSTAT: &str = " edited.txt | 1 +\n 1 file changed, 1 insertion(+)";
 
-fn git(dir: &Path, args: &[&str]) -> String {
-    let output = Command::new("git")
-        .args([
-            "-c",
-            "user.name=Test",
-            "-c",
-            "user.email=test@example.invalid",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap()
-}
-
 /// HOME, and a repository with one commit beside it (never inside HOME: the worktrees go to
 /// HOME's state dir).
 struct Setup {
@@ -62,11 +42,7 @@ impl Setup {
         let base = dir.path().canonicalize().unwrap();
         let (home, repo) = (base.join("home"), base.join("repo"));
         std::fs::create_dir(&home).unwrap();
-        std::fs::create_dir(&repo).unwrap();
-        std::fs::write(repo.join("a.txt"), "one\n").unwrap();
-        git(&repo, &["init", "--quiet"]);
-        git(&repo, &["add", "--all"]);
-        git(&repo, &["commit", "--quiet", "-m", "first"]);
+        git::repository_at(&repo, &[("a.txt", "one\n")]);
         Self {
             _dir: dir,
             home,

@@ -11,7 +11,7 @@ use subagent_core::{
     BuildContext, CancellationToken, Capabilities, Capability, Outcome, ProviderFactory, Result,
     Run, RunEvent, StartRequest, SubagentProvider,
 };
-use subagent_model::{Model, ModelConfig, ModelKind, ModelRequest};
+use subagent_model::{Model, ModelKind, ModelRequest};
 use subagent_session::Message;
 use subagent_test_support::FakeServer;
 use tempfile::TempDir;
@@ -160,11 +160,7 @@ impl Adapter for ProbeAdapter {
     }
 
     fn provider(&self, server: &FakeServer) -> Arc<dyn SubagentProvider> {
-        let mut config =
-            ModelConfig::new(ModelKind::Anthropic, "fake-model").with_base_url(server.url());
-        config.retry.max_retries = 0;
-        let model = subagent_model::build_with_env(&config, |_| Some("key".to_owned()))
-            .unwrap_or_else(|e| panic!("a model on the fake server: {e}"));
+        let model = server.model(ModelKind::Anthropic);
         Arc::new(Probe {
             model,
             defect: self.defect,

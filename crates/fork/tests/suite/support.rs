@@ -6,7 +6,7 @@ use std::sync::Arc;
 use subagent_core::agents::{AgentDirectory, StaticAgents};
 use subagent_core::registry::Registry;
 use subagent_fork::{ForkConfig, ForkProvider};
-use subagent_model::{Model, ModelConfig, ModelKind};
+use subagent_model::{Model, ModelKind};
 use subagent_runtime::tools::BashConfig;
 use subagent_runtime::{
     AgentConfig, DelegationTool, DelegationToolConfig, PermissionPolicy, Roots, Tool, ToolSet,
@@ -16,9 +16,7 @@ use subagent_test_support::FakeServer;
 pub const PARENT_SYSTEM: &str = "You are the parent agent under test.";
 
 pub fn model(kind: ModelKind, server: &FakeServer) -> Arc<dyn Model> {
-    let mut config = ModelConfig::new(kind, "fake-model").with_base_url(server.url());
-    config.retry.max_retries = 0;
-    subagent_model::build_with_env(&config, |_| Some("test-key".to_owned())).unwrap()
+    server.model(kind)
 }
 
 /// A registry with the fork provider only (routing between spawn and fork is tested in

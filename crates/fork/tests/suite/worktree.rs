@@ -1,8 +1,6 @@
 //! An isolated fork, with real git: it keeps its parent's conversation and tools, but its file
 //! tools and bash work in its worktree, and a path back into the parent's checkout is refused.
 
-use std::path::Path;
-use std::process::Command;
 use std::sync::Arc;
 
 use pretty_assertions::assert_eq;
@@ -12,41 +10,15 @@ use subagent_fork::{ForkConfig, ForkProvider};
 use subagent_model::ModelKind;
 use subagent_runtime::Agent;
 use subagent_session::ContentBlock;
-use subagent_test_support::FakeServer;
+use subagent_test_support::{FakeServer, git};
 use subagent_worktree::Worktrees;
 
 use super::support::{fork_row, model, parent_config};
 
-fn git(dir: &Path, args: &[&str]) -> String {
-    let output = Command::new("git")
-        .args([
-            "-c",
-            "user.name=Test",
-            "-c",
-            "user.email=test@example.invalid",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_isolated_fork_edits_its_worktree_not_the_parents_checkout() {
-    let dir = tempfile::tempdir().unwrap();
-    let base = dir.path().canonicalize().unwrap();
-    let (repo, root) = (base.join("repo"), base.join("worktrees"));
-    std::fs::create_dir(&repo).unwrap();
-    std::fs::write(repo.join("a.txt"), "one\n").unwrap();
-    git(&repo, &["init", "--quiet"]);
-    git(&repo, &["add", "--all"]);
-    git(&repo, &["commit", "--quiet", "-m", "first"]);
+    let (dir, repo) = git::repository(&[("a.txt", "one\n")]);
+    let root = dir.path().canonicalize().unwrap().join("worktrees");
     let escape = repo.join("escaped.txt");
     let server = FakeServer::from_yaml(&format!(
         r#"
@@ -101,10 +73,7 @@ async fn an_isolated_fork_edits_its_worktree_not_the_parents_checkout() {
         "forked\n"
     );
     assert!(!escape.exists());
-    assert_eq!(
-        git(&repo, &["status", "--porcelain", "--untracked-files=all"]),
-        ""
-    );
+    assert_eq!(git::status(&repo), "");
     // The fork's own second request: its writes' results, the escape refused.
     let requests = server.model_requests();
     let fork_results: Vec<(String, bool)> = requests

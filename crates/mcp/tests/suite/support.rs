@@ -14,7 +14,7 @@ use subagent_core::PermissionMode;
 use subagent_core::agents::{AgentProfile, StaticAgents};
 use subagent_core::registry::Registry;
 use subagent_mcp::{McpConfig, McpServer};
-use subagent_model::{Model, ModelConfig, ModelKind};
+use subagent_model::{Model, ModelKind};
 use subagent_preset::ToolRow;
 use subagent_spawn::{SpawnConfig, SpawnProvider};
 use subagent_test_support::FakeServer;
@@ -84,10 +84,7 @@ pub fn row(name: &str, provider: &str, description: Option<&str>) -> ToolRow {
 }
 
 fn model(server: &FakeServer) -> Arc<dyn Model> {
-    let mut config =
-        ModelConfig::new(ModelKind::Anthropic, "fake-model").with_base_url(server.url());
-    config.retry.max_retries = 0;
-    subagent_model::build_with_env(&config, |_| Some("test-key".to_owned())).unwrap()
+    server.model(ModelKind::Anthropic)
 }
 
 pub fn agents() -> StaticAgents {

@@ -38,30 +38,11 @@ pub fn alive(pid: i32) -> bool {
 
 /// Pids of live processes in process group `pgid`.
 pub fn group_members(pgid: i32) -> Vec<i32> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<i32>().ok())
-        else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-            continue;
-        };
-        let Some((_, tail)) = stat.rsplit_once(')') else {
-            continue;
-        };
-        let fields: Vec<&str> = tail.split_whitespace().collect();
-        if fields.get(2).and_then(|g| g.parse::<i32>().ok()) == Some(pgid)
-            && fields[0] != "Z"
-            && fields[0] != "X"
-        {
-            found.push(pid);
-        }
-    }
-    found
+    subagent_test_support::procs::all()
+        .iter()
+        .filter(|p| p.live() && p.pgid == pgid)
+        .map(|p| i32::try_from(p.pid).unwrap())
+        .collect()
 }
 
 /// A handle that resolves when a process ends (exits, zombie included), via a pidfd: no polling.

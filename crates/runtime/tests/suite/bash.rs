@@ -33,11 +33,7 @@ fn gone(pid: u32) -> bool {
 async fn cancelling_mid_bash_kills_the_whole_process_tree() {
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("pids.fifo");
-    let status = std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap();
-    assert!(status.success());
+    subagent_test_support::procs::mkfifo(&fifo);
     let server = FakeServer::from_yaml(CANCEL).await.unwrap();
     let cancel = CancellationToken::new();
     let run = Agent::new(config(&server, dir.path()))

@@ -5,7 +5,7 @@
 
 use pretty_assertions::assert_eq;
 use subagent_core::{CancellationToken, StopReason};
-use subagent_model::{ModelConfig, ModelKind};
+use subagent_model::ModelKind;
 use subagent_runtime::{
     Agent, DEFAULT_MAX_TOOL_RESULT_BYTES, SessionStore, ToolResultCap, cut_result,
 };
@@ -30,9 +30,7 @@ async fn an_answer_past_the_models_cap_fails_the_run_and_the_transcript_keeps_wh
     let sessions = tempfile::tempdir().unwrap();
     let store = SessionStore::new(sessions.path());
     let mut config = config(&server, dir.path());
-    let mut model =
-        ModelConfig::new(ModelKind::Anthropic, "fake-model").with_base_url(server.url());
-    model.retry.max_retries = 0;
+    let mut model = server.model_config(ModelKind::Anthropic);
     model.max_answer_bytes = 10_000;
     config.model = subagent_model::build_with_env(&model, |_| Some("k".to_owned())).unwrap();
     config.sessions = Some(store.clone());

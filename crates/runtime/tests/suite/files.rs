@@ -237,11 +237,7 @@ async fn fifos_and_oversized_files_are_tool_errors_not_a_hang() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().to_path_buf();
     let fifo = root.join("pipe");
-    let made = std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap();
-    assert!(made.success());
+    subagent_test_support::procs::mkfifo(&fifo);
     let mut big = vec![b'a'; usize::try_from(MAX_READ_BYTES).unwrap()];
     big.extend_from_slice(b"\nneedle\n");
     std::fs::write(root.join("big.txt"), &big).unwrap();

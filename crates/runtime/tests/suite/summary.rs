@@ -8,7 +8,7 @@ use futures::StreamExt;
 use pretty_assertions::assert_eq;
 use serde_json::Value;
 use subagent_core::{CancellationToken, RunEvent, StopReason, Usage};
-use subagent_model::{ModelConfig, ModelKind};
+use subagent_model::ModelKind;
 use subagent_runtime::summary::{SUMMARY_INTERVAL, SUMMARY_PROMPT};
 use subagent_runtime::{Agent, AgentConfig, SummaryConfig, SummaryStats, SummaryTicks};
 use subagent_session::ContentBlock;
@@ -55,9 +55,7 @@ impl Summaries {
 }
 
 fn model_config(kind: ModelKind, server: &FakeServer, config: &mut AgentConfig) {
-    let mut model = ModelConfig::new(kind, "fake-model").with_base_url(server.url());
-    model.retry.max_retries = 0;
-    config.model = subagent_model::build_with_env(&model, |_| Some("k".to_owned())).unwrap();
+    config.model = server.model(kind);
 }
 
 fn is_summary(request: &RecordedRequest) -> bool {

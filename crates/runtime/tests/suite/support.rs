@@ -4,17 +4,14 @@ use std::path::Path;
 use std::sync::Arc;
 
 use subagent_core::{CancellationToken, Outcome};
-use subagent_model::{ModelConfig, ModelKind};
+use subagent_model::ModelKind;
 use subagent_runtime::tools::BashConfig;
 use subagent_runtime::{Agent, AgentConfig, PermissionPolicy, Roots, ToolSet};
 use subagent_session::ContentBlock;
 use subagent_test_support::{FakeServer, RecordedRequest};
 
 pub fn config(server: &FakeServer, dir: &Path) -> AgentConfig {
-    let mut model =
-        ModelConfig::new(ModelKind::Anthropic, "fake-model").with_base_url(server.url());
-    model.retry.max_retries = 0;
-    let model = subagent_model::build_with_env(&model, |_| Some("k".to_owned())).unwrap();
+    let model = server.model(ModelKind::Anthropic);
     let mut config = AgentConfig::new(Arc::clone(&model), Roots::new(dir).unwrap());
     config.tools = ToolSet::new(ToolSet::builtin(BashConfig::default()));
     config.permissions = PermissionPolicy::bypass();

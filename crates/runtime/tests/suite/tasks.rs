@@ -147,11 +147,7 @@ const STOP: &str = r#"
 async fn task_stop_kills_a_background_commands_whole_process_group() {
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("pids.fifo");
-    let status = std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap();
-    assert!(status.success());
+    subagent_test_support::procs::mkfifo(&fifo);
     let server = FakeServer::from_yaml(STOP).await.unwrap();
     let mut config = config(&server, dir.path());
     config.tools = config.tools.with(task_tools());
@@ -216,11 +212,7 @@ const LEFT: &str = r#"
 async fn a_run_does_not_wait_for_a_background_command_and_stops_it_when_it_ends() {
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("pids.fifo");
-    let status = std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap();
-    assert!(status.success());
+    subagent_test_support::procs::mkfifo(&fifo);
     let server = FakeServer::from_yaml(LEFT).await.unwrap();
     let mut config = config(&server, dir.path());
     config.tools = config.tools.with(task_tools());

@@ -10,7 +10,7 @@ use subagent_a2a::types::StreamResponse;
 use subagent_core::agents::AgentProfile;
 use subagent_core::registry::Registry;
 use subagent_fork::{ForkConfig, ForkProvider};
-use subagent_model::{Model, ModelConfig, ModelKind};
+use subagent_model::{Model, ModelKind};
 use subagent_server::{Server, ServerConfig, Skill, Token};
 use subagent_spawn::{SpawnConfig, SpawnProvider};
 use subagent_test_support::FakeServer;
@@ -29,10 +29,7 @@ pub struct Harness {
 }
 
 fn model(server: &FakeServer) -> Arc<dyn Model> {
-    let mut config =
-        ModelConfig::new(ModelKind::Anthropic, "fake-model").with_base_url(server.url());
-    config.retry.max_retries = 0;
-    subagent_model::build_with_env(&config, |_| Some("test-key".to_owned())).unwrap()
+    server.model(ModelKind::Anthropic)
 }
 
 pub fn skills() -> Vec<Skill> {

@@ -12,15 +12,16 @@ use async_trait::async_trait;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use subagent_core::agents::{AgentProfile, BackgroundMode, StaticAgents};
-use subagent_core::{CancellationToken, PermissionMode, StopReason};
+use subagent_core::{PermissionMode, StopReason};
 use subagent_model::{ModelKind, ToolSpec};
 use subagent_runtime::{
-    Agent, Decision, DelegationToolConfig, PermissionBroker, PermissionPolicy, PermissionRequest,
-    Tool, ToolContext, ToolKind, ToolOutput,
+    Decision, DelegationToolConfig, PermissionBroker, PermissionPolicy, PermissionRequest, Tool,
+    ToolContext, ToolKind, ToolOutput,
 };
 use subagent_spawn::{SpawnConfig, SpawnProvider};
 use subagent_test_support::FakeServer;
 
+use super::support::run;
 use super::support::{last_results, model, parent_config, requests_for, tool_names};
 
 /// A tool that would wait on a person: an embedder's, not one of the background list.
@@ -119,11 +120,7 @@ async fn child_of(row: DelegationToolConfig, profile: AgentProfile, call: Value)
     let broker = Arc::new(Counting::default());
     config.permissions = PermissionPolicy::new(PermissionMode::Default)
         .with_broker(Arc::clone(&broker) as Arc<dyn PermissionBroker>);
-    let outcome = Agent::new(config)
-        .unwrap()
-        .start_prompt("please delegate", CancellationToken::new())
-        .outcome()
-        .await;
+    let outcome = run(config, "please delegate").await;
     assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
     assert_eq!(server.violations(), Vec::<String>::new());
     let requests = server.model_requests();

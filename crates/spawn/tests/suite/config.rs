@@ -6,14 +6,15 @@ use std::sync::Arc;
 
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
+use subagent_core::StopReason;
 use subagent_core::agents::{AgentProfile, StaticAgents};
 use subagent_core::registry::Registry;
-use subagent_core::{CancellationToken, StopReason};
 use subagent_model::{ModelAliases, ModelKind};
-use subagent_runtime::{Agent, DelegationToolConfig};
+use subagent_runtime::DelegationToolConfig;
 use subagent_spawn::{SpawnConfig, SpawnProvider};
 use subagent_test_support::FakeServer;
 
+use super::support::run;
 use super::support::{model, parent_config, requests_for};
 
 /// The parent makes one delegation call with `input`; the child answers.
@@ -58,11 +59,7 @@ async fn child_sent(kind: ModelKind, profile: AgentProfile, input: Value) -> Val
         DelegationToolConfig::new("spawn"),
         Arc::new(StaticAgents(vec![profile])),
     );
-    let outcome = Agent::new(config)
-        .unwrap()
-        .start_prompt("please delegate", CancellationToken::new())
-        .outcome()
-        .await;
+    let outcome = run(config, "please delegate").await;
     assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
     assert_eq!(server.violations(), Vec::<String>::new());
     let requests = server.model_requests();
@@ -237,11 +234,7 @@ async fn agent_in_tools_limits_the_types_a_child_may_start() {
         DelegationToolConfig::new("spawn"),
         Arc::new(agents),
     );
-    let outcome = Agent::new(config)
-        .unwrap()
-        .start_prompt("please delegate", CancellationToken::new())
-        .outcome()
-        .await;
+    let outcome = run(config, "please delegate").await;
     assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
     assert_eq!(outcome.text, "parent done");
     let requests = server.model_requests();

@@ -4,13 +4,11 @@
 use pretty_assertions::assert_eq;
 use subagent_core::{CancellationToken, StopReason};
 use subagent_model::ModelKind;
-use subagent_runtime::{Agent, DelegationToolConfig};
+use subagent_runtime::Agent;
 use subagent_spawn::DEFAULT_SYSTEM_PROMPT;
-use subagent_test_support::FakeServer;
 
-use super::support::{
-    agents, last_results, model, parent_config, registry_with, requests_for, tool_names,
-};
+use super::support::Parent;
+use super::support::{last_results, requests_for, tool_names};
 
 const DELEGATE: &str = r#"
 - name: child
@@ -27,22 +25,9 @@ const DELEGATE: &str = r#"
 "#;
 
 async fn parent_delegates_to_spawn(kind: ModelKind) {
-    let server = FakeServer::from_yaml(DELEGATE).await.unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let model = model(kind, &server);
-    let registry = registry_with(&model, 3);
-    let config = parent_config(
-        &model,
-        dir.path(),
-        &registry,
-        DelegationToolConfig::new("spawn"),
-        agents(),
-    );
-    let outcome = Agent::new(config)
-        .unwrap()
-        .start_prompt("please delegate", CancellationToken::new())
-        .outcome()
-        .await;
+    let parent = Parent::start(DELEGATE, kind, 3).await;
+    let server = &parent.server;
+    let outcome = parent.run("please delegate").await;
     assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
     assert_eq!(outcome.text, "parent done");
     assert_eq!(outcome.usage.tool_uses, 1);
@@ -118,22 +103,9 @@ const BACKGROUND: &str = r#"
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn background_delegation_returns_at_once_and_notifies_later() {
-    let server = FakeServer::from_yaml(BACKGROUND).await.unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let model = model(ModelKind::Anthropic, &server);
-    let registry = registry_with(&model, 3);
-    let config = parent_config(
-        &model,
-        dir.path(),
-        &registry,
-        DelegationToolConfig::new("spawn"),
-        agents(),
-    );
-    let outcome = Agent::new(config)
-        .unwrap()
-        .start_prompt("do it in the background", CancellationToken::new())
-        .outcome()
-        .await;
+    let parent = Parent::start(BACKGROUND, ModelKind::Anthropic, 3).await;
+    let server = &parent.server;
+    let outcome = parent.run("do it in the background").await;
     assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
     assert_eq!(outcome.text, "got the background result");
     let requests = server.model_requests();
@@ -173,17 +145,8 @@ async fn a_foreground_childs_events_reach_the_parents_stream_tagged_with_the_cal
     use futures::StreamExt;
     use subagent_core::RunEvent;
 
-    let server = FakeServer::from_yaml(FORWARD).await.unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let model = model(ModelKind::Anthropic, &server);
-    let registry = registry_with(&model, 3);
-    let config = parent_config(
-        &model,
-        dir.path(),
-        &registry,
-        DelegationToolConfig::new("spawn"),
-        agents(),
-    );
+    let parent = Parent::start(FORWARD, ModelKind::Anthropic, 3).await;
+    let config = parent.config();
     let mut run = Agent::new(config)
         .unwrap()
         .start_prompt("please watch", CancellationToken::new());
@@ -268,17 +231,8 @@ async fn a_foreground_childs_usage_reaches_the_parents_stream_tagged_with_the_ca
     use futures::StreamExt;
     use subagent_core::RunEvent;
 
-    let server = FakeServer::from_yaml(FORWARD_USAGE).await.unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let model = model(ModelKind::Anthropic, &server);
-    let registry = registry_with(&model, 3);
-    let config = parent_config(
-        &model,
-        dir.path(),
-        &registry,
-        DelegationToolConfig::new("spawn"),
-        agents(),
-    );
+    let parent = Parent::start(FORWARD_USAGE, ModelKind::Anthropic, 3).await;
+    let config = parent.config();
     let mut run = Agent::new(config)
         .unwrap()
         .start_prompt("please count", CancellationToken::new());

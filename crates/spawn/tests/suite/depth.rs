@@ -8,16 +8,13 @@ use async_trait::async_trait;
 use pretty_assertions::assert_eq;
 use subagent_core::registry::Registry;
 use subagent_core::{
-    CancellationToken, Capabilities, Error, Outcome, Run, StartRequest, StopReason,
-    SubagentProvider,
+    Capabilities, Error, Outcome, Run, StartRequest, StopReason, SubagentProvider,
 };
 use subagent_model::ModelKind;
-use subagent_runtime::{Agent, DelegationToolConfig, NESTED_REFUSAL};
-use subagent_test_support::FakeServer;
+use subagent_runtime::{DelegationToolConfig, NESTED_REFUSAL};
 
-use super::support::{
-    agents, last_results, model, parent_config, registry_with, requests_for, tool_names,
-};
+use super::support::{Parent, run};
+use super::support::{agents, last_results, requests_for, tool_names};
 
 const NESTED: &str = r#"
 - name: child
@@ -38,23 +35,10 @@ const NESTED: &str = r#"
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_child_at_the_depth_cap_is_refused_before_its_arguments_are_read() {
-    let server = FakeServer::from_yaml(NESTED).await.unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let model = model(ModelKind::Anthropic, &server);
     // Cap 1: the top-level agent may delegate, its child (depth 1) may not.
-    let registry = registry_with(&model, 1);
-    let config = parent_config(
-        &model,
-        dir.path(),
-        &registry,
-        DelegationToolConfig::new("spawn"),
-        agents(),
-    );
-    let outcome = Agent::new(config)
-        .unwrap()
-        .start_prompt("delegate once", CancellationToken::new())
-        .outcome()
-        .await;
+    let parent = Parent::start(NESTED, ModelKind::Anthropic, 1).await;
+    let (server, _registry) = (&parent.server, &parent.registry);
+    let outcome = parent.run("delegate once").await;
     assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
     let requests = server.model_requests();
     let child = requests_for(&requests, "CHILD-AT-CAP");
@@ -125,31 +109,19 @@ const ROGUE: &str = r#"
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_registry_caps_depth_even_for_a_provider_that_ignores_it() {
-    let server = FakeServer::from_yaml(ROGUE).await.unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let model = model(ModelKind::Anthropic, &server);
-    let registry = registry_with(&model, 2);
+    let parent = Parent::start(ROGUE, ModelKind::Anthropic, 2).await;
+    let registry = &parent.registry;
     let rogue = Arc::new(Rogue {
         registry: OnceLock::new(),
         starts: AtomicUsize::new(0),
         refusals: Mutex::new(Vec::new()),
     });
-    rogue.registry.set(Arc::downgrade(&registry)).unwrap();
+    rogue.registry.set(Arc::downgrade(registry)).unwrap();
     registry
         .register(Arc::clone(&rogue) as Arc<dyn SubagentProvider>)
         .unwrap();
-    let config = parent_config(
-        &model,
-        dir.path(),
-        &registry,
-        DelegationToolConfig::new("rogue"),
-        agents(),
-    );
-    let outcome = Agent::new(config)
-        .unwrap()
-        .start_prompt("go rogue", CancellationToken::new())
-        .outcome()
-        .await;
+    let config = parent.config_with(DelegationToolConfig::new("rogue"), agents());
+    let outcome = run(config, "go rogue").await;
     assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
     // Depth 1 (from the tool) and depth 2 (the rogue's own); depth 3 was refused.
     assert_eq!(rogue.starts.load(Ordering::SeqCst), 2);
@@ -191,29 +163,17 @@ impl SubagentProvider for Capped {
 /// Code's sub-agents) keeps it only without one, and would nest past the cap.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_provider_with_depth_limit_is_always_told_the_cap() {
-    let server = FakeServer::from_yaml(ROGUE).await.unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let model = model(ModelKind::Anthropic, &server);
-    let registry = registry_with(&model, 1);
+    let parent = Parent::start(ROGUE, ModelKind::Anthropic, 1).await;
+    let registry = &parent.registry;
     let capped = Arc::new(Capped {
         requests: Mutex::new(Vec::new()),
     });
     registry
         .register(Arc::clone(&capped) as Arc<dyn SubagentProvider>)
         .unwrap();
-    let mut config = parent_config(
-        &model,
-        dir.path(),
-        &registry,
-        DelegationToolConfig::new("capped"),
-        agents(),
-    );
+    let mut config = parent.config_with(DelegationToolConfig::new("capped"), agents());
     config.max_depth = registry.max_depth();
-    let outcome = Agent::new(config)
-        .unwrap()
-        .start_prompt("go rogue", CancellationToken::new())
-        .outcome()
-        .await;
+    let outcome = run(config, "go rogue").await;
     assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
     let requests = capped.requests.lock().unwrap();
     assert_eq!(requests.len(), 1);
@@ -239,29 +199,17 @@ async fn the_parents_permission_mode_is_the_childs_ceiling() {
             subagent_core::PermissionMode::Bypass,
         ),
     ] {
-        let server = FakeServer::from_yaml(ROGUE).await.unwrap();
-        let dir = tempfile::tempdir().unwrap();
-        let model = model(ModelKind::Anthropic, &server);
-        let registry = registry_with(&model, 2);
+        let parent = Parent::start(ROGUE, ModelKind::Anthropic, 2).await;
+        let registry = &parent.registry;
         let capped = Arc::new(Capped {
             requests: Mutex::new(Vec::new()),
         });
         registry
             .register(Arc::clone(&capped) as Arc<dyn SubagentProvider>)
             .unwrap();
-        let mut config = parent_config(
-            &model,
-            dir.path(),
-            &registry,
-            DelegationToolConfig::new("capped"),
-            agents(),
-        );
+        let mut config = parent.config_with(DelegationToolConfig::new("capped"), agents());
         config.permissions = subagent_runtime::PermissionPolicy::new(parent_mode);
-        let outcome = Agent::new(config)
-            .unwrap()
-            .start_prompt("go rogue", CancellationToken::new())
-            .outcome()
-            .await;
+        let outcome = run(config, "go rogue").await;
         assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
         let requests = capped.requests.lock().unwrap();
         assert_eq!(

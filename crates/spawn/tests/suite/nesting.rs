@@ -6,12 +6,12 @@ use std::sync::Arc;
 
 use pretty_assertions::assert_eq;
 use subagent_core::agents::{AgentDirectory, AgentProfile, StaticAgents};
-use subagent_core::{CancellationToken, StopReason, ToolFilter};
+use subagent_core::{StopReason, ToolFilter};
 use subagent_model::ModelKind;
-use subagent_runtime::{Agent, DelegationToolConfig, NESTED_REFUSAL};
-use subagent_test_support::FakeServer;
+use subagent_runtime::{DelegationToolConfig, NESTED_REFUSAL};
 
-use super::support::{last_results, model, parent_config, registry_with, requests_for, tool_names};
+use super::support::{Parent, run};
+use super::support::{last_results, requests_for, tool_names};
 
 const NESTING: &str = r#"
 - name: grandchild
@@ -74,16 +74,10 @@ async fn nesting(
     row: DelegationToolConfig,
     prompt: &str,
 ) -> Vec<subagent_test_support::RecordedRequest> {
-    let server = FakeServer::from_yaml(NESTING).await.unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let model = model(ModelKind::Anthropic, &server);
-    let registry = registry_with(&model, 3);
-    let config = parent_config(&model, dir.path(), &registry, row, lead());
-    let outcome = Agent::new(config)
-        .unwrap()
-        .start_prompt(prompt, CancellationToken::new())
-        .outcome()
-        .await;
+    let parent = Parent::start(NESTING, ModelKind::Anthropic, 3).await;
+    let server = &parent.server;
+    let config = parent.config_with(row, lead());
+    let outcome = run(config, prompt).await;
     assert_eq!(
         (outcome.status, outcome.text.as_str()),
         (StopReason::Completed, "parent done"),

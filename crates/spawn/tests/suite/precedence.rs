@@ -9,12 +9,12 @@ use std::sync::Arc;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use subagent_core::agents::{AgentProfile, StaticAgents};
-use subagent_core::{CancellationToken, Effort, PermissionMode, StopReason, ToolFilter};
+use subagent_core::{Effort, PermissionMode, StopReason, ToolFilter};
 use subagent_model::ModelKind;
-use subagent_runtime::{Agent, DelegationToolConfig, PermissionPolicy};
-use subagent_test_support::FakeServer;
+use subagent_runtime::{DelegationToolConfig, PermissionPolicy};
 
-use super::support::{last_results, model, parent_config, registry_with, requests_for, tool_names};
+use super::support::{Parent as Fixture, run};
+use super::support::{last_results, requests_for, tool_names};
 
 /// The parent delegates `input` in its first turn and answers in its second; the child runs
 /// `echo one`, then `echo two`, then answers: three requests unless a turn limit stops it.
@@ -78,25 +78,13 @@ async fn child_of(
         .as_object_mut()
         .unwrap()
         .extend(call.as_object().unwrap().clone());
-    let server = FakeServer::from_yaml(&scenario(&input)).await.unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let model = model(ModelKind::OpenaiResponses, &server);
-    let registry = registry_with(&model, 3);
-    let mut config = parent_config(
-        &model,
-        dir.path(),
-        &registry,
-        row,
-        Arc::new(StaticAgents(vec![profile])),
-    );
+    let fixture = Fixture::start(&scenario(&input), ModelKind::OpenaiResponses, 3).await;
+    let (server, _model) = (&fixture.server, &fixture.model);
+    let mut config = fixture.config_with(row, Arc::new(StaticAgents(vec![profile])));
     config.permissions = PermissionPolicy::new(parent.mode);
     config.effort = parent.effort;
     config.max_turns = parent.max_turns;
-    let outcome = Agent::new(config)
-        .unwrap()
-        .start_prompt("please delegate", CancellationToken::new())
-        .outcome()
-        .await;
+    let outcome = run(config, "please delegate").await;
     assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
     assert_eq!(server.violations(), Vec::<String>::new());
     let requests = server.model_requests();

@@ -11,15 +11,15 @@ use futures::StreamExt;
 use pretty_assertions::assert_eq;
 use subagent_core::registry::Registry;
 use subagent_core::{
-    CancellationToken, Error, ErrorCode, Outcome, RunEvent, RunId, SessionRef, StartRequest,
-    StopReason,
+    Error, ErrorCode, Outcome, RunEvent, RunId, SessionRef, StartRequest, StopReason,
 };
 use subagent_model::{Model, ModelKind};
-use subagent_runtime::{Agent, DelegationToolConfig, SessionStore};
+use subagent_runtime::{DelegationToolConfig, SessionStore};
 use subagent_session::{Message, load_transcript};
 use subagent_spawn::{SpawnConfig, SpawnProvider};
 use subagent_test_support::FakeServer;
 
+use super::support::run;
 use super::support::{agents, last_results, model, parent_config};
 
 const CHILD: &str = r#"
@@ -225,11 +225,7 @@ async fn the_delegation_tool_resumes_a_session_named_in_the_call() {
         DelegationToolConfig::new("spawn"),
         agents(),
     );
-    let outcome = Agent::new(config)
-        .unwrap()
-        .start_prompt("continue the child", CancellationToken::new())
-        .outcome()
-        .await;
+    let outcome = run(config, "continue the child").await;
     assert_eq!(
         (outcome.status, outcome.text.as_str()),
         (StopReason::Completed, "parent done")
@@ -270,11 +266,7 @@ async fn a_row_whose_provider_cannot_resume_refuses_the_argument_before_starting
         DelegationToolConfig::new("no-resume"),
         agents(),
     );
-    let outcome = Agent::new(config)
-        .unwrap()
-        .start_prompt("continue the child", CancellationToken::new())
-        .outcome()
-        .await;
+    let outcome = run(config, "continue the child").await;
     assert_eq!(outcome.status, StopReason::Completed);
     let result = last_results(server.model_requests().last().unwrap());
     assert_eq!(

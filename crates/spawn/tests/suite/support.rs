@@ -5,19 +5,18 @@ use std::sync::Arc;
 
 use subagent_core::agents::{AgentDirectory, AgentProfile, StaticAgents};
 use subagent_core::registry::Registry;
-use subagent_core::{PermissionMode, ToolFilter};
-use subagent_model::{Model, ModelConfig, ModelKind};
+use subagent_core::{CancellationToken, Outcome, PermissionMode, ToolFilter};
+use subagent_model::{Model, ModelKind};
 use subagent_runtime::tools::BashConfig;
 use subagent_runtime::{
-    AgentConfig, DelegationTool, DelegationToolConfig, PermissionPolicy, Roots, Tool, ToolSet,
+    Agent, AgentConfig, DelegationTool, DelegationToolConfig, PermissionPolicy, Roots, Tool,
+    ToolSet,
 };
 use subagent_spawn::{SpawnConfig, SpawnProvider};
 use subagent_test_support::{FakeServer, RecordedRequest};
 
 pub fn model(kind: ModelKind, server: &FakeServer) -> Arc<dyn Model> {
-    let mut config = ModelConfig::new(kind, "fake-model").with_base_url(server.url());
-    config.retry.max_retries = 0;
-    subagent_model::build_with_env(&config, |_| Some("test-key".to_owned())).unwrap()
+    server.model(kind)
 }
 
 pub fn registry_with(model: &Arc<dyn Model>, max_depth: u32) -> Arc<Registry> {
@@ -44,6 +43,59 @@ pub fn agents() -> Arc<dyn AgentDirectory> {
     let mut plan = AgentProfile::new("plan", "Read-only planning.");
     plan.permission_mode = Some(PermissionMode::Plan);
     Arc::new(StaticAgents(vec![explore, plan]))
+}
+
+/// A parent agent's world: the fake model server, a work dir, a model on the server and a
+/// registry with one `spawn` provider.
+pub struct Parent {
+    pub server: FakeServer,
+    pub dir: tempfile::TempDir,
+    pub model: Arc<dyn Model>,
+    pub registry: Arc<Registry>,
+}
+
+impl Parent {
+    /// The server scripted by `scenarios`, a model of `kind`, a registry capped at `max_depth`.
+    pub async fn start(scenarios: &str, kind: ModelKind, max_depth: u32) -> Self {
+        let server = FakeServer::from_yaml(scenarios).await.unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let model = model(kind, &server);
+        let registry = registry_with(&model, max_depth);
+        Self {
+            server,
+            dir,
+            model,
+            registry,
+        }
+    }
+
+    /// The parent's config: its delegation tool is `row`, its agents `agents`.
+    pub fn config_with(
+        &self,
+        row: DelegationToolConfig,
+        agents: Arc<dyn AgentDirectory>,
+    ) -> AgentConfig {
+        parent_config(&self.model, self.dir.path(), &self.registry, row, agents)
+    }
+
+    /// The parent's config: one row on `spawn`, the agents of [`agents`].
+    pub fn config(&self) -> AgentConfig {
+        self.config_with(DelegationToolConfig::new("spawn"), agents())
+    }
+
+    /// Runs [`Self::config`] on `prompt` to its outcome.
+    pub async fn run(&self, prompt: &str) -> Outcome {
+        run(self.config(), prompt).await
+    }
+}
+
+/// Runs an agent of `config` on `prompt` to its outcome.
+pub async fn run(config: AgentConfig, prompt: &str) -> Outcome {
+    Agent::new(config)
+        .unwrap()
+        .start_prompt(prompt, CancellationToken::new())
+        .outcome()
+        .await
 }
 
 pub fn parent_config(

@@ -13,6 +13,7 @@ use subagent_runtime::tools::task_tools;
 use subagent_runtime::{Agent, AgentConfig, DelegationToolConfig};
 use subagent_test_support::{FakeServer, RecordedRequest};
 
+use super::support::{Parent, run};
 use super::support::{agents, last_results, model, parent_config, registry_with, requests_for};
 
 fn parent(server: &FakeServer, dir: &std::path::Path) -> AgentConfig {
@@ -389,16 +390,10 @@ async fn delegation_mode(
     agents: std::sync::Arc<dyn subagent_core::agents::AgentDirectory>,
     prompt: &str,
 ) -> &'static str {
-    let server = FakeServer::from_yaml(POLICY).await.unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let model = model(ModelKind::Anthropic, &server);
-    let registry = registry_with(&model, 3);
-    let config = parent_config(&model, dir.path(), &registry, row, agents);
-    let outcome = Agent::new(config)
-        .unwrap()
-        .start_prompt(prompt, CancellationToken::new())
-        .outcome()
-        .await;
+    let parent = Parent::start(POLICY, ModelKind::Anthropic, 3).await;
+    let server = &parent.server;
+    let config = parent.config_with(row, agents);
+    let outcome = run(config, prompt).await;
     assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
     let requests = server.model_requests();
     let parent = requests_for(&requests, prompt);
@@ -476,13 +471,11 @@ const SLOW: &str = r#"
 /// background: the call returns its task id, the parent goes on, the result is notified later.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_foreground_child_past_the_rows_limit_moves_to_the_background() {
-    let server = FakeServer::from_yaml(SLOW).await.unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let model = model(ModelKind::Anthropic, &server);
-    let registry = registry_with(&model, 3);
+    let parent = Parent::start(SLOW, ModelKind::Anthropic, 3).await;
+    let server = &parent.server;
     let mut row = DelegationToolConfig::new("spawn");
     row.foreground_timeout_ms = Some(50);
-    let mut config = parent_config(&model, dir.path(), &registry, row, agents());
+    let mut config = parent.config_with(row, agents());
     config.tools = config.tools.with(task_tools());
     let mut run = Agent::new(config)
         .unwrap()

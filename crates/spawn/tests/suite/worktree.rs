@@ -3,55 +3,26 @@
 //! checkout is refused, and the parent hears where the kept worktree is.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::Arc;
 
 use pretty_assertions::assert_eq;
+use subagent_core::StopReason;
 use subagent_core::registry::Registry;
-use subagent_core::{CancellationToken, StopReason};
 use subagent_model::{Model, ModelKind};
-use subagent_runtime::{Agent, DelegationToolConfig};
+use subagent_runtime::DelegationToolConfig;
 use subagent_spawn::{SpawnConfig, SpawnProvider};
+use subagent_test_support::git::{self, git, status};
 use subagent_test_support::{FakeServer, RecordedRequest};
 use subagent_worktree::Worktrees;
 
+use super::support::run;
 use super::support::{agents, last_results, model, parent_config, requests_for};
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let output = Command::new("git")
-        .args([
-            "-c",
-            "user.name=Test",
-            "-c",
-            "user.email=test@example.invalid",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap()
-}
 
 /// A repository with one commit (`a.txt`) and the directory its worktrees go to.
 fn repository() -> (tempfile::TempDir, PathBuf, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let base = dir.path().canonicalize().unwrap();
-    let repo = base.join("repo");
-    std::fs::create_dir(&repo).unwrap();
-    std::fs::write(repo.join("a.txt"), "one\n").unwrap();
-    git(&repo, &["init", "--quiet"]);
-    git(&repo, &["add", "--all"]);
-    git(&repo, &["commit", "--quiet", "-m", "first"]);
-    (dir, repo, base.join("worktrees"))
-}
-
-fn status(repo: &Path) -> String {
-    git(repo, &["status", "--porcelain", "--untracked-files=all"])
+    let (dir, repo) = git::repository(&[("a.txt", "one\n")]);
+    let root = dir.path().canonicalize().unwrap().join("worktrees");
+    (dir, repo, root)
 }
 
 /// A registry capped at 3 with spawn and the worktree isolator (worktrees in `root`).
@@ -85,11 +56,7 @@ async fn parent(
         DelegationToolConfig::new("spawn"),
         agents(),
     );
-    let outcome = Agent::new(config)
-        .unwrap()
-        .start_prompt(prompt, CancellationToken::new())
-        .outcome()
-        .await;
+    let outcome = run(config, prompt).await;
     assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
     assert_eq!(server.violations(), Vec::<String>::new());
     let requests = server.model_requests();

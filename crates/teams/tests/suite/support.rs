@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use subagent_core::agents::{AgentProfile, StaticAgents};
 use subagent_core::registry::Registry;
-use subagent_model::{Model, ModelConfig, ModelKind};
+use subagent_model::{Model, ModelKind};
 use subagent_runtime::tools::BashConfig;
 use subagent_runtime::{
     Agent, AgentConfig, DelegationTool, DelegationToolConfig, PermissionPolicy, Roots,
@@ -17,10 +17,7 @@ use subagent_teams::{TeamStore, Teams, leader_tools};
 use subagent_test_support::{FakeServer, RecordedRequest};
 
 pub fn model(server: &FakeServer) -> Arc<dyn Model> {
-    let mut config =
-        ModelConfig::new(ModelKind::Anthropic, "fake-model").with_base_url(server.url());
-    config.retry.max_retries = 0;
-    subagent_model::build_with_env(&config, |_| Some("test-key".to_owned())).unwrap()
+    server.model(ModelKind::Anthropic)
 }
 
 /// A leader over `dir` (the project) keeping its teams under `state/teams` and its teammates'

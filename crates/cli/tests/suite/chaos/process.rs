@@ -13,20 +13,14 @@ use subagent_nats::testing::NatsServer;
 use super::reaper;
 use super::rows::{self, Provider, Remotes};
 use crate::suite::serve::{Served, TOKEN};
-use crate::suite::support::announcement;
+use crate::suite::support::{Subagent, announcement, bin};
 
 fn subagent(home: &Path) -> Command {
-    let mut command = Command::new(assert_cmd::cargo::cargo_bin("subagent"));
-    command
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("FAKE_KEY", "test-key")
+    let mut command = Subagent::new(bin(), home)
+        .fake_key()
         .env("A2A_TOKEN", TOKEN)
-        .current_dir(home)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .command();
+    command.stdout(Stdio::piped()).stderr(Stdio::piped());
     command
 }
 

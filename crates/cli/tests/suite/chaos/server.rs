@@ -14,7 +14,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -26,7 +26,7 @@ use super::reaper;
 use super::rows::local_preset;
 use super::{Line, Plan, Rng, assert_clean, report};
 use crate::suite::serve::TOKEN;
-use crate::suite::support::announcement;
+use crate::suite::support::{Subagent, announcement, bin};
 
 /// Ten turns, each a text and a short command, then the answer: ~40 events over a second.
 fn scenario() -> String {
@@ -41,13 +41,10 @@ fn scenario() -> String {
 
 /// A `subagent serve` on `port` (0: any); returns it and its address.
 fn serve(home: &Path, preset: &Path, port: u16) -> (Child, String) {
-    let mut child = Command::new(assert_cmd::cargo::cargo_bin("subagent"))
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("FAKE_KEY", "test-key")
+    let mut child = Subagent::new(bin(), home)
+        .fake_key()
         .env("A2A_TOKEN", TOKEN)
-        .current_dir(home)
+        .command()
         .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
         .args(["--token-env", "A2A_TOKEN", "--preset"])
         .arg(preset)

@@ -1,0 +1,107 @@
+//! The one scan of `/proc` tests use to find the processes a run started or left behind.
+
+use std::path::{Path, PathBuf};
+
+/// One process as `/proc` shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Proc {
+    /// Its pid.
+    pub pid: u32,
+    /// Its state letter (`R`, `S`, `Z`, …).
+    pub state: char,
+    /// Its process group.
+    pub pgid: i32,
+    /// Its command line, arguments joined by spaces.
+    pub cmdline: String,
+}
+
+impl Proc {
+    /// Whether it still runs: neither a zombie nor dead.
+    #[must_use]
+    pub fn live(&self) -> bool {
+        self.state != 'Z' && self.state != 'X'
+    }
+
+    /// Its working directory, when it can be read.
+    #[must_use]
+    pub fn cwd(&self) -> Option<PathBuf> {
+        std::fs::read_link(format!("/proc/{}/cwd", self.pid)).ok()
+    }
+
+    /// Whether its working directory is `dir` or below it.
+    #[must_use]
+    pub fn runs_in(&self, dir: &Path) -> bool {
+        self.cwd().is_some_and(|cwd| cwd.starts_with(dir))
+    }
+
+    /// `PID: CMDLINE`, for a failure message.
+    #[must_use]
+    pub fn line(&self) -> String {
+        format!("{}: {}", self.pid, self.cmdline)
+    }
+}
+
+/// Every process `/proc` lists now, zombies included, this process included (a process that
+/// ends while it is read is left out).
+#[must_use]
+pub fn all() -> Vec<Proc> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| {
+            let pid = entry.file_name().to_str()?.parse::<u32>().ok()?;
+            let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
+            // The state follows the `(comm)` field, which may itself hold spaces or parens.
+            let (_, tail) = stat.rsplit_once(')')?;
+            let mut fields = tail.split_whitespace();
+            let state = fields.next()?.chars().next()?;
+            let pgid = fields.nth(1)?.parse().ok()?;
+            let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
+            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            Some(Proc {
+                pid,
+                state,
+                pgid,
+                cmdline,
+            })
+        })
+        .collect()
+}
+
+/// The live processes other than this one.
+#[must_use]
+pub fn live() -> Vec<Proc> {
+    all()
+        .into_iter()
+        .filter(|p| p.live() && p.pid != std::process::id())
+        .collect()
+}
+
+/// The live processes (other than this one) whose command line contains `needle`.
+#[must_use]
+pub fn live_with(needle: &str) -> Vec<Proc> {
+    live()
+        .into_iter()
+        .filter(|p| p.cmdline.contains(needle))
+        .collect()
+}
+
+/// [`live_with`] as `PID: CMDLINE` lines, for an assert that shows what was left.
+#[must_use]
+pub fn live_lines_with(needle: &str) -> Vec<String> {
+    live_with(needle).iter().map(Proc::line).collect()
+}
+
+/// Makes a FIFO at `path` (`mkfifo`): a test's gate on what a child process has done.
+///
+/// # Panics
+/// When `mkfifo` cannot run or fails.
+pub fn mkfifo(path: &Path) {
+    let status = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap_or_else(|e| panic!("mkfifo {}: {e}", path.display()));
+    assert!(status.success(), "mkfifo {}: {status}", path.display());
+}
