@@ -53,8 +53,8 @@ Commands:
           npm-install the pinned claude and codex CLIs into target/clis when missing
   install run the README's `cargo install --locked --path crates/cli` as written (a release
           build) into target/install-check and check that both binaries are there and run
-  ci      tidy, package, deps, cargo fmt --check, clippy with warnings denied, every test
-          (as `test`), then install
+  ci      tidy, package, deps, cargo fmt --check, clippy with warnings denied (the workspace,
+          then the CLI with each of its front doors alone), every test (as `test`), then install
   bench   install the pinned CLIs if missing, then run every benchmark (divan, and the
           paired ones each bench prints first; the product-overhead benches run the real
           CLIs); results go into docs/performance.md by hand
@@ -230,7 +230,17 @@ fn clippy(root: &Path) -> Result<()> {
         "-D",
         "warnings",
     ]);
-    run(root, command)
+    run(root, command)?;
+    // Each front door of the CLI alone (a build with `mcp` but not `serve` once lacked the
+    // signal handling `serve` kept to itself).
+    for feature in ["serve", "mcp", "acp", "nats"] {
+        let mut command = cargo();
+        command.args(["clippy", "-p", "subagent-cli", "--all-targets"]);
+        command.args(["--no-default-features", "--features", feature]);
+        command.args(["--", "-D", "warnings"]);
+        run(root, command)?;
+    }
+    Ok(())
 }
 
 /// Every benchmark, the product-overhead ones against the real pinned CLIs included (they need

@@ -45,7 +45,7 @@ fn rows(runnable: &Runnable) -> Vec<ToolRow> {
 }
 
 /// `subagent mcp`.
-pub async fn mcp(
+pub(crate) async fn mcp(
     args: McpArgs,
     factories: &[Arc<dyn ProviderFactory>],
 ) -> Result<ExitCode, Refusal> {
@@ -80,7 +80,7 @@ pub async fn mcp(
         server.tool_names().join(", "),
         runnable.cwd.display()
     );
-    let stop = crate::serve::stop_signal();
+    let stop = crate::stop::stop_signal();
     match server
         .serve_until(tokio::io::stdin(), tokio::io::stdout(), stop)
         .await

@@ -184,28 +184,8 @@ fn skills(runnable: &Runnable) -> Vec<Skill> {
     skills
 }
 
-/// Resolves when the process is told to stop (SIGTERM, SIGINT or SIGHUP). The handlers are
-/// installed when this is called, not when the future is first polled: a signal that comes
-/// right after the address is announced must drain, not kill.
-pub(crate) fn stop_signal() -> impl std::future::Future<Output = ()> + Send + 'static {
-    use tokio::signal::unix::{SignalKind, signal};
-    let kinds = [
-        SignalKind::terminate(),
-        SignalKind::interrupt(),
-        SignalKind::hangup(),
-    ];
-    let mut streams: Vec<_> = kinds.into_iter().filter_map(|k| signal(k).ok()).collect();
-    async move {
-        if streams.is_empty() {
-            std::future::pending::<()>().await;
-        }
-        let waits = streams.iter_mut().map(|s| Box::pin(s.recv()));
-        futures::future::select_all(waits).await;
-    }
-}
-
 /// `subagent serve`.
-pub async fn serve(
+pub(crate) async fn serve(
     args: ServeArgs,
     factories: &[Arc<dyn ProviderFactory>],
 ) -> Result<ExitCode, Refusal> {
@@ -261,7 +241,7 @@ pub async fn serve(
             .as_ref()
             .map(|store| store.dir().to_path_buf());
     }
-    let stop = stop_signal();
+    let stop = crate::stop::stop_signal();
     let listener =
         listen(addr).map_err(|error| Refusal::invalid(format!("--listen {addr}: {error}")))?;
     let bound = listener

@@ -31,7 +31,7 @@ fn default_name() -> String {
 }
 
 /// `subagent worker`.
-pub async fn worker(
+pub(crate) async fn worker(
     args: WorkerArgs,
     factories: &[Arc<dyn ProviderFactory>],
 ) -> Result<ExitCode, Refusal> {
@@ -77,7 +77,7 @@ pub async fn worker(
     config.attempts = args.attempts;
     config.drain = Duration::from_secs(args.drain_secs);
     config.extensions = setup::extensions(&runnable.preset, &runnable.model);
-    let stop = crate::serve::stop_signal();
+    let stop = crate::stop::stop_signal();
     let worker = Worker::connect(Arc::clone(&runnable.registry), config)
         .await
         .map_err(|error| Refusal::from(subagent_core::Error::from(error)))?;
