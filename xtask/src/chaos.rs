@@ -17,13 +17,13 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 
 /// Rounds per scenario by default: the 100.
-pub const DEFAULT_ROUNDS: u32 = 100;
+pub(crate) const DEFAULT_ROUNDS: u32 = 100;
 
 /// The tests of the harness, in the table's order.
-pub const PARTS: &[&str] = &["signals", "cancels", "server", "nats"];
+pub(crate) const PARTS: &[&str] = &["signals", "cancels", "server", "nats"];
 
 /// The provider kinds the harness knows.
-pub const PROVIDERS: &[&str] = &[
+pub(crate) const PROVIDERS: &[&str] = &[
     "spawn",
     "fork",
     "claude-code",
@@ -34,14 +34,14 @@ pub const PROVIDERS: &[&str] = &[
 ];
 
 #[derive(Debug, PartialEq, Eq)]
-pub struct Options {
+pub(crate) struct Options {
     pub rounds: u32,
     pub providers: Vec<String>,
     pub seed: u64,
     pub parts: Vec<String>,
 }
 
-pub fn parse(args: &[String], default_seed: u64) -> Result<Options> {
+pub(crate) fn parse(args: &[String], default_seed: u64) -> Result<Options> {
     let mut options = Options {
         rounds: DEFAULT_ROUNDS,
         providers: Vec::new(),
@@ -97,7 +97,7 @@ pub fn parse(args: &[String], default_seed: u64) -> Result<Options> {
 const HEADER: &str = "| provider | scenario | runs | left | lost | doubled | wrong | notes |\n|---|---|---:|---:|---:|---:|---:|---|\n";
 
 /// The table from the rows the tests wrote, in the order of `parts`.
-pub fn table(dir: &Path, parts: &[String]) -> String {
+pub(crate) fn table(dir: &Path, parts: &[String]) -> String {
     let mut table = HEADER.to_owned();
     for part in parts {
         match std::fs::read_to_string(dir.join(format!("{part}.md"))) {
@@ -110,7 +110,7 @@ pub fn table(dir: &Path, parts: &[String]) -> String {
     table
 }
 
-pub fn run(root: &Path, args: &[String]) -> Result<()> {
+pub(crate) fn run(root: &Path, args: &[String]) -> Result<()> {
     let seed = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())

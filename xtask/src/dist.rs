@@ -30,7 +30,7 @@ const CLI: &str = "subagent-cli";
 const BINARIES: &[&str] = &["subagent", "subagent-guardian"];
 
 /// The crate budget: one entry a line, `<crates> <note>`; the last entry is the budget.
-pub const BUDGET_FILE: &str = "xtask/crate-budget.txt";
+pub(crate) const BUDGET_FILE: &str = "xtask/crate-budget.txt";
 
 /// The fields every packaged crate carries (`cargo metadata` names).
 const REQUIRED_FIELDS: &[&str] = &[
@@ -43,7 +43,7 @@ const REQUIRED_FIELDS: &[&str] = &[
 ];
 
 /// `cargo xtask package`.
-pub fn package(root: &Path) -> Result<()> {
+pub(crate) fn package(root: &Path) -> Result<()> {
     let metadata = metadata(root)?;
     let problems = manifest_problems(&metadata);
     if !problems.is_empty() {
@@ -93,7 +93,7 @@ fn unpublished(metadata: &Value) -> Vec<&str> {
 
 /// What keeps the workspace's crates from packaging as a registry wants them, one line each
 /// (the packages that say `publish = false` are not held to it, `subagent-cli` must not be one).
-pub fn manifest_problems(metadata: &Value) -> Vec<String> {
+pub(crate) fn manifest_problems(metadata: &Value) -> Vec<String> {
     let mut problems = Vec::new();
     let empty = Vec::new();
     let packages = metadata["packages"].as_array().unwrap_or(&empty);
@@ -171,7 +171,7 @@ fn binary_problems(package: &Value) -> Vec<String> {
 
 /// One entry of the budget file.
 #[derive(Debug, PartialEq, Eq)]
-pub struct Budget {
+pub(crate) struct Budget {
     /// The most crates the tree may have.
     pub crates: usize,
     /// Why (a raise must say so).
@@ -180,7 +180,7 @@ pub struct Budget {
 
 /// The entries of the budget file (`#` lines are comments), oldest first. An entry without a
 /// note is an error: the budget moves only with a reason.
-pub fn parse_budget(text: &str) -> Result<Vec<Budget>> {
+pub(crate) fn parse_budget(text: &str) -> Result<Vec<Budget>> {
     let mut entries = Vec::new();
     for (index, line) in text.lines().enumerate() {
         let line = line.trim();
@@ -210,7 +210,7 @@ pub fn parse_budget(text: &str) -> Result<Vec<Budget>> {
 }
 
 /// The packages of `cargo tree` output (`--prefix none -f "{p}"`), once each.
-pub fn tree_packages(tree: &str) -> BTreeSet<String> {
+pub(crate) fn tree_packages(tree: &str) -> BTreeSet<String> {
     tree.lines()
         .map(|line| {
             line.trim_end_matches(" (*)")
@@ -230,7 +230,7 @@ pub fn tree_packages(tree: &str) -> BTreeSet<String> {
 
 /// The crates `cargo build -p subagent-cli` compiles: its tree with the default features,
 /// normal and build dependencies, for this host.
-pub fn cli_tree(root: &Path, features: &[&str]) -> Result<BTreeSet<String>> {
+pub(crate) fn cli_tree(root: &Path, features: &[&str]) -> Result<BTreeSet<String>> {
     let mut command = cargo();
     command.args(["tree", "-p", CLI, "-e", "normal,build", "--prefix", "none"]);
     command.args(features);
@@ -248,7 +248,7 @@ pub fn cli_tree(root: &Path, features: &[&str]) -> Result<BTreeSet<String>> {
 }
 
 /// `cargo xtask deps`.
-pub fn deps(root: &Path) -> Result<()> {
+pub(crate) fn deps(root: &Path) -> Result<()> {
     let text = std::fs::read_to_string(root.join(BUDGET_FILE))
         .with_context(|| format!("reading {BUDGET_FILE}"))?;
     let entries = parse_budget(&text)?;
@@ -299,7 +299,7 @@ fn duplicates(tree: &BTreeSet<String>) -> Vec<String> {
 /// `cargo xtask lean`: builds `subagent` without the default features and checks that a front
 /// door it left out says which feature brings it back. Run after the tests (it replaces
 /// `target/debug/subagent`, which the tests run; the main job rebuilds the default one).
-pub fn lean(root: &Path) -> Result<()> {
+pub(crate) fn lean(root: &Path) -> Result<()> {
     let mut build = cargo();
     build.args([
         "build",
@@ -331,7 +331,7 @@ pub fn lean(root: &Path) -> Result<()> {
 
 /// The README's install command for a clone: the first `` `cargo install … --path …` `` of its
 /// set-up section.
-pub fn install_line(readme: &str) -> Option<String> {
+pub(crate) fn install_line(readme: &str) -> Option<String> {
     let section = readme
         .split("\n## ")
         .find(|section| section.starts_with("Set up"))?;
@@ -347,7 +347,7 @@ pub fn install_line(readme: &str) -> Option<String> {
 /// `cargo xtask install`: runs the README's install command as written (a release build of
 /// `subagent-cli`, in `target/`), into `target/install-check` (`CARGO_INSTALL_ROOT`, so nothing
 /// lands in `~/.cargo/bin`), and checks that both binaries are there and run.
-pub fn install(root: &Path) -> Result<()> {
+pub(crate) fn install(root: &Path) -> Result<()> {
     let readme = std::fs::read_to_string(root.join("README.md")).context("reading README.md")?;
     let Some(line) = install_line(&readme) else {
         bail!("README.md's set-up section shows no `cargo install … --path …` command");

@@ -22,15 +22,15 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 
 /// The pinned cargo-fuzz (crates.io).
-pub const CARGO_FUZZ: (&str, &str) = ("cargo-fuzz", "0.13.2");
+pub(crate) const CARGO_FUZZ: (&str, &str) = ("cargo-fuzz", "0.13.2");
 
 /// Seconds per target by default.
-pub const DEFAULT_SECS: u64 = 180;
+pub(crate) const DEFAULT_SECS: u64 = 180;
 
 /// Every target, with where its seeds come from besides `fuzz/seeds/<target>`: a directory of
 /// the workspace (or `@reference/…`, the shared reference folder beside the workspace) and the
 /// file-name suffix to take.
-pub const TARGETS: &[(&str, &[(&str, &str)])] = &[
+pub(crate) const TARGETS: &[(&str, &[(&str, &str)])] = &[
     (
         "claude_stream",
         &[
@@ -74,7 +74,7 @@ fn fuzz_target_dir(root: &Path) -> PathBuf {
 }
 
 /// Installs the pinned cargo-fuzz into `target/tools` unless it is there.
-pub fn install(root: &Path) -> Result<()> {
+pub(crate) fn install(root: &Path) -> Result<()> {
     let bin = cargo_fuzz_bin(root);
     let (name, version) = CARGO_FUZZ;
     let present = Command::new(&bin)
@@ -134,7 +134,7 @@ fn copy_seeds(dir: &Path, suffix: &str, corpus: &Path, prefix: &str) -> Result<u
 }
 
 /// Seeds `fuzz/corpus/<target>` for every target.
-pub fn seed(root: &Path) -> Result<()> {
+pub(crate) fn seed(root: &Path) -> Result<()> {
     let reference = root.join("..").join("shared").join("reference");
     for (target, sources) in TARGETS {
         let corpus = root.join("fuzz").join("corpus").join(target);
@@ -160,7 +160,7 @@ pub fn seed(root: &Path) -> Result<()> {
 
 /// What one target's run gave.
 #[derive(Debug, Default, PartialEq, Eq)]
-pub struct Figures {
+pub(crate) struct Figures {
     /// Inputs executed.
     pub executions: u64,
     /// Executions per second, as libFuzzer reports them.
@@ -171,7 +171,7 @@ pub struct Figures {
 
 /// The figures from libFuzzer's output (`-print_final_stats=1` lines, and the corpus size of
 /// the last status line).
-pub fn figures(output: &str) -> Figures {
+pub(crate) fn figures(output: &str) -> Figures {
     let mut figures = Figures::default();
     let number = |line: &str| {
         line.rsplit(':')
@@ -239,7 +239,7 @@ fn options(args: &[String]) -> Result<Options> {
 }
 
 /// `cargo xtask fuzz`.
-pub fn run(root: &Path, args: &[String]) -> Result<()> {
+pub(crate) fn run(root: &Path, args: &[String]) -> Result<()> {
     let options = options(args)?;
     install(root)?;
     seed(root)?;

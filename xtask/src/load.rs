@@ -37,30 +37,30 @@ use crate::cargo;
 
 mod report;
 
-pub use report::Figures;
+pub(crate) use report::Figures;
 
 /// How long the model takes to answer each run: long enough that the burst's runs are all in
 /// flight together, so the load is on our server, not a model.
-pub const MODEL_DELAY_MS: u64 = 1_000;
+pub(crate) const MODEL_DELAY_MS: u64 = 1_000;
 
 /// Seconds between samples of the server's memory.
-pub const SAMPLE_SECS: u64 = 5;
+pub(crate) const SAMPLE_SECS: u64 = 5;
 
 /// How much the RSS may grow over the second half of the soak (allocator noise, the task store
 /// filling to its bound) before the run counts as a leak.
-pub const FLAT_SLACK_PERCENT: f64 = 10.0;
+pub(crate) const FLAT_SLACK_PERCENT: f64 = 10.0;
 
 /// The shortest soak whose RSS is judged: the server's bounded stores (the last 10,000 finished
 /// tasks, 60 s of a streamed task's events) fill during the first minute or so at the default
 /// rate, and a shorter soak would see only that filling.
-pub const JUDGED_SOAK_SECS: u64 = 240;
+pub(crate) const JUDGED_SOAK_SECS: u64 = 240;
 
 /// The token the server and the client share (loopback only; not a secret).
 const TOKEN: &str = "load-run-token-0123456789";
 
 /// The run's parameters.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Options {
+pub(crate) struct Options {
     pub clients: usize,
     pub soak_secs: u64,
     pub pace_ms: u64,
@@ -88,7 +88,7 @@ impl Options {
     /// `--idle-secs S` (0), `--sample-ms M` (5,000), `--slowloris N` (0), `--slowloris-peers P`
     /// (1), `--slowloris-runs R` (100), `--keep-task-bytes B` (serve's), `--fd-limit N` (this
     /// process's), `--no-build`.
-    pub fn parse(args: &[String]) -> Result<Self> {
+    pub(crate) fn parse(args: &[String]) -> Result<Self> {
         let mut options = Self {
             clients: 1_000,
             soak_secs: 600,
@@ -144,7 +144,7 @@ impl Options {
 
 /// One look at the server process.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Sample {
+pub(crate) struct Sample {
     pub at_secs: f64,
     pub phase: String,
     pub rss_kib: u64,
@@ -164,7 +164,7 @@ fn status_field(status: &str, name: &str) -> Option<u64> {
 }
 
 /// `VmRSS` and `Threads` of a `/proc/<pid>/status` text.
-pub fn parse_status(status: &str) -> Option<(u64, u64)> {
+pub(crate) fn parse_status(status: &str) -> Option<(u64, u64)> {
     Some((
         status_field(status, "VmRSS:")?,
         status_field(status, "Threads:")?,
@@ -368,7 +368,7 @@ fn stop(server: &mut Reaped) -> Result<String> {
     Ok("still running 40 s after SIGTERM".to_owned())
 }
 
-pub fn run(root: &Path, args: &[String]) -> Result<()> {
+pub(crate) fn run(root: &Path, args: &[String]) -> Result<()> {
     let options = Options::parse(args)?;
     let bin = if options.build {
         build(root)?
@@ -388,7 +388,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
 }
 
 /// What a run gave.
-pub struct Report {
+pub(crate) struct Report {
     pub markdown: String,
     pub failure: Option<String>,
 }
@@ -505,7 +505,7 @@ fn slowloris_args(options: &Options) -> Vec<String> {
 
 impl Options {
     /// The flags of this run, as typed (those left at their default omitted).
-    pub fn command_line(&self) -> String {
+    pub(crate) fn command_line(&self) -> String {
         let defaults = Self::parse(&[]).ok();
         let mut words = Vec::new();
         let mut flag = |name: &str, value: u64, default: Option<u64>| {

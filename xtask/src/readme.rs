@@ -13,7 +13,7 @@ use anyhow::{Context, Result, bail};
 const SET_UP: &str = "## Set up";
 
 /// The first `cargo run …` line inside a fenced block of the README's set-up section.
-pub fn main_job(readme: &str) -> Option<String> {
+pub(crate) fn main_job(readme: &str) -> Option<String> {
     let mut in_section = false;
     let mut fenced = false;
     for line in readme.lines() {
@@ -34,7 +34,7 @@ pub fn main_job(readme: &str) -> Option<String> {
 }
 
 /// Runs the main job as written, in `root`, with no key and a fresh state dir.
-pub fn run_main_job(root: &Path) -> Result<()> {
+pub(crate) fn run_main_job(root: &Path) -> Result<()> {
     let readme = std::fs::read_to_string(root.join("README.md")).context("reading README.md")?;
     let Some(line) = main_job(&readme) else {
         bail!("README.md's set-up section shows no `cargo run` command");

@@ -44,7 +44,7 @@ mod reads;
 mod sources;
 
 /// The longest a source file may be (`AGENTS.md`: a file over ~800 lines is two files).
-pub const MAX_LINES: usize = 800;
+pub(crate) const MAX_LINES: usize = 800;
 
 const SESSION: &str = "subagent-session";
 const CORE: &str = "subagent-core";
@@ -62,7 +62,7 @@ const SOURCE_DIRS: &[&str] = &["crates", "xtask"];
 
 /// How a crate depends on another.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DepKind {
+pub(crate) enum DepKind {
     Normal,
     Build,
     Dev,
@@ -80,14 +80,14 @@ impl DepKind {
 
 /// A dependency on another crate of the workspace.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Dependency {
+pub(crate) struct Dependency {
     pub name: String,
     pub kind: DepKind,
 }
 
 /// A workspace crate as the checks see it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Package {
+pub(crate) struct Package {
     pub name: String,
     /// The manifest, relative to the workspace root (`crates/fork/Cargo.toml`).
     pub manifest: PathBuf,
@@ -110,7 +110,7 @@ impl Package {
 
 /// One broken rule: what, which rule, and how to fix it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Violation {
+pub(crate) struct Violation {
     pub what: String,
     pub rule: &'static str,
     pub fix: String,
@@ -138,7 +138,7 @@ const RULE_KIND: &str = "`[package.metadata.subagents] kind` is \"provider\" or 
 const RULE_LINES: &str = "a source file stays within 800 lines";
 
 /// The workspace crates of `cargo metadata --format-version 1 --no-deps` output, by name.
-pub fn parse_metadata(metadata: &Value) -> Result<Vec<Package>> {
+pub(crate) fn parse_metadata(metadata: &Value) -> Result<Vec<Package>> {
     let root = metadata["workspace_root"]
         .as_str()
         .context("cargo metadata has no workspace_root")?;
@@ -194,7 +194,7 @@ pub fn parse_metadata(metadata: &Value) -> Result<Vec<Package>> {
 }
 
 /// The dependency rules and the marker's spelling.
-pub fn check_dependencies(packages: &[Package]) -> Vec<Violation> {
+pub(crate) fn check_dependencies(packages: &[Package]) -> Vec<Violation> {
     let providers: Vec<&str> = packages
         .iter()
         .filter(|p| p.is_provider())
@@ -282,7 +282,10 @@ pub fn check_dependencies(packages: &[Package]) -> Vec<Violation> {
 
 /// Crates that implement `ProviderFactory` (`implementors`: crate name and the file) without
 /// the provider marker.
-pub fn check_markers(packages: &[Package], implementors: &[(String, PathBuf)]) -> Vec<Violation> {
+pub(crate) fn check_markers(
+    packages: &[Package],
+    implementors: &[(String, PathBuf)],
+) -> Vec<Violation> {
     implementors
         .iter()
         .filter_map(|(name, file)| {
@@ -306,7 +309,7 @@ pub fn check_markers(packages: &[Package], implementors: &[(String, PathBuf)]) -
 }
 
 /// Source files over [`MAX_LINES`] (`files`: path and line count).
-pub fn check_lengths(files: &[(PathBuf, usize)]) -> Vec<Violation> {
+pub(crate) fn check_lengths(files: &[(PathBuf, usize)]) -> Vec<Violation> {
     files
         .iter()
         .filter(|(_, lines)| *lines > MAX_LINES)
@@ -389,7 +392,7 @@ fn factory_implementors(root: &Path, packages: &[Package]) -> Result<Vec<(String
 }
 
 /// Every rule over the workspace at `root`.
-pub fn violations(root: &Path) -> Result<Vec<Violation>> {
+pub(crate) fn violations(root: &Path) -> Result<Vec<Violation>> {
     let output = cargo()
         .args(["metadata", "--format-version", "1", "--no-deps"])
         .current_dir(root)
@@ -426,7 +429,7 @@ pub fn violations(root: &Path) -> Result<Vec<Violation>> {
 }
 
 /// `cargo xtask tidy`: prints every violation and fails if there is one.
-pub fn run(root: &Path) -> Result<()> {
+pub(crate) fn run(root: &Path) -> Result<()> {
     let found = violations(root)?;
     if found.is_empty() {
         eprintln!("xtask: tidy: the house rules hold");

@@ -39,7 +39,7 @@ impl std::fmt::Debug for Token {
 
 /// Why a call did not give a result.
 #[derive(Debug)]
-pub enum CallError {
+pub(crate) enum CallError {
     /// No connection, a broken one, an HTTP status other than 200 and 401, or not A2A.
     Unreachable(String),
     /// HTTP 401.
@@ -63,7 +63,7 @@ impl std::fmt::Display for CallError {
 
 /// One agent's JSON-RPC endpoint.
 #[derive(Clone, Debug)]
-pub struct Peer {
+pub(crate) struct Peer {
     /// The endpoint (the card's JSON-RPC interface).
     pub endpoint: String,
     token: Option<Token>,
@@ -188,7 +188,7 @@ fn content_type(response: &reqwest::Response) -> String {
 
 impl Peer {
     /// A peer at `endpoint`, reading what `limits` allow.
-    pub fn new(
+    pub(crate) fn new(
         endpoint: String,
         token: Option<Token>,
         connect: Duration,
@@ -273,14 +273,18 @@ impl Peer {
     }
 
     /// A call answered by one JSON-RPC response: its result.
-    pub async fn call(&self, method: &str, params: Value) -> std::result::Result<Value, CallError> {
+    pub(crate) async fn call(
+        &self,
+        method: &str,
+        params: Value,
+    ) -> std::result::Result<Value, CallError> {
         let mut response = self.send(method, params).await?;
         let bytes = self.body(method, &mut response).await?;
         result(method, &bytes)
     }
 
     /// A streaming call: its open stream, or the JSON-RPC error it was refused with.
-    pub async fn open(
+    pub(crate) async fn open(
         &self,
         method: &str,
         params: Value,
@@ -330,7 +334,7 @@ fn result(method: &str, bytes: &[u8]) -> std::result::Result<Value, CallError> {
 
 /// What reading a stream gave.
 #[derive(Debug)]
-pub enum Next {
+pub(crate) enum Next {
     /// An event.
     Event(Box<StreamResponse>),
     /// The stream ended with an error event.
@@ -348,7 +352,7 @@ pub enum Next {
 
 /// An open SSE stream of JSON-RPC results.
 #[derive(Debug)]
-pub struct Stream {
+pub(crate) struct Stream {
     response: reqwest::Response,
     decoder: Decoder,
     pending: VecDeque<crate::sse::Event>,
@@ -357,7 +361,7 @@ pub struct Stream {
 
 impl Stream {
     /// The next event; any bytes (a keep-alive comment too) within `idle` keep it waiting.
-    pub async fn next(&mut self, idle: Duration) -> Next {
+    pub(crate) async fn next(&mut self, idle: Duration) -> Next {
         loop {
             if let Some(event) = self.pending.pop_front() {
                 return decode(&event);
@@ -399,7 +403,7 @@ fn decode(event: &crate::sse::Event) -> Next {
 }
 
 /// Reads the card at `url`, at most `limit` bytes of it.
-pub async fn fetch_card(
+pub(crate) async fn fetch_card(
     url: &str,
     token: Option<&Token>,
     connect: Duration,
@@ -455,7 +459,7 @@ pub async fn fetch_card(
 
 /// [`fetch_card`] from synchronous code (a factory's `build`), inside a tokio runtime or not:
 /// the request runs on a thread of its own with a runtime of its own.
-pub fn fetch_card_blocking(
+pub(crate) fn fetch_card_blocking(
     url: &str,
     token: Option<&Token>,
     connect: Duration,
@@ -490,7 +494,7 @@ pub fn fetch_card_blocking(
 }
 
 /// `{"id": task}` plus, for a `subagent serve`, our `from` (the events already read).
-pub fn subscribe_params(task: &str, from: Option<usize>) -> Value {
+pub(crate) fn subscribe_params(task: &str, from: Option<usize>) -> Value {
     match from {
         Some(from) => json!({
             "id": task,

@@ -23,7 +23,7 @@ pub fn u32_of(value: &Value) -> Option<u32> {
 }
 
 /// Serde reader of an optional `u32` written as `3`, `3.0` or `"3"` (absent or `null`: `None`).
-pub fn opt_u32_lenient<'de, D: Deserializer<'de>>(de: D) -> Result<Option<u32>, D::Error> {
+pub(crate) fn opt_u32_lenient<'de, D: Deserializer<'de>>(de: D) -> Result<Option<u32>, D::Error> {
     let value = Option::<Value>::deserialize(de)?;
     match value {
         None | Some(Value::Null) => Ok(None),

@@ -19,7 +19,7 @@ const MAX_BACKOFF: Duration = Duration::from_secs(2);
 
 /// What a run needs to know about its agent.
 #[derive(Clone, Debug)]
-pub struct Plan {
+pub(crate) struct Plan {
     /// The provider's name (in the outcome's session).
     pub provider: String,
     /// The agent.
@@ -35,7 +35,7 @@ pub struct Plan {
 }
 
 /// Reads `stream` into `sender` until the task ends, then finishes the run.
-pub async fn drive(plan: Plan, mut stream: Stream, sender: RunSender) {
+pub(crate) async fn drive(plan: Plan, mut stream: Stream, sender: RunSender) {
     let mut assembly = Assembly::new(plan.ours);
     assembly.context_sessions = plan.context_sessions;
     let cancel = sender.cancel_token().clone();

@@ -159,7 +159,7 @@ pub struct ClaudeCodeConfig {
 }
 
 /// Claude Code's own variables, passed through the scrub by default.
-pub const DEFAULT_PASS_ENV: &[&str] = &[
+pub(crate) const DEFAULT_PASS_ENV: &[&str] = &[
     "ANTHROPIC_API_KEY",
     "ANTHROPIC_AUTH_TOKEN",
     "ANTHROPIC_BASE_URL",

@@ -70,7 +70,7 @@ impl subagent_acp_agent::ParentFactory for CliParent {
 }
 
 /// Serves ACP on stdin/stdout until the client closes stdin.
-pub async fn acp(
+pub(crate) async fn acp(
     args: AcpArgs,
     factories: &[Arc<dyn ProviderFactory>],
 ) -> Result<ExitCode, Refusal> {

@@ -27,7 +27,7 @@ struct Call {
 
 /// Counts of a run and of its nested agents, and their names.
 #[derive(Default)]
-pub struct Activity {
+pub(crate) struct Activity {
     /// Open tool calls by id, oldest first (a call's entry goes when its result arrives). Ids
     /// are unique in one conversation only: a child's call may carry the id of the call that
     /// started the child, which is then the older entry (an open ancestor's call).
@@ -45,7 +45,7 @@ pub struct Activity {
 }
 
 /// The tokens a usage counts, input (cache reads and writes included) and output.
-pub fn tokens(usage: &Usage) -> u64 {
+pub(crate) fn tokens(usage: &Usage) -> u64 {
     input_tokens(usage).saturating_add(usage.output_tokens)
 }
 
@@ -63,13 +63,13 @@ fn plural(n: u64) -> &'static str {
 impl Activity {
     /// Names the nested agents that calls of the delegation tool `tool` without a
     /// `subagent_type` start (e.g. `fork`, or the tool's provider).
-    pub fn name_untyped(&mut self, tool: impl Into<String>, label: impl Into<String>) {
+    pub(crate) fn name_untyped(&mut self, tool: impl Into<String>, label: impl Into<String>) {
         self.untyped.insert(tool.into(), label.into());
     }
 
     /// Takes one event into account; returns the name of the nested agent it belongs to, or
     /// `None` when it is the run's own.
-    pub fn note(&mut self, event: &RunEvent) -> Option<String> {
+    pub(crate) fn note(&mut self, event: &RunEvent) -> Option<String> {
         let tag = match event {
             RunEvent::ToolCall {
                 id,
@@ -195,12 +195,12 @@ impl Activity {
     }
 
     /// `4 tool uses (+2 in subagents)`, from the events seen.
-    pub fn tool_uses_live(&self) -> String {
+    pub(crate) fn tool_uses_live(&self) -> String {
         tool_uses_text(self.own_tool_uses, self.nested_tool_uses)
     }
 
     /// `1.2k tokens (+800 in subagents)`, from the events seen.
-    pub fn tokens_live(&self) -> String {
+    pub(crate) fn tokens_live(&self) -> String {
         let nested = tokens(&self.nested_total());
         let mut text = format!("{} tokens", human_tokens(tokens(&self.own_usage)));
         if nested > 0 {
@@ -214,7 +214,7 @@ impl Activity {
     /// counts its nested agents' tool calls too (claude-code) is not counted twice: the run's
     /// own are what the outcome counts beyond the nested ones seen (never fewer than the own
     /// calls seen).
-    pub fn summary(&self, usage: &Usage) -> String {
+    pub(crate) fn summary(&self, usage: &Usage) -> String {
         let own_tool_uses = usage
             .tool_uses
             .max(self.own_tool_uses + self.nested_tool_uses)
@@ -246,7 +246,7 @@ fn tool_uses_text(own: u64, nested: u64) -> String {
 }
 
 /// `950`, `1.2k`, `34k`.
-pub fn human_tokens(n: u64) -> String {
+pub(crate) fn human_tokens(n: u64) -> String {
     if n >= 10_000 {
         format!("{:.0}k", n as f64 / 1000.0)
     } else if n >= 1000 {

@@ -12,7 +12,7 @@ use clap::{Args, Parser, Subcommand};
     about = "Delegate a task to another agent (in-process, Claude Code, Codex) through one seam.",
     after_help = EXIT_CODES
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     /// Log what happens inside on stderr: -v our crates' debug logs, -vv also their traces
     /// and the dependencies' debug logs (RUST_LOG, when set, decides instead).
     #[arg(short, long, action = clap::ArgAction::Count, global = true, display_order = 100)]
@@ -22,7 +22,7 @@ pub struct Cli {
 }
 
 /// The exit codes, shown in `--help`.
-pub const EXIT_CODES: &str = "\
+pub(crate) const EXIT_CODES: &str = "\
 Exit codes:
   0    the run completed
   1    the child ran but did not complete (failed, max_turns, max_tokens, refused,
@@ -32,7 +32,7 @@ Exit codes:
   130  cancelled (Ctrl-C); 143 on SIGTERM, 129 on SIGHUP (the run is cancelled the same way)";
 
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Start one child on a provider (or agent type) and print its outcome.
     Delegate(DelegateArgs),
     /// Run a parent agent with the built-in tools, the task tools and the preset's delegation
@@ -92,7 +92,7 @@ pub enum Command {
 
 #[derive(Debug, Args)]
 #[command(args_conflicts_with_subcommands = true)]
-pub struct SessionsArgs {
+pub(crate) struct SessionsArgs {
     #[command(subcommand)]
     pub command: Option<SessionsCommand>,
     /// The directory whose sessions to list (default: the current one).
@@ -104,7 +104,7 @@ pub struct SessionsArgs {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum SessionsCommand {
+pub(crate) enum SessionsCommand {
     /// Print one session: what is recorded of it, then its conversation.
     Show {
         /// The session id (`subagent sessions` lists them).
@@ -128,7 +128,7 @@ pub enum SessionsCommand {
 
 /// The preset: every command that loads one.
 #[derive(Debug, Args)]
-pub struct PresetArgs {
+pub(crate) struct PresetArgs {
     /// The preset file (default: $SUBAGENT_PRESET, else .subagents/preset.yaml found from the
     /// working directory up to the repository root, else the built-in standard preset).
     #[arg(long, short = 'p', value_name = "FILE")]
@@ -137,7 +137,7 @@ pub struct PresetArgs {
 
 /// The preset and the project: the commands that read the project (its agent definitions).
 #[derive(Debug, Args)]
-pub struct ProjectArgs {
+pub(crate) struct ProjectArgs {
     #[command(flatten)]
     pub preset: PresetArgs,
     /// The working directory of the parent (default: the current directory).
@@ -147,7 +147,7 @@ pub struct ProjectArgs {
 
 /// The preset, the project and the model choice: the commands that run an agent.
 #[derive(Debug, Args)]
-pub struct RunnableArgs {
+pub(crate) struct RunnableArgs {
     #[command(flatten)]
     pub project: ProjectArgs,
     /// Use the scripted offline model even when an API key is set (no network).
@@ -156,7 +156,7 @@ pub struct RunnableArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct DelegateArgs {
+pub(crate) struct DelegateArgs {
     #[command(flatten)]
     pub preset: RunnableArgs,
     /// The provider to run the child on (default: the agent type's `provider`, else the
@@ -220,7 +220,7 @@ pub struct DelegateArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct RunArgs {
+pub(crate) struct RunArgs {
     #[command(flatten)]
     pub preset: RunnableArgs,
     /// The parent's model (default: the preset's).
@@ -275,7 +275,7 @@ pub struct RunArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct AcpArgs {
+pub(crate) struct AcpArgs {
     /// The preset; `--cwd` is only where it is checked at start: each ACP session runs in the
     /// directory the editor gives it.
     #[command(flatten)]
@@ -294,7 +294,7 @@ pub struct AcpArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct ProvidersArgs {
+pub(crate) struct ProvidersArgs {
     #[command(flatten)]
     pub preset: PresetArgs,
     /// Print JSON instead of a table.
@@ -306,7 +306,7 @@ pub struct ProvidersArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct AgentsArgs {
+pub(crate) struct AgentsArgs {
     #[command(flatten)]
     pub preset: ProjectArgs,
     /// Print JSON instead of a table.
@@ -315,7 +315,7 @@ pub struct AgentsArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct ServeArgs {
+pub(crate) struct ServeArgs {
     #[command(flatten)]
     pub preset: RunnableArgs,
     /// The address to listen on, IP:PORT (port 0 picks a free one; the address is printed on
@@ -379,7 +379,7 @@ pub struct ServeArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct McpArgs {
+pub(crate) struct McpArgs {
     #[command(flatten)]
     pub preset: RunnableArgs,
     /// The model of in-process children (default: the preset's).
@@ -392,7 +392,7 @@ pub struct McpArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct WorkerArgs {
+pub(crate) struct WorkerArgs {
     #[command(flatten)]
     pub preset: RunnableArgs,
     /// The NATS server's URL (nats://host:4222); JetStream must be enabled (nats-server -js).
@@ -439,7 +439,7 @@ pub struct WorkerArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct DoctorArgs {
+pub(crate) struct DoctorArgs {
     #[command(flatten)]
     pub preset: ProjectArgs,
     /// Print one JSON object (every check, and whether everything enabled can run).
@@ -448,14 +448,14 @@ pub struct DoctorArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct CompletionsArgs {
+pub(crate) struct CompletionsArgs {
     /// The shell.
     #[arg(value_enum)]
     pub shell: clap_complete::Shell,
 }
 
 #[derive(Debug, Args)]
-pub struct ManArgs {
+pub(crate) struct ManArgs {
     /// The command whose page to print, as `subagent-COMMAND(1)` (default: `subagent(1)`, which
     /// lists them all).
     #[arg(value_name = "COMMAND")]
@@ -463,7 +463,7 @@ pub struct ManArgs {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum PresetCommand {
+pub(crate) enum PresetCommand {
     /// Load and check a preset; print what it configures, or its errors with file:line:column.
     Validate {
         /// The preset file.

@@ -15,11 +15,11 @@ use subagent_core::RunEvent;
 use crate::render::one_line;
 
 /// How many tasks the live view lists; more are counted in a last line.
-pub const MAX_LISTED: usize = 5;
+pub(crate) const MAX_LISTED: usize = 5;
 
 /// One background task.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Task {
+pub(crate) struct Task {
     /// The task id (a run id).
     pub id: String,
     /// The id of the call that started it (its subagent's events carry it).
@@ -33,7 +33,7 @@ pub struct Task {
 
 /// The background tasks of one run, in the order they started.
 #[derive(Default)]
-pub struct Background {
+pub(crate) struct Background {
     tasks: Vec<Task>,
     /// When each task started, by id (for the live view's elapsed time).
     started: HashMap<String, Instant>,
@@ -41,7 +41,7 @@ pub struct Background {
 
 impl Background {
     /// Takes one event into account.
-    pub fn note(&mut self, event: &RunEvent) {
+    pub(crate) fn note(&mut self, event: &RunEvent) {
         match event {
             RunEvent::TaskStarted {
                 task_id,
@@ -107,7 +107,7 @@ impl Background {
     /// The live view's lines, one per task (running ones first, then the latest to start),
     /// `task <short id> · <status> · <description> · <last activity>`, at most
     /// [`MAX_LISTED`] and a count of the rest; none without tasks.
-    pub fn lines(&self) -> Vec<String> {
+    pub(crate) fn lines(&self) -> Vec<String> {
         let mut shown: Vec<&Task> = self
             .tasks
             .iter()

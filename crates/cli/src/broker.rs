@@ -16,7 +16,7 @@ use subagent_core::CancellationToken;
 use subagent_runtime::{Decision, PermissionBroker, PermissionRequest};
 
 /// Asks on stderr, reads the answer from stdin.
-pub struct TerminalBroker {
+pub(crate) struct TerminalBroker {
     /// Set while a question is open, so the live progress line does not draw over it.
     pub asking: Arc<AtomicBool>,
     always: std::sync::Mutex<HashSet<String>>,
@@ -29,7 +29,10 @@ pub struct TerminalBroker {
 impl TerminalBroker {
     /// A broker when both stdin and stderr are terminals (someone can answer), else `None`.
     /// Questions asked once `cancel` fired are denied without asking.
-    pub fn if_interactive(asking: Arc<AtomicBool>, cancel: CancellationToken) -> Option<Arc<Self>> {
+    pub(crate) fn if_interactive(
+        asking: Arc<AtomicBool>,
+        cancel: CancellationToken,
+    ) -> Option<Arc<Self>> {
         (std::io::stdin().is_terminal() && std::io::stderr().is_terminal()).then(|| {
             Arc::new(Self {
                 asking,
@@ -43,7 +46,7 @@ impl TerminalBroker {
 
 /// The answer typed, read as a decision: `y`/`yes` allow once, `a`/`always` allow the tool
 /// from now on, anything else (including an empty line or end of input) denies.
-pub fn parse_answer(answer: &str) -> (Decision, bool) {
+pub(crate) fn parse_answer(answer: &str) -> (Decision, bool) {
     match answer.trim().to_ascii_lowercase().as_str() {
         "y" | "yes" => (Decision::Allow, false),
         "a" | "always" => (Decision::Allow, true),

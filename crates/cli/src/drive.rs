@@ -11,7 +11,7 @@ use crate::render::Progress;
 /// A signal that asks `subagent` to stop: each one cancels the run the same way (the first
 /// Ctrl-C path), and the command then exits with the signal's conventional code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum StopSignal {
+pub(crate) enum StopSignal {
     /// SIGINT (Ctrl-C): exit 130.
     Interrupt,
     /// SIGTERM (`kill`, `timeout`, systemd, `docker stop`): exit 143.
@@ -32,7 +32,7 @@ impl StopSignal {
     }
 
     /// The signal's name, for messages.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Self::Interrupt => "SIGINT",
             Self::Terminate => "SIGTERM",
@@ -41,7 +41,7 @@ impl StopSignal {
     }
 
     /// 128 + the signal's number, as shells report a death by it.
-    pub fn exit_code(self) -> u8 {
+    pub(crate) fn exit_code(self) -> u8 {
         match self {
             Self::Interrupt => 130,
             Self::Terminate => 143,
@@ -53,12 +53,12 @@ impl StopSignal {
 /// SIGINT, SIGTERM and SIGHUP, listened to from the moment a command starts (so a signal that
 /// lands while the child is being started is not lost, and does not kill us before we can stop
 /// it).
-pub struct Interrupts(Vec<(StopSignal, Signal)>);
+pub(crate) struct Interrupts(Vec<(StopSignal, Signal)>);
 
 impl Interrupts {
     /// Starts listening. A handler that cannot be installed leaves that signal its default
     /// effect (the children still die with us: their guardian sees us go).
-    pub fn listen() -> Self {
+    pub(crate) fn listen() -> Self {
         Self(
             StopSignal::ALL
                 .into_iter()
@@ -84,7 +84,7 @@ impl Interrupts {
 }
 
 /// What the caller learns besides the outcome.
-pub struct Driven {
+pub(crate) struct Driven {
     pub outcome: Outcome,
     /// The first stop signal received (Ctrl-C, SIGTERM, SIGHUP), if any.
     pub interrupted: Option<StopSignal>,
@@ -96,7 +96,11 @@ pub struct Driven {
 /// Follows `run` until it finishes: renders events, redraws the live line, cancels on the first
 /// stop signal (Ctrl-C, SIGTERM, SIGHUP) and waits for the run to stop its children; a second
 /// one stops waiting (dropping the run's tasks kills what they own).
-pub async fn drive(mut run: Run, progress: &mut Progress, interrupts: &mut Interrupts) -> Driven {
+pub(crate) async fn drive(
+    mut run: Run,
+    progress: &mut Progress,
+    interrupts: &mut Interrupts,
+) -> Driven {
     let mut events = run.take_events();
     let mut seen = Vec::new();
     let mut interrupted = None;

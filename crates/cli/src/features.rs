@@ -12,7 +12,7 @@ fn how_to_get(feature: &str) -> String {
 }
 
 /// Why a preset's `kind:` is unknown when this build left that kind out, else `None`.
-pub fn kind_not_built(kind: &str) -> Option<String> {
+pub(crate) fn kind_not_built(kind: &str) -> Option<String> {
     crate::kinds::built_in_kinds()
         .into_iter()
         .find(|built_in| built_in.kind == kind && built_in.factory.is_none())
@@ -26,7 +26,7 @@ pub fn kind_not_built(kind: &str) -> Option<String> {
 }
 
 /// The message of a preset error, with the reason when it names a kind this build left out.
-pub fn preset_error(error: &subagent_preset::Error) -> String {
+pub(crate) fn preset_error(error: &subagent_preset::Error) -> String {
     match error {
         subagent_preset::Error::UnknownKind { kind, .. } => match kind_not_built(kind) {
             Some(reason) => format!("{error} ({reason})"),
@@ -39,7 +39,7 @@ pub fn preset_error(error: &subagent_preset::Error) -> String {
 /// The refusal of a subcommand this build left out with its `feature` (`INVALID_ARGUMENTS`,
 /// exit 2).
 #[cfg(not(all(feature = "serve", feature = "mcp", feature = "acp", feature = "nats")))]
-pub fn not_built(command: &str, feature: &str) -> crate::Refusal {
+pub(crate) fn not_built(command: &str, feature: &str) -> crate::Refusal {
     crate::Refusal::invalid(format!(
         "`subagent {command}` is not in this build: {}",
         how_to_get(feature)

@@ -11,7 +11,7 @@ use crate::Refusal;
 use crate::setup::Runnable;
 
 /// The option that gives inline definitions, and their origin in listings.
-pub const AGENTS_OPTION: &str = "--agents";
+pub(crate) const AGENTS_OPTION: &str = "--agents";
 
 /// The largest `--output-schema` file, in bytes: 1 MiB.
 const MAX_SCHEMA_FILE: u64 = 1 << 20;
@@ -19,7 +19,7 @@ const MAX_SCHEMA_FILE: u64 = 1 << 20;
 /// Adds the definitions of `--agents JSON` to the runnable's catalog, above every file (the
 /// command line's source; only an administrator's policy is above it, as in Claude Code). Their
 /// warnings (an unknown field) are the catalog's; a bad value refuses the command.
-pub fn add_agents(runnable: &mut Runnable, json: Option<&str>) -> Result<(), Refusal> {
+pub(crate) fn add_agents(runnable: &mut Runnable, json: Option<&str>) -> Result<(), Refusal> {
     let Some(json) = json else {
         return Ok(());
     };
@@ -32,7 +32,7 @@ pub fn add_agents(runnable: &mut Runnable, json: Option<&str>) -> Result<(), Ref
 
 /// The schema of `--output-schema VALUE`: a value starting with `{` is the JSON itself, else the
 /// path of a file holding it.
-pub fn output_schema(value: &Path) -> Result<Value, Refusal> {
+pub(crate) fn output_schema(value: &Path) -> Result<Value, Refusal> {
     let text = value.to_string_lossy();
     if text.trim_start().starts_with('{') {
         return serde_json::from_str(&text)
@@ -50,7 +50,7 @@ pub fn output_schema(value: &Path) -> Result<Value, Refusal> {
 
 /// The `run` parent's reasoning effort (`run --effort`): refused, as `delegate --effort` is on
 /// a provider without `effort`, when the parent's model sends none.
-pub fn parent_effort(
+pub(crate) fn parent_effort(
     runnable: &Runnable,
     effort: Option<subagent_core::Effort>,
 ) -> Result<Option<subagent_core::Effort>, Refusal> {
@@ -67,7 +67,7 @@ pub fn parent_effort(
 }
 
 /// `agent` asking its model for `effort` (unchanged when `None`).
-pub fn with_effort(
+pub(crate) fn with_effort(
     agent: subagent_runtime::Agent,
     effort: Option<subagent_core::Effort>,
 ) -> Result<subagent_runtime::Agent, Refusal> {
@@ -84,7 +84,7 @@ pub fn with_effort(
 /// (`on_preset_model`: the `run` parent; a spawn or fork child without a model of its own and
 /// no `--model`); anything else is refused, since its cost cannot be known. An agent type's
 /// `maxTokensBudget` applies when it is tighter than `--max-tokens-budget`.
-pub fn budget(
+pub(crate) fn budget(
     runnable: &Runnable,
     max_tokens: Option<u64>,
     max_usd: Option<f64>,

@@ -81,7 +81,7 @@ pub fn built_in_factories() -> Vec<Arc<dyn ProviderFactory>> {
 /// Where an enabled row's children run, as its kind's factory says
 /// ([`ProviderFactory::placement`]); a disabled row, or one of a kind not among `factories`,
 /// runs nowhere here ([`Placement::Elsewhere`]).
-pub fn placement(
+pub(crate) fn placement(
     row: &subagent_preset::ProviderRow,
     factories: &[Arc<dyn ProviderFactory>],
 ) -> Placement {
@@ -98,7 +98,7 @@ pub fn placement(
 
 /// Whether `row` is enabled and runs an in-process agent (a `spawn` or `fork` row): one whose
 /// sessions this directory's session store keeps.
-pub fn in_process(
+pub(crate) fn in_process(
     row: &subagent_preset::ProviderRow,
     factories: &[Arc<dyn ProviderFactory>],
 ) -> bool {
@@ -108,7 +108,7 @@ pub fn in_process(
 /// Whether an enabled row (only `provider`'s, when given) runs an in-process agent on the
 /// preset's default model: a `spawn` or `fork` row without a `model` of its own. Such a row
 /// cannot run when that model's key is missing ([`crate::setup::ChosenModel::require`]).
-pub fn uses_default_model(
+pub(crate) fn uses_default_model(
     preset: &Preset,
     factories: &[Arc<dyn ProviderFactory>],
     provider: Option<&str>,

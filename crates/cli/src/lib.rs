@@ -42,6 +42,8 @@ mod render;
 #[cfg(feature = "serve")]
 mod serve;
 mod setup;
+#[cfg(any(feature = "serve", feature = "mcp", feature = "nats"))]
+mod stop;
 mod teams;
 mod warnings;
 mod withdraw;

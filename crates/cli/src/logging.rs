@@ -42,7 +42,7 @@ fn filter(verbose: u8, rust_log: Option<&str>) -> (EnvFilter, Option<String>) {
 
 /// Sends logs to stderr, filtered by `-v` (`verbose`) or `RUST_LOG`. Does nothing when the
 /// process already has a subscriber (an embedder's binary set its own).
-pub fn init(verbose: u8) {
+pub(crate) fn init(verbose: u8) {
     let rust_log = std::env::var("RUST_LOG").ok();
     let (filter, warning) = filter(verbose, rust_log.as_deref());
     if let Some(warning) = warning {

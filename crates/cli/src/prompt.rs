@@ -11,14 +11,14 @@ use subagent_runtime::PermissionRequest;
 use crate::render::one_line;
 
 /// The most lines of one block (old text, new text, content, command) shown.
-pub const MAX_LINES: usize = 12;
+pub(crate) const MAX_LINES: usize = 12;
 
 /// The most characters of one line shown.
-pub const MAX_LINE: usize = 160;
+pub(crate) const MAX_LINE: usize = 160;
 
 /// The question put to the user for one call: a head line, the block that shows what is asked,
 /// then the answers (the prompt line, which the user answers on).
-pub fn question(request: &PermissionRequest) -> String {
+pub(crate) fn question(request: &PermissionRequest) -> String {
     let field = |key: &str| request.input.get(key).and_then(Value::as_str);
     let who = if request.depth == 0 {
         String::new()

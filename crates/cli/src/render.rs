@@ -14,7 +14,7 @@ use crate::background::Background;
 
 /// How to print.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
+pub(crate) enum Mode {
     /// Events as JSON lines on stdout, then the outcome object.
     Json,
     /// A live status line on stderr (stderr is a terminal).
@@ -26,7 +26,7 @@ pub enum Mode {
 impl Mode {
     /// JSON when asked, else live on a terminal (unless logs are on: they would be drawn
     /// over), else plain.
-    pub fn pick(json: bool) -> Self {
+    pub(crate) fn pick(json: bool) -> Self {
         let logging = tracing::level_filters::LevelFilter::current()
             > tracing::level_filters::LevelFilter::WARN;
         if json {
@@ -41,14 +41,14 @@ impl Mode {
 
 /// Erases the live view: back to the start of its first line (where the cursor is left), and
 /// everything below.
-pub const ERASE_VIEW: &str = "\r\x1b[J";
+pub(crate) const ERASE_VIEW: &str = "\r\x1b[J";
 
 /// How much of the streamed text the live line keeps (it shows the last 50 characters).
 const RECENT_TEXT_KEEP: usize = 2048;
 
 /// Follows one run's events and prints them: a nested agent's (forwarded by a delegation) under
 /// its own name, its tool uses and tokens counted apart from the run's.
-pub struct Progress {
+pub(crate) struct Progress {
     mode: Mode,
     label: String,
     started: Instant,
@@ -69,14 +69,14 @@ pub struct Progress {
 }
 
 /// Shortens `text` to `max` characters on one line.
-pub fn one_line(text: &str, max: usize) -> String {
+pub(crate) fn one_line(text: &str, max: usize) -> String {
     let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
     truncate(&flat, Limit::Chars(max)).into_owned()
 }
 
 impl Progress {
     /// Progress of a run labelled `label` (the provider or agent).
-    pub fn new(mode: Mode, label: impl Into<String>) -> Self {
+    pub(crate) fn new(mode: Mode, label: impl Into<String>) -> Self {
         Self {
             mode,
             label: label.into(),
@@ -94,17 +94,17 @@ impl Progress {
 
     /// Names the nested agents that calls of the delegation tool `tool` without a
     /// `subagent_type` start (what the tool forks or runs them on).
-    pub fn name_untyped(&mut self, tool: impl Into<String>, label: impl Into<String>) {
+    pub(crate) fn name_untyped(&mut self, tool: impl Into<String>, label: impl Into<String>) {
         self.activity.name_untyped(tool, label);
     }
 
     /// The tool uses and tokens of the summary line, agreeing with the live line's.
-    pub fn summary_counts(&self, outcome: &Outcome) -> String {
+    pub(crate) fn summary_counts(&self, outcome: &Outcome) -> String {
         self.activity.summary(&outcome.usage)
     }
 
     /// Pauses drawing while `flag` is set (a permission question is open).
-    pub fn pause_while(&mut self, flag: Arc<AtomicBool>) {
+    pub(crate) fn pause_while(&mut self, flag: Arc<AtomicBool>) {
         self.paused = Some(flag);
     }
 
@@ -131,7 +131,7 @@ impl Progress {
     }
 
     /// Takes one event into account and prints what the mode prints.
-    pub fn event(&mut self, event: &RunEvent) {
+    pub(crate) fn event(&mut self, event: &RunEvent) {
         if self.mode == Mode::Json {
             let mut value = serde_json::to_value(event).unwrap_or(Value::Null);
             // A delegation's result: the child's session id and usage as fields too.
@@ -270,7 +270,7 @@ impl Progress {
     /// its first line, everything below erased (`ESC[J`), its lines, then the cursor back at
     /// the start of the first line when there are more (`ESC[nA`), so that the next redraw,
     /// [`Progress::clear`] and a permission question start there.
-    pub fn redraw(&mut self) {
+    pub(crate) fn redraw(&mut self) {
         if self.mode != Mode::Live || self.is_paused() {
             return;
         }
@@ -286,7 +286,7 @@ impl Progress {
     }
 
     /// Clears the live view before the outcome is printed.
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         if self.drawn {
             let mut err = std::io::stderr().lock();
             let _ = write!(err, "{ERASE_VIEW}");
@@ -297,14 +297,14 @@ impl Progress {
 }
 
 /// Prints one JSON value as a line on stdout.
-pub fn print_json_line(value: &Value) {
+pub(crate) fn print_json_line(value: &Value) {
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "{value}");
     let _ = out.flush();
 }
 
 /// The outcome object of `--json`.
-pub fn outcome_json(run_id: RunId, provider: &str, outcome: &Outcome) -> Value {
+pub(crate) fn outcome_json(run_id: RunId, provider: &str, outcome: &Outcome) -> Value {
     let mut value = json!({ "type": "outcome", "run_id": run_id, "provider": provider });
     if let (Some(object), Ok(Value::Object(fields))) =
         (value.as_object_mut(), serde_json::to_value(outcome))
@@ -316,7 +316,7 @@ pub fn outcome_json(run_id: RunId, provider: &str, outcome: &Outcome) -> Value {
 
 /// The child a delegation's result names (`<session_id>`, `<usage>`), as JSON fields:
 /// `{"session_id", "usage"}`; `None` for another tool's result.
-pub fn child_json(result: &str) -> Option<Value> {
+pub(crate) fn child_json(result: &str) -> Option<Value> {
     let trailer = subagent_runtime::delegation::result_trailer(result);
     if trailer.session_id.is_none() && trailer.usage.is_none() {
         return None;
@@ -330,7 +330,7 @@ static STDOUT_FAILED: AtomicBool = AtomicBool::new(false);
 /// Writes results to stdout. A reader that has gone (`subagent providers | head -1`: a closed
 /// pipe) is not an error: the rest is dropped quietly and the command ends as it would, as `ls`
 /// does. Any other failure (a full disk) is said once on stderr.
-pub fn out(args: std::fmt::Arguments<'_>) {
+pub(crate) fn out(args: std::fmt::Arguments<'_>) {
     let mut out = std::io::stdout().lock();
     if let Err(error) = out.write_fmt(args).and_then(|()| out.flush())
         && error.kind() != std::io::ErrorKind::BrokenPipe
@@ -341,12 +341,12 @@ pub fn out(args: std::fmt::Arguments<'_>) {
 }
 
 /// The error object of `--json` for a refusal before start.
-pub fn error_json(code: &str, message: &str) -> Value {
+pub(crate) fn error_json(code: &str, message: &str) -> Value {
     json!({ "type": "error", "code": code, "message": message })
 }
 
 /// Prints an outcome for people: the answer on stdout, the summary on stderr.
-pub fn print_outcome_human(outcome: &Outcome, progress: &Progress) {
+pub(crate) fn print_outcome_human(outcome: &Outcome, progress: &Progress) {
     if let Some(structured) = &outcome.structured {
         outln!(
             "{}",
@@ -379,7 +379,7 @@ pub fn print_outcome_human(outcome: &Outcome, progress: &Progress) {
 
 /// The session a run wrote, for people: its id and the command that continues it (`resume`:
 /// the command up to `--resume`, e.g. `subagent run`). `None` when no transcript was written.
-pub fn session_line(outcome: &Outcome, resume: &str) -> Option<String> {
+pub(crate) fn session_line(outcome: &Outcome, resume: &str) -> Option<String> {
     outcome.session.as_ref().map(|session| {
         format!(
             "session: {id} (continue it: {resume} --resume {id} PROMPT)",
@@ -389,7 +389,7 @@ pub fn session_line(outcome: &Outcome, resume: &str) -> Option<String> {
 }
 
 /// A kept worktree, for people: where, its branch, what changed.
-pub fn worktree_text(worktree: &subagent_core::WorktreeReport) -> String {
+pub(crate) fn worktree_text(worktree: &subagent_core::WorktreeReport) -> String {
     format!(
         "worktree kept: {} (branch {})\n{}",
         worktree.path.display(),

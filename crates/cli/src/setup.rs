@@ -22,7 +22,7 @@ const STANDARD_PRESET: &str = include_str!("../../../presets/standard.yaml");
 /// Every provider kind this build knows: the built-in ones ([`crate::built_in_kinds`], the one
 /// list of them), then `extra`, the kinds of an embedder's own binary (`crate::main_with`). A kind
 /// given twice is refused: a preset's `kind:` must name one factory.
-pub fn factories(
+pub(crate) fn factories(
     extra: Vec<Arc<dyn ProviderFactory>>,
 ) -> Result<Vec<Arc<dyn ProviderFactory>>, Refusal> {
     let mut factories = crate::kinds::built_in_factories();
@@ -46,20 +46,20 @@ pub fn factories(
 /// A variable of our environment, unless empty: read through `subagent_session::env`, so a
 /// secret `main` withdrew from the environment block (`subagent_process::withdraw`) is found
 /// like any other. Every variable the CLI reads goes through here.
-pub fn env(name: &str) -> Option<String> {
+pub(crate) fn env(name: &str) -> Option<String> {
     subagent_session::env::var(name).filter(|value| !value.is_empty())
 }
 
 /// The name of the variable that names a preset when `--preset` is not given.
-pub const PRESET_VAR: &str = "SUBAGENT_PRESET";
+pub(crate) const PRESET_VAR: &str = "SUBAGENT_PRESET";
 
 /// Where a project keeps its preset, below a directory between the working directory and its
 /// repository's root.
-pub const PROJECT_PRESET: &str = ".subagents/preset.yaml";
+pub(crate) const PROJECT_PRESET: &str = ".subagents/preset.yaml";
 
 /// Where the preset a command uses came from.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum PresetSource {
+pub(crate) enum PresetSource {
     /// `--preset FILE`.
     Flag,
     /// `SUBAGENT_PRESET`.
@@ -76,7 +76,7 @@ pub enum PresetSource {
 
 /// The preset a command uses: its file (none for the built-in one) and where that came from.
 #[derive(Clone, Debug)]
-pub struct PresetChoice {
+pub(crate) struct PresetChoice {
     /// The file, as given (`--preset`, `SUBAGENT_PRESET`) or found (absolute).
     pub path: Option<PathBuf>,
     /// Where it came from.
@@ -85,7 +85,7 @@ pub struct PresetChoice {
 
 impl PresetChoice {
     /// The line each command prints on stderr: which preset, and why that one.
-    pub fn line(&self) -> String {
+    pub(crate) fn line(&self) -> String {
         let path = self.path.as_deref().map(Path::display);
         match (&self.source, path) {
             (PresetSource::Flag, Some(path)) => format!("preset: {path} (--preset)"),
@@ -109,7 +109,7 @@ impl PresetChoice {
 /// `SUBAGENT_PRESET` > `.subagents/preset.yaml` in `start` or a directory above it up to its
 /// repository's root (the first directory holding `.git`; outside a repository, `start` only) >
 /// the built-in standard preset. `start` is `--cwd` when `by_flag`, else the current directory.
-pub fn choose_preset(
+pub(crate) fn choose_preset(
     args: &PresetArgs,
     start: &Path,
     by_flag: bool,
@@ -142,7 +142,7 @@ pub fn choose_preset(
 /// `.subagents/preset.yaml` in `start` or above it, up to its repository's root; outside a
 /// repository, in `start` only (a preset planted in a shared parent such as `/tmp` is never
 /// picked up).
-pub fn find_project_preset(start: &Path) -> Option<PathBuf> {
+pub(crate) fn find_project_preset(start: &Path) -> Option<PathBuf> {
     // A repository: a `.git` file (a worktree) or a `.git` directory with a `HEAD`. An empty
     // `.git` directory is none (codex's workspace-write sandbox leaves one in `/tmp`), or the
     // walk would climb into a shared parent and pick a planted preset up.
@@ -164,7 +164,7 @@ pub fn find_project_preset(start: &Path) -> Option<PathBuf> {
 
 /// Loads the preset [`choose_preset`] picks for a command working in `start` (`--cwd` when
 /// `by_flag`), and says on stderr which one it is and why.
-pub fn load_preset(
+pub(crate) fn load_preset(
     args: &PresetArgs,
     start: &Path,
     by_flag: bool,
@@ -177,7 +177,7 @@ pub fn load_preset(
 }
 
 /// Reads and checks the preset `choice` names, quietly.
-pub fn read_preset(
+pub(crate) fn read_preset(
     choice: &PresetChoice,
     factories: &[Arc<dyn ProviderFactory>],
 ) -> Result<Preset, Refusal> {
@@ -213,13 +213,13 @@ fn host_kinds(known: &[Arc<dyn ProviderFactory>]) -> Vec<Arc<dyn ProviderFactory
 }
 
 /// The current directory.
-pub fn current_dir() -> Result<PathBuf, Refusal> {
+pub(crate) fn current_dir() -> Result<PathBuf, Refusal> {
     std::env::current_dir()
         .map_err(|e| Refusal::invalid(format!("cannot read the current directory: {e}")))
 }
 
 /// The parent's working directory: `--cwd`, else the current directory, made absolute.
-pub fn cwd(args: &ProjectArgs) -> Result<PathBuf, Refusal> {
+pub(crate) fn cwd(args: &ProjectArgs) -> Result<PathBuf, Refusal> {
     let dir = match &args.cwd {
         Some(dir) => dir.clone(),
         None => current_dir()?,
@@ -236,7 +236,7 @@ pub fn cwd(args: &ProjectArgs) -> Result<PathBuf, Refusal> {
 }
 
 /// The model in-process agents use, and how it was chosen.
-pub struct ChosenModel {
+pub(crate) struct ChosenModel {
     /// The model.
     pub model: Arc<dyn Model>,
     /// A line for the user when the choice needs saying (offline, switched, an endpoint from
@@ -260,7 +260,7 @@ impl ChosenModel {
     /// `MISSING_API_KEY` when the preset's model needs a key that is not set: called before an
     /// in-process agent (the `run` parent, a spawn or fork child) starts, so that a run with a
     /// missing secret fails instead of answering from a script.
-    pub fn require(&self) -> Result<(), Refusal> {
+    pub(crate) fn require(&self) -> Result<(), Refusal> {
         match &self.missing {
             Some(refusal) => Err(Refusal::new(refusal.code, refusal.message.clone())),
             None => Ok(()),
@@ -270,7 +270,7 @@ impl ChosenModel {
 
 /// What a command does with a key in the environment when its preset's model is scripted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum KeySwitch {
+pub(crate) enum KeySwitch {
     /// `run` and `delegate`, typed by the user: a set `ANTHROPIC_API_KEY`/`OPENAI_API_KEY`
     /// moves a scripted preset onto the real model (announced; `--offline` keeps the script).
     Switch,
@@ -323,7 +323,7 @@ const OPENAI_DEFAULT: &str = "gpt-5.5";
 
 /// The variable whose value is the default base URL of a model of `kind` (as Claude Code and
 /// the OpenAI SDKs read it), so that one shell reaches one endpoint.
-pub fn base_url_env(kind: ModelKind) -> Option<&'static str> {
+pub(crate) fn base_url_env(kind: ModelKind) -> Option<&'static str> {
     match kind {
         ModelKind::Anthropic => Some("ANTHROPIC_BASE_URL"),
         ModelKind::OpenaiResponses | ModelKind::OpenaiChat => Some("OPENAI_BASE_URL"),
@@ -339,7 +339,7 @@ pub fn base_url_env(kind: ModelKind) -> Option<&'static str> {
 /// - `offline` makes any model the scripted one, announced.
 /// - A real model whose key is not set is `missing` ([`ChosenModel::require`]): never a silent
 ///   canned answer.
-pub fn choose_model(
+pub(crate) fn choose_model(
     section: Option<&ModelSection>,
     model_flag: Option<&str>,
     offline: bool,
@@ -465,7 +465,7 @@ pub fn choose_model(
 /// variable a provider row names ([`ProviderFactory::secret_env`]: a spawn or fork row's own
 /// model, a codex row's `model_provider.env_key`); and `also`, those the command's flags name
 /// (`serve --token-env`).
-pub fn secrets(
+pub(crate) fn secrets(
     preset: &Preset,
     factories: &[Arc<dyn ProviderFactory>],
     model: &ChosenModel,
@@ -479,7 +479,7 @@ pub fn secrets(
 
 /// The variables `preset` names as holding secrets: its model's key variable (named, else its
 /// protocol's default) and every one a provider row names ([`ProviderFactory::secret_env`]).
-pub fn secret_names(preset: &Preset, factories: &[Arc<dyn ProviderFactory>]) -> Vec<String> {
+pub(crate) fn secret_names(preset: &Preset, factories: &[Arc<dyn ProviderFactory>]) -> Vec<String> {
     let mut names: Vec<String> = Vec::new();
     names.extend(
         preset
@@ -499,7 +499,7 @@ pub fn secret_names(preset: &Preset, factories: &[Arc<dyn ProviderFactory>]) -> 
 /// result, which an in-process agent started with them (a request's extensions: `delegate`,
 /// `mcp`, `worker`) takes when its own configuration sets none. (The configured secrets go in
 /// the build context's own field, [`build_context`].)
-pub fn extensions(preset: &Preset, model: &ChosenModel) -> Extensions {
+pub(crate) fn extensions(preset: &Preset, model: &ChosenModel) -> Extensions {
     let mut extensions = Extensions::new();
     extensions.insert(DefaultModel(Arc::clone(&model.model)));
     if let Some(cap) = tool_result_cap(preset) {
@@ -510,7 +510,7 @@ pub fn extensions(preset: &Preset, model: &ChosenModel) -> Extensions {
 
 /// The build context of `preset`'s rows: its directory, the configured `secrets` (every
 /// provider keeps them from its children and out of its output) and `extensions`.
-pub fn build_context(
+pub(crate) fn build_context(
     preset: &Preset,
     secrets: &Secrets,
     extensions: Extensions,
@@ -522,7 +522,7 @@ pub fn build_context(
 }
 
 /// The preset's `max_tool_result_bytes`, for the runtime.
-pub fn tool_result_cap(preset: &Preset) -> Option<usize> {
+pub(crate) fn tool_result_cap(preset: &Preset) -> Option<usize> {
     preset
         .max_tool_result_bytes
         .map(|cap| usize::try_from(cap).unwrap_or(usize::MAX))
@@ -534,7 +534,7 @@ const MAX_PROJECT_KEY: usize = 200;
 /// Where in-process runs of the project in `cwd` keep their transcripts (`delegate --resume`
 /// continues them): [`session_dir`] with our environment. `None` when there is no state dir:
 /// then nothing is written and nothing can be resumed.
-pub fn session_store(cwd: &Path) -> Option<SessionStore> {
+pub(crate) fn session_store(cwd: &Path) -> Option<SessionStore> {
     session_dir(cwd, &env).map(SessionStore::new)
 }
 
@@ -543,26 +543,26 @@ pub fn session_store(cwd: &Path) -> Option<SessionStore> {
 /// `$HOME/.local/state/subagents/sessions/<key>`; the key is the project's absolute path with
 /// every character but ASCII letters and digits replaced by `-` (its last 200 at most), as
 /// Claude Code keys its sessions by directory. `None` when neither variable is absolute.
-pub fn session_dir(cwd: &Path, get: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
+pub(crate) fn session_dir(cwd: &Path, get: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
     project_state_dir(cwd, get, "sessions")
 }
 
 /// Where the runs of the project in `cwd` keep their background tasks' output files:
 /// `<state dir>/subagents/tasks/<key>`, keyed as [`session_dir`]; without a state dir, the
 /// runtime's default (the temp dir).
-pub fn task_dir(cwd: &Path) -> Option<TaskDir> {
+pub(crate) fn task_dir(cwd: &Path) -> Option<TaskDir> {
     project_state_dir(cwd, &env, "tasks").map(TaskDir::new)
 }
 
 /// Where `run --teams` keeps the teams of the project in `cwd`:
 /// `<state dir>/subagents/teams/<key>`, keyed as [`session_dir`].
-pub fn team_dir(cwd: &Path) -> Option<PathBuf> {
+pub(crate) fn team_dir(cwd: &Path) -> Option<PathBuf> {
     project_state_dir(cwd, &env, "teams")
 }
 
 /// Where every command keeps its state: `$XDG_STATE_HOME/subagents` (when absolute), else
 /// `$HOME/.local/state/subagents`; `None` when neither variable is absolute.
-pub fn state_root(get: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
+pub(crate) fn state_root(get: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
     let absolute = |name: &str| get(name).map(PathBuf::from).filter(|p| p.is_absolute());
     let state = absolute("XDG_STATE_HOME")
         .or_else(|| absolute("HOME").map(|home| home.join(".local/state")))?;
@@ -586,7 +586,7 @@ fn project_state_dir(
 }
 
 /// A loaded preset made runnable.
-pub struct Runnable {
+pub(crate) struct Runnable {
     pub preset: Preset,
     pub registry: Arc<Registry>,
     pub tools: Vec<ToolRow>,
@@ -602,7 +602,7 @@ pub struct Runnable {
 
 /// Loads the preset, chooses the model (the scripted one when `offline`), builds the registry
 /// and the catalog.
-pub fn runnable(
+pub(crate) fn runnable(
     args: &ProjectArgs,
     offline: bool,
     model_flag: Option<&str>,
@@ -614,7 +614,7 @@ pub fn runnable(
 
 /// [`runnable`] with the variables `also` (a command's `--token-env`) among the configured
 /// secrets: no child inherits them, and their values are redacted from output.
-pub fn runnable_withholding(
+pub(crate) fn runnable_withholding(
     args: &ProjectArgs,
     offline: bool,
     model_flag: Option<&str>,
@@ -668,7 +668,7 @@ pub fn runnable_withholding(
 /// run with: the model a run would choose (`run` and `delegate` rules). A real model whose key
 /// is missing is built all the same, the key stood in for by a placeholder that is never sent
 /// (nothing runs), so the table does not depend on the key being set.
-pub fn listing_context(
+pub(crate) fn listing_context(
     preset: &Preset,
     factories: &[Arc<dyn ProviderFactory>],
 ) -> Result<subagent_core::BuildContext, Refusal> {
@@ -685,7 +685,7 @@ pub fn listing_context(
 }
 
 /// The catalog: built-ins, the user's and the project's directories, and the preset's.
-pub fn load_catalog(
+pub(crate) fn load_catalog(
     preset: &Preset,
     registry: &Registry,
     factories: &[Arc<dyn ProviderFactory>],

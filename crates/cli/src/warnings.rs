@@ -22,7 +22,7 @@ const MAX_LINE: usize = 240;
 /// ([`ProviderFactory::child_tools`]): an in-process row (`spawn`, `fork`) has the runtime's
 /// built-ins (a spawn row's `config.tools` keeps some) and the preset's delegation tools; a
 /// `claude-code` row has Claude Code's.
-pub fn with_provider_tools(
+pub(crate) fn with_provider_tools(
     mut table: ProviderTable,
     preset: &Preset,
     factories: &[Arc<dyn ProviderFactory>],
@@ -76,7 +76,7 @@ fn lines<'a>(warnings: impl IntoIterator<Item = &'a Warning>, cwd: &Path) -> Vec
 
 /// Prints the catalog's warnings on stderr, one line each, at most [`MAX_PRINTED`] of them
 /// (`subagent agents` lists them all).
-pub fn print(catalog: &Catalog, cwd: &Path) {
+pub(crate) fn print(catalog: &Catalog, cwd: &Path) {
     let lines = lines(&catalog.warnings(), cwd);
     for line in lines.iter().take(MAX_PRINTED) {
         eprintln!("warning: {line}");
@@ -91,7 +91,7 @@ pub fn print(catalog: &Catalog, cwd: &Path) {
 
 /// The refusal for an agent type the catalog does not have; when a definition file that would
 /// have defined it did not load, the refusal says why.
-pub fn unknown_agent(catalog: &Catalog, name: &str, cwd: &Path) -> Refusal {
+pub(crate) fn unknown_agent(catalog: &Catalog, name: &str, cwd: &Path) -> Refusal {
     let mut refusal = Refusal::from(subagent_core::Error::UnknownAgentType {
         name: name.to_owned(),
         available: catalog.names(),

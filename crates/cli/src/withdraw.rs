@@ -18,7 +18,7 @@ use crate::setup;
 
 /// Withdraws what `command` names as secrets, when some of it is still in the environment
 /// block (the process then starts again and this does not return); a failure is a warning.
-pub fn configured(command: &Command, factories: &[Arc<dyn ProviderFactory>]) {
+pub(crate) fn configured(command: &Command, factories: &[Arc<dyn ProviderFactory>]) {
     let names = names(command, factories);
     if names.is_empty() {
         return;

@@ -38,13 +38,13 @@ pub struct Invocation {
 /// `tool_search` for catalog models) and `multi_agent_v2` (`collaboration` namespace) features
 /// makes a new thread start without them. A `spawn_agent` call then answers "unsupported call"
 /// and starts nothing.
-pub const NO_SUB_AGENTS: (&str, [&str; 2]) =
+pub(crate) const NO_SUB_AGENTS: (&str, [&str; 2]) =
     ("agents.enabled=false", ["multi_agent", "multi_agent_v2"]);
 
 /// Whether the child must not run codex's own sub-agents: whenever the request carries a depth
 /// cap. The seam's registry does not see codex's sub-agents, so the only nesting depth it can hold
 /// codex to is none (as for claude-code). Without `max_depth` nothing changes.
-pub fn no_sub_agents(request: &subagent_core::StartRequest) -> bool {
+pub(crate) fn no_sub_agents(request: &subagent_core::StartRequest) -> bool {
     request.max_depth.is_some()
 }
 
@@ -65,7 +65,7 @@ pub struct CodexCommand {
 
 /// Encodes `text` as a TOML basic string. JSON string escapes (`\"`, `\\`, `\n`, `\uXXXX`) are
 /// all valid TOML basic-string escapes, so serde_json's encoding is exact.
-pub fn toml_string(text: &str) -> String {
+pub(crate) fn toml_string(text: &str) -> String {
     serde_json::Value::String(text.to_owned()).to_string()
 }
 
@@ -78,7 +78,7 @@ fn is_bare_key(id: &str) -> bool {
 }
 
 /// Checks what the command line cannot express, at build time.
-pub fn validate(config: &CodexConfig) -> Result<()> {
+pub(crate) fn validate(config: &CodexConfig) -> Result<()> {
     if config.binary.as_os_str().is_empty() {
         return Err(Error::config("`binary` is empty"));
     }

@@ -59,7 +59,7 @@ pub struct CodexConfig {
 }
 
 /// Codex's own variables, passed through the scrub by default.
-pub const DEFAULT_PASS_ENV: &[&str] = &[
+pub(crate) const DEFAULT_PASS_ENV: &[&str] = &[
     "OPENAI_API_KEY",
     "OPENAI_BASE_URL",
     "CODEX_API_KEY",

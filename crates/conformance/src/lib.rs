@@ -48,6 +48,8 @@
 //! parsing, processes left behind after a cancel), and any provider: the kit depends on `core`,
 //! `model` (scenario types) and `test-support` only.
 
+#![deny(missing_docs)]
+
 mod apart;
 mod bench;
 mod checks;

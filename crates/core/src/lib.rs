@@ -20,6 +20,8 @@
 //! Deliberately not here: no model client, no process, no socket, no async runtime. Core spawns
 //! nothing; providers do their work on their own tasks and report through the [`RunSender`].
 
+#![deny(missing_docs)]
+
 pub mod agents;
 mod capabilities;
 mod error;

@@ -199,7 +199,7 @@ impl NatsConfig {
 }
 
 /// A `nats://`, `tls://` or `ws://` URL (a bare `host:port` is refused: say what is meant).
-pub fn check_url(url: &str) -> Result<()> {
+pub(crate) fn check_url(url: &str) -> Result<()> {
     let url = url.trim();
     if ["nats://", "tls://", "ws://", "wss://"]
         .iter()
@@ -216,10 +216,10 @@ pub fn check_url(url: &str) -> Result<()> {
 /// A connection, and a count of its connects that goes up each time the client connects again
 /// after losing the server (a server restarted from its store has lost what lived in memory,
 /// a run's ordered consumer among them).
-pub type Connection = (async_nats::Client, tokio::sync::watch::Receiver<u64>);
+pub(crate) type Connection = (async_nats::Client, tokio::sync::watch::Receiver<u64>);
 
 /// Connects to `url` once (no retry: a server that is not there is an error now).
-pub async fn connect(
+pub(crate) async fn connect(
     url: &str,
     auth: &Auth,
     tls: &Tls,

@@ -10,16 +10,16 @@ use crate::error::{Error, Result};
 use crate::wire::{EVENTS_STREAM, JOBS_STREAM, ROWS_BUCKET, RUNS_BUCKET, consumer_name, row_jobs};
 
 /// How long a job's message id is remembered (a retried publish inside it is stored once).
-pub const DUPLICATE_WINDOW: Duration = Duration::from_secs(120);
+pub(crate) const DUPLICATE_WINDOW: Duration = Duration::from_secs(120);
 /// How long an announcement stays in the rows bucket without being put again (it stops
 /// counting long before: see [`crate::wire::Announcement`]); clears out lost workers' entries.
-pub const ANNOUNCEMENTS_MAX_AGE: Duration = Duration::from_secs(24 * 3600);
+pub(crate) const ANNOUNCEMENTS_MAX_AGE: Duration = Duration::from_secs(24 * 3600);
 /// How long a run's events stay replayable.
-pub const EVENTS_MAX_AGE: Duration = Duration::from_secs(24 * 3600);
+pub(crate) const EVENTS_MAX_AGE: Duration = Duration::from_secs(24 * 3600);
 
 /// A connection with its JetStream context and the handles every side uses.
 #[derive(Clone, Debug)]
-pub struct Topology {
+pub(crate) struct Topology {
     /// The server's URL (for errors).
     pub url: String,
     /// The core connection.
@@ -40,7 +40,7 @@ pub struct Topology {
 
 impl Topology {
     /// Makes (or finds) the streams and buckets over `client`.
-    pub async fn ensure(url: &str, (client, connects): Connection) -> Result<Self> {
+    pub(crate) async fn ensure(url: &str, (client, connects): Connection) -> Result<Self> {
         let fail = |what: &str, error: &dyn std::fmt::Display| {
             Error::unreachable(url, format!("{what}: {error}"))
         };
@@ -95,7 +95,7 @@ impl Topology {
     /// The durable pull consumer all workers serving `row` share: explicit acks, redelivery
     /// `ack_wait` after the last ack or progress ack, `attempts + 1` deliveries (the last one
     /// only buries the job: see the worker).
-    pub async fn row_consumer(
+    pub(crate) async fn row_consumer(
         &self,
         row: &str,
         ack_wait: Duration,

@@ -46,7 +46,7 @@ impl Loader<'_> {
         self.site(at, key)
     }
 
-    pub fn load(&self, text: &str) -> Result<Preset> {
+    pub(crate) fn load(&self, text: &str) -> Result<Preset> {
         if text.len() > MAX_PRESET_BYTES {
             return Err(Error::TooLarge {
                 site: self.site(Position::default(), ""),

@@ -178,7 +178,7 @@ pub(crate) struct Index {
 
 impl Index {
     /// The key path of the innermost node starting at or before `position`.
-    pub fn key_at(&self, position: Position) -> String {
+    pub(crate) fn key_at(&self, position: Position) -> String {
         let end = self.nodes.partition_point(|(at, _)| *at <= position);
         end.checked_sub(1)
             .and_then(|i| self.nodes.get(i))
@@ -187,7 +187,7 @@ impl Index {
     }
 
     /// Where the node with this key path starts (its key, for a mapping value).
-    pub fn position_of(&self, key: &str) -> Option<Position> {
+    pub(crate) fn position_of(&self, key: &str) -> Option<Position> {
         self.nodes
             .iter()
             .find(|(_, path)| path == key)

@@ -22,7 +22,7 @@
 //! ([`crate::tools::TaskOutputTool`], [`crate::tools::TaskStopTool`]) is marked notified and is
 //! not told again.
 
-pub mod dir;
+pub(crate) mod dir;
 mod output;
 
 use std::collections::VecDeque;

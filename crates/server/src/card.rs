@@ -19,7 +19,12 @@ use subagent_core::registry::Registry;
 use crate::{RPC_PATH, ServerConfig, Skill, State};
 
 /// The card's JSON.
-pub fn card(registry: &Registry, skills: &[Skill], config: &ServerConfig, base: &str) -> Value {
+pub(crate) fn card(
+    registry: &Registry,
+    skills: &[Skill],
+    config: &ServerConfig,
+    base: &str,
+) -> Value {
     let rows = skills
         .iter()
         .map(|skill| SkillRow {
@@ -94,7 +99,7 @@ pub fn card(registry: &Registry, skills: &[Skill], config: &ServerConfig, base: 
 }
 
 /// `GET /.well-known/agent-card.json` (public).
-pub async fn serve_card(Extract(state): Extract<Arc<State>>) -> Response {
+pub(crate) async fn serve_card(Extract(state): Extract<Arc<State>>) -> Response {
     let body = serde_json::to_vec(&state.card).unwrap_or_default();
     (
         StatusCode::OK,

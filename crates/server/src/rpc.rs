@@ -113,7 +113,7 @@ fn not_found(id: &str) -> RpcError {
 }
 
 /// `POST /a2a`.
-pub async fn handle(Extract(state): Extract<Arc<State>>, request: Request) -> Response {
+pub(crate) async fn handle(Extract(state): Extract<Arc<State>>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
     if let Some(token) = &state.config.token
         && !token.admits(

@@ -37,7 +37,7 @@ pub struct Skill {
 
 /// What a request resolved to: the provider to start and the request.
 #[derive(Debug)]
-pub struct Resolved {
+pub(crate) struct Resolved {
     /// The provider.
     pub provider: String,
     /// The skill it was sent to.
@@ -65,7 +65,7 @@ fn prompt(message: &Message) -> String {
 /// `INVALID_ARGUMENTS` for an empty prompt, unreadable fields or an unknown skill;
 /// `UNKNOWN_AGENT_TYPE` for an agent type the server does not offer; `DEPTH_EXCEEDED` when the
 /// child would run deeper than `max_depth`.
-pub fn resolve(
+pub(crate) fn resolve(
     skills: &[Skill],
     message: &Message,
     request_metadata: Option<&subagent_a2a::types::Metadata>,
@@ -179,7 +179,7 @@ pub fn resolve(
 }
 
 /// The submitted task of a new run: the user's message in its history.
-pub fn submitted(run: &Run, context_id: String, mut message: Message) -> Task {
+pub(crate) fn submitted(run: &Run, context_id: String, mut message: Message) -> Task {
     let id = run.id().to_string();
     message.task_id = Some(id.clone());
     message.context_id = Some(context_id.clone());
@@ -238,7 +238,7 @@ fn public(outcome: &Outcome) -> Outcome {
 }
 
 /// The A2A state an outcome ends in.
-pub fn final_state(status: StopReason) -> TaskState {
+pub(crate) fn final_state(status: StopReason) -> TaskState {
     match status {
         StopReason::Completed => TaskState::Completed,
         StopReason::Cancelled => TaskState::Canceled,
@@ -251,7 +251,7 @@ pub fn final_state(status: StopReason) -> TaskState {
 /// client that saw the end can start another run at once; so is what continuing the task needs
 /// (its provider, `skill` and session), so a client that saw the end can continue it at once,
 /// and the session's transcript is counted for the task in `tasks` (deleted once forgotten).
-pub async fn drive<S>(
+pub(crate) async fn drive<S>(
     entry: Arc<Entry>,
     mut run: Run,
     slot: S,

@@ -26,15 +26,15 @@ use std::sync::{Arc, Mutex, PoisonError};
 use subagent_a2a::types::StreamResponse;
 
 use entry::Budget;
-pub use entry::Entry;
-pub use references::Hold;
+pub(crate) use entry::Entry;
+pub(crate) use references::Hold;
 use references::References;
 
 use crate::transcripts::Transcripts;
 
 /// What a finished task needs to be continued by a later message (as `resume`).
 #[derive(Clone, Debug)]
-pub struct Resumable {
+pub(crate) struct Resumable {
     /// The provider that ran it.
     pub provider: String,
     /// The skill it was sent to.
@@ -47,7 +47,7 @@ pub struct Resumable {
 /// finished ones are forgotten, and with them the transcripts no kept task refers to any more.
 /// Clones share the table.
 #[derive(Clone, Debug)]
-pub struct Tasks {
+pub(crate) struct Tasks {
     shared: Arc<Shared>,
 }
 
@@ -113,7 +113,7 @@ impl Tasks {
     /// A table keeping at most `keep` tasks and `keep_bytes` bytes of them (live tasks are
     /// never forgotten), deleting their transcripts in `transcripts` (the session store's
     /// directory; `None`: none) once no kept task refers to them.
-    pub fn new(keep: usize, keep_bytes: usize, transcripts: Option<PathBuf>) -> Self {
+    pub(crate) fn new(keep: usize, keep_bytes: usize, transcripts: Option<PathBuf>) -> Self {
         Self {
             shared: Arc::new(Shared {
                 table: Mutex::new(Table::default()),
@@ -127,12 +127,12 @@ impl Tasks {
     }
 
     /// The bytes the kept tasks take, as JSON.
-    pub fn used(&self) -> usize {
+    pub(crate) fn used(&self) -> usize {
         self.shared.used.load(Ordering::Relaxed)
     }
 
     /// Records `event` for the task `entry` ([`Entry::push`]), then sheds past the byte bound.
-    pub fn push(&self, entry: &Entry, event: StreamResponse) {
+    pub(crate) fn push(&self, entry: &Entry, event: StreamResponse) {
         entry.push(event);
         if self.used() > self.shared.shed_at.load(Ordering::Relaxed) {
             let target = self.shared.keep_bytes / 4 * 3;
@@ -187,7 +187,7 @@ impl Tasks {
     /// Adds a task (given `held`, the transcripts of the task it continues), forgetting the
     /// oldest finished ones past the bound and deleting the transcripts they were the last to
     /// refer to.
-    pub fn insert(&self, id: String, entry: Arc<Entry>, held: Option<Hold>) {
+    pub(crate) fn insert(&self, id: String, entry: Arc<Entry>, held: Option<Hold>) {
         let mut gone = Vec::new();
         {
             let mut table = self.lock();
@@ -207,14 +207,14 @@ impl Tasks {
     }
 
     /// The task of that id.
-    pub fn get(&self, id: &str) -> Option<Arc<Entry>> {
+    pub(crate) fn get(&self, id: &str) -> Option<Arc<Entry>> {
         self.lock().by_id.get(id).cloned()
     }
 
     /// The task of that id, for a run that continues it, and once it has finished (`None`
     /// while it runs) a [`Hold`] on its transcripts. Seen finished under the same lock as its
     /// transcripts: a run's transcript is counted before its task finishes, so none is missed.
-    pub fn continuing(&self, id: &str) -> Option<(Arc<Entry>, Option<Hold>)> {
+    pub(crate) fn continuing(&self, id: &str) -> Option<(Arc<Entry>, Option<Hold>)> {
         let mut table = self.lock();
         let entry = table.by_id.get(id).cloned()?;
         let paths = {
@@ -234,7 +234,7 @@ impl Tasks {
     /// Counts `transcript` (the run's, named by its outcome) for the task `entry`, if it is one
     /// the server may delete and not counted for it yet. Call it before the task's last event:
     /// a live task is never forgotten, so it is still in the table.
-    pub fn attach(&self, entry: &Entry, transcript: &Path) {
+    pub(crate) fn attach(&self, entry: &Entry, transcript: &Path) {
         if !self.shared.transcripts.owns(transcript) {
             return;
         }
@@ -249,7 +249,7 @@ impl Tasks {
     }
 
     /// Every task, oldest first.
-    pub fn all(&self) -> Vec<Arc<Entry>> {
+    pub(crate) fn all(&self) -> Vec<Arc<Entry>> {
         self.lock()
             .order
             .iter()
@@ -259,7 +259,7 @@ impl Tasks {
 
     /// At shutdown, once every run has ended: deletes the transcripts of the tasks still kept
     /// (nobody can reach them once the process ends) and waits for every deletion.
-    pub async fn close(&self) {
+    pub(crate) async fn close(&self) {
         let gone: Vec<PathBuf> = {
             let mut table = self.lock();
             for (_, entry) in &table.order {

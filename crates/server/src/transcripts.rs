@@ -24,7 +24,7 @@ use tokio_util::task::TaskTracker;
 
 /// Which transcripts may be deleted, and the deletions under way.
 #[derive(Debug)]
-pub struct Transcripts {
+pub(crate) struct Transcripts {
     /// The session store's directory; `None`: delete nothing (`--keep-transcripts`).
     dir: Option<PathBuf>,
     removals: TaskTracker,
@@ -40,7 +40,7 @@ struct Queue {
 
 impl Transcripts {
     /// Deleting this server's transcripts in `dir`; `None` deletes none.
-    pub fn new(dir: Option<PathBuf>) -> Self {
+    pub(crate) fn new(dir: Option<PathBuf>) -> Self {
         Self {
             dir,
             removals: TaskTracker::new(),
@@ -50,7 +50,7 @@ impl Transcripts {
 
     /// Whether `path` is a transcript the server may delete once no task refers to it: a
     /// session file (`<UUID>.jsonl`) directly in the store's directory.
-    pub fn owns(&self, path: &Path) -> bool {
+    pub(crate) fn owns(&self, path: &Path) -> bool {
         let Some(dir) = &self.dir else {
             return false;
         };
@@ -64,7 +64,7 @@ impl Transcripts {
 
     /// Deletes `paths` (on the blocking pool when there is a runtime: queued for the worker
     /// that is draining the queue, or for one started now).
-    pub fn remove(&self, paths: Vec<PathBuf>) {
+    pub(crate) fn remove(&self, paths: Vec<PathBuf>) {
         if paths.is_empty() {
             return;
         }
@@ -96,7 +96,7 @@ impl Transcripts {
     }
 
     /// Waits until every deletion asked for so far is done.
-    pub async fn settled(&self) {
+    pub(crate) async fn settled(&self) {
         self.removals.close();
         self.removals.wait().await;
         self.removals.reopen();

@@ -38,7 +38,7 @@ fn slowloris_table(line: &Value) -> String {
 }
 
 /// Everything a run measured.
-pub struct Figures {
+pub(crate) struct Figures {
     pub options: Options,
     pub lines: Vec<Value>,
     pub samples: Vec<Sample>,
@@ -66,7 +66,7 @@ impl Figures {
 
     /// The RSS growth over the second half of the soak, in percent (`None`: a soak shorter
     /// than [`JUDGED_SOAK_SECS`], or too few samples).
-    pub fn soak_growth(&self) -> Option<f64> {
+    pub(crate) fn soak_growth(&self) -> Option<f64> {
         if self.options.soak_secs < JUDGED_SOAK_SECS {
             return None;
         }
@@ -77,7 +77,7 @@ impl Figures {
             .then(|| (last.rss_kib as f64 - half.rss_kib as f64) * 100.0 / half.rss_kib as f64)
     }
 
-    pub fn report(&self) -> Report {
+    pub(crate) fn report(&self) -> Report {
         let mut md = String::new();
         let o = &self.options;
         let _ = writeln!(

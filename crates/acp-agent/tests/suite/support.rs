@@ -28,7 +28,7 @@ use subagent_test_support::FakeServer;
 use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 
 /// Builds the parent the CLI builds, minus the preset.
-pub struct TestParent {
+pub(super) struct TestParent {
     model: Arc<dyn Model>,
     registry: Arc<Registry>,
     mode: PermissionMode,
@@ -36,7 +36,7 @@ pub struct TestParent {
 }
 
 impl TestParent {
-    pub fn new(server: &FakeServer, mode: PermissionMode) -> Self {
+    pub(super) fn new(server: &FakeServer, mode: PermissionMode) -> Self {
         let model = server.model(ModelKind::Anthropic);
         let registry = Registry::with_max_depth(3);
         registry
@@ -81,22 +81,22 @@ impl ParentFactory for TestParent {
 /// What the client saw: every `session/update` (as JSON, in order) and every permission
 /// question.
 #[derive(Clone, Default)]
-pub struct Seen {
+pub(super) struct Seen {
     pub updates: Arc<Mutex<Vec<Value>>>,
     pub questions: Arc<Mutex<Vec<Value>>>,
 }
 
 impl Seen {
-    pub fn updates(&self) -> Vec<Value> {
+    pub(super) fn updates(&self) -> Vec<Value> {
         self.updates.lock().unwrap().clone()
     }
 
-    pub fn questions(&self) -> Vec<Value> {
+    pub(super) fn questions(&self) -> Vec<Value> {
         self.questions.lock().unwrap().clone()
     }
 
     /// The text of the agent's message chunks, joined.
-    pub fn message(&self) -> String {
+    pub(super) fn message(&self) -> String {
         self.updates()
             .iter()
             .filter(|u| u["sessionUpdate"] == "agent_message_chunk")
@@ -106,15 +106,16 @@ impl Seen {
 }
 
 /// How the client answers permission questions.
-pub type Answer = Arc<dyn Fn(&RequestPermissionRequest) -> RequestPermissionOutcome + Send + Sync>;
+pub(super) type Answer =
+    Arc<dyn Fn(&RequestPermissionRequest) -> RequestPermissionOutcome + Send + Sync>;
 
-pub fn select(option: &'static str) -> Answer {
+pub(super) fn select(option: &'static str) -> Answer {
     Arc::new(move |_| RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new(option)))
 }
 
 /// Serves `factory` on one end of a pipe and runs `body` with a client on the other; the
 /// client's end closes when `body` returns and the server's end is awaited.
-pub async fn with_client<R>(
+pub(super) async fn with_client<R>(
     factory: Arc<dyn ParentFactory>,
     answer: Answer,
     body: impl AsyncFnOnce(ConnectionTo<AcpAgent>, Seen) -> R,
@@ -163,7 +164,7 @@ pub async fn with_client<R>(
 }
 
 /// initialize + session/new in `cwd`: the session id.
-pub async fn open(cx: &ConnectionTo<AcpAgent>, cwd: &Path) -> String {
+pub(super) async fn open(cx: &ConnectionTo<AcpAgent>, cwd: &Path) -> String {
     cx.send_request(InitializeRequest::new(ProtocolVersion::V1))
         .block_task()
         .await
@@ -177,7 +178,7 @@ pub async fn open(cx: &ConnectionTo<AcpAgent>, cwd: &Path) -> String {
 }
 
 /// One text prompt: its stop reason, or the error's JSON.
-pub async fn prompt(
+pub(super) async fn prompt(
     cx: &ConnectionTo<AcpAgent>,
     session: &str,
     text: &str,

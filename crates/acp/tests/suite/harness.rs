@@ -11,7 +11,7 @@ use subagent_test_support::FakeServer;
 use tempfile::TempDir;
 
 /// The model slug codex-acp asks for: in codex's bundled catalog.
-pub const CODEX_MODEL: &str = "gpt-5.5";
+pub(super) const CODEX_MODEL: &str = "gpt-5.5";
 
 fn clis() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/clis/node_modules")
@@ -28,7 +28,7 @@ fn installed(path: PathBuf) -> PathBuf {
 
 /// The two pinned adapters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Adapter {
+pub(super) enum Adapter {
     /// `@zed-industries/codex-acp` 0.16.0 (native).
     Codex,
     /// `@zed-industries/claude-agent-acp` 0.23.1 (node), running the pinned `claude`.
@@ -36,7 +36,7 @@ pub enum Adapter {
 }
 
 /// The row config of `adapter` pointed at `server`, with its sandbox under `root`.
-pub fn config(adapter: Adapter, server: &FakeServer, root: &Path) -> AcpConfig {
+pub(super) fn config(adapter: Adapter, server: &FakeServer, root: &Path) -> AcpConfig {
     for dir in ["home", "home/.claude", "codex-home", "tmp"] {
         std::fs::create_dir_all(root.join(dir)).unwrap();
     }
@@ -125,13 +125,13 @@ pub fn config(adapter: Adapter, server: &FakeServer, root: &Path) -> AcpConfig {
 }
 
 /// A fake server plus the temp dirs of one test.
-pub struct Harness {
+pub(super) struct Harness {
     pub server: FakeServer,
     root: TempDir,
 }
 
 impl Harness {
-    pub async fn new(scenarios: &str) -> Self {
+    pub(super) async fn new(scenarios: &str) -> Self {
         let server = FakeServer::from_yaml(scenarios).await.unwrap();
         let root = tempfile::Builder::new()
             .prefix("subagent-acp-e2e-")
@@ -141,29 +141,33 @@ impl Harness {
         Self { server, root }
     }
 
-    pub fn project(&self) -> PathBuf {
+    pub(super) fn project(&self) -> PathBuf {
         self.root.path().join("project")
     }
 
-    pub fn config(&self, adapter: Adapter) -> AcpConfig {
+    pub(super) fn config(&self, adapter: Adapter) -> AcpConfig {
         config(adapter, &self.server, self.root.path())
     }
 
-    pub fn provider(&self, adapter: Adapter, adjust: impl FnOnce(&mut AcpConfig)) -> AcpProvider {
+    pub(super) fn provider(
+        &self,
+        adapter: Adapter,
+        adjust: impl FnOnce(&mut AcpConfig),
+    ) -> AcpProvider {
         let mut config = self.config(adapter);
         adjust(&mut config);
         AcpProvider::new("acp", config).unwrap()
     }
 
-    pub fn request(&self, prompt: &str) -> StartRequestBuilder {
+    pub(super) fn request(&self, prompt: &str) -> StartRequestBuilder {
         StartRequest::builder(prompt).cwd(self.project())
     }
 }
 
 /// Collects every event and the outcome of a run (which must end within 120 s).
-pub async fn finish(run: Run) -> (Vec<RunEvent>, Outcome) {
+pub(super) async fn finish(run: Run) -> (Vec<RunEvent>, Outcome) {
     subagent_test_support::runs::finish_within(run, Duration::from_secs(120)).await
 }
 
 /// Live processes whose command line contains `needle`, as `PID: CMDLINE`.
-pub use subagent_test_support::procs::live_lines_with as live_processes_matching;
+pub(super) use subagent_test_support::procs::live_lines_with as live_processes_matching;

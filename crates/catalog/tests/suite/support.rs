@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 /// Writes `text` to `root/relative`, creating parent directories.
-pub fn write(root: &Path, relative: &str, text: &str) -> PathBuf {
+pub(super) fn write(root: &Path, relative: &str, text: &str) -> PathBuf {
     let path = root.join(relative);
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(&path, text).unwrap();
@@ -11,12 +11,12 @@ pub fn write(root: &Path, relative: &str, text: &str) -> PathBuf {
 }
 
 /// A minimal valid definition.
-pub fn agent(name: &str, description: &str) -> String {
+pub(super) fn agent(name: &str, description: &str) -> String {
     format!("---\nname: {name}\ndescription: {description}\n---\nYou are {name}.\n")
 }
 
 /// The warnings as displayed, with `root` replaced by `<root>` so tables can spell them.
-pub fn shown(warnings: &[subagent_catalog::Warning], root: &Path) -> Vec<String> {
+pub(super) fn shown(warnings: &[subagent_catalog::Warning], root: &Path) -> Vec<String> {
     warnings
         .iter()
         .map(|w| w.to_string().replace(&root.display().to_string(), "<root>"))

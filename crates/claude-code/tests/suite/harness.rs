@@ -12,7 +12,7 @@ use subagent_test_support::{FakeServer, RecordedRequest};
 use tempfile::TempDir;
 
 /// The scenarios of the suite: each test picks one by a marker word in its prompt.
-pub const SCENARIOS: &str = r#"
+pub(super) const SCENARIOS: &str = r#"
 - name: bash
   match: "BASH-ROUND-TRIP"
   steps:
@@ -87,7 +87,7 @@ pub const SCENARIOS: &str = r#"
 "#;
 
 /// The installed claude (`cargo xtask install-clis`).
-pub fn claude_binary() -> PathBuf {
+pub(super) fn claude_binary() -> PathBuf {
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let binary = workspace.join("target/clis/node_modules/.bin/claude");
     assert!(
@@ -101,19 +101,19 @@ pub fn claude_binary() -> PathBuf {
 
 /// Whether `dir` is inside a git work tree: a `.git` directory with a `HEAD`, or a `.git` file
 /// (a linked worktree), in it or any ancestor.
-pub fn inside_git_repo(dir: &Path) -> bool {
+pub(super) fn inside_git_repo(dir: &Path) -> bool {
     dir.ancestors()
         .any(|d| d.join(".git/HEAD").is_file() || d.join(".git").is_file())
 }
 
 /// A fake server plus the temp dirs of one test.
-pub struct Harness {
+pub(super) struct Harness {
     pub server: FakeServer,
     root: TempDir,
 }
 
 impl Harness {
-    pub async fn new() -> Self {
+    pub(super) async fn new() -> Self {
         let server = FakeServer::from_yaml(SCENARIOS).await.unwrap();
         let root = tempfile::Builder::new()
             .prefix("subagent-claude-e2e-")
@@ -131,12 +131,12 @@ impl Harness {
         harness
     }
 
-    pub fn project(&self) -> PathBuf {
+    pub(super) fn project(&self) -> PathBuf {
         self.root.path().join("project")
     }
 
     /// The config every test starts from.
-    pub fn config(&self) -> ClaudeCodeConfig {
+    pub(super) fn config(&self) -> ClaudeCodeConfig {
         let dir = |name: &str| self.root.path().join(name).display().to_string();
         ClaudeCodeConfig {
             binary: claude_binary(),
@@ -155,29 +155,32 @@ impl Harness {
         }
     }
 
-    pub fn provider(&self, adjust: impl FnOnce(&mut ClaudeCodeConfig)) -> ClaudeCodeProvider {
+    pub(super) fn provider(
+        &self,
+        adjust: impl FnOnce(&mut ClaudeCodeConfig),
+    ) -> ClaudeCodeProvider {
         let mut config = self.config();
         adjust(&mut config);
         ClaudeCodeProvider::new("claude", config).unwrap()
     }
 
-    pub fn request(&self, prompt: &str) -> StartRequestBuilder {
+    pub(super) fn request(&self, prompt: &str) -> StartRequestBuilder {
         StartRequest::builder(prompt).cwd(self.project())
     }
 
     /// The model requests so far (`POST /v1/messages`).
-    pub fn model_requests(&self) -> Vec<RecordedRequest> {
+    pub(super) fn model_requests(&self) -> Vec<RecordedRequest> {
         self.server.model_requests()
     }
 }
 
 /// Collects every event and the outcome of a run (which must end within 120 s).
-pub async fn finish(run: Run) -> (Vec<RunEvent>, Outcome) {
+pub(super) async fn finish(run: Run) -> (Vec<RunEvent>, Outcome) {
     subagent_test_support::runs::finish_within(run, Duration::from_secs(120)).await
 }
 
 /// The names of the tools a recorded request offered.
-pub fn tool_names(request: &RecordedRequest) -> Vec<String> {
+pub(super) fn tool_names(request: &RecordedRequest) -> Vec<String> {
     request
         .body
         .as_ref()
@@ -193,7 +196,7 @@ pub fn tool_names(request: &RecordedRequest) -> Vec<String> {
 }
 
 /// The system prompt text of a recorded request.
-pub fn system_text(request: &RecordedRequest) -> String {
+pub(super) fn system_text(request: &RecordedRequest) -> String {
     match request.body.as_ref().and_then(|b| b.get("system")) {
         Some(Value::String(text)) => text.clone(),
         Some(Value::Array(blocks)) => blocks
@@ -206,7 +209,7 @@ pub fn system_text(request: &RecordedRequest) -> String {
 }
 
 /// Live processes whose cwd is `dir` or below it, or whose command line contains `needle`.
-pub fn live_processes(dir: &Path, needle: &str) -> Vec<String> {
+pub(super) fn live_processes(dir: &Path, needle: &str) -> Vec<String> {
     subagent_test_support::procs::live()
         .iter()
         .filter(|p| p.runs_in(dir) || p.cmdline.contains(needle))
@@ -215,7 +218,7 @@ pub fn live_processes(dir: &Path, needle: &str) -> Vec<String> {
 }
 
 /// The texts of the run's top-level `Text` events.
-pub fn texts(events: &[RunEvent]) -> Vec<String> {
+pub(super) fn texts(events: &[RunEvent]) -> Vec<String> {
     events
         .iter()
         .filter_map(|e| match e {

@@ -26,7 +26,7 @@ use crate::setup::Runnable;
 use crate::{EXIT_CANCELLED, EXIT_COMPLETED, EXIT_NOT_COMPLETED, Refusal};
 
 /// Runs one subcommand with the provider kinds of this build (`setup::factories`).
-pub async fn dispatch(command: Command, factories: &[Arc<dyn ProviderFactory>]) -> ExitCode {
+pub(crate) async fn dispatch(command: Command, factories: &[Arc<dyn ProviderFactory>]) -> ExitCode {
     match command {
         Command::Delegate(args) => {
             let json = args.json;

@@ -62,7 +62,7 @@ fn notes(listing: &[subagent_preset::ProviderListing]) -> Vec<String> {
 }
 
 /// The capability table as Markdown, one row per provider.
-pub fn providers_markdown(listing: &[subagent_preset::ProviderListing]) -> String {
+pub(super) fn providers_markdown(listing: &[subagent_preset::ProviderListing]) -> String {
     let mut out = String::from(
         "| provider | kind | output_schema | depth_limit | tool_filter | persona | model_override | max_turns | resume | isolation | effort | inherits_parent_context |\n\
          | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n",
@@ -99,7 +99,7 @@ pub fn providers_markdown(listing: &[subagent_preset::ProviderListing]) -> Strin
 const MAX_CELL_CHARS: usize = 40;
 
 /// The capability table as text.
-pub fn providers_table(listing: &[subagent_preset::ProviderListing]) -> String {
+pub(super) fn providers_table(listing: &[subagent_preset::ProviderListing]) -> String {
     let headers = [
         "provider",
         "kind",

@@ -16,17 +16,17 @@ use subagent_test_support::FakeServer;
 
 use super::support::worker_registry;
 
-pub const TOKEN: &str = "a2a-provider-test-token-0123";
+pub(super) const TOKEN: &str = "a2a-provider-test-token-0123";
 
 /// `subagent serve` in this process on 127.0.0.1:0, its runs in `cwd` (it serves until the
 /// runtime ends); its base URL.
-pub fn serve(registry: Registry, cwd: &std::path::Path) -> String {
+pub(super) fn serve(registry: Registry, cwd: &std::path::Path) -> String {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     serve_on(registry, cwd, listener, None)
 }
 
 /// [`serve`] on `listener`, its card naming `public` (a proxy in front) as where to reach it.
-pub fn serve_on(
+pub(super) fn serve_on(
     registry: Registry,
     cwd: &std::path::Path,
     listener: std::net::TcpListener,
@@ -50,7 +50,7 @@ pub fn serve_on(
 }
 
 /// An a2a provider named `remote` in front of `base`.
-pub fn provider(base: &str, idle_ms: Option<u64>) -> A2aProvider {
+pub(super) fn provider(base: &str, idle_ms: Option<u64>) -> A2aProvider {
     let mut config = A2aConfig::new(base);
     if let Some(idle) = idle_ms {
         config.timeouts.idle_ms = idle;

@@ -33,13 +33,13 @@ const SCENARIOS: &str = r#"
       text: "after"
 "#;
 
-pub const TOKEN: &str = "serve-test-token-0123456789";
+pub(super) const TOKEN: &str = "serve-test-token-0123456789";
 
 /// `subagent serve` on 127.0.0.1:0 with the token in `A2A_TOKEN`; returns the child, its
 /// stderr (past the announcement) and the base URL it announced.
 /// A child process (a `subagent serve`, a worker) killed and reaped when dropped: a test that
 /// fails halfway leaves no server running (seen: a failed test's server outlived it by hours).
-pub struct Served(Option<Child>);
+pub(super) struct Served(Option<Child>);
 
 impl Served {
     /// The child, no longer killed on drop.
@@ -71,11 +71,11 @@ impl Drop for Served {
     }
 }
 
-pub fn start(home: &Path, preset: &Path) -> (Served, BufReader<ChildStderr>, String) {
+pub(super) fn start(home: &Path, preset: &Path) -> (Served, BufReader<ChildStderr>, String) {
     start_with(home, preset, &[])
 }
 
-pub fn start_with(
+pub(super) fn start_with(
     home: &Path,
     preset: &Path,
     extra: &[&str],
@@ -84,7 +84,7 @@ pub fn start_with(
 }
 
 /// [`start_with`], run by bash after `ulimit` with `limit` (`-Sn 1024`) when there is one.
-pub fn start_limited(
+pub(super) fn start_limited(
     home: &Path,
     preset: &Path,
     extra: &[&str],
@@ -135,7 +135,7 @@ pub fn start_limited(
 }
 
 /// SIGTERM, then the exit status and the rest of stderr.
-pub fn stop(
+pub(super) fn stop(
     child: impl Into<Served>,
     mut stderr: BufReader<ChildStderr>,
 ) -> (Option<i32>, String, String) {
@@ -171,7 +171,7 @@ async fn serve_announces_its_address_on_stderr_and_sigterm_stops_it() {
 }
 
 /// One JSON-RPC call over a plain HTTP/1.1 connection; the response's body.
-pub fn post(base: &str, body: &serde_json::Value) -> String {
+pub(super) fn post(base: &str, body: &serde_json::Value) -> String {
     use std::io::{Read, Write};
     let addr = base.trim_start_matches("http://");
     let mut stream = std::net::TcpStream::connect(addr).unwrap();

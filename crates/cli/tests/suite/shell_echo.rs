@@ -20,7 +20,7 @@ use subagent_process::{Blame, ProcessSpec, Secrets, StopCause};
 use subagent_test_support::FakeServer;
 
 /// The kind name in presets.
-pub const KIND: &str = "shell-echo";
+pub(super) const KIND: &str = "shell-echo";
 
 /// The most of the script's stdout, and of its stderr, that is kept.
 const KEPT_BYTES: usize = 64 * 1024;
@@ -28,7 +28,7 @@ const KEPT_BYTES: usize = 64 * 1024;
 /// The `config:` block of a `shell-echo` row; `{}` is valid (a default row works).
 #[derive(Clone, Debug, serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ShellEchoConfig {
+pub(super) struct ShellEchoConfig {
     /// The shell that runs the prompt (`SHELL -c PROMPT`).
     #[serde(default = "default_shell")]
     pub shell: String,
@@ -39,7 +39,7 @@ fn default_shell() -> String {
 }
 
 /// Runs the prompt as a shell script: what it prints is the answer, a non-zero exit a failure.
-pub struct ShellEcho {
+pub(super) struct ShellEcho {
     name: String,
     config: ShellEchoConfig,
     secrets: Secrets,
@@ -103,7 +103,7 @@ impl SubagentProvider for ShellEcho {
 }
 
 /// Builds [`ShellEcho`]s from rows of `kind: shell-echo`; `claims` is what they declare.
-pub struct ShellEchoFactory {
+pub(super) struct ShellEchoFactory {
     pub claims: Capabilities,
 }
 
@@ -115,7 +115,7 @@ impl Default for ShellEchoFactory {
 
 impl ShellEchoFactory {
     /// The honest factory: it declares nothing.
-    pub fn new() -> Self {
+    pub(super) fn new() -> Self {
         Self {
             claims: Capabilities::NONE,
         }

@@ -18,7 +18,7 @@ use subagent_spawn::{SpawnConfig, SpawnProvider};
 use subagent_test_support::{FakeServer, procs};
 
 /// The workspace root (presets live there).
-pub fn root() -> PathBuf {
+pub(super) fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .and_then(Path::parent)
@@ -27,24 +27,24 @@ pub fn root() -> PathBuf {
 }
 
 /// A shipped preset.
-pub fn preset(name: &str) -> PathBuf {
+pub(super) fn preset(name: &str) -> PathBuf {
     root().join("presets").join(name)
 }
 
-pub use subagent_test_support::cli::Subagent;
+pub(super) use subagent_test_support::cli::Subagent;
 
 /// The `subagent` binary of this build.
-pub fn bin() -> PathBuf {
+pub(super) fn bin() -> PathBuf {
     assert_cmd::cargo::cargo_bin("subagent")
 }
 
 /// The binary with a clean, offline environment: no API keys, HOME in `home`.
-pub fn subagent(home: &Path) -> Command {
+pub(super) fn subagent(home: &Path) -> Command {
     Command::from_std(Subagent::new(bin(), home).command())
 }
 
 /// Copies `from` (a directory of files) into `to`.
-pub fn copy_dir(from: &Path, to: &Path) {
+pub(super) fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap() {
         let entry = entry.unwrap();
@@ -55,7 +55,7 @@ pub fn copy_dir(from: &Path, to: &Path) {
 }
 
 /// The words of a shell command line: spaces split, double quotes group.
-pub fn shell_words(line: &str) -> Vec<String> {
+pub(super) fn shell_words(line: &str) -> Vec<String> {
     let mut words = Vec::new();
     let mut current = String::new();
     let mut quoted = false;
@@ -85,17 +85,17 @@ pub fn shell_words(line: &str) -> Vec<String> {
 }
 
 /// Stdout as text.
-pub fn stdout(output: &std::process::Output) -> String {
+pub(super) fn stdout(output: &std::process::Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
 /// Stderr as text.
-pub fn stderr(output: &std::process::Output) -> String {
+pub(super) fn stderr(output: &std::process::Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
 /// The JSON lines of stdout.
-pub fn json_lines(output: &std::process::Output) -> Vec<serde_json::Value> {
+pub(super) fn json_lines(output: &std::process::Output) -> Vec<serde_json::Value> {
     stdout(output)
         .lines()
         .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
@@ -103,7 +103,7 @@ pub fn json_lines(output: &std::process::Output) -> Vec<serde_json::Value> {
 }
 
 /// Replaces run ids and durations so snapshots are stable.
-pub fn redact(value: &mut serde_json::Value) {
+pub(super) fn redact(value: &mut serde_json::Value) {
     match value {
         serde_json::Value::Object(map) => {
             for (key, item) in map.iter_mut() {
@@ -121,7 +121,7 @@ pub fn redact(value: &mut serde_json::Value) {
 
 /// A preset in `dir` whose model is the fake server at `url` (Anthropic protocol, key from
 /// `FAKE_KEY`).
-pub fn fake_preset(dir: &Path, url: &str, extra: &str) -> PathBuf {
+pub(super) fn fake_preset(dir: &Path, url: &str, extra: &str) -> PathBuf {
     let path = dir.join("fake.yaml");
     std::fs::write(
         &path,
@@ -134,7 +134,7 @@ pub fn fake_preset(dir: &Path, url: &str, extra: &str) -> PathBuf {
 }
 
 /// Pids of live processes (other than this one) whose command line contains `needle`.
-pub fn processes_with(needle: &str) -> Vec<u32> {
+pub(super) fn processes_with(needle: &str) -> Vec<u32> {
     procs::live_with(needle).iter().map(|p| p.pid).collect()
 }
 
@@ -142,7 +142,7 @@ pub fn processes_with(needle: &str) -> Vec<u32> {
 /// `dir` or below it: a test's own, not those of a test running beside it with the same program.
 /// (Used by the e2e teams tests only.)
 #[cfg(feature = "e2e")]
-pub fn processes_in(dir: &std::path::Path, needle: &str) -> Vec<u32> {
+pub(super) fn processes_in(dir: &std::path::Path, needle: &str) -> Vec<u32> {
     procs::live_with(needle)
         .iter()
         .filter(|p| p.runs_in(dir))
@@ -151,7 +151,7 @@ pub fn processes_in(dir: &std::path::Path, needle: &str) -> Vec<u32> {
 }
 
 /// Waits (bounded) until `condition` holds; the child's progress is only observable in /proc.
-pub fn wait_for(what: &str, mut condition: impl FnMut() -> bool) {
+pub(super) fn wait_for(what: &str, mut condition: impl FnMut() -> bool) {
     let deadline = Instant::now() + Duration::from_secs(30);
     while !condition() {
         assert!(Instant::now() < deadline, "timed out waiting for {what}");
@@ -161,7 +161,7 @@ pub fn wait_for(what: &str, mut condition: impl FnMut() -> bool) {
 
 /// `text` (a human-output stderr) with the session id of its `session: ID (…)` line written `S`
 /// wherever it appears (it is a fresh UUID).
-pub fn session_as_s(text: &str) -> String {
+pub(super) fn session_as_s(text: &str) -> String {
     let id = text
         .lines()
         .find_map(|line| line.strip_prefix("session: "))
@@ -174,7 +174,7 @@ pub fn session_as_s(text: &str) -> String {
 
 /// A user's project in a temporary directory: a git repository with a small source file and a
 /// copy of the shipped `presets/`, and a `HOME` of its own beside it (no keys, no state).
-pub struct Project {
+pub(super) struct Project {
     dir: tempfile::TempDir,
     /// The project's directory (canonical).
     pub path: PathBuf,
@@ -184,7 +184,7 @@ pub struct Project {
 
 impl Project {
     /// A fresh project.
-    pub fn new() -> Self {
+    pub(super) fn new() -> Self {
         let dir = tempfile::Builder::new()
             .prefix("subagent-project-")
             .tempdir()
@@ -212,12 +212,12 @@ impl Project {
     }
 
     /// The temporary directory holding the project and its `HOME` (a place outside both).
-    pub fn outside(&self) -> &Path {
+    pub(super) fn outside(&self) -> &Path {
         self.dir.path()
     }
 
     /// `subagent` in the project (clean environment, this project's `HOME`).
-    pub fn subagent(&self) -> Command {
+    pub(super) fn subagent(&self) -> Command {
         let mut command = subagent(&self.home);
         command.current_dir(&self.path);
         command
@@ -225,7 +225,12 @@ impl Project {
 
     /// `line` run by bash in `dir` with this project's environment (`subagent` on `PATH`, no
     /// keys) plus `env`, as a user pastes it: exit code, stdout, stderr.
-    pub fn shell(&self, dir: &Path, line: &str, env: &[(&str, &str)]) -> std::process::Output {
+    pub(super) fn shell(
+        &self,
+        dir: &Path,
+        line: &str,
+        env: &[(&str, &str)],
+    ) -> std::process::Output {
         let bin = assert_cmd::cargo::cargo_bin("subagent");
         let path = format!(
             "{}:{}",
@@ -248,7 +253,7 @@ impl Project {
     }
 
     /// Writes `text` to `relative` in the project, making its directory.
-    pub fn write(&self, relative: &str, text: &str) -> PathBuf {
+    pub(super) fn write(&self, relative: &str, text: &str) -> PathBuf {
         let path = self.path.join(relative);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, text).unwrap();
@@ -258,7 +263,7 @@ impl Project {
 
 /// The line a long-running command (serve, worker) announces itself with on `stderr`, after the
 /// line naming the preset it uses (which every command prints first).
-pub fn announcement(stderr: &mut impl std::io::BufRead) -> String {
+pub(super) fn announcement(stderr: &mut impl std::io::BufRead) -> String {
     let mut line = String::new();
     stderr.read_line(&mut line).unwrap();
     assert!(line.starts_with("preset: "), "the preset first: {line}");
@@ -270,7 +275,7 @@ pub fn announcement(stderr: &mut impl std::io::BufRead) -> String {
 /// The registry a worker or a server serves in the CLI's remote tests: one spawn row (`spawn`:
 /// may write, keeps transcripts in `sessions`, can delegate to a second spawn provider) on the
 /// fake model server.
-pub fn worker_registry(server: &FakeServer, sessions: &Path) -> Registry {
+pub(super) fn worker_registry(server: &FakeServer, sessions: &Path) -> Registry {
     let model = server.model(ModelKind::Anthropic);
     let nested = Registry::new();
     nested
@@ -301,7 +306,12 @@ pub fn worker_registry(server: &FakeServer, sessions: &Path) -> Registry {
 /// blocking thread so the fake server keeps serving; asserts it exited 0 and returns its last
 /// JSON line (the outcome of a `--json` run).
 #[cfg(feature = "e2e")]
-pub async fn json_run(dir: &Path, args: &[&str], preset: &Path, prompt: &str) -> serde_json::Value {
+pub(super) async fn json_run(
+    dir: &Path,
+    args: &[&str],
+    preset: &Path,
+    prompt: &str,
+) -> serde_json::Value {
     let mut command = subagent(dir);
     command
         .env(
@@ -322,7 +332,7 @@ pub async fn json_run(dir: &Path, args: &[&str], preset: &Path, prompt: &str) ->
 /// The result of the delegation through `tool` in a `run --json` outcome, asserted not an
 /// error.
 #[cfg(feature = "e2e")]
-pub fn delegation_result(outcome: &serde_json::Value, tool: &str) -> String {
+pub(super) fn delegation_result(outcome: &serde_json::Value, tool: &str) -> String {
     let delegations = outcome["delegations"].as_array().unwrap();
     let d = delegations.iter().find(|d| d["tool"] == tool).unwrap();
     assert_eq!(d["is_error"], false, "{d}");
@@ -335,7 +345,7 @@ type Connect = dyn Fn(Registry, &Path) -> Arc<dyn SubagentProvider> + Send + Syn
 
 /// The conformance adapter of a kind that reaches spawn children remotely (a2a, nats): its
 /// provider fronts a [`worker_registry`] on the kit's fake server.
-pub struct Remote {
+pub(super) struct Remote {
     dir: tempfile::TempDir,
     sessions: tempfile::TempDir,
     factory: Arc<dyn ProviderFactory>,
@@ -344,7 +354,7 @@ pub struct Remote {
 
 impl Remote {
     /// An adapter for `factory`'s kind, its remote side started by `connect`.
-    pub fn new(
+    pub(super) fn new(
         factory: Arc<dyn ProviderFactory>,
         connect: impl Fn(Registry, &Path) -> Arc<dyn SubagentProvider> + Send + Sync + 'static,
     ) -> Self {

@@ -8,7 +8,7 @@ use super::harness::{Harness, MODEL, finish, texts};
 
 /// Scenarios of the tests in this file and `e2e_failures.rs`: matched on the latest genuine
 /// user prompt, never on codex's developer prompts.
-pub const SCENARIOS: &str = r#"
+pub(super) const SCENARIOS: &str = r#"
 - name: hello
   match: "(?i)^say hi$"
   steps:

@@ -10,10 +10,10 @@ use subagent_test_support::FakeServer;
 use tempfile::TempDir;
 
 /// The model slug the tests ask for: in codex's bundled catalog, so no metadata warning.
-pub const MODEL: &str = "gpt-5.5";
+pub(super) const MODEL: &str = "gpt-5.5";
 
 /// The installed codex: the native binary when present (~100 ms faster), else the npm wrapper.
-pub fn codex_binary() -> PathBuf {
+pub(super) fn codex_binary() -> PathBuf {
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let clis = workspace.join("target/clis/node_modules");
     let native = clis.join("@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex");
@@ -32,13 +32,13 @@ pub fn codex_binary() -> PathBuf {
 }
 
 /// A fake server plus the temp dirs of one test.
-pub struct Harness {
+pub(super) struct Harness {
     pub server: FakeServer,
     root: TempDir,
 }
 
 impl Harness {
-    pub async fn new(scenarios: &str) -> Self {
+    pub(super) async fn new(scenarios: &str) -> Self {
         let server = FakeServer::from_yaml(scenarios).await.unwrap();
         let root = tempfile::Builder::new()
             .prefix("subagent-codex-e2e-")
@@ -55,16 +55,16 @@ impl Harness {
         harness
     }
 
-    pub fn project(&self) -> PathBuf {
+    pub(super) fn project(&self) -> PathBuf {
         self.root.path().join("project")
     }
 
-    pub fn codex_home(&self) -> PathBuf {
+    pub(super) fn codex_home(&self) -> PathBuf {
         self.root.path().join("codex-home")
     }
 
     /// The config every test starts from.
-    pub fn config(&self) -> CodexConfig {
+    pub(super) fn config(&self) -> CodexConfig {
         let dir = |name: &str| self.root.path().join(name).display().to_string();
         CodexConfig {
             binary: codex_binary(),
@@ -91,23 +91,23 @@ impl Harness {
         }
     }
 
-    pub fn provider(&self, adjust: impl FnOnce(&mut CodexConfig)) -> CodexProvider {
+    pub(super) fn provider(&self, adjust: impl FnOnce(&mut CodexConfig)) -> CodexProvider {
         let mut config = self.config();
         adjust(&mut config);
         CodexProvider::new("codex", config).unwrap()
     }
 
-    pub fn request(&self, prompt: &str) -> StartRequestBuilder {
+    pub(super) fn request(&self, prompt: &str) -> StartRequestBuilder {
         StartRequest::builder(prompt).cwd(self.project())
     }
 }
 
 /// Collects every event and the outcome of a run (which must end within 300 s).
-pub async fn finish(run: Run) -> (Vec<RunEvent>, Outcome) {
+pub(super) async fn finish(run: Run) -> (Vec<RunEvent>, Outcome) {
     subagent_test_support::runs::finish_within(run, std::time::Duration::from_secs(300)).await
 }
 
-pub use subagent_test_support::runs::texts;
+pub(super) use subagent_test_support::runs::texts;
 
 /// Live processes whose command line contains `needle`, as `PID: CMDLINE`.
-pub use subagent_test_support::procs::live_lines_with as live_processes_matching;
+pub(super) use subagent_test_support::procs::live_lines_with as live_processes_matching;

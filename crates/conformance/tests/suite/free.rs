@@ -17,7 +17,7 @@ use tempfile::TempDir;
 
 /// A claim the provider makes and does not keep.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Claim {
+pub(super) enum Claim {
     /// Declares `persona`, which only a model request could show.
     Persona,
     /// Declares `output_schema` and answers with text only.
@@ -130,13 +130,13 @@ impl ProviderFactory for ScriptFactory {
 }
 
 /// The adapter of [`Script`], with or without a false claim.
-pub struct ScriptAdapter {
+pub(super) struct ScriptAdapter {
     dir: TempDir,
     claim: Option<Claim>,
 }
 
 impl ScriptAdapter {
-    pub fn new(claim: Option<Claim>) -> Self {
+    pub(super) fn new(claim: Option<Claim>) -> Self {
         Self {
             dir: tempfile::tempdir().unwrap_or_else(|e| panic!("a temp dir: {e}")),
             claim,
@@ -183,11 +183,11 @@ impl ModelFree for ScriptAdapter {
 /// The suite as a provider's tests write it. Its adapter is the sound script, or (in the child
 /// process of `verdicts::a_failing_suite_test_prints_one_line_and_no_backtrace`, which sets
 /// [`CLAIM`]) the one claiming `persona`.
-pub mod as_written {
+pub(super) mod as_written {
     use super::{Claim, ScriptAdapter};
 
     /// Set: the suite's adapter makes a false claim.
-    pub const CLAIM: &str = "SUBAGENT_KIT_TEST_FALSE_CLAIM";
+    pub(crate) const CLAIM: &str = "SUBAGENT_KIT_TEST_FALSE_CLAIM";
 
     fn adapter() -> ScriptAdapter {
         let claim = std::env::var_os(CLAIM).map(|_| Claim::Persona);

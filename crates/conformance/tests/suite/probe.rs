@@ -18,7 +18,7 @@ use tempfile::TempDir;
 
 /// Something a provider gets wrong.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Defect {
+pub(super) enum Defect {
     /// Declares `persona` but never sends it.
     DropsPersona,
     /// Declares `model_override` but asks its own model.
@@ -138,13 +138,13 @@ impl ProviderFactory for ProbeFactory {
 }
 
 /// The adapter of [`Probe`], with or without a defect.
-pub struct ProbeAdapter {
+pub(super) struct ProbeAdapter {
     dir: TempDir,
     defect: Option<Defect>,
 }
 
 impl ProbeAdapter {
-    pub fn new(defect: Option<Defect>) -> Self {
+    pub(super) fn new(defect: Option<Defect>) -> Self {
         Self {
             dir: tempfile::tempdir().unwrap_or_else(|e| panic!("a temp dir: {e}")),
             defect,

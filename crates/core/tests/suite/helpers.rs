@@ -8,14 +8,14 @@ use subagent_core::registry::RegistryObserver;
 use subagent_core::{Capabilities, Outcome, Result, Run, StartRequest, SubagentProvider};
 
 /// Counts its starts; completes at once with the prompt echoed.
-pub struct Counting {
+pub(super) struct Counting {
     pub name: String,
     pub capabilities: Capabilities,
     pub starts: AtomicUsize,
 }
 
 impl Counting {
-    pub fn new(name: &str, capabilities: Capabilities) -> Arc<Self> {
+    pub(super) fn new(name: &str, capabilities: Capabilities) -> Arc<Self> {
         Arc::new(Self {
             name: name.to_owned(),
             capabilities,
@@ -23,7 +23,7 @@ impl Counting {
         })
     }
 
-    pub fn starts(&self) -> usize {
+    pub(super) fn starts(&self) -> usize {
         self.starts.load(Ordering::SeqCst)
     }
 }
@@ -48,7 +48,7 @@ impl SubagentProvider for Counting {
 
 /// Records every run the registry reports.
 #[derive(Default)]
-pub struct Observer {
+pub(super) struct Observer {
     pub seen: std::sync::Mutex<Vec<String>>,
 }
 
@@ -63,7 +63,7 @@ impl RegistryObserver for Observer {
 
 /// An isolator that leaves the child where it is (for gating tests, which need one installed
 /// for a request asking for isolation to reach the provider).
-pub struct InPlace;
+pub(super) struct InPlace;
 
 #[async_trait]
 impl subagent_core::isolation::Isolator for InPlace {

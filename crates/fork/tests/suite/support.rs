@@ -13,15 +13,15 @@ use subagent_runtime::{
 };
 use subagent_test_support::FakeServer;
 
-pub const PARENT_SYSTEM: &str = "You are the parent agent under test.";
+pub(super) const PARENT_SYSTEM: &str = "You are the parent agent under test.";
 
-pub fn model(kind: ModelKind, server: &FakeServer) -> Arc<dyn Model> {
+pub(super) fn model(kind: ModelKind, server: &FakeServer) -> Arc<dyn Model> {
     server.model(kind)
 }
 
 /// A registry with the fork provider only (routing between spawn and fork is tested in
 /// `crates/cli/tests/suite/routing.rs`: a provider's tests never link another provider).
-pub fn registry() -> Arc<Registry> {
+pub(super) fn registry() -> Arc<Registry> {
     let registry = Registry::new();
     registry
         .register(Arc::new(ForkProvider::new(
@@ -33,7 +33,7 @@ pub fn registry() -> Arc<Registry> {
     Arc::new(registry)
 }
 
-pub fn parent_config(
+pub(super) fn parent_config(
     model: &Arc<dyn Model>,
     dir: &Path,
     registry: &Arc<Registry>,
@@ -56,6 +56,6 @@ pub fn parent_config(
 
 /// A row on the fork provider: a call without a type forks (the provider inherits the parent's
 /// context).
-pub fn fork_row() -> DelegationToolConfig {
+pub(super) fn fork_row() -> DelegationToolConfig {
     DelegationToolConfig::new("fork")
 }

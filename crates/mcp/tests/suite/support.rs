@@ -23,7 +23,7 @@ use tokio::task::JoinHandle;
 
 /// The client side: records the progress notifications it gets.
 #[derive(Clone)]
-pub struct Recorder {
+pub(super) struct Recorder {
     progress: mpsc::UnboundedSender<ProgressNotificationParam>,
 }
 
@@ -37,7 +37,7 @@ impl ClientHandler for Recorder {
     }
 }
 
-pub struct Harness {
+pub(super) struct Harness {
     pub model: FakeServer,
     pub client: RunningService<RoleClient, Recorder>,
     pub progress: mpsc::UnboundedReceiver<ProgressNotificationParam>,
@@ -46,7 +46,7 @@ pub struct Harness {
 }
 
 /// How a harness is set up.
-pub struct Setup {
+pub(super) struct Setup {
     pub max_depth: u32,
     pub ceiling: Option<PermissionMode>,
     pub spawn_mode: Option<PermissionMode>,
@@ -67,7 +67,7 @@ impl Default for Setup {
     }
 }
 
-pub fn row(name: &str, provider: &str, description: Option<&str>) -> ToolRow {
+pub(super) fn row(name: &str, provider: &str, description: Option<&str>) -> ToolRow {
     ToolRow {
         name: name.to_owned(),
         provider: provider.to_owned(),
@@ -87,7 +87,7 @@ fn model(server: &FakeServer) -> Arc<dyn Model> {
     server.model(ModelKind::Anthropic)
 }
 
-pub fn agents() -> StaticAgents {
+pub(super) fn agents() -> StaticAgents {
     let mut explore = AgentProfile::new("explore", "Read-only search of the code.");
     explore.instructions = Some("You only read.".to_owned());
     explore.permission_mode = Some(PermissionMode::Plan);
@@ -97,11 +97,11 @@ pub fn agents() -> StaticAgents {
 }
 
 impl Harness {
-    pub async fn start(yaml: &str) -> Self {
+    pub(super) async fn start(yaml: &str) -> Self {
         Self::with(yaml, Setup::default()).await
     }
 
-    pub async fn with(yaml: &str, setup: Setup) -> Self {
+    pub(super) async fn with(yaml: &str, setup: Setup) -> Self {
         let model_server = FakeServer::from_yaml(yaml).await.unwrap();
         let dir = tempfile::tempdir().unwrap();
         let server = server(&model_server, &dir, &setup);
@@ -119,12 +119,12 @@ impl Harness {
         }
     }
 
-    pub fn project(&self) -> std::path::PathBuf {
+    pub(super) fn project(&self) -> std::path::PathBuf {
         self.dir.path().join("project")
     }
 
     /// Calls `tool` with `arguments` (a JSON object) and waits for its result.
-    pub async fn call(&self, tool: &str, arguments: Value) -> CallToolResult {
+    pub(super) async fn call(&self, tool: &str, arguments: Value) -> CallToolResult {
         self.client
             .call_tool(params(tool, arguments))
             .await
@@ -132,7 +132,11 @@ impl Harness {
     }
 
     /// Sends a call the test may cancel.
-    pub async fn start_call(&self, tool: &str, arguments: Value) -> RequestHandle<RoleClient> {
+    pub(super) async fn start_call(
+        &self,
+        tool: &str,
+        arguments: Value,
+    ) -> RequestHandle<RoleClient> {
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params(tool, arguments)));
         self.client
             .send_cancellable_request(request, PeerRequestOptions::no_options())
@@ -143,7 +147,11 @@ impl Harness {
 
 /// The MCP server of a harness: one spawn row per `setup` row over `model_server`, its project
 /// and sessions under `dir`.
-pub fn server(model_server: &FakeServer, dir: &tempfile::TempDir, setup: &Setup) -> McpServer {
+pub(super) fn server(
+    model_server: &FakeServer,
+    dir: &tempfile::TempDir,
+    setup: &Setup,
+) -> McpServer {
     let registry = Registry::with_max_depth(3);
     let config = SpawnConfig {
         permission_mode: setup.spawn_mode,
@@ -161,13 +169,13 @@ pub fn server(model_server: &FakeServer, dir: &tempfile::TempDir, setup: &Setup)
     McpServer::new(Arc::new(registry), &setup.rows, Arc::new(agents()), config)
 }
 
-pub fn params(tool: &str, arguments: Value) -> CallToolRequestParams {
+pub(super) fn params(tool: &str, arguments: Value) -> CallToolRequestParams {
     let mut params = CallToolRequestParams::new(tool.to_owned());
     params.arguments = Some(object(arguments));
     params
 }
 
-pub fn object(value: Value) -> JsonObject {
+pub(super) fn object(value: Value) -> JsonObject {
     match value {
         Value::Object(map) => map,
         other => panic!("not an object: {other}"),
@@ -175,7 +183,7 @@ pub fn object(value: Value) -> JsonObject {
 }
 
 /// The texts of a result's content, in order.
-pub fn texts(result: &CallToolResult) -> Vec<String> {
+pub(super) fn texts(result: &CallToolResult) -> Vec<String> {
     result
         .content
         .iter()

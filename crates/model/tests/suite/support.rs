@@ -10,15 +10,15 @@ use subagent_session::Message;
 use subagent_test_support::FakeServer;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-pub const KINDS: [ModelKind; 3] = [
+pub(super) const KINDS: [ModelKind; 3] = [
     ModelKind::Anthropic,
     ModelKind::OpenaiResponses,
     ModelKind::OpenaiChat,
 ];
 
-pub const SECRET: &str = "sk-test-secret-4242";
+pub(super) const SECRET: &str = "sk-test-secret-4242";
 
-pub fn config(url: &str, kind: ModelKind) -> ModelConfig {
+pub(super) fn config(url: &str, kind: ModelKind) -> ModelConfig {
     let mut config = ModelConfig::new(kind, "test-model").with_base_url(url);
     config.api_key_env = Some("TEST_MODEL_KEY".into());
     config.timeouts = Timeouts {
@@ -35,23 +35,25 @@ pub fn config(url: &str, kind: ModelKind) -> ModelConfig {
     config
 }
 
-pub fn build(config: &ModelConfig) -> Arc<dyn Model> {
+pub(super) fn build(config: &ModelConfig) -> Arc<dyn Model> {
     build_with_env(config, |name| {
         (name == "TEST_MODEL_KEY").then(|| SECRET.to_owned())
     })
     .unwrap()
 }
 
-pub fn model(server: &FakeServer, kind: ModelKind) -> Arc<dyn Model> {
+pub(super) fn model(server: &FakeServer, kind: ModelKind) -> Arc<dyn Model> {
     build(&config(&server.url(), kind))
 }
 
-pub fn request(prompt: &str) -> ModelRequest {
+pub(super) fn request(prompt: &str) -> ModelRequest {
     ModelRequest::new("test-model", vec![Message::user(prompt)])
 }
 
 /// Drains a stream, keeping every item (events and the final error, if any).
-pub async fn drain(mut stream: ModelStream) -> (Vec<ModelEvent>, Option<subagent_model::Error>) {
+pub(super) async fn drain(
+    mut stream: ModelStream,
+) -> (Vec<ModelEvent>, Option<subagent_model::Error>) {
     use futures::StreamExt;
     let mut events = Vec::new();
     while let Some(item) = stream.next().await {
@@ -63,7 +65,7 @@ pub async fn drain(mut stream: ModelStream) -> (Vec<ModelEvent>, Option<subagent
     (events, None)
 }
 
-pub fn text_of(events: &[ModelEvent]) -> String {
+pub(super) fn text_of(events: &[ModelEvent]) -> String {
     events
         .iter()
         .filter_map(|e| match e {
@@ -74,7 +76,7 @@ pub fn text_of(events: &[ModelEvent]) -> String {
 }
 
 /// A one-shot raw HTTP server: answers every connection with `response` verbatim, then closes.
-pub async fn raw_server(response: &'static str) -> String {
+pub(super) async fn raw_server(response: &'static str) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move {
@@ -114,7 +116,7 @@ pub async fn raw_server(response: &'static str) -> String {
 
 /// A raw HTTP server that answers every request with `head` and then a body of `x` that never
 /// ends (64 KiB at a time, until the client goes away).
-pub async fn endless_server(head: &'static str) -> String {
+pub(super) async fn endless_server(head: &'static str) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move {
@@ -141,7 +143,7 @@ pub async fn endless_server(head: &'static str) -> String {
 }
 
 /// A port nothing listens on.
-pub async fn closed_port_url() -> String {
+pub(super) async fn closed_port_url() -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     drop(listener);

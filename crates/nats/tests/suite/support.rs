@@ -14,14 +14,14 @@ use tokio::sync::Notify;
 
 /// Echoes the prompt as text and completes; a prompt with `WAIT` first waits for `release`
 /// (or the cancel). Declares `persona` and `max_turns` only.
-pub struct Echo {
+pub(super) struct Echo {
     pub release: Arc<Notify>,
     /// Notified each time a run starts waiting.
     pub waiting: Arc<Notify>,
 }
 
 impl Echo {
-    pub fn new() -> Self {
+    pub(super) fn new() -> Self {
         Self {
             release: Arc::new(Notify::new()),
             waiting: Arc::new(Notify::new()),
@@ -29,7 +29,7 @@ impl Echo {
     }
 }
 
-pub const ECHO_CAPS: Capabilities = {
+pub(super) const ECHO_CAPS: Capabilities = {
     let mut caps = Capabilities::NONE;
     caps.persona = true;
     caps.max_turns = true;
@@ -74,7 +74,7 @@ impl SubagentProvider for Echo {
 
 /// A worker in this process serving `echo` (its ack wait 1 s, `attempts` tries); the task runs
 /// until aborted or `stop` is notified.
-pub async fn worker(
+pub(super) async fn worker(
     url: &str,
     echo: Echo,
     attempts: u32,
@@ -84,7 +84,7 @@ pub async fn worker(
 }
 
 /// [`worker`] whose runs get `drain` after a stop before their jobs are handed back.
-pub async fn worker_draining(
+pub(super) async fn worker_draining(
     url: &str,
     echo: Echo,
     attempts: u32,
@@ -99,7 +99,7 @@ pub async fn worker_draining(
 }
 
 /// A worker serving `echo` (ack wait 1 s, two slots), its config changed by `configure`.
-pub async fn worker_with(
+pub(super) async fn worker_with(
     url: &str,
     echo: Echo,
     stop: Arc<Notify>,
@@ -121,14 +121,14 @@ pub async fn worker_with(
 }
 
 /// A provider named `remote` for the `echo` row.
-pub async fn provider(url: &str) -> NatsProvider {
+pub(super) async fn provider(url: &str) -> NatsProvider {
     NatsProvider::connect("remote", NatsConfig::new(url, "echo"), Auth::None)
         .await
         .unwrap()
 }
 
 /// A run's events and outcome.
-pub async fn collect(mut run: Run) -> (Vec<RunEvent>, Outcome) {
+pub(super) async fn collect(mut run: Run) -> (Vec<RunEvent>, Outcome) {
     let events = run.take_events().unwrap();
     tokio::time::timeout(Duration::from_secs(60), async {
         let events: Vec<RunEvent> = events.collect().await;
@@ -139,7 +139,7 @@ pub async fn collect(mut run: Run) -> (Vec<RunEvent>, Outcome) {
 }
 
 /// The texts among `events`.
-pub fn texts(events: &[RunEvent]) -> Vec<String> {
+pub(super) fn texts(events: &[RunEvent]) -> Vec<String> {
     events
         .iter()
         .filter_map(|event| match event {
@@ -151,7 +151,7 @@ pub fn texts(events: &[RunEvent]) -> Vec<String> {
 }
 
 /// The status of the last `Finished`.
-pub fn finished(events: &[RunEvent]) -> Option<StopReason> {
+pub(super) fn finished(events: &[RunEvent]) -> Option<StopReason> {
     events.iter().rev().find_map(|event| match event {
         RunEvent::Finished { status } => Some(*status),
         _ => None,

@@ -11,7 +11,7 @@ use subagent_core::{
 };
 
 /// A factory of `kind` with a fixed capability table and config schema.
-pub struct FakeFactory {
+pub(super) struct FakeFactory {
     pub kind: &'static str,
     pub capabilities: Capabilities,
     pub schema: Value,
@@ -72,7 +72,7 @@ impl ProviderFactory for FakeFactory {
 
 /// spawn, fork, claude-code (depth_limit) and codex (no depth_limit), with small strict
 /// config schemas.
-pub fn factories() -> Vec<Arc<dyn ProviderFactory>> {
+pub(super) fn factories() -> Vec<Arc<dyn ProviderFactory>> {
     let all = Capabilities::ALL;
     vec![
         Arc::new(FakeFactory {
@@ -124,7 +124,7 @@ pub fn factories() -> Vec<Arc<dyn ProviderFactory>> {
 /// The same kinds, and the protocol kinds (`acp`, `a2a`, `nats`) with nothing optional, with schemas
 /// accepting any config (the shipped presets are checked against the real schemas by the CLI's
 /// tests).
-pub fn permissive_factories() -> Vec<Arc<dyn ProviderFactory>> {
+pub(super) fn permissive_factories() -> Vec<Arc<dyn ProviderFactory>> {
     factories()
         .iter()
         .map(|factory| {
@@ -150,7 +150,7 @@ pub fn permissive_factories() -> Vec<Arc<dyn ProviderFactory>> {
 }
 
 /// A variable lookup over fixed pairs.
-pub fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> + use<> {
+pub(super) fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> + use<> {
     let map: HashMap<String, String> = pairs
         .iter()
         .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
@@ -159,6 +159,6 @@ pub fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> + use<> {
 }
 
 /// No variables at all.
-pub fn no_env(_: &str) -> Option<String> {
+pub(super) fn no_env(_: &str) -> Option<String> {
     None
 }

@@ -6,10 +6,10 @@ use rustix::event::{PollFd, PollFlags, poll};
 use rustix::process::{Pid, PidfdFlags, pidfd_open};
 
 /// The guardian binary of this crate.
-pub const GUARD: &str = env!("CARGO_BIN_EXE_subagent-guard");
+pub(super) const GUARD: &str = env!("CARGO_BIN_EXE_subagent-guard");
 
 /// A spec for `program` in `cwd`, under this crate's guardian or under none.
-pub fn spec(
+pub(super) fn spec(
     guarded: bool,
     program: impl Into<std::path::PathBuf>,
     cwd: impl Into<std::path::PathBuf>,
@@ -23,10 +23,10 @@ pub fn spec(
 }
 
 /// A temp dir is not needed for most tests: run in `/tmp`, which exists and is absolute.
-pub const CWD: &str = "/tmp";
+pub(super) const CWD: &str = "/tmp";
 
 /// Whether `pid` is alive (exists and is not a zombie).
-pub fn alive(pid: i32) -> bool {
+pub(super) fn alive(pid: i32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Ok(stat) => stat
             .rsplit_once(')')
@@ -37,7 +37,7 @@ pub fn alive(pid: i32) -> bool {
 }
 
 /// Pids of live processes in process group `pgid`.
-pub fn group_members(pgid: i32) -> Vec<i32> {
+pub(super) fn group_members(pgid: i32) -> Vec<i32> {
     subagent_test_support::procs::all()
         .iter()
         .filter(|p| p.live() && p.pgid == pgid)
@@ -46,16 +46,16 @@ pub fn group_members(pgid: i32) -> Vec<i32> {
 }
 
 /// A handle that resolves when a process ends (exits, zombie included), via a pidfd: no polling.
-pub struct Death(Option<rustix::fd::OwnedFd>);
+pub(super) struct Death(Option<rustix::fd::OwnedFd>);
 
 impl Death {
     /// Opens a pidfd for `pid` (the process may already be gone).
-    pub fn watch(pid: i32) -> Self {
+    pub(super) fn watch(pid: i32) -> Self {
         Self(Pid::from_raw(pid).and_then(|pid| pidfd_open(pid, PidfdFlags::empty()).ok()))
     }
 
     /// Waits until the process ended; panics after `limit`.
-    pub async fn wait(self, limit: Duration) {
+    pub(super) async fn wait(self, limit: Duration) {
         let Some(fd) = self.0 else { return };
         let ready = tokio::task::spawn_blocking(move || {
             let timeout = rustix::event::Timespec {
@@ -74,7 +74,7 @@ impl Death {
 /// A spec that runs this test binary again as the one helper test `name` (a test that does
 /// nothing unless `var` is set in its environment, which this spec sets), with its output
 /// uncaptured.
-pub fn helper_test(name: &str, var: &str) -> subagent_process::ProcessSpec {
+pub(super) fn helper_test(name: &str, var: &str) -> subagent_process::ProcessSpec {
     subagent_process::ProcessSpec::new(std::env::current_exe().unwrap(), CWD)
         .args(["--exact", name, "--nocapture", "--test-threads=1"])
         .env(var, "1")

@@ -72,7 +72,7 @@ impl Tool for LsTool {
 }
 
 /// The most lines `read_file` returns by default.
-pub const READ_DEFAULT_LIMIT: u64 = 2000;
+pub(super) const READ_DEFAULT_LIMIT: u64 = 2000;
 
 /// The largest file `read_file`, `edit_file` and `grep` read, in bytes (16 MiB). Reading stops
 /// after it: a larger file is a tool error (grep skips it and says so).

@@ -13,10 +13,10 @@ use crate::{Error, Result};
 use subagent_core::text::{Limit, truncate_marked};
 
 /// The most paths glob and grep return.
-pub const SEARCH_RESULT_LIMIT: usize = 500;
+pub(super) const SEARCH_RESULT_LIMIT: usize = 500;
 
 /// The most bytes of one matching line grep shows (a minified file is one huge line).
-pub const MAX_LINE_BYTES: usize = 2000;
+pub(super) const MAX_LINE_BYTES: usize = 2000;
 
 /// What follows a matching line cut past [`MAX_LINE_BYTES`].
 const LINE_CUT: &str = "… (line cut)";

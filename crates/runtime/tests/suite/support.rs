@@ -10,7 +10,7 @@ use subagent_runtime::{Agent, AgentConfig, PermissionPolicy, Roots, ToolSet};
 use subagent_session::ContentBlock;
 use subagent_test_support::{FakeServer, RecordedRequest};
 
-pub fn config(server: &FakeServer, dir: &Path) -> AgentConfig {
+pub(super) fn config(server: &FakeServer, dir: &Path) -> AgentConfig {
     let model = server.model(ModelKind::Anthropic);
     let mut config = AgentConfig::new(Arc::clone(&model), Roots::new(dir).unwrap());
     config.tools = ToolSet::new(ToolSet::builtin(BashConfig::default()));
@@ -18,7 +18,7 @@ pub fn config(server: &FakeServer, dir: &Path) -> AgentConfig {
     config
 }
 
-pub async fn run(config: AgentConfig, prompt: &str) -> Outcome {
+pub(super) async fn run(config: AgentConfig, prompt: &str) -> Outcome {
     Agent::new(config)
         .unwrap()
         .start_prompt(prompt, CancellationToken::new())
@@ -27,7 +27,7 @@ pub async fn run(config: AgentConfig, prompt: &str) -> Outcome {
 }
 
 /// The tool results of the last message of a request: (text, is_error).
-pub fn last_results(request: &RecordedRequest) -> Vec<(String, bool)> {
+pub(super) fn last_results(request: &RecordedRequest) -> Vec<(String, bool)> {
     request
         .messages
         .last()

@@ -29,7 +29,7 @@ use tokio::sync::watch;
 use super::Resumable;
 
 /// The size of `value` as JSON, in bytes, without building the JSON.
-pub fn json_len(value: &impl serde::Serialize) -> usize {
+pub(super) fn json_len(value: &impl serde::Serialize) -> usize {
     struct Count(usize);
     impl std::io::Write for Count {
         fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
@@ -46,11 +46,11 @@ pub fn json_len(value: &impl serde::Serialize) -> usize {
 }
 
 /// The bytes a table's entries take (as JSON): each entry in the table keeps its share in it.
-pub type Budget = Arc<AtomicUsize>;
+pub(super) type Budget = Arc<AtomicUsize>;
 
 /// One task.
 #[derive(Debug)]
-pub struct Entry {
+pub(crate) struct Entry {
     state: Mutex<EntryState>,
     /// How many events the task has had (kept or not).
     count: watch::Sender<usize>,
@@ -169,7 +169,7 @@ impl Drop for Reader {
 
 impl Entry {
     /// A task whose first event is its submitted snapshot; `cancel` stops its run.
-    pub fn new(task: Task, cancel: CancellationToken) -> Arc<Self> {
+    pub(crate) fn new(task: Task, cancel: CancellationToken) -> Arc<Self> {
         let first = StreamResponse::Task(task.clone());
         let first_bytes = json_len(&first);
         let snapshot_bytes = json_len(&task);
@@ -200,7 +200,7 @@ impl Entry {
     }
 
     /// Records an event (ignored once the stream has ended) and wakes subscribers.
-    pub fn push(&self, event: StreamResponse) {
+    pub(crate) fn push(&self, event: StreamResponse) {
         let bytes = json_len(&event);
         let count = {
             let mut state = self.lock();
@@ -223,57 +223,59 @@ impl Entry {
     }
 
     /// Sets the finished task's metadata (before its last event).
-    pub fn set_metadata(&self, metadata: subagent_a2a::types::Metadata) {
+    pub(crate) fn set_metadata(&self, metadata: subagent_a2a::types::Metadata) {
         self.lock().task.metadata = Some(metadata);
     }
 
     /// The time a client had to come back for the events it missed has passed: once the task
     /// has ended and no stream reads them, they are dropped (its snapshot stays).
-    pub fn expire(&self) {
+    pub(crate) fn expire(&self) {
         let mut state = self.lock();
         state.expired = true;
         state.release();
     }
 
     /// Remembers how to continue the task once it has ended.
-    pub fn set_resumable(&self, resumable: Resumable) {
+    pub(crate) fn set_resumable(&self, resumable: Resumable) {
         self.lock().resumable = Some(resumable);
     }
 
     /// How to continue the task, if it can be.
-    pub fn resumable(&self) -> Option<Resumable> {
+    pub(crate) fn resumable(&self) -> Option<Resumable> {
         self.lock().resumable.clone()
     }
 
     /// The current snapshot.
-    pub fn snapshot(&self) -> Task {
+    pub(crate) fn snapshot(&self) -> Task {
         self.lock().task.clone()
     }
 
     /// The current state.
-    pub fn state(&self) -> TaskState {
+    pub(crate) fn state(&self) -> TaskState {
         self.lock().task.status.state
     }
 
     /// How many events the task has had (kept or not).
-    pub fn pushed(&self) -> usize {
+    pub(crate) fn pushed(&self) -> usize {
         *self.count.borrow()
     }
 
     /// Whether the task's stream has ended.
-    pub fn is_done(&self) -> bool {
+    pub(crate) fn is_done(&self) -> bool {
         self.lock().done
     }
 
     /// Cancels the task's run.
-    pub fn cancel(&self) {
+    pub(crate) fn cancel(&self) {
         self.cancel.cancel();
     }
 
     /// Every event from the first (what `SendStreamingMessage` streams): take it before the
     /// task goes into the table (which may drop events nobody reads) and before its run can
     /// end, or there may be nothing left to read.
-    pub fn events(self: &Arc<Self>) -> impl Stream<Item = StreamResponse> + Send + 'static + use<> {
+    pub(crate) fn events(
+        self: &Arc<Self>,
+    ) -> impl Stream<Item = StreamResponse> + Send + 'static + use<> {
         let (id, next) = {
             let mut state = self.lock();
             state.streamed = true;
@@ -292,7 +294,7 @@ impl Entry {
 
     /// The snapshot as a `task` event, then every event after it (what `SubscribeToTask`
     /// streams); `None` when the task's stream has already ended.
-    pub fn subscribe(
+    pub(crate) fn subscribe(
         self: &Arc<Self>,
     ) -> Option<impl Stream<Item = StreamResponse> + Send + 'static + use<>> {
         let (id, snapshot, next) = {
@@ -312,7 +314,7 @@ impl Entry {
     /// `from` events of this task's streams); `None` when they are no longer kept (dropped
     /// past the byte bound, the task ended and expired, or nobody streamed it) or `from` is
     /// past them.
-    pub fn resume_from(
+    pub(crate) fn resume_from(
         self: &Arc<Self>,
         from: usize,
     ) -> Option<impl Stream<Item = StreamResponse> + Send + 'static + use<>> {
@@ -377,7 +379,7 @@ impl Entry {
     }
 
     /// Waits until the task's stream has ended.
-    pub async fn finished(&self) {
+    pub(crate) async fn finished(&self) {
         let mut receiver = self.count.subscribe();
         loop {
             receiver.borrow_and_update();

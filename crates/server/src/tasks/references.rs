@@ -47,7 +47,7 @@ impl References {
 /// stay while the run starts even if the task is forgotten meanwhile. Handed to the new task
 /// by [`Tasks::insert`]; dropped (a run that did not start), it lets them go.
 #[derive(Debug)]
-pub struct Hold {
+pub(crate) struct Hold {
     tasks: Tasks,
     paths: Vec<PathBuf>,
 }

@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use super::support::{Harness, send_params, summaries};
 
-pub const SCENARIOS: &str = r#"
+pub(super) const SCENARIOS: &str = r#"
 - name: hello
   match: "HELLO"
   steps:

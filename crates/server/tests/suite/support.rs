@@ -17,9 +17,9 @@ use subagent_test_support::FakeServer;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
-pub const TOKEN: &str = "test-token-0123456789";
+pub(super) const TOKEN: &str = "test-token-0123456789";
 
-pub struct Harness {
+pub(super) struct Harness {
     pub base: String,
     pub model: FakeServer,
     pub client: reqwest::Client,
@@ -32,7 +32,7 @@ fn model(server: &FakeServer) -> Arc<dyn Model> {
     server.model(ModelKind::Anthropic)
 }
 
-pub fn skills() -> Vec<Skill> {
+pub(super) fn skills() -> Vec<Skill> {
     let mut explore = AgentProfile::new("explore", "Read-only search of the code.");
     explore.instructions = Some("You only read.".to_owned());
     vec![
@@ -59,7 +59,7 @@ pub fn skills() -> Vec<Skill> {
 
 impl Harness {
     /// A server with a token, over scenarios `yaml`, configured further by `configure`.
-    pub async fn start(yaml: &str, configure: impl FnOnce(&mut ServerConfig)) -> Self {
+    pub(super) async fn start(yaml: &str, configure: impl FnOnce(&mut ServerConfig)) -> Self {
         let model_server = FakeServer::from_yaml(yaml).await.unwrap();
         let dir = tempfile::tempdir().unwrap();
         let model = model(&model_server);
@@ -96,12 +96,12 @@ impl Harness {
         }
     }
 
-    pub fn rpc_url(&self) -> String {
+    pub(super) fn rpc_url(&self) -> String {
         format!("{}/a2a", self.base)
     }
 
     /// A JSON-RPC request with the version header and the token.
-    pub fn request(&self, method: &str, params: Value) -> reqwest::RequestBuilder {
+    pub(super) fn request(&self, method: &str, params: Value) -> reqwest::RequestBuilder {
         self.client
             .post(self.rpc_url())
             .header("A2A-Version", "1.0")
@@ -110,21 +110,21 @@ impl Harness {
     }
 
     /// A call's whole JSON-RPC response.
-    pub async fn call(&self, method: &str, params: Value) -> Value {
+    pub(super) async fn call(&self, method: &str, params: Value) -> Value {
         let response = self.request(method, params).send().await.unwrap();
         assert_eq!(response.status(), 200);
         response.json().await.unwrap()
     }
 
     /// A call's result (panics on an error).
-    pub async fn result(&self, method: &str, params: Value) -> Value {
+    pub(super) async fn result(&self, method: &str, params: Value) -> Value {
         let response = self.call(method, params).await;
         assert!(response.get("error").is_none(), "{response}");
         response["result"].clone()
     }
 
     /// A streaming call, as an open stream of events.
-    pub async fn stream(&self, method: &str, params: Value) -> Events {
+    pub(super) async fn stream(&self, method: &str, params: Value) -> Events {
         let response = self
             .request(method, params)
             .header("Accept", "text/event-stream")
@@ -144,18 +144,18 @@ impl Harness {
     }
 
     /// Stops the server (draining) and waits for it.
-    pub async fn shutdown(&mut self) {
+    pub(super) async fn shutdown(&mut self) {
         self.signal_shutdown();
         self.wait_stopped().await;
     }
 
-    pub fn signal_shutdown(&mut self) {
+    pub(super) fn signal_shutdown(&mut self) {
         if let Some(shutdown) = self.shutdown.take() {
             let _ = shutdown.send(());
         }
     }
 
-    pub async fn wait_stopped(&mut self) {
+    pub(super) async fn wait_stopped(&mut self) {
         if let Some(serving) = self.serving.take() {
             serving.await.unwrap().unwrap();
         }
@@ -165,7 +165,7 @@ impl Harness {
 type Body = std::pin::Pin<Box<dyn futures::Stream<Item = reqwest::Result<bytes::Bytes>> + Send>>;
 
 /// The events of an SSE response.
-pub struct Events {
+pub(super) struct Events {
     body: Body,
     decoder: Decoder,
     pending: Vec<Value>,
@@ -173,7 +173,7 @@ pub struct Events {
 
 impl Events {
     /// The next event's `result` (a StreamResponse), or `None` at the end of the stream.
-    pub async fn next(&mut self) -> Option<Value> {
+    pub(super) async fn next(&mut self) -> Option<Value> {
         loop {
             if !self.pending.is_empty() {
                 return Some(self.pending.remove(0));
@@ -191,7 +191,7 @@ impl Events {
     }
 
     /// Every remaining event.
-    pub async fn rest(&mut self) -> Vec<Value> {
+    pub(super) async fn rest(&mut self) -> Vec<Value> {
         let mut events = Vec::new();
         while let Some(event) = self.next().await {
             events.push(event);
@@ -201,14 +201,14 @@ impl Events {
 }
 
 /// A message params object with text and our request fields.
-pub fn send_params(text: &str, fields: Value) -> Value {
+pub(super) fn send_params(text: &str, fields: Value) -> Value {
     json!({"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": text}],
         "metadata": {subagent_a2a::EXTENSION_URI: fields}}})
 }
 
 /// What an event says, in short: `task SUBMITTED`, `working text: hi`, `artifact result`,
 /// `status TASK_STATE_COMPLETED`.
-pub fn summary(event: &Value) -> String {
+pub(super) fn summary(event: &Value) -> String {
     if let Some(task) = event.get("task") {
         return format!("task {}", task["status"]["state"].as_str().unwrap());
     }
@@ -237,7 +237,7 @@ pub fn summary(event: &Value) -> String {
 
 /// The summaries of events, with usage events left out (their number depends on the model
 /// client).
-pub fn summaries(events: &[Value]) -> Vec<String> {
+pub(super) fn summaries(events: &[Value]) -> Vec<String> {
     events
         .iter()
         .map(summary)

@@ -15,11 +15,11 @@ use subagent_runtime::{
 use subagent_spawn::{SpawnConfig, SpawnProvider};
 use subagent_test_support::{FakeServer, RecordedRequest};
 
-pub fn model(kind: ModelKind, server: &FakeServer) -> Arc<dyn Model> {
+pub(super) fn model(kind: ModelKind, server: &FakeServer) -> Arc<dyn Model> {
     server.model(kind)
 }
 
-pub fn registry_with(model: &Arc<dyn Model>, max_depth: u32) -> Arc<Registry> {
+pub(super) fn registry_with(model: &Arc<dyn Model>, max_depth: u32) -> Arc<Registry> {
     let registry = Registry::with_max_depth(max_depth);
     registry
         .register(Arc::new(SpawnProvider::new(
@@ -32,7 +32,7 @@ pub fn registry_with(model: &Arc<dyn Model>, max_depth: u32) -> Arc<Registry> {
 }
 
 /// explore: read-only by tool filter; plan: read-only by permission mode.
-pub fn agents() -> Arc<dyn AgentDirectory> {
+pub(super) fn agents() -> Arc<dyn AgentDirectory> {
     let mut explore = AgentProfile::new("explore", "Read-only search of the code.");
     explore.tool_filter = Some(ToolFilter::deny([
         "write_file",
@@ -47,7 +47,7 @@ pub fn agents() -> Arc<dyn AgentDirectory> {
 
 /// A parent agent's world: the fake model server, a work dir, a model on the server and a
 /// registry with one `spawn` provider.
-pub struct Parent {
+pub(super) struct Parent {
     pub server: FakeServer,
     pub dir: tempfile::TempDir,
     pub model: Arc<dyn Model>,
@@ -56,7 +56,7 @@ pub struct Parent {
 
 impl Parent {
     /// The server scripted by `scenarios`, a model of `kind`, a registry capped at `max_depth`.
-    pub async fn start(scenarios: &str, kind: ModelKind, max_depth: u32) -> Self {
+    pub(super) async fn start(scenarios: &str, kind: ModelKind, max_depth: u32) -> Self {
         let server = FakeServer::from_yaml(scenarios).await.unwrap();
         let dir = tempfile::tempdir().unwrap();
         let model = model(kind, &server);
@@ -70,7 +70,7 @@ impl Parent {
     }
 
     /// The parent's config: its delegation tool is `row`, its agents `agents`.
-    pub fn config_with(
+    pub(super) fn config_with(
         &self,
         row: DelegationToolConfig,
         agents: Arc<dyn AgentDirectory>,
@@ -79,18 +79,18 @@ impl Parent {
     }
 
     /// The parent's config: one row on `spawn`, the agents of [`agents`].
-    pub fn config(&self) -> AgentConfig {
+    pub(super) fn config(&self) -> AgentConfig {
         self.config_with(DelegationToolConfig::new("spawn"), agents())
     }
 
     /// Runs [`Self::config`] on `prompt` to its outcome.
-    pub async fn run(&self, prompt: &str) -> Outcome {
+    pub(super) async fn run(&self, prompt: &str) -> Outcome {
         run(self.config(), prompt).await
     }
 }
 
 /// Runs an agent of `config` on `prompt` to its outcome.
-pub async fn run(config: AgentConfig, prompt: &str) -> Outcome {
+pub(super) async fn run(config: AgentConfig, prompt: &str) -> Outcome {
     Agent::new(config)
         .unwrap()
         .start_prompt(prompt, CancellationToken::new())
@@ -98,7 +98,7 @@ pub async fn run(config: AgentConfig, prompt: &str) -> Outcome {
         .await
 }
 
-pub fn parent_config(
+pub(super) fn parent_config(
     model: &Arc<dyn Model>,
     dir: &Path,
     registry: &Arc<Registry>,
@@ -120,7 +120,10 @@ pub fn parent_config(
 }
 
 /// The requests whose conversation starts with a prompt containing `marker`.
-pub fn requests_for<'a>(requests: &'a [RecordedRequest], marker: &str) -> Vec<&'a RecordedRequest> {
+pub(super) fn requests_for<'a>(
+    requests: &'a [RecordedRequest],
+    marker: &str,
+) -> Vec<&'a RecordedRequest> {
     requests
         .iter()
         .filter(|r| {
@@ -132,7 +135,7 @@ pub fn requests_for<'a>(requests: &'a [RecordedRequest], marker: &str) -> Vec<&'
 }
 
 /// The tool names a request offered.
-pub fn tool_names(request: &RecordedRequest) -> Vec<String> {
+pub(super) fn tool_names(request: &RecordedRequest) -> Vec<String> {
     request.body.as_ref().unwrap()["tools"]
         .as_array()
         .map(|tools| {
@@ -145,7 +148,7 @@ pub fn tool_names(request: &RecordedRequest) -> Vec<String> {
 }
 
 /// The tool results of the last message of a request: (id, text, is_error).
-pub fn last_results(request: &RecordedRequest) -> Vec<(String, String, bool)> {
+pub(super) fn last_results(request: &RecordedRequest) -> Vec<(String, String, bool)> {
     request
         .messages
         .last()

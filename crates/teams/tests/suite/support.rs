@@ -16,24 +16,24 @@ use subagent_spawn::{SpawnConfig, SpawnProvider};
 use subagent_teams::{TeamStore, Teams, leader_tools};
 use subagent_test_support::{FakeServer, RecordedRequest};
 
-pub fn model(server: &FakeServer) -> Arc<dyn Model> {
+pub(super) fn model(server: &FakeServer) -> Arc<dyn Model> {
     server.model(ModelKind::Anthropic)
 }
 
 /// A leader over `dir` (the project) keeping its teams under `state/teams` and its teammates'
 /// transcripts under `state/sessions`.
-pub struct Leader {
+pub(super) struct Leader {
     #[allow(dead_code)]
     pub teams: Arc<Teams>,
     pub agent: Agent,
 }
 
-pub fn leader(server: &FakeServer, dir: &Path, state: &Path) -> Leader {
+pub(super) fn leader(server: &FakeServer, dir: &Path, state: &Path) -> Leader {
     leader_with(server, dir, state, PermissionPolicy::bypass())
 }
 
 /// [`leader`] under `permissions`.
-pub fn leader_with(
+pub(super) fn leader_with(
     server: &FakeServer,
     dir: &Path,
     state: &Path,
@@ -74,7 +74,10 @@ pub fn leader_with(
 }
 
 /// The requests whose first message contains `marker`.
-pub fn requests_for<'a>(requests: &'a [RecordedRequest], marker: &str) -> Vec<&'a RecordedRequest> {
+pub(super) fn requests_for<'a>(
+    requests: &'a [RecordedRequest],
+    marker: &str,
+) -> Vec<&'a RecordedRequest> {
     requests
         .iter()
         .filter(|r| {
@@ -86,7 +89,7 @@ pub fn requests_for<'a>(requests: &'a [RecordedRequest], marker: &str) -> Vec<&'
 }
 
 /// Every tool result of every request of `requests`, by call id (text, is_error), deduplicated.
-pub fn results(requests: &[&RecordedRequest]) -> Vec<(String, String, bool)> {
+pub(super) fn results(requests: &[&RecordedRequest]) -> Vec<(String, String, bool)> {
     let mut out: Vec<(String, String, bool)> = Vec::new();
     for request in requests {
         for message in &request.messages {

@@ -15,7 +15,7 @@ use subagent_worktree::Worktrees;
 
 /// Runs git in `dir` (committer set on the command line, never in our environment); its
 /// stdout.
-pub fn git(dir: &Path, args: &[&str]) -> String {
+pub(super) fn git(dir: &Path, args: &[&str]) -> String {
     let output = Command::new("git")
         .args([
             "-c",
@@ -40,7 +40,7 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
 
 /// A repository with one commit: `a.txt` and `sub/b.txt`, and `.gitignore` ignoring
 /// `target/`. Returns the temp dir (keep it alive) and the repository's canonical path.
-pub fn repository() -> (tempfile::TempDir, PathBuf) {
+pub(super) fn repository() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let repo = dir.path().canonicalize().unwrap().join("repo");
     std::fs::create_dir_all(repo.join("sub")).unwrap();
@@ -54,12 +54,12 @@ pub fn repository() -> (tempfile::TempDir, PathBuf) {
 }
 
 /// `git status --porcelain` of `repo`: empty when the user's checkout is clean.
-pub fn status(repo: &Path) -> String {
+pub(super) fn status(repo: &Path) -> String {
     git(repo, &["status", "--porcelain", "--untracked-files=all"])
 }
 
 /// The worktrees git knows of `repo`, main first: their paths.
-pub fn worktrees(repo: &Path) -> Vec<PathBuf> {
+pub(super) fn worktrees(repo: &Path) -> Vec<PathBuf> {
     git(repo, &["worktree", "list", "--porcelain"])
         .lines()
         .filter_map(|line| line.strip_prefix("worktree "))
@@ -68,7 +68,7 @@ pub fn worktrees(repo: &Path) -> Vec<PathBuf> {
 }
 
 /// The branches of `repo` under `subagent/`.
-pub fn subagent_branches(repo: &Path) -> Vec<String> {
+pub(super) fn subagent_branches(repo: &Path) -> Vec<String> {
     git(
         repo,
         &[
@@ -88,7 +88,7 @@ pub fn subagent_branches(repo: &Path) -> Vec<String> {
 /// `pause MS` sleeps, `wait` waits until cancelled, `fail` refuses to start. Records each
 /// start's cwd.
 #[derive(Default)]
-pub struct Actor {
+pub(super) struct Actor {
     pub cwds: Mutex<Vec<PathBuf>>,
 }
 
@@ -152,7 +152,7 @@ impl SubagentProvider for Actor {
 }
 
 /// A registry with `actor` and the worktree isolator, its worktrees in `root`.
-pub fn registry(actor: &Arc<Actor>, root: &Path) -> Registry {
+pub(super) fn registry(actor: &Arc<Actor>, root: &Path) -> Registry {
     let mut registry = Registry::new();
     registry
         .register(Arc::clone(actor) as Arc<dyn SubagentProvider>)
@@ -162,12 +162,12 @@ pub fn registry(actor: &Arc<Actor>, root: &Path) -> Registry {
 }
 
 /// Where the tests put the worktrees of `repo`: beside it, in `worktrees/`.
-pub fn worktrees_root(repo: &Path) -> PathBuf {
+pub(super) fn worktrees_root(repo: &Path) -> PathBuf {
     repo.parent().unwrap().join("worktrees")
 }
 
 /// An isolated request from a parent in `cwd`.
-pub fn isolated(prompt: &str, cwd: &Path) -> StartRequest {
+pub(super) fn isolated(prompt: &str, cwd: &Path) -> StartRequest {
     StartRequest::builder(prompt)
         .cwd(cwd)
         .isolation(Isolation::Worktree)
@@ -175,11 +175,11 @@ pub fn isolated(prompt: &str, cwd: &Path) -> StartRequest {
 }
 
 /// The id part of a `subagent/<id>` branch.
-pub fn id_of(branch: &str) -> &str {
+pub(super) fn id_of(branch: &str) -> &str {
     branch.strip_prefix("subagent/").unwrap()
 }
 
 /// Where the worktree of `branch` of `repo` lives.
-pub fn worktree_path(repo: &Path, branch: &str) -> PathBuf {
+pub(super) fn worktree_path(repo: &Path, branch: &str) -> PathBuf {
     worktrees_root(repo).join(format!("repo-{}", id_of(branch)))
 }

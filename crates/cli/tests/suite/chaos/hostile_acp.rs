@@ -82,7 +82,7 @@ fn wrong_end(ended: &Ended, behaviour: &str, signal: Option<Signal>, code: i32) 
 /// The lines of the hostile ACP agent, one per behaviour; the short version (`cargo xtask
 /// test`) gives each behaviour one round with a random ending, a long run every ending
 /// `rounds` times.
-pub fn run(plan: &Plan, model: &str, rng: &mut Rng, details: &mut Vec<String>) -> Vec<Line> {
+pub(super) fn run(plan: &Plan, model: &str, rng: &mut Rng, details: &mut Vec<String>) -> Vec<Line> {
     let home = tempfile::tempdir().unwrap();
     let keep = std::collections::BTreeSet::new();
     let mut lines = Vec::new();

@@ -37,7 +37,7 @@ use rows::Provider;
 
 /// What one test runs: from the environment `cargo xtask chaos` sets, else the short version.
 #[derive(Clone, Debug)]
-pub struct Plan {
+pub(super) struct Plan {
     /// Rounds per (provider, scenario); `None` for the short version's own small counts.
     pub rounds: Option<u32>,
     pub seed: u64,
@@ -88,25 +88,25 @@ impl Plan {
     }
 
     /// Rounds per scenario: the plan's, else `short`.
-    pub fn rounds_or(&self, short: u32) -> u32 {
+    pub(super) fn rounds_or(&self, short: u32) -> u32 {
         self.rounds.unwrap_or(short)
     }
 
-    pub fn has(&self, provider: Provider) -> bool {
+    pub(super) fn has(&self, provider: Provider) -> bool {
         self.providers.contains(&provider)
     }
 }
 
 /// SplitMix64: small, seeded, good enough to pick kill points.
 #[derive(Clone, Debug)]
-pub struct Rng(u64);
+pub(super) struct Rng(u64);
 
 impl Rng {
-    pub fn new(seed: u64) -> Self {
+    pub(super) fn new(seed: u64) -> Self {
         Self(seed)
     }
 
-    pub fn next_u64(&mut self) -> u64 {
+    pub(super) fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -115,18 +115,18 @@ impl Rng {
     }
 
     /// Uniform in `0..=max`.
-    pub fn below(&mut self, max: u64) -> u64 {
+    pub(super) fn below(&mut self, max: u64) -> u64 {
         self.next_u64() % (max + 1)
     }
 
-    pub fn millis(&mut self, max: u64) -> Duration {
+    pub(super) fn millis(&mut self, max: u64) -> Duration {
         Duration::from_millis(self.below(max))
     }
 }
 
 /// One line of the table.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Line {
+pub(super) struct Line {
     pub provider: String,
     pub scenario: String,
     pub runs: u32,
@@ -138,7 +138,7 @@ pub struct Line {
 }
 
 impl Line {
-    pub fn new(provider: &str, scenario: &str) -> Self {
+    pub(super) fn new(provider: &str, scenario: &str) -> Self {
         Self {
             provider: provider.to_owned(),
             scenario: scenario.to_owned(),
@@ -146,7 +146,7 @@ impl Line {
         }
     }
 
-    pub fn markdown(&self) -> String {
+    pub(super) fn markdown(&self) -> String {
         format!(
             "| {} | {} | {} | {} | {} | {} | {} | {} |",
             self.provider,
@@ -162,7 +162,7 @@ impl Line {
 }
 
 /// Prints the lines (and writes them to the report directory as `<test>.md`).
-pub fn report(plan: &Plan, test: &str, lines: &[Line]) {
+pub(super) fn report(plan: &Plan, test: &str, lines: &[Line]) {
     let text: String = lines
         .iter()
         .map(|l| format!("{}\n", l.markdown()))
@@ -176,7 +176,7 @@ pub fn report(plan: &Plan, test: &str, lines: &[Line]) {
 
 /// The harness's one rule for its own findings: after the report is written, every count the
 /// project promises to keep at zero is zero.
-pub fn assert_clean(lines: &[Line], details: &[String]) {
+pub(super) fn assert_clean(lines: &[Line], details: &[String]) {
     let bad: Vec<&Line> = lines
         .iter()
         .filter(|l| l.left + l.lost + l.doubled + l.wrong > 0)

@@ -25,7 +25,7 @@ use super::reaper;
 use super::rows::{self, Provider};
 use super::{Line, Plan, Rng, assert_clean, report};
 
-pub fn run(plan: &Plan) {
+pub(super) fn run(plan: &Plan) {
     reaper::become_subreaper();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

@@ -36,7 +36,7 @@ fn drain(mut from: impl Read + Send + 'static) -> Receiver<String> {
 }
 
 /// A running `subagent delegate --json`.
-pub struct Delegate {
+pub(super) struct Delegate {
     pub child: Child,
     pub started: Instant,
     lines: Receiver<String>,
@@ -46,7 +46,7 @@ pub struct Delegate {
 
 /// How a delegate ended.
 #[derive(Debug)]
-pub struct Ended {
+pub(super) struct Ended {
     /// `None`: it did not exit within the limit (then it was SIGKILLed).
     pub status: Option<ExitStatus>,
     pub lines: Vec<String>,
@@ -55,22 +55,22 @@ pub struct Ended {
 
 impl Ended {
     /// The `--json` outcome object (the last line), if one was printed.
-    pub fn outcome(&self) -> Option<serde_json::Value> {
+    pub(super) fn outcome(&self) -> Option<serde_json::Value> {
         let last: serde_json::Value = serde_json::from_str(self.lines.last()?).ok()?;
         (last["type"] == "outcome").then_some(last)
     }
 
-    pub fn code(&self) -> Option<i32> {
+    pub(super) fn code(&self) -> Option<i32> {
         self.status.and_then(|s| s.code())
     }
 
-    pub fn killed_by(&self) -> Option<i32> {
+    pub(super) fn killed_by(&self) -> Option<i32> {
         use std::os::unix::process::ExitStatusExt as _;
         self.status.and_then(|s| s.signal())
     }
 
     /// One line for a finding's details.
-    pub fn describe(&self) -> String {
+    pub(super) fn describe(&self) -> String {
         let tail: String = self
             .stderr
             .lines()
@@ -87,7 +87,7 @@ impl Ended {
 }
 
 impl Delegate {
-    pub fn start(home: &Path, preset: &Path, provider: Provider, prompt: &str) -> Self {
+    pub(super) fn start(home: &Path, preset: &Path, provider: Provider, prompt: &str) -> Self {
         let mut child = subagent(home)
             .args(provider.command())
             .arg("--preset")
@@ -116,13 +116,13 @@ impl Delegate {
         }
     }
 
-    pub fn pid(&self) -> u32 {
+    pub(super) fn pid(&self) -> u32 {
         self.child.id()
     }
 
     /// Waits (bounded) for the run's first event line: the run is under way. `false` if none
     /// came (the process ended or stayed silent).
-    pub fn wait_first_event(&mut self, limit: Duration) -> bool {
+    pub(super) fn wait_first_event(&mut self, limit: Duration) -> bool {
         match self.lines.recv_timeout(limit) {
             Ok(line) => {
                 self.seen.push(line);
@@ -133,7 +133,7 @@ impl Delegate {
     }
 
     /// Waits (bounded) for an event line that `wanted` accepts; `false` if none came.
-    pub fn wait_event(&mut self, limit: Duration, wanted: impl Fn(&str) -> bool) -> bool {
+    pub(super) fn wait_event(&mut self, limit: Duration, wanted: impl Fn(&str) -> bool) -> bool {
         let deadline = Instant::now() + limit;
         while let Ok(line) = self
             .lines
@@ -150,7 +150,7 @@ impl Delegate {
 
     /// Waits up to `limit` for the process to exit (SIGKILL and `status: None` past it), then
     /// collects its output.
-    pub fn finish(mut self, limit: Duration) -> Ended {
+    pub(super) fn finish(mut self, limit: Duration) -> Ended {
         let deadline = Instant::now() + limit;
         let status = loop {
             if let Some(status) = self.child.try_wait().unwrap() {
@@ -186,7 +186,7 @@ impl Delegate {
 
 /// What a remote row runs on: `subagent serve` (a2a) or a nats-server with one
 /// `subagent worker` (nats), both on the fake model; nothing for local rows.
-pub struct Remote {
+pub(super) struct Remote {
     home: PathBuf,
     model_url: String,
     serve: Option<Served>,
@@ -196,7 +196,7 @@ pub struct Remote {
 }
 
 impl Remote {
-    pub fn start(provider: Provider, home: &Path, model_url: &str) -> Self {
+    pub(super) fn start(provider: Provider, home: &Path, model_url: &str) -> Self {
         let mut remote = Self {
             home: home.to_path_buf(),
             model_url: model_url.to_owned(),
@@ -233,7 +233,7 @@ impl Remote {
         self.serve = Some(served);
     }
 
-    pub fn start_worker(&mut self) {
+    pub(super) fn start_worker(&mut self) {
         let home = self.remote_home();
         let preset = rows::local_preset(&home, &self.model_url);
         let url = self.remotes.nats.clone().unwrap();
@@ -260,7 +260,7 @@ impl Remote {
     }
 
     /// The pid of the process the remote runs live under (serve or the worker).
-    pub fn host(&self) -> Option<u32> {
+    pub(super) fn host(&self) -> Option<u32> {
         match (&self.serve, &self.worker) {
             (Some(served), _) => Some(served.id()),
             (_, Some(worker)) => Some(worker.id()),
@@ -269,7 +269,7 @@ impl Remote {
     }
 
     /// What runs under the remote host besides itself (its runs' process trees).
-    pub fn runs_alive(&self) -> Vec<reaper::Live> {
+    pub(super) fn runs_alive(&self) -> Vec<reaper::Live> {
         let Some(host) = self.host() else {
             return Vec::new();
         };
@@ -281,7 +281,7 @@ impl Remote {
     }
 
     /// Waits up to `limit` for the remote runs' processes to end; what is left then.
-    pub fn settle_runs(&self, limit: Duration) -> Vec<reaper::Live> {
+    pub(super) fn settle_runs(&self, limit: Duration) -> Vec<reaper::Live> {
         let deadline = Instant::now() + limit;
         loop {
             let alive = self.runs_alive();
@@ -293,7 +293,7 @@ impl Remote {
     }
 
     /// The worker, SIGKILLed and reaped (a crash).
-    pub fn kill_worker(&mut self) {
+    pub(super) fn kill_worker(&mut self) {
         if let Some(mut worker) = self.worker.take() {
             let _ = worker.kill();
             let _ = worker.wait();
@@ -301,13 +301,13 @@ impl Remote {
     }
 
     /// Everything stopped (SIGKILL) and started afresh: a clean store, no queued job, no run.
-    pub fn restart(&mut self, provider: Provider) {
+    pub(super) fn restart(&mut self, provider: Provider) {
         let fresh = Self::start(provider, &self.home, &self.model_url);
         self.stop();
         *self = fresh;
     }
 
-    pub fn stop(&mut self) {
+    pub(super) fn stop(&mut self) {
         self.kill_worker();
         if let Some(served) = self.serve.take() {
             drop(served);
@@ -316,7 +316,7 @@ impl Remote {
     }
 
     /// The pids the harness keeps running between rounds (not strays).
-    pub fn pids(&self) -> Vec<i32> {
+    pub(super) fn pids(&self) -> Vec<i32> {
         let mut pids = Vec::new();
         if let Some(host) = self.host() {
             pids.push(i32::try_from(host).unwrap());

@@ -14,13 +14,13 @@ use rustix::process::{Pid, Signal, WaitOptions};
 
 /// Makes this process the subreaper of everything it starts from now on. nextest runs each
 /// test in a process of its own, so this changes nothing for other tests there.
-pub fn become_subreaper() {
+pub(super) fn become_subreaper() {
     rustix::process::set_child_subreaper(Some(rustix::process::getpid())).unwrap();
 }
 
 /// A live process: pid and command line.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Live {
+pub(super) struct Live {
     pub pid: i32,
     pub cmdline: String,
 }
@@ -59,7 +59,7 @@ fn cmdline(pid: i32) -> String {
 }
 
 /// `pid` and all its descendants that are not zombies.
-pub fn tree(pid: i32) -> Vec<Live> {
+pub(super) fn tree(pid: i32) -> Vec<Live> {
     let mut out = Vec::new();
     let mut stack = vec![pid];
     while let Some(next) = stack.pop() {
@@ -76,13 +76,13 @@ pub fn tree(pid: i32) -> Vec<Live> {
 }
 
 /// This process's children (of every thread).
-pub fn children() -> Vec<i32> {
+pub(super) fn children() -> Vec<i32> {
     children_of(i32::try_from(std::process::id()).unwrap())
 }
 
 /// The live descendants of this process outside the trees of `keep` (the harness's own
 /// long-lived processes: nats-server, `subagent serve`, workers).
-pub fn strays(keep: &BTreeSet<i32>) -> Vec<Live> {
+pub(super) fn strays(keep: &BTreeSet<i32>) -> Vec<Live> {
     let mut out = Vec::new();
     for child in children() {
         if !keep.contains(&child) {
@@ -96,7 +96,7 @@ pub fn strays(keep: &BTreeSet<i32>) -> Vec<Live> {
 /// Waits up to `limit` for the strays to be gone (the guardians kill their trees within
 /// milliseconds; the kernel ends a killed process a moment later), polling `/proc`; returns
 /// what is still alive at the end, then kills and reaps it so the next round starts clean.
-pub fn settle(keep: &BTreeSet<i32>, limit: Duration) -> Vec<Live> {
+pub(super) fn settle(keep: &BTreeSet<i32>, limit: Duration) -> Vec<Live> {
     let deadline = Instant::now() + limit;
     let mut left = strays(keep);
     while !left.is_empty() && Instant::now() < deadline {
@@ -124,7 +124,7 @@ pub fn settle(keep: &BTreeSet<i32>, limit: Duration) -> Vec<Live> {
 /// Reaps the zombies among this process's children that are not ours to wait for (`keep`,
 /// and processes a `Child` handle of the harness still owns are never zombies here: the
 /// harness waits for those before it settles).
-pub fn reap_zombies(keep: &BTreeSet<i32>) {
+pub(super) fn reap_zombies(keep: &BTreeSet<i32>) {
     for child in children() {
         if keep.contains(&child) || state(child) != Some('Z') {
             continue;
@@ -136,7 +136,7 @@ pub fn reap_zombies(keep: &BTreeSet<i32>) {
 }
 
 /// Sends `signal` to one process.
-pub fn signal(pid: u32, signal: Signal) {
+pub(super) fn signal(pid: u32, signal: Signal) {
     if let Some(pid) = i32::try_from(pid).ok().and_then(Pid::from_raw) {
         let _ = rustix::process::kill_process(pid, signal);
     }

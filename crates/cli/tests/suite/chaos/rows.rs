@@ -9,7 +9,7 @@ use crate::suite::support::root;
 
 /// Every provider kind the harness drives, in the order of the table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Provider {
+pub(crate) enum Provider {
     Spawn,
     Fork,
     ClaudeCode,
@@ -20,7 +20,7 @@ pub enum Provider {
 }
 
 impl Provider {
-    pub const ALL: [Self; 7] = [
+    pub(crate) const ALL: [Self; 7] = [
         Self::Spawn,
         Self::Fork,
         Self::ClaudeCode,
@@ -30,7 +30,7 @@ impl Provider {
         Self::Nats,
     ];
 
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Self::Spawn => "spawn",
             Self::Fork => "fork",
@@ -42,7 +42,7 @@ impl Provider {
         }
     }
 
-    pub fn parse(name: &str) -> Option<Self> {
+    pub(crate) fn parse(name: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|p| p.name() == name)
     }
 
@@ -58,7 +58,7 @@ impl Provider {
 
     /// The prompt of the long run (a command that never ends by itself). A fork needs its
     /// parent's conversation: it runs under `subagent run`, whose parent forks the task.
-    pub fn long_prompt(self) -> &'static str {
+    pub(crate) fn long_prompt(self) -> &'static str {
         match self {
             Self::Fork => FORK_LONG,
             _ => self.shell().long_prompt(),
@@ -66,7 +66,7 @@ impl Provider {
     }
 
     /// The prompt of the short run (ends by itself with [`DONE`]).
-    pub fn short_prompt(self) -> &'static str {
+    pub(crate) fn short_prompt(self) -> &'static str {
         match self {
             Self::Fork => FORK_SHORT,
             _ => self.shell().short_prompt(),
@@ -75,7 +75,7 @@ impl Provider {
 
     /// The command line after `subagent`: `delegate` to the row, or for a fork `run` (a parent
     /// that forks through its delegation tool).
-    pub fn command(self) -> Vec<&'static str> {
+    pub(crate) fn command(self) -> Vec<&'static str> {
         match self {
             Self::Fork => vec!["run", "--json", "--permission-mode", "bypass"],
             _ => vec!["delegate", "--json", "--provider", self.name()],
@@ -83,7 +83,7 @@ impl Provider {
     }
 
     /// Whether the run's processes live on another `subagent` process (serve, worker).
-    pub fn remote(self) -> bool {
+    pub(crate) fn remote(self) -> bool {
         matches!(self, Self::A2a | Self::Nats)
     }
 }
@@ -117,7 +117,7 @@ const FORK_LONG: &str = "CHAOS-FORK-LONG";
 const FORK_SHORT: &str = "CHAOS-FORK-SHORT";
 
 /// The text a short run ends with.
-pub const DONE: &str = "CHAOS-DONE";
+pub(super) const DONE: &str = "CHAOS-DONE";
 
 /// The long command: a shell with a `sleep` and a `setsid` escapee (only a subreaper or a
 /// process-group kill of the right group finds that one).
@@ -125,7 +125,7 @@ const LONG: &str = "setsid sleep 913 & sleep 914; wait";
 const SHORT: &str = "sleep 0.3";
 
 /// The fake model's scenarios for every provider kind.
-pub fn scenarios() -> String {
+pub(super) fn scenarios() -> String {
     let tool = |shell: Shell, command: &str| match shell {
         Shell::Ours => format!("{{name: bash, input: {{command: '{command}'}}}}"),
         Shell::Claude => {
@@ -180,7 +180,7 @@ fn made(dir: &Path, name: &str) -> String {
 
 /// The preset of a `subagent serve` or `subagent worker` (and of local spawn and fork runs):
 /// spawn and fork on the fake model at `url`, the bash tool allowed.
-pub fn local_preset(dir: &Path, url: &str) -> PathBuf {
+pub(super) fn local_preset(dir: &Path, url: &str) -> PathBuf {
     let path = dir.join("local.yaml");
     std::fs::write(
         &path,
@@ -194,7 +194,7 @@ pub fn local_preset(dir: &Path, url: &str) -> PathBuf {
 
 /// Where the caller's remote rows point.
 #[derive(Clone, Debug, Default)]
-pub struct Remotes {
+pub(super) struct Remotes {
     /// `subagent serve`'s base URL.
     pub a2a: Option<String>,
     /// The nats-server's URL.
@@ -202,7 +202,12 @@ pub struct Remotes {
 }
 
 /// The caller's preset: a row for `provider` named after it.
-pub fn caller_preset(dir: &Path, url: &str, provider: Provider, remotes: &Remotes) -> PathBuf {
+pub(super) fn caller_preset(
+    dir: &Path,
+    url: &str,
+    provider: Provider,
+    remotes: &Remotes,
+) -> PathBuf {
     let head = format!(
         "version: 1\nmodel: {{kind: anthropic, name: fake-model, base_url: \"{url}\", api_key_env: FAKE_KEY, retry: {{max_retries: 0}}}}\nproviders:\n"
     );

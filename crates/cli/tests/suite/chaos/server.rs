@@ -173,7 +173,7 @@ fn compare(all: &[Value], got: &[Value]) -> (u32, u32) {
     (lost, doubled)
 }
 
-pub fn run(plan: &Plan) {
+pub(super) fn run(plan: &Plan) {
     reaper::become_subreaper();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

@@ -57,7 +57,7 @@ fn describe(left: &[Live]) -> String {
         .join("; ")
 }
 
-pub fn run(plan: &Plan) {
+pub(super) fn run(plan: &Plan) {
     reaper::become_subreaper();
     let rt = runtime();
     let model = rt
@@ -195,7 +195,7 @@ fn wrong_end(ended: &Ended, signal: Signal, code: i32, under_way: bool) -> Optio
 /// Cancels: SIGINT at a random point from the start of `subagent delegate` to a little past
 /// the run's own end (measured once per provider): every run must end with its outcome,
 /// `completed` with the right text or `cancelled`, and leave nothing.
-pub fn cancels(plan: &Plan) {
+pub(super) fn cancels(plan: &Plan) {
     reaper::become_subreaper();
     let rt = runtime();
     let model = rt
