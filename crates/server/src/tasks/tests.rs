@@ -392,3 +392,94 @@ async fn a_task_whose_stream_is_still_reading_at_its_end_is_not_forgotten() {
     tasks.shed_to(bound / 4 * 3);
     assert_eq!((entry.retained(), tasks.get("long").is_some()), (0, false));
 }
+
+/// A run's text delta, from `source` (a child's tool-use id, or the run's own).
+fn text(source: Option<&str>, words: &str) -> StreamResponse {
+    let mut event = serde_json::json!({"type": "text", "text": words});
+    if let Some(source) = source {
+        event["parent_tool_use_id"] = serde_json::json!(source);
+    }
+    StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+        status: TaskStatus {
+            state: TaskState::Working,
+            ..TaskStatus::default()
+        },
+        metadata: Some(subagent_a2a::ext::metadata_with("event", event)),
+        ..TaskStatusUpdateEvent::default()
+    })
+}
+
+/// The texts of the run's text events of `events`, in order, with their sources.
+fn texts(events: &[StreamResponse]) -> Vec<(Option<String>, String)> {
+    events
+        .iter()
+        .filter_map(|event| {
+            let StreamResponse::StatusUpdate(update) = event else {
+                return None;
+            };
+            let run_event = subagent_a2a::ext::metadata_get(update.metadata.as_ref(), "event")?;
+            Some((
+                run_event["parent_tool_use_id"].as_str().map(str::to_owned),
+                run_event["text"].as_str()?.to_owned(),
+            ))
+        })
+        .collect()
+}
+
+/// Text nobody has reached yet is added to the text event before it: a stream that lags
+/// behind a run streaming word by word holds about the text, and reads all of it once, in
+/// order; text from another source, or after an event a stream has read, is an event of its
+/// own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn text_no_stream_has_reached_joins_the_text_before_it() {
+    use futures::StreamExt;
+
+    let entry = Entry::new(task("words"), CancellationToken::new());
+    let mut stream = Box::pin(entry.events());
+    for n in 0..1_000 {
+        entry.push(text(None, &format!("w{n} ")));
+    }
+    // The snapshot, then one event holding the thousand words.
+    assert_eq!(entry.retained(), 2);
+    let whole: String = (0..1_000).map(|n| format!("w{n} ")).collect();
+    let first = [stream.next().await.unwrap(), stream.next().await.unwrap()];
+    assert_eq!(texts(&first), [(None, whole.clone())]);
+    // The stream has read it: what follows is new events, and a child's text is its own.
+    entry.push(text(None, "after "));
+    entry.push(text(None, "read "));
+    entry.push(text(Some("toolu_1"), "child "));
+    entry.push(text(Some("toolu_1"), "words "));
+    entry.push(text(None, "back"));
+    finish(&entry);
+    let rest: Vec<StreamResponse> = stream.collect().await;
+    assert_eq!(
+        texts(&rest),
+        [
+            (None, "after read ".to_owned()),
+            (Some("toolu_1".to_owned()), "child words ".to_owned()),
+            (None, "back".to_owned()),
+        ]
+    );
+    // What the table counts is what it keeps.
+    let kept: usize = entry.lock().events_bytes_recounted();
+    assert_eq!(kept, entry.lock().event_bytes_counted());
+}
+
+/// A client that read some events, lost its stream and comes back (`from`) gets the text
+/// pushed while it was away, none of it folded into an event it had already read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_returning_client_misses_no_text_pushed_while_it_was_away() {
+    use futures::StreamExt;
+
+    let entry = Entry::new(task("away"), CancellationToken::new());
+    entry.push(text(None, "one "));
+    let mut stream = Box::pin(entry.events());
+    let read = [stream.next().await.unwrap(), stream.next().await.unwrap()];
+    assert_eq!(texts(&read), [(None, "one ".to_owned())]);
+    drop(stream);
+    entry.push(text(None, "two "));
+    entry.push(text(None, "three"));
+    finish(&entry);
+    let again: Vec<StreamResponse> = entry.resume_from(2).unwrap().collect().await;
+    assert_eq!(texts(&again), [(None, "two three".to_owned())]);
+}

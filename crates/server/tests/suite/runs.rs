@@ -121,8 +121,7 @@ async fn a_stream_starts_with_the_task_and_ends_after_the_final_status() {
         [
             "task TASK_STATE_SUBMITTED",
             "working started",
-            "working text: Hi",
-            "working text:  there.",
+            "working text: Hi there.",
             "artifact result",
             "TASK_STATE_COMPLETED",
         ]
