@@ -48,17 +48,7 @@ def summary(event):
 
 
 def summaries(events):
-    """The summaries, a run's text in adjacent events as one (the server may add text no
-    stream has reached yet to the text event before it)."""
-    seen = []
-    for s in map(summary, events):
-        if s == "working usage":
-            continue
-        if seen and seen[-1].startswith("working text: ") and s.startswith("working text: "):
-            seen[-1] += s[len("working text: "):]
-        else:
-            seen.append(s)
-    return seen
+    return [s for s in map(summary, events) if s != "working usage"]
 
 
 def request(text, fields=None):

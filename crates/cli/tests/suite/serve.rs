@@ -587,7 +587,7 @@ async fn the_official_python_sdk_client_sends_streams_gets_cancels_and_resubscri
             },
             "get_same": true,
             "structured": {"data": {"count": 7.0}, "mediaType": "application/json"},
-            "stream": ["task TASK_STATE_SUBMITTED", "working started", "working text: Hi there.", "artifact result", "TASK_STATE_COMPLETED"],
+            "stream": ["task TASK_STATE_SUBMITTED", "working started", "working text: Hi", "working text:  there.", "artifact result", "TASK_STATE_COMPLETED"],
             "cancel": {"returned": "TASK_STATE_CANCELED", "stream_end": "TASK_STATE_CANCELED"},
             "resubscribe": {
                 "before": ["task TASK_STATE_SUBMITTED", "working started", "working text: before", "working tool_call", "working tool_result"],

@@ -67,9 +67,6 @@ pub(super) struct EntryState {
     pub(super) done: bool,
     /// Streams reading the events, by id: the number of the next event each reads.
     readers: HashMap<u64, usize>,
-    /// The number of events any stream has reached, ever (read, or started past): an event
-    /// at or after it has been seen by nobody, so text may still be added to it.
-    reached: usize,
     next_reader: u64,
     /// A stream has read the events: its client may have lost it and come back for what it
     /// missed (`SubscribeToTask` with our `from`), so they are kept after the end until the
@@ -91,18 +88,6 @@ pub(super) struct EntryState {
 }
 
 impl EntryState {
-    /// The kept events' size as JSON, measured again (tests compare it with the count).
-    #[cfg(test)]
-    pub(super) fn events_bytes_recounted(&self) -> usize {
-        self.events.iter().map(|(event, _)| json_len(event)).sum()
-    }
-
-    /// The kept events' size as counted.
-    #[cfg(test)]
-    pub(super) fn event_bytes_counted(&self) -> usize {
-        self.event_bytes
-    }
-
     /// Brings the table's count up to date with this entry's size.
     fn settle(&mut self) {
         let now = self.event_bytes + self.snapshot_bytes;
@@ -195,7 +180,6 @@ impl Entry {
                 base: 0,
                 done: false,
                 readers: HashMap::new(),
-                reached: 0,
                 next_reader: 0,
                 streamed: false,
                 expired: false,
@@ -215,29 +199,15 @@ impl Entry {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Records an event (ignored once the stream has ended) and wakes subscribers. A run's
-    /// text that follows text no stream has reached yet is added to that event instead of
-    /// being kept as one of its own: a stream that lags behind a model streaming word by word
-    /// then holds about the text, not a few hundred bytes of JSON per word (64 runs with
-    /// 200 KB answers held 929 MiB so), and reads the same text in fewer events.
+    /// Records an event (ignored once the stream has ended) and wakes subscribers.
     pub(crate) fn push(&self, event: StreamResponse) {
+        let bytes = json_len(&event);
         let count = {
             let mut state = self.lock();
             if state.done {
                 return;
             }
             apply(&mut state.task, &event);
-            let unseen = state.end() > state.reached;
-            if unseen
-                && let Some((last, last_bytes)) = state.events.back_mut()
-                && let Some(grown) = add_text(last, &event)
-            {
-                *last_bytes += grown;
-                state.event_bytes += grown;
-                state.settle();
-                return;
-            }
-            let bytes = json_len(&event);
             state.done = event.ends_stream();
             state.events.push_back((event, bytes));
             state.event_bytes += bytes;
@@ -319,7 +289,6 @@ impl Entry {
         let id = state.next_reader;
         state.next_reader += 1;
         state.readers.insert(id, next);
-        state.reached = state.reached.max(next);
         id
     }
 
@@ -389,7 +358,6 @@ impl Entry {
                     if let Some((event, _)) = kept {
                         let event = event.clone();
                         state.readers.insert(reader.id, next + 1);
-                        state.reached = state.reached.max(next + 1);
                         drop(state);
                         return Some((event, (reader, receiver, next + 1, None)));
                     }
@@ -423,53 +391,4 @@ impl Entry {
             }
         }
     }
-}
-
-/// The run event a status update carries when it is a run's text and nothing else (a working
-/// status without a message, our metadata holding only `{"type": "text", "text": …}` and the
-/// fields that say whose text it is).
-fn run_text(event: &StreamResponse) -> Option<&serde_json::Map<String, serde_json::Value>> {
-    let StreamResponse::StatusUpdate(update) = event else {
-        return None;
-    };
-    if update.status.state != TaskState::Working || update.status.message.is_some() {
-        return None;
-    }
-    let metadata = update.metadata.as_ref()?;
-    let ours = metadata.get(subagent_a2a::EXTENSION_URI)?.as_object()?;
-    if metadata.len() != 1 || ours.len() != 1 {
-        return None;
-    }
-    let run_event = ours.get("event")?.as_object()?;
-    (run_event.get("type")?.as_str()? == "text" && run_event.get("text")?.is_string())
-        .then_some(run_event)
-}
-
-/// Adds `next`'s text to `last` when both are a run's text alike in all but the text; the
-/// bytes `last`'s JSON grew by, or `None` (nothing changed) when they differ otherwise.
-fn add_text(last: &mut StreamResponse, next: &StreamResponse) -> Option<usize> {
-    let next = run_text(next)?;
-    let same_source = run_text(last)?
-        .iter()
-        .filter(|(key, _)| key.as_str() != "text")
-        .eq(next.iter().filter(|(key, _)| key.as_str() != "text"));
-    if !same_source {
-        return None;
-    }
-    let added = next.get("text")?.as_str()?;
-    let StreamResponse::StatusUpdate(update) = last else {
-        return None;
-    };
-    let serde_json::Value::String(text) = update
-        .metadata
-        .as_mut()?
-        .get_mut(subagent_a2a::EXTENSION_URI)?
-        .get_mut("event")?
-        .get_mut("text")?
-    else {
-        return None;
-    };
-    text.push_str(added);
-    // The JSON of the added text, less its quotes.
-    Some(json_len(&added).saturating_sub(2))
 }

@@ -121,7 +121,8 @@ async fn a_stream_starts_with_the_task_and_ends_after_the_final_status() {
         [
             "task TASK_STATE_SUBMITTED",
             "working started",
-            "working text: Hi there.",
+            "working text: Hi",
+            "working text:  there.",
             "artifact result",
             "TASK_STATE_COMPLETED",
         ]

@@ -237,16 +237,10 @@ pub(super) fn summary(event: &Value) -> String {
 
 /// The summaries of events, with usage events left out (their number depends on the model
 /// client).
-/// The events' summaries, a run's text in adjacent events as one (the server adds text no
-/// stream has reached yet to the text event before it, so how a run's text is cut into events
-/// depends on how fast the stream reads).
 pub(super) fn summaries(events: &[Value]) -> Vec<String> {
-    let mut seen: Vec<String> = Vec::new();
-    for summary in events.iter().map(summary).filter(|s| s != "working usage") {
-        match (seen.last_mut(), summary.strip_prefix("working text: ")) {
-            (Some(last), Some(text)) if last.starts_with("working text: ") => last.push_str(text),
-            _ => seen.push(summary),
-        }
-    }
-    seen
+    events
+        .iter()
+        .map(summary)
+        .filter(|s| s != "working usage")
+        .collect()
 }
