@@ -34,6 +34,7 @@ mod drive;
 mod features;
 mod flags;
 mod kinds;
+mod line;
 mod logging;
 #[cfg(feature = "mcp")]
 mod mcp;

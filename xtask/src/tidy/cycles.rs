@@ -40,12 +40,6 @@ pub(super) const CYCLES_ALLOWED: &[(&str, &[&str], &str)] = &[
          by other work (issue 27.1, 27.4)",
     ),
     (
-        "subagent-cli",
-        &["background", "render"],
-        "`render` shows a `background::Background` and `background` takes `render::one_line`; \
-         a one-item move, left to the CLI's restructure (issue 27.1, 27.4)",
-    ),
-    (
         "subagent-conformance",
         &["checks", "features"],
         "the checks run the feature checks and `features` takes the checks' shared names \

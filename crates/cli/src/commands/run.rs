@@ -268,10 +268,10 @@ impl Delegation {
                 status.as_deref().unwrap_or("running")
             ),
             (Some((false, text)), None) => {
-                format!("ok: {}", render::one_line(first_part(text), 80))
+                format!("ok: {}", crate::line::one_line(first_part(text), 80))
             }
             (Some((true, text)), None) => {
-                format!("error: {}", render::one_line(first_part(text), 80))
+                format!("error: {}", crate::line::one_line(first_part(text), 80))
             }
             (None, None) => "no result".to_owned(),
         };
