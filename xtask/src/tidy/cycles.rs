@@ -40,12 +40,6 @@ pub(super) const CYCLES_ALLOWED: &[(&str, &[&str], &str)] = &[
          by other work (issue 27.1, 27.4)",
     ),
     (
-        "subagent-conformance",
-        &["checks", "features"],
-        "the checks run the feature checks and `features` takes the checks' shared names \
-         (`MODEL`, `PERSONA`, `with_capability`); the kit was being reworked (issue 27.10)",
-    ),
-    (
         "subagent-core",
         &[
             "agents",
