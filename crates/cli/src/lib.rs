@@ -38,6 +38,7 @@ mod line;
 mod logging;
 #[cfg(feature = "mcp")]
 mod mcp;
+mod parent;
 mod prompt;
 mod render;
 #[cfg(feature = "serve")]

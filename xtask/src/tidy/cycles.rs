@@ -33,13 +33,6 @@ pub(super) const RULE_CYCLES: &str = "a crate's modules have a direction: no mod
 /// the entry goes (tidy says so once no cycle needs it). A module joining a listed cycle fails.
 pub(super) const CYCLES_ALLOWED: &[(&str, &[&str], &str)] = &[
     (
-        "subagent-cli",
-        &["acp", "commands", "teams"],
-        "`commands` dispatches to the acp and teams front ends, which take helpers back from \
-         `commands` (`delegation_config`, the command plumbing); the CLI was being restructured \
-         by other work (issue 27.1, 27.4)",
-    ),
-    (
         "subagent-core",
         &[
             "agents",
