@@ -15,7 +15,7 @@ use subagent_runtime::{Agent, PermissionBroker, PermissionPolicy};
 
 use crate::args::{AcpArgs, PresetArgs, ProjectArgs};
 use crate::setup::{self, Runnable};
-use crate::{EXIT_COMPLETED, EXIT_NOT_COMPLETED, Refusal, commands, warnings};
+use crate::{EXIT_COMPLETED, EXIT_NOT_COMPLETED, Refusal, warnings};
 
 /// Builds a session's parent from the preset, as `run` does.
 struct CliParent {
@@ -64,7 +64,7 @@ impl subagent_acp_agent::ParentFactory for CliParent {
             .runnable(cwd)
             .map_err(|r| format!("{}: {}", r.code, r.message))?;
         let permissions = PermissionPolicy::new(self.args.permission_mode).with_broker(broker);
-        commands::parent_agent(&runnable, self.args.max_turns, permissions)
+        crate::parent::parent_agent(&runnable, self.args.max_turns, permissions)
             .map_err(|r| format!("{}: {}", r.code, r.message))
     }
 }

@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use subagent_core::RunEvent;
 
-use crate::render::one_line;
+use crate::line::one_line;
 
 /// How many tasks the live view lists; more are counted in a last line.
 pub(crate) const MAX_LISTED: usize = 5;

@@ -34,9 +34,11 @@ mod drive;
 mod features;
 mod flags;
 mod kinds;
+mod line;
 mod logging;
 #[cfg(feature = "mcp")]
 mod mcp;
+mod parent;
 mod prompt;
 mod render;
 #[cfg(feature = "serve")]

@@ -8,7 +8,7 @@ use serde_json::Value;
 use subagent_core::text::{Limit, truncate};
 use subagent_runtime::PermissionRequest;
 
-use crate::render::one_line;
+use crate::line::one_line;
 
 /// The most lines of one block (old text, new text, content, command) shown.
 pub(crate) const MAX_LINES: usize = 12;

@@ -6,11 +6,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use serde_json::{Value, json};
-use subagent_core::text::{Limit, truncate};
 use subagent_core::{Outcome, RunEvent, RunId};
 
 use crate::activity::Activity;
 use crate::background::Background;
+use crate::line::one_line;
 
 /// How to print.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -66,12 +66,6 @@ pub(crate) struct Progress {
     drawn: bool,
     /// Set while the user is being asked something: do not draw over the question.
     paused: Option<Arc<AtomicBool>>,
-}
-
-/// Shortens `text` to `max` characters on one line.
-pub(crate) fn one_line(text: &str, max: usize) -> String {
-    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    truncate(&flat, Limit::Chars(max)).into_owned()
 }
 
 impl Progress {

@@ -11,7 +11,7 @@ use subagent_runtime::{Agent, DelegationTool, Tool, ToolSet};
 use subagent_teams::{TeamStore, Teams, leader_tools};
 
 use crate::Refusal;
-use crate::commands::delegation_config;
+use crate::parent::delegation_config;
 use crate::setup::{self, Runnable};
 
 /// What the parent is told about leading a team.

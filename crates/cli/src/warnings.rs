@@ -10,7 +10,7 @@ use subagent_core::ProviderFactory;
 use subagent_preset::Preset;
 
 use crate::Refusal;
-use crate::render;
+use crate::line::one_line;
 
 /// How many warnings are printed before a run; `subagent agents` lists them all.
 const MAX_PRINTED: usize = 5;
@@ -58,7 +58,7 @@ fn line(warning: &Warning, cwd: &Path) -> String {
         }
         None => warning.message.clone(),
     };
-    render::one_line(&text, MAX_LINE)
+    one_line(&text, MAX_LINE)
 }
 
 /// The warnings as lines, each once (a directory read as two sources, the home directory

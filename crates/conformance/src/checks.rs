@@ -2,23 +2,15 @@
 //! contract, cancel, a failing child, the permission ceiling. The capability checks are in
 //! `features.rs`.
 
-use subagent_core::{
-    Capability, Error, Isolation, PermissionMode, Run, SessionRef, StartRequestBuilder, StopReason,
-    ToolFilter,
-};
+use subagent_core::{Capability, Error, PermissionMode, Run, SessionRef, StopReason};
 
+use crate::asks::with_capability;
 use crate::bench::Bench;
 use crate::failure::{ensure, ensure_eq};
 use crate::scenarios::{
     CANCEL, FAIL, FAIL_MESSAGE, HELLO, HELLO_ANSWER, OPEN_FILE, PLAN_FILE, WRITE_OPEN, WRITE_PLAN,
-    schema,
 };
 use crate::{Adapter, Check, Failure, Verdict, features, recorded};
-
-/// The persona, model and tool filter the kit asks for.
-pub(crate) const PERSONA: &str = "KIT-PERSONA-7a1: you answer like a conformance kit.";
-pub(crate) const MODEL: &str = "kit-model-7";
-pub(crate) const NO_SUCH_TOOL: &str = "KitNoSuchTool";
 
 pub(crate) async fn run(adapter: &dyn Adapter, check: Check) -> Result<Verdict, Failure> {
     match check {
@@ -36,27 +28,6 @@ pub(crate) async fn run(adapter: &dyn Adapter, check: Check) -> Result<Verdict, 
         Check::Resume => features::resume(adapter).await,
         Check::Effort => features::effort(adapter).await,
         Check::AllDeclared => features::all_declared(adapter).await,
-    }
-}
-
-/// The request field a capability gates, set to a value the kit's scenarios can serve
-/// (`session` for `resume`).
-pub(crate) fn with_capability(
-    request: StartRequestBuilder,
-    capability: Capability,
-    session: &SessionRef,
-) -> StartRequestBuilder {
-    match capability {
-        Capability::OutputSchema => request.output_schema(schema()),
-        Capability::DepthLimit => request.max_depth(2),
-        Capability::ToolFilter => request.tool_filter(ToolFilter::deny([NO_SUCH_TOOL])),
-        Capability::Persona => request.persona(PERSONA),
-        Capability::ModelOverride => request.model(MODEL),
-        Capability::MaxTurns => request.max_turns(5),
-        Capability::Resume => request.resume(session.clone()),
-        Capability::Isolation => request.isolation(Isolation::Worktree),
-        Capability::Effort => request.effort(subagent_core::Effort::High),
-        other => panic!("conformance: the kit does not know the capability {other}; teach it"),
     }
 }
 

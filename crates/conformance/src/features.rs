@@ -5,8 +5,8 @@
 use serde_json::Value;
 use subagent_core::{Capability, Effort, Error, SessionRef, StopReason, ToolFilter};
 
+use crate::asks::{MODEL, PERSONA, with_capability};
 use crate::bench::{Bench, Ended};
-use crate::checks::{MODEL, PERSONA, with_capability};
 use crate::failure::{ensure, ensure_eq};
 use crate::scenarios::{
     ALL, ALL_ANSWER, DELEGATE, DELEGATE_ANSWER, HELLO, NESTED, RECALL, RECALLED, RELEASE_GATE,

@@ -51,6 +51,7 @@
 #![deny(missing_docs)]
 
 mod apart;
+mod asks;
 mod bench;
 mod checks;
 mod failure;

@@ -18,6 +18,9 @@ mod resolve;
 pub use crate::filter::{ToolFilter, wildcard_match};
 pub use resolve::{Effective, Layers, Settings, intersect_filters, resolve};
 
+/// The model name that means "the parent's model": never sent as an override.
+pub const INHERIT_MODEL: &str = "inherit";
+
 /// How a child's tool calls are permitted. Written as ours (kebab-case: `accept-edits`) or as
 /// Claude Code writes it (camelCase: `acceptEdits`, `bypassPermissions`), wherever a mode is read
 /// ([`PermissionMode::SPELLINGS`]); always serialized kebab-case.

@@ -2,8 +2,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::StartRequest;
-
 /// What a provider can honour. One flag per optional request field, plus descriptive flags.
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema,
@@ -105,18 +103,9 @@ impl Capabilities {
         self.inherits_parent_context = on;
         self
     }
-
-    /// Every capability the request needs that this table lacks, in table order.
-    pub fn missing_for(&self, request: &StartRequest) -> Vec<Capability> {
-        request
-            .required_capabilities()
-            .into_iter()
-            .filter(|capability| !self.supports(*capability))
-            .collect()
-    }
 }
 
-/// A gated capability: one optional field of [`StartRequest`].
+/// A gated capability: one optional field of [`StartRequest`](crate::StartRequest).
 #[derive(
     Clone,
     Copy,

@@ -23,6 +23,7 @@
 #![deny(missing_docs)]
 
 pub mod agents;
+mod apart;
 mod capabilities;
 mod error;
 mod extensions;
@@ -38,6 +39,8 @@ mod task;
 pub mod text;
 pub mod time;
 
+pub use agents::INHERIT_MODEL;
+pub use apart::{Isolation, WorktreeReport};
 pub use capabilities::{Capabilities, Capability};
 pub use error::{Error, ErrorCode, Result};
 pub use extensions::Extensions;
@@ -45,11 +48,11 @@ pub use factory::{
     BuildContext, ChildTools, Endpoint, Placement, Program, ProviderFactory, Requirements,
     TestedVersion,
 };
-pub use isolation::{Isolation, WorktreeReport};
 pub use provider::SubagentProvider;
-pub use request::{INHERIT_MODEL, ParentContext, RunId, StartRequest, StartRequestBuilder};
+pub use request::{ParentContext, StartRequest, StartRequestBuilder};
 pub use run::{
-    DIAGNOSTIC_LIMIT, Outcome, Run, RunEmitter, RunEvent, RunEvents, RunSender, SessionRef, Usage,
+    DIAGNOSTIC_LIMIT, Outcome, Run, RunEmitter, RunEvent, RunEvents, RunId, RunSender, SessionRef,
+    Usage,
 };
 pub use subagent_session::{Effort, Secrets, StopReason};
 pub use task::{TaskKind, TaskStatus};

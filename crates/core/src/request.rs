@@ -1,56 +1,17 @@
-//! What a caller asks of a provider.
+//! What a caller asks of a provider, and the methods of lower types that take a request
+//! ([`Capabilities::missing_for`], [`Run::channel`]).
 
 use std::path::PathBuf;
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use subagent_session::{ContentBlock, EventLog};
 use tokio_util::sync::CancellationToken;
 
 use crate::agents::{AgentProfile, Effective, Layers, Settings, resolve};
-use crate::{
-    Capability, Extensions, Isolation, PermissionMode, SessionRef, ToolFilter, default_description,
-};
-
-/// A run's id: a random UUID, printed in its hyphenated form.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct RunId(uuid::Uuid);
-
-impl RunId {
-    /// A fresh random id.
-    pub fn new() -> Self {
-        Self(uuid::Uuid::new_v4())
-    }
-
-    /// The id's eight first hex digits, for short labels.
-    pub fn short(&self) -> String {
-        self.0.simple().to_string()[..8].to_owned()
-    }
-}
-
-impl Default for RunId {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl std::fmt::Display for RunId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.0.fmt(f)
-    }
-}
-
-impl std::str::FromStr for RunId {
-    type Err = uuid::Error;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        s.parse().map(Self)
-    }
-}
-
-/// The model name that means "the parent's model": never sent as an override.
-pub const INHERIT_MODEL: &str = "inherit";
+use crate::apart::Isolation;
+use crate::capabilities::{Capabilities, Capability};
+use crate::run::{Run, RunId, RunSender, SessionRef};
+use crate::{Extensions, PermissionMode, ToolFilter, default_description};
 
 /// Where the delegation comes from.
 #[derive(Clone, Debug, Default)]
@@ -432,10 +393,46 @@ impl StartRequestBuilder {
     }
 }
 
+// The methods of lower types that take a request are here, so that capabilities and runs
+// need not know requests.
+
+impl Capabilities {
+    /// Every capability the request needs that this table lacks, in table order.
+    pub fn missing_for(&self, request: &StartRequest) -> Vec<Capability> {
+        request
+            .required_capabilities()
+            .into_iter()
+            .filter(|capability| !self.supports(*capability))
+            .collect()
+    }
+}
+
+impl Run {
+    /// A ready run for a provider: the [`RunSender`] the provider keeps (emit events, then
+    /// `finish`) and the [`Run`] it returns from `start`. Emits
+    /// [`RunEvent::Started`](crate::RunEvent::Started).
+    ///
+    /// The run's cancellation token is a child of the request's: cancelling the request cancels
+    /// the run, and [`Run::cancel`] cancels the run only. Providers watch
+    /// [`RunSender::cancel_token`].
+    ///
+    /// `outcome()` always resolves: if the sender is dropped without `finish` (the provider's task
+    /// returned early or panicked), the outcome is `failed` with a diagnostic saying so, or
+    /// `cancelled` when the run had been cancelled.
+    pub fn channel(provider: &str, request: &StartRequest) -> (RunSender, Run) {
+        Run::open(
+            provider,
+            request.description_or_default(),
+            request.cancel.child_token(),
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::Effort;
+    use crate::agents::INHERIT_MODEL;
 
     fn profile() -> AgentProfile {
         let mut profile = AgentProfile::new("planner", "plans");

@@ -11,8 +11,46 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::apart::WorktreeReport;
 use crate::text::{Limit, truncate_marked};
-use crate::{RunId, StartRequest, StopReason, TaskKind, TaskStatus, WorktreeReport};
+use crate::{StopReason, TaskKind, TaskStatus};
+
+/// A run's id: a random UUID, printed in its hyphenated form.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct RunId(uuid::Uuid);
+
+impl RunId {
+    /// A fresh random id.
+    pub fn new() -> Self {
+        Self(uuid::Uuid::new_v4())
+    }
+
+    /// The id's eight first hex digits, for short labels.
+    pub fn short(&self) -> String {
+        self.0.simple().to_string()[..8].to_owned()
+    }
+}
+
+impl Default for RunId {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::fmt::Display for RunId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::str::FromStr for RunId {
+    type Err = uuid::Error;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        s.parse().map(Self)
+    }
+}
 
 /// Token and tool counts of a run: the one `Usage` type, shared with the model clients.
 pub use subagent_session::Usage;
@@ -311,20 +349,13 @@ impl std::fmt::Debug for Run {
 }
 
 impl Run {
-    /// A ready run for a provider: the [`RunSender`] the provider keeps (emit events, then
-    /// `finish`) and the [`Run`] it returns from `start`. Emits [`RunEvent::Started`].
-    ///
-    /// The run's cancellation token is a child of the request's: cancelling the request cancels
-    /// the run, and [`Run::cancel`] cancels the run only. Providers watch
-    /// [`RunSender::cancel_token`].
-    ///
-    /// `outcome()` always resolves: if the sender is dropped without `finish` (the provider's task
-    /// returned early or panicked), the outcome is `failed` with a diagnostic saying so, or
-    /// `cancelled` when the run had been cancelled.
-    pub fn channel(provider: &str, request: &StartRequest) -> (RunSender, Run) {
+    /// The run [`Run::channel`] makes: named `description`, cancelled by `cancel`.
+    pub(crate) fn open(
+        provider: &str,
+        description: String,
+        cancel: CancellationToken,
+    ) -> (RunSender, Run) {
         let id = RunId::new();
-        let description = request.description_or_default();
-        let cancel = request.cancel.child_token();
         let (events_tx, events_rx) = mpsc::unbounded();
         let (outcome_tx, outcome_rx) = oneshot::channel();
         let sender = RunSender {

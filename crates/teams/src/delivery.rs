@@ -1,18 +1,12 @@
-//! What a team hands its members: the leader's and the teammates' mailboxes as the runtime's
-//! [`TurnInput`], a teammate's first prompt, its events as the leader's stream shows them, and
-//! a product teammate's shutdown answer read from its text.
+//! What a team tells its members and reads from them: a teammate's first prompt, a turn's
+//! answer bounded for the leader's note, and a product teammate's shutdown answer read from its
+//! text. The mailboxes the runtime takes at each turn (`TurnInput`) are `live`'s, beside the
+//! `Teams` they read.
 
-use std::sync::Arc;
-
-use async_trait::async_trait;
 use serde_json::Value;
 use subagent_core::text::{Limit, truncate};
-use subagent_runtime::TurnInput;
-use subagent_session::ContentBlock;
 
-use crate::live::Teams;
 use crate::model::LEADER;
-use crate::store::TeamDir;
 
 /// The longest turn answer put into an idle notification, in bytes.
 pub(crate) const ANSWER_LIMIT: usize = 8000;
@@ -42,77 +36,6 @@ pub(crate) fn shutdown_response(text: &str) -> Option<Value> {
     let end = text.rfind('}')?;
     let value: Value = serde_json::from_str(text.get(start..=end)?).ok()?;
     (value.get("type").and_then(Value::as_str) == Some("shutdown_response")).then_some(value)
-}
-
-/// An in-process teammate's mailbox, taken at the start of each of its turns.
-pub(crate) struct MemberInput {
-    pub(crate) teams: Arc<Teams>,
-    pub(crate) team: TeamDir,
-    pub(crate) name: String,
-}
-
-#[async_trait]
-impl TurnInput for MemberInput {
-    fn take(&self) -> Vec<ContentBlock> {
-        if self.teams.holding(&self.name) {
-            return Vec::new();
-        }
-        match self.team.take_unread(&self.name) {
-            Ok(messages) => messages
-                .iter()
-                .map(|m| ContentBlock::text(m.to_prompt()))
-                .collect(),
-            Err(error) => {
-                tracing::warn!(%error, member = %self.name, "taking a teammate's messages");
-                Vec::new()
-            }
-        }
-    }
-}
-
-/// The leader's mailbox; the leader's run waits while teammates work.
-pub(crate) struct LeaderInput {
-    pub(crate) teams: Arc<Teams>,
-}
-
-#[async_trait]
-impl TurnInput for LeaderInput {
-    fn take(&self) -> Vec<ContentBlock> {
-        let Ok(team) = self.teams.current() else {
-            return Vec::new();
-        };
-        match team.take_unread(LEADER) {
-            Ok(messages) => messages
-                .iter()
-                .map(|m| ContentBlock::text(m.to_prompt()))
-                .collect(),
-            Err(error) => {
-                tracing::warn!(%error, "taking the leader's messages");
-                Vec::new()
-            }
-        }
-    }
-
-    async fn wait(&self) -> bool {
-        let mut changes = self.teams.changes.subscribe();
-        loop {
-            if let Ok(team) = self.teams.current()
-                && team.unread(LEADER).is_ok_and(|unread| !unread.is_empty())
-            {
-                return true;
-            }
-            if !self.teams.any_active() {
-                return false;
-            }
-            if changes.changed().await.is_err() {
-                return false;
-            }
-        }
-    }
-
-    async fn close(&self) {
-        self.teams.close().await;
-    }
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 //! its session and status, tells the leader (an `idle_notification` carrying the turn's answer:
 //! for a product teammate, which has no team tools, that answer is how it talks), then waits for
 //! a message and resumes the session with the unread messages as the next prompt. An in-process
-//! teammate also takes its messages at the start of each of its turns (`delivery`). A
+//! teammate also takes its messages at the start of each of its turns (`mailbox`). A
 //! message is marked read only once it is in a turn: taken by the turn itself, or after the
 //! resumed run started (while a wake is starting, the teammate's own turns take nothing, so
 //! nothing arrives twice); a refused start leaves it unread.
@@ -16,15 +16,19 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 use subagent_core::{Outcome, Run, RunId, StopReason};
 use subagent_runtime::delegation::forwarded_clean;
-use subagent_runtime::{ChildExtras, DelegationTool, ToolContext, TurnInput};
+use subagent_runtime::{ChildExtras, DelegationTool, Tool, ToolContext, TurnInput};
 use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::delivery::{LeaderInput, MemberInput, bounded, introduction, shutdown_response};
+use crate::delivery::{bounded, introduction, shutdown_response};
 use crate::model::{LEADER, Member, MemberStatus, Message, check_name};
 use crate::store::{TeamDir, TeamStore};
 use crate::{Error, Result};
+
+mod mailbox;
+
+use mailbox::{LeaderInput, MemberInput};
 
 /// A live teammate's state in the leader's process.
 #[derive(Debug)]
@@ -73,11 +77,16 @@ struct State {
     requests: u64,
 }
 
+/// The tools a teammate of `team` named `name` gets.
+pub(crate) type MemberTools = fn(&Arc<Teams>, &TeamDir, &str) -> Vec<Arc<dyn Tool>>;
+
 /// The leader's side of its team: starting teammates through the delegation tool, delivering
 /// messages, shutdown, and stopping everything when the leader's run ends.
 pub struct Teams {
     store: TeamStore,
     delegation: Arc<DelegationTool>,
+    /// What a teammate gets as its team tools (`tools::member_tools`).
+    member_tools: MemberTools,
     state: Mutex<State>,
     /// Bumped on every message to the leader and every teammate status change.
     pub(crate) changes: watch::Sender<u64>,
@@ -94,12 +103,17 @@ impl std::fmt::Debug for Teams {
 }
 
 impl Teams {
-    /// A leader's teams, kept in `store`, teammates started through `delegation` (the row the
-    /// leader delegates with: its routing, gates and permission ceiling apply to teammates).
-    pub fn new(store: TeamStore, delegation: Arc<DelegationTool>) -> Arc<Self> {
+    /// A leader's teams as [`Teams::new`] makes them, each teammate given the tools
+    /// `member_tools` makes (the team tools sit above `Teams`: they take it).
+    pub(crate) fn with_member_tools(
+        store: TeamStore,
+        delegation: Arc<DelegationTool>,
+        member_tools: MemberTools,
+    ) -> Arc<Self> {
         Arc::new(Self {
             store,
             delegation,
+            member_tools,
             state: Mutex::new(State::default()),
             changes: watch::Sender::new(0),
             loops: TaskTracker::new(),
@@ -287,7 +301,7 @@ impl Teams {
                 team: team.clone(),
                 name: name.to_owned(),
             })),
-            tools: crate::tools::member_tools(self, team, name),
+            tools: (self.member_tools)(self, team, name),
         }
     }
 

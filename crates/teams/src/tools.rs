@@ -13,9 +13,19 @@ use subagent_runtime::{DelegationTool, Tool, ToolContext, ToolKind, ToolOutput};
 
 use crate::live::Teams;
 use crate::model::{LEADER, TaskStatus};
-use crate::store::TeamDir;
+use crate::store::{TeamDir, TeamStore};
 use crate::tasks::TaskChanges;
 use crate::{Error, Result};
+
+impl Teams {
+    /// A leader's teams, kept in `store`, teammates started through `delegation` (the row the
+    /// leader delegates with: its routing, gates and permission ceiling apply to teammates).
+    /// Each teammate gets [`member_tools`]; this is here, not beside `Teams`, because the tools
+    /// take `Teams` and `Teams` only hands them out.
+    pub fn new(store: TeamStore, delegation: Arc<DelegationTool>) -> Arc<Self> {
+        Self::with_member_tools(store, delegation, member_tools)
+    }
+}
 
 /// The control messages `SendMessage` carries.
 pub const CONTROL_TYPES: [&str; 4] = [

@@ -7,7 +7,7 @@ use serde_json::json;
 use subagent_core::ProviderFactory;
 
 use crate::args::AgentsArgs;
-use crate::render::{self};
+use crate::line::one_line;
 use crate::setup::{self};
 use crate::{EXIT_COMPLETED, Refusal};
 
@@ -49,7 +49,7 @@ pub(super) fn agents(
                 .clone()
                 .unwrap_or_else(|| "(default)".into()),
             entry.definition.source.as_str(),
-            render::one_line(&profile.description, 80)
+            one_line(&profile.description, 80)
         );
         outln!("{:<18} from {}", "", entry.definition.origin);
         for overridden in &entry.overridden {

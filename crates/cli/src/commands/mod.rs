@@ -9,10 +9,6 @@ mod providers;
 mod run;
 mod sessions;
 
-pub(crate) use run::delegation_config;
-#[cfg(feature = "acp")]
-pub(crate) use run::parent_agent;
-
 use std::process::ExitCode;
 use std::sync::Arc;
 

@@ -7,7 +7,7 @@ use serde_json::Value;
 use subagent_core::ProviderFactory;
 
 use crate::args::ProvidersArgs;
-use crate::render::{self};
+use crate::line::one_line;
 use crate::setup::{self};
 use crate::{EXIT_COMPLETED, Refusal};
 
@@ -50,7 +50,7 @@ pub(super) fn providers(
 fn notes(listing: &[subagent_preset::ProviderListing]) -> Vec<String> {
     let mut notes = Vec::new();
     for row in listing {
-        let name = render::one_line(&row.name, MAX_CELL_CHARS);
+        let name = one_line(&row.name, MAX_CELL_CHARS);
         for (capability, why) in &row.reasons {
             notes.push(format!("{name}: no {capability}: {why}"));
         }
@@ -119,8 +119,8 @@ pub(super) fn providers_table(listing: &[subagent_preset::ProviderListing]) -> S
     for row in listing {
         let c = &row.capabilities;
         rows.push(vec![
-            render::one_line(&row.name, MAX_CELL_CHARS),
-            render::one_line(&row.kind, MAX_CELL_CHARS),
+            one_line(&row.name, MAX_CELL_CHARS),
+            one_line(&row.kind, MAX_CELL_CHARS),
             if row.disabled {
                 "disabled".into()
             } else if row.unavailable.is_some() {

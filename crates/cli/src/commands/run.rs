@@ -7,16 +7,14 @@ use std::sync::atomic::AtomicBool;
 use serde_json::{Value, json};
 use subagent_core::agents::AgentDirectory;
 use subagent_core::{ProviderFactory, StartRequest};
-use subagent_runtime::tools::BashConfig;
-use subagent_runtime::{
-    AgentConfig, DelegationTool, DelegationToolConfig, PermissionPolicy, Roots, Tool, ToolSet,
-};
+use subagent_runtime::PermissionPolicy;
 
 use super::{continue_command, exit_for, notice, read_prompt, session_ref};
 use crate::Refusal;
 use crate::args::RunArgs;
 use crate::broker::TerminalBroker;
 use crate::drive::{Interrupts, drive};
+use crate::parent::parent_agent;
 use crate::render::{self, Mode, Progress};
 use crate::setup::{self, Runnable};
 use crate::warnings;
@@ -73,64 +71,6 @@ async fn parent_start(
     Ok(agent
         .resuming(resumed.session)
         .start(PARENT_PROVIDER, &request, resumed.seed))
-}
-
-/// The system prompt of the `run` parent.
-const PARENT_SYSTEM: &str = "You are a coding agent working in the user's project directory. \
-You can read and change files and run commands with your tools, and you can hand a self-contained \
-subtask to a subagent with a delegation tool: give it a complete prompt, since it does not see \
-this conversation unless it is a fork. Report the result to the user concisely.";
-
-pub(crate) fn delegation_config(row: &subagent_preset::ToolRow) -> DelegationToolConfig {
-    let mut config = DelegationToolConfig::new(row.provider.clone());
-    config.name.clone_from(&row.name);
-    // Untyped calls fork only where the row names a fork provider.
-    config.fork.clone_from(&row.fork);
-    config.max_depth = row.max_depth;
-    config.background = row.background;
-    config.foreground_timeout_ms = row.foreground_timeout_ms;
-    config.tool_filter.clone_from(&row.tool_filter);
-    config.persona.clone_from(&row.persona);
-    config.description.clone_from(&row.description);
-    config.max_tokens_budget = row.budget.and_then(|budget| budget.max_tokens);
-    config
-}
-
-/// The parent `run` runs (and `acp` serves): the built-in tools, the preset's delegation
-/// tools and the task tools, in `runnable.cwd`, permitted by `permissions`.
-pub(crate) fn parent_agent(
-    runnable: &Runnable,
-    max_turns: u32,
-    permissions: PermissionPolicy,
-) -> Result<subagent_runtime::Agent, Refusal> {
-    let directory: Arc<dyn subagent_core::agents::AgentDirectory> = runnable.catalog.clone();
-    let delegations = runnable.tools.iter().map(|row| {
-        Arc::new(DelegationTool::new(
-            delegation_config(row),
-            Arc::clone(&runnable.registry),
-            Arc::clone(&directory),
-        )) as Arc<dyn Tool>
-    });
-    // The task tools read and stop what the parent runs in the background (subagents, commands).
-    let tools = ToolSet::new(
-        ToolSet::builtin(BashConfig::default())
-            .into_iter()
-            .chain(delegations)
-            .chain(subagent_runtime::tools::task_tools()),
-    );
-    let roots = Roots::new(&runnable.cwd).map_err(|e| Refusal::invalid(e.to_string()))?;
-    let mut config = AgentConfig::new(Arc::clone(&runnable.model.model), roots);
-    config.system = Some(PARENT_SYSTEM.to_owned());
-    config.tools = tools;
-    config.max_turns = Some(max_turns);
-    config.max_depth = runnable.preset.max_depth;
-    // The parent's bash tool and tool results keep the configured secrets in, as children do.
-    config.secrets = runnable.secrets.clone();
-    config.sessions.clone_from(&runnable.sessions);
-    config.task_dir.clone_from(&runnable.tasks);
-    config.permissions = permissions;
-    config.max_tool_result_bytes = setup::tool_result_cap(&runnable.preset);
-    subagent_runtime::Agent::new(config).map_err(|e| Refusal::invalid(e.to_string()))
 }
 
 pub(super) async fn run(
@@ -268,10 +208,10 @@ impl Delegation {
                 status.as_deref().unwrap_or("running")
             ),
             (Some((false, text)), None) => {
-                format!("ok: {}", render::one_line(first_part(text), 80))
+                format!("ok: {}", crate::line::one_line(first_part(text), 80))
             }
             (Some((true, text)), None) => {
-                format!("error: {}", render::one_line(first_part(text), 80))
+                format!("error: {}", crate::line::one_line(first_part(text), 80))
             }
             (None, None) => "no result".to_owned(),
         };

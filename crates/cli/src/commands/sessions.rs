@@ -9,7 +9,7 @@ use subagent_runtime::{SessionEntry, SessionState, SessionStore};
 use subagent_session::{ContentBlock, Role, SessionEvent};
 
 use crate::args::{SessionsArgs, SessionsCommand};
-use crate::render;
+use crate::line::one_line;
 use crate::setup;
 use crate::{EXIT_COMPLETED, Refusal};
 
@@ -92,7 +92,7 @@ fn list(cwd: Option<&PathBuf>, json: bool) -> Result<ExitCode, Refusal> {
         rows.push([
             entry.id.clone(),
             utc(entry.when_ms()),
-            info.map_or("?".to_owned(), |i| render::one_line(&i.provider, 20)),
+            info.map_or("?".to_owned(), |i| one_line(&i.provider, 20)),
             match (entry.state, info) {
                 (SessionState::Ended, Some(info)) => info.status.clone(),
                 (state, _) => state.as_str().to_owned(),
@@ -100,7 +100,7 @@ fn list(cwd: Option<&PathBuf>, json: bool) -> Result<ExitCode, Refusal> {
             info.map_or("-".to_owned(), |i| {
                 format!("{} in / {} out", i.input_tokens, i.output_tokens)
             }),
-            info.map_or(String::new(), |i| render::one_line(&i.prompt, PROMPT_CELL)),
+            info.map_or(String::new(), |i| one_line(&i.prompt, PROMPT_CELL)),
         ]);
     }
     let widths: Vec<usize> = (0..6)

@@ -14,8 +14,8 @@
 
 use serde::Serialize;
 
-use super::{AgentProfile, PermissionMode, ToolFilter};
-use crate::{Effort, INHERIT_MODEL};
+use super::{AgentProfile, INHERIT_MODEL, PermissionMode, ToolFilter};
+use crate::Effort;
 
 /// One layer's settings; `None` = this layer says nothing.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
