@@ -36,9 +36,9 @@ use crate::{Error, Result};
 
 mod forward;
 mod result;
-pub use forward::forwarded_clean;
+pub use crate::report::{forwarded_clean, worktree_lines};
 use forward::{forward_until, forward_until_outcome};
-pub use result::{ResultTrailer, outcome_result, result_trailer, worktree_lines};
+pub use result::{ResultTrailer, outcome_result, result_trailer};
 
 /// What the delegation tool answers a caller that may not delegate (inside a fork, or at its
 /// depth cap).

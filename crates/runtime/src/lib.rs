@@ -49,6 +49,7 @@ pub mod delegation;
 mod env;
 mod input;
 mod permissions;
+mod report;
 mod result_cap;
 mod seed;
 mod session_info;

@@ -13,7 +13,6 @@ use serde_json::Value;
 use subagent_core::{CancellationToken, RunEvent, ToolFilter};
 use subagent_model::ToolSpec;
 
-pub(crate) use bash::report as bash_report;
 pub use bash::{BashConfig, BashTool};
 pub use fs::{DeleteTool, EditFileTool, LsTool, MAX_READ_BYTES, ReadFileTool, WriteFileTool};
 pub use paths::Roots;
