@@ -48,6 +48,7 @@ mod child_record;
 pub mod delegation;
 mod env;
 mod input;
+mod paths;
 mod permissions;
 mod report;
 mod result_cap;

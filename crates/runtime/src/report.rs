@@ -71,7 +71,7 @@ pub(crate) fn forwarded(event: RunEvent, call_id: &str) -> Option<RunEvent> {
     }
 }
 
-/// [`forwarded`], with the configured secrets redacted from what the event carries as text (the
+/// `forwarded`, with the configured secrets redacted from what the event carries as text (the
 /// child's text, its tool results and its summaries): for a child's events that reach the
 /// parent's stream without passing through a redacting emitter (a background task's, a
 /// teammate's).

@@ -66,21 +66,6 @@ pub(super) const CYCLES_ALLOWED: &[(&str, &[&str], &str)] = &[
          (issue 27.2)",
     ),
     (
-        "subagent-runtime",
-        &[
-            "agent",
-            "delegation",
-            "env",
-            "input",
-            "permissions",
-            "structured",
-            "tasks",
-            "tools",
-        ],
-        "the agent loop, its tools, tasks and delegation call each other; delegation and tasks \
-         were being split by concern (issue 27.1, 27.4)",
-    ),
-    (
         "subagent-teams",
         &["delivery", "live", "tools"],
         "message delivery and the team tools take the live `Teams`, which hands out both; the \
