@@ -1,7 +1,6 @@
 //! The agent loop.
 
 mod calls;
-pub(crate) use calls::redacted;
 
 use std::sync::{Arc, PoisonError};
 

@@ -25,20 +25,20 @@ use subagent_core::{
     Error as CoreError, Isolation, ParentContext, Run, SessionRef, StartRequest, ToolFilter,
     default_description,
 };
-use subagent_model::{Messages, Model, ToolSpec};
-use subagent_session::EventLog;
+use subagent_model::ToolSpec;
 
 use crate::ChildRecord;
 use crate::env::RunEnv;
 use crate::input::ChildExtras;
-use crate::tools::{Tool, ToolContext, ToolKind, ToolOutput, ToolSet};
+use crate::tools::{Tool, ToolContext, ToolKind, ToolOutput};
 use crate::{Error, Result};
 
 mod forward;
 mod result;
-pub use forward::forwarded_clean;
+pub use crate::report::{forwarded_clean, worktree_lines};
+pub use crate::tools::snapshot::ParentSnapshot;
 use forward::{forward_until, forward_until_outcome};
-pub use result::{ResultTrailer, outcome_result, result_trailer, worktree_lines};
+pub use result::{ResultTrailer, outcome_result, result_trailer};
 
 /// What the delegation tool answers a caller that may not delegate (inside a fork, or at its
 /// depth cap).
@@ -55,45 +55,6 @@ pub fn nesting_refusal() -> ToolOutput {
 
 /// The text that opens a fork's task, in the same user message as the placeholder results.
 pub const FORK_PREAMBLE: &str = "You are now a forked copy of the agent above. You share its conversation up to this point, but from here on you work alone, in the background, on the task below; the tool calls in the previous message were not run for you. Do the task yourself with your tools (you cannot delegate it further), then reply with a concise report of what you did and found: that report is the only thing the agent that forked you will see.";
-
-/// The parent's state when it called the delegation tool: what a fork starts from. The runtime
-/// puts it into `ParentContext::extensions`; every field is cheap to clone (the log shares its
-/// history).
-#[derive(Clone)]
-pub struct ParentSnapshot {
-    /// The parent's system prompt.
-    pub system: Option<Arc<str>>,
-    /// The parent's tools, in order, with their specs as the model saw them.
-    pub tools: ToolSet,
-    /// The parent's model.
-    pub model: Arc<dyn Model>,
-    /// The model id the parent sent.
-    pub model_id: Option<String>,
-    /// The reasoning effort the parent asked of its model (a fork asks the same; a spawned
-    /// child inherits it when its provider takes an effort).
-    pub effort: Option<subagent_model::Effort>,
-    /// The parent's output token limit.
-    pub max_tokens: u32,
-    /// The parent's log, up to and including the assistant message that made the call (and its
-    /// `turn_end`).
-    pub log: EventLog,
-    /// The messages of `log`, shared with the parent's run (what a fork's requests continue).
-    pub messages: Messages,
-    /// The delegation call's id (empty outside a delegation call).
-    pub call_id: String,
-    /// The parent's environment (roots, permissions, depth).
-    pub env: Arc<RunEnv>,
-}
-
-impl std::fmt::Debug for ParentSnapshot {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ParentSnapshot")
-            .field("tools", &self.tools)
-            .field("log_len", &self.log.len())
-            .field("call_id", &self.call_id)
-            .finish_non_exhaustive()
-    }
-}
 
 pub use subagent_core::agents::BackgroundMode;
 

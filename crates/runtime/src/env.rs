@@ -5,9 +5,9 @@ use std::sync::Arc;
 use subagent_core::RunId;
 use subagent_process::Secrets;
 
+use crate::paths::Roots;
 use crate::permissions::PermissionPolicy;
 use crate::tasks::TaskTable;
-use crate::tools::Roots;
 
 /// What a run's tools see of it.
 #[derive(Debug)]

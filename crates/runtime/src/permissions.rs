@@ -18,8 +18,30 @@ use serde_json::Value;
 use subagent_core::PermissionMode;
 use subagent_core::agents::wildcard_match;
 
-use crate::tools::ToolKind;
 use crate::{Error, Result};
+
+/// What a tool does, for permissions and read-only modes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ToolKind {
+    /// Reads only (ls, read_file, glob, grep).
+    ReadOnly,
+    /// Changes files (write_file, edit_file, delete).
+    Edit,
+    /// Runs commands (bash).
+    Execute,
+    /// Starts another agent (the delegation tool). Its child has its own permissions.
+    Delegate,
+    /// Part of the harness (structured output capture): always allowed.
+    Internal,
+}
+
+impl ToolKind {
+    /// Whether `plan` mode (read-only) keeps the tool.
+    pub fn is_read_only(self) -> bool {
+        matches!(self, Self::ReadOnly | Self::Delegate | Self::Internal)
+    }
+}
 
 /// What a rule (or the broker) decides.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]

@@ -40,7 +40,7 @@ use subagent_core::{
 };
 use subagent_process::{Process, Secrets, StopCause};
 
-use crate::tools::bash_report;
+use crate::report::{command_report, forwarded_clean, worktree_lines};
 
 /// A task's last activity is cut to this (an ellipsis marking the cut).
 const ACTIVITY: Limit = Limit::Chars(160);
@@ -199,7 +199,7 @@ impl TaskNotification {
             text.push_str(&format!("<session_id>{}</session_id>\n", session.id));
         }
         if let Some(worktree) = &outcome.worktree {
-            text.push_str(&crate::delegation::worktree_lines(worktree));
+            text.push_str(&worktree_lines(worktree));
             text.push('\n');
         }
         let usage = &outcome.usage;
@@ -485,7 +485,7 @@ impl TaskTable {
             }
             let mut outcome = match process.wait_with_output().await {
                 Ok(captured) => {
-                    let (text, is_error) = bash_report(&captured, None, limit, &lines);
+                    let (text, is_error) = command_report(&captured, None, limit, &lines);
                     let status = match captured.exit.stopped {
                         Some(StopCause::Cancelled) => StopReason::Cancelled,
                         _ if is_error => StopReason::Failed,
@@ -523,9 +523,7 @@ impl TaskTable {
         let Some(parent) = &self.parent else {
             return;
         };
-        if let Some(event) =
-            crate::delegation::forwarded_clean(event.clone(), call_id, &self.secrets)
-        {
+        if let Some(event) = forwarded_clean(event.clone(), call_id, &self.secrets) {
             parent.emit(event);
         }
     }

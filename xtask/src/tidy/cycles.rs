@@ -28,24 +28,9 @@ pub(super) const RULE_CYCLES: &str = "a crate's modules have a direction: no mod
 /// Cycles kept on purpose: the crate, the modules the cycle may span, and why. A cycle is
 /// allowed when all its modules are in one entry of its crate.
 ///
-/// None is deliberate yet: each entry is a cycle that was there when the check came (issue 27)
-/// in a crate other work was restructuring at the time; it is to be given a direction, and then
-/// the entry goes (tidy says so once no cycle needs it). A module joining a listed cycle fails.
-pub(super) const CYCLES_ALLOWED: &[(&str, &[&str], &str)] = &[(
-    "subagent-runtime",
-    &[
-        "agent",
-        "delegation",
-        "env",
-        "input",
-        "permissions",
-        "structured",
-        "tasks",
-        "tools",
-    ],
-    "the agent loop, its tools, tasks and delegation call each other; delegation and tasks \
-     were being split by concern (issue 27.1, 27.4)",
-)];
+/// Empty: every crate's modules have a direction. An entry is for a cycle kept on purpose,
+/// with its reason; a module joining a listed cycle fails.
+pub(super) const CYCLES_ALLOWED: &[(&str, &[&str], &str)] = &[];
 
 /// The sources of one crate: its name, its `src/` (relative to the workspace) and every `.rs`
 /// file under it, paths relative to `src/`.

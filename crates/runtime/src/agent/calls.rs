@@ -7,13 +7,13 @@ use std::sync::Arc;
 use futures::StreamExt;
 use serde_json::Value;
 use subagent_core::{CancellationToken, RunEvent, RunSender};
-use subagent_process::Secrets;
 use subagent_session::ContentBlock;
 
 use super::{Agent, State};
 use crate::delegation::ParentSnapshot;
 use crate::env::RunEnv;
 use crate::permissions::PermissionRequest;
+use crate::report::redacted;
 use crate::result_cap::{
     DEFAULT_CUT_HINT, DEFAULT_MAX_TOOL_RESULT_BYTES, NOTIFICATION_HINT, cut_result,
 };
@@ -212,53 +212,5 @@ pub(super) fn model_failure(error: &subagent_model::Error) -> String {
             format!("{}: {error}", error.code())
         }
         other => format!("model call failed: {other}"),
-    }
-}
-
-/// `event` with the secrets' values redacted from its text (a forwarded child's events: a
-/// provider that does not redact its own output must not show a secret in this run's stream).
-pub(crate) fn redacted(secrets: &Secrets, event: RunEvent) -> RunEvent {
-    if secrets.is_empty() {
-        return event;
-    }
-    let clean = |text: String| match secrets.redact(&text) {
-        Cow::Borrowed(_) => text,
-        Cow::Owned(clean) => clean,
-    };
-    match event {
-        RunEvent::Text {
-            text,
-            parent_tool_use_id,
-        } => RunEvent::Text {
-            text: clean(text),
-            parent_tool_use_id,
-        },
-        RunEvent::Thinking { text } => RunEvent::Thinking { text: clean(text) },
-        RunEvent::ToolResult {
-            id,
-            output,
-            is_error,
-            parent_tool_use_id,
-        } => RunEvent::ToolResult {
-            id,
-            output: clean(output),
-            is_error,
-            parent_tool_use_id,
-        },
-        RunEvent::Progress {
-            message,
-            parent_tool_use_id,
-        } => RunEvent::Progress {
-            message: clean(message),
-            parent_tool_use_id,
-        },
-        RunEvent::Summary {
-            text,
-            parent_tool_use_id,
-        } => RunEvent::Summary {
-            text: clean(text),
-            parent_tool_use_id,
-        },
-        other => other,
     }
 }

@@ -2,8 +2,9 @@
 //! `<session_id>`, `<usage>` and kept `<worktree>`), and reading that trailer back for front
 //! ends.
 
-use subagent_core::{Outcome, WorktreeReport};
+use subagent_core::Outcome;
 
+use crate::report::worktree_lines;
 use crate::tools::ToolOutput;
 
 fn usage_line(outcome: &Outcome) -> String {
@@ -54,16 +55,6 @@ pub fn result_trailer(text: &str) -> ResultTrailer {
         (seen > 0).then_some(usage)
     });
     ResultTrailer { session_id, usage }
-}
-
-/// What a kept worktree looks like to the parent's model: where, which branch, the diffstat.
-pub fn worktree_lines(worktree: &WorktreeReport) -> String {
-    format!(
-        "<worktree>\npath: {}\nbranch: {}\nchanges:\n{}\n</worktree>",
-        worktree.path.display(),
-        worktree.branch,
-        worktree.diffstat
-    )
 }
 
 /// `<session_id>…</session_id>` and a newline when the child's session can be resumed (the

@@ -19,9 +19,10 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use subagent_model::ToolSpec;
-use subagent_process::{Captured, ProcessSpec, Scrub, StopCause, StopPolicy};
+use subagent_process::{ProcessSpec, Scrub, StopPolicy};
 
 use super::{Tool, ToolContext, ToolKind, ToolOutput, opt_bool, opt_str, opt_u64, str_arg};
+use crate::report::command_report;
 use crate::{Error, Result};
 
 /// Limits of the bash tool.
@@ -149,50 +150,10 @@ impl Tool for BashTool {
             .wait_with_output()
             .await
             .map_err(|e| Error::Tool(format!("waiting for bash failed: {e}")))?;
-        let (text, is_error) = report(&output, Some(timeout), limit, "");
+        let (text, is_error) = command_report(&output, Some(timeout), limit, "");
         Ok(ToolOutput {
             content: text,
             is_error,
         })
     }
-}
-
-/// What the model reads of a command that ended: how (exit code, timeout, stop), stdout (`lines`
-/// read one by one before, then the rest of `output`), stderr; and whether that is an error.
-pub(crate) fn report(
-    output: &Captured,
-    timeout: Option<u64>,
-    limit: usize,
-    lines: &str,
-) -> (String, bool) {
-    let mut text = String::new();
-    let mut stdout = lines.to_owned();
-    stdout.push_str(&String::from_utf8_lossy(&output.stdout));
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    let (code, is_error) = match (output.exit.stopped, timeout) {
-        (Some(StopCause::OverallTimeout), Some(timeout)) => {
-            (format!("timed out after {timeout} ms; killed"), true)
-        }
-        (Some(StopCause::Cancelled), _) => ("cancelled; killed".to_owned(), true),
-        (Some(other), _) => (format!("stopped ({}); killed", other.describe()), true),
-        (None, _) => match output.exit.code() {
-            Some(code) => (format!("exit code {code}"), code != 0),
-            None => ("killed by a signal".to_owned(), true),
-        },
-    };
-    text.push_str(&code);
-    if !stdout.is_empty() {
-        text.push_str("\n<stdout>\n");
-        text.push_str(&stdout);
-        text.push_str("\n</stdout>");
-    }
-    if !stderr.is_empty() {
-        text.push_str("\n<stderr>\n");
-        text.push_str(&stderr);
-        text.push_str("\n</stderr>");
-    }
-    if output.stdout_truncated || output.stderr_truncated {
-        text.push_str(&format!("\n(output cut at {limit} bytes per stream)"));
-    }
-    (text, is_error)
 }

@@ -2,8 +2,8 @@
 
 mod bash;
 mod fs;
-mod paths;
 mod search;
+pub(crate) mod snapshot;
 mod tasks;
 
 use std::sync::Arc;
@@ -13,39 +13,16 @@ use serde_json::Value;
 use subagent_core::{CancellationToken, RunEvent, ToolFilter};
 use subagent_model::ToolSpec;
 
-pub(crate) use bash::report as bash_report;
+pub use crate::paths::Roots;
+pub use crate::permissions::ToolKind;
 pub use bash::{BashConfig, BashTool};
 pub use fs::{DeleteTool, EditFileTool, LsTool, MAX_READ_BYTES, ReadFileTool, WriteFileTool};
-pub use paths::Roots;
 pub use search::{GlobTool, GrepTool};
 pub use tasks::{DEFAULT_WAIT_MS, MAX_WAIT_MS, TaskOutputTool, TaskStopTool, describe, task_tools};
 
-use crate::delegation::ParentSnapshot;
 use crate::env::RunEnv;
 use crate::{Error, Result};
-
-/// What a tool does, for permissions and read-only modes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum ToolKind {
-    /// Reads only (ls, read_file, glob, grep).
-    ReadOnly,
-    /// Changes files (write_file, edit_file, delete).
-    Edit,
-    /// Runs commands (bash).
-    Execute,
-    /// Starts another agent (the delegation tool). Its child has its own permissions.
-    Delegate,
-    /// Part of the harness (structured output capture): always allowed.
-    Internal,
-}
-
-impl ToolKind {
-    /// Whether `plan` mode (read-only) keeps the tool.
-    pub fn is_read_only(self) -> bool {
-        matches!(self, Self::ReadOnly | Self::Delegate | Self::Internal)
-    }
-}
+use snapshot::ParentSnapshot;
 
 /// What a tool returns to the model.
 #[derive(Clone, Debug, PartialEq, Eq)]
