@@ -298,7 +298,6 @@ impl ProviderFactory for CodexFactory {
         schemars::schema_for!(CodexConfig)
     }
 
-    /// The variable codex reads its model provider's key from (`model_provider.env_key`).
     /// The `codex` program the row names, tested at [`TESTED_VERSION`], and the model server
     /// of its `model_provider`, when it names one.
     fn requirements(
@@ -329,6 +328,7 @@ impl ProviderFactory for CodexFactory {
         })
     }
 
+    /// The variable codex reads its model provider's key from (`model_provider.env_key`).
     fn secret_env(&self, config: &Value) -> Vec<String> {
         BuildContext::parse_config::<CodexConfig>(KIND, "", config)
             .ok()
