@@ -232,6 +232,39 @@ pub fn joined_text(parts: &[Part]) -> String {
         .join("\n")
 }
 
+/// Appends a chunk's parts to an artifact: a plain text part (text and nothing else) that
+/// follows one grows it rather than adding a part, so an answer streamed in thousands of chunks
+/// is one text, not a part per chunk (an artifact's text parts read as one text anyway).
+fn append_parts(artifact: &mut Artifact, parts: &[Part]) {
+    let mut parts = parts.iter();
+    if let (Some(last), Some(first)) = (artifact.parts.last_mut(), parts.as_slice().first())
+        && plain_text(last).is_some()
+        && let Some(more) = plain_text(first)
+        && let Some(text) = &mut last.text
+    {
+        text.push_str(more);
+        parts.next();
+    }
+    artifact.parts.extend(parts.cloned());
+}
+
+/// The text of a part that is text and nothing else.
+fn plain_text(part: &Part) -> Option<&String> {
+    let Part {
+        text: Some(text),
+        raw: None,
+        url: None,
+        data: None,
+        media_type: None,
+        filename: None,
+        metadata: None,
+    } = part
+    else {
+        return None;
+    };
+    Some(text)
+}
+
 /// Where a task stands.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -411,9 +444,7 @@ pub fn apply(task: &mut Task, event: &StreamResponse) {
                 .iter_mut()
                 .find(|artifact| artifact.artifact_id == update.artifact.artifact_id);
             match existing {
-                Some(artifact) if update.append => {
-                    artifact.parts.extend(update.artifact.parts.iter().cloned());
-                }
+                Some(artifact) if update.append => append_parts(artifact, &update.artifact.parts),
                 Some(artifact) => *artifact = update.artifact.clone(),
                 None => task.artifacts.push(update.artifact.clone()),
             }

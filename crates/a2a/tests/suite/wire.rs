@@ -162,7 +162,7 @@ fn stream_events_carry_exactly_one_key_and_no_final_flag() {
             },
             artifacts: vec![Artifact {
                 artifact_id: "a".to_owned(),
-                parts: vec![Part::text("echo: hello"), Part::text(" (more)")],
+                parts: vec![Part::text("echo: hello (more)")],
                 ..Artifact::default()
             }],
             history: vec![Message::text("m", Role::User, "hello")],
@@ -223,5 +223,56 @@ fn list_tasks_params_read_numbers_written_as_doubles_or_strings() {
             history_length: Some(2),
             include_artifacts: true,
         }
+    );
+}
+
+/// A streamed answer is thousands of appended text chunks: the task keeps them as one text
+/// part, not one part (of some 200 bytes) per chunk (issue 26.5: 64 tasks of 200 KB answers in
+/// 5-byte chunks held ~500 MiB of parts). Parts that are not plain text stay as they came.
+#[test]
+fn appended_text_chunks_grow_one_part() {
+    let chunk = |parts: Vec<Part>, append: bool| {
+        StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
+            task_id: "t".to_owned(),
+            artifact: Artifact {
+                artifact_id: "a".to_owned(),
+                parts,
+                ..Artifact::default()
+            },
+            append,
+            ..TaskArtifactUpdateEvent::default()
+        })
+    };
+    let mut task = Task::default();
+    apply(&mut task, &chunk(vec![Part::text("w0 ")], false));
+    for i in 1..10_000 {
+        apply(&mut task, &chunk(vec![Part::text(format!("w{i} "))], true));
+    }
+    let whole: String = (0..10_000).map(|i| format!("w{i} ")).collect();
+    assert_eq!(task.artifacts[0].parts, vec![Part::text(whole.clone())]);
+
+    // A data part, a text part with a media type and a second part of one chunk stay apart.
+    let typed = Part {
+        media_type: Some("text/markdown".to_owned()),
+        ..Part::text("# h")
+    };
+    apply(
+        &mut task,
+        &chunk(vec![Part::data(json!({"k": 1})), Part::text("x")], true),
+    );
+    apply(
+        &mut task,
+        &chunk(vec![typed.clone(), Part::text("y")], true),
+    );
+    apply(&mut task, &chunk(vec![Part::text("z")], true));
+    assert_eq!(
+        task.artifacts[0].parts,
+        vec![
+            Part::text(whole),
+            Part::data(json!({"k": 1})),
+            Part::text("x"),
+            typed,
+            Part::text("yz"),
+        ]
     );
 }
