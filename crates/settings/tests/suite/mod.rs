@@ -1,0 +1,8 @@
+mod files;
+mod hooks;
+mod parser;
+mod precedence;
+mod render;
+mod rules;
+mod support;
+mod trust;
