@@ -1,3 +1,4 @@
+mod docs;
 mod files;
 mod hooks;
 mod parser;

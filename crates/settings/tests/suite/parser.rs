@@ -65,3 +65,80 @@ proptest! {
         prop_assert!(!rule.matches(&call, &ctx()), "{}", spelled);
     }
 }
+
+/// A JSON value built from settings-like pieces: known keys with values of any shape.
+fn settings_value() -> impl Strategy<Value = serde_json::Value> {
+    use serde_json::{Value, json};
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::from),
+        (-5i64..100).prop_map(Value::from),
+        prop::sample::select(vec![
+            "Bash",
+            "Bash(git *)",
+            "Read(./.env)",
+            "Bash(",
+            "WebFetch(x)",
+            "acceptEdits",
+            "yolo",
+            "*",
+            "Edit|Write",
+            "(",
+            "command",
+            "PreToolUse",
+            "Stop",
+            "x",
+        ])
+        .prop_map(Value::from),
+    ];
+    leaf.prop_recursive(4, 32, 4, |inner| {
+        let key = prop::sample::select(vec![
+            "permissions",
+            "allow",
+            "ask",
+            "deny",
+            "defaultMode",
+            "additionalDirectories",
+            "hooks",
+            "env",
+            "matcher",
+            "type",
+            "command",
+            "timeout",
+            "PreToolUse",
+            "Stop",
+            "model",
+        ]);
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::from),
+            prop::collection::vec((key, inner), 0..4).prop_map(|pairs| {
+                let map: serde_json::Map<String, Value> =
+                    pairs.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
+                json!(map)
+            }),
+        ]
+    })
+}
+
+proptest! {
+    /// Any settings-shaped JSON loads or is refused with one of the settings codes.
+    #[test]
+    fn any_settings_value_loads_or_is_refused(value in settings_value()) {
+        let text = value.to_string();
+        match subagent_settings::SettingsFile::parse(&text, Path::new("/p/s.json"), subagent_settings::Scope::Project) {
+            Ok(_) => {}
+            Err(error) => prop_assert!(
+                ["SETTINGS_INVALID", "PERMISSION_RULE_INVALID", "HOOK_MATCHER_INVALID"].contains(&error.code()),
+                "{error}"
+            ),
+        }
+    }
+
+    /// Any text, too (cut settings files, garbage).
+    #[test]
+    fn any_text_loads_or_is_refused(text in "[{}\\[\\]\":, a-zA-Z0-9*|()]{0,60}") {
+        if let Err(error) = subagent_settings::SettingsFile::parse(&text, Path::new("/p/s.json"), subagent_settings::Scope::User) {
+            prop_assert!(error.to_string().starts_with("/p/s.json"), "{error}");
+        }
+    }
+}
