@@ -169,7 +169,16 @@ fn write_record(path: &Path, list: &[String]) -> Result<()> {
     let mut text =
         serde_json::to_string_pretty(list).map_err(|e| trust_error(path, e.to_string()))?;
     text.push('\n');
-    let temp = dir.join(format!(".trusted-projects.json.{}.tmp", std::process::id()));
+    // Unique per process, thread and instant: two writers never share a temporary file.
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let thread = format!("{:?}", std::thread::current().id());
+    let thread: String = thread.chars().filter(char::is_ascii_digit).collect();
+    let temp = dir.join(format!(
+        ".trusted-projects.json.{}.{thread}.{nanos}.tmp",
+        std::process::id()
+    ));
     subagent_session::private::write(&temp, text.as_bytes()).map_err(fail)?;
     std::fs::rename(&temp, path).map_err(|e| {
         let _ = std::fs::remove_file(&temp);

@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use subagent_settings::{
-    Decision, EffectiveSettings, FlagSettings, MatchContext, PermissionMode, Scope, ToolCall,
+    Decision, EffectiveSettings, FlagSettings, Locations, MatchContext, PermissionMode, Scope,
+    ToolCall,
 };
 
 use super::support::World;
@@ -28,6 +29,23 @@ fn files_are_listed_in_precedence_order_twins_first() {
             (Scope::User, h.join(".subagents/settings.json")),
             (Scope::User, h.join(".claude/settings.json")),
         ]
+    );
+    let defaults = Locations::new(p.clone(), None);
+    assert_eq!(
+        defaults.files()[0],
+        (
+            Scope::Managed,
+            PathBuf::from("/etc/claude-code/managed-settings.json")
+        )
+    );
+    assert_eq!(defaults.files().len(), 5, "no home: no user files");
+    assert_eq!(
+        world.locations().show(&h.join(".claude/settings.json")),
+        "~/.claude/settings.json"
+    );
+    assert_eq!(
+        world.locations().show(&p.join(".claude/settings.json")),
+        ".claude/settings.json"
     );
     let names: Vec<String> = Scope::ALL.iter().map(ToString::to_string).collect();
     assert_eq!(
