@@ -288,7 +288,9 @@ impl Hooks {
 
     /// The commands to run for `event` on a call of `tool_name` (ours or Claude Code's; mapped
     /// to Claude Code's before matching), in source order, a command configured twice once.
-    /// For an event without a tool pass `None`: only groups without a matcher (or `*`) apply.
+    /// For an event without a tool pass `None`: only groups without a matcher (or `*`) apply;
+    /// for an event whose matcher selects something else (`SessionStart`'s source, `startup`)
+    /// pass that.
     pub fn for_event(&self, event: &HookEvent, tool_name: Option<&str>) -> Vec<&HookCommand> {
         let target = tool_name.map(tools::canonical);
         let mut out: Vec<&HookCommand> = Vec::new();
