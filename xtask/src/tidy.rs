@@ -7,6 +7,8 @@
 //! - a provider never depends on another provider, not even for its tests (tests that need two
 //!   providers live in `crates/cli/tests`, the one place that links them all);
 //! - `model` does not depend on `runtime`;
+//! - `settings` (settings files, permission rules, hook configuration: plain data and matching)
+//!   depends on no crate of ours but `session`;
 //! - `worktree` (git worktree isolation, an infrastructure crate under the registry) depends on
 //!   no crate of ours but `core`, `session` and `process`;
 //! - nothing but `cli` links every provider (dev-dependencies are tests and are exempt).
@@ -51,6 +53,7 @@ const CORE: &str = "subagent-core";
 const MODEL: &str = "subagent-model";
 const RUNTIME: &str = "subagent-runtime";
 const WORKTREE: &str = "subagent-worktree";
+const SETTINGS: &str = "subagent-settings";
 const PROCESS: &str = "subagent-process";
 const CLI: &str = "subagent-cli";
 
@@ -132,6 +135,7 @@ const RULE_PROVIDER: &str = "a provider never depends on another provider, not e
 const RULE_MODEL: &str = "`model` does not depend on `runtime`";
 const RULE_WORKTREE: &str =
     "`worktree` depends on no crate of ours but `core`, `session` and `process`";
+const RULE_SETTINGS: &str = "`settings` depends on no crate of ours but `session`";
 const RULE_EVERY_PROVIDER: &str = "only `cli` (and tests) link every provider";
 const RULE_MARKER: &str = "a crate that implements `ProviderFactory` declares `[package.metadata.subagents] kind = \"provider\"`";
 const RULE_KIND: &str = "`[package.metadata.subagents] kind` is \"provider\" or absent";
@@ -246,6 +250,14 @@ pub(crate) fn check_dependencies(packages: &[Package]) -> Vec<Violation> {
                     rule: RULE_WORKTREE,
                     fix: format!(
                         "worktree isolation sits under the registry, beside the providers: move what needs {on} to the caller (a test of both goes to crates/cli/tests or the other crate's tests) and remove {on} from {manifest}"
+                    ),
+                });
+            } else if name == SETTINGS && on != SESSION {
+                violations.push(Violation {
+                    what,
+                    rule: RULE_SETTINGS,
+                    fix: format!(
+                        "settings is plain data the CLI, the runtime and the providers all read: move what needs {on} to the caller and remove {on} from {manifest}"
                     ),
                 });
             } else if name == MODEL && on == RUNTIME {
@@ -519,6 +531,7 @@ mod tests {
                     ("subagent-codex", Some("dev")),
                 ],
             ),
+            package("subagent-settings", false, &[("subagent-session", None)]),
         ]
     }
 
@@ -565,6 +578,12 @@ mod tests {
     #[test]
     fn every_broken_dependency_rule_is_named_with_its_fix() {
         let mut packages = layered();
+        let settings = packages.len() - 1;
+        packages[settings] = package(
+            "subagent-settings",
+            false,
+            &[("subagent-session", None), ("subagent-core", Some("dev"))],
+        );
         packages[0] = package(
             "subagent-session",
             false,
@@ -622,6 +641,9 @@ mod tests {
                 ),
                 format!(
                     "subagent-session has a dev-dependency on subagent-model\n    rule: {RULE_SESSION}\n    fix:  session is plain data: move what needs subagent-model out of session (or the shared type into it) and remove subagent-model from crates/session/Cargo.toml"
+                ),
+                format!(
+                    "subagent-settings has a dev-dependency on subagent-core\n    rule: {RULE_SETTINGS}\n    fix:  settings is plain data the CLI, the runtime and the providers all read: move what needs subagent-core to the caller and remove subagent-core from crates/settings/Cargo.toml"
                 ),
                 format!(
                     "subagent-worktree has a dev-dependency on subagent-runtime\n    rule: {RULE_WORKTREE}\n    fix:  worktree isolation sits under the registry, beside the providers: move what needs subagent-runtime to the caller (a test of both goes to crates/cli/tests or the other crate's tests) and remove subagent-runtime from crates/worktree/Cargo.toml"
