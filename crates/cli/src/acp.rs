@@ -43,7 +43,7 @@ impl CliParent {
         };
         let runnable = Arc::new(setup::runnable(
             &project,
-            self.args.preset.offline,
+            &(&self.args.preset).into(),
             self.args.model.as_deref(),
             setup::KeySwitch::AsWritten,
             &self.factories,
@@ -63,7 +63,10 @@ impl subagent_acp_agent::ParentFactory for CliParent {
         let runnable = self
             .runnable(cwd)
             .map_err(|r| format!("{}: {}", r.code, r.message))?;
-        let permissions = PermissionPolicy::new(self.args.permission_mode).with_broker(broker);
+        let mode = crate::settings::permission_mode(self.args.permission_mode, &runnable.settings);
+        let permissions = PermissionPolicy::new(mode)
+            .with_settings(Arc::clone(&runnable.rules))
+            .with_broker(broker);
         crate::parent::parent_agent(&runnable, self.args.max_turns, permissions)
             .map_err(|r| format!("{}: {}", r.code, r.message))
     }
@@ -77,7 +80,7 @@ pub(crate) async fn acp(
     // The preset and the model are checked before anything is served, as `run` does.
     let runnable = setup::runnable(
         &args.preset.project,
-        args.preset.offline,
+        &(&args.preset).into(),
         args.model.as_deref(),
         setup::KeySwitch::AsWritten,
         factories,

@@ -77,6 +77,13 @@ pub(crate) enum Command {
     /// List the sessions of this directory (what --resume and --continue continue), newest
     /// first; `sessions show ID` prints one, `sessions rm ID` deletes one.
     Sessions(SessionsArgs),
+    /// Show the effective settings (permission rules and mode, hooks, environment) and where
+    /// each value came from: managed policy, flags, the preset, the project's and the user's
+    /// .claude/ and .subagents/ settings files; and whether the project is trusted.
+    Settings(SettingsArgs),
+    /// Trust a project, so that its own settings' allow rules count (its deny rules and hooks
+    /// count at once); --revoke takes it back, --list shows the record.
+    Trust(TrustArgs),
     /// Check what the preset's enabled rows need and whether it is there: the product CLIs and
     /// their versions, the model's key and endpoint, the state dir, remote agents and NATS
     /// servers; one line each (ok, warn, missing: what to do). Exit 0 when everything enabled
@@ -153,6 +160,35 @@ pub(crate) struct RunnableArgs {
     /// Use the scripted offline model even when an API key is set (no network).
     #[arg(long)]
     pub offline: bool,
+    #[command(flatten)]
+    pub settings: SettingsFlags,
+}
+
+/// Claude Code's settings flags: permission rules and settings above every settings file but
+/// the managed policy (docs/permissions.md).
+#[derive(Clone, Debug, Default, Args)]
+pub(crate) struct SettingsFlags {
+    /// Permission rules that allow, in Claude Code's syntax (`Bash(npm run test:*)`,
+    /// `Edit(src/**)`, `Read`), separated by commas or spaces; repeatable. Our tool names work
+    /// too (`bash(git diff:*)`).
+    #[arg(
+        long = "allowedTools",
+        visible_alias = "allowed-tools",
+        value_name = "RULES"
+    )]
+    pub allowed_tools: Vec<String>,
+    /// Permission rules that deny, the same way (`Bash(git push:*)`, `WebFetch`); a deny beats
+    /// every allow.
+    #[arg(
+        long = "disallowedTools",
+        visible_alias = "disallowed-tools",
+        value_name = "RULES"
+    )]
+    pub disallowed_tools: Vec<String>,
+    /// Settings as Claude Code's `--settings` takes them: a settings file (relative to the
+    /// working directory), or a JSON object; ranked with the command line.
+    #[arg(long, value_name = "FILE|JSON")]
+    pub settings: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -232,9 +268,10 @@ pub(crate) struct RunArgs {
     /// How the parent's tool calls are permitted: default (edits and commands are asked on a
     /// terminal, denied otherwise), accept-edits, plan (read-only), dont-ask (deny what is not
     /// allowed), bypass (allow everything); Claude Code's spellings (acceptEdits, dontAsk,
-    /// bypassPermissions) work too. Children inherit it, never looser.
-    #[arg(long, default_value = "default", value_parser = parse_mode)]
-    pub permission_mode: subagent_core::PermissionMode,
+    /// bypassPermissions) work too. Children inherit it, never looser. Default: the settings'
+    /// `permissions.defaultMode` (`subagent settings` shows it), else default.
+    #[arg(long, value_parser = parse_mode)]
+    pub permission_mode: Option<subagent_core::PermissionMode>,
     /// How hard the parent's model reasons: low, medium, high, xhigh or max (refused on a
     /// model that takes no effort); forks share it, other children inherit it where their
     /// provider takes an effort (default: the model's own).
@@ -289,8 +326,9 @@ pub(crate) struct AcpArgs {
     pub max_turns: u32,
     /// How the parent's tool calls are permitted (as for run); what the mode leaves open is
     /// asked in the editor (session/request_permission). Children inherit it, never looser.
-    #[arg(long, default_value = "default", value_parser = parse_mode)]
-    pub permission_mode: subagent_core::PermissionMode,
+    /// Default: the settings' `permissions.defaultMode`, else default.
+    #[arg(long, value_parser = parse_mode)]
+    pub permission_mode: Option<subagent_core::PermissionMode>,
 }
 
 #[derive(Debug, Args)]
@@ -436,6 +474,32 @@ pub(crate) struct WorkerArgs {
     /// The worker's name in announcements and logs (default: worker-<pid>@<host>).
     #[arg(long)]
     pub name: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct SettingsArgs {
+    /// The project directory (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    #[command(flatten)]
+    pub settings: SettingsFlags,
+    /// Print one JSON object (every value with its source, the trust, the files read).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct TrustArgs {
+    /// The project directory to trust (default: the current directory).
+    #[arg(value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// Take the trust back (only ours: a trust given in Claude Code's ~/.claude.json is
+    /// revoked there).
+    #[arg(long, conflicts_with = "list")]
+    pub revoke: bool,
+    /// List the projects trusted here, and where the record is.
+    #[arg(long)]
+    pub list: bool,
 }
 
 #[derive(Debug, Args)]

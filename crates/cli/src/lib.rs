@@ -43,6 +43,7 @@ mod prompt;
 mod render;
 #[cfg(feature = "serve")]
 mod serve;
+mod settings;
 mod setup;
 #[cfg(any(feature = "serve", feature = "mcp", feature = "nats"))]
 mod stop;
@@ -87,6 +88,10 @@ pub enum RefusalCode {
     /// The model client's (`subagent_model::Error::code`), when the preset's model cannot be
     /// built.
     Model(subagent_model::ErrorCode),
+    /// The settings' (`subagent_settings::Error::code`: `SETTINGS_INVALID`,
+    /// `PERMISSION_RULE_INVALID`, `HOOK_MATCHER_INVALID`, …), when a settings file or flag
+    /// cannot be used.
+    Settings(&'static str),
 }
 
 impl RefusalCode {
@@ -95,6 +100,7 @@ impl RefusalCode {
         match self {
             Self::Core(code) => code.as_str(),
             Self::Model(code) => code.as_str(),
+            Self::Settings(code) => code,
         }
     }
 }

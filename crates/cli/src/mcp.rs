@@ -51,7 +51,7 @@ pub(crate) async fn mcp(
 ) -> Result<ExitCode, Refusal> {
     let runnable = setup::runnable(
         &args.preset.project,
-        args.preset.offline,
+        &(&args.preset).into(),
         args.model.as_deref(),
         setup::KeySwitch::AsWritten,
         factories,

@@ -141,6 +141,7 @@ mod tests {
 
     fn request(tool: &str, input: Value, subject: Option<&str>, depth: u32) -> PermissionRequest {
         PermissionRequest {
+            cwd: None,
             tool: tool.into(),
             input,
             subject: subject.map(str::to_owned),

@@ -208,7 +208,7 @@ pub(crate) async fn serve(
     // The token's variable is a configured secret: no run's child inherits it.
     let runnable = setup::runnable_withholding(
         &args.preset.project,
-        args.preset.offline,
+        &(&args.preset).into(),
         args.model.as_deref(),
         setup::KeySwitch::AsWritten,
         factories,

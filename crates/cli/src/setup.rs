@@ -14,7 +14,10 @@ use subagent_preset::{ModelSection, Preset, ToolRow};
 use subagent_runtime::{DefaultModel, Secrets, SessionStore, TaskDir, ToolResultCap};
 
 use crate::Refusal;
-use crate::args::{PresetArgs, ProjectArgs};
+use crate::args::{PresetArgs, ProjectArgs, SettingsFlags};
+use crate::settings::{load_settings, settings_rules};
+use subagent_runtime::SettingsRules;
+use subagent_settings::EffectiveSettings;
 
 /// The standard preset, compiled in for when `--preset` is not given.
 const STANDARD_PRESET: &str = include_str!("../../../presets/standard.yaml");
@@ -598,31 +601,59 @@ pub(crate) struct Runnable {
     pub sessions: Option<SessionStore>,
     /// Where runs keep their background tasks' output files ([`task_dir`]).
     pub tasks: Option<TaskDir>,
+    /// The settings the runs obey ([`load_settings`]).
+    pub settings: Arc<EffectiveSettings>,
+    /// Their permission rules, as every in-process run applies them.
+    pub rules: Arc<SettingsRules>,
 }
 
 /// Loads the preset, chooses the model (the scripted one when `offline`), builds the registry
 /// and the catalog.
 pub(crate) fn runnable(
     args: &ProjectArgs,
-    offline: bool,
+    runner: &RunnerFlags<'_>,
     model_flag: Option<&str>,
     switch: KeySwitch,
     factories: &[Arc<dyn ProviderFactory>],
 ) -> Result<Runnable, Refusal> {
-    runnable_withholding(args, offline, model_flag, switch, factories, &[])
+    runnable_withholding(args, runner, model_flag, switch, factories, &[])
+}
+
+/// What the commands that run agents say besides the project: `--offline` and the settings
+/// flags.
+pub(crate) struct RunnerFlags<'a> {
+    /// `--offline`.
+    pub offline: bool,
+    /// `--allowedTools`, `--disallowedTools`, `--settings`.
+    pub settings: &'a SettingsFlags,
+}
+
+impl<'a> From<&'a crate::args::RunnableArgs> for RunnerFlags<'a> {
+    fn from(args: &'a crate::args::RunnableArgs) -> Self {
+        Self {
+            offline: args.offline,
+            settings: &args.settings,
+        }
+    }
 }
 
 /// [`runnable`] with the variables `also` (a command's `--token-env`) among the configured
 /// secrets: no child inherits them, and their values are redacted from output.
 pub(crate) fn runnable_withholding(
     args: &ProjectArgs,
-    offline: bool,
+    runner: &RunnerFlags<'_>,
     model_flag: Option<&str>,
     switch: KeySwitch,
     factories: &[Arc<dyn ProviderFactory>],
     also: &[String],
 ) -> Result<Runnable, Refusal> {
+    let offline = runner.offline;
     let cwd = cwd(args)?;
+    let settings = load_settings(&cwd, runner.settings, &env)?;
+    for warning in &settings.warnings {
+        eprintln!("warning: {warning}");
+    }
+    let rules = Arc::new(settings_rules(&settings));
     let (preset, _) = load_preset(&args.preset, &cwd, args.cwd.is_some(), factories)?;
     let model = choose_model(preset.model.as_ref(), model_flag, offline, switch, &env)?;
     let secrets = secrets(&preset, factories, &model, also);
@@ -635,6 +666,7 @@ pub(crate) fn runnable_withholding(
     if let Some(tasks) = &tasks {
         provided.insert(tasks.clone());
     }
+    provided.insert((*rules).clone());
     let context = build_context(&preset, &secrets, provided);
     let built = preset
         .build(factories, &context)
@@ -661,6 +693,8 @@ pub(crate) fn runnable_withholding(
         cwd,
         sessions,
         tasks,
+        settings: Arc::new(settings),
+        rules,
     })
 }
 

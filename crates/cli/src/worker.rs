@@ -46,7 +46,7 @@ pub(crate) async fn worker(
     // The credentials' variables are configured secrets: no job's child inherits them.
     let runnable = setup::runnable_withholding(
         &args.preset.project,
-        args.preset.offline,
+        &(&args.preset).into(),
         args.model.as_deref(),
         setup::KeySwitch::AsWritten,
         factories,

@@ -69,7 +69,7 @@ pub use delegation::{
 pub use env::RunEnv;
 pub use input::{ChildExtras, TurnInput};
 pub use permissions::{
-    Decision, PermissionBroker, PermissionPolicy, PermissionRequest, PermissionRule,
+    Decision, PermissionBroker, PermissionPolicy, PermissionRequest, PermissionRule, SettingsRules,
 };
 pub use result_cap::{DEFAULT_MAX_TOOL_RESULT_BYTES, ToolResultCap, cut_result};
 pub use seed::{Seed, UNANSWERED_TOOL_RESULT};

@@ -6,10 +6,15 @@
 //! asks; `dont-ask` denies) → an `ask` goes to the [`PermissionBroker`], except in a background
 //! run, which never asks: it is denied.
 //!
+//! Rules from settings files and flags ([`SettingsRules`], Claude Code's syntax:
+//! `Bash(npm run test:*)`, `Read(./.env)`) count with the run's own: a deny of either beats an
+//! ask of either beats an allow of either.
+//!
 //! An allow rule with a subject pattern allows one command of an `Execute` tool, never a command
 //! line that chains, substitutes or redirects beyond it (`;`, `&`, `|`, `` ` ``, `$(`, `>`, `<`,
 //! a newline), unless its pattern spells that operator itself.
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -138,6 +143,9 @@ pub struct PermissionRequest {
     pub aliases: Vec<String>,
     /// The asking run's depth (0 = the top-level agent).
     pub depth: u32,
+    /// The run's working directory, which settings rules' relative paths (`Read(./.env)`)
+    /// resolve against; `None`: the project root of the [`SettingsRules`].
+    pub cwd: Option<PathBuf>,
 }
 
 /// Answers `ask` decisions (the CLI prompts the user). Must answer `Allow` or `Deny`; anything
@@ -162,6 +170,79 @@ pub struct PermissionPolicy {
     /// any. Others are refused with `AGENT_TYPE_NOT_ALLOWED`. A run's own: a child does not
     /// inherit it.
     pub agent_types: Option<Vec<String>>,
+    /// Rules from settings files and flags; a child inherits them with the policy.
+    pub settings: Option<Arc<SettingsRules>>,
+}
+
+/// Permission rules from Claude Code's settings files and the command line
+/// ([`subagent_settings::Permissions`]), with the directories their path rules resolve against.
+#[derive(Clone, Debug)]
+pub struct SettingsRules {
+    /// The merged rules.
+    pub permissions: subagent_settings::Permissions,
+    /// The project root (`/x` rules; `./x` rules when the call names no directory).
+    pub project_root: PathBuf,
+    /// The user's home (`~/x` rules).
+    pub home: Option<PathBuf>,
+}
+
+impl SettingsRules {
+    /// What the rules say about a call of `tool` whose subject is spelled any of `subjects`:
+    /// for a file tool the path (its absolute spelling counts), for `bash` the command line,
+    /// for another tool its subject. Deny beats ask beats allow over every spelling.
+    pub fn decide(
+        &self,
+        tool: &str,
+        kind: ToolKind,
+        subjects: &[&str],
+        cwd: Option<&Path>,
+    ) -> Option<Decision> {
+        let cwd = cwd.unwrap_or(&self.project_root);
+        let context = subagent_settings::MatchContext {
+            cwd,
+            project_root: &self.project_root,
+            home: self.home.as_deref(),
+        };
+        let paths: Vec<PathBuf> = match kind {
+            ToolKind::ReadOnly | ToolKind::Edit if takes_path(tool) => {
+                subjects.iter().map(|s| cwd.join(s)).collect()
+            }
+            _ => Vec::new(),
+        };
+        let calls: Vec<subagent_settings::ToolCall<'_>> = if !paths.is_empty() {
+            paths
+                .iter()
+                .map(|p| subagent_settings::ToolCall::new(tool).path(p))
+                .collect()
+        } else if subjects.is_empty() {
+            vec![subagent_settings::ToolCall::new(tool)]
+        } else {
+            subjects
+                .iter()
+                .map(|s| subagent_settings::ToolCall::new(tool).command(s))
+                .collect()
+        };
+        let decisions: Vec<Decision> = calls
+            .iter()
+            .filter_map(|call| self.permissions.decide(call, &context))
+            .map(|(decision, _)| match decision {
+                subagent_settings::Decision::Allow => Decision::Allow,
+                subagent_settings::Decision::Deny => Decision::Deny,
+                subagent_settings::Decision::Ask => Decision::Ask,
+            })
+            .collect();
+        [Decision::Deny, Decision::Ask, Decision::Allow]
+            .into_iter()
+            .find(|wanted| decisions.contains(wanted))
+    }
+}
+
+/// Whether `tool` (ours) names a file: its subjects are paths.
+fn takes_path(tool: &str) -> bool {
+    matches!(
+        tool,
+        "read_file" | "write_file" | "edit_file" | "delete" | "ls" | "glob" | "grep"
+    )
 }
 
 impl std::fmt::Debug for PermissionPolicy {
@@ -171,6 +252,7 @@ impl std::fmt::Debug for PermissionPolicy {
             .field("rules", &self.rules)
             .field("broker", &self.broker.is_some())
             .field("agent_types", &self.agent_types)
+            .field("settings", &self.settings)
             .finish()
     }
 }
@@ -183,7 +265,15 @@ impl PermissionPolicy {
             rules: Vec::new(),
             broker: None,
             agent_types: None,
+            settings: None,
         }
+    }
+
+    /// With rules from settings files and flags.
+    #[must_use]
+    pub fn with_settings(mut self, settings: Arc<SettingsRules>) -> Self {
+        self.settings = Some(settings);
+        self
     }
 
     /// Everything allowed.
@@ -219,26 +309,57 @@ impl PermissionPolicy {
         self.evaluate_subjects(tool, kind, &subjects)
     }
 
-    /// What rules and mode say about a call whose subject has several spellings: a rule
-    /// matching any of them applies (deny beats ask beats allow, over all spellings).
-    pub fn evaluate_subjects(&self, tool: &str, kind: ToolKind, subjects: &[&str]) -> Decision {
+    /// [`Self::evaluate_subjects`] for a call made in `cwd` (where settings rules' relative
+    /// paths resolve).
+    pub fn evaluate_in(
+        &self,
+        tool: &str,
+        kind: ToolKind,
+        subjects: &[&str],
+        cwd: Option<&Path>,
+    ) -> Decision {
         if self.mode == PermissionMode::Plan && !kind.is_read_only() {
             return Decision::Deny;
         }
         if kind == ToolKind::Internal {
             return Decision::Allow;
         }
+        let settings = self
+            .settings
+            .as_ref()
+            .and_then(|rules| rules.decide(tool, kind, subjects, cwd));
+        let own = self.own_rules(tool, kind, subjects);
         for wanted in [Decision::Deny, Decision::Ask, Decision::Allow] {
-            if self.rules.iter().any(|r| {
-                r.decision == wanted
-                    && r.matches(tool, subjects)
-                    && (wanted != Decision::Allow
-                        || kind != ToolKind::Execute
-                        || subjects.iter().all(|s| r.allows_command(s)))
-            }) {
+            if settings == Some(wanted) || own == Some(wanted) {
                 return wanted;
             }
         }
+        self.mode_default(kind)
+    }
+
+    /// What rules and mode say about a call whose subject has several spellings: a rule
+    /// matching any of them applies (deny beats ask beats allow, over all spellings).
+    pub fn evaluate_subjects(&self, tool: &str, kind: ToolKind, subjects: &[&str]) -> Decision {
+        self.evaluate_in(tool, kind, subjects, None)
+    }
+
+    /// What the run's own rules say (deny beats ask beats allow); `None`: none matches.
+    fn own_rules(&self, tool: &str, kind: ToolKind, subjects: &[&str]) -> Option<Decision> {
+        [Decision::Deny, Decision::Ask, Decision::Allow]
+            .into_iter()
+            .find(|&wanted| {
+                self.rules.iter().any(|r| {
+                    r.decision == wanted
+                        && r.matches(tool, subjects)
+                        && (wanted != Decision::Allow
+                            || kind != ToolKind::Execute
+                            || subjects.iter().all(|s| r.allows_command(s)))
+                })
+            })
+    }
+
+    /// What the mode says about a call no rule decides.
+    fn mode_default(&self, kind: ToolKind) -> Decision {
         if kind.is_read_only() {
             return Decision::Allow;
         }
@@ -263,7 +384,7 @@ impl PermissionPolicy {
             .chain(&request.aliases)
             .map(String::as_str)
             .collect();
-        let decision = self.evaluate_subjects(&request.tool, kind, &subjects);
+        let decision = self.evaluate_in(&request.tool, kind, &subjects, request.cwd.as_deref());
         let tool = request.tool.clone();
         match decision {
             Decision::Allow => Ok(()),
@@ -338,6 +459,64 @@ mod tests {
         assert!(PermissionRule::parse("bash(x", Decision::Allow).is_err());
     }
 
+    /// Claude Code's rules from settings count beside the run's own, over every spelling of a
+    /// path (relative, absolute, through `..`), and a chained command escapes no allow rule.
+    #[test]
+    fn settings_rules_count_with_the_runs_own() {
+        use subagent_settings::{Rule, Scope, Sourced};
+        let rule = |text: &str| Sourced::new(Rule::parse(text).unwrap(), Scope::User, None);
+        let rules = SettingsRules {
+            permissions: subagent_settings::Permissions {
+                allow: vec![rule("Bash(npm run test:*)"), rule("Edit(src/**)")],
+                deny: vec![rule("Read(./.env)"), rule("Bash(git push:*)")],
+                ..Default::default()
+            },
+            project_root: PathBuf::from("/p"),
+            home: None,
+        };
+        let policy = PermissionPolicy::new(PermissionMode::Default)
+            .rule(PermissionRule::parse("bash(git *)", Decision::Allow).unwrap())
+            .with_settings(Arc::new(rules));
+        let cwd = Some(Path::new("/p"));
+        let bash = |command: &str| policy.evaluate_in("bash", ToolKind::Execute, &[command], cwd);
+        assert_eq!(bash("npm run test"), Decision::Allow);
+        assert_eq!(bash("npm run test -- -w"), Decision::Allow);
+        assert_eq!(bash("npm run test; rm -rf ~"), Decision::Ask);
+        assert_eq!(bash("git status"), Decision::Allow, "the run's own rule");
+        assert_eq!(
+            bash("git push origin"),
+            Decision::Deny,
+            "settings deny beats own allow"
+        );
+        assert_eq!(bash("ls && git push"), Decision::Deny);
+        assert_eq!(bash("make"), Decision::Ask);
+        let read = |paths: &[&str]| policy.evaluate_in("read_file", ToolKind::ReadOnly, paths, cwd);
+        assert_eq!(read(&[".env"]), Decision::Deny);
+        assert_eq!(read(&["/p/.env"]), Decision::Deny);
+        assert_eq!(read(&["src/../.env"]), Decision::Deny);
+        assert_eq!(read(&["src/main.rs", "/p/src/main.rs"]), Decision::Allow);
+        let write = |path: &str| policy.evaluate_in("write_file", ToolKind::Edit, &[path], cwd);
+        assert_eq!(write("src/a/b.rs"), Decision::Allow);
+        assert_eq!(write("docs/a.md"), Decision::Ask);
+        // A child in another directory (its worktree) resolves `./x` there.
+        let in_worktree = |path: &str| {
+            policy.evaluate_in(
+                "read_file",
+                ToolKind::ReadOnly,
+                &[path],
+                Some(Path::new("/w")),
+            )
+        };
+        assert_eq!(in_worktree(".env"), Decision::Deny);
+        assert_eq!(in_worktree("/p/.env"), Decision::Allow);
+        // Plan mode still refuses what is not read-only, whatever a rule allows.
+        let plan = policy.restricted_to(PermissionMode::Plan);
+        assert_eq!(
+            plan.evaluate_in("bash", ToolKind::Execute, &["npm run test"], cwd),
+            Decision::Deny
+        );
+    }
+
     #[tokio::test]
     async fn background_never_asks() {
         struct Yes;
@@ -354,6 +533,7 @@ mod tests {
             subject: Some("ls".into()),
             aliases: Vec::new(),
             depth: 1,
+            cwd: None,
         };
         assert!(
             policy

@@ -109,6 +109,15 @@ impl Trust {
         Ok(true)
     }
 
+    /// The projects our record lists, as written.
+    ///
+    /// # Errors
+    /// [`Error::TrustWrite`] (`TRUST_WRITE_FAILED`) when the record cannot be read.
+    pub fn list(home: &Path) -> Result<Vec<String>> {
+        let path = Self::record_path(home);
+        read_record(&path).map_err(|message| trust_error(&path, message))
+    }
+
     /// Removes `project` from our record. Returns whether it was listed. A directory above it
     /// that is listed, or `~/.claude.json`, may still trust it: [`Trust::check`] says.
     ///

@@ -47,7 +47,7 @@ use subagent_runtime::ChildExtras;
 use subagent_runtime::tools::BashConfig;
 use subagent_runtime::{
     Agent, AgentConfig, DefaultModel, OutputMode, ParentSnapshot, PermissionPolicy, Roots, Secrets,
-    Seed, SessionStore, SummaryConfig, TaskDir, Tool, ToolKind, ToolSet,
+    Seed, SessionStore, SettingsRules, SummaryConfig, TaskDir, Tool, ToolKind, ToolSet,
 };
 
 /// The kind name in presets.
@@ -554,6 +554,11 @@ impl ProviderFactory for SpawnFactory {
         }
         if let Some(dir) = context.extensions.get::<TaskDir>() {
             provider = provider.with_task_dir((*dir).clone());
+        }
+        // Rules from settings files and flags: a top-level start obeys them as a child of an
+        // in-process parent does (through the parent's policy).
+        if let Some(rules) = context.extensions.get::<SettingsRules>() {
+            provider = provider.with_permissions(PermissionPolicy::default().with_settings(rules));
         }
         Ok(Arc::new(provider))
     }

@@ -16,9 +16,14 @@ pub(super) fn agents(
     factories: &[Arc<dyn ProviderFactory>],
 ) -> Result<ExitCode, Refusal> {
     // No agent runs: the scripted model, so that no key is looked for.
+    let no_flags = crate::args::SettingsFlags::default();
+    let runner = setup::RunnerFlags {
+        offline: true,
+        settings: &no_flags,
+    };
     let runnable = setup::runnable(
         &args.preset,
-        true,
+        &runner,
         None,
         setup::KeySwitch::AsWritten,
         factories,

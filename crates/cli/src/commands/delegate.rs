@@ -22,7 +22,7 @@ pub(super) async fn delegate(
     let mode = Mode::pick(args.json);
     let mut runnable = setup::runnable(
         &args.preset.project,
-        args.preset.offline,
+        &(&args.preset).into(),
         None,
         setup::KeySwitch::Switch,
         factories,

@@ -8,6 +8,7 @@ mod preset;
 mod providers;
 mod run;
 mod sessions;
+mod settings;
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -73,6 +74,11 @@ pub(crate) async fn dispatch(command: Command, factories: &[Arc<dyn ProviderFact
                 .await
                 .unwrap_or_else(|r| r.report(json))
         }
+        Command::Settings(args) => {
+            let json = args.json;
+            settings::settings(&args).unwrap_or_else(|r| r.report(json))
+        }
+        Command::Trust(args) => settings::trust(&args).unwrap_or_else(|r| r.report(false)),
         Command::Completions(args) => manual::completions(&args),
         Command::Man(args) => manual::man(&args).unwrap_or_else(|r| r.report(false)),
         // A front door this build left out (`--no-default-features`): say which feature has it.
@@ -197,6 +203,16 @@ pub(super) fn continue_command(
     }
     if args.offline {
         flag("--offline", None);
+    }
+    // The rules the run obeyed, so the continued run obeys them too.
+    for rules in &args.settings.allowed_tools {
+        flag("--allowedTools", Some(rules.clone()));
+    }
+    for rules in &args.settings.disallowed_tools {
+        flag("--disallowedTools", Some(rules.clone()));
+    }
+    if let Some(settings) = &args.settings.settings {
+        flag("--settings", Some(settings.clone()));
     }
     for (name, value) in values {
         if value.is_some() {

@@ -81,7 +81,7 @@ pub(super) async fn run(
     let mode = Mode::pick(args.json);
     let mut runnable = setup::runnable(
         &args.preset.project,
-        args.preset.offline,
+        &(&args.preset).into(),
         args.model.as_deref(),
         setup::KeySwitch::Switch,
         factories,
@@ -101,7 +101,10 @@ pub(super) async fn run(
     let asking = Arc::new(AtomicBool::new(false));
     // Cancelled with the run (Ctrl-C), so that an open question does not hold the run up.
     let questions = subagent_core::CancellationToken::new();
-    let mut permissions = PermissionPolicy::new(args.permission_mode);
+    let permission_mode =
+        crate::settings::permission_mode(args.permission_mode, &runnable.settings);
+    let mut permissions =
+        PermissionPolicy::new(permission_mode).with_settings(Arc::clone(&runnable.rules));
     if let Some(broker) = TerminalBroker::if_interactive(Arc::clone(&asking), questions.clone()) {
         permissions = permissions.with_broker(broker);
     }
@@ -158,8 +161,7 @@ pub(super) async fn run(
                 eprintln!("  {}", delegation.line());
             }
         }
-        let mode_flag = (args.permission_mode != subagent_core::PermissionMode::Default)
-            .then(|| args.permission_mode.to_string());
+        let mode_flag = args.permission_mode.map(|mode| mode.to_string());
         let resume = continue_command(
             "run",
             &args.preset,

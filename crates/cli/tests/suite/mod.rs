@@ -41,6 +41,7 @@ mod secrets;
 mod serve;
 mod serve_transcripts;
 mod sessions;
+mod settings;
 mod shell_echo;
 mod sigint;
 mod special_files;

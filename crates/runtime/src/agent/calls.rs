@@ -175,6 +175,7 @@ impl Agent {
             aliases: subjects.collect(),
             input: input.clone(),
             depth: context.env.depth,
+            cwd: Some(context.env.roots.cwd().to_path_buf()),
         };
         let cancel = context.cancel.clone();
         // A question the broker is still asking must not hold a cancelled run.

@@ -72,6 +72,8 @@ fn help(project: &Project, command: &TourCommand) {
             "worker",
             "preset",
             "sessions",
+            "settings",
+            "trust",
             "doctor",
             "completions",
             "man",
@@ -558,6 +560,8 @@ fn docs_cli_names_the_options_each_command_takes() {
             &vec!["providers"],
             &vec!["agents"],
             &vec!["sessions"],
+            &vec!["settings"],
+            &vec!["trust"],
             &vec!["preset", "validate"],
             &vec!["preset", "schema"],
             &vec!["doctor"],
@@ -567,12 +571,19 @@ fn docs_cli_names_the_options_each_command_takes() {
     );
     // "Every command that loads a preset takes `--preset FILE`; `delegate`, `run`, `acp`, `mcp`,
     // `worker`, `agents` and `doctor` take `--cwd DIR`; `delegate`, `run`, `acp`, `mcp` and
-    // `worker` take `--offline`."
+    // `worker` take `--offline`; `delegate`, `run`, `acp`, `serve`, `mcp` and `worker` take
+    // … `--allowedTools RULES`, `--disallowedTools RULES` … and `--settings FILE|JSON`."
     let intro = |command: &[&str]| -> Vec<&'static str> {
         match command {
-            ["delegate"] | ["run"] | ["acp"] | ["mcp"] | ["worker"] => {
-                vec!["--preset", "--cwd", "--offline"]
-            }
+            ["delegate"] | ["run"] | ["acp"] | ["mcp"] | ["worker"] => vec![
+                "--preset",
+                "--cwd",
+                "--offline",
+                "--allowedTools",
+                "--disallowedTools",
+                "--settings",
+            ],
+            ["serve"] => vec!["--allowedTools", "--disallowedTools", "--settings"],
             ["agents"] | ["doctor"] => vec!["--preset", "--cwd"],
             ["providers"] => vec!["--preset"],
             _ => Vec::new(),

@@ -1,0 +1,319 @@
+//! Claude Code's settings files reach every in-process run (issue 28): permission rules from
+//! `~/.claude/settings.json`, a project's `.claude/settings.json` (its allow rules only once the
+//! project is trusted), `.subagents/` twins, the managed policy and the command line's
+//! `--allowedTools`/`--disallowedTools`/`--settings`; `subagent settings` shows them with their
+//! sources and `subagent trust` records trust.
+
+use std::path::PathBuf;
+
+use pretty_assertions::assert_eq;
+use subagent_test_support::FakeServer;
+use subagent_test_support::cli::Subagent;
+
+/// The model runs `touch made` with bash and reads `.env`, then answers.
+const SCENARIO: &str = r#"
+- match: "make it"
+  steps:
+    - tool_calls:
+        - name: bash
+          input: {command: "touch made"}
+    - tool_calls:
+        - name: read_file
+          input: {path: ".env"}
+    - text: "done"
+"#;
+
+/// A project (its own directory below a home) with a preset on the fake server.
+struct Project {
+    home: tempfile::TempDir,
+    dir: PathBuf,
+    preset: PathBuf,
+}
+
+impl Project {
+    fn new(url: &str) -> Self {
+        let home = tempfile::tempdir().unwrap();
+        let dir = home.path().join("project");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(".env"), "TOKEN=from-dotenv\n").unwrap();
+        let preset = home.path().join("preset.yaml");
+        std::fs::write(
+            &preset,
+            format!(
+                "version: 1\nmodel: {{kind: anthropic, name: m, base_url: \"{url}\", api_key_env: FAKE_KEY}}\nproviders: [{{name: spawn, kind: spawn}}]\ntools: [{{name: subagent, provider: spawn}}]\n"
+            ),
+        )
+        .unwrap();
+        Self {
+            dir: std::fs::canonicalize(dir).unwrap(),
+            home,
+            preset,
+        }
+    }
+
+    fn write(&self, relative: &str, text: &str) {
+        let path = self.home.path().join(relative);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    fn subagent(&self) -> Subagent {
+        Subagent::new(assert_cmd::cargo::cargo_bin("subagent"), self.home.path())
+            .cwd(&self.dir)
+            .fake_key()
+            .env(
+                "SUBAGENT_MANAGED_SETTINGS",
+                self.home.path().join("managed.json"),
+            )
+    }
+
+    /// `subagent delegate` of "make it" on the spawn row with `args`: whether `made` was
+    /// created, and what the model was told of the bash and read calls.
+    fn delegate(&self, server: &FakeServer, args: &[&str]) -> (bool, String, std::process::Output) {
+        let _ = std::fs::remove_file(self.dir.join("made"));
+        let before = server.model_requests().len();
+        let output = self
+            .subagent()
+            .args(["delegate", "--preset"])
+            .arg(&self.preset)
+            .args(["--provider", "spawn"])
+            .args(args)
+            .arg("make it")
+            .output();
+        let told = server.model_requests()[before..]
+            .iter()
+            .map(|r| serde_json::to_string(&r.messages).unwrap())
+            .collect::<Vec<_>>()
+            .join("\n");
+        (self.dir.join("made").exists(), told, output)
+    }
+}
+
+fn stderr(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn stdout(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rules_from_every_source_decide_a_childs_calls() {
+    let server = FakeServer::from_yaml(SCENARIO).await.unwrap();
+    let project = Project::new(&server.url());
+
+    // No rule: nobody can be asked, so the command is refused; the model is told.
+    let (made, told, output) = project.delegate(&server, &[]);
+    assert!(!made, "{}", stderr(&output));
+    assert!(told.contains("permission denied"), "{told}");
+    assert!(
+        told.contains("TOKEN=from-dotenv"),
+        "reads are allowed: {told}"
+    );
+
+    // The user's ~/.claude/settings.json allows it, and denies the read.
+    project.write(
+        ".claude/settings.json",
+        r#"{"permissions": {"allow": ["Bash(touch made)"], "deny": ["Read(./.env)"]}}"#,
+    );
+    let (made, told, output) = project.delegate(&server, &[]);
+    assert!(made, "{}", stderr(&output));
+    assert!(!told.contains("TOKEN=from-dotenv"), "{told}");
+
+    // A flag's deny beats the user's allow.
+    let (made, _, output) = project.delegate(&server, &["--disallowedTools", "Bash(touch:*)"]);
+    assert!(!made, "{}", stderr(&output));
+    std::fs::remove_file(project.home.path().join(".claude/settings.json")).unwrap();
+
+    // A flag's allow, in our tool name.
+    let (made, _, output) = project.delegate(&server, &["--allowedTools", "bash(touch made)"]);
+    assert!(made, "{}", stderr(&output));
+
+    // --settings as JSON ranks with the flags; the managed policy's deny beats it.
+    let json = r#"{"permissions": {"allow": ["Bash"]}}"#;
+    let (made, _, output) = project.delegate(&server, &["--settings", json]);
+    assert!(made, "{}", stderr(&output));
+    project.write("managed.json", r#"{"permissions": {"deny": ["Bash"]}}"#);
+    let (made, _, output) = project.delegate(&server, &["--settings", json]);
+    assert!(!made, "{}", stderr(&output));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_untrusted_project_cannot_widen_what_a_child_may_do() {
+    let server = FakeServer::from_yaml(SCENARIO).await.unwrap();
+    let project = Project::new(&server.url());
+    project.write(
+        "project/.claude/settings.json",
+        r#"{"permissions": {"allow": ["Bash(touch made)"], "deny": ["Read(./.env)"]}}"#,
+    );
+
+    // Its deny counts at once; its allow is ignored, with a line that says how to trust it.
+    let (made, told, output) = project.delegate(&server, &[]);
+    assert!(!made, "{}", stderr(&output));
+    assert!(!told.contains("TOKEN=from-dotenv"), "{told}");
+    assert!(
+        stderr(&output).contains("warning: Ignoring 1 permissions.allow entry from .claude/settings.json: this workspace has not been trusted"),
+        "{}",
+        stderr(&output)
+    );
+
+    // Trusted with `subagent trust`: its allow counts; revoked: it does not.
+    let trusted = project.subagent().arg("trust").output();
+    assert!(trusted.status.success(), "{}", stderr(&trusted));
+    let record = project.home.path().join(".subagents/trusted-projects.json");
+    assert_eq!(
+        stdout(&trusted),
+        format!(
+            "{} is trusted: its settings' allow rules count (recorded in {}; `subagent trust --revoke` takes it back)\n",
+            project.dir.display(),
+            record.display()
+        )
+    );
+    let (made, _, output) = project.delegate(&server, &[]);
+    assert!(made, "{}", stderr(&output));
+    let listed = project.subagent().args(["trust", "--list"]).output();
+    assert_eq!(
+        stdout(&listed),
+        format!(
+            "record: {}\n  {}\n",
+            record.display(),
+            project.dir.display()
+        )
+    );
+    let revoked = project.subagent().args(["trust", "--revoke"]).output();
+    assert!(
+        stdout(&revoked).contains("is no longer trusted"),
+        "{}",
+        stdout(&revoked)
+    );
+    let (made, _, _) = project.delegate(&server, &[]);
+    assert!(!made);
+
+    // Claude Code's own record of trust counts the same.
+    project.write(
+        ".claude.json",
+        &format!(
+            r#"{{"projects": {{"{}": {{"hasTrustDialogAccepted": true}}}}}}"#,
+            project.dir.display()
+        ),
+    );
+    let (made, _, output) = project.delegate(&server, &[]);
+    assert!(made, "{}", stderr(&output));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_run_parent_obeys_the_rules_and_its_resume_hint_repeats_the_flags() {
+    let server = FakeServer::from_yaml(SCENARIO).await.unwrap();
+    let project = Project::new(&server.url());
+    let output = project
+        .subagent()
+        .args(["run", "--preset"])
+        .arg(&project.preset)
+        .args([
+            "--allowedTools",
+            "Bash(touch made)",
+            "--disallowedTools",
+            "Read(./.env)",
+        ])
+        .arg("make it")
+        .output();
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(project.dir.join("made").exists(), "{}", stderr(&output));
+    let told = serde_json::to_string(&server.model_requests().last().unwrap().messages).unwrap();
+    assert!(!told.contains("TOKEN=from-dotenv"), "{told}");
+    assert!(
+        stderr(&output).contains(&format!(
+            "subagent run --preset {} --allowedTools 'Bash(touch made)' --disallowedTools 'Read(./.env)' --resume ",
+            project.preset.display()
+        )),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn bad_settings_are_refused_with_their_place_and_code() {
+    let project = Project::new("http://127.0.0.1:9");
+    project.write(
+        "project/.claude/settings.json",
+        "{\n  \"permissions\": {\"allow\": [\"Bash\",]}\n}\n",
+    );
+    let output = project.subagent().arg("settings").output();
+    assert_eq!(output.status.code(), Some(2));
+    let path = project.dir.join(".claude/settings.json");
+    assert!(
+        stderr(&output).starts_with(&format!(
+            "error[SETTINGS_INVALID]: {}:2:36: trailing comma",
+            path.display()
+        )),
+        "{}",
+        stderr(&output)
+    );
+    std::fs::remove_file(&path).unwrap();
+    let output = project
+        .subagent()
+        .args(["delegate", "--preset"])
+        .arg(&project.preset)
+        .args(["--allowedTools", "Bash(npm run", "hello"])
+        .output();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("PERMISSION_RULE_INVALID"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn settings_shows_each_value_and_where_it_came_from() {
+    let project = Project::new("http://127.0.0.1:9");
+    project.write(
+        ".claude/settings.json",
+        r#"{"permissions": {"allow": ["Bash(npm run test:*)"], "defaultMode": "acceptEdits"}, "env": {"A": "1"}}"#,
+    );
+    project.write(
+        "project/.claude/settings.json",
+        r#"{"permissions": {"allow": ["Edit(src/**)"], "deny": ["Read(./.env)"]}}"#,
+    );
+    let output = project.subagent().arg("settings").output();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output).replace(&project.home.path().display().to_string(), "HOME");
+    assert_eq!(
+        text,
+        r#"permissions
+  mode     acceptEdits            user ~/.claude/settings.json
+  deny     Read(./.env)           project .claude/settings.json
+  allow    Bash(npm run test:*)   user ~/.claude/settings.json
+  ignored  allow Edit(src/**)     project .claude/settings.json (this workspace has not been trusted)
+hooks
+  (none)
+env
+  A  1   user ~/.claude/settings.json
+trust
+  HOME/project is not trusted: its allow rules do not count (`subagent trust` records trust)
+warnings
+  Ignoring 1 permissions.allow entry from .claude/settings.json: this workspace has not been trusted. Run `subagent trust` in HOME/project to trust it (recorded in ~/.subagents/trusted-projects.json), or set projects["HOME/project"].hasTrustDialogAccepted: true in HOME/.claude.json.
+files read
+  managed        ~/managed.json                   absent
+  project-local  .subagents/settings.local.json   absent
+  project-local  .claude/settings.local.json      absent
+  project        .subagents/settings.json         absent
+  project        .claude/settings.json            read
+  user           ~/.subagents/settings.json       absent
+  user           ~/.claude/settings.json          read
+"#
+    );
+    let json: serde_json::Value = serde_json::from_slice(
+        &project
+            .subagent()
+            .args(["settings", "--json"])
+            .output()
+            .stdout,
+    )
+    .unwrap();
+    assert_eq!(json["permissions"]["deny"][0]["value"], "Read(./.env)");
+    assert_eq!(json["permissions"]["deny"][0]["scope"], "project");
+    assert_eq!(json["ignored"][0]["value"], "Edit(src/**)");
+    assert_eq!(json["trust"]["trusted"], false);
+    assert_eq!(json["env"]["A"]["value"], "1");
+}
