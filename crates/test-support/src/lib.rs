@@ -32,6 +32,7 @@ mod encode;
 pub mod git;
 pub mod normalize;
 pub mod paired;
+pub mod parent;
 pub mod procs;
 pub mod runs;
 mod server;

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use pretty_assertions::assert_eq;
 
-use super::support::{copy_dir, root, shell_words, stderr, stdout, subagent};
+use super::support::{OFFLINE_RUN_ANSWER, copy_dir, root, shell_words, stderr, stdout, subagent};
 
 /// The README's commands that use the offline preset, as `subagent` arguments (the
 /// `cargo run -p subagent-cli --` form too).
@@ -224,21 +224,29 @@ fn an_output_schema_offline_fails_in_words_a_user_understands_and_no_failure_tex
 #[test]
 fn the_offline_parent_does_not_say_where_the_report_is_printed() {
     let project = project();
-    let output = subagent(project.path())
-        .args([
-            "run",
-            "--preset",
-            "presets/offline.yaml",
-            "Please delegate a hello to a subagent",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    assert_eq!(
-        stdout(&output),
-        "[offline scripted model] The subagent finished and reported back: its report is the \
-         delegation's result.\n"
+    let output = offline(
+        project.path(),
+        "run",
+        &["Please delegate a hello to a subagent"],
     );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(stdout(&output), OFFLINE_RUN_ANSWER);
+}
+
+/// `subagent COMMAND --preset presets/offline.yaml ARGS` in `dir` (also HOME).
+fn offline(dir: &Path, command: &str, args: &[&str]) -> std::process::Output {
+    subagent(dir)
+        .args([command, "--preset", "presets/offline.yaml"])
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// The warning lines of `err`.
+fn warnings(err: &str) -> Vec<&str> {
+    err.lines()
+        .filter(|line| line.starts_with("warning: "))
+        .collect()
 }
 
 /// A project with agent definitions in `.subagents/agents/`.
@@ -259,17 +267,11 @@ const BROKEN_REVIEWER: &str =
 #[test]
 fn a_missing_agent_whose_file_did_not_load_is_refused_with_the_files_warning() {
     let project = project_with_agents(&[("reviewer.md", BROKEN_REVIEWER)]);
-    let output = subagent(project.path())
-        .args([
-            "delegate",
-            "--preset",
-            "presets/offline.yaml",
-            "--agent",
-            "reviewer",
-            "hello",
-        ])
-        .output()
-        .unwrap();
+    let output = offline(
+        project.path(),
+        "delegate",
+        &["--agent", "reviewer", "hello"],
+    );
     assert_eq!(output.status.code(), Some(2));
     let err = stderr(&output);
     let expected = "preset: presets/offline.yaml (--preset)\nerror[UNKNOWN_AGENT_TYPE]: unknown agent type \"reviewer\" (available: \
@@ -291,16 +293,10 @@ fn delegate_and_run_print_catalog_warnings_once_on_stderr() {
         ["delegate", "Say hello from the subagent"],
         ["run", "Please delegate a hello to a subagent"],
     ] {
-        let output = subagent(project.path())
-            .args([args[0], "--preset", "presets/offline.yaml", args[1]])
-            .output()
-            .unwrap();
+        let output = offline(project.path(), args[0], &args[1..]);
         assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
         let err = stderr(&output);
-        let warnings: Vec<&str> = err
-            .lines()
-            .filter(|line| line.starts_with("warning: "))
-            .collect();
+        let warnings = warnings(&err);
         assert_eq!(warnings.len(), 1, "{args:?}: {err}");
         assert!(
             warnings[0].starts_with("warning: .subagents/agents/reviewer.md:3:")
@@ -317,25 +313,15 @@ fn an_unknown_tool_in_a_definition_is_a_warning_with_a_guess() {
         "typo.md",
         "---\nname: typo\ndescription: Has a typo.\ntools: raed_file\n---\nYou read.\n",
     )]);
-    let output = subagent(project.path())
-        .args([
-            "delegate",
-            "--preset",
-            "presets/offline.yaml",
-            "--agent",
-            "typo",
-            "Say hello from the subagent",
-        ])
-        .output()
-        .unwrap();
+    let output = offline(
+        project.path(),
+        "delegate",
+        &["--agent", "typo", "Say hello from the subagent"],
+    );
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let err = stderr(&output);
-    let warnings: Vec<&str> = err
-        .lines()
-        .filter(|line| line.starts_with("warning: "))
-        .collect();
     assert_eq!(
-        warnings,
+        warnings(&err),
         [
             "warning: .subagents/agents/typo.md:4:1: agent `typo`: unknown tool `raed_file` in \
              tools (did you mean `read_file`?)",

@@ -21,6 +21,7 @@ use subagent_runtime::{
 };
 use subagent_session::ContentBlock;
 use subagent_spawn::{DEFAULT_SYSTEM_PROMPT, SpawnConfig, SpawnProvider};
+use subagent_test_support::parent::{has_text_starting, last_results, requests_for, tool_names};
 use subagent_test_support::{FakeServer, RecordedRequest};
 
 const PARENT_SYSTEM: &str = "You are the parent.";
@@ -85,59 +86,6 @@ fn parent_config(
     config
 }
 
-/// The requests whose conversation starts with a prompt containing `marker`.
-fn requests_for<'a>(requests: &'a [RecordedRequest], marker: &str) -> Vec<&'a RecordedRequest> {
-    requests
-        .iter()
-        .filter(|r| {
-            r.messages
-                .first()
-                .is_some_and(|m| m.text().contains(marker))
-        })
-        .collect()
-}
-
-/// Whether a request is a fork's (its conversation carries the fork preamble).
-fn is_fork_request(request: &RecordedRequest) -> bool {
-    request.messages.iter().any(|m| {
-        m.content
-            .iter()
-            .any(|b| b.as_text().is_some_and(|t| t.starts_with(FORK_PREAMBLE)))
-    })
-}
-
-/// The tool names a request offered.
-fn tool_names(request: &RecordedRequest) -> Vec<String> {
-    request.body.as_ref().unwrap()["tools"]
-        .as_array()
-        .map(|tools| {
-            tools
-                .iter()
-                .map(|t| t["name"].as_str().unwrap().to_owned())
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// The tool results of the last message of a request: (id, text, is_error).
-fn last_results(request: &RecordedRequest) -> Vec<(String, String, bool)> {
-    request
-        .messages
-        .last()
-        .unwrap()
-        .content
-        .iter()
-        .filter_map(|b| match b {
-            ContentBlock::ToolResult {
-                tool_use_id,
-                content,
-                is_error,
-            } => Some((tool_use_id.clone(), content.to_text(), *is_error)),
-            _ => None,
-        })
-        .collect()
-}
-
 const ROUTES: &str = r#"
 - name: notification
   match: "<task-notification>"
@@ -184,7 +132,10 @@ async fn an_untyped_call_forks_and_a_typed_call_spawns() {
     let parent_first = &requests[0];
     // The fork: the parent's system prompt and tools, its prompt and its calling message, then
     // the placeholder results with the fork's task.
-    let forks: Vec<&RecordedRequest> = requests.iter().filter(|r| is_fork_request(r)).collect();
+    let forks: Vec<&RecordedRequest> = requests
+        .iter()
+        .filter(|r| has_text_starting(r, FORK_PREAMBLE))
+        .collect();
     assert_eq!(forks.len(), 1, "the fork made one model call");
     let fork = forks[0];
     let (parent_body, fork_body) = (
@@ -217,7 +168,7 @@ async fn an_untyped_call_forks_and_a_typed_call_spawns() {
     let parent_second = requests
         .iter()
         .find(|r| {
-            !is_fork_request(r)
+            !has_text_starting(r, FORK_PREAMBLE)
                 && r.messages.len() == 3
                 && r.messages[0] == parent_first.messages[0]
         })
