@@ -28,6 +28,7 @@
 pub mod alone;
 pub mod cli;
 pub mod cli_lines;
+pub mod cli_peer;
 mod encode;
 pub mod git;
 pub mod normalize;

@@ -1,10 +1,28 @@
-//! What a parent and its children sent the fake model, read from the [`RecordedRequest`]s of a
-//! delegation test: which requests are a given child's, which tools each was offered, and the
-//! tool results its last message carried.
+//! A parent's delegation tests, from the child's side: the read-only agent types a parent
+//! offers ([`read_only_agents`]), and what the parent and its children sent the fake model,
+//! read from the [`RecordedRequest`]s: which requests are a given child's, which tools each was
+//! offered, and the tool results its messages carried.
 
+use subagent_core::agents::AgentProfile;
+use subagent_core::{PermissionMode, ToolFilter};
 use subagent_session::ContentBlock;
 
 use crate::RecordedRequest;
+
+/// The two read-only agent types of the delegation tests: `explore`, read-only by its tool
+/// filter (no tool that writes or runs commands), and `plan`, read-only by its permission mode.
+pub fn read_only_agents() -> Vec<AgentProfile> {
+    let mut explore = AgentProfile::new("explore", "Read-only search of the code.");
+    explore.tool_filter = Some(ToolFilter::deny([
+        "write_file",
+        "edit_file",
+        "delete",
+        "bash",
+    ]));
+    let mut plan = AgentProfile::new("plan", "Read-only planning.");
+    plan.permission_mode = Some(PermissionMode::Plan);
+    vec![explore, plan]
+}
 
 /// The requests whose conversation starts with a prompt containing `marker` (one child's, when
 /// each child's prompt carries its own marker).

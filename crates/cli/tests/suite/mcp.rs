@@ -19,6 +19,18 @@ async fn send(stdin: &mut tokio::process::ChildStdin, message: Value) {
     stdin.write_all(line.as_bytes()).await.unwrap();
 }
 
+/// `subagent` (an MCP server on stdio) started with its stdio piped; the child and its stdin.
+fn piped(subagent: Subagent) -> (tokio::process::Child, tokio::process::ChildStdin) {
+    let mut child = tokio::process::Command::from(subagent.command())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdin = child.stdin.take().unwrap();
+    (child, stdin)
+}
+
 /// The opening of an MCP session: `initialize` (id 1), then `notifications/initialized`.
 async fn initialize(stdin: &mut tokio::process::ChildStdin) {
     send(
@@ -52,14 +64,7 @@ fn bypass_preset(dir: &std::path::Path, url: &str) -> std::path::PathBuf {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn subagent_mcp_answers_a_call_on_stdio_and_exits_when_stdin_closes() {
     let dir = tempfile::tempdir().unwrap();
-    let mut child = tokio::process::Command::from(Subagent::new(bin(), dir.path()).command())
-        .args(["mcp", "--offline"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
+    let (mut child, mut stdin) = piped(Subagent::new(bin(), dir.path()).args(["mcp", "--offline"]));
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     initialize(&mut stdin).await;
     send(
@@ -149,15 +154,11 @@ async fn the_official_typescript_client_drives_subagent_mcp() {
         place.dir.path(),
     )
     .await;
-    let subagent_properties = json!([
-        "prompt",
-        "description",
-        "subagent_type",
-        "model",
-        "isolation",
-        "output_schema",
-        "resume"
-    ]);
+    // The `subagent` tool's properties, in order.
+    let subagent_properties: Vec<&str> =
+        "prompt description subagent_type model isolation output_schema resume"
+            .split(' ')
+            .collect();
     assert_eq!(
         seen,
         json!({
@@ -534,19 +535,8 @@ async fn sigterm_cancels_the_runs_going_and_leaves_no_process() {
     let fifo = project.join("ready.fifo");
     subagent_test_support::procs::mkfifo(&fifo);
     let preset = bypass_preset(dir.path(), &server.url());
-    let mut child =
-        tokio::process::Command::from(Subagent::new(bin(), dir.path()).fake_key().command())
-            .arg("mcp")
-            .arg("--preset")
-            .arg(&preset)
-            .arg("--cwd")
-            .arg(&project)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
+    let subagent = Subagent::new(bin(), dir.path()).fake_key().arg("mcp");
+    let (child, mut stdin) = piped(subagent.preset(&preset).arg("--cwd").arg(&project));
     initialize(&mut stdin).await;
     send(
         &mut stdin,

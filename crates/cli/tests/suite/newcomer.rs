@@ -68,18 +68,16 @@ fn the_readme_offline_commands_work_from_a_copy_of_presets_outside_the_clone() {
     }
 }
 
-/// Every spelling of every permission mode: ours (kebab-case) and Claude Code's (camelCase).
-const MODE_SPELLINGS: [&str; 9] = [
-    "default",
-    "accept-edits",
-    "acceptEdits",
-    "plan",
-    "dont-ask",
-    "dontAsk",
-    "bypass",
-    "bypass-permissions",
-    "bypassPermissions",
-];
+/// Every value of the enum schema of `T`: every spelling a preset may write (the crates that
+/// own the types pin these lists in their own tests).
+fn spellings<T: schemars::JsonSchema>() -> Vec<String> {
+    let schema = schemars::schema_for!(T);
+    let values = schema.get("enum").and_then(|e| e.as_array()).unwrap();
+    values
+        .iter()
+        .map(|value| value.as_str().unwrap().to_owned())
+        .collect()
+}
 
 /// A preset with one provider row of `kind` whose `permission_mode` is `mode`.
 fn preset_with_mode(dir: &Path, kind: &str, mode: &str) -> std::path::PathBuf {
@@ -97,20 +95,12 @@ fn preset_with_mode(dir: &Path, kind: &str, mode: &str) -> std::path::PathBuf {
 #[test]
 fn every_permission_mode_spelling_works_for_every_provider_kind() {
     let dir = tempfile::tempdir().unwrap();
-    // Claude Code's own spellings first on its rows, and its `auto` mode.
-    let claude = [
-        "default",
-        "acceptEdits",
-        "accept-edits",
-        "plan",
-        "dontAsk",
-        "dont-ask",
-        "auto",
-        "bypassPermissions",
-        "bypass-permissions",
-        "bypass",
-    ];
-    for (kind, spellings) in [("spawn", &MODE_SPELLINGS[..]), ("claude-code", &claude[..])] {
+    // Ours (kebab-case) and Claude Code's (camelCase) on every row; on Claude Code's rows its
+    // own spellings, and its `auto` mode.
+    let ours = spellings::<subagent_core::PermissionMode>();
+    let claude = spellings::<subagent_claude_code::ClaudePermissionMode>();
+    assert_eq!((ours.len(), claude.len()), (9, 10), "{ours:?} {claude:?}");
+    for (kind, spellings) in [("spawn", &ours), ("claude-code", &claude)] {
         for mode in spellings {
             let file = preset_with_mode(dir.path(), kind, mode);
             let output = subagent(dir.path())
@@ -152,9 +142,9 @@ fn every_permission_mode_spelling_works_for_every_provider_kind() {
 #[test]
 fn every_permission_mode_spelling_works_on_the_command_line() {
     let dir = tempfile::tempdir().unwrap();
-    for mode in MODE_SPELLINGS {
+    for mode in spellings::<subagent_core::PermissionMode>() {
         let output = subagent(dir.path())
-            .args(["run", "--permission-mode", mode, "--help"])
+            .args(["run", "--permission-mode", &mode, "--help"])
             .output()
             .unwrap();
         assert_eq!(output.status.code(), Some(0), "{mode}: {}", stderr(&output));

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use pretty_assertions::assert_eq;
 use subagent_core::agents::{AgentDirectory, AgentProfile, StaticAgents};
 use subagent_core::registry::Registry;
-use subagent_core::{CancellationToken, PermissionMode, StopReason, ToolFilter};
+use subagent_core::{CancellationToken, StopReason};
 use subagent_fork::{ForkConfig, ForkProvider, fork_task_text};
 use subagent_model::{Model, ModelKind};
 use subagent_runtime::tools::BashConfig;
@@ -21,7 +21,9 @@ use subagent_runtime::{
 };
 use subagent_session::ContentBlock;
 use subagent_spawn::{DEFAULT_SYSTEM_PROMPT, SpawnConfig, SpawnProvider};
-use subagent_test_support::parent::{has_text_starting, last_results, requests_for, tool_names};
+use subagent_test_support::parent::{
+    has_text_starting, last_results, read_only_agents, requests_for, tool_names,
+};
 use subagent_test_support::{FakeServer, RecordedRequest};
 
 const PARENT_SYSTEM: &str = "You are the parent.";
@@ -48,20 +50,6 @@ fn registry(model: &Arc<dyn Model>) -> Arc<Registry> {
         )))
         .unwrap();
     Arc::new(registry)
-}
-
-/// explore: read-only by tool filter; plan: read-only by permission mode.
-fn agents() -> Vec<AgentProfile> {
-    let mut explore = AgentProfile::new("explore", "Read-only search of the code.");
-    explore.tool_filter = Some(ToolFilter::deny([
-        "write_file",
-        "edit_file",
-        "delete",
-        "bash",
-    ]));
-    let mut plan = AgentProfile::new("plan", "Read-only planning.");
-    plan.permission_mode = Some(PermissionMode::Plan);
-    vec![explore, plan]
 }
 
 fn parent_config(
@@ -118,7 +106,7 @@ async fn an_untyped_call_forks_and_a_typed_call_spawns() {
     let registry = registry(&model);
     let mut row = DelegationToolConfig::new("spawn");
     row.fork = Some("fork".to_owned());
-    let config = parent_config(&model, dir.path(), &registry, row, agents());
+    let config = parent_config(&model, dir.path(), &registry, row, read_only_agents());
     let outcome = Agent::new(config)
         .unwrap()
         .start_prompt("please route both", CancellationToken::new())
@@ -232,7 +220,7 @@ async fn agent_types_explore_and_plan_cannot_write_and_unknown_types_are_listed(
     let dir = tempfile::tempdir().unwrap();
     let model = model(&server);
     let registry = registry(&model);
-    let mut profiles = agents();
+    let mut profiles = read_only_agents();
     let mut forky = AgentProfile::new("forky", "A type whose provider cannot take a persona.");
     forky.provider = Some("fork".into());
     forky.instructions = Some("Be brief.".into());
