@@ -2,6 +2,8 @@
 //! provider of one's choice, an output schema inline, the parent's effort, inline agent
 //! definitions (`--agents '<json>'`).
 
+use std::process::Output;
+
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use subagent_test_support::parent::tool_names;
@@ -19,6 +21,14 @@ fn system(request: &subagent_test_support::RecordedRequest) -> String {
             .join("\n"),
         _ => String::new(),
     }
+}
+
+/// `subagent COMMAND --json --preset PRESET REST…` in `dir` with the fake key.
+fn json_run_on(dir: &std::path::Path, command: &str, preset: &str, rest: &[&str]) -> Output {
+    keyed(
+        dir,
+        &[&[command, "--json", "--preset", preset], rest].concat(),
+    )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -79,17 +89,11 @@ async fn an_output_schema_may_be_given_inline() {
     let schema = r#"{"type": "object", "properties": {"count": {"type": "integer"}}, "required": ["count"]}"#;
     let (inline, broken) = tokio::task::block_in_place(|| {
         let with = |schema: &str| {
-            keyed(
+            json_run_on(
                 dir.path(),
-                &[
-                    "delegate",
-                    "--json",
-                    "--preset",
-                    preset.to_str().unwrap(),
-                    "--output-schema",
-                    schema,
-                    "count the files",
-                ],
+                "delegate",
+                preset.to_str().unwrap(),
+                &["--output-schema", schema, "count the files"],
             )
         };
         (with(schema), with(r#"{"type": "object""#))
@@ -118,17 +122,11 @@ async fn run_effort_is_the_parents_thinking_budget_and_a_model_without_effort_re
     let preset = preset.to_str().unwrap();
     let (ran, offline) = tokio::task::block_in_place(|| {
         (
-            keyed(
+            json_run_on(
                 dir.path(),
-                &[
-                    "run",
-                    "--json",
-                    "--preset",
-                    preset,
-                    "--effort",
-                    "high",
-                    "think hard",
-                ],
+                "run",
+                preset,
+                &["--effort", "high", "think hard"],
             ),
             keyed(
                 dir.path(),
@@ -172,31 +170,17 @@ async fn inline_agents_are_agent_types_of_delegate_and_of_runs_delegations() {
     let preset = preset.to_str().unwrap();
     let (delegated, ran, bad) = tokio::task::block_in_place(|| {
         (
-            keyed(
+            json_run_on(
                 dir.path(),
-                &[
-                    "delegate",
-                    "--json",
-                    "--preset",
-                    preset,
-                    "--agents",
-                    REVIEWER,
-                    "--agent",
-                    "reviewer",
-                    "review it",
-                ],
+                "delegate",
+                preset,
+                &["--agents", REVIEWER, "--agent", "reviewer", "review it"],
             ),
-            keyed(
+            json_run_on(
                 dir.path(),
-                &[
-                    "run",
-                    "--json",
-                    "--preset",
-                    preset,
-                    "--agents",
-                    REVIEWER,
-                    "who can help",
-                ],
+                "run",
+                preset,
+                &["--agents", REVIEWER, "who can help"],
             ),
             keyed(
                 dir.path(),
@@ -252,17 +236,11 @@ async fn a_presets_builtin_models_give_explore_its_small_model() {
     )
     .unwrap();
     let output = tokio::task::block_in_place(|| {
-        keyed(
+        json_run_on(
             dir.path(),
-            &[
-                "delegate",
-                "--json",
-                "--preset",
-                preset.to_str().unwrap(),
-                "--agent",
-                "explore",
-                "look around",
-            ],
+            "delegate",
+            preset.to_str().unwrap(),
+            &["--agent", "explore", "look around"],
         )
     });
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));

@@ -188,32 +188,18 @@ mod acp {
     - text: "seen"
 "#;
 
-    /// `subagent acp` on a fake model server, its session in `project`.
-    struct Acp {
-        peer: Peer,
-        project: std::path::PathBuf,
-        _server: subagent_test_support::FakeServer,
-        _dir: tempfile::TempDir,
-    }
-
-    async fn start() -> Acp {
-        let Place {
-            server,
-            dir,
-            project,
-        } = Place::new(SCRIPT, "subagent-frames-").await;
-        let preset = fake_preset(dir.path(), &server.url(), "");
-        let command = Subagent::new(bin(), dir.path())
+    /// `subagent acp` on a fake model server (the [`Place`], kept while the test runs), and the
+    /// project for its sessions.
+    async fn start() -> (Place, Peer, std::path::PathBuf) {
+        let place = Place::new(SCRIPT, "subagent-frames-").await;
+        let preset = fake_preset(place.dir.path(), &place.server.url(), "");
+        let command = Subagent::new(bin(), place.dir.path())
             .fake_key()
             .arg("acp")
             .preset(&preset)
             .command();
-        Acp {
-            peer: Peer::start(command),
-            project,
-            _server: server,
-            _dir: dir,
-        }
+        let project = place.project.clone();
+        (place, Peer::start(command), project)
     }
 
     fn initialize(id: u64) -> Value {
@@ -244,12 +230,7 @@ mod acp {
     /// a parse error for that line, and the session started before it takes its next prompt.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_line_that_is_not_utf8_is_a_parse_error_and_the_session_goes_on() {
-        let Acp {
-            mut peer,
-            project,
-            _server,
-            _dir,
-        } = start().await;
+        let (_place, mut peer, project) = start().await;
         peer.send(&initialize(1)).await;
         peer.answer(json!(1)).await;
         peer.send(&new_session(2, &project)).await;
@@ -282,12 +263,7 @@ mod acp {
     /// before the exit.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_request_split_across_writes_is_read_whole() {
-        let Acp {
-            mut peer,
-            project,
-            _server,
-            _dir,
-        } = start().await;
+        let (_place, mut peer, project) = start().await;
         let new = line(&new_session(2, &project));
         peer.write(&[line(&initialize(1)), new[..20].to_vec()].concat())
             .await;
@@ -326,12 +302,7 @@ mod acp {
     /// no newline at all ends with the input.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_line_over_the_bound_is_refused_and_the_next_is_read() {
-        let Acp {
-            mut peer,
-            _server,
-            _dir,
-            ..
-        } = start().await;
+        let (_place, mut peer, _) = start().await;
         peer.write(&[padded(&initialize(2), MAX_FRAME + 1), line(&initialize(10))].concat())
             .await;
         peer.answer(json!(10)).await;
