@@ -2,7 +2,6 @@
 //! `crates/acp-agent`; the official TypeScript client drives the binary in the e2e test).
 
 use std::io::{BufRead, BufReader, Write};
-use std::process::Stdio;
 
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
@@ -49,16 +48,13 @@ async fn acp_serves_the_run_parent_on_stdio() {
         project,
     } = Place::new(HELLO, "subagent-acp-").await;
     let preset = fake_preset(dir.path(), &server.url(), "");
+    // Its stdin piped (`stdin` given), for the client to write.
     let mut child = Subagent::new(bin(), dir.path())
         .fake_key()
-        .command()
-        .args(["-v", "acp", "--preset"])
-        .arg(&preset)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .args(["-v", "acp"])
+        .preset(&preset)
+        .stdin(Vec::new())
+        .spawn();
     let mut stdin = child.stdin.take().unwrap();
     let stdout = child.stdout.take().unwrap();
     let result = tokio::task::spawn_blocking(move || {
