@@ -28,10 +28,12 @@
 pub mod alone;
 pub mod cli;
 pub mod cli_lines;
+pub mod cli_peer;
 mod encode;
 pub mod git;
 pub mod normalize;
 pub mod paired;
+pub mod parent;
 pub mod procs;
 pub mod runs;
 mod server;

@@ -72,10 +72,6 @@ mod conformance {
 }
 
 const SCENARIOS: &str = r#"
-- name: hello
-  match: "HELLO"
-  steps:
-    - text: "Hi there."
 - name: gated
   match: "GATED"
   steps:
@@ -83,6 +79,10 @@ const SCENARIOS: &str = r#"
       tool_calls: [{name: ls, input: {}}]
     - wait_gate: go
       text: "two three"
+- name: hello
+  match: "HELLO"
+  steps:
+    - text: "Hi there."
 "#;
 
 /// A refusal by the remote server's gate comes back as the same error, with the same code and

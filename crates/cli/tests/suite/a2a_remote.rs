@@ -9,21 +9,9 @@ use pretty_assertions::assert_eq;
 use subagent_test_support::FakeServer;
 
 use super::serve::{TOKEN, start, stop};
-use super::support::{fake_preset, stderr, stdout, subagent};
+use super::support::{HELLO_AND_GATED, fake_preset, stderr, stdout, subagent};
 
-const SCENARIOS: &str = r#"
-- name: hello
-  match: "HELLO"
-  steps:
-    - text: "Hi from the far side."
-- name: gated
-  match: "GATED"
-  steps:
-    - text: "working"
-      tool_calls: [{name: ls, input: {}}]
-    - wait_gate: go
-      text: "done"
-"#;
+const SCENARIOS: &str = HELLO_AND_GATED;
 
 /// The caller's preset: its own model (unused by the a2a row) and a row `remote` of kind a2a
 /// in front of the server at `base`, its token in `A2A_TOKEN`.
@@ -66,7 +54,7 @@ async fn a_preset_row_of_kind_a2a_delegates_to_another_subagent_serve() {
     .unwrap();
     assert_eq!(
         (output.status.code(), stdout(&output).as_str()),
-        (Some(0), "Hi from the far side.\n"),
+        (Some(0), "Hi there.\n"),
         "{}",
         stderr(&output)
     );
@@ -155,17 +143,6 @@ async fn a_remote_row_reaches_claude_code_on_the_far_side() {
         .tempdir()
         .unwrap();
     let url = model.url();
-    let d = |name: &str| {
-        let path = dir.path().join(name);
-        std::fs::create_dir_all(&path).unwrap();
-        path.display().to_string()
-    };
-    let claude = super::support::root().join("target/clis/node_modules/.bin/claude");
-    assert!(
-        claude.is_file(),
-        "{} is missing: run `cargo xtask install-clis`",
-        claude.display()
-    );
     let far = dir.path().join("far.yaml");
     std::fs::write(
         &far,
@@ -173,18 +150,10 @@ async fn a_remote_row_reaches_claude_code_on_the_far_side() {
             r#"version: 1
 model: {{kind: anthropic, name: far-model, base_url: "{url}", api_key_env: FAKE_KEY}}
 providers:
-  - name: claude-code
-    kind: claude-code
-    config:
-      binary: "{claude}"
-      timeout_secs: 120
-      env: {{HOME: "{home}", CLAUDE_CONFIG_DIR: "{home}/.claude", CLAUDE_CODE_TMPDIR: "{tmp}", ANTHROPIC_BASE_URL: "{url}", ANTHROPIC_API_KEY: dummy, IS_SANDBOX: "1"}}
-tools:
+{claude}tools:
   - {{name: claude_code, provider: claude-code}}
 "#,
-            claude = claude.display(),
-            home = d("far-home"),
-            tmp = d("far-tmp"),
+            claude = super::pinned::claude_code_row(&dir.path().join("far"), &url, ""),
         ),
     )
     .unwrap();
@@ -219,9 +188,7 @@ tools:
     );
     // The far side really ran claude: its requests reached the model server.
     assert!(
-        model.model_requests().iter().any(|r| r
-            .header("user-agent")
-            .is_some_and(|ua| ua.starts_with("claude-cli/"))),
+        super::pinned::claude_asked(&model.model_requests()),
         "no request from claude"
     );
     let (code, _, _) = tokio::task::spawn_blocking(move || stop(server, server_stderr))

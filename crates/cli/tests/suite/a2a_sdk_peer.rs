@@ -2,28 +2,18 @@
 //! Python SDK (`a2a_sdk_agent.py`, a2a-sdk 1.3.0 in the venv `cargo xtask install-clis` makes).
 //! Send, stream, structured data, a failing task, cancel. Runs with the `e2e` feature.
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Stdio};
+use std::process::Stdio;
 
 use futures::StreamExt;
 use pretty_assertions::assert_eq;
 use serde_json::json;
 use subagent_a2a::{A2aConfig, A2aProvider, PLAIN};
 use subagent_core::{Outcome, Run, RunEvent, StartRequest, StopReason, SubagentProvider};
+use subagent_test_support::cli_peer::Peer;
 
-/// The agent, killed when dropped.
-struct Agent(Child);
-
-impl Drop for Agent {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Starts the SDK agent; its base URL.
-fn agent() -> (Agent, String) {
+/// Starts the SDK agent (killed when dropped); its base URL.
+fn agent() -> (Peer, String) {
     let python = super::support::root().join("target/py/a2a-sdk/bin/python");
     assert!(
         python.is_file(),
@@ -31,23 +21,17 @@ fn agent() -> (Agent, String) {
         python.display()
     );
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/suite/a2a_sdk_agent.py");
-    let mut child = std::process::Command::new(&python)
-        .arg(&script)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
+    let agent = Peer::start(
+        std::process::Command::new(&python).arg(&script),
+        Stdio::inherit(),
+    );
+    let line = agent.first_line();
     let port = line
         .strip_prefix("PORT ")
         .unwrap_or_else(|| panic!("the agent did not say its port: {line:?}"))
         .trim()
         .to_owned();
-    (Agent(child), format!("http://127.0.0.1:{port}"))
+    (agent, format!("http://127.0.0.1:{port}"))
 }
 
 /// The run's events but `Started`/`Finished`, and its outcome.

@@ -2,13 +2,13 @@
 //! `crates/acp-agent`; the official TypeScript client drives the binary in the e2e test).
 
 use std::io::{BufRead, BufReader, Write};
-use std::process::Stdio;
 
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-use super::support::fake_preset;
-use super::support::{Subagent, bin};
+use super::support::{Place, Subagent, bin, fake_preset};
+#[cfg(feature = "e2e")]
+use super::support::{sdk_client, sdk_place};
 
 const HELLO: &str = r#"
 - name: parent
@@ -42,23 +42,19 @@ fn until_response(
 /// in the session's directory and streams its text; closing stdin ends the server (exit 0).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn acp_serves_the_run_parent_on_stdio() {
-    let server = subagent_test_support::FakeServer::from_yaml(HELLO)
-        .await
-        .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let project = dir.path().join("project");
-    std::fs::create_dir(&project).unwrap();
+    let Place {
+        server,
+        dir,
+        project,
+    } = Place::new(HELLO, "subagent-acp-").await;
     let preset = fake_preset(dir.path(), &server.url(), "");
+    // Its stdin piped (`stdin` given), for the client to write.
     let mut child = Subagent::new(bin(), dir.path())
         .fake_key()
-        .command()
-        .args(["-v", "acp", "--preset"])
-        .arg(&preset)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .args(["-v", "acp"])
+        .preset(&preset)
+        .stdin(Vec::new())
+        .spawn();
     let mut stdin = child.stdin.take().unwrap();
     let stdout = child.stdout.take().unwrap();
     let result = tokio::task::spawn_blocking(move || {
@@ -176,37 +172,21 @@ const INTEROP: &str = r#"
 #[cfg(feature = "e2e")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_official_typescript_client_drives_subagent_acp() {
-    let workspace = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let sdk = workspace.join("target/clis/node_modules/@agentclientprotocol/sdk/dist/acp.js");
-    assert!(
-        sdk.exists(),
-        "the pinned ACP SDK is missing: run `cargo xtask install-clis` (or `npm install --prefix target/clis @agentclientprotocol/sdk@0.17.0`)"
-    );
-    let server = subagent_test_support::FakeServer::from_yaml(INTEROP)
-        .await
-        .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let project = dir.path().join("project");
-    std::fs::create_dir(&project).unwrap();
-    subagent_test_support::procs::mkfifo(&project.join("ready.fifo"));
-    let preset = fake_preset(dir.path(), &server.url(), "");
-    let output = tokio::process::Command::new("node")
-        .arg(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/acp/client.mjs"))
-        .arg(&sdk)
-        .arg(assert_cmd::cargo::cargo_bin("subagent"))
-        .arg(&preset)
-        .arg(&project)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", dir.path())
-        .env("FAKE_KEY", "test-key")
-        .current_dir(dir.path())
-        .output()
-        .await
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(0), "{stderr}");
-    let seen: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let (sdk, place) = sdk_place(
+        "@agentclientprotocol/sdk/dist/acp.js",
+        INTEROP,
+        "subagent-acp-",
+    )
+    .await;
+    let preset = fake_preset(place.dir.path(), &place.server.url(), "");
+    let (seen, stderr) = sdk_client(
+        "acp/client.mjs",
+        &sdk,
+        &preset,
+        &place.project,
+        place.dir.path(),
+    )
+    .await;
     assert_eq!(
         seen,
         json!({
@@ -228,10 +208,11 @@ async fn the_official_typescript_client_drives_subagent_acp() {
         }),
         "{stderr}"
     );
-    assert!(project.join("allowed.txt").exists());
-    assert!(!project.join("rejected.txt").exists());
+    assert!(place.project.join("allowed.txt").exists());
+    assert!(!place.project.join("rejected.txt").exists());
     // The child's results reached the parent's model: the rejected one as refused.
-    let results = server
+    let results = place
+        .server
         .model_requests()
         .iter()
         .flat_map(|r| r.messages.last().cloned())

@@ -5,9 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
-use subagent_test_support::FakeServer;
-
-use super::support::{delegation_result, json_run, root};
+use super::pinned::{codex_acp_row, made, pinned};
+use super::support::{Place, delegation_result, json_run};
 
 const SCENARIOS: &str = r#"
 - name: parent
@@ -29,43 +28,13 @@ const SCENARIOS: &str = r#"
     - text: "codex-acp-says-swordfish"
 "#;
 
-fn cli(path: &str) -> PathBuf {
-    let path = root().join("target/clis/node_modules").join(path);
-    assert!(
-        path.is_file(),
-        "{} is missing: run `cargo xtask install-clis`",
-        path.display()
-    );
-    path
-}
-
 /// A preset whose `acp` rows run the two pinned adapters against `url`.
 fn preset(dir: &Path, url: &str) -> PathBuf {
-    let d = |name: &str| {
-        let path = dir.join(name);
-        std::fs::create_dir_all(&path).unwrap();
-        path.display().to_string()
-    };
-    let bwrap =
-        cli("@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/codex-resources/bwrap");
-    let path = format!(
-        "{}:{}",
-        bwrap.parent().unwrap().display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
     let text = format!(
         r#"version: 1
 model: {{kind: anthropic, name: parent-model, base_url: "{url}", api_key_env: FAKE_KEY}}
 providers:
-  - name: codex-acp
-    kind: acp
-    config:
-      command: "{codex_acp}"
-      args: [-c, 'model_provider="fake"', -c, 'model_providers.fake={{name="fake",base_url="{url}/v1",wire_api="responses",env_key="OPENAI_API_KEY",request_max_retries=0,stream_max_retries=0}}', -c, 'model="gpt-5.5"', -c, analytics.enabled=false, -c, features.plugins=false]
-      modes: {{plan: read-only, default: read-only, accept-edits: auto}}
-      timeout_secs: 120
-      env: {{HOME: "{home}", TMPDIR: "{tmp}", CODEX_HOME: "{codex_home}", OPENAI_API_KEY: dummy, PATH: "{path}"}}
-  - name: claude-acp
+{codex_acp}  - name: claude-acp
     kind: acp
     config:
       command: node
@@ -77,12 +46,11 @@ tools:
   - {{name: codex_acp, provider: codex-acp}}
   - {{name: claude_acp, provider: claude-acp}}
 "#,
-        codex_acp = cli("@zed-industries/codex-acp-linux-x64/bin/codex-acp").display(),
-        claude_acp = cli("@zed-industries/claude-agent-acp/dist/index.js").display(),
-        claude = cli(".bin/claude").display(),
-        home = d("home"),
-        tmp = d("tmp"),
-        codex_home = d("codex-home"),
+        codex_acp = codex_acp_row(dir, url, "codex-acp"),
+        claude_acp = pinned("@zed-industries/claude-agent-acp/dist/index.js").display(),
+        claude = pinned(".bin/claude").display(),
+        home = made(dir, "home"),
+        tmp = made(dir, "tmp"),
     );
     let path = dir.join("acp.yaml");
     std::fs::write(&path, text).unwrap();
@@ -91,14 +59,12 @@ tools:
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn acp_rows_serve_delegate_and_a_parents_delegation_tools() {
-    let server = FakeServer::from_yaml(SCENARIOS).await.unwrap();
-    let dir = tempfile::Builder::new()
-        .prefix("subagent-acp-cli-e2e-")
-        .tempdir()
-        .unwrap();
+    let Place {
+        server,
+        dir,
+        project,
+    } = Place::new(SCENARIOS, "subagent-acp-cli-e2e-").await;
     let preset = preset(dir.path(), &server.url());
-    let project = dir.path().join("project");
-    std::fs::create_dir(&project).unwrap();
 
     // `subagent delegate` to each row.
     for (provider, answer) in [

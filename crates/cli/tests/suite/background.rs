@@ -4,10 +4,11 @@
 use pretty_assertions::assert_eq;
 use std::process::Stdio;
 use subagent_test_support::FakeServer;
+use subagent_test_support::parent::result_of;
 
-use super::support::{fake_preset, stderr, stdout, subagent};
+use super::support::{fake_run, fake_setup, stderr, stdout};
 
-const BACKGROUND: &str = r#"
+pub(super) const BACKGROUND: &str = r#"
 - name: child
   match: "CHILD-BG"
   steps:
@@ -26,22 +27,19 @@ const BACKGROUND: &str = r#"
     - text: "parent done"
 "#;
 
+/// `subagent run --preset PRESET "work in the background"` in `dir` (HOME and TMPDIR),
+/// asserted a success: [`BACKGROUND`]'s parent at work.
+pub(super) fn in_background(
+    dir: &std::path::Path,
+    preset: &std::path::Path,
+) -> std::process::Output {
+    fake_run(dir, dir, &["run"], preset, "work in the background")
+}
+
 /// The id of the task the parent's `call_bg` started, from what the parent's model was told.
 fn task_id(server: &FakeServer) -> String {
-    server
-        .model_requests()
-        .iter()
-        .flat_map(|request| request.messages.iter())
-        .flat_map(|message| message.content.iter())
-        .find_map(|block| match block {
-            subagent_session::ContentBlock::ToolResult {
-                tool_use_id,
-                content,
-                ..
-            } if tool_use_id == "call_bg" => Some(content.to_text()),
-            _ => None,
-        })
-        .and_then(|text| {
+    result_of(&server.model_requests(), "call_bg")
+        .and_then(|(text, _)| {
             text.strip_prefix("Started background subagent ")
                 .and_then(|rest| rest.split_whitespace().next())
                 .map(str::to_owned)
@@ -61,20 +59,8 @@ fn untimed(line: &str) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plain_output_says_when_a_background_task_starts_and_ends() {
-    let server = FakeServer::from_yaml(BACKGROUND).await.unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let preset = fake_preset(dir.path(), &server.url(), "");
-    let output = tokio::task::block_in_place(|| {
-        subagent(dir.path())
-            .env("FAKE_KEY", "test-key")
-            .env("TMPDIR", dir.path())
-            .args(["run", "--preset"])
-            .arg(&preset)
-            .arg("work in the background")
-            .output()
-            .unwrap()
-    });
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let (server, dir, preset) = fake_setup(BACKGROUND, "").await;
+    let output = in_background(dir.path(), &preset);
     assert_eq!(stdout(&output), "parent done\n");
     let id = task_id(&server);
     let err = stderr(&output);
@@ -118,9 +104,7 @@ async fn plain_output_says_when_a_background_task_starts_and_ends() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_live_view_lists_a_running_background_task_with_its_last_activity() {
-    let server = FakeServer::from_yaml(BACKGROUND).await.unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let preset = fake_preset(dir.path(), &server.url(), "");
+    let (server, dir, preset) = fake_setup(BACKGROUND, "").await;
     let binary = assert_cmd::cargo::cargo_bin("subagent");
     let command = format!(
         "FAKE_KEY=k TMPDIR={dir} HOME={dir} {binary} run --preset {preset} 'work in the background'",
@@ -156,19 +140,14 @@ async fn the_live_view_lists_a_running_background_task_with_its_last_activity() 
 /// `--json`: the delegation names its task and how it ended.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn run_json_names_a_background_delegations_task() {
-    let server = FakeServer::from_yaml(BACKGROUND).await.unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let preset = fake_preset(dir.path(), &server.url(), "");
-    let output = tokio::task::block_in_place(|| {
-        subagent(dir.path())
-            .env("FAKE_KEY", "test-key")
-            .args(["run", "--json", "--preset"])
-            .arg(&preset)
-            .arg("work in the background")
-            .output()
-            .unwrap()
-    });
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let (server, dir, preset) = fake_setup(BACKGROUND, "").await;
+    let output = fake_run(
+        dir.path(),
+        dir.path(),
+        &["run", "--json"],
+        &preset,
+        "work in the background",
+    );
     let id = task_id(&server);
     let outcome = super::support::json_lines(&output).pop().unwrap();
     assert_eq!(
@@ -196,34 +175,24 @@ fn files_under(root: &std::path::Path) -> Vec<std::path::PathBuf> {
 /// The project's task root in the state dir: `$HOME/.local/state/subagents/tasks/<key>`, the
 /// key as the sessions directory's.
 fn task_root(home: &std::path::Path) -> std::path::PathBuf {
-    let key: String = home
-        .to_string_lossy()
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-        .collect();
-    home.join(".local/state/subagents/tasks").join(key)
+    home.join(".local/state/subagents/tasks")
+        .join(super::support::state_key(home))
 }
 
 /// The output file of a background task of `run`'s parent lives in the project's state dir,
 /// beside its sessions, not in the temp dir (which the system may clear under a running task).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn run_keeps_background_output_files_in_the_state_dir() {
-    let server = FakeServer::from_yaml(BACKGROUND).await.unwrap();
-    let dir = tempfile::tempdir().unwrap();
+    let (server, dir, preset) = fake_setup(BACKGROUND, "").await;
     let temp = dir.path().join("tmp");
     std::fs::create_dir(&temp).unwrap();
-    let preset = fake_preset(dir.path(), &server.url(), "");
-    let output = tokio::task::block_in_place(|| {
-        subagent(dir.path())
-            .env("FAKE_KEY", "test-key")
-            .env("TMPDIR", &temp)
-            .args(["run", "--preset"])
-            .arg(&preset)
-            .arg("work in the background")
-            .output()
-            .unwrap()
-    });
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    fake_run(
+        dir.path(),
+        &temp,
+        &["run"],
+        &preset,
+        "work in the background",
+    );
     let id = task_id(&server);
     let files = files_under(&task_root(dir.path()));
     let output_file = files
@@ -267,33 +236,16 @@ async fn delegate_keeps_a_childs_task_output_in_the_state_dir() {
         ),
     )
     .unwrap();
-    let output = tokio::task::block_in_place(|| {
-        subagent(dir.path())
-            .env("FAKE_KEY", "test-key")
-            .env("TMPDIR", &temp)
-            .args(["delegate", "--preset"])
-            .arg(&preset)
-            .arg("sleepy shell work")
-            .output()
-            .unwrap()
-    });
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let output = fake_run(
+        dir.path(),
+        &temp,
+        &["delegate"],
+        &preset,
+        "sleepy shell work",
+    );
     assert_eq!(stdout(&output), "shell task read\n");
     // The child has the task tools beside its bash tool: it read its command's output.
-    let read = server
-        .model_requests()
-        .iter()
-        .flat_map(|request| request.messages.iter())
-        .flat_map(|message| message.content.iter())
-        .find_map(|block| match block {
-            subagent_session::ContentBlock::ToolResult {
-                tool_use_id,
-                content,
-                is_error,
-            } if tool_use_id == "call_read" => Some((content.to_text(), *is_error)),
-            _ => None,
-        })
-        .unwrap();
+    let read = result_of(&server.model_requests(), "call_read").unwrap();
     assert!(
         !read.1 && read.0.contains("<status>completed</status>"),
         "{read:?}"

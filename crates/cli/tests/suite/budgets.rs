@@ -6,7 +6,7 @@ use pretty_assertions::assert_eq;
 use serde_json::Value;
 use subagent_test_support::FakeServer;
 
-use super::support::{fake_preset, json_lines, stderr, subagent};
+use super::support::{fake_preset, json_lines, keyed, stderr};
 
 /// A child that works for three answers (10 in / 5 out tokens each), then a parent that
 /// delegates to it.
@@ -22,15 +22,20 @@ const WORKER: &str = r#"
     - text: "the parent is done"
 "#;
 
+/// `subagent ARGS` in `dir` with the fake key (the fake server keeps serving); its output and
+/// last JSON line.
 fn run(dir: &std::path::Path, args: &[&str]) -> (std::process::Output, Value) {
-    let output = subagent(dir)
-        .current_dir(dir)
-        .env("FAKE_KEY", "test-key")
-        .args(args)
-        .output()
-        .unwrap();
+    let output = tokio::task::block_in_place(|| keyed(dir, args));
     let last = json_lines(&output).pop().unwrap_or_default();
     (output, last)
+}
+
+/// The fake server on [`WORKER`], a temp dir and a [`priced_preset`] in it with `row`.
+async fn priced(row: &str) -> (FakeServer, tempfile::TempDir, String) {
+    let server = FakeServer::from_yaml(WORKER).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let preset = priced_preset(dir.path(), &server.url(), row);
+    (server, dir, preset)
 }
 
 /// `fake_preset` with `price:` in its model section and `extra` in its tool row.
@@ -46,23 +51,16 @@ fn priced_preset(dir: &std::path::Path, url: &str, row: &str) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_token_budget_stops_the_child_with_its_own_stop_reason() {
-    let server = FakeServer::from_yaml(WORKER).await.unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let preset = priced_preset(dir.path(), &server.url(), "");
-    let (output, outcome) = tokio::task::block_in_place(|| {
-        run(
-            dir.path(),
-            &[
-                "delegate",
-                "--json",
-                "--preset",
-                &preset,
-                "--max-tokens-budget",
-                "20",
-                "work long",
-            ],
-        )
-    });
+    let (server, dir, preset) = priced("").await;
+    let budget = ["--max-tokens-budget", "20", "work long"];
+    let (output, outcome) = run(
+        dir.path(),
+        &[
+            &["delegate", "--json", "--preset", preset.as_str()],
+            &budget[..],
+        ]
+        .concat(),
+    );
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     assert_eq!(outcome["status"], "budget_exceeded", "{outcome}");
     assert_eq!(
@@ -78,33 +76,23 @@ async fn a_token_budget_stops_the_child_with_its_own_stop_reason() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cost_budget_needs_a_known_price_and_stops_the_child() {
-    let server = FakeServer::from_yaml(WORKER).await.unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let priced = priced_preset(dir.path(), &server.url(), "");
+    let (server, dir, priced) = priced("").await;
     let other = dir.path().join("unpriced");
     std::fs::create_dir(&other).unwrap();
     let unpriced = fake_preset(&other, &server.url(), "");
     let unpriced = unpriced.to_string_lossy().into_owned();
-    let (spent, unknown, other_model) = tokio::task::block_in_place(|| {
-        let with = |preset: &str, more: &[&str]| {
-            let mut args = vec![
-                "delegate",
-                "--json",
-                "--preset",
-                preset,
-                "--max-budget-usd",
-                "$2",
-            ];
-            args.extend(more);
-            args.push("work long");
-            run(dir.path(), &args)
-        };
-        (
-            with(&priced, &[]),
-            with(&unpriced, &[]),
-            with(&priced, &["--model", "another-model"]),
-        )
-    });
+    let with = |preset: &str, more: &[&str]| {
+        let mut args = vec!["delegate", "--json", "--preset", preset];
+        args.extend(["--max-budget-usd", "$2"]);
+        args.extend(more);
+        args.push("work long");
+        run(dir.path(), &args)
+    };
+    let (spent, unknown, other_model) = (
+        with(&priced, &[]),
+        with(&unpriced, &[]),
+        with(&priced, &["--model", "another-model"]),
+    );
     // 15 tokens at $0.10 each per answer: $1.50, then $3.00.
     assert_eq!(spent.0.status.code(), Some(1), "{}", stderr(&spent.0));
     assert_eq!(spent.1["status"], "budget_exceeded");
@@ -127,35 +115,15 @@ async fn a_cost_budget_needs_a_known_price_and_stops_the_child() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rows_budget_holds_each_child_and_a_runs_budget_the_whole_run() {
-    let server = FakeServer::from_yaml(WORKER).await.unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let per_child = priced_preset(dir.path(), &server.url(), "    budget: {max_tokens: 20}\n");
-    let (child_stopped, whole_run) = tokio::task::block_in_place(|| {
-        (
-            run(
-                dir.path(),
-                &[
-                    "run",
-                    "--json",
-                    "--preset",
-                    &per_child,
-                    "delegate the long work",
-                ],
-            ),
-            run(
-                dir.path(),
-                &[
-                    "run",
-                    "--json",
-                    "--preset",
-                    &per_child,
-                    "--max-tokens-budget",
-                    "40",
-                    "delegate the long work",
-                ],
-            ),
+    let (_server, dir, per_child) = priced("    budget: {max_tokens: 20}\n").await;
+    let with = |budget: &[&str]| {
+        let head = ["run", "--json", "--preset", per_child.as_str()];
+        run(
+            dir.path(),
+            &[&head[..], budget, &["delegate the long work"]].concat(),
         )
-    });
+    };
+    let (child_stopped, whole_run) = (with(&[]), with(&["--max-tokens-budget", "40"]));
     // The child stopped; the parent heard why and finished.
     assert_eq!(
         child_stopped.0.status.code(),
@@ -193,9 +161,7 @@ async fn a_rows_budget_holds_each_child_and_a_runs_budget_the_whole_run() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_agent_types_budget_holds_its_runs() {
-    let server = FakeServer::from_yaml(WORKER).await.unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let preset = priced_preset(dir.path(), &server.url(), "");
+    let (_server, dir, preset) = priced("").await;
     let agents = dir.path().join(".subagents/agents");
     std::fs::create_dir_all(&agents).unwrap();
     std::fs::write(
@@ -203,25 +169,21 @@ async fn an_agent_types_budget_holds_its_runs() {
         "---\nname: thrifty\ndescription: Spends little.\nmaxTokensBudget: 20\n---\nBe brief.\n",
     )
     .unwrap();
-    let (looser_flag, tighter_flag) = tokio::task::block_in_place(|| {
-        let with = |budget: &str| {
-            run(
-                dir.path(),
-                &[
-                    "delegate",
-                    "--json",
-                    "--preset",
-                    &preset,
-                    "--agent",
-                    "thrifty",
-                    "--max-tokens-budget",
-                    budget,
-                    "work long",
-                ],
-            )
-        };
-        (with("1000"), with("10"))
-    });
+    let with = |budget: &str| {
+        let head = [
+            "delegate",
+            "--json",
+            "--preset",
+            preset.as_str(),
+            "--agent",
+            "thrifty",
+        ];
+        run(
+            dir.path(),
+            &[&head[..], &["--max-tokens-budget", budget, "work long"]].concat(),
+        )
+    };
+    let (looser_flag, tighter_flag) = (with("1000"), with("10"));
     assert_eq!(
         looser_flag.1["status"], "budget_exceeded",
         "{}",

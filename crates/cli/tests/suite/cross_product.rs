@@ -4,9 +4,10 @@
 
 use std::path::{Path, PathBuf};
 
-use subagent_test_support::FakeServer;
-
-use super::support::{delegation_result, json_lines, json_run, root, stderr, stdout, subagent};
+use super::pinned::{claude_asked, claude_code_row, codex_row};
+use super::support::{
+    Place, delegate_json, delegation_result, json_lines, json_run, stderr, stdout, subagent,
+};
 
 const SCENARIOS: &str = r#"
 - name: parent
@@ -28,58 +29,25 @@ const SCENARIOS: &str = r#"
     - text: "codex-says-swordfish"
 "#;
 
-fn cli(path: &str) -> PathBuf {
-    let path = root().join("target/clis/node_modules").join(path);
-    assert!(
-        path.is_file(),
-        "{} is missing: run `cargo xtask install-clis`",
-        path.display()
-    );
-    path
-}
-
 fn preset(dir: &Path, url: &str) -> PathBuf {
     preset_with(dir, url, "", "")
 }
 
 /// The preset with extra lines in the claude-code and codex `config:` blocks.
 fn preset_with(dir: &Path, url: &str, claude_extra: &str, codex_extra: &str) -> PathBuf {
-    let d = |name: &str| {
-        let path = dir.join(name);
-        std::fs::create_dir_all(&path).unwrap();
-        path.display().to_string()
-    };
     let text = format!(
         r#"version: 1
 model: {{kind: anthropic, name: parent-model, base_url: "{url}", api_key_env: FAKE_KEY}}
 providers:
   - name: spawn
     kind: spawn
-  - name: claude-code
-    kind: claude-code
-    config:
-      binary: "{claude}"
-{claude_extra}      timeout_secs: 120
-      env: {{HOME: "{home}", CLAUDE_CONFIG_DIR: "{home}/.claude", CLAUDE_CODE_TMPDIR: "{tmp}", ANTHROPIC_BASE_URL: "{url}", ANTHROPIC_API_KEY: dummy, IS_SANDBOX: "1"}}
-  - name: codex
-    kind: codex
-    config:
-      binary: "{codex}"
-{codex_extra}      model: gpt-5.5
-      model_provider: {{id: fake, base_url: "{url}/v1", env_key: OPENAI_API_KEY}}
-      codex_home: "{codex_home}"
-      timeout_secs: 120
-      env: {{HOME: "{home}", TMPDIR: "{tmp}", OPENAI_API_KEY: dummy}}
-tools:
+{claude}{codex}tools:
   - {{name: subagent, provider: spawn}}
   - {{name: claude_code, provider: claude-code}}
   - {{name: codex, provider: codex}}
 "#,
-        claude = cli(".bin/claude").display(),
-        codex = cli(".bin/codex").display(),
-        home = d("home"),
-        tmp = d("tmp"),
-        codex_home = d("codex-home"),
+        claude = claude_code_row(dir, url, claude_extra),
+        codex = codex_row(dir, url, codex_extra, ""),
     );
     let path = dir.join("cross.yaml");
     std::fs::write(&path, text).unwrap();
@@ -88,14 +56,12 @@ tools:
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_parent_delegates_to_claude_code_and_codex_in_one_turn() {
-    let server = FakeServer::from_yaml(SCENARIOS).await.unwrap();
-    let dir = tempfile::Builder::new()
-        .prefix("subagent-cross-e2e-")
-        .tempdir()
-        .unwrap();
+    let Place {
+        server,
+        dir,
+        project,
+    } = Place::new(SCENARIOS, "subagent-cross-e2e-").await;
     let preset = preset(dir.path(), &server.url());
-    let project = dir.path().join("project");
-    std::fs::create_dir(&project).unwrap();
     let prompt = "ask both products for the password";
     let outcome = json_run(&project, &["run", "--json"], &preset, prompt).await;
     assert_eq!(outcome["text"], "both products answered");
@@ -105,12 +71,7 @@ async fn a_parent_delegates_to_claude_code_and_codex_in_one_turn() {
 
     // Each product really ran: its own requests reached the server.
     let requests = server.model_requests();
-    assert!(
-        requests.iter().any(|r| r
-            .header("user-agent")
-            .is_some_and(|ua| ua.starts_with("claude-cli/2.1.197"))),
-        "no request from claude"
-    );
+    assert!(claude_asked(&requests), "no request from claude");
     assert!(
         requests.iter().any(|r| r.path.starts_with("/v1/responses")),
         "no request from codex"
@@ -122,42 +83,26 @@ async fn a_parent_delegates_to_claude_code_and_codex_in_one_turn() {
 /// first run's conversation.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn delegate_resumes_a_claude_code_session() {
-    let server = FakeServer::from_yaml(
-        r#"
+    let scenarios = r#"
 - match: "remember the word BETA"
   steps: [{text: "remembered"}]
 - match: "which word did I ask you to remember"
   steps: [{text: "you asked me to remember BETA"}]
-"#,
-    )
-    .await
-    .unwrap();
-    let dir = tempfile::Builder::new()
-        .prefix("subagent-resume-e2e-")
-        .tempdir()
-        .unwrap();
+"#;
+    let Place {
+        server,
+        dir,
+        project,
+    } = Place::new(scenarios, "subagent-resume-e2e-").await;
     let preset = preset(dir.path(), &server.url());
-    let project = dir.path().join("project");
-    std::fs::create_dir(&project).unwrap();
-    let delegate = move |prompt: &'static str, resume: Option<String>| {
+    let delegate = |prompt: &'static str, resume: Option<String>| {
         let (preset, project) = (preset.clone(), project.clone());
-        tokio::task::spawn_blocking(move || {
-            let mut command = subagent(&project);
-            command.args([
-                "delegate",
-                "--json",
-                "--provider",
-                "claude-code",
-                "--preset",
-            ]);
-            command.arg(&preset);
-            if let Some(id) = resume {
-                command.args(["--resume", &id]);
-            }
-            command.arg(prompt).output().unwrap()
-        })
+        async move {
+            let args = ["--provider", "claude-code"];
+            delegate_json(&project, &args, &preset, resume.as_deref(), prompt).await
+        }
     };
-    let first = delegate("remember the word BETA", None).await.unwrap();
+    let first = delegate("remember the word BETA", None).await;
     assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
     let outcome = json_lines(&first).pop().unwrap();
     assert_eq!(outcome["text"], "remembered");
@@ -167,8 +112,7 @@ async fn delegate_resumes_a_claude_code_session() {
         "which word did I ask you to remember?",
         Some(session.clone()),
     )
-    .await
-    .unwrap();
+    .await;
     assert_eq!(second.status.code(), Some(0), "{}", stderr(&second));
     let outcome = json_lines(&second).pop().unwrap();
     assert_eq!(outcome["text"], "you asked me to remember BETA");
@@ -248,11 +192,11 @@ const WRITING: &str = r#"
 /// The same providers without the agent do write: the preset alone would let them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_plan_agent_delegated_to_claude_code_or_codex_cannot_write() {
-    let server = FakeServer::from_yaml(WRITING).await.unwrap();
-    let dir = tempfile::Builder::new()
-        .prefix("subagent-plan-agent-e2e-")
-        .tempdir()
-        .unwrap();
+    let Place {
+        server,
+        dir,
+        project,
+    } = Place::new(WRITING, "subagent-plan-agent-e2e-").await;
     // The products as loose as they go: only the agent's mode can hold them back.
     let preset = preset_with(
         dir.path(),
@@ -260,7 +204,6 @@ async fn a_plan_agent_delegated_to_claude_code_or_codex_cannot_write() {
         "      permission_mode: bypassPermissions\n",
         "      sandbox: workspace-write\n",
     );
-    let project = dir.path().join("project");
     let agents = project.join(".subagents/agents");
     std::fs::create_dir_all(&agents).unwrap();
     for (name, provider) in [

@@ -2,6 +2,8 @@
 //! as git and cargo find theirs, every command says which preset it used, and the "continue it"
 //! hint works pasted verbatim.
 
+use std::path::Path;
+
 use pretty_assertions::assert_eq;
 
 use super::support::{Project, stderr, stdout};
@@ -156,28 +158,26 @@ fn hint(output: &std::process::Output) -> (String, String) {
     (id.to_owned(), command.to_owned())
 }
 
+/// `line` pasted into bash in `dir` with `env`, asserted a success: the session id and the
+/// command of its continue hint.
+fn pasted(project: &Project, dir: &Path, line: &str, env: &[(&str, &str)]) -> (String, String) {
+    let output = project.shell(dir, line, env);
+    assert_eq!(output.status.code(), Some(0), "{line}: {}", stderr(&output));
+    hint(&output)
+}
+
 #[test]
 fn the_continue_hint_of_run_works_pasted_verbatim() {
     let project = Project::new();
-    let output = project.shell(
-        &project.path,
-        "subagent run --preset presets/offline.yaml \"Please delegate a hello to a subagent\"",
-        &[],
-    );
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let (id, command) = hint(&output);
+    let line =
+        "subagent run --preset presets/offline.yaml \"Please delegate a hello to a subagent\"";
+    let (id, command) = pasted(&project, &project.path, line, &[]);
     assert_eq!(
         command,
         format!("subagent run --preset presets/offline.yaml --resume {id} PROMPT")
     );
-    let again = project.shell(&project.path, &command, &[]);
-    assert_eq!(
-        again.status.code(),
-        Some(0),
-        "{command}: {}",
-        stderr(&again)
-    );
-    assert_eq!(hint(&again), (id, command));
+    let again = pasted(&project, &project.path, &command, &[]);
+    assert_eq!(again, (id, command));
 }
 
 #[test]
@@ -188,25 +188,13 @@ fn the_continue_hint_of_delegate_keeps_cwd_and_offline() {
         ("ANTHROPIC_API_KEY", "sk-never"),
         ("ANTHROPIC_BASE_URL", "http://127.0.0.1:9"),
     ];
-    let output = project.shell(
-        project.outside(),
-        "subagent delegate --cwd project --offline --provider spawn \"Say hello from the subagent\"",
-        &never,
-    );
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let (id, command) = hint(&output);
+    let line = "subagent delegate --cwd project --offline --provider spawn \"Say hello from the subagent\"";
+    let (id, command) = pasted(&project, project.outside(), line, &never);
     assert_eq!(
         command,
         format!("subagent delegate --cwd project --offline --provider spawn --resume {id} PROMPT")
     );
-    let again = project.shell(project.outside(), &command, &never);
-    assert_eq!(
-        again.status.code(),
-        Some(0),
-        "{command}: {}",
-        stderr(&again)
-    );
-    assert_eq!(hint(&again).0, id);
+    assert_eq!(pasted(&project, project.outside(), &command, &never).0, id);
 }
 
 #[test]
@@ -219,26 +207,16 @@ fn hint_arguments_are_quoted_for_the_shell() {
         spaced.join("it's.yaml"),
     )
     .unwrap();
-    let output = project.shell(
-        &project.path,
-        "subagent delegate --preset \"my presets/it's.yaml\" \"Say hello from the subagent\"",
-        &[],
-    );
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let (id, command) = hint(&output);
+    let line =
+        "subagent delegate --preset \"my presets/it's.yaml\" \"Say hello from the subagent\"";
+    let (id, command) = pasted(&project, &project.path, line, &[]);
     assert_eq!(
         command,
         format!(
             "subagent delegate --preset 'my presets/it'\\''s.yaml' --provider spawn --resume {id} PROMPT"
         )
     );
-    let again = project.shell(&project.path, &command, &[]);
-    assert_eq!(
-        again.status.code(),
-        Some(0),
-        "{command}: {}",
-        stderr(&again)
-    );
+    pasted(&project, &project.path, &command, &[]);
 }
 
 #[test]
@@ -285,23 +263,15 @@ fn a_missing_key_is_an_error_unless_the_model_is_scripted_or_offline() {
         assert!(stdout(&output).starts_with("[offline scripted model] "));
     }
     // A scripted preset needs no key.
-    let output = project
-        .subagent()
-        .args([
-            "delegate",
-            "--preset",
-            "presets/offline.yaml",
-            "Say hello from the subagent",
-        ])
-        .output()
-        .unwrap();
+    let output = project.output([
+        "delegate",
+        "--preset",
+        "presets/offline.yaml",
+        "Say hello from the subagent",
+    ]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     // A product child needs no model key of ours: refused only for not being enabled.
-    let output = project
-        .subagent()
-        .args(["delegate", "--provider", "codex", "hi"])
-        .output()
-        .unwrap();
+    let output = project.output(["delegate", "--provider", "codex", "hi"]);
     assert_eq!(output.status.code(), Some(2));
     assert!(
         stderr(&output).contains("error[UNKNOWN_PROVIDER]"),
@@ -402,11 +372,7 @@ fn a_servers_client_environment_does_not_switch_the_model() {
 #[test]
 fn an_unknown_provider_suggests_the_row_meant_even_a_disabled_one() {
     let project = Project::new();
-    let output = project
-        .subagent()
-        .args(["delegate", "--provider", "claude", "hi"])
-        .output()
-        .unwrap();
+    let output = project.output(["delegate", "--provider", "claude", "hi"]);
     assert_eq!(output.status.code(), Some(2));
     let said = stderr(&output);
     let refusal = said
@@ -419,11 +385,7 @@ fn an_unknown_provider_suggests_the_row_meant_even_a_disabled_one() {
          you mean \"claude-code\"? It is disabled in the built-in standard preset \
          (presets/standard.yaml:29): set `disabled: false` on its row in a copy of it to use it"
     );
-    let output = project
-        .subagent()
-        .args(["delegate", "--offline", "--provider", "spwan", "hi"])
-        .output()
-        .unwrap();
+    let output = project.output(["delegate", "--offline", "--provider", "spwan", "hi"]);
     assert_refused(
         &output,
         "error[UNKNOWN_PROVIDER]: no subagent provider named \"spwan\" (known: \"spawn\", \"fork\"): did you mean \"spawn\"?\n",
@@ -533,11 +495,7 @@ fn json_says_it_one_way_with_the_childs_session_and_usage_as_fields() {
         ["spawn", "general-purpose", session]
     );
     // A usage error, with --json: one error object on stdout, exit 2.
-    let output = project
-        .subagent()
-        .args(["delegate", "--json", "--max-turns", "0", "hi"])
-        .output()
-        .unwrap();
+    let output = project.output(["delegate", "--json", "--max-turns", "0", "hi"]);
     assert_eq!(output.status.code(), Some(2));
     let line: serde_json::Value = serde_json::from_str(stdout(&output).trim()).unwrap();
     assert_eq!(
@@ -549,17 +507,13 @@ fn json_says_it_one_way_with_the_childs_session_and_usage_as_fields() {
         })
     );
     // -v: lists and counts as people write them, not Rust's Debug.
-    let output = project
-        .subagent()
-        .args([
-            "-v",
-            "delegate",
-            "--preset",
-            "presets/offline.yaml",
-            "Say hello from the subagent",
-        ])
-        .output()
-        .unwrap();
+    let output = project.output([
+        "-v",
+        "delegate",
+        "--preset",
+        "presets/offline.yaml",
+        "Say hello from the subagent",
+    ]);
     let said = stderr(&output);
     assert!(said.contains("providers=spawn, fork"), "{said}");
     assert!(said.contains("input_tokens=10"), "{said}");

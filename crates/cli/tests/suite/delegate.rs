@@ -2,19 +2,36 @@
 
 use pretty_assertions::assert_eq;
 use serde_json::json;
-use subagent_test_support::FakeServer;
+use std::path::Path;
+use std::process::Output;
 
-use super::support::{fake_preset, json_lines, preset, redact, stderr, stdout, subagent};
+use super::support::{fake_setup, json_lines, keyed, preset, redact, stderr, stdout, subagent};
+
+/// `subagent delegate ARGS --preset PRESET PROMPT` in `home` (also HOME), the fake presets' key
+/// set (the shipped presets do not read it).
+fn delegate(home: &Path, args: &[&str], preset: &Path, prompt: &str) -> Output {
+    let preset = ["--preset", preset.to_str().unwrap(), prompt];
+    keyed(home, &[&["delegate"], args, &preset].concat())
+}
+
+/// The stderr of `subagent delegate ARGS --preset presets/SHIPPED PROMPT` (HOME empty),
+/// asserted a refusal of the command line (exit 2).
+fn refused(shipped: &str, args: &[&str], prompt: &str) -> String {
+    let home = tempfile::tempdir().unwrap();
+    let output = delegate(home.path(), args, &preset(shipped), prompt);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    stderr(&output)
+}
 
 #[test]
 fn delegates_offline_and_prints_the_answer() {
     let home = tempfile::tempdir().unwrap();
-    let output = subagent(home.path())
-        .args(["delegate", "--preset"])
-        .arg(preset("offline.yaml"))
-        .arg("Say hello from the subagent")
-        .output()
-        .unwrap();
+    let output = delegate(
+        home.path(),
+        &[],
+        &preset("offline.yaml"),
+        "Say hello from the subagent",
+    );
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert_eq!(
         stdout(&output),
@@ -32,12 +49,12 @@ fn delegates_offline_and_prints_the_answer() {
 #[test]
 fn json_outcome_snapshot() {
     let home = tempfile::tempdir().unwrap();
-    let output = subagent(home.path())
-        .args(["delegate", "--json", "--preset"])
-        .arg(preset("offline.yaml"))
-        .arg("Say hello from the subagent")
-        .output()
-        .unwrap();
+    let output = delegate(
+        home.path(),
+        &["--json"],
+        &preset("offline.yaml"),
+        "Say hello from the subagent",
+    );
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let root = super::support::root().display().to_string();
     let mut lines = json_lines(&output);
@@ -64,6 +81,12 @@ fn json_outcome_snapshot() {
             *message = message.as_str().unwrap().replace(&root, "[root]").into();
         }
     }
+    // The outcome's usage is the usage event's (redacted alike): the snapshot shows it once.
+    let event = lines.iter().find(|line| line["type"] == "usage").unwrap();
+    let event_usage = event["usage"].clone();
+    let outcome = lines.last_mut().unwrap();
+    let usage = std::mem::replace(&mut outcome["usage"], "[the usage event's]".into());
+    assert_eq!(usage, event_usage);
     // Keys sorted: serde_json keeps insertion order in this build (the ACP SDK turns on its
     // preserve_order), and the snapshot is about the values.
     let lines: Vec<serde_json::Value> = lines.into_iter().map(sorted_keys).collect();
@@ -129,14 +152,7 @@ fn json_outcome_snapshot() {
         "status": "completed",
         "text": "[offline scripted model] Hello from the subagent.",
         "type": "outcome",
-        "usage": {
-          "cache_read_tokens": 0,
-          "cache_write_tokens": 0,
-          "duration_ms": "[duration]",
-          "input_tokens": 10,
-          "output_tokens": 5,
-          "tool_uses": 0
-        }
+        "usage": "[the usage event's]"
       }
     ]
     "#);
@@ -159,12 +175,12 @@ fn prompt_from_stdin() {
 #[test]
 fn unknown_provider_is_refused_with_its_code_and_the_known_names() {
     let home = tempfile::tempdir().unwrap();
-    let output = subagent(home.path())
-        .args(["delegate", "--json", "--provider", "nope", "--preset"])
-        .arg(preset("offline.yaml"))
-        .arg("hello")
-        .output()
-        .unwrap();
+    let output = delegate(
+        home.path(),
+        &["--json", "--provider", "nope"],
+        &preset("offline.yaml"),
+        "hello",
+    );
     assert_eq!(output.status.code(), Some(2));
     let lines = json_lines(&output);
     assert_eq!(
@@ -176,30 +192,20 @@ fn unknown_provider_is_refused_with_its_code_and_the_known_names() {
         })
     );
     // Human form on stderr.
-    let output = subagent(home.path())
-        .args(["delegate", "--provider", "nope", "--preset"])
-        .arg(preset("offline.yaml"))
-        .arg("hello")
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(2));
+    let err = refused("offline.yaml", &["--provider", "nope"], "hello");
     assert!(
-        stderr(&output).contains("error[UNKNOWN_PROVIDER]: no subagent provider named \"nope\"")
+        err.contains("error[UNKNOWN_PROVIDER]: no subagent provider named \"nope\""),
+        "{err}"
     );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unsupported_capability_is_refused_and_nothing_starts() {
-    let server =
-        FakeServer::from_yaml("- match: '.*'\n  steps:\n    - text: should never be asked\n")
-            .await
-            .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let preset = fake_preset(dir.path(), &server.url(), "");
-    let output = subagent(dir.path())
-        .env("FAKE_KEY", "test-key")
-        .args([
-            "delegate",
+    let scenario = "- match: '.*'\n  steps:\n    - text: should never be asked\n";
+    let (server, dir, preset) = fake_setup(scenario, "").await;
+    let output = delegate(
+        dir.path(),
+        &[
             "--json",
             "--provider",
             "fork",
@@ -207,12 +213,10 @@ async fn unsupported_capability_is_refused_and_nothing_starts() {
             "other",
             "--max-turns",
             "2",
-            "--preset",
-        ])
-        .arg(&preset)
-        .arg("hello")
-        .output()
-        .unwrap();
+        ],
+        &preset,
+        "hello",
+    );
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     assert_eq!(
         json_lines(&output).last().unwrap(),
@@ -230,45 +234,26 @@ async fn unsupported_capability_is_refused_and_nothing_starts() {
 
 #[test]
 fn unknown_agent_type_lists_the_available_ones() {
-    let home = tempfile::tempdir().unwrap();
-    let output = subagent(home.path())
-        .args(["delegate", "--agent", "reviewer", "--preset"])
-        .arg(preset("offline.yaml"))
-        .arg("hello")
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(2));
+    let err = refused("offline.yaml", &["--agent", "reviewer"], "hello");
     assert!(
-        stderr(&output).contains(
+        err.contains(
             "error[UNKNOWN_AGENT_TYPE]: unknown agent type \"reviewer\" (available: \"general-purpose\", \"explore\", \"plan\")"
         ),
-        "{}",
-        stderr(&output)
+        "{err}"
     );
 }
 
 #[test]
 fn empty_prompt_and_bad_schema_file_are_invalid_arguments() {
     let home = tempfile::tempdir().unwrap();
-    let output = subagent(home.path())
-        .args(["delegate", "--preset"])
-        .arg(preset("offline.yaml"))
-        .arg("  ")
-        .output()
-        .unwrap();
+    let output = delegate(home.path(), &[], &preset("offline.yaml"), "  ");
     assert_eq!(output.status.code(), Some(2));
     assert!(stderr(&output).contains("error[INVALID_ARGUMENTS]: the prompt is empty"));
 
     let schema = home.path().join("schema.json");
     std::fs::write(&schema, r#"{"type": "array"}"#).unwrap();
-    let output = subagent(home.path())
-        .args(["delegate", "--output-schema"])
-        .arg(&schema)
-        .arg("--preset")
-        .arg(preset("offline.yaml"))
-        .arg("hello")
-        .output()
-        .unwrap();
+    let schema_arg = ["--output-schema", schema.to_str().unwrap()];
+    let output = delegate(home.path(), &schema_arg, &preset("offline.yaml"), "hello");
     assert_eq!(output.status.code(), Some(2));
     assert!(
         stderr(&output).contains("error[INVALID_ARGUMENTS]: invalid arguments: output_schema must have \"type\": \"object\" at its root"),
@@ -279,7 +264,7 @@ fn empty_prompt_and_bad_schema_file_are_invalid_arguments() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn structured_output_and_agent_types_over_a_real_model_protocol() {
-    let server = FakeServer::from_yaml(
+    let (server, dir, preset) = fake_setup(
         r#"
 - match: "count the files"
   steps:
@@ -288,32 +273,23 @@ async fn structured_output_and_agent_types_over_a_real_model_protocol() {
           input: {"count": 3}
     - text: done
 "#,
+        "",
     )
-    .await
-    .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let preset = fake_preset(dir.path(), &server.url(), "");
+    .await;
     let schema = dir.path().join("schema.json");
     std::fs::write(
         &schema,
         r#"{"type": "object", "properties": {"count": {"type": "integer"}}, "required": ["count"]}"#,
     )
     .unwrap();
-    let output = subagent(dir.path())
-        .env("FAKE_KEY", "test-key")
-        .args([
-            "delegate",
-            "--json",
-            "--agent",
-            "explore",
-            "--output-schema",
-        ])
-        .arg(&schema)
-        .arg("--preset")
-        .arg(&preset)
-        .arg("count the files")
-        .output()
-        .unwrap();
+    let args = [
+        "--json",
+        "--agent",
+        "explore",
+        "--output-schema",
+        schema.to_str().unwrap(),
+    ];
+    let output = delegate(dir.path(), &args, &preset, "count the files");
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let outcome = json_lines(&output).pop().unwrap();
     assert_eq!(outcome["status"], "completed");
@@ -338,24 +314,16 @@ async fn structured_output_and_agent_types_over_a_real_model_protocol() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failing_child_exits_1_with_the_diagnostic() {
-    let server = FakeServer::from_yaml(
+    let (_server, dir, preset) = fake_setup(
         r#"
 - match: ".*"
   steps:
     - error: {status: 400, type: invalid_request_error, message: "fake bad request"}
 "#,
+        "",
     )
-    .await
-    .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let preset = fake_preset(dir.path(), &server.url(), "");
-    let output = subagent(dir.path())
-        .env("FAKE_KEY", "test-key")
-        .args(["delegate", "--json", "--preset"])
-        .arg(&preset)
-        .arg("hello")
-        .output()
-        .unwrap();
+    .await;
+    let output = delegate(dir.path(), &["--json"], &preset, "hello");
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     let outcome = json_lines(&output).pop().unwrap();
     assert_eq!(outcome["status"], "failed");
@@ -370,15 +338,7 @@ async fn a_failing_child_exits_1_with_the_diagnostic() {
 
 #[test]
 fn a_disabled_provider_says_how_to_enable_it() {
-    let home = tempfile::tempdir().unwrap();
-    let output = subagent(home.path())
-        .args(["delegate", "--provider", "codex", "--preset"])
-        .arg(preset("standard.yaml"))
-        .arg("hello")
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(2));
-    let err = stderr(&output);
+    let err = refused("standard.yaml", &["--provider", "codex"], "hello");
     assert!(
         err.contains(&format!(
             "error[UNKNOWN_PROVIDER]: provider \"codex\" is disabled in {}:",

@@ -52,6 +52,29 @@ fn verdicts(out: &str) -> Vec<String> {
         .collect()
 }
 
+/// `subagent doctor FLAGS --preset PRESET` in the project with `env` set; asserts it exited
+/// `code` and returns its stdout.
+fn doctor(
+    project: &Project,
+    flags: &[&str],
+    preset: &Path,
+    env: &[(&str, &str)],
+    code: i32,
+) -> String {
+    let output = project
+        .subagent()
+        .envs(env.iter().copied())
+        .arg("doctor")
+        .args(flags)
+        .arg("--preset")
+        .arg(preset)
+        .output()
+        .unwrap();
+    let out = stdout(&output);
+    assert_eq!(output.status.code(), Some(code), "{out}{}", stderr(&output));
+    out
+}
+
 #[test]
 fn a_missing_cli_is_missing_with_the_npm_line_and_exit_1() {
     let project = Project::new();
@@ -62,15 +85,13 @@ fn a_missing_cli_is_missing_with_the_npm_line_and_exit_1() {
         OFFLINE,
         "  - {name: claude, kind: claude-code}\n",
     );
-    let output = project
-        .subagent()
-        .env("PATH", &empty)
-        .args(["doctor", "--preset"])
-        .arg(&preset)
-        .output()
-        .unwrap();
-    let out = stdout(&output);
-    assert_eq!(output.status.code(), Some(1), "{out}{}", stderr(&output));
+    let out = doctor(
+        &project,
+        &[],
+        &preset,
+        &[("PATH", empty.to_str().unwrap())],
+        1,
+    );
     assert_eq!(
         verdicts(&out),
         ["ok model", "ok spawn", "missing claude", "ok state dir"]
@@ -107,15 +128,13 @@ fn a_cli_of_another_version_is_a_warning_and_the_rows_binary_wins_over_path() {
         own.join("claude").display()
     );
     let preset = preset(&project.path, OFFLINE, &rows);
-    let output = project
-        .subagent()
-        .env("PATH", &on_path)
-        .args(["doctor", "--preset"])
-        .arg(&preset)
-        .output()
-        .unwrap();
-    let out = stdout(&output);
-    assert_eq!(output.status.code(), Some(0), "{out}{}", stderr(&output));
+    let out = doctor(
+        &project,
+        &[],
+        &preset,
+        &[("PATH", on_path.to_str().unwrap())],
+        0,
+    );
     assert_eq!(
         verdicts(&out),
         [
@@ -151,15 +170,7 @@ fn an_unreachable_base_url_is_missing_and_so_are_the_rows_on_that_model() {
     let url = format!("http://127.0.0.1:{}", closed_port());
     let model = format!("{{kind: anthropic, name: m, base_url: \"{url}\", api_key_env: FAKE_KEY}}");
     let preset = preset(&project.path, &model, "");
-    let output = project
-        .subagent()
-        .env("FAKE_KEY", "k")
-        .args(["doctor", "--preset"])
-        .arg(&preset)
-        .output()
-        .unwrap();
-    let out = stdout(&output);
-    assert_eq!(output.status.code(), Some(1), "{out}{}", stderr(&output));
+    let out = doctor(&project, &[], &preset, &[("FAKE_KEY", "k")], 1);
     assert_eq!(
         verdicts(&out),
         [
@@ -199,16 +210,14 @@ fn a_reachable_base_url_from_the_environment_is_ok() {
         "{kind: anthropic, name: m, api_key_env: FAKE_KEY}",
         "",
     );
-    let output = project
-        .subagent()
-        .env("FAKE_KEY", "k")
-        .env("ANTHROPIC_BASE_URL", &url)
-        .args(["doctor", "--json", "--preset"])
-        .arg(&preset)
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let mut report: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let out = doctor(
+        &project,
+        &["--json"],
+        &preset,
+        &[("FAKE_KEY", "k"), ("ANTHROPIC_BASE_URL", &url)],
+        0,
+    );
+    let mut report: serde_json::Value = serde_json::from_str(&out).unwrap();
     let state = report["checks"][3]["detail"].take();
     assert!(state.as_str().unwrap().contains("/.local/state/subagents"));
     assert_eq!(
@@ -237,14 +246,7 @@ fn a_missing_key_remote_agents_and_nats_servers_each_get_a_line() {
         "  - {{name: remote, kind: a2a, config: {{url: \"{agent_url}\", token_env: REMOTE_TOKEN}}}}\n  - {{name: workers, kind: nats, config: {{url: \"{nats_url}\", row: spawn}}}}\n  - {{name: off, kind: codex, disabled: true}}\n"
     );
     let preset = preset(&project.path, OFFLINE, &rows);
-    let output = project
-        .subagent()
-        .args(["doctor", "--preset"])
-        .arg(&preset)
-        .output()
-        .unwrap();
-    let out = stdout(&output);
-    assert_eq!(output.status.code(), Some(1), "{out}{}", stderr(&output));
+    let out = doctor(&project, &[], &preset, &[], 1);
     assert_eq!(
         verdicts(&out),
         [
@@ -281,14 +283,8 @@ fn a_missing_key_remote_agents_and_nats_servers_each_get_a_line() {
 #[test]
 fn without_a_state_dir_doctor_says_so() {
     let project = Project::new();
-    let output = project
-        .subagent()
-        .env("HOME", "relative")
-        .args(["doctor", "--preset", "presets/offline.yaml"])
-        .output()
-        .unwrap();
-    let out = stdout(&output);
-    assert_eq!(output.status.code(), Some(1), "{out}");
+    let offline = Path::new("presets/offline.yaml");
+    let out = doctor(&project, &[], offline, &[("HOME", "relative")], 1);
     assert_eq!(
         out.lines().nth(3),
         Some(
@@ -315,16 +311,13 @@ fn the_pinned_clis_are_the_tested_versions() {
     let rows = "  - {name: claude-code, kind: claude-code}\n  - {name: codex, kind: codex}\n  - {name: codex-acp, kind: acp, config: {command: codex-acp}}\n  - {name: claude-acp, kind: acp, config: {command: claude-agent-acp}}\n";
     let preset = preset(&project.path, &model, rows);
     let path = format!("{}:/usr/bin:/bin", bin.display());
-    let output = project
-        .subagent()
-        .env("PATH", &path)
-        .env("FAKE_KEY", "k")
-        .args(["doctor", "--preset"])
-        .arg(&preset)
-        .output()
-        .unwrap();
-    let out = stdout(&output);
-    assert_eq!(output.status.code(), Some(0), "{out}{}", stderr(&output));
+    let out = doctor(
+        &project,
+        &[],
+        &preset,
+        &[("PATH", &path), ("FAKE_KEY", "k")],
+        0,
+    );
     let [
         (codex_acp, _, codex_acp_version),
         (claude_acp, _, claude_acp_version),
@@ -385,11 +378,7 @@ fn completions_load_in_bash_and_every_shell_gets_a_script() {
             "\nusing namespace System.Management.Automation",
         ),
     ] {
-        let output = project
-            .subagent()
-            .args(["completions", shell])
-            .output()
-            .unwrap();
+        let output = project.output(["completions", shell]);
         assert_eq!(output.status.code(), Some(0), "{shell}");
         let script = stdout(&output);
         assert!(script.starts_with(start), "{shell}: {script}");

@@ -136,6 +136,37 @@ fn own_binary(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
+/// The outcome line of the user's binary run with `args` in `dir`, the run asserted a success.
+fn own_outcome(dir: &std::path::Path, args: &[&str]) -> Value {
+    let output = own_binary(dir, args);
+    assert!(output.status.success(), "{}", stderr(&output));
+    json_lines(&output)
+        .into_iter()
+        .find(|line| line["type"] == "outcome")
+        .unwrap_or_else(|| panic!("no outcome in {}", stdout(&output)))
+}
+
+/// The outcome of `delegate --offline --json --provider PROVIDER PROMPT` by the user's binary
+/// in `dir`.
+fn own_delegate(dir: &std::path::Path, provider: &str, prompt: &str) -> Value {
+    let args = [
+        "delegate",
+        "--offline",
+        "--json",
+        "--provider",
+        provider,
+        prompt,
+    ];
+    own_outcome(dir, &args)
+}
+
+/// `providers ARGS` of the user's binary in `dir`, asserted a success.
+fn own_providers(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
+    let output = own_binary(dir, &[&["providers"], args].concat());
+    assert!(output.status.success(), "{}", stderr(&output));
+    output
+}
+
 /// The JSON lines of a child's stdout (the test harness's own lines are not JSON).
 fn json_lines(output: &std::process::Output) -> Vec<Value> {
     stdout(output)
@@ -151,7 +182,7 @@ const PRESET: &str =
 fn a_binary_of_ones_own_delegates_to_its_extra_provider() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("preset.yaml"), PRESET).unwrap();
-    let output = own_binary(
+    let outcome = own_outcome(
         dir.path(),
         &[
             "delegate",
@@ -164,28 +195,17 @@ fn a_binary_of_ones_own_delegates_to_its_extra_provider() {
             "hello there",
         ],
     );
-    assert!(output.status.success(), "{}", stderr(&output));
-    let outcome = json_lines(&output)
-        .into_iter()
-        .find(|line| line["type"] == "outcome")
-        .unwrap_or_else(|| panic!("no outcome in {}", stdout(&output)));
     assert_eq!(
         (&outcome["provider"], &outcome["status"], &outcome["text"]),
         (&json!("mine"), &json!("completed"), &json!("ereht olleh"))
     );
 
     // The listing shows the extra kind beside the built-in ones.
-    let output = own_binary(dir.path(), &["providers", "--preset", "preset.yaml"]);
-    assert!(output.status.success(), "{}", stderr(&output));
-    let rows: Vec<Vec<String>> = stdout(&output)
-        .lines()
-        .map(|line| line.split_whitespace().take(2).map(str::to_owned).collect())
-        .filter(|row: &Vec<String>| {
-            row.first()
-                .is_some_and(|name| name == "mine" || name == "spawn")
-        })
-        .collect();
-    assert_eq!(rows, [["mine", "mirror"], ["spawn", "spawn"]]);
+    let output = own_providers(dir.path(), &["--preset", "preset.yaml"]);
+    assert_eq!(
+        rows(&output, &["mine", "spawn"]),
+        [["mine", "mirror"], ["spawn", "spawn"]]
+    );
 }
 
 #[test]
@@ -218,29 +238,13 @@ fn an_extra_kind_runs_under_its_own_name_without_a_row_of_ones_own() {
     let dir = tempfile::tempdir().unwrap();
     // The built-in preset has no row of the kind: the kind gets one, named after it, with its
     // default config.
-    let output = own_binary(
-        dir.path(),
-        &[
-            "delegate",
-            "--offline",
-            "--json",
-            "--provider",
-            "mirror",
-            "hello",
-        ],
-    );
-    assert!(output.status.success(), "{}", stderr(&output));
-    let outcome = json_lines(&output)
-        .into_iter()
-        .find(|line| line["type"] == "outcome")
-        .unwrap_or_else(|| panic!("no outcome in {}", stdout(&output)));
+    let outcome = own_delegate(dir.path(), "mirror", "hello");
     assert_eq!(
         (&outcome["provider"], &outcome["status"], &outcome["text"]),
         (&json!("mirror"), &json!("completed"), &json!("olleh"))
     );
     // A kind whose default config is not a valid one gets no row: a preset must configure it.
-    let output = own_binary(dir.path(), &["providers"]);
-    assert!(output.status.success(), "{}", stderr(&output));
+    let output = own_providers(dir.path(), &[]);
     assert_eq!(
         rows(&output, &["mirror", NEEDS_CONFIG]),
         [["mirror", "mirror"]],
@@ -261,8 +265,7 @@ fn an_extra_kind_runs_under_its_own_name_without_a_row_of_ones_own() {
         ),
         ("preset.yaml", vec![["mine", "mirror"], ["spawn", "spawn"]]),
     ] {
-        let output = own_binary(dir.path(), &["providers", "--preset", preset]);
-        assert!(output.status.success(), "{}", stderr(&output));
+        let output = own_providers(dir.path(), &["--preset", preset]);
         assert_eq!(
             rows(&output, &["mine", "spawn", "mirror"]),
             expected,
@@ -276,22 +279,11 @@ fn an_extra_kind_runs_under_its_own_name_without_a_row_of_ones_own() {
 fn the_newcomers_shell_echo_runs_under_the_built_in_preset() {
     // The guide's path with no preset of one's own: `--provider shell-echo` is its default row.
     let dir = tempfile::tempdir().unwrap();
-    let output = own_binary(
+    let outcome = own_delegate(
         dir.path(),
-        &[
-            "delegate",
-            "--offline",
-            "--json",
-            "--provider",
-            "shell-echo",
-            "echo hello from $(basename \"$PWD\")",
-        ],
+        "shell-echo",
+        "echo hello from $(basename \"$PWD\")",
     );
-    assert!(output.status.success(), "{}", stderr(&output));
-    let outcome = json_lines(&output)
-        .into_iter()
-        .find(|line| line["type"] == "outcome")
-        .unwrap_or_else(|| panic!("no outcome in {}", stdout(&output)));
     let here = dir.path().file_name().unwrap().to_string_lossy();
     assert_eq!(
         (&outcome["provider"], &outcome["status"], &outcome["text"]),

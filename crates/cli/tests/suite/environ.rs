@@ -17,7 +17,7 @@ use serde_json::Value;
 use subagent_test_support::FakeServer;
 
 use super::support::{Subagent, bin};
-use super::support::{announcement, json_lines, stderr, stdout, subagent};
+use super::support::{announced_addr, json_lines, post_a2a, start_piped, stderr, stdout, subagent};
 
 /// A key in a variable whose name says so (withdrawn by the name rule).
 const RULE_KEY: (&str, &str) = ("ANTHROPIC_API_KEY", "sk-ant-walk-0123456789abcdef");
@@ -246,34 +246,13 @@ async fn no_ancestor_of_the_bash_tool_holds_a_key_plain_or_encoded() {
     assert_no_secret("the transcript", &transcripts, &secrets);
 }
 
-/// One JSON-RPC call with `Authorization: Bearer <token>`; the response's body.
-fn post(base: &str, token: &str, body: &Value) -> String {
-    use std::io::{Read, Write};
-    let addr = base.trim_start_matches("http://");
-    let mut stream = std::net::TcpStream::connect(addr).unwrap();
-    let body = body.to_string();
-    write!(
-        stream,
-        "POST /a2a HTTP/1.1\r\nHost: {addr}\r\nA2A-Version: 1.0\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut response = String::new();
-    stream.read_to_string(&mut response).unwrap();
-    response
-        .split("\r\n\r\n")
-        .nth(1)
-        .unwrap_or_default()
-        .to_owned()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_ancestor_of_a_served_runs_bash_tool_holds_a_key_or_the_bearer_token() {
     let server = FakeServer::from_yaml(&walk_scenario()).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let preset = walk_preset(dir.path(), &server.url());
-    let mut child = Subagent::new(bin(), dir.path())
-        .command()
+    let mut command = Subagent::new(bin(), dir.path()).command();
+    command
         .env(RULE_KEY.0, RULE_KEY.1)
         .env(PRESET_KEY.0, PRESET_KEY.1)
         .env(COPY.0, COPY.1)
@@ -288,26 +267,16 @@ async fn no_ancestor_of_a_served_runs_bash_tool_holds_a_key_or_the_bearer_token(
             BEARER.0,
             "--preset",
         ])
-        .arg(&preset)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
-    let line = announcement(&mut stderr);
-    let addr = line
-        .split("http://")
-        .nth(1)
-        .and_then(|rest| rest.split('/').next())
-        .unwrap_or_else(|| panic!("no address announced: {line}"))
-        .to_owned();
+        .arg(&preset);
+    let (mut child, mut stderr) = start_piped(&mut command, Stdio::null());
+    let addr = announced_addr(&mut stderr);
     let request = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {
         "message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "walk the ancestors"}]}}});
-    let answer =
-        tokio::task::spawn_blocking(move || post(&format!("http://{addr}"), BEARER.1, &request))
-            .await
-            .unwrap();
+    let answer = tokio::task::spawn_blocking(move || {
+        post_a2a(&format!("http://{addr}"), BEARER.1, &request)
+    })
+    .await
+    .unwrap();
     let _ = child.kill();
     let _ = child.wait();
     assert!(answer.contains("TASK_STATE_COMPLETED"), "{answer}");

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use pretty_assertions::assert_eq;
 
-use super::support::root;
+use super::support::{fenced_blocks, root};
 
 fn guide() -> String {
     std::fs::read_to_string(root().join("docs/writing-a-provider.md")).unwrap()
@@ -14,23 +14,7 @@ fn guide() -> String {
 
 /// The fenced blocks of the page whose info string starts with `lang`, without their fences.
 fn blocks(text: &str, lang: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    let mut current: Option<String> = None;
-    for line in text.lines() {
-        match (&mut current, line.strip_prefix("```")) {
-            (None, Some(info)) if info.starts_with(lang) => current = Some(String::new()),
-            (Some(block), Some("")) => {
-                found.push(std::mem::take(block));
-                current = None;
-            }
-            (Some(block), _) => {
-                block.push_str(line);
-                block.push('\n');
-            }
-            (None, _) => {}
-        }
-    }
-    found
+    fenced_blocks(text, |info| info.starts_with(lang))
 }
 
 /// Every version of `name` in the lock file (a crate can be there twice: two majors).

@@ -8,6 +8,7 @@ use std::path::Path;
 use pretty_assertions::assert_eq;
 use serde_json::Value;
 use subagent_test_support::FakeServer;
+use subagent_test_support::parent::tool_names;
 
 use super::support::{Project, json_lines, stderr};
 
@@ -35,15 +36,6 @@ fn subagent_json(project: &Project, args: &[&str]) -> (std::process::Output, Val
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let outcome = json_lines(&output).pop().unwrap();
     (output, outcome)
-}
-
-fn tool_names(request: &subagent_test_support::RecordedRequest) -> Vec<String> {
-    request.body.as_ref().unwrap()["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap().to_owned())
-        .collect()
 }
 
 const READ_ONLY: [&str; 4] = ["ls", "read_file", "glob", "grep"];

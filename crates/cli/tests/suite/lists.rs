@@ -1,8 +1,33 @@
 //! `subagent providers` and `subagent agents`.
 
+use std::path::Path;
+use std::process::Output;
+
 use pretty_assertions::assert_eq;
 
 use super::support::{preset, stderr, stdout, subagent};
+
+/// `subagent ARGS --preset presets/offline.yaml` in `home`.
+fn offline(home: &Path, args: &[&str]) -> Output {
+    subagent(home)
+        .args(args)
+        .arg("--preset")
+        .arg(preset("offline.yaml"))
+        .output()
+        .unwrap()
+}
+
+/// The stdout of `subagent ARGS --preset presets/PRESET` in `home`, asserted a success.
+fn listed(home: &Path, args: &[&str], shipped: &str) -> String {
+    let output = subagent(home)
+        .args(args)
+        .arg("--preset")
+        .arg(preset(shipped))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    stdout(&output)
+}
 
 #[test]
 fn providers_table_of_the_standard_preset() {
@@ -21,13 +46,8 @@ fn providers_table_of_the_standard_preset() {
 #[test]
 fn providers_json_marks_disabled_rows() {
     let home = tempfile::tempdir().unwrap();
-    let output = subagent(home.path())
-        .args(["providers", "--json", "--preset"])
-        .arg(preset("cross-product.yaml"))
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let rows: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let listed = listed(home.path(), &["providers", "--json"], "cross-product.yaml");
+    let rows: serde_json::Value = serde_json::from_str(&listed).unwrap();
     let names: Vec<(&str, bool)> = rows
         .as_array()
         .unwrap()
@@ -62,13 +82,8 @@ fn agents_lists_builtins_and_project_definitions_with_warnings() {
         "---\nname: [unclosed\n---\nbody\n",
     )
     .unwrap();
-    let output = subagent(home.path())
-        .args(["agents", "--cwd"])
-        .arg(&project)
-        .args(["--preset"])
-        .arg(preset("offline.yaml"))
-        .output()
-        .unwrap();
+    let cwd = project.to_str().unwrap();
+    let output = offline(home.path(), &["agents", "--cwd", cwd]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let out = stdout(&output);
     for name in ["general-purpose", "explore", "plan", "reviewer"] {
@@ -79,13 +94,7 @@ fn agents_lists_builtins_and_project_definitions_with_warnings() {
     assert!(err.contains("warnings:"), "{err}");
     assert!(err.contains("broken.md:2:"), "a located warning: {err}");
 
-    let output = subagent(home.path())
-        .args(["agents", "--json", "--cwd"])
-        .arg(&project)
-        .args(["--preset"])
-        .arg(preset("offline.yaml"))
-        .output()
-        .unwrap();
+    let output = offline(home.path(), &["agents", "--json", "--cwd", cwd]);
     let value: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
     assert_eq!(value["agents"].as_array().unwrap().len(), 4);
     assert_eq!(value["warnings"].as_array().unwrap().len(), 1);
@@ -125,13 +134,7 @@ fn inherits_parent_context_has_one_name_everywhere() {
 #[test]
 fn agents_table_has_a_header() {
     let home = tempfile::tempdir().unwrap();
-    let output = subagent(home.path())
-        .args(["agents", "--preset"])
-        .arg(preset("offline.yaml"))
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    insta::assert_snapshot!(stdout(&output), @r"
+    insta::assert_snapshot!(listed(home.path(), &["agents"], "offline.yaml"), @r"
     name               provider     source     description
     general-purpose    (default)    builtin    General-purpose agent for multi-step tasks: researching questions, searching co…
                        from builtin
@@ -199,13 +202,11 @@ fn list_commands_offer_only_options_that_do_something() {
 #[test]
 fn docs_providers_table_is_generated_from_the_code() {
     let home = tempfile::tempdir().unwrap();
-    let output = subagent(home.path())
-        .args(["providers", "--markdown", "--preset"])
-        .arg(preset("cross-product.yaml"))
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let generated = stdout(&output);
+    let generated = listed(
+        home.path(),
+        &["providers", "--markdown"],
+        "cross-product.yaml",
+    );
     let doc = std::fs::read_to_string(super::support::root().join("docs/providers.md")).unwrap();
     let start = doc.find("<!-- capability-table:start -->\n").unwrap() + 32;
     let end = doc.find("<!-- capability-table:end -->").unwrap();
@@ -248,13 +249,17 @@ fn a_huge_provider_name_is_cut_in_the_tables_not_a_panic() {
         )
         .unwrap();
 
-        let output = subagent(home.path())
-            .args(["providers", "--preset"])
-            .arg(&path)
-            .output()
-            .unwrap();
+        // `subagent ARGS PATH`: exit code, stdout, stderr.
+        let on_path = |args: &[&str]| {
+            let output = subagent(home.path())
+                .args(args)
+                .arg(&path)
+                .output()
+                .unwrap();
+            (output.status.code(), stdout(&output), stderr(&output))
+        };
         assert_eq!(
-            (output.status.code(), stdout(&output), stderr(&output)),
+            on_path(&["providers", "--preset"]),
             (
                 Some(0),
                 table.clone(),
@@ -262,14 +267,8 @@ fn a_huge_provider_name_is_cut_in_the_tables_not_a_panic() {
             ),
             "{file}: providers"
         );
-
-        let output = subagent(home.path())
-            .args(["preset", "validate"])
-            .arg(&path)
-            .output()
-            .unwrap();
         assert_eq!(
-            (output.status.code(), stdout(&output), stderr(&output)),
+            on_path(&["preset", "validate"]),
             (
                 Some(0),
                 format!(
@@ -282,13 +281,9 @@ fn a_huge_provider_name_is_cut_in_the_tables_not_a_panic() {
         );
 
         // Machines get the name whole.
-        let output = subagent(home.path())
-            .args(["providers", "--json", "--preset"])
-            .arg(&path)
-            .output()
-            .unwrap();
-        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-        let rows: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+        let (code, out, err) = on_path(&["providers", "--json", "--preset"]);
+        assert_eq!(code, Some(0), "{err}");
+        let rows: serde_json::Value = serde_json::from_str(&out).unwrap();
         assert_eq!(rows[0]["name"].as_str(), Some(long.as_str()));
     }
 }

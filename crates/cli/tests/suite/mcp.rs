@@ -9,6 +9,8 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 use super::support::{Subagent, bin};
 use super::support::{fake_preset, processes_with, wait_for};
+#[cfg(feature = "e2e")]
+use super::support::{sdk_client, sdk_place};
 
 /// Sends `line` (a JSON-RPC message) to the server.
 async fn send(stdin: &mut tokio::process::ChildStdin, message: Value) {
@@ -17,32 +19,54 @@ async fn send(stdin: &mut tokio::process::ChildStdin, message: Value) {
     stdin.write_all(line.as_bytes()).await.unwrap();
 }
 
-/// The offline demo through a hand-written client: stdout carries only the protocol, the call
-/// answers with the child's report after its progress, and closing stdin ends the server (0).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn subagent_mcp_answers_a_call_on_stdio_and_exits_when_stdin_closes() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut child = tokio::process::Command::from(Subagent::new(bin(), dir.path()).command())
-        .args(["mcp", "--offline"])
+/// `subagent` (an MCP server on stdio) started with its stdio piped; the child and its stdin.
+fn piped(subagent: Subagent) -> (tokio::process::Child, tokio::process::ChildStdin) {
+    let mut child = tokio::process::Command::from(subagent.command())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let stdin = child.stdin.take().unwrap();
+    (child, stdin)
+}
+
+/// The opening of an MCP session: `initialize` (id 1), then `notifications/initialized`.
+async fn initialize(stdin: &mut tokio::process::ChildStdin) {
     send(
-        &mut stdin,
+        stdin,
         json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {},
             "clientInfo": {"name": "test", "version": "1"}}}),
     )
     .await;
     send(
-        &mut stdin,
+        stdin,
         json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
     )
     .await;
+}
+
+/// A [`fake_preset`] in `dir` on the server at `url` whose spawn children run commands
+/// unasked (nobody can be asked during an MCP call).
+fn bypass_preset(dir: &std::path::Path, url: &str) -> std::path::PathBuf {
+    let preset = fake_preset(dir, url, "");
+    let text = std::fs::read_to_string(&preset).unwrap().replace(
+        "  - name: spawn\n    kind: spawn\n",
+        "  - name: spawn\n    kind: spawn\n    config: {permission_mode: bypass}\n",
+    );
+    std::fs::write(&preset, text).unwrap();
+    preset
+}
+
+/// The offline demo through a hand-written client: stdout carries only the protocol, the call
+/// answers with the child's report after its progress, and closing stdin ends the server (0).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn subagent_mcp_answers_a_call_on_stdio_and_exits_when_stdin_closes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut child, mut stdin) = piped(Subagent::new(bin(), dir.path()).args(["mcp", "--offline"]));
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    initialize(&mut stdin).await;
     send(
         &mut stdin,
         json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
@@ -115,52 +139,26 @@ const INTEROP: &str = r#"
 #[cfg(feature = "e2e")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_official_typescript_client_drives_subagent_mcp() {
-    let workspace = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let sdk = workspace.join("target/clis/node_modules/@modelcontextprotocol/sdk");
-    assert!(
-        sdk.join("package.json").exists(),
-        "the pinned MCP SDK is missing: run `cargo xtask install-clis` (or `npm install --prefix target/clis @modelcontextprotocol/sdk@1.32.2`)"
-    );
-    let server = subagent_test_support::FakeServer::from_yaml(INTEROP)
-        .await
-        .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let project = dir.path().join("project");
-    std::fs::create_dir(&project).unwrap();
-    subagent_test_support::procs::mkfifo(&project.join("ready.fifo"));
-    // The preset lets spawn children run commands (nobody can be asked during an MCP call).
-    let preset = fake_preset(dir.path(), &server.url(), "");
-    let text = std::fs::read_to_string(&preset).unwrap().replace(
-        "  - name: spawn\n    kind: spawn\n",
-        "  - name: spawn\n    kind: spawn\n    config: {permission_mode: bypass}\n",
-    );
-    std::fs::write(&preset, text).unwrap();
-    let output = tokio::process::Command::new("node")
-        .arg(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/client.mjs"))
-        .arg(&sdk)
-        .arg(assert_cmd::cargo::cargo_bin("subagent"))
-        .arg(&preset)
-        .arg(&project)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", dir.path())
-        .env("FAKE_KEY", "test-key")
-        .current_dir(dir.path())
-        .output()
-        .await
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(0), "{stderr}");
-    let seen: Value = serde_json::from_slice(&output.stdout).unwrap();
-    let subagent_properties = json!([
-        "prompt",
-        "description",
-        "subagent_type",
-        "model",
-        "isolation",
-        "output_schema",
-        "resume"
-    ]);
+    let (sdk, place) = sdk_place(
+        "@modelcontextprotocol/sdk/package.json",
+        INTEROP,
+        "subagent-mcp-",
+    )
+    .await;
+    let preset = bypass_preset(place.dir.path(), &place.server.url());
+    let (seen, stderr) = sdk_client(
+        "mcp/client.mjs",
+        sdk.parent().unwrap(),
+        &preset,
+        &place.project,
+        place.dir.path(),
+    )
+    .await;
+    // The `subagent` tool's properties, in order.
+    let subagent_properties: Vec<&str> =
+        "prompt description subagent_type model isolation output_schema resume"
+            .split(' ')
+            .collect();
     assert_eq!(
         seen,
         json!({
@@ -200,17 +198,8 @@ mod products {
     use serde_json::Value;
     use subagent_test_support::FakeServer;
 
-    use super::super::support::{processes_with, root, wait_for};
-
-    fn cli(path: &str) -> PathBuf {
-        let path = root().join("target/clis/node_modules").join(path);
-        assert!(
-            path.is_file(),
-            "{} is missing: run `cargo xtask install-clis`",
-            path.display()
-        );
-        path
-    }
+    use super::super::pinned::{claude_asked, claude_code_row, codex_row, made, pinned};
+    use super::super::support::{processes_with, wait_for};
 
     /// A directory for one test: the project, homes, and a preset whose claude-code and codex
     /// rows run the pinned CLIs against `url`.
@@ -220,46 +209,36 @@ mod products {
     }
 
     impl Place {
+        /// The fake model server on `scenarios` and a place whose preset runs on it; with the
+        /// command line of `subagent mcp` there ([`Self::server_args`]).
+        async fn start(scenarios: &str) -> (FakeServer, Self, String, Vec<String>) {
+            let server = FakeServer::from_yaml(scenarios).await.unwrap();
+            let place = Self::new(&server.url());
+            let (command, args) = place.server_args();
+            (server, place, command, args)
+        }
+
         fn new(url: &str) -> Self {
             let dir = tempfile::Builder::new()
                 .prefix("subagent-mcp-e2e-")
                 .tempdir()
                 .unwrap();
-            let d = |name: &str| {
-                let path = dir.path().join(name);
-                std::fs::create_dir_all(&path).unwrap();
-                path.display().to_string()
-            };
+            // The children's homes apart from those of the CLIs that call our server.
+            let child = dir.path().join("child");
             let text = format!(
                 r#"version: 1
 model: {{kind: anthropic, name: parent-model, base_url: "{url}", api_key_env: FAKE_KEY}}
 providers:
-  - name: claude-code
-    kind: claude-code
-    config:
-      binary: "{claude}"
-      timeout_secs: 120
-      env: {{HOME: "{home}", CLAUDE_CONFIG_DIR: "{home}/.claude-child", CLAUDE_CODE_TMPDIR: "{tmp}", ANTHROPIC_BASE_URL: "{url}", ANTHROPIC_API_KEY: dummy, IS_SANDBOX: "1"}}
-  - name: codex
-    kind: codex
-    config:
-      binary: "{codex}"
-      model: gpt-5.5
-      model_provider: {{id: fake, base_url: "{url}/v1", env_key: OPENAI_API_KEY}}
-      codex_home: "{codex_home}"
-      timeout_secs: 120
-      env: {{HOME: "{home}", TMPDIR: "{tmp}", OPENAI_API_KEY: dummy}}
-tools:
+{claude}{codex}tools:
   - {{name: claude_code, provider: claude-code, description: "Ask Claude Code."}}
   - {{name: codex, provider: codex, description: "Ask Codex."}}
 "#,
-                claude = cli(".bin/claude").display(),
-                codex = cli(".bin/codex").display(),
-                home = d("home"),
-                tmp = d("tmp"),
-                codex_home = d("child-codex-home"),
+                claude = claude_code_row(&child, url, ""),
+                codex = codex_row(&child, url, "", ""),
             );
-            d("project");
+            for name in ["home", "tmp", "project"] {
+                made(dir.path(), name);
+            }
             let preset = dir.path().join("mcp.yaml");
             std::fs::write(&preset, text).unwrap();
             Self { dir, preset }
@@ -318,6 +297,12 @@ tools:
         }
     }
 
+    /// The body of the last of `requests` to `path` (one CLI's model endpoint), as text.
+    fn last_body(requests: &[subagent_test_support::RecordedRequest], path: &str) -> String {
+        let last = requests.iter().rfind(|r| r.path.starts_with(path)).unwrap();
+        last.body.as_ref().unwrap().to_string()
+    }
+
     struct Output {
         code: Option<i32>,
         lines: Vec<Value>,
@@ -341,9 +326,7 @@ tools:
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn claude_calls_our_codex_tool_and_gets_codexs_answer() {
-        let server = FakeServer::from_yaml(CLAUDE_ASKS_CODEX).await.unwrap();
-        let place = Place::new(&server.url());
-        let (command, args) = place.server_args();
+        let (server, place, command, args) = Place::start(CLAUDE_ASKS_CODEX).await;
         let config =
             serde_json::json!({"mcpServers": {"subagents": {"command": command, "args": args}}});
         let config_path = place.path("mcp.json");
@@ -351,7 +334,7 @@ tools:
         let home = place.path("home").display().to_string();
         let output = place
             .run(
-                &cli(".bin/claude"),
+                &pinned(".bin/claude"),
                 &[
                     "-p".to_owned(),
                     "ask codex for the password".to_owned(),
@@ -414,23 +397,19 @@ tools:
         // carried codex's answer to its model.
         let requests = server.model_requests();
         assert!(requests.iter().any(|r| r.path.starts_with("/v1/responses")));
-        let last_claude = requests
-            .iter()
-            .rfind(|r| r.path.starts_with("/v1/messages"))
-            .unwrap();
+        let last_claude = last_body(&requests, "/v1/messages");
         assert!(
-            last_claude
-                .body
-                .as_ref()
-                .unwrap()
-                .to_string()
-                .contains("codex-says-swordfish"),
+            last_claude.contains("codex-says-swordfish"),
             "claude's model never saw codex's answer"
         );
         place.assert_nothing_left();
     }
 
     const CODEX_ASKS_CLAUDE: &str = r#"
+- name: claude-child
+  match: "claude, what is the password"
+  steps:
+    - text: "claude-says-swordfish"
 - name: codex-parent
   match: "ask claude for the password"
   steps:
@@ -440,17 +419,11 @@ tools:
           input: {prompt: "claude, what is the password?", description: "ask claude"}
     # codex's model repeats what our tool answered: claude's answer reaches codex's message.
     - {text: "codex got its answer from claude: ", text_from_tool_result: true}
-- name: claude-child
-  match: "claude, what is the password"
-  steps:
-    - text: "claude-says-swordfish"
 "#;
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn codex_calls_our_claude_code_tool_and_gets_claudes_answer() {
-        let server = FakeServer::from_yaml(CODEX_ASKS_CLAUDE).await.unwrap();
-        let place = Place::new(&server.url());
-        let (command, args) = place.server_args();
+        let (server, place, command, args) = Place::start(CODEX_ASKS_CLAUDE).await;
         let quoted: Vec<String> = args.iter().map(|a| format!("{a:?}")).collect();
         let url = server.url();
         // `fake-model` is not in codex's catalog, so codex lists MCP tools to the model directly
@@ -486,7 +459,7 @@ tools:
         );
         let output = place
             .run(
-                &cli(".bin/codex"),
+                &pinned(".bin/codex"),
                 &argv,
                 &[
                     ("CODEX_HOME", place.path("home").display().to_string()),
@@ -531,23 +504,10 @@ tools:
         );
         // The real claude ran, and codex's last request carried claude's answer to its model.
         let requests = server.model_requests();
+        assert!(claude_asked(&requests), "no request from claude");
+        let last_codex = last_body(&requests, "/v1/responses");
         assert!(
-            requests.iter().any(|r| r
-                .header("user-agent")
-                .is_some_and(|ua| ua.starts_with("claude-cli/2.1.197"))),
-            "no request from claude"
-        );
-        let last_codex = requests
-            .iter()
-            .rfind(|r| r.path.starts_with("/v1/responses"))
-            .unwrap();
-        assert!(
-            last_codex
-                .body
-                .as_ref()
-                .unwrap()
-                .to_string()
-                .contains("claude-says-swordfish"),
+            last_codex.contains("claude-says-swordfish"),
             "codex's model never saw claude's answer"
         );
         place.assert_nothing_left();
@@ -574,37 +534,10 @@ async fn sigterm_cancels_the_runs_going_and_leaves_no_process() {
     std::fs::create_dir(&project).unwrap();
     let fifo = project.join("ready.fifo");
     subagent_test_support::procs::mkfifo(&fifo);
-    let preset = fake_preset(dir.path(), &server.url(), "");
-    let text = std::fs::read_to_string(&preset).unwrap().replace(
-        "  - name: spawn\n    kind: spawn\n",
-        "  - name: spawn\n    kind: spawn\n    config: {permission_mode: bypass}\n",
-    );
-    std::fs::write(&preset, text).unwrap();
-    let mut child =
-        tokio::process::Command::from(Subagent::new(bin(), dir.path()).fake_key().command())
-            .arg("mcp")
-            .arg("--preset")
-            .arg(&preset)
-            .arg("--cwd")
-            .arg(&project)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    send(
-        &mut stdin,
-        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "test", "version": "1"}}}),
-    )
-    .await;
-    send(
-        &mut stdin,
-        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-    )
-    .await;
+    let preset = bypass_preset(dir.path(), &server.url());
+    let subagent = Subagent::new(bin(), dir.path()).fake_key().arg("mcp");
+    let (child, mut stdin) = piped(subagent.preset(&preset).arg("--cwd").arg(&project));
+    initialize(&mut stdin).await;
     send(
         &mut stdin,
         json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {

@@ -29,6 +29,7 @@ mod nesting;
 mod newcomer;
 mod offline_team;
 mod permissions;
+mod pinned;
 mod preset;
 mod progress;
 mod reach_for;

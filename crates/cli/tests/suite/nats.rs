@@ -16,8 +16,8 @@ use subagent_nats::testing::NatsServer;
 use subagent_nats::{Auth, NatsConfig, NatsProvider};
 use subagent_test_support::FakeServer;
 
-use super::support::{Subagent, bin};
-use super::support::{announcement, fake_preset, stderr, stdout};
+use super::support::{HELLO_AND_GATED, Subagent, bin};
+use super::support::{announcement, fake_preset, start_piped, stderr, stdout};
 
 mod conformance {
     use std::sync::{Arc, Mutex};
@@ -51,19 +51,7 @@ mod conformance {
     });
 }
 
-const SCENARIOS: &str = r#"
-- name: hello
-  match: "HELLO"
-  steps:
-    - text: "Hi there."
-- name: gated
-  match: "GATED"
-  steps:
-    - text: "working"
-      tool_calls: [{name: ls, input: {}}]
-    - wait_gate: go
-      text: "done"
-"#;
+const SCENARIOS: &str = HELLO_AND_GATED;
 
 /// `subagent worker` on `nats` with `preset`, its ack wait 1 s; returns once it announced its
 /// rows (its first line on stderr). Its stdout stays empty.
@@ -105,25 +93,13 @@ fn start_worker_with(
     nats: &str,
     extra: &[&str],
 ) -> (Running, BufReader<ChildStderr>) {
-    let mut child = Subagent::new(bin(), home)
+    let mut command = Subagent::new(bin(), home)
         .fake_key()
-        .command()
-        .args([
-            "worker",
-            "--nats",
-            nats,
-            "--ack-wait-ms",
-            "1000",
-            "--preset",
-        ])
-        .arg(preset)
+        .args(["worker", "--nats", nats, "--ack-wait-ms", "1000"])
+        .preset(preset)
         .args(extra)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+        .command();
+    let (child, mut stderr) = start_piped(&mut command, Stdio::piped());
     let running = Running(Some(child));
     let line = announcement(&mut stderr);
     assert!(

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use pretty_assertions::assert_eq;
 use subagent_runtime::NESTED_REFUSAL;
-use subagent_session::ContentBlock;
+use subagent_test_support::parent::{last_results, requests_for, tool_names};
 use subagent_test_support::{FakeServer, RecordedRequest};
 
 use super::support::{stderr, stdout, subagent};
@@ -65,43 +65,6 @@ fn run(server: &FakeServer, dir: &Path, preset: &Path, prompt: &str) -> Vec<Reco
     server.model_requests()
 }
 
-fn requests_for<'a>(requests: &'a [RecordedRequest], marker: &str) -> Vec<&'a RecordedRequest> {
-    requests
-        .iter()
-        .filter(|r| {
-            r.messages
-                .first()
-                .is_some_and(|m| m.text().contains(marker))
-        })
-        .collect()
-}
-
-fn tool_names(request: &RecordedRequest) -> Vec<String> {
-    request.body.as_ref().unwrap()["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|tool| tool["name"].as_str().unwrap().to_owned())
-        .collect()
-}
-
-/// The tool results of a request's last message: (text, is_error).
-fn last_results(request: &RecordedRequest) -> Vec<(String, bool)> {
-    request
-        .messages
-        .last()
-        .unwrap()
-        .content
-        .iter()
-        .filter_map(|block| match block {
-            ContentBlock::ToolResult {
-                content, is_error, ..
-            } => Some((content.to_text(), *is_error)),
-            _ => None,
-        })
-        .collect()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_child_cannot_delegate_and_is_refused_with_the_code() {
     let server = FakeServer::from_yaml(NESTING).await.unwrap();
@@ -118,6 +81,7 @@ async fn a_child_cannot_delegate_and_is_refused_with_the_code() {
     assert_eq!(
         last_results(child[1]),
         vec![(
+            "call_nested".to_owned(),
             format!(
                 "NESTED_DELEGATION_FORBIDDEN: nested delegation is forbidden: {NESTED_REFUSAL}"
             ),
@@ -140,7 +104,7 @@ async fn a_row_with_max_depth_two_lets_a_child_delegate() {
     assert!(!tool_names(grandchild[0]).contains(&"subagent".to_owned()));
     let results = last_results(child[1]);
     assert!(
-        results[0].0.starts_with("grandchild done\n\n<session_id>"),
+        results[0].1.starts_with("grandchild done\n\n<session_id>"),
         "{results:?}"
     );
 }

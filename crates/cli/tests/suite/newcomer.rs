@@ -5,7 +5,7 @@ use std::path::Path;
 
 use pretty_assertions::assert_eq;
 
-use super::support::{copy_dir, root, shell_words, stderr, stdout, subagent};
+use super::support::{OFFLINE_RUN_ANSWER, copy_dir, root, shell_words, stderr, stdout, subagent};
 
 /// The README's commands that use the offline preset, as `subagent` arguments (the
 /// `cargo run -p subagent-cli --` form too).
@@ -68,18 +68,16 @@ fn the_readme_offline_commands_work_from_a_copy_of_presets_outside_the_clone() {
     }
 }
 
-/// Every spelling of every permission mode: ours (kebab-case) and Claude Code's (camelCase).
-const MODE_SPELLINGS: [&str; 9] = [
-    "default",
-    "accept-edits",
-    "acceptEdits",
-    "plan",
-    "dont-ask",
-    "dontAsk",
-    "bypass",
-    "bypass-permissions",
-    "bypassPermissions",
-];
+/// Every value of the enum schema of `T`: every spelling a preset may write (the crates that
+/// own the types pin these lists in their own tests).
+fn spellings<T: schemars::JsonSchema>() -> Vec<String> {
+    let schema = schemars::schema_for!(T);
+    let values = schema.get("enum").and_then(|e| e.as_array()).unwrap();
+    values
+        .iter()
+        .map(|value| value.as_str().unwrap().to_owned())
+        .collect()
+}
 
 /// A preset with one provider row of `kind` whose `permission_mode` is `mode`.
 fn preset_with_mode(dir: &Path, kind: &str, mode: &str) -> std::path::PathBuf {
@@ -97,20 +95,12 @@ fn preset_with_mode(dir: &Path, kind: &str, mode: &str) -> std::path::PathBuf {
 #[test]
 fn every_permission_mode_spelling_works_for_every_provider_kind() {
     let dir = tempfile::tempdir().unwrap();
-    // Claude Code's own spellings first on its rows, and its `auto` mode.
-    let claude = [
-        "default",
-        "acceptEdits",
-        "accept-edits",
-        "plan",
-        "dontAsk",
-        "dont-ask",
-        "auto",
-        "bypassPermissions",
-        "bypass-permissions",
-        "bypass",
-    ];
-    for (kind, spellings) in [("spawn", &MODE_SPELLINGS[..]), ("claude-code", &claude[..])] {
+    // Ours (kebab-case) and Claude Code's (camelCase) on every row; on Claude Code's rows its
+    // own spellings, and its `auto` mode.
+    let ours = spellings::<subagent_core::PermissionMode>();
+    let claude = spellings::<subagent_claude_code::ClaudePermissionMode>();
+    assert_eq!((ours.len(), claude.len()), (9, 10), "{ours:?} {claude:?}");
+    for (kind, spellings) in [("spawn", &ours), ("claude-code", &claude)] {
         for mode in spellings {
             let file = preset_with_mode(dir.path(), kind, mode);
             let output = subagent(dir.path())
@@ -152,9 +142,9 @@ fn every_permission_mode_spelling_works_for_every_provider_kind() {
 #[test]
 fn every_permission_mode_spelling_works_on_the_command_line() {
     let dir = tempfile::tempdir().unwrap();
-    for mode in MODE_SPELLINGS {
+    for mode in spellings::<subagent_core::PermissionMode>() {
         let output = subagent(dir.path())
-            .args(["run", "--permission-mode", mode, "--help"])
+            .args(["run", "--permission-mode", &mode, "--help"])
             .output()
             .unwrap();
         assert_eq!(output.status.code(), Some(0), "{mode}: {}", stderr(&output));
@@ -224,21 +214,29 @@ fn an_output_schema_offline_fails_in_words_a_user_understands_and_no_failure_tex
 #[test]
 fn the_offline_parent_does_not_say_where_the_report_is_printed() {
     let project = project();
-    let output = subagent(project.path())
-        .args([
-            "run",
-            "--preset",
-            "presets/offline.yaml",
-            "Please delegate a hello to a subagent",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    assert_eq!(
-        stdout(&output),
-        "[offline scripted model] The subagent finished and reported back: its report is the \
-         delegation's result.\n"
+    let output = offline(
+        project.path(),
+        "run",
+        &["Please delegate a hello to a subagent"],
     );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(stdout(&output), OFFLINE_RUN_ANSWER);
+}
+
+/// `subagent COMMAND --preset presets/offline.yaml ARGS` in `dir` (also HOME).
+fn offline(dir: &Path, command: &str, args: &[&str]) -> std::process::Output {
+    subagent(dir)
+        .args([command, "--preset", "presets/offline.yaml"])
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// The warning lines of `err`.
+fn warnings(err: &str) -> Vec<&str> {
+    err.lines()
+        .filter(|line| line.starts_with("warning: "))
+        .collect()
 }
 
 /// A project with agent definitions in `.subagents/agents/`.
@@ -259,17 +257,11 @@ const BROKEN_REVIEWER: &str =
 #[test]
 fn a_missing_agent_whose_file_did_not_load_is_refused_with_the_files_warning() {
     let project = project_with_agents(&[("reviewer.md", BROKEN_REVIEWER)]);
-    let output = subagent(project.path())
-        .args([
-            "delegate",
-            "--preset",
-            "presets/offline.yaml",
-            "--agent",
-            "reviewer",
-            "hello",
-        ])
-        .output()
-        .unwrap();
+    let output = offline(
+        project.path(),
+        "delegate",
+        &["--agent", "reviewer", "hello"],
+    );
     assert_eq!(output.status.code(), Some(2));
     let err = stderr(&output);
     let expected = "preset: presets/offline.yaml (--preset)\nerror[UNKNOWN_AGENT_TYPE]: unknown agent type \"reviewer\" (available: \
@@ -291,16 +283,10 @@ fn delegate_and_run_print_catalog_warnings_once_on_stderr() {
         ["delegate", "Say hello from the subagent"],
         ["run", "Please delegate a hello to a subagent"],
     ] {
-        let output = subagent(project.path())
-            .args([args[0], "--preset", "presets/offline.yaml", args[1]])
-            .output()
-            .unwrap();
+        let output = offline(project.path(), args[0], &args[1..]);
         assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
         let err = stderr(&output);
-        let warnings: Vec<&str> = err
-            .lines()
-            .filter(|line| line.starts_with("warning: "))
-            .collect();
+        let warnings = warnings(&err);
         assert_eq!(warnings.len(), 1, "{args:?}: {err}");
         assert!(
             warnings[0].starts_with("warning: .subagents/agents/reviewer.md:3:")
@@ -317,25 +303,15 @@ fn an_unknown_tool_in_a_definition_is_a_warning_with_a_guess() {
         "typo.md",
         "---\nname: typo\ndescription: Has a typo.\ntools: raed_file\n---\nYou read.\n",
     )]);
-    let output = subagent(project.path())
-        .args([
-            "delegate",
-            "--preset",
-            "presets/offline.yaml",
-            "--agent",
-            "typo",
-            "Say hello from the subagent",
-        ])
-        .output()
-        .unwrap();
+    let output = offline(
+        project.path(),
+        "delegate",
+        &["--agent", "typo", "Say hello from the subagent"],
+    );
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let err = stderr(&output);
-    let warnings: Vec<&str> = err
-        .lines()
-        .filter(|line| line.starts_with("warning: "))
-        .collect();
     assert_eq!(
-        warnings,
+        warnings(&err),
         [
             "warning: .subagents/agents/typo.md:4:1: agent `typo`: unknown tool `raed_file` in \
              tools (did you mean `read_file`?)",

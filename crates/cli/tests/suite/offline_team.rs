@@ -9,11 +9,7 @@ use super::support::{Project, stderr, stdout};
 #[test]
 fn the_offline_demo_leads_a_team_with_no_key() {
     let project = Project::new();
-    let output = project
-        .subagent()
-        .args(["run", "--offline", "--teams", "Start a team to say hello"])
-        .output()
-        .unwrap();
+    let output = project.output(["run", "--offline", "--teams", "Start a team to say hello"]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert_eq!(
         stdout(&output),

@@ -2,24 +2,13 @@
 //! provider of one's choice, an output schema inline, the parent's effort, inline agent
 //! definitions (`--agents '<json>'`).
 
+use std::process::Output;
+
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
-use subagent_test_support::FakeServer;
+use subagent_test_support::parent::tool_names;
 
-use super::support::{fake_preset, json_lines, stderr, subagent};
-
-/// The names of the tools a model request offered.
-fn tool_names(request: &subagent_test_support::RecordedRequest) -> Vec<String> {
-    request.body.as_ref().unwrap()["tools"]
-        .as_array()
-        .map(|tools| {
-            tools
-                .iter()
-                .map(|t| t["name"].as_str().unwrap().to_owned())
-                .collect()
-        })
-        .unwrap_or_default()
-}
+use super::support::{fake_setup, json_lines, keyed, stderr};
 
 /// The system prompt of a model request, as one text.
 fn system(request: &subagent_test_support::RecordedRequest) -> String {
@@ -34,27 +23,21 @@ fn system(request: &subagent_test_support::RecordedRequest) -> String {
     }
 }
 
-/// `subagent ARGS` in `dir` with the fake model's key.
-fn run(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
-    subagent(dir)
-        .current_dir(dir)
-        .env("FAKE_KEY", "test-key")
-        .args(args)
-        .output()
-        .unwrap()
+/// `subagent COMMAND --json --preset PRESET REST…` in `dir` with the fake key.
+fn json_run_on(dir: &std::path::Path, command: &str, preset: &str, rest: &[&str]) -> Output {
+    keyed(
+        dir,
+        &[&[command, "--json", "--preset", preset], rest].concat(),
+    )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_agent_type_runs_on_the_provider_named_and_a_missing_capability_is_refused() {
-    let server = FakeServer::from_yaml("- match: \"look around\"\n  steps: [{text: looked}]\n")
-        .await
-        .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let preset = fake_preset(
-        dir.path(),
-        &server.url(),
+    let (server, dir, preset) = fake_setup(
+        "- match: \"look around\"\n  steps: [{text: looked}]\n",
         "  - name: spawn2\n    kind: spawn\n",
-    );
+    )
+    .await;
     let preset = preset.to_str().unwrap();
     let (on_spawn2, on_fork) = tokio::task::block_in_place(|| {
         let flags = [
@@ -63,7 +46,7 @@ async fn an_agent_type_runs_on_the_provider_named_and_a_missing_capability_is_re
         let on = |provider: &str| {
             let mut args = flags.to_vec();
             args.extend(["--provider", provider, "look around"]);
-            run(dir.path(), &args)
+            keyed(dir.path(), &args)
         };
         (on("spawn2"), on("fork"))
     });
@@ -102,27 +85,15 @@ async fn an_agent_type_runs_on_the_provider_named_and_a_missing_capability_is_re
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_output_schema_may_be_given_inline() {
-    let server = FakeServer::from_yaml(
-        "- match: \"count the files\"\n  steps:\n    - tool_calls: [{name: structured_output, input: {\"count\": 3}}]\n    - text: done\n",
-    )
-    .await
-    .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let preset = fake_preset(dir.path(), &server.url(), "");
+    let (_server, dir, preset) = fake_setup("- match: \"count the files\"\n  steps:\n    - tool_calls: [{name: structured_output, input: {\"count\": 3}}]\n    - text: done\n", "").await;
     let schema = r#"{"type": "object", "properties": {"count": {"type": "integer"}}, "required": ["count"]}"#;
     let (inline, broken) = tokio::task::block_in_place(|| {
         let with = |schema: &str| {
-            run(
+            json_run_on(
                 dir.path(),
-                &[
-                    "delegate",
-                    "--json",
-                    "--preset",
-                    preset.to_str().unwrap(),
-                    "--output-schema",
-                    schema,
-                    "count the files",
-                ],
+                "delegate",
+                preset.to_str().unwrap(),
+                &["--output-schema", schema, "count the files"],
             )
         };
         (with(schema), with(r#"{"type": "object""#))
@@ -146,27 +117,18 @@ async fn an_output_schema_may_be_given_inline() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn run_effort_is_the_parents_thinking_budget_and_a_model_without_effort_refuses() {
-    let server = FakeServer::from_yaml("- match: \"think hard\"\n  steps: [{text: thought}]\n")
-        .await
-        .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let preset = fake_preset(dir.path(), &server.url(), "");
+    let (server, dir, preset) =
+        fake_setup("- match: \"think hard\"\n  steps: [{text: thought}]\n", "").await;
     let preset = preset.to_str().unwrap();
     let (ran, offline) = tokio::task::block_in_place(|| {
         (
-            run(
+            json_run_on(
                 dir.path(),
-                &[
-                    "run",
-                    "--json",
-                    "--preset",
-                    preset,
-                    "--effort",
-                    "high",
-                    "think hard",
-                ],
+                "run",
+                preset,
+                &["--effort", "high", "think hard"],
             ),
-            run(
+            keyed(
                 dir.path(),
                 &[
                     "run",
@@ -204,43 +166,23 @@ const REVIEWER: &str = r#"{"reviewer": {"description": "Expert code reviewer.", 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn inline_agents_are_agent_types_of_delegate_and_of_runs_delegations() {
-    let server = FakeServer::from_yaml(
-        "- match: \"review it\"\n  steps: [{text: reviewed}]\n- match: \"who can help\"\n  steps: [{text: nobody}]\n",
-    )
-    .await
-    .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let preset = fake_preset(dir.path(), &server.url(), "");
+    let (server, dir, preset) = fake_setup("- match: \"review it\"\n  steps: [{text: reviewed}]\n- match: \"who can help\"\n  steps: [{text: nobody}]\n", "").await;
     let preset = preset.to_str().unwrap();
     let (delegated, ran, bad) = tokio::task::block_in_place(|| {
         (
-            run(
+            json_run_on(
                 dir.path(),
-                &[
-                    "delegate",
-                    "--json",
-                    "--preset",
-                    preset,
-                    "--agents",
-                    REVIEWER,
-                    "--agent",
-                    "reviewer",
-                    "review it",
-                ],
+                "delegate",
+                preset,
+                &["--agents", REVIEWER, "--agent", "reviewer", "review it"],
             ),
-            run(
+            json_run_on(
                 dir.path(),
-                &[
-                    "run",
-                    "--json",
-                    "--preset",
-                    preset,
-                    "--agents",
-                    REVIEWER,
-                    "who can help",
-                ],
+                "run",
+                preset,
+                &["--agents", REVIEWER, "who can help"],
             ),
-            run(
+            keyed(
                 dir.path(),
                 &[
                     "run",
@@ -282,11 +224,8 @@ async fn inline_agents_are_agent_types_of_delegate_and_of_runs_delegations() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_presets_builtin_models_give_explore_its_small_model() {
-    let server = FakeServer::from_yaml("- match: \"look around\"\n  steps: [{text: looked}]\n")
-        .await
-        .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let preset = fake_preset(dir.path(), &server.url(), "");
+    let (server, dir, preset) =
+        fake_setup("- match: \"look around\"\n  steps: [{text: looked}]\n", "").await;
     let text = std::fs::read_to_string(&preset).unwrap();
     std::fs::write(
         &preset,
@@ -297,17 +236,11 @@ async fn a_presets_builtin_models_give_explore_its_small_model() {
     )
     .unwrap();
     let output = tokio::task::block_in_place(|| {
-        run(
+        json_run_on(
             dir.path(),
-            &[
-                "delegate",
-                "--json",
-                "--preset",
-                preset.to_str().unwrap(),
-                "--agent",
-                "explore",
-                "look around",
-            ],
+            "delegate",
+            preset.to_str().unwrap(),
+            &["--agent", "explore", "look around"],
         )
     });
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));

@@ -6,7 +6,7 @@ use serde_json::json;
 use subagent_session::Message;
 use subagent_test_support::FakeServer;
 
-use super::support::{fake_preset, json_lines, stderr, subagent};
+use super::support::{delegate_json, fake_preset, json_lines, stderr, subagent};
 
 const CHILD: &str = r#"
 - match: "remember the word BETA"
@@ -24,21 +24,12 @@ async fn delegate_resumes_a_spawn_session() {
     std::fs::create_dir(&project).unwrap();
     let delegate = |prompt: &'static str, resume: Option<String>| {
         let (home, preset, project) = (home.path().to_path_buf(), preset.clone(), project.clone());
-        tokio::task::spawn_blocking(move || {
-            let mut command = subagent(&home);
-            command
-                .env("FAKE_KEY", "test-key")
-                .args(["delegate", "--json", "--provider", "spawn", "--cwd"])
-                .arg(&project)
-                .arg("--preset")
-                .arg(&preset);
-            if let Some(id) = resume {
-                command.args(["--resume", &id]);
-            }
-            command.arg(prompt).output().unwrap()
-        })
+        async move {
+            let args = ["--provider", "spawn", "--cwd", project.to_str().unwrap()];
+            delegate_json(&home, &args, &preset, resume.as_deref(), prompt).await
+        }
     };
-    let first = delegate("remember the word BETA", None).await.unwrap();
+    let first = delegate("remember the word BETA", None).await;
     assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
     let outcome = json_lines(&first).pop().unwrap();
     assert_eq!(outcome["text"], "remembered");
@@ -46,12 +37,7 @@ async fn delegate_resumes_a_spawn_session() {
     let id = session["id"].as_str().unwrap().to_owned();
     // In the state dir (beside the worktrees), keyed by the project directory as Claude Code
     // keys its sessions.
-    let key: String = project
-        .display()
-        .to_string()
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-        .collect();
+    let key = super::support::state_key(&project);
     let transcript = home
         .path()
         .join(".local/state/subagents/sessions")
@@ -68,9 +54,7 @@ async fn delegate_resumes_a_spawn_session() {
     );
     assert!(transcript.is_file());
 
-    let second = delegate("which word did I ask you to remember?", Some(id.clone()))
-        .await
-        .unwrap();
+    let second = delegate("which word did I ask you to remember?", Some(id.clone())).await;
     assert_eq!(second.status.code(), Some(0), "{}", stderr(&second));
     let outcome = json_lines(&second).pop().unwrap();
     assert_eq!(
@@ -88,9 +72,7 @@ async fn delegate_resumes_a_spawn_session() {
     );
 
     // An id that names no session: a clear refusal with its code, nothing started.
-    let unknown = delegate("which word?", Some("no-such-session".to_owned()))
-        .await
-        .unwrap();
+    let unknown = delegate("which word?", Some("no-such-session".to_owned())).await;
     assert_eq!(unknown.status.code(), Some(2), "{}", stderr(&unknown));
     assert_eq!(
         json_lines(&unknown).pop().unwrap(),

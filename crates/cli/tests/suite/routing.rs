@@ -11,7 +11,7 @@ use std::sync::Arc;
 use pretty_assertions::assert_eq;
 use subagent_core::agents::{AgentDirectory, AgentProfile, StaticAgents};
 use subagent_core::registry::Registry;
-use subagent_core::{CancellationToken, PermissionMode, StopReason, ToolFilter};
+use subagent_core::{CancellationToken, StopReason};
 use subagent_fork::{ForkConfig, ForkProvider, fork_task_text};
 use subagent_model::{Model, ModelKind};
 use subagent_runtime::tools::BashConfig;
@@ -21,6 +21,9 @@ use subagent_runtime::{
 };
 use subagent_session::ContentBlock;
 use subagent_spawn::{DEFAULT_SYSTEM_PROMPT, SpawnConfig, SpawnProvider};
+use subagent_test_support::parent::{
+    has_text_starting, last_results, read_only_agents, requests_for, tool_names,
+};
 use subagent_test_support::{FakeServer, RecordedRequest};
 
 const PARENT_SYSTEM: &str = "You are the parent.";
@@ -49,20 +52,6 @@ fn registry(model: &Arc<dyn Model>) -> Arc<Registry> {
     Arc::new(registry)
 }
 
-/// explore: read-only by tool filter; plan: read-only by permission mode.
-fn agents() -> Vec<AgentProfile> {
-    let mut explore = AgentProfile::new("explore", "Read-only search of the code.");
-    explore.tool_filter = Some(ToolFilter::deny([
-        "write_file",
-        "edit_file",
-        "delete",
-        "bash",
-    ]));
-    let mut plan = AgentProfile::new("plan", "Read-only planning.");
-    plan.permission_mode = Some(PermissionMode::Plan);
-    vec![explore, plan]
-}
-
 fn parent_config(
     model: &Arc<dyn Model>,
     dir: &Path,
@@ -83,59 +72,6 @@ fn parent_config(
     config.tools = tools;
     config.permissions = PermissionPolicy::bypass();
     config
-}
-
-/// The requests whose conversation starts with a prompt containing `marker`.
-fn requests_for<'a>(requests: &'a [RecordedRequest], marker: &str) -> Vec<&'a RecordedRequest> {
-    requests
-        .iter()
-        .filter(|r| {
-            r.messages
-                .first()
-                .is_some_and(|m| m.text().contains(marker))
-        })
-        .collect()
-}
-
-/// Whether a request is a fork's (its conversation carries the fork preamble).
-fn is_fork_request(request: &RecordedRequest) -> bool {
-    request.messages.iter().any(|m| {
-        m.content
-            .iter()
-            .any(|b| b.as_text().is_some_and(|t| t.starts_with(FORK_PREAMBLE)))
-    })
-}
-
-/// The tool names a request offered.
-fn tool_names(request: &RecordedRequest) -> Vec<String> {
-    request.body.as_ref().unwrap()["tools"]
-        .as_array()
-        .map(|tools| {
-            tools
-                .iter()
-                .map(|t| t["name"].as_str().unwrap().to_owned())
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// The tool results of the last message of a request: (id, text, is_error).
-fn last_results(request: &RecordedRequest) -> Vec<(String, String, bool)> {
-    request
-        .messages
-        .last()
-        .unwrap()
-        .content
-        .iter()
-        .filter_map(|b| match b {
-            ContentBlock::ToolResult {
-                tool_use_id,
-                content,
-                is_error,
-            } => Some((tool_use_id.clone(), content.to_text(), *is_error)),
-            _ => None,
-        })
-        .collect()
 }
 
 const ROUTES: &str = r#"
@@ -170,7 +106,7 @@ async fn an_untyped_call_forks_and_a_typed_call_spawns() {
     let registry = registry(&model);
     let mut row = DelegationToolConfig::new("spawn");
     row.fork = Some("fork".to_owned());
-    let config = parent_config(&model, dir.path(), &registry, row, agents());
+    let config = parent_config(&model, dir.path(), &registry, row, read_only_agents());
     let outcome = Agent::new(config)
         .unwrap()
         .start_prompt("please route both", CancellationToken::new())
@@ -184,7 +120,10 @@ async fn an_untyped_call_forks_and_a_typed_call_spawns() {
     let parent_first = &requests[0];
     // The fork: the parent's system prompt and tools, its prompt and its calling message, then
     // the placeholder results with the fork's task.
-    let forks: Vec<&RecordedRequest> = requests.iter().filter(|r| is_fork_request(r)).collect();
+    let forks: Vec<&RecordedRequest> = requests
+        .iter()
+        .filter(|r| has_text_starting(r, FORK_PREAMBLE))
+        .collect();
     assert_eq!(forks.len(), 1, "the fork made one model call");
     let fork = forks[0];
     let (parent_body, fork_body) = (
@@ -217,7 +156,7 @@ async fn an_untyped_call_forks_and_a_typed_call_spawns() {
     let parent_second = requests
         .iter()
         .find(|r| {
-            !is_fork_request(r)
+            !has_text_starting(r, FORK_PREAMBLE)
                 && r.messages.len() == 3
                 && r.messages[0] == parent_first.messages[0]
         })
@@ -281,7 +220,7 @@ async fn agent_types_explore_and_plan_cannot_write_and_unknown_types_are_listed(
     let dir = tempfile::tempdir().unwrap();
     let model = model(&server);
     let registry = registry(&model);
-    let mut profiles = agents();
+    let mut profiles = read_only_agents();
     let mut forky = AgentProfile::new("forky", "A type whose provider cannot take a persona.");
     forky.provider = Some("fork".into());
     forky.instructions = Some("Be brief.".into());

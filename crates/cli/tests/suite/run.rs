@@ -2,7 +2,9 @@
 
 use pretty_assertions::assert_eq;
 
-use super::support::{json_lines, preset, stderr, stdout, subagent};
+use super::support::{
+    OFFLINE_RUN_ANSWER, fake_setup, json_lines, preset, stderr, stdout, subagent,
+};
 
 #[test]
 fn the_main_job_works_offline_and_reports_its_delegation() {
@@ -14,11 +16,7 @@ fn the_main_job_works_offline_and_reports_its_delegation() {
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    assert_eq!(
-        stdout(&output),
-        "[offline scripted model] The subagent finished and reported back: its report is the \
-         delegation's result.\n"
-    );
+    assert_eq!(stdout(&output), OFFLINE_RUN_ANSWER);
     let err = stderr(&output);
     assert!(
         err.contains("offline:"),
@@ -49,61 +47,15 @@ fn run_json_lists_the_delegations() {
     assert_eq!(delegations[0]["is_error"], false);
 }
 
-const BACKGROUND_TASK: &str = r#"
-- name: child
-  match: "CHILD-BG"
-  steps:
-    - text: "child finished in the background"
-- name: parent
-  match: "work in the background"
-  steps:
-    - tool_calls:
-        - id: call_bg
-          name: subagent
-          input: {description: bg notes, prompt: "CHILD-BG read the notes", run_in_background: true}
-    - tool_calls:
-        - {id: call_read, name: task_output, input: {task_id: call_bg, timeout: 600000}}
-    - text: "parent done"
-"#;
-
 /// `subagent run`'s parent has the task tools: it starts a subagent in the background, waits for
 /// it with `task_output` and gets its result (then no notification repeats it).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn run_reads_a_background_subagent_with_task_output() {
-    let server = subagent_test_support::FakeServer::from_yaml(BACKGROUND_TASK)
-        .await
-        .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let preset = super::support::fake_preset(dir.path(), &server.url(), "");
-    let output = super::support::subagent(dir.path())
-        .env("FAKE_KEY", "test-key")
-        .env("TMPDIR", dir.path())
-        .args(["run", "--preset"])
-        .arg(&preset)
-        .arg("work in the background")
-        .output()
-        .unwrap();
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        super::support::stderr(&output)
-    );
-    assert_eq!(super::support::stdout(&output), "parent done\n");
+    let (server, dir, preset) = fake_setup(super::background::BACKGROUND, "").await;
+    let output = super::background::in_background(dir.path(), &preset);
+    assert_eq!(stdout(&output), "parent done\n");
     let requests = server.model_requests();
-    let read = requests
-        .iter()
-        .filter_map(|request| request.messages.last())
-        .flat_map(|message| message.content.iter())
-        .find_map(|block| match block {
-            subagent_session::ContentBlock::ToolResult {
-                tool_use_id,
-                content,
-                ..
-            } if tool_use_id == "call_read" => Some(content.to_text()),
-            _ => None,
-        })
-        .unwrap();
+    let (read, _) = subagent_test_support::parent::result_of(&requests, "call_read").unwrap();
     assert!(
         read.starts_with("<retrieval_status>success</retrieval_status>\n<task_id>"),
         "{read}"

@@ -3,7 +3,7 @@
 use pretty_assertions::assert_eq;
 use subagent_test_support::Scenarios;
 
-use super::support::{root, stderr, stdout, subagent};
+use super::support::{fenced_blocks, root, stderr, stdout, subagent};
 
 fn page() -> String {
     std::fs::read_to_string(root().join("docs/scenarios.md")).unwrap()
@@ -11,23 +11,7 @@ fn page() -> String {
 
 /// The fenced blocks of the page whose info string is `info`, without their fences.
 fn blocks(text: &str, info: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    let mut current: Option<String> = None;
-    for line in text.lines() {
-        match (&mut current, line.strip_prefix("```")) {
-            (None, Some(this)) if this == info => current = Some(String::new()),
-            (Some(block), Some("")) => {
-                found.push(std::mem::take(block));
-                current = None;
-            }
-            (Some(block), _) => {
-                block.push_str(line);
-                block.push('\n');
-            }
-            (None, _) => {}
-        }
-    }
-    found
+    fenced_blocks(text, |this| this == info)
 }
 
 #[test]

@@ -8,7 +8,9 @@ use std::process::{Child, ChildStderr, Stdio};
 use pretty_assertions::assert_eq;
 use subagent_test_support::FakeServer;
 
-use super::support::{announcement, fake_preset, processes_with, subagent, wait_for};
+use super::support::{
+    announced_addr, fake_setup, post_a2a, processes_with, start_piped, subagent, wait_for,
+};
 
 const SCENARIOS: &str = r#"
 - name: hello
@@ -101,7 +103,7 @@ pub(super) fn start_limited(
             bash
         }
     };
-    let mut child = command
+    command
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", home)
@@ -117,20 +119,9 @@ pub(super) fn start_limited(
             "--preset",
         ])
         .arg(preset)
-        .args(extra)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let line = announcement(&mut stderr);
-    let addr = line
-        .split("http://")
-        .nth(1)
-        .and_then(|rest| rest.split('/').next())
-        .unwrap_or_else(|| panic!("no address announced: {line}"))
-        .to_owned();
+        .args(extra);
+    let (child, mut stderr) = start_piped(&mut command, Stdio::piped());
+    let addr = announced_addr(&mut stderr);
     (child.into(), stderr, format!("http://{addr}"))
 }
 
@@ -156,9 +147,7 @@ pub(super) fn stop(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serve_announces_its_address_on_stderr_and_sigterm_stops_it() {
-    let server = FakeServer::from_yaml(SCENARIOS).await.unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let preset = fake_preset(dir.path(), &server.url(), "");
+    let (_server, dir, preset) = fake_setup(SCENARIOS, "").await;
     let (child, stderr, base) = start(dir.path(), &preset);
     assert!(base.starts_with("http://127.0.0.1:"), "{base}");
     let (code, stdout, rest) = tokio::task::spawn_blocking(move || stop(child, stderr))
@@ -170,25 +159,9 @@ async fn serve_announces_its_address_on_stderr_and_sigterm_stops_it() {
     );
 }
 
-/// One JSON-RPC call over a plain HTTP/1.1 connection; the response's body.
+/// One JSON-RPC call over a plain HTTP/1.1 connection with [`TOKEN`]; the response's body.
 pub(super) fn post(base: &str, body: &serde_json::Value) -> String {
-    use std::io::{Read, Write};
-    let addr = base.trim_start_matches("http://");
-    let mut stream = std::net::TcpStream::connect(addr).unwrap();
-    let body = body.to_string();
-    write!(
-        stream,
-        "POST /a2a HTTP/1.1\r\nHost: {addr}\r\nA2A-Version: 1.0\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut response = String::new();
-    stream.read_to_string(&mut response).unwrap();
-    response
-        .split("\r\n\r\n")
-        .nth(1)
-        .unwrap_or_default()
-        .to_owned()
+    post_a2a(base, TOKEN, body)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -417,9 +390,7 @@ fn serve_at_a_limit_of_20_open_files_says_to_raise_it() {
 async fn serve_raises_its_fd_limit_and_bounds_connections_per_peer() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-    let server = FakeServer::from_yaml(SCENARIOS).await.unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let preset = fake_preset(dir.path(), &server.url(), "");
+    let (_server, dir, preset) = fake_setup(SCENARIOS, "").await;
     let hard = rustix::process::getrlimit(rustix::process::Resource::Nofile)
         .maximum
         .map_or_else(|| "unlimited".to_owned(), |n| n.to_string());
@@ -482,9 +453,7 @@ async fn serve_raises_its_fd_limit_and_bounds_connections_per_peer() {
 async fn a_flood_from_one_address_at_a_low_fd_limit_never_runs_serve_out_of_descriptors() {
     use tokio::io::AsyncWriteExt;
 
-    let server = FakeServer::from_yaml(SCENARIOS).await.unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let preset = fake_preset(dir.path(), &server.url(), "");
+    let (_server, dir, preset) = fake_setup(SCENARIOS, "").await;
     let (served, stderr, base) = start_limited(
         dir.path(),
         &preset,
@@ -546,9 +515,7 @@ async fn the_official_python_sdk_client_sends_streams_gets_cancels_and_resubscri
         "{} is missing: run `cargo xtask install-clis`",
         python.display()
     );
-    let server = FakeServer::from_yaml(SCENARIOS).await.unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let preset = fake_preset(dir.path(), &server.url(), "");
+    let (server, dir, preset) = fake_setup(SCENARIOS, "").await;
     let (serve, stderr, base) = start(dir.path(), &preset);
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/suite/a2a_sdk_client.py");
     let mut client = std::process::Command::new(&python)

@@ -27,11 +27,7 @@ fn ok(project: &Project, args: &[&str]) -> std::process::Output {
 
 /// `subagent sessions --json`.
 fn listed(project: &Project) -> Vec<Value> {
-    let output = project
-        .subagent()
-        .args(["sessions", "--json"])
-        .output()
-        .unwrap();
+    let output = project.output(["sessions", "--json"]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     serde_json::from_str::<Value>(&stdout(&output))
         .unwrap()
@@ -99,11 +95,7 @@ fn sessions_lists_what_ran_here_newest_first_and_continue_takes_the_latest() {
 fn show_prints_a_session_and_rm_deletes_it() {
     let project = Project::new();
     let child = session_of(&ok(&project, &["delegate", HELLO]));
-    let output = project
-        .subagent()
-        .args(["sessions", "show", &child])
-        .output()
-        .unwrap();
+    let output = project.output(["sessions", "show", &child]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let text = stdout(&output);
     assert!(
@@ -116,11 +108,7 @@ fn show_prints_a_session_and_rm_deletes_it() {
         )),
         "{text}"
     );
-    let output = project
-        .subagent()
-        .args(["sessions", "rm", &child])
-        .output()
-        .unwrap();
+    let output = project.output(["sessions", "rm", &child]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert!(listed(&project).is_empty());
     // Nothing of it is left beside the transcripts (its record, what its child ran with).
@@ -140,11 +128,7 @@ fn show_prints_a_session_and_rm_deletes_it() {
         );
     }
     // Nothing to continue: said, exit 2.
-    let output = project
-        .subagent()
-        .args(["delegate", "-c", "--preset", "presets/offline.yaml", HELLO])
-        .output()
-        .unwrap();
+    let output = project.output(["delegate", "-c", "--preset", "presets/offline.yaml", HELLO]);
     assert_eq!(output.status.code(), Some(2));
     assert!(
         stderr(&output).contains("error[NOT_RESUMABLE]: --continue: no child session in "),
@@ -160,18 +144,14 @@ fn show_prints_a_session_and_rm_deletes_it() {
 fn a_session_resumed_by_another_kind_of_run_is_refused_unless_meant() {
     let project = Project::new();
     let child = session_of(&ok(&project, &["delegate", HELLO]));
-    let output = project
-        .subagent()
-        .args([
-            "run",
-            "--preset",
-            "presets/offline.yaml",
-            "--resume",
-            &child,
-            "hi",
-        ])
-        .output()
-        .unwrap();
+    let output = project.output([
+        "run",
+        "--preset",
+        "presets/offline.yaml",
+        "--resume",
+        &child,
+        "hi",
+    ]);
     assert_eq!(output.status.code(), Some(2));
     assert!(
         stderr(&output).contains(&format!(

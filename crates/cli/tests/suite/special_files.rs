@@ -33,6 +33,15 @@ fn specials(dir: &Path, stem: &str, big: usize) -> Vec<PathBuf> {
     ]
 }
 
+/// `subagent ARGS` in `home`, ended if it runs past [`BOUND`].
+fn bounded(home: &Path, args: &[&dyn AsRef<std::ffi::OsStr>]) -> std::process::Output {
+    subagent(home)
+        .timeout(BOUND)
+        .args(args.iter().map(|arg| arg.as_ref()))
+        .output()
+        .unwrap()
+}
+
 /// Exit 2 with `INVALID_ARGUMENTS` and the path in the message.
 fn assert_refused_naming(output: &std::process::Output, path: &Path) {
     let err = stderr(output);
@@ -45,12 +54,7 @@ fn assert_refused_naming(output: &std::process::Output, path: &Path) {
 fn preset_validate_refuses_special_files() {
     let home = tempfile::tempdir().unwrap();
     for path in specials(home.path(), "preset", 2 << 20) {
-        let output = subagent(home.path())
-            .timeout(BOUND)
-            .args(["preset", "validate"])
-            .arg(&path)
-            .output()
-            .unwrap();
+        let output = bounded(home.path(), &[&"preset", &"validate", &path]);
         assert_refused_naming(&output, &path);
     }
 }
@@ -59,13 +63,16 @@ fn preset_validate_refuses_special_files() {
 fn output_schema_refuses_special_files() {
     let home = tempfile::tempdir().unwrap();
     for path in specials(home.path(), "schema", 2 << 20) {
-        let output = subagent(home.path())
-            .timeout(BOUND)
-            .args(["delegate", "--offline", "--output-schema"])
-            .arg(&path)
-            .arg("say hi")
-            .output()
-            .unwrap();
+        let output = bounded(
+            home.path(),
+            &[
+                &"delegate",
+                &"--offline",
+                &"--output-schema",
+                &path,
+                &"say hi",
+            ],
+        );
         assert_refused_naming(&output, &path);
     }
 }
@@ -83,13 +90,10 @@ fn a_scenario_file_that_is_special_is_refused() {
             ),
         )
         .unwrap();
-        let output = subagent(home.path())
-            .timeout(BOUND)
-            .args(["delegate", "--offline", "--preset"])
-            .arg(&preset)
-            .arg("say hi")
-            .output()
-            .unwrap();
+        let output = bounded(
+            home.path(),
+            &[&"delegate", &"--offline", &"--preset", &preset, &"say hi"],
+        );
         let err = stderr(&output);
         assert_eq!(output.status.code(), Some(2), "{}: {err}", path.display());
         assert!(err.contains(&path.display().to_string()), "{err}");
@@ -108,11 +112,7 @@ fn special_agent_files_are_warnings_and_the_rest_loads() {
         "---\nname: fine\ndescription: a fine agent\n---\nBe fine.\n",
     )
     .unwrap();
-    let output = subagent(home.path())
-        .timeout(BOUND)
-        .args(["agents"])
-        .output()
-        .unwrap();
+    let output = bounded(home.path(), &[&"agents"]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let all = format!("{}{}", stdout(&output), stderr(&output));
     assert!(all.contains("fine"), "{all}");
@@ -146,20 +146,12 @@ fn validation_builds_what_a_run_builds() {
         "version: 1\nproviders:\n  - name: spawn\n    kind: spawn\n    config: {max_turns: 5000000000}\n",
     )
     .unwrap();
-    let run = subagent(home.path())
-        .timeout(BOUND)
-        .args(["delegate", "--offline", "--preset"])
-        .arg(&preset)
-        .arg("say hi")
-        .output()
-        .unwrap();
+    let run = bounded(
+        home.path(),
+        &[&"delegate", &"--offline", &"--preset", &preset, &"say hi"],
+    );
     assert_eq!(run.status.code(), Some(2), "{}", stderr(&run));
-    let validate = subagent(home.path())
-        .timeout(BOUND)
-        .args(["preset", "validate"])
-        .arg(&preset)
-        .output()
-        .unwrap();
+    let validate = bounded(home.path(), &[&"preset", &"validate", &preset]);
     assert_eq!(validate.status.code(), Some(2), "{}", stdout(&validate));
     // The run names its preset first; the refusals are the same.
     let refusal = |text: String| {
@@ -178,13 +170,10 @@ fn a_cwd_that_is_a_file_is_refused_like_a_missing_one() {
     let file = home.path().join("a-file");
     std::fs::write(&file, "x").unwrap();
     for cwd in [file.as_path(), Path::new("/nonexistent-cwd-7f3a")] {
-        let output = subagent(home.path())
-            .timeout(BOUND)
-            .args(["delegate", "--offline", "--cwd"])
-            .arg(cwd)
-            .arg("say hi")
-            .output()
-            .unwrap();
+        let output = bounded(
+            home.path(),
+            &[&"delegate", &"--offline", &"--cwd", &cwd, &"say hi"],
+        );
         assert_refused_naming(&output, cwd);
     }
 }
@@ -221,15 +210,19 @@ fn read_file_on_a_fifo_is_a_tool_error_and_the_run_completes() {
     std::fs::create_dir_all(&project).unwrap();
     fifo(&project, "pipe");
     let preset = scripted_preset(home.path(), READ_THE_PIPE);
-    let output = subagent(home.path())
-        .timeout(BOUND)
-        .args(["run", "--json", "--offline", "--cwd"])
-        .arg(&project)
-        .arg("--preset")
-        .arg(&preset)
-        .arg("read the pipe")
-        .output()
-        .unwrap();
+    let output = bounded(
+        home.path(),
+        &[
+            &"run",
+            &"--json",
+            &"--offline",
+            &"--cwd",
+            &project,
+            &"--preset",
+            &preset,
+            &"read the pipe",
+        ],
+    );
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let results: Vec<(serde_json::Value, serde_json::Value)> = super::support::json_lines(&output)
         .into_iter()
@@ -257,15 +250,18 @@ fn delegate_and_run_go_on_in_a_project_with_special_agent_files() {
     fifo(&agents, "f.md");
     let preset = super::support::preset("offline.yaml");
     for command in ["delegate", "run"] {
-        let output = subagent(home.path())
-            .timeout(BOUND)
-            .args([command, "--offline", "--cwd"])
-            .arg(&project)
-            .arg("--preset")
-            .arg(&preset)
-            .arg("Say hello from the subagent, please")
-            .output()
-            .unwrap();
+        let output = bounded(
+            home.path(),
+            &[
+                &command,
+                &"--offline",
+                &"--cwd",
+                &project,
+                &"--preset",
+                &preset,
+                &"Say hello from the subagent, please",
+            ],
+        );
         assert_eq!(
             output.status.code(),
             Some(0),

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 
-use super::support::fake_preset;
+use super::support::{Place, fake_preset};
 use super::support::{Subagent, bin};
 
 /// The largest frame both servers read (`subagent_acp_agent::MAX_FRAME`,
@@ -116,6 +116,18 @@ impl Peer {
         assert_eq!(self.unclaimed, VecDeque::new(), "answers nobody looked at");
         rest
     }
+
+    /// Writes `last` with no newline, then [`Self::close`]s: the end of input ends the request,
+    /// and its answer is all that is left.
+    async fn close_after_unterminated(mut self, last: &Value) {
+        self.write(last.to_string().as_bytes()).await;
+        let rest = self.close().await;
+        assert_eq!(
+            rest.iter().map(|m| m["id"].clone()).collect::<Vec<_>>(),
+            [last["id"].clone()],
+            "{rest:#?}"
+        );
+    }
 }
 
 /// The error part of an answer, without the human text (which says which line and why).
@@ -176,33 +188,18 @@ mod acp {
     - text: "seen"
 "#;
 
-    /// `subagent acp` on a fake model server, its session in `project`.
-    struct Acp {
-        peer: Peer,
-        project: std::path::PathBuf,
-        _server: subagent_test_support::FakeServer,
-        _dir: tempfile::TempDir,
-    }
-
-    async fn start() -> Acp {
-        let server = subagent_test_support::FakeServer::from_yaml(SCRIPT)
-            .await
-            .unwrap();
-        let dir = tempfile::tempdir().unwrap();
-        let project = dir.path().join("project");
-        std::fs::create_dir(&project).unwrap();
-        let preset = fake_preset(dir.path(), &server.url(), "");
-        let command = Subagent::new(bin(), dir.path())
+    /// `subagent acp` on a fake model server (the [`Place`], kept while the test runs), and the
+    /// project for its sessions.
+    async fn start() -> (Place, Peer, std::path::PathBuf) {
+        let place = Place::new(SCRIPT, "subagent-frames-").await;
+        let preset = fake_preset(place.dir.path(), &place.server.url(), "");
+        let command = Subagent::new(bin(), place.dir.path())
             .fake_key()
             .arg("acp")
             .preset(&preset)
             .command();
-        Acp {
-            peer: Peer::start(command),
-            project,
-            _server: server,
-            _dir: dir,
-        }
+        let project = place.project.clone();
+        (place, Peer::start(command), project)
     }
 
     fn initialize(id: u64) -> Value {
@@ -233,12 +230,7 @@ mod acp {
     /// a parse error for that line, and the session started before it takes its next prompt.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_line_that_is_not_utf8_is_a_parse_error_and_the_session_goes_on() {
-        let Acp {
-            mut peer,
-            project,
-            _server,
-            _dir,
-        } = start().await;
+        let (_place, mut peer, project) = start().await;
         peer.send(&initialize(1)).await;
         peer.answer(json!(1)).await;
         peer.send(&new_session(2, &project)).await;
@@ -271,12 +263,7 @@ mod acp {
     /// before the exit.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_request_split_across_writes_is_read_whole() {
-        let Acp {
-            mut peer,
-            project,
-            _server,
-            _dir,
-        } = start().await;
+        let (_place, mut peer, project) = start().await;
         let new = line(&new_session(2, &project));
         peer.write(&[line(&initialize(1)), new[..20].to_vec()].concat())
             .await;
@@ -307,13 +294,7 @@ mod acp {
         peer.write(b"\n").await;
         assert_eq!(peer.answer(json!(5)).await["result"]["protocolVersion"], 1);
         // The last request has no newline: the end of input ends it.
-        peer.write(initialize(6).to_string().as_bytes()).await;
-        let rest = peer.close().await;
-        assert_eq!(
-            rest.iter().map(|m| m["id"].clone()).collect::<Vec<_>>(),
-            [json!(6)],
-            "{rest:#?}"
-        );
+        peer.close_after_unterminated(&initialize(6)).await;
     }
 
     /// A request of exactly the frame bound is read; one byte more is refused, as soon as the
@@ -321,12 +302,7 @@ mod acp {
     /// no newline at all ends with the input.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_line_over_the_bound_is_refused_and_the_next_is_read() {
-        let Acp {
-            mut peer,
-            _server,
-            _dir,
-            ..
-        } = start().await;
+        let (_place, mut peer, _) = start().await;
         peer.write(&[padded(&initialize(2), MAX_FRAME + 1), line(&initialize(10))].concat())
             .await;
         peer.answer(json!(10)).await;
@@ -447,18 +423,11 @@ mod mcp {
         peer.write(b"\n").await;
         assert_eq!(peer.answer(json!(4)).await["result"], json!({}));
         // The last request has no newline: the end of input ends it.
-        peer.write(ping(5).to_string().as_bytes()).await;
-        let rest = peer.close().await;
-        assert_eq!(
-            rest.iter().map(|m| m["id"].clone()).collect::<Vec<_>>(),
-            [json!(5)],
-            "{rest:#?}"
-        );
+        peer.close_after_unterminated(&ping(5)).await;
     }
 
-    /// A request of exactly the frame bound is read; one byte more is refused, as soon as the
-    /// line passes the bound (not buffered to its end), and the next line is read; a line with
-    /// no newline at all ends with the input.
+    /// The frame bound of `subagent mcp`, as `acp`'s test of the same name holds `subagent acp`
+    /// to it: exactly the bound is read, one byte more refused early, the next line read.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_line_over_the_bound_is_refused_and_the_next_is_read() {
         let dir = tempfile::tempdir().unwrap();

@@ -33,6 +33,26 @@ pub(super) fn preset(name: &str) -> PathBuf {
 
 pub(super) use subagent_test_support::cli::Subagent;
 
+/// What `subagent run` prints for "Please delegate a hello to a subagent" on the offline model.
+pub(super) const OFFLINE_RUN_ANSWER: &str = "[offline scripted model] The subagent finished and \
+     reported back: its report is the delegation's result.\n";
+
+/// Scenarios of the remote tests: `HELLO` answers "Hi there."; `GATED` says "working", lists
+/// the directory, then waits for the gate `go` to say "done".
+pub(super) const HELLO_AND_GATED: &str = r#"
+- name: hello
+  match: "HELLO"
+  steps:
+    - text: "Hi there."
+- name: gated
+  match: "GATED"
+  steps:
+    - text: "working"
+      tool_calls: [{name: ls, input: {}}]
+    - wait_gate: go
+      text: "done"
+"#;
+
 /// The `subagent` binary of this build.
 pub(super) fn bin() -> PathBuf {
     assert_cmd::cargo::cargo_bin("subagent")
@@ -41,6 +61,18 @@ pub(super) fn bin() -> PathBuf {
 /// The binary with a clean, offline environment: no API keys, HOME in `home`.
 pub(super) fn subagent(home: &Path) -> Command {
     Command::from_std(Subagent::new(bin(), home).command())
+}
+
+/// `subagent ARGS` in `dir` (also HOME) with the fake presets' key, run to its end.
+pub(super) fn keyed(dir: &Path, args: &[&str]) -> std::process::Output {
+    subagent(dir)
+        .env(
+            subagent_test_support::cli::FAKE_KEY.0,
+            subagent_test_support::cli::FAKE_KEY.1,
+        )
+        .args(args)
+        .output()
+        .unwrap()
 }
 
 /// Copies `from` (a directory of files) into `to`.
@@ -82,6 +114,28 @@ pub(super) fn shell_words(line: &str) -> Vec<String> {
         words.push(current);
     }
     words
+}
+
+/// The fenced blocks (```` ``` ````) of a Markdown `text` whose info string `wanted` accepts,
+/// without their fences.
+pub(super) fn fenced_blocks(text: &str, wanted: impl Fn(&str) -> bool) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut current: Option<String> = None;
+    for line in text.lines() {
+        match (&mut current, line.strip_prefix("```")) {
+            (None, Some(info)) if wanted(info) => current = Some(String::new()),
+            (Some(block), Some("")) => {
+                found.push(std::mem::take(block));
+                current = None;
+            }
+            (Some(block), _) => {
+                block.push_str(line);
+                block.push('\n');
+            }
+            (None, _) => {}
+        }
+    }
+    found
 }
 
 /// Stdout as text.
@@ -133,6 +187,43 @@ pub(super) fn fake_preset(dir: &Path, url: &str, extra: &str) -> PathBuf {
     path
 }
 
+/// A fake model server on `scenarios`, a temp dir (the runs' HOME) and a [`fake_preset`] on
+/// the server in it with `extra` rows.
+pub(super) async fn fake_setup(
+    scenarios: &str,
+    extra: &str,
+) -> (FakeServer, tempfile::TempDir, PathBuf) {
+    let server = FakeServer::from_yaml(scenarios).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let preset = fake_preset(dir.path(), &server.url(), extra);
+    (server, dir, preset)
+}
+
+/// A test's fake model server and its directory (also its HOME) holding an empty `project`.
+pub(super) struct Place {
+    /// The fake model server.
+    pub server: FakeServer,
+    /// The directory.
+    pub dir: tempfile::TempDir,
+    /// `dir/project`.
+    pub project: PathBuf,
+}
+
+impl Place {
+    /// A fake server on `scenarios` and a fresh directory named `prefix…`.
+    pub(super) async fn new(scenarios: &str, prefix: &str) -> Self {
+        let server = FakeServer::from_yaml(scenarios).await.unwrap();
+        let dir = tempfile::Builder::new().prefix(prefix).tempdir().unwrap();
+        let project = dir.path().join("project");
+        std::fs::create_dir(&project).unwrap();
+        Self {
+            server,
+            dir,
+            project,
+        }
+    }
+}
+
 /// Pids of live processes (other than this one) whose command line contains `needle`.
 pub(super) fn processes_with(needle: &str) -> Vec<u32> {
     procs::live_with(needle).iter().map(|p| p.pid).collect()
@@ -157,6 +248,17 @@ pub(super) fn wait_for(what: &str, mut condition: impl FnMut() -> bool) {
         assert!(Instant::now() < deadline, "timed out waiting for {what}");
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// The name of a project's folder in the state dir (`sessions/`, `tasks/`, `teams/`): its
+/// path with every character but ASCII letters and digits written `-`, as Claude Code keys its
+/// sessions.
+pub(super) fn state_key(project: &Path) -> String {
+    project
+        .to_string_lossy()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect()
 }
 
 /// `text` (a human-output stderr) with the session id of its `session: ID (…)` line written `S`
@@ -223,6 +325,14 @@ impl Project {
         command
     }
 
+    /// `subagent ARGS` in the project, run to its end.
+    pub(super) fn output<S: AsRef<std::ffi::OsStr>>(
+        &self,
+        args: impl IntoIterator<Item = S>,
+    ) -> std::process::Output {
+        self.subagent().args(args).output().unwrap()
+    }
+
     /// `line` run by bash in `dir` with this project's environment (`subagent` on `PATH`, no
     /// keys) plus `env`, as a user pastes it: exit code, stdout, stderr.
     pub(super) fn shell(
@@ -270,6 +380,57 @@ pub(super) fn announcement(stderr: &mut impl std::io::BufRead) -> String {
     line.clear();
     stderr.read_line(&mut line).unwrap();
     line
+}
+
+/// Starts `command` (a long-running `subagent`) with no stdin, `stdout` as given and stderr
+/// piped; the child and its stderr, read by line.
+pub(super) fn start_piped(
+    command: &mut std::process::Command,
+    stdout: std::process::Stdio,
+) -> (
+    std::process::Child,
+    std::io::BufReader<std::process::ChildStderr>,
+) {
+    let mut child = command
+        .stdin(std::process::Stdio::null())
+        .stdout(stdout)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    (child, stderr)
+}
+
+/// The `HOST:PORT` a `subagent serve` announces on `stderr` (see [`announcement`]).
+pub(super) fn announced_addr(stderr: &mut impl std::io::BufRead) -> String {
+    let line = announcement(stderr);
+    line.split("http://")
+        .nth(1)
+        .and_then(|rest| rest.split('/').next())
+        .unwrap_or_else(|| panic!("no address announced: {line}"))
+        .to_owned()
+}
+
+/// One A2A JSON-RPC call to `subagent serve` at `base` with `Authorization: Bearer <token>`
+/// over a plain HTTP/1.1 connection; the response's body.
+pub(super) fn post_a2a(base: &str, token: &str, body: &serde_json::Value) -> String {
+    use std::io::{Read, Write};
+    let addr = base.trim_start_matches("http://");
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    let body = body.to_string();
+    write!(
+        stream,
+        "POST /a2a HTTP/1.1\r\nHost: {addr}\r\nA2A-Version: 1.0\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    response
+        .split("\r\n\r\n")
+        .nth(1)
+        .unwrap_or_default()
+        .to_owned()
 }
 
 /// The registry a worker or a server serves in the CLI's remote tests: one spawn row (`spawn`:
@@ -327,6 +488,108 @@ pub(super) async fn json_run(
         .unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     json_lines(&output).pop().unwrap()
+}
+
+/// For a test of an official SDK's client against the binary: the SDK's pinned `file`, and a
+/// [`Place`] on `scenarios` whose project holds `ready.fifo` (a child's long command writes to
+/// it once it runs).
+#[cfg(feature = "e2e")]
+pub(super) async fn sdk_place(file: &str, scenarios: &str, prefix: &str) -> (PathBuf, Place) {
+    let sdk = super::pinned::pinned(file);
+    let place = Place::new(scenarios, prefix).await;
+    subagent_test_support::procs::mkfifo(&place.project.join("ready.fifo"));
+    (sdk, place)
+}
+
+/// A client on an official TypeScript SDK (`sdk`) driving the binary: `node SCRIPT SDK SUBAGENT
+/// PRESET PROJECT` (`SCRIPT` under this crate's `tests/`) in `home` (also HOME) with the fake
+/// key; asserts it exited 0 and returns what it saw (its stdout, one JSON value) and its stderr.
+#[cfg(feature = "e2e")]
+pub(super) async fn sdk_client(
+    script: &str,
+    sdk: &Path,
+    preset: &Path,
+    project: &Path,
+    home: &Path,
+) -> (serde_json::Value, String) {
+    let output = tokio::process::Command::new("node")
+        .arg(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests")
+                .join(script),
+        )
+        .arg(sdk)
+        .arg(bin())
+        .arg(preset)
+        .arg(project)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env(
+            subagent_test_support::cli::FAKE_KEY.0,
+            subagent_test_support::cli::FAKE_KEY.1,
+        )
+        .current_dir(home)
+        .output()
+        .await
+        .unwrap();
+    let stderr = stderr(&output);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    (serde_json::from_slice(&output.stdout).unwrap(), stderr)
+}
+
+/// `subagent delegate --json ARGS --preset PRESET [--resume ID] PROMPT` in `home` (also HOME)
+/// with the fake key, on a blocking thread so the fake server keeps serving.
+pub(super) async fn delegate_json(
+    home: &Path,
+    args: &[&str],
+    preset: &Path,
+    resume: Option<&str>,
+    prompt: &str,
+) -> std::process::Output {
+    let mut command = subagent(home);
+    command
+        .env(
+            subagent_test_support::cli::FAKE_KEY.0,
+            subagent_test_support::cli::FAKE_KEY.1,
+        )
+        .args(["delegate", "--json"])
+        .args(args)
+        .arg("--preset")
+        .arg(preset)
+        .args(resume.map(|id| ["--resume", id]).into_iter().flatten())
+        .arg(prompt);
+    tokio::task::spawn_blocking(move || command.output().unwrap())
+        .await
+        .unwrap()
+}
+
+/// `subagent ARGS --preset PRESET PROMPT` in `dir` (also HOME) with the fake key and `TMPDIR`
+/// `temp`, from a test on a multi-thread runtime (the fake server keeps serving); asserts it
+/// exited 0.
+pub(super) fn fake_run(
+    dir: &Path,
+    temp: &Path,
+    args: &[&str],
+    preset: &Path,
+    prompt: &str,
+) -> std::process::Output {
+    let output = tokio::task::block_in_place(|| {
+        subagent(dir)
+            .env(
+                subagent_test_support::cli::FAKE_KEY.0,
+                subagent_test_support::cli::FAKE_KEY.1,
+            )
+            .env("TMPDIR", temp)
+            .args(args)
+            .arg("--preset")
+            .arg(preset)
+            .arg(prompt)
+            .output()
+            .unwrap()
+    });
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    output
 }
 
 /// The result of the delegation through `tool` in a `run --json` outcome, asserted not an

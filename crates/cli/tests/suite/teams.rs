@@ -8,30 +8,15 @@ use std::process::Stdio;
 
 use pretty_assertions::assert_eq;
 use serde_json::Value;
-use subagent_test_support::FakeServer;
 
-use super::support::{Subagent, bin};
-use super::support::{json_lines, processes_in, root, stderr, wait_for};
-
-fn claude() -> PathBuf {
-    let path = root().join("target/clis/node_modules/.bin/claude");
-    assert!(
-        path.is_file(),
-        "{} is missing: run `cargo xtask install-clis`",
-        path.display()
-    );
-    path
-}
+use super::pinned::{claude_code_row, pinned};
+use super::support::{Place, Subagent, bin};
+use super::support::{json_lines, processes_in, stderr, wait_for};
 
 /// A preset with spawn and claude-code, one delegation row (spawn), and a project whose agent
 /// type `claude-mate` runs on claude-code. Returns the preset and the project.
 fn setup(dir: &Path, url: &str) -> (PathBuf, PathBuf) {
-    let d = |name: &str| {
-        let path = dir.join(name);
-        std::fs::create_dir_all(&path).unwrap();
-        path
-    };
-    let (home, tmp, project) = (d("home"), d("tmp"), d("project"));
+    let project = dir.join("project");
     let agents = project.join(".claude/agents");
     std::fs::create_dir_all(&agents).unwrap();
     std::fs::write(
@@ -46,18 +31,10 @@ model: {{kind: anthropic, name: lead-model, base_url: "{url}", api_key_env: FAKE
 providers:
   - name: spawn
     kind: spawn
-  - name: claude-code
-    kind: claude-code
-    config:
-      binary: "{claude}"
-      timeout_secs: 120
-      env: {{HOME: "{home}", CLAUDE_CONFIG_DIR: "{home}/.claude", CLAUDE_CODE_TMPDIR: "{tmp}", ANTHROPIC_BASE_URL: "{url}", ANTHROPIC_API_KEY: dummy, IS_SANDBOX: "1"}}
-tools:
+{claude}tools:
   - {{name: subagent, provider: spawn}}
 "#,
-        claude = claude().display(),
-        home = home.display(),
-        tmp = tmp.display(),
+        claude = claude_code_row(dir, url, ""),
     );
     let preset = dir.join("teams.yaml");
     std::fs::write(&preset, text).unwrap();
@@ -76,14 +53,8 @@ fn command(dir: &Path, project: &Path, preset: &Path, prompt: &str) -> std::proc
 
 /// The team's folder in the state dir.
 fn team_dir(dir: &Path, project: &Path, team: &str) -> PathBuf {
-    let key: String = project
-        .display()
-        .to_string()
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-        .collect();
     dir.join(".local/state/subagents/teams")
-        .join(key)
+        .join(super::support::state_key(project))
         .join(team)
 }
 
@@ -169,11 +140,7 @@ const TEAM: &str = r#"
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_mixed_team_splits_three_tasks_talks_and_shuts_down() {
-    let server = FakeServer::from_yaml(TEAM).await.unwrap();
-    let dir = tempfile::Builder::new()
-        .prefix("subagent-teams-e2e-")
-        .tempdir()
-        .unwrap();
+    let Place { server, dir, .. } = Place::new(TEAM, "subagent-teams-e2e-").await;
     let (preset, project) = setup(dir.path(), &server.url());
     let mut command = command(dir.path(), &project, &preset, "LEAD-TEAM: split the work");
     let output = tokio::task::spawn_blocking(move || command.output().unwrap())
@@ -306,7 +273,7 @@ async fn a_mixed_team_splits_three_tasks_talks_and_shuts_down() {
         "{history:?}"
     );
     // Only this test's: other tests run the same claude at the same time.
-    assert!(processes_in(dir.path(), &claude().display().to_string()).is_empty());
+    assert!(processes_in(dir.path(), &pinned(".bin/claude").display().to_string()).is_empty());
 }
 
 const HOLD: &str = r#"
@@ -327,11 +294,7 @@ const HOLD: &str = r#"
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancelling_the_leader_stops_the_team_and_leaves_no_process() {
-    let server = FakeServer::from_yaml(HOLD).await.unwrap();
-    let dir = tempfile::Builder::new()
-        .prefix("subagent-teams-e2e-")
-        .tempdir()
-        .unwrap();
+    let Place { server, dir, .. } = Place::new(HOLD, "subagent-teams-e2e-").await;
     let (preset, project) = setup(dir.path(), &server.url());
     let child = command(dir.path(), &project, &preset, "LEAD-HOLD: start and wait")
         .stdout(Stdio::piped())
@@ -353,7 +316,7 @@ async fn cancelling_the_leader_stops_the_team_and_leaves_no_process() {
         }
         server.wait_requests(requests.len() + 1).await;
     }
-    let claude = claude().display().to_string();
+    let claude = pinned(".bin/claude").display().to_string();
     let root_dir = dir.path().to_path_buf();
     assert!(
         !processes_in(&root_dir, &claude).is_empty(),

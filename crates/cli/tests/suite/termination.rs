@@ -151,37 +151,12 @@ fn sigkill_mid_bash_tool_leaves_nothing() {
 #[cfg(feature = "e2e")]
 mod claude {
     use super::*;
-    use crate::suite::support::root;
+    use crate::suite::pinned::claude_code_row;
 
     fn preset(dir: &Path, url: &str) -> PathBuf {
-        let claude = root().join("target/clis/node_modules/.bin/claude");
-        assert!(
-            claude.is_file(),
-            "{} is missing: run `cargo xtask install-clis`",
-            claude.display()
-        );
-        let d = |name: &str| {
-            let path = dir.join(name);
-            std::fs::create_dir_all(&path).unwrap();
-            path.display().to_string()
-        };
-        let text = format!(
-            r#"version: 1
-providers:
-  - name: claude-code
-    kind: claude-code
-    config:
-      binary: "{claude}"
-      allowed_tools: [Bash]
-      timeout_secs: 120
-      env: {{HOME: "{home}", CLAUDE_CONFIG_DIR: "{home}/.claude", CLAUDE_CODE_TMPDIR: "{tmp}", ANTHROPIC_BASE_URL: "{url}", ANTHROPIC_API_KEY: dummy}}
-"#,
-            claude = claude.display(),
-            home = d("home"),
-            tmp = d("tmp"),
-        );
+        let row = claude_code_row(dir, url, "      allowed_tools: [Bash]\n");
         let path = dir.join("claude.yaml");
-        std::fs::write(&path, text).unwrap();
+        std::fs::write(&path, format!("version: 1\nproviders:\n{row}")).unwrap();
         path
     }
 

@@ -3,6 +3,7 @@
 //! repository of `--cwd`, in HOME's state dir, and never the user's checkout.
 
 use std::path::{Path, PathBuf};
+use std::process::Output;
 
 use pretty_assertions::assert_eq;
 use subagent_test_support::FakeServer;
@@ -63,6 +64,20 @@ impl Setup {
         path
     }
 
+    /// `subagent ARGS --preset PRESET --cwd CWD PROMPT` with the fake key.
+    fn run(&self, args: &[&str], preset: &Path, cwd: &Path, prompt: &str) -> Output {
+        subagent(&self.home)
+            .env("FAKE_KEY", "test-key")
+            .args(args)
+            .arg("--preset")
+            .arg(preset)
+            .arg("--cwd")
+            .arg(cwd)
+            .arg(prompt)
+            .output()
+            .unwrap()
+    }
+
     /// The worktrees kept in HOME's state dir.
     fn kept(&self) -> Vec<PathBuf> {
         let root = self.home.join(".local/state/subagents/worktrees");
@@ -100,15 +115,12 @@ impl Setup {
 async fn run_isolates_a_delegation_in_a_worktree() {
     let server = FakeServer::from_yaml(SCENARIOS).await.unwrap();
     let setup = Setup::new();
-    let output = subagent(&setup.home)
-        .env("FAKE_KEY", "test-key")
-        .args(["run", "--permission-mode", "accept-edits", "--preset"])
-        .arg(setup.preset(&server.url()))
-        .arg("--cwd")
-        .arg(&setup.repo)
-        .arg("please isolate")
-        .output()
-        .unwrap();
+    let output = setup.run(
+        &["run", "--permission-mode", "accept-edits"],
+        &setup.preset(&server.url()),
+        &setup.repo,
+        "please isolate",
+    );
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert_eq!(stdout(&output), "parent done\n");
     let kept = setup.kept();
@@ -132,15 +144,12 @@ async fn delegate_isolation_worktree_reports_the_kept_worktree() {
     let server = FakeServer::from_yaml(SCENARIOS).await.unwrap();
     let setup = Setup::new();
     let preset = setup.preset(&server.url());
-    let output = subagent(&setup.home)
-        .env("FAKE_KEY", "test-key")
-        .args(["delegate", "--json", "--isolation", "worktree", "--preset"])
-        .arg(&preset)
-        .arg("--cwd")
-        .arg(&setup.repo)
-        .arg("ISOLATED-CHILD edit")
-        .output()
-        .unwrap();
+    let output = setup.run(
+        &["delegate", "--json", "--isolation", "worktree"],
+        &preset,
+        &setup.repo,
+        "ISOLATED-CHILD edit",
+    );
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let outcome = json_lines(&output).pop().unwrap();
     let kept = setup.kept();
@@ -157,15 +166,12 @@ async fn delegate_isolation_worktree_reports_the_kept_worktree() {
     setup.assert_checkout_clean();
 
     // For people: the same on stderr, the answer on stdout.
-    let output = subagent(&setup.home)
-        .env("FAKE_KEY", "test-key")
-        .args(["delegate", "--isolation", "worktree", "--preset"])
-        .arg(&preset)
-        .arg("--cwd")
-        .arg(&setup.repo)
-        .arg("ISOLATED-CHILD edit")
-        .output()
-        .unwrap();
+    let output = setup.run(
+        &["delegate", "--isolation", "worktree"],
+        &preset,
+        &setup.repo,
+        "ISOLATED-CHILD edit",
+    );
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert_eq!(stdout(&output), "child edited\n");
     let second = setup
@@ -194,15 +200,12 @@ async fn delegate_refuses_other_isolations_and_a_cwd_outside_a_repository() {
     let setup = Setup::new();
     let preset = setup.preset(&server.url());
     let refused = |isolation: &str, cwd: &Path| {
-        let output = subagent(&setup.home)
-            .env("FAKE_KEY", "test-key")
-            .args(["delegate", "--isolation", isolation, "--preset"])
-            .arg(&preset)
-            .arg("--cwd")
-            .arg(cwd)
-            .arg("ISOLATED-CHILD edit")
-            .output()
-            .unwrap();
+        let output = setup.run(
+            &["delegate", "--isolation", isolation],
+            &preset,
+            cwd,
+            "ISOLATED-CHILD edit",
+        );
         assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
         stderr(&output)
     };

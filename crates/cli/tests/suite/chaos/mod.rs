@@ -162,6 +162,25 @@ impl Line {
 }
 
 /// Prints the lines (and writes them to the report directory as `<test>.md`).
+/// The start of a chaos part: this process becomes the subreaper of what it starts, then a
+/// two-thread runtime and, on it, the fake model server on `scenarios`, keeping no requests
+/// (a long run would hold them all).
+pub(super) fn start_model(
+    scenarios: &str,
+) -> (tokio::runtime::Runtime, subagent_test_support::FakeServer) {
+    reaper::become_subreaper();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let model = rt
+        .block_on(subagent_test_support::FakeServer::from_yaml(scenarios))
+        .unwrap();
+    model.keep_requests(0);
+    (rt, model)
+}
+
 pub(super) fn report(plan: &Plan, test: &str, lines: &[Line]) {
     let text: String = lines
         .iter()

@@ -18,24 +18,14 @@ use std::path::Path;
 use std::time::Duration;
 
 use subagent_nats::forger::{FORGED, Forger, KINDS};
-use subagent_test_support::FakeServer;
 
 use super::process::{Delegate, Remote};
 use super::reaper;
 use super::rows::{self, Provider};
-use super::{Line, Plan, Rng, assert_clean, report};
+use super::{Line, Plan, Rng, assert_clean, report, start_model};
 
 pub(super) fn run(plan: &Plan) {
-    reaper::become_subreaper();
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let model = rt
-        .block_on(FakeServer::from_yaml(&rows::scenarios()))
-        .unwrap();
-    model.keep_requests(0);
+    let (rt, model) = start_model(&rows::scenarios());
     let home = tempfile::tempdir().unwrap();
     let mut remote = Remote::start(Provider::Nats, home.path(), &model.url());
     let mut rng = Rng::new(plan.seed);

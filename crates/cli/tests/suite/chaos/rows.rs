@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::suite::support::root;
+use crate::suite::pinned::{claude_code_row, codex_acp_row, codex_row, path_with_bwrap};
 
 /// Every provider kind the harness drives, in the order of the table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -162,22 +162,6 @@ pub(super) fn scenarios() -> String {
     yaml
 }
 
-fn cli(path: &str) -> PathBuf {
-    let path = root().join("target/clis/node_modules").join(path);
-    assert!(
-        path.exists(),
-        "{} is missing: run `cargo xtask install-clis`",
-        path.display()
-    );
-    path
-}
-
-fn made(dir: &Path, name: &str) -> String {
-    let path = dir.join(name);
-    std::fs::create_dir_all(&path).unwrap();
-    path.display().to_string()
-}
-
 /// The preset of a `subagent serve` or `subagent worker` (and of local spawn and fork runs):
 /// spawn and fork on the fake model at `url`, the bash tool allowed.
 pub(super) fn local_preset(dir: &Path, url: &str) -> PathBuf {
@@ -222,52 +206,9 @@ pub(super) fn caller_preset(
             std::fs::write(&path, text).unwrap();
             return path;
         }
-        Provider::ClaudeCode => format!(
-            r#"  - name: claude-code
-    kind: claude-code
-    config:
-      binary: "{claude}"
-      allowed_tools: [Bash]
-      timeout_secs: 120
-      env: {{HOME: "{home}", CLAUDE_CONFIG_DIR: "{home}/.claude", CLAUDE_CODE_TMPDIR: "{tmp}", ANTHROPIC_BASE_URL: "{url}", ANTHROPIC_API_KEY: dummy, IS_SANDBOX: "1"}}
-"#,
-            claude = cli(".bin/claude").display(),
-            home = made(dir, "home"),
-            tmp = made(dir, "tmp"),
-        ),
-        Provider::Codex => format!(
-            r#"  - name: codex
-    kind: codex
-    config:
-      binary: "{codex}"
-      model: gpt-5.5
-      model_provider: {{id: fake, base_url: "{url}/v1", env_key: OPENAI_API_KEY}}
-      codex_home: "{codex_home}"
-      timeout_secs: 120
-      env: {{HOME: "{home}", TMPDIR: "{tmp}", OPENAI_API_KEY: dummy, PATH: "{path}"}}
-"#,
-            codex = cli(".bin/codex").display(),
-            home = made(dir, "home"),
-            tmp = made(dir, "tmp"),
-            codex_home = made(dir, "codex-home"),
-            path = path_with_bwrap(),
-        ),
-        Provider::Acp => format!(
-            r#"  - name: acp
-    kind: acp
-    config:
-      command: "{codex_acp}"
-      args: [-c, 'model_provider="fake"', -c, 'model_providers.fake={{name="fake",base_url="{url}/v1",wire_api="responses",env_key="OPENAI_API_KEY",request_max_retries=0,stream_max_retries=0}}', -c, 'model="gpt-5.5"', -c, analytics.enabled=false, -c, features.plugins=false]
-      modes: {{plan: read-only, default: read-only, accept-edits: auto}}
-      timeout_secs: 120
-      env: {{HOME: "{home}", TMPDIR: "{tmp}", CODEX_HOME: "{codex_home}", OPENAI_API_KEY: dummy, PATH: "{path}"}}
-"#,
-            codex_acp = cli("@zed-industries/codex-acp-linux-x64/bin/codex-acp").display(),
-            home = made(dir, "home"),
-            tmp = made(dir, "tmp"),
-            codex_home = made(dir, "codex-home"),
-            path = path_with_bwrap(),
-        ),
+        Provider::ClaudeCode => claude_code_row(dir, url, "      allowed_tools: [Bash]\n"),
+        Provider::Codex => codex_row(dir, url, "", &format!(", PATH: \"{}\"", path_with_bwrap())),
+        Provider::Acp => codex_acp_row(dir, url, "acp"),
         Provider::A2a => format!(
             "  - name: a2a\n    kind: a2a\n    config:\n      url: {}\n      token_env: A2A_TOKEN\n",
             remotes.a2a.as_deref().unwrap()
@@ -280,16 +221,4 @@ pub(super) fn caller_preset(
     let path = dir.join(format!("{}.yaml", provider.name()));
     std::fs::write(&path, format!("{head}{row}")).unwrap();
     path
-}
-
-/// `PATH` with the directory of the pinned codex's `bwrap` first (its sandbox runs commands
-/// through it).
-fn path_with_bwrap() -> String {
-    let bwrap =
-        cli("@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/codex-resources/bwrap");
-    format!(
-        "{}:{}",
-        bwrap.parent().unwrap().display(),
-        std::env::var("PATH").unwrap_or_default()
-    )
 }

@@ -12,7 +12,7 @@
 //!   and the processes of the killed server's runs must still all end (guardians).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{BufRead, BufReader};
+use std::io::BufRead;
 use std::path::Path;
 use std::process::{Child, Stdio};
 use std::time::Duration;
@@ -20,13 +20,12 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use subagent_a2a::EXTENSION_URI;
 use subagent_a2a::sse::Decoder;
-use subagent_test_support::FakeServer;
 
 use super::reaper;
 use super::rows::local_preset;
-use super::{Line, Plan, Rng, assert_clean, report};
+use super::{Line, Plan, Rng, assert_clean, report, start_model};
 use crate::suite::serve::TOKEN;
-use crate::suite::support::{Subagent, announcement, bin};
+use crate::suite::support::{Subagent, announced_addr, bin, start_piped};
 
 /// Ten turns, each a text and a short command, then the answer: ~40 events over a second.
 fn scenario() -> String {
@@ -41,26 +40,15 @@ fn scenario() -> String {
 
 /// A `subagent serve` on `port` (0: any); returns it and its address.
 fn serve(home: &Path, preset: &Path, port: u16) -> (Child, String) {
-    let mut child = Subagent::new(bin(), home)
+    let mut command = Subagent::new(bin(), home)
         .fake_key()
         .env("A2A_TOKEN", TOKEN)
-        .command()
         .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
-        .args(["--token-env", "A2A_TOKEN", "--preset"])
-        .arg(preset)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let line = announcement(&mut stderr);
-    let addr = line
-        .split("http://")
-        .nth(1)
-        .and_then(|rest| rest.split('/').next())
-        .unwrap_or_else(|| panic!("no address announced: {line}"))
-        .to_owned();
+        .args(["--token-env", "A2A_TOKEN"])
+        .preset(preset)
+        .command();
+    let (child, mut stderr) = start_piped(&mut command, Stdio::null());
+    let addr = announced_addr(&mut stderr);
     std::thread::spawn(move || for _ in stderr.lines() {});
     (child, addr)
 }
@@ -174,14 +162,7 @@ fn compare(all: &[Value], got: &[Value]) -> (u32, u32) {
 }
 
 pub(super) fn run(plan: &Plan) {
-    reaper::become_subreaper();
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let model = rt.block_on(FakeServer::from_yaml(&scenario())).unwrap();
-    model.keep_requests(0);
+    let (rt, model) = start_model(&scenario());
     let home = tempfile::tempdir().unwrap();
     let preset = local_preset(home.path(), &model.url());
     let mut rng = Rng::new(plan.seed);

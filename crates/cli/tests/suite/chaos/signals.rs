@@ -6,12 +6,11 @@ use std::path::Path;
 use std::time::Duration;
 
 use rustix::process::Signal;
-use subagent_test_support::FakeServer;
 
 use super::process::{Delegate, Ended, Remote};
 use super::reaper::{self, Live};
 use super::rows::{self, Provider};
-use super::{Line, Plan, Rng, assert_clean, report};
+use super::{Line, Plan, Rng, assert_clean, report, start_model};
 
 /// How long a killed delegate may take to exit (a polite signal waits out the provider's grace
 /// period before the tree is killed).
@@ -29,14 +28,6 @@ const SIGNALS: [(Signal, &str, i32); 4] = [
     (Signal::HUP, "SIGHUP", 129),
     (Signal::KILL, "SIGKILL", 0),
 ];
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
 
 /// A fresh project directory for one round (claude and codex keep state per directory).
 fn project(home: &Path) -> tempfile::TempDir {
@@ -58,12 +49,7 @@ fn describe(left: &[Live]) -> String {
 }
 
 pub(super) fn run(plan: &Plan) {
-    reaper::become_subreaper();
-    let rt = runtime();
-    let model = rt
-        .block_on(FakeServer::from_yaml(&rows::scenarios()))
-        .unwrap();
-    model.keep_requests(0);
+    let (_rt, model) = start_model(&rows::scenarios());
     let mut rng = Rng::new(plan.seed);
     let mid_run = if plan.rounds.is_some() {
         MID_RUN_MS
@@ -196,12 +182,7 @@ fn wrong_end(ended: &Ended, signal: Signal, code: i32, under_way: bool) -> Optio
 /// the run's own end (measured once per provider): every run must end with its outcome,
 /// `completed` with the right text or `cancelled`, and leave nothing.
 pub(super) fn cancels(plan: &Plan) {
-    reaper::become_subreaper();
-    let rt = runtime();
-    let model = rt
-        .block_on(FakeServer::from_yaml(&rows::scenarios()))
-        .unwrap();
-    model.keep_requests(0);
+    let (_rt, model) = start_model(&rows::scenarios());
     let mut rng = Rng::new(plan.seed);
     let rounds = plan.rounds_or(2);
     let mut lines = Vec::new();

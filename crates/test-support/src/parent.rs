@@ -1,0 +1,112 @@
+//! A parent's delegation tests, from the child's side: the read-only agent types a parent
+//! offers ([`read_only_agents`]), and what the parent and its children sent the fake model,
+//! read from the [`RecordedRequest`]s: which requests are a given child's, which tools each was
+//! offered, and the tool results its messages carried.
+
+use subagent_core::agents::AgentProfile;
+use subagent_core::{PermissionMode, ToolFilter};
+use subagent_session::ContentBlock;
+
+use crate::RecordedRequest;
+
+/// The two read-only agent types of the delegation tests: `explore`, read-only by its tool
+/// filter (no tool that writes or runs commands), and `plan`, read-only by its permission mode.
+pub fn read_only_agents() -> Vec<AgentProfile> {
+    let mut explore = AgentProfile::new("explore", "Read-only search of the code.");
+    explore.tool_filter = Some(ToolFilter::deny([
+        "write_file",
+        "edit_file",
+        "delete",
+        "bash",
+    ]));
+    let mut plan = AgentProfile::new("plan", "Read-only planning.");
+    plan.permission_mode = Some(PermissionMode::Plan);
+    vec![explore, plan]
+}
+
+/// The requests whose conversation starts with a prompt containing `marker` (one child's, when
+/// each child's prompt carries its own marker).
+pub fn requests_for<'a>(requests: &'a [RecordedRequest], marker: &str) -> Vec<&'a RecordedRequest> {
+    requests
+        .iter()
+        .filter(|r| {
+            r.messages
+                .first()
+                .is_some_and(|m| m.text().contains(marker))
+        })
+        .collect()
+}
+
+/// The names of the tools a request offered, in its order (none when it offered none).
+///
+/// # Panics
+/// When the request has no JSON body, or a tool no name.
+pub fn tool_names(request: &RecordedRequest) -> Vec<String> {
+    let body = request
+        .body
+        .as_ref()
+        .unwrap_or_else(|| panic!("a request without a body: {request:?}"));
+    body["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .map(|t| {
+                    t["name"]
+                        .as_str()
+                        .unwrap_or_else(|| panic!("{t}"))
+                        .to_owned()
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The tool results of a request's last message: (call id, text, is_error).
+///
+/// # Panics
+/// When the request has no message.
+pub fn last_results(request: &RecordedRequest) -> Vec<(String, String, bool)> {
+    request
+        .messages
+        .last()
+        .unwrap_or_else(|| panic!("a request without messages: {request:?}"))
+        .content
+        .iter()
+        .filter_map(|b| match b {
+            ContentBlock::ToolResult {
+                tool_use_id,
+                content,
+                is_error,
+            } => Some((tool_use_id.clone(), content.to_text(), *is_error)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The result the model was sent for the tool call `call_id`, in the first request that
+/// carries it: (text, is_error).
+pub fn result_of(requests: &[RecordedRequest], call_id: &str) -> Option<(String, bool)> {
+    requests
+        .iter()
+        .flat_map(|request| request.messages.iter())
+        .flat_map(|message| message.content.iter())
+        .find_map(|block| match block {
+            ContentBlock::ToolResult {
+                tool_use_id,
+                content,
+                is_error,
+            } if tool_use_id == call_id => Some((content.to_text(), *is_error)),
+            _ => None,
+        })
+}
+
+/// Whether a text block of the request's conversation starts with `prefix` (a fork's request
+/// carries the fork preamble).
+pub fn has_text_starting(request: &RecordedRequest, prefix: &str) -> bool {
+    request.messages.iter().any(|m| {
+        m.content
+            .iter()
+            .any(|b| b.as_text().is_some_and(|t| t.starts_with(prefix)))
+    })
+}
