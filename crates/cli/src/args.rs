@@ -478,9 +478,8 @@ pub(crate) struct WorkerArgs {
 
 #[derive(Debug, Args)]
 pub(crate) struct SettingsArgs {
-    /// The project directory (default: the current directory).
-    #[arg(long, value_name = "DIR")]
-    pub cwd: Option<PathBuf>,
+    #[command(flatten)]
+    pub project: ProjectArgs,
     #[command(flatten)]
     pub settings: SettingsFlags,
     /// Print one JSON object (every value with its source, the trust, the files read).

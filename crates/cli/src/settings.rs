@@ -31,10 +31,11 @@ pub(crate) fn settings_locations(cwd: &Path, get: &dyn Fn(&str) -> Option<String
 }
 
 /// The settings the runs of the project in `cwd` obey (docs/permissions.md): every settings
-/// file and the command line's flags, merged.
+/// file, the preset's `settings:` and the command line's flags, merged.
 pub(crate) fn load_settings(
     cwd: &Path,
     flags: &SettingsFlags,
+    preset: Option<&serde_json::Value>,
     get: &dyn Fn(&str) -> Option<String>,
 ) -> Result<EffectiveSettings, Refusal> {
     let flags = FlagSettings {
@@ -43,7 +44,7 @@ pub(crate) fn load_settings(
         permission_mode: None,
         settings: flags.settings.clone(),
     };
-    EffectiveSettings::load(&settings_locations(cwd, get), flags, None).map_err(|error| {
+    EffectiveSettings::load(&settings_locations(cwd, get), flags, preset).map_err(|error| {
         Refusal::new(
             crate::RefusalCode::Settings(error.code()),
             error.to_string(),

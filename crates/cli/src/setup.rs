@@ -649,12 +649,12 @@ pub(crate) fn runnable_withholding(
 ) -> Result<Runnable, Refusal> {
     let offline = runner.offline;
     let cwd = cwd(args)?;
-    let settings = load_settings(&cwd, runner.settings, &env)?;
+    let (preset, _) = load_preset(&args.preset, &cwd, args.cwd.is_some(), factories)?;
+    let settings = load_settings(&cwd, runner.settings, preset.settings.as_ref(), &env)?;
     for warning in &settings.warnings {
         eprintln!("warning: {warning}");
     }
     let rules = Arc::new(settings_rules(&settings));
-    let (preset, _) = load_preset(&args.preset, &cwd, args.cwd.is_some(), factories)?;
     let model = choose_model(preset.model.as_ref(), model_flag, offline, switch, &env)?;
     let secrets = secrets(&preset, factories, &model, also);
     let sessions = session_store(&cwd);

@@ -222,6 +222,12 @@ pub(crate) struct Document {
     #[serde(default)]
     #[schemars(with = "Option<u64>", range(min = 1))]
     pub max_tool_result_bytes: Option<Spanned<u64>>,
+    /// Settings in Claude Code's settings.json shape (`permissions`: `allow`, `ask`, `deny`,
+    /// `defaultMode`, `additionalDirectories`; `hooks`; `env`), ranked between the command
+    /// line and the project's settings files (docs/permissions.md).
+    #[serde(default)]
+    #[schemars(with = "Option<std::collections::BTreeMap<String, Value>>")]
+    pub settings: Option<Spanned<Value>>,
     /// The default model of in-process agents.
     #[serde(default)]
     #[schemars(with = "Option<ModelSection>")]

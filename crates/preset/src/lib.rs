@@ -98,6 +98,9 @@ pub struct Preset {
     /// The cap on one tool result of in-process agents, in bytes (`max_tool_result_bytes:`);
     /// `None`: the runtime's default.
     pub max_tool_result_bytes: Option<u64>,
+    /// The preset's `settings:` (Claude Code's settings.json shape), ranked between the command
+    /// line and the project's settings files; read by `subagent-settings`.
+    pub settings: Option<serde_json::Value>,
     /// The default model of in-process agents.
     pub model: Option<ModelSection>,
     /// Model aliases of in-process agents (`model_aliases:`): alias → model id, `${VAR}`

@@ -199,6 +199,16 @@ impl Loader<'_> {
             Some(spanned) => Some(spanned.value),
             None => None,
         };
+        let settings = match document.settings {
+            Some(spanned) if !spanned.value.is_object() => {
+                return Err(Error::Invalid {
+                    site: self.site_of(index, "settings".into(), position(&spanned)),
+                    message: "settings must be a mapping in Claude Code's settings.json shape (permissions, hooks, env)".into(),
+                });
+            }
+            Some(spanned) => Some(spanned.value),
+            None => None,
+        };
         let model = match document.model {
             Some(spanned) => {
                 Some(self.model(position(&spanned), spanned.value, &base_dir, index)?)
@@ -241,6 +251,7 @@ impl Loader<'_> {
             version: PRESET_VERSION,
             max_depth,
             max_tool_result_bytes,
+            settings,
             model,
             model_aliases,
             builtin_models,

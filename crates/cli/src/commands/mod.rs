@@ -76,7 +76,7 @@ pub(crate) async fn dispatch(command: Command, factories: &[Arc<dyn ProviderFact
         }
         Command::Settings(args) => {
             let json = args.json;
-            settings::settings(&args).unwrap_or_else(|r| r.report(json))
+            settings::settings(&args, factories).unwrap_or_else(|r| r.report(json))
         }
         Command::Trust(args) => settings::trust(&args).unwrap_or_else(|r| r.report(false)),
         Command::Completions(args) => manual::completions(&args),

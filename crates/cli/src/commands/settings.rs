@@ -3,6 +3,9 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
+
+use subagent_core::ProviderFactory;
 
 use subagent_settings::Trust;
 
@@ -10,12 +13,23 @@ use crate::args::{ProjectArgs, SettingsArgs, TrustArgs};
 use crate::{EXIT_COMPLETED, Refusal, RefusalCode, setup};
 
 /// `subagent settings`.
-pub(super) fn settings(args: &SettingsArgs) -> Result<ExitCode, Refusal> {
-    let cwd = setup::cwd(&ProjectArgs {
-        preset: crate::args::PresetArgs { preset: None },
-        cwd: args.cwd.clone(),
-    })?;
-    let settings = crate::settings::load_settings(&cwd, &args.settings, &setup::env)?;
+pub(super) fn settings(
+    args: &SettingsArgs,
+    factories: &[Arc<dyn ProviderFactory>],
+) -> Result<ExitCode, Refusal> {
+    let cwd = setup::cwd(&args.project)?;
+    let (preset, _) = setup::load_preset(
+        &args.project.preset,
+        &cwd,
+        args.project.cwd.is_some(),
+        factories,
+    )?;
+    let settings = crate::settings::load_settings(
+        &cwd,
+        &args.settings,
+        preset.settings.as_ref(),
+        &setup::env,
+    )?;
     if args.json {
         crate::render::print_json_line(
             &serde_json::to_value(&settings).unwrap_or(serde_json::Value::Null),

@@ -72,10 +72,11 @@ impl Project {
     fn delegate(&self, server: &FakeServer, args: &[&str]) -> (bool, String, std::process::Output) {
         let _ = std::fs::remove_file(self.dir.join("made"));
         let before = server.model_requests().len();
-        let output = self
-            .subagent()
-            .args(["delegate", "--preset"])
-            .arg(&self.preset)
+        let mut command = self.subagent().arg("delegate");
+        if !args.contains(&"--preset") {
+            command = command.arg("--preset").arg(&self.preset);
+        }
+        let output = command
             .args(["--provider", "spawn"])
             .args(args)
             .arg("make it")
@@ -128,6 +129,28 @@ async fn rules_from_every_source_decide_a_childs_calls() {
     // A flag's allow, in our tool name.
     let (made, _, output) = project.delegate(&server, &["--allowedTools", "bash(touch made)"]);
     assert!(made, "{}", stderr(&output));
+
+    // The preset's `settings:` key.
+    let with_settings = project.home.path().join("with-settings.yaml");
+    let preset = std::fs::read_to_string(&project.preset).unwrap();
+    std::fs::write(
+        &with_settings,
+        format!("{preset}settings:\n  permissions:\n    allow: [\"Bash(touch made)\"]\n"),
+    )
+    .unwrap();
+    let (made, _, output) =
+        project.delegate(&server, &["--preset", with_settings.to_str().unwrap()]);
+    assert!(made, "{}", stderr(&output));
+    let shown = project
+        .subagent()
+        .args(["settings", "--preset"])
+        .arg(&with_settings)
+        .output();
+    assert!(
+        stdout(&shown).contains("  allow  Bash(touch made)   preset\n"),
+        "{}",
+        stdout(&shown)
+    );
 
     // --settings as JSON ranks with the flags; the managed policy's deny beats it.
     let json = r#"{"permissions": {"allow": ["Bash"]}}"#;
@@ -242,8 +265,8 @@ fn bad_settings_are_refused_with_their_place_and_code() {
     assert_eq!(output.status.code(), Some(2));
     let path = project.dir.join(".claude/settings.json");
     assert!(
-        stderr(&output).starts_with(&format!(
-            "error[SETTINGS_INVALID]: {}:2:36: trailing comma",
+        stderr(&output).contains(&format!(
+            "\nerror[SETTINGS_INVALID]: {}:2:36: trailing comma\n",
             path.display()
         )),
         "{}",

@@ -58,6 +58,7 @@ fn load(text: &str, vars: &[(&str, &str)]) -> Preset {
 fn a_full_preset_loads_into_plain_values() {
     let preset = load(FULL, &[("HOST", "gpu-box")]);
     let expected = Preset {
+        settings: None,
         path: "conf/p.yaml".into(),
         base_dir: "conf".into(),
         version: 1,

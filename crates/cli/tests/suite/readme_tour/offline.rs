@@ -584,7 +584,7 @@ fn docs_cli_names_the_options_each_command_takes() {
                 "--settings",
             ],
             ["serve"] => vec!["--allowedTools", "--disallowedTools", "--settings"],
-            ["agents"] | ["doctor"] => vec!["--preset", "--cwd"],
+            ["agents"] | ["doctor"] | ["settings"] => vec!["--preset", "--cwd"],
             ["providers"] => vec!["--preset"],
             _ => Vec::new(),
         }
