@@ -119,6 +119,64 @@ pub fn no_sub_agents(request: &StartRequest) -> bool {
     request.max_depth.is_some()
 }
 
+/// The settings `claude` does not read itself, as its `--settings` JSON: the permission rules
+/// of the command line's flags, the preset's `settings:`, our `.subagents/` twins and a managed
+/// file elsewhere than claude looks (`SUBAGENT_MANAGED_SETTINGS`). The user's and the project's
+/// `.claude/` files claude reads itself (same `HOME`, same directory), with the same trust.
+/// `None` when there is nothing to hand over.
+pub(crate) fn handed_settings(settings: &subagent_settings::EffectiveSettings) -> Option<String> {
+    use subagent_settings::{Locations, Scope};
+    let claude_reads = |rule: &subagent_settings::SourcedRule| match rule.scope {
+        Scope::Managed => {
+            rule.file.as_deref() == Some(std::path::Path::new(Locations::DEFAULT_MANAGED))
+        }
+        Scope::User | Scope::Project | Scope::ProjectLocal => rule
+            .file
+            .as_deref()
+            .is_some_and(|file| file.components().any(|c| c.as_os_str() == ".claude")),
+        _ => false,
+    };
+    let texts = |rules: &[subagent_settings::SourcedRule]| -> Vec<String> {
+        rules
+            .iter()
+            .filter(|rule| !claude_reads(rule))
+            .map(|rule| rule.value.claude_text())
+            .collect()
+    };
+    let permissions = &settings.permissions;
+    let (allow, ask, deny) = (
+        texts(&permissions.allow),
+        texts(&permissions.ask),
+        texts(&permissions.deny),
+    );
+    if allow.is_empty() && ask.is_empty() && deny.is_empty() {
+        return None;
+    }
+    let mut handed = serde_json::Map::new();
+    for (key, rules) in [("allow", allow), ("ask", ask), ("deny", deny)] {
+        if !rules.is_empty() {
+            handed.insert(key.to_owned(), Value::from(rules));
+        }
+    }
+    Some(serde_json::json!({ "permissions": handed }).to_string())
+}
+
+/// Hands `settings` (from [`handed_settings`]) to the invocation as claude's `--settings`,
+/// ahead of the variadic flags that would take it as a tool name.
+pub(crate) fn with_settings(mut invocation: Invocation, settings: Option<&str>) -> Invocation {
+    if let Some(settings) = settings {
+        let at = invocation
+            .args
+            .iter()
+            .position(|arg| arg == "--permission-mode")
+            .map_or(0, |i| i + 2);
+        invocation
+            .args
+            .splice(at..at, ["--settings".to_owned(), settings.to_owned()]);
+    }
+    invocation
+}
+
 /// Builds the invocation. `is_root` and `sandbox_env` (our own `IS_SANDBOX`) decide whether
 /// `bypassPermissions` can work.
 pub fn build(
@@ -258,3 +316,47 @@ pub fn build(
 
 #[cfg(test)]
 mod tests;
+
+/// What is handed to claude as `--settings`: only what it does not read itself.
+#[cfg(test)]
+mod handed {
+    #![allow(clippy::unwrap_used)]
+
+    use subagent_settings::{EffectiveSettings, FlagSettings, Locations};
+
+    #[test]
+    fn only_what_claude_does_not_read_itself_is_handed_over() {
+        let home = tempfile::tempdir().unwrap();
+        let project = home.path().join("p");
+        let write = |path: std::path::PathBuf, text: &str| {
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        };
+        write(
+            home.path().join(".claude/settings.json"),
+            r#"{"permissions": {"allow": ["Read"], "deny": ["WebFetch"]}}"#,
+        );
+        write(
+            home.path().join(".subagents/settings.json"),
+            r#"{"permissions": {"ask": ["bash(git push:*)"]}}"#,
+        );
+        write(
+            project.join(".claude/settings.json"),
+            r#"{"permissions": {"deny": ["Read(./.env)"]}}"#,
+        );
+        let mut locations = Locations::new(&project, Some(home.path().to_path_buf()));
+        locations.managed = None;
+        let flags = FlagSettings {
+            allowed_tools: vec!["bash(touch made) Edit".to_owned()],
+            ..FlagSettings::default()
+        };
+        let settings = EffectiveSettings::load(&locations, flags, None).unwrap();
+        assert_eq!(
+            super::handed_settings(&settings).unwrap(),
+            r#"{"permissions":{"allow":["Bash(touch made)","Edit"],"ask":["Bash(git push:*)"]}}"#
+        );
+        let mut none = EffectiveSettings::load(&locations, FlagSettings::default(), None).unwrap();
+        none.permissions.ask.clear();
+        assert_eq!(super::handed_settings(&none), None);
+    }
+}

@@ -90,6 +90,8 @@ pub struct ClaudeCodeProvider {
     name: String,
     config: Arc<ClaudeCodeConfig>,
     secrets: Secrets,
+    /// The settings handed to every child as `--settings` (what claude does not read itself).
+    settings: Option<Arc<String>>,
 }
 
 impl ClaudeCodeProvider {
@@ -100,6 +102,7 @@ impl ClaudeCodeProvider {
             name: name.into(),
             config: Arc::new(config),
             secrets: Secrets::new(),
+            settings: None,
         })
     }
 
@@ -127,6 +130,17 @@ impl ClaudeCodeProvider {
             is_root,
             sandbox.as_deref(),
         )
+        .map(|invocation| {
+            command::with_settings(invocation, self.settings.as_deref().map(String::as_str))
+        })
+    }
+
+    /// Hands the rules of `settings` that `claude` does not read itself to every child
+    /// (the permission rules of flags, the preset and our `.subagents/` files).
+    #[must_use]
+    pub fn with_settings(mut self, settings: &subagent_settings::EffectiveSettings) -> Self {
+        self.settings = command::handed_settings(settings).map(Arc::new);
+        self
     }
 }
 
@@ -231,8 +245,13 @@ impl ProviderFactory for ClaudeCodeFactory {
         // A relative path with a directory part is relative to the preset, not to our cwd.
         config.binary = context.resolve_program(&config.binary);
         let secrets = context.secrets.clone();
-        Ok(Arc::new(
-            ClaudeCodeProvider::new(name, config)?.with_secrets(secrets),
-        ))
+        let mut provider = ClaudeCodeProvider::new(name, config)?.with_secrets(secrets);
+        if let Some(settings) = context
+            .extensions
+            .get::<subagent_settings::EffectiveSettings>()
+        {
+            provider = provider.with_settings(&settings);
+        }
+        Ok(Arc::new(provider))
     }
 }

@@ -667,6 +667,7 @@ pub(crate) fn runnable_withholding(
         provided.insert(tasks.clone());
     }
     provided.insert((*rules).clone());
+    provided.insert(settings.clone());
     let context = build_context(&preset, &secrets, provided);
     let built = preset
         .build(factories, &context)

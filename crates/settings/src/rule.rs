@@ -228,6 +228,15 @@ impl Rule {
         &self.tool
     }
 
+    /// The rule in Claude Code's own spelling: its tool as Claude Code names it, its specifier
+    /// as written (`bash(git diff:*)` gives `Bash(git diff:*)`), for handing to `claude`.
+    pub fn claude_text(&self) -> String {
+        match self.text.find('(') {
+            Some(open) => format!("{}{}", self.tool, &self.text[open..]),
+            None => self.tool.clone(),
+        }
+    }
+
     /// Whether the rule names a tool without a specifier (every call of the tool).
     pub fn is_bare(&self) -> bool {
         self.spec.is_none()

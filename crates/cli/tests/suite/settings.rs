@@ -340,3 +340,55 @@ files read
     assert_eq!(json["trust"]["trusted"], false);
     assert_eq!(json["env"]["A"]["value"], "1");
 }
+
+/// A `claude-code` child gets the rules claude does not read itself (the command line's, the
+/// preset's, our `.subagents/` files) as its `--settings`, in Claude Code's spelling: the real
+/// pinned `claude` then runs the command an allow rule names, and not one a deny rule names.
+#[cfg(feature = "e2e")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claude_child_obeys_the_rules_handed_to_it() {
+    const CLAUDE: &str = r#"
+- match: "make it"
+  steps:
+    - tool_calls:
+        - name: Bash
+          input: {command: "touch made", description: "make the file"}
+    - text: "done"
+"#;
+    let server = FakeServer::from_yaml(CLAUDE).await.unwrap();
+    let project = Project::new(&server.url());
+    let row = super::pinned::claude_code_row(project.home.path(), &server.url(), "");
+    std::fs::write(
+        &project.preset,
+        format!(
+            "version: 1\nproviders:\n{row}tools: [{{name: subagent, provider: claude-code}}]\n"
+        ),
+    )
+    .unwrap();
+    let delegate = |args: &[&str]| {
+        let _ = std::fs::remove_file(project.dir.join("made"));
+        let output = project
+            .subagent()
+            .args(["delegate", "--preset"])
+            .arg(&project.preset)
+            .args(["--provider", "claude-code"])
+            .args(args)
+            .arg("make it")
+            .output();
+        (project.dir.join("made").exists(), stderr(&output))
+    };
+    let (made, log) = delegate(&[]);
+    assert!(
+        !made,
+        "claude's dontAsk mode refuses an unnamed command: {log}"
+    );
+    let (made, log) = delegate(&["--allowedTools", "bash(touch made)"]);
+    assert!(made, "{log}");
+    let (made, log) = delegate(&[
+        "--allowedTools",
+        "bash(touch made)",
+        "--disallowedTools",
+        "Bash(touch:*)",
+    ]);
+    assert!(!made, "{log}");
+}
