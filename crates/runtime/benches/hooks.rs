@@ -2,8 +2,10 @@
 //! (`cargo bench -p subagent-runtime --bench hooks`). Issue 28's goal: a no-op command hook
 //! adds ≤ 5 ms to a tool call; no hook configured adds nothing measurable.
 //!
+//! - `baseline`: the same `block_on` of a future that only drops the event's input (what the
+//!   timing itself costs);
 //! - `none_configured`: an empty runner (what every tool call pays when no settings file
-//!   configures a hook);
+//!   configures a hook), through a current-thread runtime's `block_on` like the others;
 //! - `none_matching`: a runner whose only hook is for another tool;
 //! - `noop_command`: one hook `true` (a `bash -c true` through the process owner: spawn, the
 //!   event's JSON on stdin, wait, reap, read the verdict);
@@ -53,9 +55,22 @@ fn bench_run(bencher: divan::Bencher, runner: &HookRunner) {
         .build()
         .unwrap();
     let cancel = CancellationToken::new();
-    bencher.bench_local(|| {
-        rt.block_on(runner.run(&HookEvent::PreToolUse, Some("bash"), input(), &cancel))
+    // The event's input is built outside the timing: a caller with no hooks skips building it
+    // (`HookRunner::is_empty`).
+    bencher.with_inputs(input).bench_local_values(|input| {
+        rt.block_on(runner.run(&HookEvent::PreToolUse, Some("bash"), input, &cancel))
     });
+}
+
+#[divan::bench]
+fn baseline(bencher: divan::Bencher) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    bencher
+        .with_inputs(input)
+        .bench_local_values(|input| rt.block_on(async move { drop(input) }));
 }
 
 #[divan::bench]

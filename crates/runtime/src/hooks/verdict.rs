@@ -40,7 +40,7 @@ impl HookDecision {
 /// everything go on as if no hook were configured.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct HookVerdict {
-    /// How many commands ran.
+    /// How many commands matched and were run (those that failed to start or timed out included).
     pub ran: usize,
     /// The event is blocked (exit 2, JSON `decision: "block"`, or `continue: false`), with the
     /// text to feed back (for exit 2 Claude Code's `<Event>:<Tool> hook error: [<command>]:
