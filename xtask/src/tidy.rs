@@ -8,7 +8,8 @@
 //!   providers live in `crates/cli/tests`, the one place that links them all);
 //! - `model` does not depend on `runtime`;
 //! - `settings` (settings files, permission rules, hook configuration: plain data and matching)
-//!   depends on no crate of ours but `session`;
+//!   depends on no crate of ours but `session` (the runtime, the CLI and the providers build on
+//!   it);
 //! - `worktree` (git worktree isolation, an infrastructure crate under the registry) depends on
 //!   no crate of ours but `core`, `session` and `process`;
 //! - nothing but `cli` links every provider (dev-dependencies are tests and are exempt).
@@ -494,7 +495,12 @@ mod tests {
             package(
                 "subagent-runtime",
                 false,
-                &[("subagent-core", None), ("subagent-model", None)],
+                // The hook runner reads the hook configuration: settings sits below the runtime.
+                &[
+                    ("subagent-core", None),
+                    ("subagent-model", None),
+                    ("subagent-settings", None),
+                ],
             ),
             package(
                 "subagent-spawn",

@@ -25,6 +25,9 @@
 //! - permissions ([`PermissionPolicy`]: allow / deny / ask rules with patterns, the modes of
 //!   `subagent_core::PermissionMode`, a [`PermissionBroker`] for `ask`; background runs never
 //!   ask);
+//! - the hook runner ([`HookRunner`]): Claude Code's command hooks for one event, run through
+//!   the process owner and folded into a [`HookVerdict`] (docs/hooks.md); what a verdict does
+//!   to the run is the tool loop's;
 //! - tool filters (`subagent_core::ToolFilter`, applied when the tool list is built:
 //!   [`ToolSet::filtered`]);
 //! - structured output ([`structured`]): a `structured_output` capture tool validated with
@@ -47,6 +50,7 @@ pub mod budget;
 mod child_record;
 pub mod delegation;
 mod env;
+pub mod hooks;
 mod input;
 mod paths;
 mod permissions;
@@ -67,6 +71,7 @@ pub use delegation::{
     ParentSnapshot, nesting_refusal,
 };
 pub use env::RunEnv;
+pub use hooks::{HookBase, HookDecision, HookRunner, HookVerdict};
 pub use input::{ChildExtras, TurnInput};
 pub use permissions::{
     Decision, PermissionBroker, PermissionPolicy, PermissionRequest, PermissionRule, SettingsRules,

@@ -1,6 +1,7 @@
 mod bash;
 mod caps;
 mod files;
+mod hooks;
 mod log;
 mod summary;
 mod support;
