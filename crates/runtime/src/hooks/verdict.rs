@@ -108,7 +108,13 @@ impl HookVerdict {
         match code {
             0 => self.absorb_stdout(context, &stdout, stdout_truncated),
             2 => {
-                let label = match context.tool {
+                // `SessionStart`'s matcher target (its source) is no tool: only the tool
+                // events name one.
+                let tool_event = matches!(
+                    context.event,
+                    HookEvent::PreToolUse | HookEvent::PostToolUse | HookEvent::PermissionRequest
+                );
+                let label = match context.tool.filter(|_| tool_event) {
                     Some(tool) => format!("{}:{tool}", context.event),
                     None => context.event.to_string(),
                 };

@@ -141,6 +141,21 @@ async fn exit_two_blocks_with_claudes_text_and_the_stderr() {
         verdict.blocked,
         Some(format!("Stop hook error: [{hook}]: writes are frozen"))
     );
+    // SessionStart's matcher selects its source, which is no tool.
+    let runner = self::runner(dir.path(), on("SessionStart", Some("startup"), &[&hook]));
+    let verdict = fire(
+        &runner,
+        HookEvent::SessionStart,
+        Some("startup"),
+        Map::new(),
+    )
+    .await;
+    assert_eq!(
+        verdict.blocked,
+        Some(format!(
+            "SessionStart hook error: [{hook}]: writes are frozen"
+        ))
+    );
 }
 
 #[tokio::test]

@@ -209,3 +209,94 @@ async fn a_hook_that_cannot_start_is_a_non_blocking_error() {
         "{verdict:?}"
     );
 }
+
+#[tokio::test]
+async fn the_hooks_of_an_event_run_in_parallel() {
+    let dir = tempfile::tempdir().unwrap();
+    procs::mkfifo(&dir.path().join("gate.fifo"));
+    // Opening a FIFO blocks until the other end is opened: each hook finishes only if the other
+    // runs at the same time (one after the other, the first would wait for its timeout).
+    let writer = script(dir.path(), "writer.sh", "echo open > gate.fifo");
+    let reader = script(dir.path(), "reader.sh", "cat gate.fifo");
+    let hooks = json!({"UserPromptSubmit": [{"hooks": [
+        {"type": "command", "command": writer, "timeout": 30},
+        {"type": "command", "command": reader, "timeout": 30},
+    ]}]});
+    let verdict = fire(
+        &runner(dir.path(), hooks),
+        HookEvent::UserPromptSubmit,
+        None,
+        Map::new(),
+    )
+    .await;
+    assert_eq!(
+        verdict,
+        HookVerdict {
+            ran: 2,
+            additional_context: vec!["open".into()],
+            ..HookVerdict::default()
+        }
+    );
+}
+
+#[tokio::test]
+async fn a_hook_that_floods_stdout_before_reading_stdin_does_not_deadlock() {
+    let dir = tempfile::tempdir().unwrap();
+    // Both pipes full at once: the hook blocks on stdout until someone reads it, while its
+    // stdin still waits to be written.
+    let hook = script(
+        dir.path(),
+        "flood-first.sh",
+        "head -c 4000000 /dev/zero; cat > got.json",
+    );
+    let hooks = json!({"PreToolUse": [{"hooks": [
+        {"type": "command", "command": hook, "timeout": 30},
+    ]}]});
+    let big = "y".repeat(4 * 1024 * 1024);
+    let verdict = fire(
+        &runner(dir.path(), hooks),
+        HookEvent::PreToolUse,
+        Some("Write"),
+        map(json!({"tool_input": {"content": big}})),
+    )
+    .await;
+    assert_eq!(
+        verdict,
+        HookVerdict {
+            ran: 1,
+            ..HookVerdict::default()
+        }
+    );
+    let got: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("got.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        got["tool_input"]["content"].as_str().map(str::len),
+        Some(big.len())
+    );
+}
+
+#[tokio::test]
+async fn the_runs_secrets_are_withheld_from_hooks() {
+    assert!(
+        std::env::var_os("HOME").is_some(),
+        "the test needs HOME set"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let hook = script(dir.path(), "env.sh", "echo \"home=${HOME-withheld}\"");
+    let hooks =
+        Hooks::from_value(&on("SessionStart", None, &[&hook]), Scope::User, None, "t").unwrap();
+    let runner = HookRunner::new(
+        hooks,
+        HookBase {
+            session_id: "s".into(),
+            transcript_path: None,
+            cwd: dir.path().to_path_buf(),
+            project_dir: dir.path().to_path_buf(),
+            permission_mode: "default".into(),
+            secrets: Secrets::from_names(["HOME"], |_| None),
+        },
+    );
+    let verdict = fire(&runner, HookEvent::SessionStart, None, Map::new()).await;
+    assert_eq!(verdict.additional_context, vec!["home=withheld"]);
+}
