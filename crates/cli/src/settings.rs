@@ -58,6 +58,7 @@ pub(crate) fn settings_rules(settings: &EffectiveSettings) -> SettingsRules {
         permissions: settings.permissions.clone(),
         project_root: settings.locations.project.clone(),
         home: settings.locations.home.clone(),
+        hooks: settings.hooks.clone(),
     }
 }
 

@@ -1,6 +1,7 @@
 //! The agent loop.
 
 mod calls;
+mod tool_hooks;
 
 use std::sync::{Arc, PoisonError};
 

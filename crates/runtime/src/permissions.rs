@@ -184,6 +184,8 @@ pub struct SettingsRules {
     pub project_root: PathBuf,
     /// The user's home (`~/x` rules).
     pub home: Option<PathBuf>,
+    /// The hooks of the settings files: every in-process run calls them around its tool calls.
+    pub hooks: subagent_settings::Hooks,
 }
 
 impl SettingsRules {
@@ -378,38 +380,68 @@ impl PermissionPolicy {
         kind: ToolKind,
         background: bool,
     ) -> std::result::Result<(), String> {
+        match self.decide(&request, kind) {
+            Decision::Allow => Ok(()),
+            Decision::Deny => Err(self.refusal(&request.tool, kind)),
+            Decision::Ask => self.ask(request, background).await,
+        }
+    }
+
+    /// What rules and mode say about `request`, before anyone is asked.
+    pub fn decide(&self, request: &PermissionRequest, kind: ToolKind) -> Decision {
         let subjects: Vec<&str> = request
             .subject
             .iter()
             .chain(&request.aliases)
             .map(String::as_str)
             .collect();
-        let decision = self.evaluate_in(&request.tool, kind, &subjects, request.cwd.as_deref());
-        let tool = request.tool.clone();
-        match decision {
-            Decision::Allow => Ok(()),
-            Decision::Deny if self.mode == PermissionMode::Plan && !kind.is_read_only() => Err(
-                format!("permission denied: {tool} is not read-only and this run is in plan mode"),
-            ),
-            Decision::Deny => Err(format!(
+        self.evaluate_in(&request.tool, kind, &subjects, request.cwd.as_deref())
+    }
+
+    /// Why a call [`Self::decide`] denied is refused (the model reads it).
+    pub fn refusal(&self, tool: &str, kind: ToolKind) -> String {
+        if self.mode == PermissionMode::Plan && !kind.is_read_only() {
+            format!("permission denied: {tool} is not read-only and this run is in plan mode")
+        } else {
+            format!(
                 "permission denied: a rule or the {} permission mode refuses {tool}",
                 self.mode
-            )),
-            Decision::Ask if background => Err(format!(
+            )
+        }
+    }
+
+    /// Asks about a call [`Self::decide`] left to someone: the broker, when the run has one
+    /// and is not in the background (a background run never asks: denied).
+    pub async fn ask(
+        &self,
+        request: PermissionRequest,
+        background: bool,
+    ) -> std::result::Result<(), String> {
+        let tool = request.tool.clone();
+        if background {
+            return Err(format!(
                 "permission denied: {tool} needs approval, and a background run never asks (auto-denied)"
+            ));
+        }
+        match &self.broker {
+            None => Err(format!(
+                "permission denied: {tool} needs approval and no one can be asked"
             )),
-            Decision::Ask => match &self.broker {
-                None => Err(format!(
-                    "permission denied: {tool} needs approval and no one can be asked"
+            Some(broker) => match broker.ask(request).await {
+                Decision::Allow => Ok(()),
+                _ => Err(format!(
+                    "permission denied: approval for {tool} was refused"
                 )),
-                Some(broker) => match broker.ask(request).await {
-                    Decision::Allow => Ok(()),
-                    _ => Err(format!(
-                        "permission denied: approval for {tool} was refused"
-                    )),
-                },
             },
         }
+    }
+
+    /// The hooks of the settings (empty without any).
+    pub fn hooks(&self) -> Option<&subagent_settings::Hooks> {
+        self.settings
+            .as_ref()
+            .map(|settings| &settings.hooks)
+            .filter(|hooks| !hooks.is_empty())
     }
 }
 
@@ -473,6 +505,7 @@ mod tests {
             },
             project_root: PathBuf::from("/p"),
             home: None,
+            hooks: subagent_settings::Hooks::default(),
         };
         let policy = PermissionPolicy::new(PermissionMode::Default)
             .rule(PermissionRule::parse("bash(git *)", Decision::Allow).unwrap())

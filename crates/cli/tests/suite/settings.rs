@@ -392,3 +392,109 @@ async fn a_claude_child_obeys_the_rules_handed_to_it() {
     ]);
     assert!(!made, "{log}");
 }
+
+/// The settings' hooks around a spawn child's tool calls, Claude Code's protocol: `PreToolUse`
+/// blocks (exit 2, its stderr to the model), denies or rewrites a call, `PermissionRequest`
+/// answers for a child nobody can ask, `PostToolUse` adds context the model reads; each hook
+/// gets the call in Claude Code's terms on stdin.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hooks_decide_block_rewrite_and_add_context() {
+    let server = FakeServer::from_yaml(SCENARIO).await.unwrap();
+    let project = Project::new(&server.url());
+    let hook = |name: &str, body: &str| {
+        let path = project.home.path().join(name);
+        std::fs::write(
+            &path,
+            format!(
+                "#!/bin/bash\ninput=$(cat)\necho \"$input\" >> {log}\n{body}\n",
+                log = project.home.path().join("hooks.log").display()
+            ),
+        )
+        .unwrap();
+        format!("bash {}", path.display())
+    };
+    let settings = |hooks: serde_json::Value| {
+        project.write(
+            ".claude/settings.json",
+            &serde_json::json!({"hooks": hooks}).to_string(),
+        );
+    };
+    let log = || std::fs::read_to_string(project.home.path().join("hooks.log")).unwrap_or_default();
+
+    // PermissionRequest allows the command nobody could be asked about.
+    let allow = hook(
+        "allow.sh",
+        r#"echo '{"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow"}}}'"#,
+    );
+    settings(
+        serde_json::json!({"PermissionRequest": [{"matcher": "Bash", "hooks": [{"type": "command", "command": allow}]}]}),
+    );
+    let (made, _, output) = project.delegate(&server, &[]);
+    assert!(made, "{}", stderr(&output));
+    let seen: serde_json::Value = serde_json::from_str(log().lines().next().unwrap()).unwrap();
+    assert_eq!(seen["hook_event_name"], "PermissionRequest");
+    assert_eq!(seen["tool_name"], "Bash");
+    assert_eq!(seen["tool_input"]["command"], "touch made");
+    assert_eq!(seen["permission_mode"], "default");
+
+    // PreToolUse exit 2 blocks, whatever allows it; the model reads Claude Code's text.
+    let block = hook("block.sh", "echo 'no touching' >&2\nexit 2");
+    settings(
+        serde_json::json!({"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": block}]}]}),
+    );
+    let (made, told, output) = project.delegate(&server, &["--allowedTools", "Bash"]);
+    assert!(!made, "{}", stderr(&output));
+    assert!(
+        told.contains(&format!(
+            "PreToolUse:Bash hook error: [{block}]: no touching"
+        )),
+        "{told}"
+    );
+
+    // PreToolUse denies with a reason (JSON), or rewrites the command.
+    let deny = hook(
+        "deny.sh",
+        r#"echo '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "not today"}}'"#,
+    );
+    settings(
+        serde_json::json!({"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": deny}]}]}),
+    );
+    let (made, told, _) = project.delegate(&server, &["--allowedTools", "Bash"]);
+    assert!(!made);
+    assert!(told.contains("not today"), "{told}");
+    let rewrite = hook(
+        "rewrite.sh",
+        r#"echo '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow", "updatedInput": {"command": "touch rewritten"}}}'"#,
+    );
+    settings(
+        serde_json::json!({"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": rewrite}]}]}),
+    );
+    let (made, _, output) = project.delegate(&server, &[]);
+    assert!(!made, "{}", stderr(&output));
+    assert!(
+        project.dir.join("rewritten").exists(),
+        "{}",
+        stderr(&output)
+    );
+
+    // PostToolUse adds context to the result the model reads; it sees the file tool's
+    // `file_path` as Claude Code's Read has it.
+    let context = hook(
+        "context.sh",
+        r#"echo '{"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": "checked by the hook"}}'"#,
+    );
+    settings(
+        serde_json::json!({"PostToolUse": [{"matcher": "Read", "hooks": [{"type": "command", "command": context}]}]}),
+    );
+    let (_, told, _) = project.delegate(&server, &[]);
+    assert!(
+        told.contains("TOKEN=from-dotenv\\n\\n\\nchecked by the hook"),
+        "{told}"
+    );
+    let last: serde_json::Value = serde_json::from_str(log().lines().last().unwrap()).unwrap();
+    assert_eq!(last["hook_event_name"], "PostToolUse");
+    assert_eq!(
+        last["tool_input"]["file_path"],
+        project.dir.join(".env").display().to_string()
+    );
+}

@@ -9,10 +9,11 @@ use serde_json::Value;
 use subagent_core::{CancellationToken, RunEvent, RunSender};
 use subagent_session::ContentBlock;
 
-use super::{Agent, State};
+use super::{Agent, State, tool_hooks};
 use crate::delegation::ParentSnapshot;
 use crate::env::RunEnv;
-use crate::permissions::PermissionRequest;
+use crate::hooks::HookDecision;
+use crate::permissions::{Decision, PermissionRequest};
 use crate::report::redacted;
 use crate::result_cap::{
     DEFAULT_CUT_HINT, DEFAULT_MAX_TOOL_RESULT_BYTES, NOTIFICATION_HINT, cut_result,
@@ -166,37 +167,92 @@ impl Agent {
         if context.env.background && !crate::tools::background_allows(name, tool.kind()) {
             return crate::tools::background_refusal(name);
         }
-        let mut subjects = tool
-            .permission_subjects(&input, &context.env.roots)
-            .into_iter();
-        let request = PermissionRequest {
-            tool: name.to_owned(),
-            subject: subjects.next(),
-            aliases: subjects.collect(),
-            input: input.clone(),
-            depth: context.env.depth,
-            cwd: Some(context.env.roots.cwd().to_path_buf()),
+        let env = Arc::clone(&context.env);
+        let kind = tool.kind();
+        let request = |input: &Value| {
+            let mut subjects = tool.permission_subjects(input, &env.roots).into_iter();
+            PermissionRequest {
+                tool: name.to_owned(),
+                subject: subjects.next(),
+                aliases: subjects.collect(),
+                input: input.clone(),
+                depth: env.depth,
+                cwd: Some(env.roots.cwd().to_path_buf()),
+            }
         };
         let cancel = context.cancel.clone();
-        // A question the broker is still asking must not hold a cancelled run.
-        let decision = tokio::select! {
-            decision = context
-                .env
-                .permissions
-                .check(request, tool.kind(), context.env.background) => decision,
-            () = cancel.cancelled() => Err("cancelled while waiting for permission".to_owned()),
-        };
-        if let Err(reason) = decision {
-            return ToolOutput::error(reason);
+        let policy = &env.permissions;
+        // Deny rules (and plan mode) decide before any hook, as in Claude Code.
+        let mut decision = policy.decide(&request(&input), kind);
+        if decision == Decision::Deny {
+            return ToolOutput::error(policy.refusal(name, kind));
         }
-        tokio::select! {
+        let hooks = tool_hooks::runner(&env);
+        let mut input = input;
+        let mut context_notes = Vec::new();
+        if let Some(hooks) = &hooks {
+            match tool_hooks::before(hooks, &env, name, &context.call_id, input, &cancel).await {
+                tool_hooks::Before::Refused(text) => return ToolOutput::error(text),
+                tool_hooks::Before::Proceed {
+                    input: given,
+                    permission,
+                    context,
+                } => {
+                    input = given;
+                    context_notes = context;
+                    match permission {
+                        Some(HookDecision::Allow) => decision = Decision::Allow,
+                        Some(HookDecision::Ask) => decision = Decision::Ask,
+                        // A rewritten input is decided again by the rules.
+                        _ => decision = policy.decide(&request(&input), kind),
+                    }
+                    if decision == Decision::Deny {
+                        return ToolOutput::error(policy.refusal(name, kind));
+                    }
+                }
+            }
+        }
+        if decision == Decision::Ask {
+            // `PermissionRequest` hooks answer first (a background run's only chance), then the
+            // broker where the run has one.
+            let answered = match &hooks {
+                Some(hooks) => {
+                    tool_hooks::permission_request(hooks, &env, name, &input, &cancel).await
+                }
+                None => None,
+            };
+            let answer = match answered {
+                Some(answer) => answer,
+                // A question the broker is still asking must not hold a cancelled run.
+                None => tokio::select! {
+                    answer = policy.ask(request(&input), env.background) => answer,
+                    () = cancel.cancelled() => Err("cancelled while waiting for permission".to_owned()),
+                },
+            };
+            if let Err(reason) = answer {
+                return ToolOutput::error(reason);
+            }
+        }
+        let post_input = hooks.as_ref().map(|_| input.clone());
+        let mut output = tokio::select! {
             biased;
             result = tool.call(input, &context) => match result {
                 Ok(output) => output,
                 Err(error) => ToolOutput::error(error.to_string()),
             },
             () = cancel.cancelled() => ToolOutput::error("cancelled"),
+        };
+        if let (Some(hooks), Some(input)) = (&hooks, &post_input) {
+            let added =
+                tool_hooks::after(hooks, &env, name, &context.call_id, input, &output, &cancel)
+                    .await;
+            context_notes.extend(added);
         }
+        for note in context_notes {
+            output.content.push_str("\n\n");
+            output.content.push_str(&note);
+        }
+        output
     }
 }
 
