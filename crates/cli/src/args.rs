@@ -389,7 +389,7 @@ pub(crate) struct ServeArgs {
     /// transcripts.
     #[arg(long, value_name = "N", default_value_t = 10_000)]
     pub keep_tasks: usize,
-    /// How many bytes of tasks the server remembers (their snapshots and events, as JSON);
+    /// How many bytes of tasks the server remembers (their snapshots as JSON, each kept event as JSON plus its fixed size in memory);
     /// past it the oldest finished tasks' events are dropped first (they stay readable whole
     /// with GetTask), then the oldest finished tasks themselves.
     #[arg(long, value_name = "BYTES", default_value_t = 64 << 20)]

@@ -79,8 +79,8 @@ pub struct ServerConfig {
     pub drain_deadline: Duration,
     /// How many tasks are remembered (the oldest finished ones are forgotten first).
     pub keep_tasks: usize,
-    /// How many bytes of tasks are remembered, their kept events and snapshots measured as
-    /// JSON: past it the events of finished tasks are dropped first (a client that lost its
+    /// How many bytes of tasks are remembered, their snapshots measured as JSON and each kept
+    /// event as JSON plus its fixed size in memory: past it the events of finished tasks are dropped first (a client that lost its
     /// stream gets the snapshot instead of what it missed), then the events of live tasks that
     /// every stream has read, then the oldest finished tasks no stream still reads (down to
     /// three quarters of it).

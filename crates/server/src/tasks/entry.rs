@@ -45,6 +45,13 @@ pub(super) fn json_len(value: &impl serde::Serialize) -> usize {
     count.0
 }
 
+/// What keeping `event` costs, as the table counts it: its size as JSON and its fixed size in
+/// memory (a status update of a few words is some 250 bytes of JSON in a 424-byte value), so
+/// that a task of tens of thousands of small events is counted near what it holds.
+pub(super) fn kept_bytes(event: &StreamResponse) -> usize {
+    json_len(event) + std::mem::size_of::<StreamResponse>()
+}
+
 /// The bytes a table's entries take (as JSON): each entry in the table keeps its share in it.
 pub(super) type Budget = Arc<AtomicUsize>;
 
@@ -61,7 +68,7 @@ pub(crate) struct Entry {
 pub(super) struct EntryState {
     task: Task,
     /// The kept events, with their size as JSON: the first is the task's event number `base`.
-    events: VecDeque<(StreamResponse, usize)>,
+    events: VecDeque<(Box<StreamResponse>, usize)>,
     base: usize,
     /// An event that ends the stream was pushed: nothing follows.
     pub(super) done: bool,
@@ -130,6 +137,13 @@ impl EntryState {
             self.event_bytes = self.event_bytes.saturating_sub(bytes);
             self.base += 1;
         }
+        // The room goes with the events (a streamed answer is tens of thousands of them): all
+        // of it when none is left, down to twice what is left when that is under a quarter.
+        if self.events.is_empty() {
+            self.events = VecDeque::new();
+        } else if self.events.len() < self.events.capacity() / 4 {
+            self.events.shrink_to(self.events.len() * 2);
+        }
         self.settle();
     }
 
@@ -171,12 +185,12 @@ impl Entry {
     /// A task whose first event is its submitted snapshot; `cancel` stops its run.
     pub(crate) fn new(task: Task, cancel: CancellationToken) -> Arc<Self> {
         let first = StreamResponse::Task(task.clone());
-        let first_bytes = json_len(&first);
+        let first_bytes = kept_bytes(&first);
         let snapshot_bytes = json_len(&task);
         Arc::new(Self {
             state: Mutex::new(EntryState {
                 task,
-                events: VecDeque::from([(first, first_bytes)]),
+                events: VecDeque::from([(Box::new(first), first_bytes)]),
                 base: 0,
                 done: false,
                 readers: HashMap::new(),
@@ -201,7 +215,7 @@ impl Entry {
 
     /// Records an event (ignored once the stream has ended) and wakes subscribers.
     pub(crate) fn push(&self, event: StreamResponse) {
-        let bytes = json_len(&event);
+        let bytes = kept_bytes(&event);
         let count = {
             let mut state = self.lock();
             if state.done {
@@ -209,7 +223,7 @@ impl Entry {
             }
             apply(&mut state.task, &event);
             state.done = event.ends_stream();
-            state.events.push_back((event, bytes));
+            state.events.push_back((Box::new(event), bytes));
             state.event_bytes += bytes;
             if state.done {
                 state.snapshot_bytes = json_len(&state.task);
@@ -356,7 +370,7 @@ impl Entry {
                         .checked_sub(state.base)
                         .and_then(|index| state.events.get(index));
                     if let Some((event, _)) = kept {
-                        let event = event.clone();
+                        let event = StreamResponse::clone(event);
                         state.readers.insert(reader.id, next + 1);
                         drop(state);
                         return Some((event, (reader, receiver, next + 1, None)));
@@ -376,6 +390,12 @@ impl Entry {
     #[cfg(test)]
     pub(super) fn retained(&self) -> usize {
         self.lock().events.len()
+    }
+
+    /// How many events the kept events' buffer has room for (what it holds on to).
+    #[cfg(test)]
+    pub(super) fn room(&self) -> usize {
+        self.lock().events.capacity()
     }
 
     /// Waits until the task's stream has ended.

@@ -3,7 +3,7 @@
 use pretty_assertions::assert_eq;
 use subagent_a2a::types::{TaskStatus, TaskStatusUpdateEvent};
 
-use super::entry::json_len;
+use super::entry::{json_len, kept_bytes};
 use super::*;
 use subagent_a2a::types::{Task, TaskState};
 use subagent_core::CancellationToken;
@@ -110,6 +110,36 @@ async fn a_finished_task_drops_its_events_at_its_end_or_once_streamed_when_it_ex
     assert_eq!(read.retained(), 0);
     assert!(read.resume_from(1).is_none());
     assert_eq!(read.snapshot().status.state, TaskState::Completed);
+}
+
+/// A streamed answer is tens of thousands of events: once they are dropped, so is the room
+/// they took (issue 26.5: a burst of 16 such tasks left ~300 MB of empty event buffers), and
+/// room kept for fewer events shrinks with them.
+#[tokio::test]
+async fn dropped_events_give_their_room_back() {
+    use futures::StreamExt;
+
+    let entry = Entry::new(task("long"), CancellationToken::new());
+    let stream = entry.events();
+    for n in 0..20_000 {
+        entry.push(numbered(n, TaskState::Working));
+    }
+    // Read all but the last 100, then shed what every stream has read.
+    let mut stream = Box::pin(stream);
+    for _ in 0..19_901 {
+        stream.next().await.unwrap();
+    }
+    entry.lock().shed();
+    assert_eq!(entry.retained(), 100);
+    assert!(
+        entry.room() < 1_000,
+        "room for {} events kept",
+        entry.room()
+    );
+    finish(&entry);
+    drop(stream);
+    entry.expire();
+    assert_eq!((entry.retained(), entry.room()), (0, 0));
 }
 
 #[test]
@@ -345,7 +375,7 @@ async fn past_the_byte_bound_finished_events_go_first_then_read_live_events_then
 
 #[test]
 fn pushes_past_the_byte_bound_shed_what_nobody_reads() {
-    let bound = json_len(&numbered(100, TaskState::Working)) * 20;
+    let bound = kept_bytes(&numbered(100, TaskState::Working)) * 20;
     let tasks = Tasks::new(100, bound, None);
     let entry = Entry::new(task("long"), CancellationToken::new());
     tasks.insert("long".to_owned(), Arc::clone(&entry), None);
@@ -369,7 +399,7 @@ fn pushes_past_the_byte_bound_shed_what_nobody_reads() {
 async fn a_task_whose_stream_is_still_reading_at_its_end_is_not_forgotten() {
     use futures::StreamExt;
 
-    let bound = json_len(&numbered(100, TaskState::Working)) * 20;
+    let bound = kept_bytes(&numbered(100, TaskState::Working)) * 20;
     let tasks = Tasks::new(100, bound, None);
     let entry = Entry::new(task("long"), CancellationToken::new());
     let stream = entry.events();
