@@ -498,3 +498,100 @@ async fn hooks_decide_block_rewrite_and_add_context() {
         project.dir.join(".env").display().to_string()
     );
 }
+
+/// Parity with the pinned `claude`: the same project settings file, whose `PreToolUse` hook
+/// blocks `Bash` with exit 2, run once under the real `claude` and once under a spawn child:
+/// both skip the command, the model reads the same text, and the hook reads the same keys.
+#[cfg(feature = "e2e")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_blocking_hook_gives_the_model_what_claude_gives_it() {
+    const BOTH: &str = r#"
+- match: "parity claude"
+  steps:
+    - tool_calls:
+        - name: Bash
+          input: {command: "touch made", description: "make the file"}
+    - text: "done"
+- match: "parity spawn"
+  steps:
+    - tool_calls:
+        - name: bash
+          input: {command: "touch made"}
+    - text: "done"
+"#;
+    let server = FakeServer::from_yaml(BOTH).await.unwrap();
+    let project = Project::new(&server.url());
+    let script = project.home.path().join("block.sh");
+    let log = project.home.path().join("hooks.log");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/bash\ncat >> {}\necho >> {}\necho 'no touching' >&2\nexit 2\n",
+            log.display(),
+            log.display()
+        ),
+    )
+    .unwrap();
+    let command = format!("bash {}", script.display());
+    project.write(
+        "project/.claude/settings.json",
+        &serde_json::json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": command}]}]}}).to_string(),
+    );
+    let row = super::pinned::claude_code_row(
+        project.home.path(),
+        &server.url(),
+        "      permission_mode: bypassPermissions\n",
+    );
+    std::fs::write(
+        &project.preset,
+        format!(
+            "version: 1\nmodel: {{kind: anthropic, name: m, base_url: \"{url}\", api_key_env: FAKE_KEY}}\nproviders:\n  - {{name: spawn, kind: spawn, config: {{permission_mode: bypass}}}}\n{row}tools: [{{name: subagent, provider: spawn}}]\n",
+            url = server.url()
+        ),
+    )
+    .unwrap();
+    let mut told = Vec::new();
+    for (provider, prompt) in [("claude-code", "parity claude"), ("spawn", "parity spawn")] {
+        let before = server.model_requests().len();
+        let output = project
+            .subagent()
+            .args(["delegate", "--preset"])
+            .arg(&project.preset)
+            .args(["--provider", provider, prompt])
+            .output();
+        assert!(
+            !project.dir.join("made").exists(),
+            "{provider}: {}",
+            stderr(&output)
+        );
+        let result = server.model_requests()[before..]
+            .iter()
+            .flat_map(|r| r.messages.clone())
+            .flat_map(|m| m.content)
+            .find_map(|block| match block {
+                subagent_session::ContentBlock::ToolResult {
+                    content, is_error, ..
+                } => Some((content.to_text(), is_error)),
+                _ => None,
+            })
+            .unwrap_or_else(|| panic!("{provider}: no tool result: {}", stderr(&output)));
+        told.push(result);
+    }
+    let expected = format!("PreToolUse:Bash hook error: [{command}]: no touching\n");
+    assert_eq!(told, vec![(expected.clone(), true), (expected, true)]);
+    let seen: Vec<serde_json::Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .filter(|line| !line.trim().is_empty())
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(seen.len(), 2);
+    for key in ["hook_event_name", "tool_name"] {
+        assert_eq!(seen[0][key], seen[1][key], "{key}");
+    }
+    assert_eq!(
+        seen[0]["tool_input"]["command"],
+        seen[1]["tool_input"]["command"]
+    );
+    assert_eq!(seen[0]["cwd"], seen[1]["cwd"]);
+}

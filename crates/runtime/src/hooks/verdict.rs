@@ -118,7 +118,7 @@ impl HookVerdict {
                     Some(tool) => format!("{}:{tool}", context.event),
                     None => context.event.to_string(),
                 };
-                let text = format!("{label} hook error: [{command}]: {}", stderr.trim_end());
+                let text = format!("{label} hook error: [{command}]: {stderr}");
                 if *context.event == HookEvent::PermissionRequest {
                     self.decide(HookDecision::Deny, text.clone());
                 }

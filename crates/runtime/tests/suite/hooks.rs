@@ -129,17 +129,19 @@ async fn exit_two_blocks_with_claudes_text_and_the_stderr() {
         verdict,
         HookVerdict {
             blocked: Some(format!(
-                "PreToolUse:Write hook error: [{hook}]: writes are frozen"
+                "PreToolUse:Write hook error: [{hook}]: writes are frozen\n"
             )),
             ..ran(1)
         }
     );
+    // The stderr as the hook wrote it, its last newline included, as the pinned claude gives it
+    // (the parity test in the CLI's `settings` suite compares the two).
     // An event without a tool: the event alone.
     let runner = self::runner(dir.path(), on("Stop", None, &[&hook]));
     let verdict = fire(&runner, HookEvent::Stop, None, Map::new()).await;
     assert_eq!(
         verdict.blocked,
-        Some(format!("Stop hook error: [{hook}]: writes are frozen"))
+        Some(format!("Stop hook error: [{hook}]: writes are frozen\n"))
     );
     // SessionStart's matcher selects its source, which is no tool.
     let runner = self::runner(dir.path(), on("SessionStart", Some("startup"), &[&hook]));
@@ -153,7 +155,7 @@ async fn exit_two_blocks_with_claudes_text_and_the_stderr() {
     assert_eq!(
         verdict.blocked,
         Some(format!(
-            "SessionStart hook error: [{hook}]: writes are frozen"
+            "SessionStart hook error: [{hook}]: writes are frozen\n"
         ))
     );
 }
@@ -321,7 +323,7 @@ async fn permission_request_hooks_decide_through_decision_behavior() {
         bash_call(),
     )
     .await;
-    let text = format!("PermissionRequest:Bash hook error: [{failing}]: refused");
+    let text = format!("PermissionRequest:Bash hook error: [{failing}]: refused\n");
     assert_eq!(
         verdict,
         HookVerdict {

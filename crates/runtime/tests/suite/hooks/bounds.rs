@@ -60,7 +60,7 @@ async fn a_hook_past_its_timeout_is_killed_and_reported_without_blocking() {
         verdict,
         HookVerdict {
             ran: 2,
-            blocked: Some(format!("PreToolUse:Bash hook error: [{fast}]: fast one")),
+            blocked: Some(format!("PreToolUse:Bash hook error: [{fast}]: fast one\n")),
             errors: vec![format!(
                 "PreToolUse hook [{slow}] timed out after 1 s; killed"
             )],
