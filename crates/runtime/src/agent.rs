@@ -190,6 +190,8 @@ struct State {
     retries_used: u32,
     /// Where the conversation is, for the summarizer (`None` without summaries).
     progress: Option<ProgressCell>,
+    /// A `Stop` hook has kept the run going (its next `Stop` says `stop_hook_active`).
+    stop_hook_active: bool,
 }
 
 impl Agent {
@@ -347,6 +349,7 @@ impl Agent {
             text: String::new(),
             retries_used: 0,
             progress: None,
+            stop_hook_active: false,
         };
         let summarizer = self.config.summaries.clone().map(|config| {
             let cell = ProgressCell::default();
@@ -656,6 +659,12 @@ impl Agent {
                 let text = self.notification_text(env, &finished);
                 return Next::Continue(Message::new(Role::User, vec![ContentBlock::text(text)]));
             }
+        }
+        // The settings' `Stop` hooks may keep the run going: their text is its next message.
+        if let Some(text) = tool_hooks::stop(env, &state.text, state.stop_hook_active, cancel).await
+        {
+            state.stop_hook_active = true;
+            return Next::Continue(Message::new(Role::User, vec![ContentBlock::text(text)]));
         }
         let mut outcome = self.end(state, StopReason::Completed, None);
         outcome.structured = structured;

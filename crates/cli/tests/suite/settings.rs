@@ -595,3 +595,49 @@ async fn a_blocking_hook_gives_the_model_what_claude_gives_it() {
     );
     assert_eq!(seen[0]["cwd"], seen[1]["cwd"]);
 }
+
+/// A `Stop` hook keeps a run going once: its exit 2 stderr is the model's next message, and the
+/// next `Stop` tells it `stop_hook_active`, so it lets the run end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stop_hook_keeps_the_run_going_once() {
+    const TWICE: &str = r#"
+- match: "answer twice"
+  steps:
+    - text: "first answer"
+- match: "run the tests first"
+  steps:
+    - text: "second answer"
+"#;
+    let server = FakeServer::from_yaml(TWICE).await.unwrap();
+    let project = Project::new(&server.url());
+    let script = project.home.path().join("stop.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/bash\nif grep -q '\"stop_hook_active\":true'; then exit 0; fi\necho 'run the tests first' >&2\nexit 2\n",
+    )
+    .unwrap();
+    let command = format!("bash {}", script.display());
+    project.write(
+        ".claude/settings.json",
+        &serde_json::json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": command}]}]}}).to_string(),
+    );
+    let output = project
+        .subagent()
+        .args(["delegate", "--json", "--preset"])
+        .arg(&project.preset)
+        .args(["--provider", "spawn", "answer twice"])
+        .output();
+    assert!(output.status.success(), "{}{}", stderr(&output), stdout(&output));
+    let outcome: serde_json::Value =
+        serde_json::from_str(stdout(&output).lines().last().unwrap()).unwrap();
+    assert_eq!(outcome["text"], "second answer");
+    let last = server.model_requests().last().unwrap().messages.clone();
+    let told = serde_json::to_string(&last).unwrap();
+    assert!(
+        told.contains(&format!(
+            "Stop hook error: [{command}]: run the tests first"
+        )),
+        "{told}"
+    );
+    assert_eq!(server.model_requests().len(), 2);
+}

@@ -203,6 +203,31 @@ pub(super) async fn after(
     added
 }
 
+/// Runs the `Stop` hooks of a run about to end with `answer`: the text that keeps it going
+/// (a hook's exit 2 stderr, or its `decision: block` reason), or `None` to end. A hook that has
+/// kept the run going once sees `stop_hook_active: true` next time (and should let it end).
+pub(super) async fn stop(
+    env: &RunEnv,
+    answer: &str,
+    active: bool,
+    cancel: &CancellationToken,
+) -> Option<String> {
+    let runner = runner(env)?;
+    let event_input = keys(json!({
+        "stop_hook_active": active,
+        "last_assistant_message": answer,
+    }));
+    let verdict = runner
+        .run(&HookEvent::Stop, None, event_input, cancel)
+        .await;
+    report(&verdict);
+    // `continue: false` stops whatever else a hook said.
+    if verdict.stop.is_some() {
+        return None;
+    }
+    verdict.blocked
+}
+
 /// Claude Code's name of our tool (ours when it has none).
 fn claude_name(name: &str) -> &str {
     subagent_settings::claude_tool_name(name).unwrap_or(name)
