@@ -16,43 +16,19 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::Write;
-use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use subagent_claude_code::{ClaudeCodeConfig, ClaudeCodeProvider};
 use subagent_core::{StartRequest, StopReason, SubagentProvider};
 use subagent_process::ProcessSpec;
-use subagent_test_support::FakeServer;
+use subagent_test_support::bench;
 
 fn main() {
-    let pairs: usize = std::env::args()
-        .skip(1)
-        .find_map(|a| a.parse().ok())
-        .unwrap_or(30);
-    let binary =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/clis/node_modules/.bin/claude");
-    assert!(
-        binary.is_file(),
-        "needs {} (cargo xtask install-clis)",
-        binary.display()
-    );
-    // The server on a runtime of its own: the provider's runtime below does only its own work.
-    let server_runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
-    let server = server_runtime
-        .block_on(FakeServer::from_yaml(
-            "- match: \".*\"\n  steps:\n    - text: \"hi from fake\"\n",
-        ))
-        .unwrap();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let pairs = bench::pairs(30);
+    let binary = bench::installed_cli(".bin/claude");
+    let (_server_runtime, server) = bench::fake_server_apart();
+    let runtime = bench::runtime(2);
     let root = tempfile::tempdir().unwrap();
     for dir in ["home", "home/.claude", "tmp", "project"] {
         std::fs::create_dir(root.path().join(dir)).unwrap();

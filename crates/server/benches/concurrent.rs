@@ -24,10 +24,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use subagent_core::registry::Registry;
-use subagent_model::{Scenarios, ScriptedModel};
 use subagent_server::{Server, ServerConfig, Skill};
 use subagent_spawn::{SpawnConfig, SpawnProvider};
+use subagent_test_support::bench;
 
 const RUNS: usize = 1_000;
 const ROUNDS: usize = 3;
@@ -47,23 +46,9 @@ const SCENARIO: &str = r#"
 
 /// `--serve-child`: our server on 127.0.0.1:0, its port on stdout, until killed.
 fn serve_child() {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let model = Arc::new(ScriptedModel::new(
-        "bench",
-        Scenarios::from_yaml(SCENARIO).unwrap(),
-    ));
-    let registry = Registry::new();
-    registry
-        .register(Arc::new(SpawnProvider::new(
-            "spawn",
-            model,
-            SpawnConfig::default(),
-        )))
-        .unwrap();
+    let runtime = bench::runtime(2);
+    let spawn = SpawnProvider::new("spawn", bench::scripted(SCENARIO), SpawnConfig::default());
+    let registry = bench::registry_of(spawn);
     let dir = tempfile::tempdir().unwrap();
     let mut config = ServerConfig::new(dir.path());
     config.max_concurrent_runs = 4 * RUNS;
@@ -306,11 +291,7 @@ fn paired(runtime: &tokio::runtime::Runtime) {
 
 #[divan::bench(sample_count = 5)]
 fn burst_of_1000_on_ours(bencher: divan::Bencher) {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = bench::runtime(2);
     let peer = ours();
     bencher.bench_local(|| {
         let (_, failed) = runtime.block_on(wave(&peer.url, peer.burst));
@@ -323,11 +304,7 @@ fn main() {
         serve_child();
         return;
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = bench::runtime(2);
     paired(&runtime);
     drop(runtime);
     divan::main();

@@ -18,7 +18,8 @@
 //! environment cleared, HOME, keys, a preset, args and stdin; it takes the binary's path, so
 //! this crate never depends on the CLI), [`runs`] (a run driven to its end, the product
 //! providers' shared end-to-end checks) and [`FakeServer::model`] (a model client on the fake
-//! server).
+//! server); [`bench`] holds the benchmarks' shared set-ups (a runtime, a registry of one
+//! provider on the scripted model, the fake server on a runtime apart, an installed CLI).
 //!
 //! Deliberately not here: any model client (that is `subagent-model`), and assertions: the
 //! server reports, tests decide.
@@ -26,6 +27,7 @@
 #![deny(missing_docs)]
 
 pub mod alone;
+pub mod bench;
 pub mod cli;
 pub mod cli_lines;
 mod encode;

@@ -12,13 +12,13 @@ use serde_json::{Value, json};
 use subagent_core::{CancellationToken, PermissionMode, StopReason};
 use subagent_model::{ModelKind, ToolSpec};
 use subagent_runtime::{
-    Agent, Decision, FORK_PREAMBLE, PermissionBroker, PermissionPolicy, PermissionRequest, Tool,
-    ToolContext, ToolKind, ToolOutput,
+    Agent, Decision, PermissionBroker, PermissionPolicy, PermissionRequest, Tool, ToolContext,
+    ToolKind, ToolOutput,
 };
 use subagent_session::ContentBlock;
 use subagent_test_support::{FakeServer, RecordedRequest};
 
-use super::support::{fork_row, model, parent_config, registry};
+use super::support::{fork_row, is_fork_request, model, notified, parent_config, registry};
 
 /// A tool that would wait on a person: an embedder's, not one of the background list.
 struct AskUser;
@@ -55,10 +55,6 @@ impl PermissionBroker for Counting {
 }
 
 const SCENARIO: &str = r#"
-- name: notification
-  match: "<task-notification>"
-  steps:
-    - text: "notified"
 - name: fork-child
   match: "FORK-JOB"
   steps:
@@ -77,14 +73,6 @@ const SCENARIO: &str = r#"
     - text: "Waiting for the fork."
 "#;
 
-fn is_fork_request(request: &RecordedRequest) -> bool {
-    request.messages.iter().any(|m| {
-        m.content
-            .iter()
-            .any(|b| b.as_text().is_some_and(|t| t.starts_with(FORK_PREAMBLE)))
-    })
-}
-
 fn tool_names(request: &RecordedRequest) -> Vec<String> {
     request.body.as_ref().unwrap()["tools"]
         .as_array()
@@ -96,7 +84,9 @@ fn tool_names(request: &RecordedRequest) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fork_calls_only_the_background_tools_and_never_asks() {
-    let server = FakeServer::from_yaml(SCENARIO).await.unwrap();
+    let server = FakeServer::from_yaml(&notified("notified", SCENARIO))
+        .await
+        .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let model = model(ModelKind::Anthropic, &server);
     let registry = registry();

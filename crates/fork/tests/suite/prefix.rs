@@ -9,17 +9,15 @@ use subagent_core::{
 };
 use subagent_fork::{ForkConfig, ForkProvider, fork_task_text};
 use subagent_model::ModelKind;
-use subagent_runtime::{Agent, FORK_PREAMBLE, NESTED_REFUSAL};
+use subagent_runtime::{Agent, NESTED_REFUSAL};
 use subagent_session::{ContentBlock, FORKED_TOOL_RESULT, Message, Role};
 use subagent_test_support::{FakeServer, RecordedRequest};
 
-use super::support::{PARENT_SYSTEM, fork_row, model, parent_config, registry};
+use super::support::{
+    PARENT_SYSTEM, fork_row, is_fork_request, model, notified, parent_config, registry,
+};
 
 const SCENARIO: &str = r#"
-- name: notification
-  match: "<task-notification>"
-  steps:
-    - text: "The fork reported back."
 - name: fork-child
   match: "FORK-JOB"
   steps:
@@ -40,14 +38,6 @@ const SCENARIO: &str = r#"
     - text: "Waiting for the fork."
 "#;
 
-fn is_fork_request(request: &RecordedRequest) -> bool {
-    request.messages.iter().any(|m| {
-        m.content
-            .iter()
-            .any(|b| b.as_text().is_some_and(|t| t.starts_with(FORK_PREAMBLE)))
-    })
-}
-
 fn results(message: &Message) -> Vec<(String, String)> {
     message
         .content
@@ -64,7 +54,9 @@ fn results(message: &Message) -> Vec<(String, String)> {
 }
 
 async fn fork_prefix(kind: ModelKind) {
-    let server = FakeServer::from_yaml(SCENARIO).await.unwrap();
+    let server = FakeServer::from_yaml(&notified("The fork reported back.", SCENARIO))
+        .await
+        .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let model = model(kind, &server);
     let registry = registry();
@@ -209,10 +201,6 @@ async fn fork_refuses_what_would_break_the_prefix() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fork_structured_output_is_validated_with_retry_turns() {
     let scenario = r#"
-- name: notification
-  match: "<task-notification>"
-  steps:
-    - text: "done"
 - name: fork-child
   match: "FORK-JSON"
   steps:
@@ -226,7 +214,9 @@ async fn fork_structured_output_is_validated_with_retry_turns() {
           input: {prompt: "FORK-JSON count", output_schema: {type: object, properties: {count: {type: integer}}, required: [count]}}
     - text: "Waiting."
 "#;
-    let server = FakeServer::from_yaml(scenario).await.unwrap();
+    let server = FakeServer::from_yaml(&notified("done", scenario))
+        .await
+        .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let model = model(ModelKind::Anthropic, &server);
     let registry = registry();

@@ -13,13 +13,9 @@ use subagent_runtime::{Agent, FORK_PREAMBLE, SessionStore};
 use subagent_session::{Message, load_transcript};
 use subagent_test_support::{FakeServer, RecordedRequest};
 
-use super::support::{fork_row, model, parent_config};
+use super::support::{any_text, fork_row, model, notified, parent_config};
 
 const SCENARIO: &str = r#"
-- name: notification
-  match: "<task-notification>"
-  steps:
-    - text: "The fork reported back."
 - name: fork-child
   match: "FORK-JOB"
   steps:
@@ -37,12 +33,10 @@ const SCENARIO: &str = r#"
     - text: "OMEGA, as I reported"
 "#;
 
+/// Whether `request` is the fork's: the preamble is in a text of it (a resumed fork's opens
+/// with its earlier conversation).
 fn is_fork_request(request: &RecordedRequest) -> bool {
-    request.messages.iter().any(|m| {
-        m.content
-            .iter()
-            .any(|b| b.as_text().is_some_and(|t| t.contains(FORK_PREAMBLE)))
-    })
+    any_text(request, |t| t.contains(FORK_PREAMBLE))
 }
 
 /// The session id a `<task-notification>` of the parent's last request names.
@@ -55,7 +49,9 @@ fn notified_session(request: &RecordedRequest) -> String {
 
 #[tokio::test]
 async fn a_fork_resumed_outside_a_tool_call_continues_its_whole_conversation() {
-    let server = FakeServer::from_yaml(SCENARIO).await.unwrap();
+    let server = FakeServer::from_yaml(&notified("The fork reported back.", SCENARIO))
+        .await
+        .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let sessions = tempfile::tempdir().unwrap();
     let model = model(ModelKind::Anthropic, &server);

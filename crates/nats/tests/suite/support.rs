@@ -157,3 +157,48 @@ pub(super) fn finished(events: &[RunEvent]) -> Option<StopReason> {
         _ => None,
     })
 }
+
+/// The events of `events` up to and including the first text: the worker holds the job then.
+pub(super) async fn until_first_text(events: &mut subagent_core::RunEvents) -> Vec<RunEvent> {
+    let mut seen = Vec::new();
+    while let Some(event) = events.next().await {
+        let text = matches!(event, RunEvent::Text { .. });
+        seen.push(event);
+        if text {
+            break;
+        }
+    }
+    seen
+}
+
+/// A lost holder of the next `echo` job: takes it (its first delivery) and never acks; the
+/// jobs stream and the message held.
+pub(super) async fn hold_a_job(
+    js: &async_nats::jetstream::Context,
+) -> (
+    async_nats::jetstream::stream::Stream,
+    async_nats::jetstream::Message,
+) {
+    use async_nats::jetstream::consumer;
+    use subagent_nats::wire::{JOBS_STREAM, consumer_name, row_jobs};
+    let jobs = js.get_stream(JOBS_STREAM).await.unwrap();
+    let lost: consumer::PullConsumer = jobs
+        .get_or_create_consumer(
+            &consumer_name("echo"),
+            consumer::pull::Config {
+                durable_name: Some(consumer_name("echo")),
+                filter_subject: row_jobs("echo"),
+                ack_policy: consumer::AckPolicy::Explicit,
+                ack_wait: Duration::from_secs(1),
+                max_deliver: 4,
+                max_ack_pending: 10_000,
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    let mut batch = lost.fetch().max_messages(1).messages().await.unwrap();
+    let held = batch.next().await.unwrap().unwrap();
+    assert_eq!(held.info().unwrap().delivered, 1);
+    (jobs, held)
+}

@@ -3,27 +3,15 @@
 //! with the run when it is still going at the end. (Background subagents are tested in
 //! `crates/spawn/tests/suite/tasks.rs`.)
 
-use std::io::Read;
-
 use pretty_assertions::assert_eq;
 use serde_json::Value;
 use subagent_core::{CancellationToken, StopReason};
 use subagent_runtime::Agent;
 use subagent_runtime::tools::task_tools;
+use subagent_test_support::procs::{gone, pids_from};
 use subagent_test_support::{FakeServer, RecordedRequest};
 
 use super::support::{config, last_results, run};
-
-/// Whether a process is gone (or dead and waiting to be reaped by whoever adopted it).
-fn gone(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => true,
-        Ok(stat) => stat
-            .rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().next())
-            .is_some_and(|state| state == "Z" || state == "X"),
-    }
-}
 
 /// The task id a "Started background command <id>." result names.
 fn started_id(request: &RecordedRequest) -> String {
@@ -155,20 +143,7 @@ async fn task_stop_kills_a_background_commands_whole_process_group() {
         .unwrap()
         .start_prompt("stop the command", CancellationToken::new());
     // Opening the FIFO blocks until the command writes its pids: a gate, not a sleep.
-    let pids = tokio::task::spawn_blocking(move || {
-        let mut text = String::new();
-        std::fs::File::open(&fifo)
-            .unwrap()
-            .read_to_string(&mut text)
-            .unwrap();
-        text
-    })
-    .await
-    .unwrap();
-    let pids: Vec<u32> = pids
-        .split_whitespace()
-        .map(|p| p.parse().unwrap())
-        .collect();
+    let pids = pids_from(fifo).await;
     assert_eq!(pids.len(), 2, "{pids:?}");
     assert!(pids.iter().all(|pid| !gone(*pid)));
     server.gate("pids-read").open();

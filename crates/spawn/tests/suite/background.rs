@@ -22,7 +22,7 @@ use subagent_spawn::{SpawnConfig, SpawnProvider};
 use subagent_test_support::FakeServer;
 
 use super::support::run;
-use super::support::{last_results, model, parent_config, requests_for, tool_names};
+use super::support::{builtin_and, last_results, model, parent_config, requests_for, tool_names};
 
 /// A tool that would wait on a person: an embedder's, not one of the background list.
 struct AskUser;
@@ -142,10 +142,6 @@ fn worker(background: bool) -> AgentProfile {
     profile
 }
 
-fn names(names: &[&str]) -> Vec<String> {
-    names.iter().map(|name| (*name).to_owned()).collect()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_background_child_gets_the_fixed_tools_and_never_asks() {
     let row = |mode| {
@@ -154,18 +150,7 @@ async fn a_background_child_gets_the_fixed_tools_and_never_asks() {
         row
     };
     let background = Seen {
-        tools: names(&[
-            "ls",
-            "read_file",
-            "write_file",
-            "edit_file",
-            "delete",
-            "glob",
-            "grep",
-            "bash",
-            "task_output",
-            "task_stop",
-        ]),
+        tools: builtin_and(&[]),
         results: vec![
             "error: permission denied: bash needs approval, and a background run never asks (auto-denied)".to_owned(),
             // Not offered, so unknown (a fork, which keeps its parent's list, is refused it).
@@ -201,19 +186,7 @@ async fn a_background_child_gets_the_fixed_tools_and_never_asks() {
     assert_eq!(
         foreground,
         Seen {
-            tools: names(&[
-                "ls",
-                "read_file",
-                "write_file",
-                "edit_file",
-                "delete",
-                "glob",
-                "grep",
-                "bash",
-                "task_output",
-                "task_stop",
-                "ask_user",
-            ]),
+            tools: builtin_and(&["ask_user"]),
             results: vec![
                 "exit code 0\n<stdout>\nhi\n\n</stdout>".to_owned(),
                 "the user said yes".to_owned(),

@@ -11,7 +11,7 @@ use subagent_model::ModelKind;
 use subagent_runtime::{DelegationToolConfig, NESTED_REFUSAL};
 
 use super::support::{Parent, run};
-use super::support::{last_results, requests_for, tool_names};
+use super::support::{builtin_and, last_results, requests_for, tool_names};
 
 const NESTING: &str = r#"
 - name: grandchild
@@ -39,27 +39,6 @@ const NESTING: &str = r#"
           input: {prompt: "CHILD-NESTS go"}
     - text: "parent done"
 "#;
-
-const BUILTIN: [&str; 10] = [
-    "ls",
-    "read_file",
-    "write_file",
-    "edit_file",
-    "delete",
-    "glob",
-    "grep",
-    "bash",
-    "task_output",
-    "task_stop",
-];
-
-fn builtin_and(extra: &[&str]) -> Vec<String> {
-    BUILTIN
-        .iter()
-        .chain(extra)
-        .map(|name| (*name).to_owned())
-        .collect()
-}
 
 /// `lead` lists the delegation tool (`subagent`) among its tools: it may delegate.
 fn lead() -> Arc<dyn AgentDirectory> {

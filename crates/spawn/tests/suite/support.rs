@@ -15,6 +15,29 @@ use subagent_runtime::{
 use subagent_spawn::{SpawnConfig, SpawnProvider};
 use subagent_test_support::{FakeServer, RecordedRequest};
 
+/// The runtime's built-in tools, in the order a child is offered them.
+pub(super) const BUILTIN: [&str; 10] = [
+    "ls",
+    "read_file",
+    "write_file",
+    "edit_file",
+    "delete",
+    "glob",
+    "grep",
+    "bash",
+    "task_output",
+    "task_stop",
+];
+
+/// The built-in tools and then `extra`, as a request names them.
+pub(super) fn builtin_and(extra: &[&str]) -> Vec<String> {
+    BUILTIN
+        .iter()
+        .chain(extra)
+        .map(|name| (*name).to_owned())
+        .collect()
+}
+
 pub(super) fn model(kind: ModelKind, server: &FakeServer) -> Arc<dyn Model> {
     server.model(kind)
 }
