@@ -18,7 +18,7 @@
 //! environment cleared, HOME, keys, a preset, args and stdin; it takes the binary's path, so
 //! this crate never depends on the CLI), [`runs`] (a run driven to its end, the product
 //! providers' shared end-to-end checks) and [`FakeServer::model`] (a model client on the fake
-//! server); [`bench`] holds the benchmarks' shared set-ups (a runtime, a registry of one
+//! server); [`mod@bench`] holds the benchmarks' shared set-ups (a runtime, a registry of one
 //! provider on the scripted model, the fake server on a runtime apart, an installed CLI).
 //!
 //! Deliberately not here: any model client (that is `subagent-model`), and assertions: the
@@ -35,6 +35,7 @@ pub mod git;
 pub mod normalize;
 pub mod paired;
 pub mod procs;
+pub mod recorded;
 pub mod runs;
 mod server;
 
@@ -43,7 +44,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 pub use encode::{Chunk, Protocol, encode, error_body};
-pub use server::RecordedRequest;
+pub use server::{RecordedRequest, requests_for};
 pub use subagent_model::scenario::{Gate, Scenarios};
 
 use server::State;

@@ -5,7 +5,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use futures::StreamExt as _;
-use subagent_core::{Outcome, Run, RunEvent, StopReason};
+use subagent_core::{
+    Outcome, Run, RunEvent, StartRequest, StartRequestBuilder, StopReason, SubagentProvider,
+};
 
 /// Every event and the outcome of `run`, which must end within `limit`.
 ///
@@ -23,6 +25,97 @@ pub async fn finish_within(mut run: Run, limit: Duration) -> (Vec<RunEvent>, Out
         .await
         .unwrap_or_else(|e| panic!("collecting the events: {e}"));
     (events, outcome)
+}
+
+/// How long [`run_to_end`] lets a run take before the test fails instead of hanging (a bound,
+/// not a speed check: a product CLI's first start may be slow on a loaded machine).
+pub const RUN_LIMIT: Duration = Duration::from_secs(300);
+
+/// What [`run_to_end`] starts: a request or its builder.
+pub trait IntoRequest {
+    /// The request.
+    fn into_request(self) -> StartRequest;
+}
+
+impl IntoRequest for StartRequest {
+    fn into_request(self) -> StartRequest {
+        self
+    }
+}
+
+impl IntoRequest for StartRequestBuilder {
+    fn into_request(self) -> StartRequest {
+        self.build()
+    }
+}
+
+/// Starts `request` on `provider` and collects the run's events and outcome
+/// ([`finish_within`] [`RUN_LIMIT`]).
+///
+/// # Panics
+/// When the provider refuses the request or the run does not end in time.
+pub async fn run_to_end(
+    provider: &(impl SubagentProvider + ?Sized),
+    request: impl IntoRequest,
+) -> (Vec<RunEvent>, Outcome) {
+    let run = provider
+        .start(request.into_request())
+        .await
+        .unwrap_or_else(|e| panic!("the provider refused the request: {e}"));
+    finish_within(run, RUN_LIMIT).await
+}
+
+/// [`run_to_end`], and the run must have completed (its outcome and events shown when not).
+///
+/// # Panics
+/// As [`run_to_end`], and when the run ended otherwise.
+pub async fn completed(
+    provider: &(impl SubagentProvider + ?Sized),
+    request: impl IntoRequest,
+) -> (Vec<RunEvent>, Outcome) {
+    let (events, outcome) = run_to_end(provider, request).await;
+    assert_eq!(
+        outcome.status,
+        StopReason::Completed,
+        "{outcome:?}\n{events:#?}"
+    );
+    (events, outcome)
+}
+
+/// `text` with every `<duration_ms>N</duration_ms>` made `<duration_ms>D</duration_ms>` (a task
+/// notification's times, for a whole-text assert).
+#[must_use]
+pub fn no_durations(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("<duration_ms>") {
+        let (before, after) = rest.split_at(at + "<duration_ms>".len());
+        out.push_str(before);
+        out.push('D');
+        rest = after.trim_start_matches(|c: char| c.is_ascii_digit());
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Reads `run`'s events until `at` holds for one (or they end), then cancels the run; its
+/// outcome, which must come within `limit`.
+///
+/// # Panics
+/// When the run's events were taken already or its outcome does not come in time.
+pub async fn cancel_at(mut run: Run, at: impl Fn(&RunEvent) -> bool, limit: Duration) -> Outcome {
+    let mut events = run
+        .take_events()
+        .unwrap_or_else(|| panic!("the run's events were taken already"));
+    while let Some(event) = events.next().await {
+        if at(&event) {
+            break;
+        }
+    }
+    run.cancel();
+    tokio::time::timeout(limit, run.outcome())
+        .await
+        .unwrap_or_else(|_| panic!("no outcome within {limit:?} of the cancel"))
 }
 
 /// The texts of `events`' `Text` events, nested ones included.

@@ -3,10 +3,9 @@
 //! through the provider's config, never through this process's environment.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use subagent_acp::{AcpConfig, AcpProvider};
-use subagent_core::{Outcome, Run, RunEvent, StartRequest, StartRequestBuilder};
+use subagent_core::{StartRequest, StartRequestBuilder};
 use subagent_test_support::FakeServer;
 use tempfile::TempDir;
 
@@ -162,11 +161,6 @@ impl Harness {
     pub(super) fn request(&self, prompt: &str) -> StartRequestBuilder {
         StartRequest::builder(prompt).cwd(self.project())
     }
-}
-
-/// Collects every event and the outcome of a run (which must end within 120 s).
-pub(super) async fn finish(run: Run) -> (Vec<RunEvent>, Outcome) {
-    subagent_test_support::runs::finish_within(run, Duration::from_secs(120)).await
 }
 
 /// Live processes whose command line contains `needle`, as `PID: CMDLINE`.

@@ -73,15 +73,6 @@ const SCENARIO: &str = r#"
     - text: "Waiting for the fork."
 "#;
 
-fn tool_names(request: &RecordedRequest) -> Vec<String> {
-    request.body.as_ref().unwrap()["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|tool| tool["name"].as_str().unwrap().to_owned())
-        .collect()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fork_calls_only_the_background_tools_and_never_asks() {
     let server = FakeServer::from_yaml(&notified("notified", SCENARIO))
@@ -107,8 +98,8 @@ async fn a_fork_calls_only_the_background_tools_and_never_asks() {
     let forks: Vec<&RecordedRequest> = requests.iter().filter(|r| is_fork_request(r)).collect();
     assert_eq!(forks.len(), 2);
     // The parent's list, unchanged.
-    assert_eq!(tool_names(forks[0]), tool_names(&requests[0]));
-    assert!(tool_names(forks[0]).contains(&"ask_user".to_owned()));
+    assert_eq!(forks[0].tool_names(), requests[0].tool_names());
+    assert!(forks[0].tool_names().contains(&"ask_user".to_owned()));
     let results: Vec<(String, bool)> = forks[1]
         .messages
         .last()

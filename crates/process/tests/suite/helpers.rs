@@ -74,3 +74,12 @@ pub(super) fn helper_test(name: &str, var: &str) -> subagent_process::ProcessSpe
         .env(var, "1")
         .overall_timeout(Some(Duration::from_secs(30)))
 }
+
+/// Every line `child` prints on stdout, to its end.
+pub(super) async fn lines(child: &mut subagent_process::Process) -> Vec<String> {
+    let mut out = Vec::new();
+    while let Some(line) = child.next_line().await.unwrap() {
+        out.push(line);
+    }
+    out
+}

@@ -9,6 +9,7 @@ use subagent_core::{CancellationToken, StopReason};
 use subagent_runtime::Agent;
 use subagent_runtime::tools::task_tools;
 use subagent_test_support::procs::{gone, pids_from};
+use subagent_test_support::runs::no_durations;
 use subagent_test_support::{FakeServer, RecordedRequest};
 
 use super::support::{config, last_results, run};
@@ -28,20 +29,6 @@ fn between(text: &str, tag: &str) -> String {
     let start = text.find(&open).unwrap() + open.len();
     let end = text.find(&format!("</{tag}>")).unwrap();
     text[start..end].to_owned()
-}
-
-/// `text` with every `<duration_ms>N</duration_ms>` made `<duration_ms>D</duration_ms>`.
-fn no_durations(text: &str) -> String {
-    let mut out = String::new();
-    let mut rest = text;
-    while let Some(at) = rest.find("<duration_ms>") {
-        let (before, after) = rest.split_at(at + "<duration_ms>".len());
-        out.push_str(before);
-        out.push('D');
-        rest = after.trim_start_matches(|c: char| c.is_ascii_digit());
-    }
-    out.push_str(rest);
-    out
 }
 
 const READ: &str = r#"

@@ -22,7 +22,7 @@ use subagent_spawn::{SpawnConfig, SpawnProvider};
 use subagent_test_support::FakeServer;
 
 use super::support::run;
-use super::support::{builtin_and, last_results, model, parent_config, requests_for, tool_names};
+use super::support::{builtin_and, last_results, model, parent_config, requests_for};
 
 /// A tool that would wait on a person: an embedder's, not one of the background list.
 struct AskUser;
@@ -127,7 +127,7 @@ async fn child_of(row: DelegationToolConfig, profile: AgentProfile, call: Value)
     let child = requests_for(&requests, "BG-TASK");
     assert_eq!(child.len(), 2, "{outcome:?}");
     Seen {
-        tools: tool_names(child[0]),
+        tools: child[0].tool_names(),
         results: last_results(child[1])
             .into_iter()
             .map(|(_, text, is_error)| format!("{}{text}", if is_error { "error: " } else { "" }))

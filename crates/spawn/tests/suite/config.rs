@@ -242,10 +242,7 @@ async fn agent_in_tools_limits_the_types_a_child_may_start() {
     // saying which types it may start; `explore` ran.
     let lead = requests_for(&requests, "LEAD-TASK");
     assert_eq!(lead.len(), 3);
-    assert_eq!(
-        super::support::tool_names(lead[0]),
-        ["read_file", "subagent"]
-    );
+    assert_eq!(lead[0].tool_names(), ["read_file", "subagent"]);
     let refused = super::support::last_results(lead[1]);
     assert_eq!(refused.len(), 1);
     let (_, text, is_error) = &refused[0];

@@ -13,7 +13,7 @@ use subagent_core::{Effort, PermissionMode, StopReason, ToolFilter};
 use subagent_model::ModelKind;
 use subagent_runtime::{DelegationToolConfig, PermissionPolicy};
 
-use super::support::{BUILTIN, last_results, requests_for, tool_names};
+use super::support::{BUILTIN, last_results, requests_for};
 use super::support::{Parent as Fixture, run};
 
 /// The parent delegates `input` in its first turn and answers in its second; the child runs
@@ -101,7 +101,7 @@ async fn child_of(
     Seen {
         model: body["model"].clone(),
         reasoning: body.get("reasoning").cloned().unwrap_or(Value::Null),
-        tools: tool_names(child[0]),
+        tools: child[0].tool_names(),
         requests: child.len(),
         first_bash,
     }

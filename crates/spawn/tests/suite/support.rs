@@ -142,33 +142,7 @@ pub(super) fn parent_config(
     config
 }
 
-/// The requests whose conversation starts with a prompt containing `marker`.
-pub(super) fn requests_for<'a>(
-    requests: &'a [RecordedRequest],
-    marker: &str,
-) -> Vec<&'a RecordedRequest> {
-    requests
-        .iter()
-        .filter(|r| {
-            r.messages
-                .first()
-                .is_some_and(|m| m.text().contains(marker))
-        })
-        .collect()
-}
-
-/// The tool names a request offered.
-pub(super) fn tool_names(request: &RecordedRequest) -> Vec<String> {
-    request.body.as_ref().unwrap()["tools"]
-        .as_array()
-        .map(|tools| {
-            tools
-                .iter()
-                .map(|t| t["name"].as_str().unwrap().to_owned())
-                .collect()
-        })
-        .unwrap_or_default()
-}
+pub(super) use subagent_test_support::requests_for;
 
 /// The tool results of the last message of a request: (id, text, is_error).
 pub(super) fn last_results(request: &RecordedRequest) -> Vec<(String, String, bool)> {

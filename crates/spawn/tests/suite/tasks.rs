@@ -11,6 +11,7 @@ use subagent_core::{CancellationToken, Outcome, RunEvent, StopReason};
 use subagent_model::ModelKind;
 use subagent_runtime::tools::task_tools;
 use subagent_runtime::{Agent, AgentConfig, DelegationToolConfig};
+use subagent_test_support::runs::no_durations;
 use subagent_test_support::{FakeServer, RecordedRequest};
 
 use super::support::{Parent, run};
@@ -71,20 +72,6 @@ async fn run_opening(
         }
     }
     run.outcome().await
-}
-
-/// `text` with every `<duration_ms>N</duration_ms>` made `<duration_ms>D</duration_ms>`.
-fn no_durations(text: &str) -> String {
-    let mut out = String::new();
-    let mut rest = text;
-    while let Some(at) = rest.find("<duration_ms>") {
-        let (before, after) = rest.split_at(at + "<duration_ms>".len());
-        out.push_str(before);
-        out.push('D');
-        rest = after.trim_start_matches(|c: char| c.is_ascii_digit());
-    }
-    out.push_str(rest);
-    out
 }
 
 /// The `type` of each line of an output file, runs of one type collapsed.

@@ -24,15 +24,6 @@ const WRITER: &str = r#"
     - text: "gus: done."
 "#;
 
-fn tool_names(request: &subagent_test_support::RecordedRequest) -> Vec<String> {
-    request.body.as_ref().unwrap()["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap().to_owned())
-        .collect()
-}
-
 async fn run(mode: PermissionMode) -> (FakeServer, tempfile::TempDir) {
     let world = World::noting(WRITER).await;
     World::lead(world.leader_with(PermissionPolicy::new(mode)), "LEAD-PERMS").await;
@@ -45,7 +36,7 @@ async fn a_plan_mode_leaders_teammate_cannot_write() {
     let requests = server.requests();
     let gus = requests_for(&requests, "MATE-GUS");
     assert_eq!(
-        tool_names(gus[0]),
+        gus[0].tool_names(),
         [
             "ls",
             "read_file",

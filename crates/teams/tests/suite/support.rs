@@ -144,20 +144,7 @@ pub(super) fn assert_completed(outcome: &Outcome) {
     );
 }
 
-/// The requests whose first message contains `marker`.
-pub(super) fn requests_for<'a>(
-    requests: &'a [RecordedRequest],
-    marker: &str,
-) -> Vec<&'a RecordedRequest> {
-    requests
-        .iter()
-        .filter(|r| {
-            r.messages
-                .first()
-                .is_some_and(|m| m.text().contains(marker))
-        })
-        .collect()
-}
+pub(super) use subagent_test_support::requests_for;
 
 /// Every tool result of every request of `requests`, by call id (text, is_error), deduplicated.
 pub(super) fn results(requests: &[&RecordedRequest]) -> Vec<(String, String, bool)> {
