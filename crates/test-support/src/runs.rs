@@ -118,6 +118,18 @@ pub async fn cancel_at(mut run: Run, at: impl Fn(&RunEvent) -> bool, limit: Dura
         .unwrap_or_else(|_| panic!("no outcome within {limit:?} of the cancel"))
 }
 
+/// The messages of `events`' `Progress` events, in order.
+#[must_use]
+pub fn progress(events: &[RunEvent]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            RunEvent::Progress { message, .. } => Some(message.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The texts of `events`' `Text` events, nested ones included.
 #[must_use]
 pub fn texts(events: &[RunEvent]) -> Vec<String> {

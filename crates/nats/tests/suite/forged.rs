@@ -15,7 +15,7 @@ use subagent_nats::testing::NatsServer;
 use subagent_nats::wire::{EVENTS_STREAM, Job, events_subject, job_subject};
 use tokio::sync::Notify;
 
-use super::support::{Echo, collect, hold_a_job, provider, texts, worker};
+use super::support::{Echo, collect, hold_a_job, provider, streams_made, texts, worker};
 
 fn request(prompt: &str) -> StartRequest {
     StartRequest::new(prompt, std::env::temp_dir())
@@ -180,12 +180,7 @@ async fn forged_envelopes_never_end_or_change_another_jobs_run() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_forged_outcome_does_not_pass_for_a_lost_holders_stored_one() {
     let server = NatsServer::start().unwrap();
-    let stop = Arc::new(Notify::new());
-    let announcer = worker(&server.url(), Echo::new(), 3, Arc::clone(&stop)).await;
-    stop.notify_one();
-    announcer.await.unwrap();
-    let client = async_nats::connect(server.url()).await.unwrap();
-    let js = async_nats::jetstream::new(client);
+    let js = streams_made(&server.url()).await;
     let run = RunId::new();
     let job = Job::new(run, "echo", &request("hello"));
     publish(

@@ -202,3 +202,39 @@ pub(super) async fn hold_a_job(
     assert_eq!(held.info().unwrap().delivered, 1);
     (jobs, held)
 }
+
+/// A second worker, released at once, takes the job over from the first (lost or stopped)
+/// attempt: what was `seen` and the run's remaining events, and its outcome. The texts show
+/// the first attempt's, the note that it was superseded, then the second's.
+pub(super) async fn taken_over(
+    url: &str,
+    run: Run,
+    events: subagent_core::RunEvents,
+    mut seen: Vec<RunEvent>,
+) -> (Vec<RunEvent>, Outcome) {
+    let second = Echo::new();
+    second.release.notify_one();
+    let _second = worker(url, second, 3, Arc::new(Notify::new())).await;
+    seen.extend(events.collect::<Vec<_>>().await);
+    let outcome = run.outcome().await;
+    assert_eq!(
+        texts(&seen),
+        vec![
+            "got: WAIT job".to_owned(),
+            "progress: attempt 1 was lost (its worker stopped answering): its events above are superseded; attempt 2 runs the task again from the start".to_owned(),
+            "got: WAIT job".to_owned(),
+        ]
+    );
+    (seen, outcome)
+}
+
+/// The job and event streams as a worker makes them (one started and stopped at once), and a
+/// JetStream client of the server at `url`.
+pub(super) async fn streams_made(url: &str) -> async_nats::jetstream::Context {
+    let stop = Arc::new(Notify::new());
+    let announcer = worker(url, Echo::new(), 3, Arc::clone(&stop)).await;
+    stop.notify_one();
+    announcer.await.unwrap();
+    let client = async_nats::connect(url).await.unwrap();
+    async_nats::jetstream::new(client)
+}

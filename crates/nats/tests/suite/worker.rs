@@ -13,8 +13,8 @@ use subagent_nats::wire::{JOBS_STREAM, carried};
 use subagent_nats::{Auth, Error, NatsConfig, NatsProvider};
 use tokio::sync::Notify;
 
-use super::support::{ECHO_CAPS, Echo, collect, finished, hold_a_job, provider, texts};
-use super::support::{until_first_text, worker, worker_draining, worker_with};
+use super::support::{ECHO_CAPS, Echo, collect, finished, hold_a_job, provider, streams_made};
+use super::support::{taken_over, texts, until_first_text, worker, worker_draining, worker_with};
 
 fn request(prompt: &str) -> StartRequest {
     StartRequest::new(prompt, std::env::temp_dir())
@@ -119,22 +119,10 @@ async fn a_lost_workers_job_runs_again_on_another_and_the_lost_attempt_is_marked
     let mut run = remote.start(request("WAIT job")).await.unwrap();
     // The first attempt's text has reached us: the worker holds the job and waits.
     let mut events = run.take_events().unwrap();
-    let mut seen = until_first_text(&mut events).await;
+    let seen = until_first_text(&mut events).await;
     // The worker is gone without a word (its tasks dropped, nothing acked).
     lost.abort();
-    let second = Echo::new();
-    second.release.notify_one();
-    let _second = worker(&server.url(), second, 3, Arc::new(Notify::new())).await;
-    seen.extend(events.collect::<Vec<_>>().await);
-    let outcome = run.outcome().await;
-    assert_eq!(
-        texts(&seen),
-        vec![
-            "got: WAIT job".to_owned(),
-            "progress: attempt 1 was lost (its worker stopped answering): its events above are superseded; attempt 2 runs the task again from the start".to_owned(),
-            "got: WAIT job".to_owned(),
-        ]
-    );
+    let (_, outcome) = taken_over(&server.url(), run, events, seen).await;
     assert_eq!(
         (outcome.status, outcome.text),
         (StopReason::Completed, "done: WAIT job".to_owned())
@@ -219,12 +207,7 @@ async fn a_job_whose_outcome_is_stored_is_not_run_again() {
     use subagent_nats::wire::{Body, Job, events_subject, job_subject};
 
     let server = NatsServer::start().unwrap();
-    let stop = Arc::new(Notify::new());
-    let announcer = worker(&server.url(), Echo::new(), 3, Arc::clone(&stop)).await;
-    stop.notify_one();
-    announcer.await.unwrap();
-    let client = async_nats::connect(server.url()).await.unwrap();
-    let js = async_nats::jetstream::new(client);
+    let js = streams_made(&server.url()).await;
     // The lost worker: takes the job, stores the outcome, never acks.
     let run = RunId::new();
     let job = Job::new(run, "echo", &request("hello"));
@@ -283,22 +266,10 @@ async fn a_draining_worker_hands_back_what_it_still_holds() {
     let remote = provider(&server.url()).await;
     let mut run = remote.start(request("WAIT job")).await.unwrap();
     let mut events = run.take_events().unwrap();
-    let mut seen = until_first_text(&mut events).await;
+    let seen = until_first_text(&mut events).await;
     stop.notify_one();
     first.await.unwrap();
-    let second = Echo::new();
-    second.release.notify_one();
-    let _second = worker(&server.url(), second, 3, Arc::new(Notify::new())).await;
-    seen.extend(events.collect::<Vec<_>>().await);
-    let outcome = run.outcome().await;
-    assert_eq!(
-        texts(&seen),
-        vec![
-            "got: WAIT job".to_owned(),
-            "progress: attempt 1 was lost (its worker stopped answering): its events above are superseded; attempt 2 runs the task again from the start".to_owned(),
-            "got: WAIT job".to_owned(),
-        ]
-    );
+    let (_, outcome) = taken_over(&server.url(), run, events, seen).await;
     assert_eq!(outcome.text, "done: WAIT job");
 }
 

@@ -42,6 +42,25 @@ pub(super) fn transcript_texts(path: &Path) -> Vec<(Role, String)> {
         .collect()
 }
 
+/// A scenario whose agent (prompted `count in the background`) runs `command` in the
+/// background as `call_bg`, waits for it with `task_output` (`call_read`), then says `done`.
+pub(super) fn counting_in_the_background(command: &str) -> String {
+    format!(
+        r#"
+- name: parent
+  match: "count in the background"
+  steps:
+    - tool_calls:
+        - id: call_bg
+          name: bash
+          input: {{command: "{command}", description: "count", run_in_background: true}}
+    - tool_calls:
+        - {{id: call_read, name: task_output, input: {{task_id: call_bg, timeout: 600000}}}}
+    - text: "done"
+"#
+    )
+}
+
 pub(super) async fn run(config: AgentConfig, prompt: &str) -> Outcome {
     Agent::new(config)
         .unwrap()

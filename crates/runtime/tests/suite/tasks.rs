@@ -12,7 +12,7 @@ use subagent_test_support::procs::{gone, pids_from};
 use subagent_test_support::runs::no_durations;
 use subagent_test_support::{FakeServer, RecordedRequest};
 
-use super::support::{config, last_results, run};
+use super::support::{config, counting_in_the_background, last_results, run};
 
 /// The task id a "Started background command <id>." result names.
 fn started_id(request: &RecordedRequest) -> String {
@@ -31,27 +31,21 @@ fn between(text: &str, tag: &str) -> String {
     text[start..end].to_owned()
 }
 
-const READ: &str = r#"
+/// Counting to three in the background (`three` on stderr), and the answer to the
+/// notification.
+fn read() -> String {
+    let notified = r#"
 - name: notification
   match: "<task-notification>"
   steps:
-    - text: "a notification came"
-- name: parent
-  match: "count in the background"
-  steps:
-    - tool_calls:
-        - id: call_bg
-          name: bash
-          input: {command: "echo one; echo two; echo three >&2", description: "count", run_in_background: true}
-    - tool_calls:
-        - {id: call_read, name: task_output, input: {task_id: call_bg, timeout: 600000}}
-    - text: "done"
-"#;
+    - text: "a notification came""#;
+    notified.to_owned() + &counting_in_the_background("echo one; echo two; echo three >&2")
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_background_command_is_a_task_with_an_output_file_read_with_task_output() {
     let dir = tempfile::tempdir().unwrap();
-    let server = FakeServer::from_yaml(READ).await.unwrap();
+    let server = FakeServer::from_yaml(&read()).await.unwrap();
     let mut config = config(&server, dir.path());
     config.tools = config.tools.with(task_tools());
     let outcome = run(config, "count in the background").await;

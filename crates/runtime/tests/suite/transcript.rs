@@ -172,15 +172,8 @@ async fn a_failed_write_is_reported_and_the_run_goes_on() {
         (outcome.status, outcome.text.as_str(), outcome.session),
         (StopReason::Completed, "one file", None)
     );
-    let reports: Vec<String> = events
-        .into_iter()
-        .filter_map(|event| match event {
-            RunEvent::Progress { message, .. } => Some(message),
-            _ => None,
-        })
-        .collect();
     assert_eq!(
-        reports,
+        subagent_test_support::runs::progress(&events),
         vec![format!(
             "transcript not written, the run cannot be resumed: {}: Not a directory (os error 20)",
             blocker.join("sessions").display()

@@ -22,7 +22,7 @@ use subagent_spawn::{SpawnConfig, SpawnProvider};
 use subagent_test_support::FakeServer;
 
 use super::support::run;
-use super::support::{builtin_and, last_results, model, parent_config, requests_for};
+use super::support::{builtin_and, delegating, last_results, model, parent_config, requests_for};
 
 /// A tool that would wait on a person: an embedder's, not one of the background list.
 struct AskUser;
@@ -59,7 +59,8 @@ impl PermissionBroker for Counting {
 }
 
 fn scenario(input: &Value) -> String {
-    format!(
+    delegating(
+        input,
         r#"
 - name: notification
   match: "<task-notification>"
@@ -70,18 +71,11 @@ fn scenario(input: &Value) -> String {
   steps:
     - tool_calls:
         - name: bash
-          input: {{command: "echo hi"}}
+          input: {command: "echo hi"}
         - name: ask_user
-          input: {{question: "ok?"}}
+          input: {question: "ok?"}
     - text: "child done"
-- name: parent
-  match: "please delegate"
-  steps:
-    - tool_calls:
-        - name: subagent
-          input: {input}
-    - text: "parent done"
-"#
+"#,
     )
 }
 

@@ -15,24 +15,18 @@ use subagent_spawn::{SpawnConfig, SpawnProvider};
 use subagent_test_support::FakeServer;
 
 use super::support::run;
-use super::support::{model, parent_config, requests_for};
+use super::support::{delegating, model, parent_config, requests_for};
 
 /// The parent makes one delegation call with `input`; the child answers.
 fn scenario(input: &Value) -> String {
-    format!(
+    delegating(
+        input,
         r#"
 - name: child
   match: "CHILD-TASK"
   steps:
     - text: "child done"
-- name: parent
-  match: "please delegate"
-  steps:
-    - tool_calls:
-        - name: subagent
-          input: {input}
-    - text: "parent done"
-"#
+"#,
     )
 }
 

@@ -13,32 +13,26 @@ use subagent_core::{Effort, PermissionMode, StopReason, ToolFilter};
 use subagent_model::ModelKind;
 use subagent_runtime::{DelegationToolConfig, PermissionPolicy};
 
-use super::support::{BUILTIN, last_results, requests_for};
+use super::support::{BUILTIN, delegating, last_results, requests_for};
 use super::support::{Parent as Fixture, run};
 
 /// The parent delegates `input` in its first turn and answers in its second; the child runs
 /// `echo one`, then `echo two`, then answers: three requests unless a turn limit stops it.
 fn scenario(input: &Value) -> String {
-    format!(
+    delegating(
+        input,
         r#"
 - name: child
   match: "CHILD-TASK"
   steps:
     - tool_calls:
         - name: bash
-          input: {{command: "echo one"}}
+          input: {command: "echo one"}
     - tool_calls:
         - name: bash
-          input: {{command: "echo two"}}
+          input: {command: "echo two"}
     - text: "child done"
-- name: parent
-  match: "please delegate"
-  steps:
-    - tool_calls:
-        - name: subagent
-          input: {input}
-    - text: "parent done"
-"#
+"#,
     )
 }
 

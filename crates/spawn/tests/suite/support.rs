@@ -38,20 +38,35 @@ pub(super) fn builtin_and(extra: &[&str]) -> Vec<String> {
         .collect()
 }
 
+/// Scenarios whose parent (prompted `please delegate`) makes one delegation call with `input`
+/// and then says `parent done`, after the scenarios `before` (its child's, at least).
+pub(super) fn delegating(input: &serde_json::Value, before: &str) -> String {
+    format!(
+        r#"{before}- name: parent
+  match: "please delegate"
+  steps:
+    - tool_calls:
+        - name: subagent
+          input: {input}
+    - text: "parent done"
+"#
+    )
+}
+
 pub(super) fn model(kind: ModelKind, server: &FakeServer) -> Arc<dyn Model> {
     server.model(kind)
 }
 
-pub(super) fn registry_with(model: &Arc<dyn Model>, max_depth: u32) -> Arc<Registry> {
+/// A registry capped at `max_depth` with one `spawn` provider on `model`.
+pub(super) fn spawn_registry(model: &Arc<dyn Model>, max_depth: u32) -> Registry {
     let registry = Registry::with_max_depth(max_depth);
+    let spawn = SpawnProvider::new("spawn", Arc::clone(model), SpawnConfig::default());
+    registry.register(Arc::new(spawn)).unwrap();
     registry
-        .register(Arc::new(SpawnProvider::new(
-            "spawn",
-            Arc::clone(model),
-            SpawnConfig::default(),
-        )))
-        .unwrap();
-    Arc::new(registry)
+}
+
+pub(super) fn registry_with(model: &Arc<dyn Model>, max_depth: u32) -> Arc<Registry> {
+    Arc::new(spawn_registry(model, max_depth))
 }
 
 /// explore: read-only by tool filter; plan: read-only by permission mode.
