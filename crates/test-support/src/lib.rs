@@ -37,6 +37,7 @@ pub mod paired;
 pub mod procs;
 pub mod recorded;
 pub mod runs;
+pub mod sandbox;
 mod server;
 
 use std::net::SocketAddr;

@@ -2,11 +2,15 @@
 //! share.
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt as _;
+use subagent_core::isolation::Isolator;
+use subagent_core::registry::Registry;
 use subagent_core::{
-    Outcome, Run, RunEvent, StartRequest, StartRequestBuilder, StopReason, SubagentProvider,
+    Isolation, Outcome, Run, RunEvent, StartRequest, StartRequestBuilder, StopReason,
+    SubagentProvider,
 };
 
 /// Every event and the outcome of `run`, which must end within `limit`.
@@ -140,6 +144,35 @@ pub fn texts(events: &[RunEvent]) -> Vec<String> {
             _ => None,
         })
         .collect()
+}
+
+/// Runs `request` isolated in a worktree (from a parent in `repo`) on `provider`, through a
+/// registry whose isolator is `isolator` (keeping worktrees under `root`), and checks it with
+/// [`assert_edited_in_worktree`].
+///
+/// # Panics
+/// When the registry refuses the provider or the request, the run does not end within
+/// [`RUN_LIMIT`], or the check fails.
+pub async fn assert_isolated_edits(
+    provider: Arc<dyn SubagentProvider>,
+    isolator: Arc<dyn Isolator>,
+    request: StartRequestBuilder,
+    root: &Path,
+    repo: &Path,
+) {
+    let name = provider.name().to_owned();
+    let mut registry = Registry::new();
+    registry
+        .register(provider)
+        .unwrap_or_else(|e| panic!("registering {name}: {e}"));
+    registry.set_isolator(isolator);
+    let request = request.cwd(repo).isolation(Isolation::Worktree).build();
+    let run = registry
+        .start(&name, request)
+        .await
+        .unwrap_or_else(|e| panic!("{name} refused the request: {e}"));
+    let (events, outcome) = finish_within(run, RUN_LIMIT).await;
+    assert_edited_in_worktree(&events, &outcome, root, repo);
 }
 
 /// Checks an isolated child's run whose edits (`edited.txt` written, `a.txt` appended to)

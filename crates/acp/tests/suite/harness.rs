@@ -132,11 +132,7 @@ pub(super) struct Harness {
 impl Harness {
     pub(super) async fn new(scenarios: &str) -> Self {
         let server = FakeServer::from_yaml(scenarios).await.unwrap();
-        let root = tempfile::Builder::new()
-            .prefix("subagent-acp-e2e-")
-            .tempdir()
-            .unwrap();
-        std::fs::create_dir(root.path().join("project")).unwrap();
+        let root = subagent_test_support::sandbox::dirs("subagent-acp-e2e-", &["project"]);
         Self { server, root }
     }
 

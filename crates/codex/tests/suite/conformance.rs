@@ -21,13 +21,10 @@ struct Codex {
 
 impl Codex {
     fn new() -> Self {
-        let root = tempfile::Builder::new()
-            .prefix("subagent-codex-conformance-")
-            .tempdir()
-            .unwrap();
-        for dir in ["home", "codex-home", "tmp", "project"] {
-            std::fs::create_dir(root.path().join(dir)).unwrap();
-        }
+        let root = subagent_test_support::sandbox::dirs(
+            "subagent-codex-conformance-",
+            &["home", "codex-home", "tmp", "project"],
+        );
         assert!(!subagent_codex::inside_git_repo(
             &root.path().join("project")
         ));

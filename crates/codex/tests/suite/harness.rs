@@ -69,13 +69,10 @@ pub(super) struct Harness {
 impl Harness {
     pub(super) async fn new(scenarios: &str) -> Self {
         let server = FakeServer::from_yaml(scenarios).await.unwrap();
-        let root = tempfile::Builder::new()
-            .prefix("subagent-codex-e2e-")
-            .tempdir()
-            .unwrap();
-        for dir in ["home", "codex-home", "tmp", "project"] {
-            std::fs::create_dir(root.path().join(dir)).unwrap();
-        }
+        let root = subagent_test_support::sandbox::dirs(
+            "subagent-codex-e2e-",
+            &["home", "codex-home", "tmp", "project"],
+        );
         let harness = Self { server, root };
         assert!(
             !subagent_codex::inside_git_repo(&harness.project()),

@@ -9,16 +9,18 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use async_trait::async_trait;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
-use subagent_core::{CancellationToken, PermissionMode, StopReason};
+use subagent_core::PermissionMode;
 use subagent_model::{ModelKind, ToolSpec};
 use subagent_runtime::{
-    Agent, Decision, PermissionBroker, PermissionPolicy, PermissionRequest, Tool, ToolContext,
-    ToolKind, ToolOutput,
+    Decision, PermissionBroker, PermissionPolicy, PermissionRequest, Tool, ToolContext, ToolKind,
+    ToolOutput,
 };
 use subagent_session::ContentBlock;
 use subagent_test_support::{FakeServer, RecordedRequest};
 
-use super::support::{fork_row, is_fork_request, model, notified, parent_config, registry};
+use super::support::{
+    fork_it, fork_row, is_fork_request, model, notified, parent_config, registry,
+};
 
 /// A tool that would wait on a person: an embedder's, not one of the background list.
 struct AskUser;
@@ -87,12 +89,7 @@ async fn a_fork_calls_only_the_background_tools_and_never_asks() {
     let broker = Arc::new(Counting::default());
     config.permissions = PermissionPolicy::new(PermissionMode::Default)
         .with_broker(Arc::clone(&broker) as Arc<dyn PermissionBroker>);
-    let outcome = Agent::new(config)
-        .unwrap()
-        .start_prompt("please fork", CancellationToken::new())
-        .outcome()
-        .await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    fork_it(config).await;
     assert_eq!(server.violations(), Vec::<String>::new());
     let requests = server.model_requests();
     let forks: Vec<&RecordedRequest> = requests.iter().filter(|r| is_fork_request(r)).collect();

@@ -3,12 +3,13 @@
 
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
-use subagent_core::{CancellationToken, Effort, StopReason};
+use subagent_core::Effort;
 use subagent_model::ModelKind;
-use subagent_runtime::Agent;
 use subagent_test_support::{FakeServer, RecordedRequest};
 
-use super::support::{fork_row, is_fork_request, model, notified, parent_config, registry};
+use super::support::{
+    fork_it, fork_row, is_fork_request, model, notified, parent_config, registry,
+};
 
 const SCENARIO: &str = r#"
 - name: fork-child
@@ -44,12 +45,7 @@ async fn parent_and_fork(kind: ModelKind, effort: Option<Effort>) -> (Value, Val
     let registry = registry();
     let mut config = parent_config(&model, dir.path(), &registry, fork_row());
     config.effort = effort;
-    let outcome = Agent::new(config)
-        .unwrap()
-        .start_prompt("please fork", CancellationToken::new())
-        .outcome()
-        .await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    fork_it(config).await;
     assert_eq!(server.violations(), Vec::<String>::new());
     let requests = server.model_requests();
     let forks: Vec<&RecordedRequest> = requests.iter().filter(|r| is_fork_request(r)).collect();

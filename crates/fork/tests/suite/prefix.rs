@@ -4,17 +4,15 @@ use std::sync::Arc;
 
 use pretty_assertions::assert_eq;
 use serde_json::Value;
-use subagent_core::{
-    CancellationToken, Capability, Error, ParentContext, StartRequest, StopReason, ToolFilter,
-};
+use subagent_core::{Capability, Error, ParentContext, StartRequest, ToolFilter};
 use subagent_fork::{ForkConfig, ForkProvider, fork_task_text};
 use subagent_model::ModelKind;
-use subagent_runtime::{Agent, NESTED_REFUSAL};
+use subagent_runtime::NESTED_REFUSAL;
 use subagent_session::{ContentBlock, FORKED_TOOL_RESULT, Message, Role};
 use subagent_test_support::{FakeServer, RecordedRequest};
 
 use super::support::{
-    PARENT_SYSTEM, fork_row, is_fork_request, model, notified, parent_config, registry,
+    PARENT_SYSTEM, fork_it, fork_row, is_fork_request, model, notified, parent_config, registry,
 };
 
 const SCENARIO: &str = r#"
@@ -61,11 +59,7 @@ async fn fork_prefix(kind: ModelKind) {
     let model = model(kind, &server);
     let registry = registry();
     let config = parent_config(&model, dir.path(), &registry, fork_row());
-    let run = Agent::new(config)
-        .unwrap()
-        .start_prompt("please fork", CancellationToken::new());
-    let outcome = run.outcome().await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    let outcome = fork_it(config).await;
     assert_eq!(outcome.text, "The fork reported back.");
     assert_eq!(server.violations(), Vec::<String>::new());
 
@@ -222,12 +216,7 @@ async fn fork_structured_output_is_validated_with_retry_turns() {
     let registry = registry();
     let config = parent_config(&model, dir.path(), &registry, fork_row());
     let tools_before = config.tools.specs().to_vec();
-    let outcome = Agent::new(config)
-        .unwrap()
-        .start_prompt("please fork", CancellationToken::new())
-        .outcome()
-        .await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    fork_it(config).await;
     let requests = server.model_requests();
     let last = requests.last().unwrap();
     let notification = last.messages.last().unwrap().text();

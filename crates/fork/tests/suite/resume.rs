@@ -6,14 +6,14 @@ use std::sync::Arc;
 
 use pretty_assertions::assert_eq;
 use subagent_core::registry::Registry;
-use subagent_core::{CancellationToken, SessionRef, StartRequest, StopReason};
+use subagent_core::{SessionRef, StartRequest, StopReason};
 use subagent_fork::{ForkConfig, ForkProvider};
 use subagent_model::ModelKind;
-use subagent_runtime::{Agent, FORK_PREAMBLE, SessionStore};
+use subagent_runtime::{FORK_PREAMBLE, SessionStore};
 use subagent_session::{Message, load_transcript};
 use subagent_test_support::{FakeServer, RecordedRequest};
 
-use super::support::{any_text, fork_row, model, notified, parent_config};
+use super::support::{any_text, fork_it, fork_row, model, notified, parent_config};
 
 const SCENARIO: &str = r#"
 - name: fork-child
@@ -64,15 +64,8 @@ async fn a_fork_resumed_outside_a_tool_call_continues_its_whole_conversation() {
         .unwrap();
     let registry = Arc::new(registry);
     let config = parent_config(&model, dir.path(), &registry, fork_row());
-    let outcome = Agent::new(config)
-        .unwrap()
-        .start_prompt("please fork", CancellationToken::new())
-        .outcome()
-        .await;
-    assert_eq!(
-        (outcome.status, outcome.text.as_str()),
-        (StopReason::Completed, "The fork reported back.")
-    );
+    let outcome = fork_it(config).await;
+    assert_eq!(outcome.text, "The fork reported back.");
     let requests = server.model_requests();
     let id = notified_session(requests.last().unwrap());
     let fork_first = requests.iter().find(|r| is_fork_request(r)).unwrap();

@@ -5,12 +5,13 @@ use std::sync::Arc;
 
 use subagent_core::agents::{AgentDirectory, StaticAgents};
 use subagent_core::registry::Registry;
+use subagent_core::{CancellationToken, Outcome, StopReason};
 use subagent_fork::{ForkConfig, ForkProvider};
 use subagent_model::{Model, ModelKind};
 use subagent_runtime::tools::BashConfig;
 use subagent_runtime::{
-    AgentConfig, DelegationTool, DelegationToolConfig, FORK_PREAMBLE, PermissionPolicy, Roots,
-    Tool, ToolSet,
+    Agent, AgentConfig, DelegationTool, DelegationToolConfig, FORK_PREAMBLE, PermissionPolicy,
+    Roots, Tool, ToolSet,
 };
 use subagent_test_support::{FakeServer, RecordedRequest};
 
@@ -83,4 +84,15 @@ pub(super) fn notified(text: &str, scenarios: &str) -> String {
   steps:
     - text: "{text}"{scenarios}"#
     )
+}
+
+/// Runs a parent of `config` on `please fork` to its outcome, which must be completed.
+pub(super) async fn fork_it(config: AgentConfig) -> Outcome {
+    let outcome = Agent::new(config)
+        .unwrap()
+        .start_prompt("please fork", CancellationToken::new())
+        .outcome()
+        .await;
+    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    outcome
 }
