@@ -14,7 +14,7 @@ use subagent_session::StopReason;
 use subagent_test_support::FakeServer;
 use tokio_util::sync::CancellationToken;
 
-use super::support::{KINDS, build, config, drain, request, text_of};
+use super::support::{KINDS, answer, build, config, drain, refusal, request, text_of};
 
 const STYLES: [&str; 3] = ["ping", "comment", "empty"];
 
@@ -207,11 +207,7 @@ async fn the_overall_limit_covers_the_wait_for_the_first_byte() {
         let model = build(&limits(&server.url(), kind, 60_000, 60_000, 300));
         let what = format!("{kind:?}");
         let error = bounded(&what, async {
-            model
-                .stream(request("slow start"), CancellationToken::new())
-                .await
-                .err()
-                .unwrap()
+            refusal(&*model, request("slow start")).await
         })
         .await;
         assert_eq!(
@@ -235,14 +231,7 @@ async fn retries_stop_at_the_overall_limit() {
         config.retry.max_backoff_ms = 10;
         let model = build(&config);
         let what = format!("{kind:?}");
-        let error = bounded(&what, async {
-            model
-                .stream(request("down"), CancellationToken::new())
-                .await
-                .err()
-                .unwrap()
-        })
-        .await;
+        let error = bounded(&what, async { refusal(&*model, request("down")).await }).await;
         assert!(
             matches!(
                 error,
@@ -285,14 +274,7 @@ async fn the_largest_limits_are_accepted() {
 async fn the_scripted_model_waits_out_keep_alives() {
     let model = ScriptedModel::new("s", Scenarios::from_yaml(&scenarios()).unwrap());
     let start = tokio::time::Instant::now();
-    let response = collect(
-        model
-            .stream(request("few ping"), CancellationToken::new())
-            .await
-            .unwrap(),
-    )
-    .await
-    .unwrap();
+    let response = answer(&model, request("few ping")).await;
     assert_eq!(response.message.text(), "all of it");
     assert_eq!(start.elapsed(), Duration::from_millis(6));
 

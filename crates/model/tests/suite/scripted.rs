@@ -5,13 +5,13 @@ use std::time::Duration;
 use pretty_assertions::assert_eq;
 use serde_json::json;
 use subagent_model::{
-    Error, ErrorCode, Model, ModelConfig, ModelEvent, ModelKind, ModelRequest, ModelResponse,
-    Scenarios, ScriptedModel, build_with_env, collect,
+    Error, ErrorCode, Model, ModelConfig, ModelEvent, ModelKind, ModelRequest, Scenarios,
+    ScriptedModel, build_with_env,
 };
 use subagent_session::{ContentBlock, Message, Role, StopReason};
 use tokio_util::sync::CancellationToken;
 
-use super::support::{drain, request, text_of};
+use super::support::{answer, drain, request, text_of};
 
 const SCENARIOS: &str = r#"
 - name: tools
@@ -33,18 +33,6 @@ const SCENARIOS: &str = r#"
 
 fn scripted() -> ScriptedModel {
     ScriptedModel::new("demo", Scenarios::from_yaml(SCENARIOS).unwrap())
-}
-
-/// `model`'s whole answer to `request`.
-async fn answer(model: &dyn Model, request: ModelRequest) -> ModelResponse {
-    collect(
-        model
-            .stream(request, CancellationToken::new())
-            .await
-            .unwrap(),
-    )
-    .await
-    .unwrap()
 }
 
 #[tokio::test]

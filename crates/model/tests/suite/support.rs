@@ -51,6 +51,30 @@ pub(super) fn request(prompt: &str) -> ModelRequest {
 }
 
 /// Drains a stream, keeping every item (events and the final error, if any).
+/// `model`'s whole answer to `request`.
+pub(super) async fn answer(
+    model: &dyn Model,
+    request: ModelRequest,
+) -> subagent_model::ModelResponse {
+    subagent_model::collect(
+        model
+            .stream(request, tokio_util::sync::CancellationToken::new())
+            .await
+            .unwrap(),
+    )
+    .await
+    .unwrap()
+}
+
+/// The error `model` refuses `request` with before its stream starts.
+pub(super) async fn refusal(model: &dyn Model, request: ModelRequest) -> subagent_model::Error {
+    model
+        .stream(request, tokio_util::sync::CancellationToken::new())
+        .await
+        .err()
+        .unwrap()
+}
+
 pub(super) async fn drain(
     mut stream: ModelStream,
 ) -> (Vec<ModelEvent>, Option<subagent_model::Error>) {
