@@ -30,6 +30,7 @@ pub mod alone;
 pub mod bench;
 pub mod cli;
 pub mod cli_lines;
+pub mod doubles;
 mod encode;
 pub mod git;
 pub mod normalize;

@@ -4,17 +4,12 @@
 //! approval is denied at once, and the parent's broker is never asked.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 
-use async_trait::async_trait;
 use pretty_assertions::assert_eq;
-use serde_json::{Value, json};
 use subagent_core::PermissionMode;
-use subagent_model::{ModelKind, ToolSpec};
-use subagent_runtime::{
-    Decision, PermissionBroker, PermissionPolicy, PermissionRequest, Tool, ToolContext, ToolKind,
-    ToolOutput,
-};
+use subagent_model::ModelKind;
+use subagent_runtime::{PermissionBroker, PermissionPolicy, Tool};
 use subagent_session::ContentBlock;
 use subagent_test_support::{FakeServer, RecordedRequest};
 
@@ -22,39 +17,7 @@ use super::support::{
     fork_it, fork_row, is_fork_request, model, notified, parent_config, registry,
 };
 
-/// A tool that would wait on a person: an embedder's, not one of the background list.
-struct AskUser;
-
-#[async_trait]
-impl Tool for AskUser {
-    fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: "ask_user".to_owned(),
-            description: "Asks the user a question.".to_owned(),
-            input_schema: json!({"type": "object", "properties": {"question": {"type": "string"}}}),
-        }
-    }
-
-    fn kind(&self) -> ToolKind {
-        ToolKind::ReadOnly
-    }
-
-    async fn call(&self, _: Value, _: &ToolContext) -> subagent_runtime::Result<ToolOutput> {
-        Ok(ToolOutput::ok("the user said yes"))
-    }
-}
-
-/// Allows every call it is asked about, and counts them.
-#[derive(Default)]
-struct Counting(AtomicUsize);
-
-#[async_trait]
-impl PermissionBroker for Counting {
-    async fn ask(&self, _: PermissionRequest) -> Decision {
-        self.0.fetch_add(1, Ordering::SeqCst);
-        Decision::Allow
-    }
-}
+subagent_test_support::background_doubles!();
 
 const SCENARIO: &str = r#"
 - name: fork-child

@@ -6,57 +6,21 @@
 //! A foreground child of the same parent is offered everything and asks.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 
-use async_trait::async_trait;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use subagent_core::agents::{AgentProfile, BackgroundMode, StaticAgents};
 use subagent_core::{PermissionMode, StopReason};
-use subagent_model::{ModelKind, ToolSpec};
-use subagent_runtime::{
-    Decision, DelegationToolConfig, PermissionBroker, PermissionPolicy, PermissionRequest, Tool,
-    ToolContext, ToolKind, ToolOutput,
-};
+use subagent_model::ModelKind;
+use subagent_runtime::{DelegationToolConfig, PermissionBroker, PermissionPolicy, Tool};
 use subagent_spawn::{SpawnConfig, SpawnProvider};
 use subagent_test_support::FakeServer;
 
 use super::support::run;
 use super::support::{builtin_and, delegating, last_results, model, parent_config, requests_for};
 
-/// A tool that would wait on a person: an embedder's, not one of the background list.
-struct AskUser;
-
-#[async_trait]
-impl Tool for AskUser {
-    fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: "ask_user".to_owned(),
-            description: "Asks the user a question.".to_owned(),
-            input_schema: json!({"type": "object", "properties": {"question": {"type": "string"}}}),
-        }
-    }
-
-    fn kind(&self) -> ToolKind {
-        ToolKind::ReadOnly
-    }
-
-    async fn call(&self, _: Value, _: &ToolContext) -> subagent_runtime::Result<ToolOutput> {
-        Ok(ToolOutput::ok("the user said yes"))
-    }
-}
-
-/// Allows every call it is asked about, and counts them.
-#[derive(Default)]
-struct Counting(AtomicUsize);
-
-#[async_trait]
-impl PermissionBroker for Counting {
-    async fn ask(&self, _: PermissionRequest) -> Decision {
-        self.0.fetch_add(1, Ordering::SeqCst);
-        Decision::Allow
-    }
-}
+subagent_test_support::background_doubles!();
 
 fn scenario(input: &Value) -> String {
     delegating(
