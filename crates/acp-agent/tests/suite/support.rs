@@ -113,24 +113,24 @@ pub(super) fn select(option: &'static str) -> Answer {
     Arc::new(move |_| RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new(option)))
 }
 
-/// A parent in `mode` on the fake server of `scenarios`, served to a client that opens a
-/// session over a temp dir and sends `text`, answering questions with `answer`: how the
-/// prompt ended, what the client saw, and the dir.
+/// A parent in the default mode on the fake server of `scenarios`, served to a client that opens a
+/// session over a temp dir and sends `text`, answering questions with `answer`; the prompt
+/// must end its turn. What the client saw, and the dir.
 pub(super) async fn prompt_once(
     scenarios: &str,
-    mode: PermissionMode,
     answer: Answer,
     text: &str,
-) -> (Result<StopReason, Value>, Seen, tempfile::TempDir) {
+) -> (Seen, tempfile::TempDir) {
     let server = FakeServer::from_yaml(scenarios).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let parent = Arc::new(TestParent::new(&server, mode));
+    let parent = Arc::new(TestParent::new(&server, PermissionMode::Default));
     let (stop, seen) = with_client(parent, answer, async |cx, _| {
         let session = open(&cx, dir.path()).await;
         prompt(&cx, &session, text).await
     })
     .await;
-    (stop, seen, dir)
+    assert_eq!(stop, Ok(StopReason::EndTurn));
+    (seen, dir)
 }
 
 /// Serves `factory` on one end of a pipe and runs `body` with a client on the other; the
