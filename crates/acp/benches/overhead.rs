@@ -369,25 +369,13 @@ fn main() {
     } else {
         "bare ACP client"
     };
-    let (raw_median, raw_q1, raw_q3) = (paired.a.median, paired.a.q1, paired.a.q3);
-    let our_median = paired.b.median;
-    let (diff, diff_q1, diff_q3) = (
-        paired.difference.median,
-        paired.difference.q1,
-        paired.difference.q3,
-    );
     let how = if guarded {
         "the provider's child under subagent-guardian"
     } else {
         "the provider's child unguarded"
     };
-    println!("codex-acp one-turn run, {pairs} pairs (order alternating), {how}:");
-    println!("  {baseline:<19} median {raw_median:7.1} ms  [p25 {raw_q1:.1}, p75 {raw_q3:.1}]");
-    println!("  {:<19} median {our_median:7.1} ms", "provider");
-    println!(
-        "  overhead        median of paired differences {diff:+.1} ms ({:+.2} % of the raw median), [p25 {diff_q1:+.1}, p75 {diff_q3:+.1}] ms",
-        diff / raw_median * 100.0
-    );
+    let title = format!("codex-acp one-turn run, {pairs} pairs (order alternating), {how}");
+    paired.print(&title, baseline, "provider");
     // Both include the warm-up run and the fake model server's work (a runtime of this process).
     let runs = (pairs + 1) as f64;
     println!(

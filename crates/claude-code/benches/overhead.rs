@@ -103,18 +103,6 @@ fn main() {
 
     // `measure` warms both up first: the first run of a fresh HOME writes its config files.
     let paired = subagent_test_support::paired::measure(pairs, raw, ours);
-    let (raw_median, raw_q1, raw_q3) = (paired.a.median, paired.a.q1, paired.a.q3);
-    let our_median = paired.b.median;
-    let (diff, diff_q1, diff_q3) = (
-        paired.difference.median,
-        paired.difference.q1,
-        paired.difference.q3,
-    );
-    println!("claude one-turn run, {pairs} pairs (order alternating):");
-    println!("  raw claude     median {raw_median:7.1} ms  [p25 {raw_q1:.1}, p75 {raw_q3:.1}]");
-    println!("  provider       median {our_median:7.1} ms");
-    println!(
-        "  overhead       median of paired differences {diff:+.1} ms ({:+.2} % of the raw median), [p25 {diff_q1:+.1}, p75 {diff_q3:+.1}] ms",
-        diff / raw_median * 100.0
-    );
+    let title = format!("claude one-turn run, {pairs} pairs (order alternating)");
+    paired.print(&title, "raw claude", "provider");
 }

@@ -89,20 +89,6 @@ fn main() {
     // `measure` warms both up first: the first codex run of a fresh CODEX_HOME writes its state
     // files.
     let paired = subagent_test_support::paired::measure(runs, raw, ours);
-    let (raw_median, raw_q1, raw_q3) = (paired.a.median, paired.a.q1, paired.a.q3);
-    let our_median = paired.b.median;
-    let (diff, diff_q1, diff_q3) = (
-        paired.difference.median,
-        paired.difference.q1,
-        paired.difference.q3,
-    );
-    println!("codex one-turn run, {runs} pairs (order alternating):");
-    println!(
-        "  raw codex exec --json  median {raw_median:7.1} ms  [p25 {raw_q1:.1}, p75 {raw_q3:.1}]"
-    );
-    println!("  CodexProvider          median {our_median:7.1} ms");
-    println!(
-        "  overhead               median of paired differences {diff:+.1} ms ({:+.2} % of the raw median), [p25 {diff_q1:+.1}, p75 {diff_q3:+.1}] ms",
-        diff / raw_median * 100.0
-    );
+    let title = format!("codex one-turn run, {runs} pairs (order alternating)");
+    paired.print(&title, "raw codex exec --json", "CodexProvider");
 }
