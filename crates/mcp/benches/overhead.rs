@@ -42,11 +42,8 @@ struct Setup {
 
 fn setup() -> Setup {
     let runtime = bench::runtime(2);
-    let spawn = SpawnProvider::new(
-        "spawn",
-        bench::scripted(bench::HELLO),
-        SpawnConfig::default(),
-    );
+    let model = bench::scripted(bench::HELLO);
+    let spawn = SpawnProvider::new("spawn", model, SpawnConfig::default());
     let registry = bench::registry_of(spawn);
     let registry = Arc::new(registry);
     let dir = tempfile::tempdir().unwrap();

@@ -17,7 +17,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -47,7 +46,8 @@ const SCENARIO: &str = r#"
 /// `--serve-child`: our server on 127.0.0.1:0, its port on stdout, until killed.
 fn serve_child() {
     let runtime = bench::runtime(2);
-    let spawn = SpawnProvider::new("spawn", bench::scripted(SCENARIO), SpawnConfig::default());
+    let model = bench::scripted(SCENARIO);
+    let spawn = SpawnProvider::new("spawn", model, SpawnConfig::default());
     let registry = bench::registry_of(spawn);
     let dir = tempfile::tempdir().unwrap();
     let mut config = ServerConfig::new(dir.path());
@@ -97,10 +97,7 @@ fn start(name: &'static str, mut command: Command, burst: &'static str, held: St
         .stderr(Stdio::inherit())
         .spawn()
         .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
+    let line = subagent_test_support::procs::first_line(&mut child);
     let port = line.trim().strip_prefix("PORT ").unwrap().to_owned();
     Peer {
         name,

@@ -28,11 +28,8 @@ struct Setup {
 
 fn setup() -> Setup {
     let runtime = bench::runtime(2);
-    let spawn = SpawnProvider::new(
-        "spawn",
-        bench::scripted(bench::HELLO),
-        SpawnConfig::default(),
-    );
+    let model = bench::scripted(bench::HELLO);
+    let spawn = SpawnProvider::new("spawn", model, SpawnConfig::default());
     let registry = Arc::new(bench::registry_of(spawn));
     let dir = tempfile::tempdir().unwrap();
     let skills = vec![Skill {

@@ -136,3 +136,21 @@ pub async fn pids_from(fifo: PathBuf) -> Vec<u32> {
         .map(|p| p.parse().unwrap_or_else(|e| panic!("a pid {p:?}: {e}")))
         .collect()
 }
+
+/// The first line `child` prints on its piped stdout (without the newline): a child that says
+/// where it listens before it serves.
+///
+/// # Panics
+/// When the child's stdout is not piped, was taken already, or cannot be read.
+pub fn first_line(child: &mut std::process::Child) -> String {
+    use std::io::BufRead as _;
+    let stdout = child
+        .stdout
+        .take()
+        .unwrap_or_else(|| panic!("the child's stdout is not piped or was taken"));
+    let mut line = String::new();
+    std::io::BufReader::new(stdout)
+        .read_line(&mut line)
+        .unwrap_or_else(|e| panic!("reading the child's first line: {e}"));
+    line.trim_end().to_owned()
+}
