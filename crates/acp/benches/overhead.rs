@@ -46,7 +46,7 @@ use serde_json::{Value, json};
 use subagent_acp::{AcpConfig, AcpProvider};
 use subagent_core::{StartRequest, StopReason, SubagentProvider};
 use subagent_process::ProcessSpec;
-use subagent_test_support::FakeServer;
+use subagent_test_support::bench;
 
 /// The allocator the `subagent` binary uses (`crates/cli/src/main.rs`), as in the other benches
 /// of the user's path: both sides of each pair run in this process.
@@ -104,10 +104,7 @@ fn cpu_ms() -> f64 {
 }
 
 fn main() {
-    let pairs: usize = std::env::args()
-        .skip(1)
-        .find_map(|a| a.parse().ok())
-        .unwrap_or(30);
+    let pairs = bench::pairs(30);
     let guarded = std::env::args().any(|a| a == "guarded");
     let sdk = std::env::args().any(|a| a == "sdk");
     if guarded {
@@ -120,24 +117,8 @@ fn main() {
         );
         subagent_process::guard::use_guardian(guardian);
     }
-    let clis = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/clis/node_modules");
-    let program = clis.join("@zed-industries/codex-acp-linux-x64/bin/codex-acp");
-    assert!(
-        program.is_file(),
-        "needs {} (cargo xtask install-clis)",
-        program.display()
-    );
-    // The server on a runtime of its own: the provider's runtime below does only its own work.
-    let server_runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
-    let server = server_runtime
-        .block_on(FakeServer::from_yaml(
-            "- match: \".*\"\n  steps:\n    - text: \"hi from fake\"\n",
-        ))
-        .unwrap();
+    let program = bench::installed_cli("@zed-industries/codex-acp-linux-x64/bin/codex-acp");
+    let (_server_runtime, server) = bench::fake_server_apart();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .thread_name("provider")
@@ -388,25 +369,13 @@ fn main() {
     } else {
         "bare ACP client"
     };
-    let (raw_median, raw_q1, raw_q3) = (paired.a.median, paired.a.q1, paired.a.q3);
-    let our_median = paired.b.median;
-    let (diff, diff_q1, diff_q3) = (
-        paired.difference.median,
-        paired.difference.q1,
-        paired.difference.q3,
-    );
     let how = if guarded {
         "the provider's child under subagent-guardian"
     } else {
         "the provider's child unguarded"
     };
-    println!("codex-acp one-turn run, {pairs} pairs (order alternating), {how}:");
-    println!("  {baseline:<19} median {raw_median:7.1} ms  [p25 {raw_q1:.1}, p75 {raw_q3:.1}]");
-    println!("  {:<19} median {our_median:7.1} ms", "provider");
-    println!(
-        "  overhead        median of paired differences {diff:+.1} ms ({:+.2} % of the raw median), [p25 {diff_q1:+.1}, p75 {diff_q3:+.1}] ms",
-        diff / raw_median * 100.0
-    );
+    let title = format!("codex-acp one-turn run, {pairs} pairs (order alternating), {how}");
+    paired.print(&title, baseline, "provider");
     // Both include the warm-up run and the fake model server's work (a runtime of this process).
     let runs = (pairs + 1) as f64;
     println!(

@@ -16,43 +16,19 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::Write;
-use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use subagent_claude_code::{ClaudeCodeConfig, ClaudeCodeProvider};
 use subagent_core::{StartRequest, StopReason, SubagentProvider};
 use subagent_process::ProcessSpec;
-use subagent_test_support::FakeServer;
+use subagent_test_support::bench;
 
 fn main() {
-    let pairs: usize = std::env::args()
-        .skip(1)
-        .find_map(|a| a.parse().ok())
-        .unwrap_or(30);
-    let binary =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/clis/node_modules/.bin/claude");
-    assert!(
-        binary.is_file(),
-        "needs {} (cargo xtask install-clis)",
-        binary.display()
-    );
-    // The server on a runtime of its own: the provider's runtime below does only its own work.
-    let server_runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
-    let server = server_runtime
-        .block_on(FakeServer::from_yaml(
-            "- match: \".*\"\n  steps:\n    - text: \"hi from fake\"\n",
-        ))
-        .unwrap();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let pairs = bench::pairs(30);
+    let binary = bench::installed_cli(".bin/claude");
+    let (_server_runtime, server) = bench::fake_server_apart();
+    let runtime = bench::runtime(2);
     let root = tempfile::tempdir().unwrap();
     for dir in ["home", "home/.claude", "tmp", "project"] {
         std::fs::create_dir(root.path().join(dir)).unwrap();
@@ -127,18 +103,6 @@ fn main() {
 
     // `measure` warms both up first: the first run of a fresh HOME writes its config files.
     let paired = subagent_test_support::paired::measure(pairs, raw, ours);
-    let (raw_median, raw_q1, raw_q3) = (paired.a.median, paired.a.q1, paired.a.q3);
-    let our_median = paired.b.median;
-    let (diff, diff_q1, diff_q3) = (
-        paired.difference.median,
-        paired.difference.q1,
-        paired.difference.q3,
-    );
-    println!("claude one-turn run, {pairs} pairs (order alternating):");
-    println!("  raw claude     median {raw_median:7.1} ms  [p25 {raw_q1:.1}, p75 {raw_q3:.1}]");
-    println!("  provider       median {our_median:7.1} ms");
-    println!(
-        "  overhead       median of paired differences {diff:+.1} ms ({:+.2} % of the raw median), [p25 {diff_q1:+.1}, p75 {diff_q3:+.1}] ms",
-        diff / raw_median * 100.0
-    );
+    let title = format!("claude one-turn run, {pairs} pairs (order alternating)");
+    paired.print(&title, "raw claude", "provider");
 }

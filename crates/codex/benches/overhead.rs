@@ -14,47 +14,18 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use subagent_codex::{CodexConfig, CodexProvider, ModelProviderConfig};
 use subagent_core::{StartRequest, StopReason, SubagentProvider};
 use subagent_process::ProcessSpec;
-use subagent_test_support::FakeServer;
-
-fn codex_binary() -> PathBuf {
-    let clis = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/clis/node_modules");
-    let native = clis.join("@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex");
-    assert!(
-        native.is_file(),
-        "needs the native codex at {} (cargo xtask install-clis)",
-        native.display()
-    );
-    native
-}
+use subagent_test_support::bench;
 
 fn main() {
-    let runs: usize = std::env::args()
-        .skip(1)
-        .find_map(|a| a.parse().ok())
-        .unwrap_or(30);
-    // The server on a runtime of its own: the provider's runtime below does only its own work.
-    let server_runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let server = server_runtime
-        .block_on(FakeServer::from_yaml(
-            "- match: \".*\"\n  steps:\n    - text: \"hi from fake\"\n",
-        ))
-        .unwrap();
+    let runs = bench::pairs(30);
+    let (_server_runtime, server) = bench::fake_server_apart();
+    let runtime = bench::runtime(2);
     let root = tempfile::tempdir().unwrap();
     for dir in ["home", "codex-home", "tmp", "project"] {
         std::fs::create_dir(root.path().join(dir)).unwrap();
@@ -67,7 +38,9 @@ fn main() {
         ("CODEX_HOME".into(), dir("codex-home").display().to_string()),
     ];
     let config = CodexConfig {
-        binary: codex_binary(),
+        binary: bench::installed_cli(
+            "@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex",
+        ),
         model: Some("gpt-5.5".into()),
         model_provider: Some(ModelProviderConfig {
             id: "fake".into(),
@@ -116,20 +89,6 @@ fn main() {
     // `measure` warms both up first: the first codex run of a fresh CODEX_HOME writes its state
     // files.
     let paired = subagent_test_support::paired::measure(runs, raw, ours);
-    let (raw_median, raw_q1, raw_q3) = (paired.a.median, paired.a.q1, paired.a.q3);
-    let our_median = paired.b.median;
-    let (diff, diff_q1, diff_q3) = (
-        paired.difference.median,
-        paired.difference.q1,
-        paired.difference.q3,
-    );
-    println!("codex one-turn run, {runs} pairs (order alternating):");
-    println!(
-        "  raw codex exec --json  median {raw_median:7.1} ms  [p25 {raw_q1:.1}, p75 {raw_q3:.1}]"
-    );
-    println!("  CodexProvider          median {our_median:7.1} ms");
-    println!(
-        "  overhead               median of paired differences {diff:+.1} ms ({:+.2} % of the raw median), [p25 {diff_q1:+.1}, p75 {diff_q3:+.1}] ms",
-        diff / raw_median * 100.0
-    );
+    let title = format!("codex one-turn run, {runs} pairs (order alternating)");
+    paired.print(&title, "raw codex exec --json", "CodexProvider");
 }

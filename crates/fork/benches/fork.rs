@@ -36,14 +36,12 @@ use async_trait::async_trait;
 use futures::StreamExt;
 use serde_json::json;
 use subagent_core::agents::{AgentDirectory, StaticAgents};
-use subagent_core::registry::Registry;
 use subagent_core::{
     CancellationToken, Extensions, ParentContext, RunId, StartRequest, StopReason, SubagentProvider,
 };
 use subagent_fork::{ForkConfig, ForkProvider, fork_task_text, seed_from_snapshot};
 use subagent_model::{
-    Messages, Model, ModelConfig, ModelKind, ModelRequest, ModelStream, Protocol, Scenarios,
-    ScriptedModel,
+    Messages, Model, ModelConfig, ModelKind, ModelRequest, ModelStream, Protocol,
 };
 use subagent_runtime::tools::BashConfig;
 use subagent_runtime::{
@@ -51,7 +49,7 @@ use subagent_runtime::{
     Roots, RunEnv, Seed, TaskTable, Tool, ToolSet,
 };
 use subagent_session::{ContentBlock, EventLog, Message, Role, SessionEvent, StopReason as Stop};
-use subagent_test_support::FakeServer;
+use subagent_test_support::{FakeServer, bench};
 
 const HISTORY: [usize; 2] = [10, 10_000];
 
@@ -149,11 +147,7 @@ struct HttpServer {
 }
 
 fn http_server() -> HttpServer {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = bench::runtime(1);
     let server = runtime
         .block_on(FakeServer::from_yaml(HTTP_SCENARIOS))
         .unwrap();
@@ -165,14 +159,7 @@ fn http_server() -> HttpServer {
 
 /// A parent as a preset builds it: built-in tools and a delegation row whose calls fork.
 fn parent_config(model: &Arc<dyn Model>, dir: &std::path::Path) -> AgentConfig {
-    let registry = Registry::new();
-    registry
-        .register(Arc::new(ForkProvider::new(
-            "fork",
-            ForkConfig::default(),
-            None,
-        )))
-        .unwrap();
+    let registry = bench::registry_of(ForkProvider::new("fork", ForkConfig::default(), None));
     let row = DelegationToolConfig::new("fork");
     let agents: Arc<dyn AgentDirectory> = Arc::new(StaticAgents::default());
     let delegation: Arc<dyn Tool> = Arc::new(DelegationTool::new(row, Arc::new(registry), agents));
@@ -286,11 +273,7 @@ fn printed_part(rounds: usize) {
     let dir = tempfile::tempdir().unwrap();
     let config = parent_config(&model, dir.path());
     let logs = HISTORY.map(history);
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = bench::runtime(2);
     let warmup = rounds / 10 + 1;
     let mut samples: [Vec<Sample>; 2] = [Vec::new(), Vec::new()];
     rt.block_on(async {
@@ -353,23 +336,9 @@ const SCENARIOS: &str = r#"
 "#;
 
 fn snapshot(messages: usize, dir: &std::path::Path) -> ParentSnapshot {
-    let model: Arc<dyn Model> = Arc::new(ScriptedModel::new(
-        "bench",
-        Scenarios::from_yaml(SCENARIOS).unwrap(),
-    ));
-    let mut log = EventLog::new();
-    for i in 0..messages.saturating_sub(1) / 2 {
-        log.append(SessionEvent::TurnStart { turn: i as u32 });
-        log.append(SessionEvent::message(Message::user(format!(
-            "user message {i} with some text to make it realistic"
-        ))));
-        log.append(SessionEvent::message(Message::assistant(format!(
-            "assistant answer {i} with some more text to make it realistic"
-        ))));
-        log.append(SessionEvent::TurnEnd {
-            stop_reason: Stop::Completed,
-        });
-    }
+    let model = bench::scripted(SCENARIOS);
+    // The history, then the assistant's call that forks.
+    let mut log = history(messages.saturating_sub(1));
     log.append(SessionEvent::message(Message::new(
         Role::Assistant,
         vec![ContentBlock::tool_use(

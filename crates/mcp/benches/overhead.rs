@@ -29,16 +29,9 @@ use subagent_core::agents::StaticAgents;
 use subagent_core::registry::Registry;
 use subagent_core::{StartRequest, StopReason};
 use subagent_mcp::{McpConfig, McpServer};
-use subagent_model::{Scenarios, ScriptedModel};
 use subagent_preset::ToolRow;
 use subagent_spawn::{SpawnConfig, SpawnProvider};
-
-const SCENARIO: &str = r#"
-- name: hello
-  match: "HELLO"
-  steps:
-    - text: "Hi there."
-"#;
+use subagent_test_support::bench;
 
 struct Setup {
     runtime: tokio::runtime::Runtime,
@@ -48,23 +41,10 @@ struct Setup {
 }
 
 fn setup() -> Setup {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let model = Arc::new(ScriptedModel::new(
-        "bench",
-        Scenarios::from_yaml(SCENARIO).unwrap(),
-    ));
-    let registry = Registry::new();
-    registry
-        .register(Arc::new(SpawnProvider::new(
-            "spawn",
-            model,
-            SpawnConfig::default(),
-        )))
-        .unwrap();
+    let runtime = bench::runtime(2);
+    let model = bench::scripted(bench::HELLO);
+    let spawn = SpawnProvider::new("spawn", model, SpawnConfig::default());
+    let registry = bench::registry_of(spawn);
     let registry = Arc::new(registry);
     let dir = tempfile::tempdir().unwrap();
     let row = ToolRow {

@@ -17,17 +17,15 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use subagent_core::registry::Registry;
-use subagent_model::{Scenarios, ScriptedModel};
 use subagent_server::{Server, ServerConfig, Skill};
 use subagent_spawn::{SpawnConfig, SpawnProvider};
+use subagent_test_support::bench;
 
 const RUNS: usize = 1_000;
 const ROUNDS: usize = 3;
@@ -47,23 +45,10 @@ const SCENARIO: &str = r#"
 
 /// `--serve-child`: our server on 127.0.0.1:0, its port on stdout, until killed.
 fn serve_child() {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let model = Arc::new(ScriptedModel::new(
-        "bench",
-        Scenarios::from_yaml(SCENARIO).unwrap(),
-    ));
-    let registry = Registry::new();
-    registry
-        .register(Arc::new(SpawnProvider::new(
-            "spawn",
-            model,
-            SpawnConfig::default(),
-        )))
-        .unwrap();
+    let runtime = bench::runtime(2);
+    let model = bench::scripted(SCENARIO);
+    let spawn = SpawnProvider::new("spawn", model, SpawnConfig::default());
+    let registry = bench::registry_of(spawn);
     let dir = tempfile::tempdir().unwrap();
     let mut config = ServerConfig::new(dir.path());
     config.max_concurrent_runs = 4 * RUNS;
@@ -112,10 +97,7 @@ fn start(name: &'static str, mut command: Command, burst: &'static str, held: St
         .stderr(Stdio::inherit())
         .spawn()
         .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
+    let line = subagent_test_support::procs::first_line(&mut child);
     let port = line.trim().strip_prefix("PORT ").unwrap().to_owned();
     Peer {
         name,
@@ -306,11 +288,7 @@ fn paired(runtime: &tokio::runtime::Runtime) {
 
 #[divan::bench(sample_count = 5)]
 fn burst_of_1000_on_ours(bencher: divan::Bencher) {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = bench::runtime(2);
     let peer = ours();
     bencher.bench_local(|| {
         let (_, failed) = runtime.block_on(wave(&peer.url, peer.burst));
@@ -323,11 +301,7 @@ fn main() {
         serve_child();
         return;
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = bench::runtime(2);
     paired(&runtime);
     drop(runtime);
     divan::main();

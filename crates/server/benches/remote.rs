@@ -13,16 +13,9 @@ use std::sync::Arc;
 use serde_json::json;
 use subagent_core::registry::Registry;
 use subagent_core::{StartRequest, StopReason};
-use subagent_model::{Scenarios, ScriptedModel};
 use subagent_server::{Server, ServerConfig, Skill, Token};
 use subagent_spawn::{SpawnConfig, SpawnProvider};
-
-const SCENARIO: &str = r#"
-- name: hello
-  match: "HELLO"
-  steps:
-    - text: "Hi there."
-"#;
+use subagent_test_support::bench;
 
 struct Setup {
     runtime: tokio::runtime::Runtime,
@@ -34,24 +27,10 @@ struct Setup {
 }
 
 fn setup() -> Setup {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let model = Arc::new(ScriptedModel::new(
-        "bench",
-        Scenarios::from_yaml(SCENARIO).unwrap(),
-    ));
-    let registry = Registry::new();
-    registry
-        .register(Arc::new(SpawnProvider::new(
-            "spawn",
-            model,
-            SpawnConfig::default(),
-        )))
-        .unwrap();
-    let registry = Arc::new(registry);
+    let runtime = bench::runtime(2);
+    let model = bench::scripted(bench::HELLO);
+    let spawn = SpawnProvider::new("spawn", model, SpawnConfig::default());
+    let registry = Arc::new(bench::registry_of(spawn));
     let dir = tempfile::tempdir().unwrap();
     let skills = vec![Skill {
         id: "subagent".to_owned(),

@@ -37,7 +37,7 @@ use subagent_runtime::{
     ToolContext, ToolKind, ToolOutput, ToolSet,
 };
 use subagent_spawn::{SpawnConfig, SpawnProvider};
-use subagent_test_support::FakeServer;
+use subagent_test_support::{FakeServer, bench};
 
 /// Fan-out sizes of the divan benchmark.
 const FAN_OUT: [usize; 3] = [100, 1_000, 10_000];
@@ -125,11 +125,7 @@ struct HttpServer {
 
 impl HttpServer {
     fn start() -> Self {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .unwrap();
+        let runtime = bench::runtime(1);
         let server = runtime
             .block_on(FakeServer::from_yaml(&scenarios()))
             .unwrap();
@@ -227,11 +223,7 @@ impl Parent {
 }
 
 fn multi_thread() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
+    bench::runtime(2)
 }
 
 fn current_thread() -> tokio::runtime::Runtime {

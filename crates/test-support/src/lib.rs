@@ -18,7 +18,8 @@
 //! environment cleared, HOME, keys, a preset, args and stdin; it takes the binary's path, so
 //! this crate never depends on the CLI), [`runs`] (a run driven to its end, the product
 //! providers' shared end-to-end checks) and [`FakeServer::model`] (a model client on the fake
-//! server).
+//! server); [`mod@bench`] holds the benchmarks' shared set-ups (a runtime, a registry of one
+//! provider on the scripted model, the fake server on a runtime apart, an installed CLI).
 //!
 //! Deliberately not here: any model client (that is `subagent-model`), and assertions: the
 //! server reports, tests decide.
@@ -26,16 +27,20 @@
 #![deny(missing_docs)]
 
 pub mod alone;
+pub mod bench;
 pub mod cli;
 pub mod cli_lines;
 pub mod cli_peer;
+pub mod doubles;
 mod encode;
 pub mod git;
 pub mod normalize;
 pub mod paired;
 pub mod parent;
 pub mod procs;
+pub mod recorded;
 pub mod runs;
+pub mod sandbox;
 mod server;
 
 use std::net::SocketAddr;
@@ -43,7 +48,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 pub use encode::{Chunk, Protocol, encode, error_body};
-pub use server::RecordedRequest;
+pub use server::{RecordedRequest, requests_for};
 pub use subagent_model::scenario::{Gate, Scenarios};
 
 use server::State;

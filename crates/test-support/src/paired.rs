@@ -51,6 +51,29 @@ pub struct Paired {
     pub difference: Quartiles,
 }
 
+impl Paired {
+    /// Prints the figures under `title`: side `a`'s median and quartiles, side `b`'s median,
+    /// and the median of the paired differences (`b − a`, the overhead) with its quartiles and
+    /// its share of `a`'s median.
+    pub fn print(&self, title: &str, a: &str, b: &str) {
+        let width = a.len().max(b.len()).max("overhead".len());
+        let (diff, a_median) = (self.difference.median, self.a.median);
+        println!("{title}:");
+        println!(
+            "  {a:<width$}  median {a_median:7.1} ms  [p25 {:.1}, p75 {:.1}]",
+            self.a.q1, self.a.q3
+        );
+        println!("  {b:<width$}  median {:7.1} ms", self.b.median);
+        println!(
+            "  {:<width$}  median of paired differences {diff:+.1} ms ({:+.2} % of the raw median), [p25 {:+.1}, p75 {:+.1}] ms",
+            "overhead",
+            diff / a_median * 100.0,
+            self.difference.q1,
+            self.difference.q3
+        );
+    }
+}
+
 /// Runs `a` and `b` once each to warm up, then `pairs` pairs, alternating which runs first.
 pub fn measure(
     pairs: usize,

@@ -1,7 +1,8 @@
 //! A parent's delegation tests, from the child's side: the read-only agent types a parent
 //! offers ([`read_only_agents`]), and what the parent and its children sent the fake model,
-//! read from the [`RecordedRequest`]s: which requests are a given child's, which tools each was
-//! offered, and the tool results its messages carried.
+//! read from the [`RecordedRequest`]s: the tool results its messages carried (which requests
+//! are a given child's is [`crate::requests_for`], which tools each was offered
+//! [`RecordedRequest::tool_names`]).
 
 use subagent_core::agents::AgentProfile;
 use subagent_core::{PermissionMode, ToolFilter};
@@ -22,44 +23,6 @@ pub fn read_only_agents() -> Vec<AgentProfile> {
     let mut plan = AgentProfile::new("plan", "Read-only planning.");
     plan.permission_mode = Some(PermissionMode::Plan);
     vec![explore, plan]
-}
-
-/// The requests whose conversation starts with a prompt containing `marker` (one child's, when
-/// each child's prompt carries its own marker).
-pub fn requests_for<'a>(requests: &'a [RecordedRequest], marker: &str) -> Vec<&'a RecordedRequest> {
-    requests
-        .iter()
-        .filter(|r| {
-            r.messages
-                .first()
-                .is_some_and(|m| m.text().contains(marker))
-        })
-        .collect()
-}
-
-/// The names of the tools a request offered, in its order (none when it offered none).
-///
-/// # Panics
-/// When the request has no JSON body, or a tool no name.
-pub fn tool_names(request: &RecordedRequest) -> Vec<String> {
-    let body = request
-        .body
-        .as_ref()
-        .unwrap_or_else(|| panic!("a request without a body: {request:?}"));
-    body["tools"]
-        .as_array()
-        .map(|tools| {
-            tools
-                .iter()
-                .map(|t| {
-                    t["name"]
-                        .as_str()
-                        .unwrap_or_else(|| panic!("{t}"))
-                        .to_owned()
-                })
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// The tool results of a request's last message: (call id, text, is_error).

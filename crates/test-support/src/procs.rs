@@ -50,24 +50,34 @@ pub fn all() -> Vec<Proc> {
     };
     entries
         .flatten()
-        .filter_map(|entry| {
-            let pid = entry.file_name().to_str()?.parse::<u32>().ok()?;
-            let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
-            // The state follows the `(comm)` field, which may itself hold spaces or parens.
-            let (_, tail) = stat.rsplit_once(')')?;
-            let mut fields = tail.split_whitespace();
-            let state = fields.next()?.chars().next()?;
-            let pgid = fields.nth(1)?.parse().ok()?;
-            let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
-            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-            Some(Proc {
-                pid,
-                state,
-                pgid,
-                cmdline,
-            })
-        })
+        .filter_map(|entry| read(entry.file_name().to_str()?.parse::<u32>().ok()?))
         .collect()
+}
+
+/// The process `pid`, when `/proc` still lists it (a zombie included).
+#[must_use]
+pub fn read(pid: u32) -> Option<Proc> {
+    let dir = PathBuf::from(format!("/proc/{pid}"));
+    let stat = std::fs::read_to_string(dir.join("stat")).ok()?;
+    // The state follows the `(comm)` field, which may itself hold spaces or parens.
+    let (_, tail) = stat.rsplit_once(')')?;
+    let mut fields = tail.split_whitespace();
+    let state = fields.next()?.chars().next()?;
+    let pgid = fields.nth(1)?.parse().ok()?;
+    let cmdline = std::fs::read(dir.join("cmdline")).ok()?;
+    let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+    Some(Proc {
+        pid,
+        state,
+        pgid,
+        cmdline,
+    })
+}
+
+/// Whether the process `pid` is gone: not listed, a zombie or dead.
+#[must_use]
+pub fn gone(pid: u32) -> bool {
+    !read(pid).is_some_and(|p| p.live())
 }
 
 /// The live processes other than this one.
@@ -104,4 +114,43 @@ pub fn mkfifo(path: &Path) {
         .status()
         .unwrap_or_else(|e| panic!("mkfifo {}: {e}", path.display()));
     assert!(status.success(), "mkfifo {}: {status}", path.display());
+}
+
+/// The pids a child wrote to the FIFO `fifo` (whitespace between them), read on a blocking
+/// thread: opening the FIFO waits until the child opens it to write, a gate, not a sleep.
+///
+/// # Panics
+/// When the FIFO cannot be read or holds something other than pids.
+pub async fn pids_from(fifo: PathBuf) -> Vec<u32> {
+    let text = tokio::task::spawn_blocking(move || {
+        use std::io::Read as _;
+        let mut text = String::new();
+        std::fs::File::open(&fifo)
+            .and_then(|mut file| file.read_to_string(&mut text))
+            .unwrap_or_else(|e| panic!("reading {}: {e}", fifo.display()));
+        text
+    })
+    .await
+    .unwrap_or_else(|e| panic!("the FIFO's reader: {e}"));
+    text.split_whitespace()
+        .map(|p| p.parse().unwrap_or_else(|e| panic!("a pid {p:?}: {e}")))
+        .collect()
+}
+
+/// The first line `child` prints on its piped stdout (without the newline): a child that says
+/// where it listens before it serves.
+///
+/// # Panics
+/// When the child's stdout is not piped, was taken already, or cannot be read.
+pub fn first_line(child: &mut std::process::Child) -> String {
+    use std::io::BufRead as _;
+    let stdout = child
+        .stdout
+        .take()
+        .unwrap_or_else(|| panic!("the child's stdout is not piped or was taken"));
+    let mut line = String::new();
+    std::io::BufReader::new(stdout)
+        .read_line(&mut line)
+        .unwrap_or_else(|e| panic!("reading the child's first line: {e}"));
+    line.trim_end().to_owned()
 }

@@ -2,10 +2,16 @@
 //! share.
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt as _;
-use subagent_core::{Outcome, Run, RunEvent, StopReason};
+use subagent_core::isolation::Isolator;
+use subagent_core::registry::Registry;
+use subagent_core::{
+    Isolation, Outcome, Run, RunEvent, StartRequest, StartRequestBuilder, StopReason,
+    SubagentProvider,
+};
 
 /// Every event and the outcome of `run`, which must end within `limit`.
 ///
@@ -25,6 +31,109 @@ pub async fn finish_within(mut run: Run, limit: Duration) -> (Vec<RunEvent>, Out
     (events, outcome)
 }
 
+/// How long [`run_to_end`] lets a run take before the test fails instead of hanging (a bound,
+/// not a speed check: a product CLI's first start may be slow on a loaded machine).
+pub const RUN_LIMIT: Duration = Duration::from_secs(300);
+
+/// What [`run_to_end`] starts: a request or its builder.
+pub trait IntoRequest {
+    /// The request.
+    fn into_request(self) -> StartRequest;
+}
+
+impl IntoRequest for StartRequest {
+    fn into_request(self) -> StartRequest {
+        self
+    }
+}
+
+impl IntoRequest for StartRequestBuilder {
+    fn into_request(self) -> StartRequest {
+        self.build()
+    }
+}
+
+/// Starts `request` on `provider` and collects the run's events and outcome
+/// ([`finish_within`] [`RUN_LIMIT`]).
+///
+/// # Panics
+/// When the provider refuses the request or the run does not end in time.
+pub async fn run_to_end(
+    provider: &(impl SubagentProvider + ?Sized),
+    request: impl IntoRequest,
+) -> (Vec<RunEvent>, Outcome) {
+    let run = provider
+        .start(request.into_request())
+        .await
+        .unwrap_or_else(|e| panic!("the provider refused the request: {e}"));
+    finish_within(run, RUN_LIMIT).await
+}
+
+/// [`run_to_end`], and the run must have completed (its outcome and events shown when not).
+///
+/// # Panics
+/// As [`run_to_end`], and when the run ended otherwise.
+pub async fn completed(
+    provider: &(impl SubagentProvider + ?Sized),
+    request: impl IntoRequest,
+) -> (Vec<RunEvent>, Outcome) {
+    let (events, outcome) = run_to_end(provider, request).await;
+    assert_eq!(
+        outcome.status,
+        StopReason::Completed,
+        "{outcome:?}\n{events:#?}"
+    );
+    (events, outcome)
+}
+
+/// `text` with every `<duration_ms>N</duration_ms>` made `<duration_ms>D</duration_ms>` (a task
+/// notification's times, for a whole-text assert).
+#[must_use]
+pub fn no_durations(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("<duration_ms>") {
+        let (before, after) = rest.split_at(at + "<duration_ms>".len());
+        out.push_str(before);
+        out.push('D');
+        rest = after.trim_start_matches(|c: char| c.is_ascii_digit());
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Reads `run`'s events until `at` holds for one (or they end), then cancels the run; its
+/// outcome, which must come within `limit`.
+///
+/// # Panics
+/// When the run's events were taken already or its outcome does not come in time.
+pub async fn cancel_at(mut run: Run, at: impl Fn(&RunEvent) -> bool, limit: Duration) -> Outcome {
+    let mut events = run
+        .take_events()
+        .unwrap_or_else(|| panic!("the run's events were taken already"));
+    while let Some(event) = events.next().await {
+        if at(&event) {
+            break;
+        }
+    }
+    run.cancel();
+    tokio::time::timeout(limit, run.outcome())
+        .await
+        .unwrap_or_else(|_| panic!("no outcome within {limit:?} of the cancel"))
+}
+
+/// The messages of `events`' `Progress` events, in order.
+#[must_use]
+pub fn progress(events: &[RunEvent]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            RunEvent::Progress { message, .. } => Some(message.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The texts of `events`' `Text` events, nested ones included.
 #[must_use]
 pub fn texts(events: &[RunEvent]) -> Vec<String> {
@@ -35,6 +144,35 @@ pub fn texts(events: &[RunEvent]) -> Vec<String> {
             _ => None,
         })
         .collect()
+}
+
+/// Runs `request` isolated in a worktree (from a parent in `repo`) on `provider`, through a
+/// registry whose isolator is `isolator` (keeping worktrees under `root`), and checks it with
+/// [`assert_edited_in_worktree`].
+///
+/// # Panics
+/// When the registry refuses the provider or the request, the run does not end within
+/// [`RUN_LIMIT`], or the check fails.
+pub async fn assert_isolated_edits(
+    provider: Arc<dyn SubagentProvider>,
+    isolator: Arc<dyn Isolator>,
+    request: StartRequestBuilder,
+    root: &Path,
+    repo: &Path,
+) {
+    let name = provider.name().to_owned();
+    let mut registry = Registry::new();
+    registry
+        .register(provider)
+        .unwrap_or_else(|e| panic!("registering {name}: {e}"));
+    registry.set_isolator(isolator);
+    let request = request.cwd(repo).isolation(Isolation::Worktree).build();
+    let run = registry
+        .start(&name, request)
+        .await
+        .unwrap_or_else(|e| panic!("{name} refused the request: {e}"));
+    let (events, outcome) = finish_within(run, RUN_LIMIT).await;
+    assert_edited_in_worktree(&events, &outcome, root, repo);
 }
 
 /// Checks an isolated child's run whose edits (`edited.txt` written, `a.txt` appended to)

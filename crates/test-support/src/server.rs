@@ -45,6 +45,38 @@ impl RecordedRequest {
             .find(|(n, _)| n.eq_ignore_ascii_case(name))
             .map(|(_, v)| v.as_str())
     }
+
+    /// Whether the conversation's first message (the prompt that started it) contains
+    /// `marker`.
+    #[must_use]
+    pub fn started_with(&self, marker: &str) -> bool {
+        self.messages
+            .first()
+            .is_some_and(|m| m.text().contains(marker))
+    }
+
+    /// The names of the tools the request offered (its body's `tools`), in order; none when
+    /// it offered none.
+    #[must_use]
+    pub fn tool_names(&self) -> Vec<String> {
+        let tools = self.body.as_ref().and_then(|b| b.get("tools"));
+        tools
+            .and_then(Value::as_array)
+            .map(|tools| {
+                tools
+                    .iter()
+                    .filter_map(|t| t.get("name").and_then(Value::as_str).map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}
+
+/// The requests of `requests` whose conversation a prompt containing `marker` started (see
+/// [`RecordedRequest::started_with`]).
+#[must_use]
+pub fn requests_for<'a>(requests: &'a [RecordedRequest], marker: &str) -> Vec<&'a RecordedRequest> {
+    requests.iter().filter(|r| r.started_with(marker)).collect()
 }
 
 pub(crate) struct State {

@@ -35,6 +35,11 @@ impl Seen {
     fn all(&self) -> Vec<String> {
         self.0.lock().unwrap().clone()
     }
+
+    /// Whether `method` was called.
+    fn asked(&self, method: &str) -> bool {
+        self.all().iter().any(|m| m == method)
+    }
 }
 
 /// A listener on 127.0.0.1:0 and its base URL.
@@ -344,11 +349,7 @@ async fn an_event_that_never_ends_fails_the_run_at_the_bound() {
             diagnostic.contains("65536 bytes") && diagnostic.contains("limits.event_bytes"),
             "{diagnostic}"
         );
-        assert!(
-            !seen.all().iter().any(|method| method == "SubscribeToTask"),
-            "{:?}",
-            seen.all()
-        );
+        assert!(!seen.asked("SubscribeToTask"), "{:?}", seen.all());
     }
 }
 
@@ -390,11 +391,7 @@ async fn endless_events_end_when_the_run_is_cancelled() {
     run.cancel();
     let outcome = tokio::time::timeout(HANG, run.outcome()).await.unwrap();
     assert_eq!(outcome.status, StopReason::Cancelled, "{outcome:?}");
-    assert!(
-        seen.all().iter().any(|method| method == "CancelTask"),
-        "{:?}",
-        seen.all()
-    );
+    assert!(seen.asked("CancelTask"), "{:?}", seen.all());
 }
 
 /// A message answered with something that is not an event stream (a web page, of any size) is

@@ -11,7 +11,7 @@ use serde_json::json;
 use subagent_core::PermissionMode;
 use subagent_test_support::FakeServer;
 
-use super::support::{TestParent, open, prompt, select, with_client};
+use super::support::{TestParent, open, prompt, prompt_once, select, with_client};
 
 const EDIT: &str = r#"
 - name: parent
@@ -25,15 +25,7 @@ const EDIT: &str = r#"
 /// A rejected question refuses the call: the command never runs and the call fails.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rejected_question_refuses_the_tool_call() {
-    let server = FakeServer::from_yaml(EDIT).await.unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let parent = Arc::new(TestParent::new(&server, PermissionMode::Default));
-    let (stop, seen) = with_client(parent, select("reject_once"), async |cx, _| {
-        let session = open(&cx, dir.path()).await;
-        prompt(&cx, &session, "make a file").await
-    })
-    .await;
-    assert_eq!(stop, Ok(StopReason::EndTurn));
+    let (seen, dir) = prompt_once(EDIT, select("reject_once"), "make a file").await;
     let questions = seen.questions();
     assert_eq!(questions.len(), 1);
     let mut question = questions[0].clone();
@@ -134,15 +126,7 @@ const CHILD_EDIT: &str = r#"
 /// A child's question goes to the client too, under the child's call id; allowed, it runs.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_child_question_is_asked_and_an_allow_is_obeyed() {
-    let server = FakeServer::from_yaml(CHILD_EDIT).await.unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let parent = Arc::new(TestParent::new(&server, PermissionMode::Default));
-    let (stop, seen) = with_client(parent, select("allow_once"), async |cx, _| {
-        let session = open(&cx, dir.path()).await;
-        prompt(&cx, &session, "delegate an edit").await
-    })
-    .await;
-    assert_eq!(stop, Ok(StopReason::EndTurn));
+    let (seen, dir) = prompt_once(CHILD_EDIT, select("allow_once"), "delegate an edit").await;
     let asked: Vec<_> = seen
         .questions()
         .iter()
@@ -240,15 +224,7 @@ const TWICE: &str = r#"
 /// "Always allow" holds for the tool for the rest of the session: the second call is not asked.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn always_allow_is_not_asked_again() {
-    let server = FakeServer::from_yaml(TWICE).await.unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let parent = Arc::new(TestParent::new(&server, PermissionMode::Default));
-    let (stop, seen) = with_client(parent, select("allow_always"), async |cx, _| {
-        let session = open(&cx, dir.path()).await;
-        prompt(&cx, &session, "two files").await
-    })
-    .await;
-    assert_eq!(stop, Ok(StopReason::EndTurn));
+    let (seen, dir) = prompt_once(TWICE, select("allow_always"), "two files").await;
     let asked: Vec<_> = seen
         .questions()
         .iter()

@@ -10,7 +10,7 @@ use serde_json::json;
 use subagent_core::PermissionMode;
 use subagent_test_support::FakeServer;
 
-use super::support::{TestParent, open, prompt, select, with_client};
+use super::support::{TestParent, open, prompt, prompt_once, select, with_client};
 
 const CHAT: &str = r#"
 - name: second
@@ -110,15 +110,7 @@ const DELEGATE: &str = r#"
 /// carry the child's progress, then its result.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_delegation_is_a_tool_call_carrying_the_child_progress() {
-    let server = FakeServer::from_yaml(DELEGATE).await.unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let parent = Arc::new(TestParent::new(&server, PermissionMode::Default));
-    let (stop, seen) = with_client(parent, select("reject_once"), async |cx, _| {
-        let session = open(&cx, dir.path()).await;
-        prompt(&cx, &session, "please delegate").await
-    })
-    .await;
-    assert_eq!(stop, Ok(StopReason::EndTurn));
+    let (seen, _dir) = prompt_once(DELEGATE, select("reject_once"), "please delegate").await;
     let calls: Vec<_> = seen
         .updates()
         .into_iter()

@@ -113,6 +113,26 @@ pub(super) fn select(option: &'static str) -> Answer {
     Arc::new(move |_| RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new(option)))
 }
 
+/// A parent in the default mode on the fake server of `scenarios`, served to a client that opens a
+/// session over a temp dir and sends `text`, answering questions with `answer`; the prompt
+/// must end its turn. What the client saw, and the dir.
+pub(super) async fn prompt_once(
+    scenarios: &str,
+    answer: Answer,
+    text: &str,
+) -> (Seen, tempfile::TempDir) {
+    let server = FakeServer::from_yaml(scenarios).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let parent = Arc::new(TestParent::new(&server, PermissionMode::Default));
+    let (stop, seen) = with_client(parent, answer, async |cx, _| {
+        let session = open(&cx, dir.path()).await;
+        prompt(&cx, &session, text).await
+    })
+    .await;
+    assert_eq!(stop, Ok(StopReason::EndTurn));
+    (seen, dir)
+}
+
 /// Serves `factory` on one end of a pipe and runs `body` with a client on the other; the
 /// client's end closes when `body` returns and the server's end is awaited.
 pub(super) async fn with_client<R>(

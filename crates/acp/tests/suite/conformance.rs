@@ -21,11 +21,7 @@ struct CodexAcp {
 
 impl CodexAcp {
     fn new() -> Self {
-        let root = tempfile::Builder::new()
-            .prefix("subagent-acp-conformance-")
-            .tempdir()
-            .unwrap();
-        std::fs::create_dir(root.path().join("project")).unwrap();
+        let root = subagent_test_support::sandbox::dirs("subagent-acp-conformance-", &["project"]);
         Self { root }
     }
 }

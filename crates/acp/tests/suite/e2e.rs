@@ -10,7 +10,9 @@ use serde_json::{Value, json};
 use subagent_acp::PermissionPolicy;
 use subagent_core::{PermissionMode, RunEvent, StopReason, SubagentProvider, Usage};
 
-use super::harness::{Adapter, Harness, finish, live_processes_matching};
+use subagent_test_support::runs::{completed, run_to_end};
+
+use super::harness::{Adapter, Harness, live_processes_matching};
 
 /// Scenarios of the tests in this file: matched on the latest genuine user prompt.
 const SCENARIOS: &str = r#"
@@ -122,11 +124,7 @@ async fn hello_from_both_adapters() {
         ),
     ] {
         let provider = harness.provider(adapter, |_| {});
-        let run = provider
-            .start(harness.request("say hi").build())
-            .await
-            .unwrap();
-        let (events, outcome) = finish(run).await;
+        let (events, outcome) = run_to_end(&provider, harness.request("say hi")).await;
         assert_eq!(
             outcome.status,
             StopReason::Completed,
@@ -157,12 +155,7 @@ async fn a_tool_round_trip_through_codex_acp() {
     let harness = Harness::new(SCENARIOS).await;
     std::fs::write(harness.project().join("input.txt"), "hello\n").unwrap();
     let provider = harness.provider(Adapter::Codex, |_| {});
-    let run = provider
-        .start(harness.request("read the input").build())
-        .await
-        .unwrap();
-    let (events, outcome) = finish(run).await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    let (events, outcome) = completed(&provider, harness.request("read the input")).await;
     assert_eq!(outcome.text, "it says hello");
     assert_eq!(outcome.usage.tool_uses, 1);
     let mut seen = tools(&events, &["command", "cwd"]);
@@ -201,11 +194,7 @@ async fn codex_acp_permission_requests_are_answered_by_the_rows_policy() {
     ] {
         let harness = Harness::new(SCENARIOS).await;
         let provider = harness.provider(Adapter::Codex, |c| c.permissions = policy);
-        let run = provider
-            .start(harness.request("add the file").build())
-            .await
-            .unwrap();
-        let (events, outcome) = finish(run).await;
+        let (events, outcome) = run_to_end(&provider, harness.request("add the file")).await;
         assert_eq!(outcome.status, status, "{policy:?}: {outcome:?}");
         let file = harness.project().join("hello.txt");
         assert_eq!(file.exists(), written, "{policy:?}: {events:#?}");
@@ -232,8 +221,7 @@ async fn claude_agent_acp_permission_requests_are_answered_by_policy_and_ceiling
         if let Some(ceiling) = ceiling {
             request = request.permission_ceiling(ceiling);
         }
-        let run = provider.start(request.build()).await.unwrap();
-        let (events, outcome) = finish(run).await;
+        let (events, outcome) = run_to_end(&provider, request).await;
         assert_eq!(
             outcome.status,
             StopReason::Completed,
@@ -328,29 +316,20 @@ async fn claude_agent_acp_resumes_a_session_through_session_load() {
     // (codex-acp's resume is the conformance kit's check.)
     let harness = Harness::new(SCENARIOS).await;
     let provider = harness.provider(Adapter::Claude, |_| {});
-    let run = provider
-        .start(harness.request("remember BETA").build())
-        .await
-        .unwrap();
-    let (_, first) = finish(run).await;
-    assert_eq!(first.status, StopReason::Completed, "{first:?}");
+    let (_, first) = completed(&provider, harness.request("remember BETA")).await;
     let session = first.session.clone().expect("a session to resume");
     assert_eq!(
         (session.provider.as_str(), session.cwd.as_deref()),
         ("acp", Some(harness.project().as_path()))
     );
     let before = harness.server.model_requests().len();
-    let run = provider
-        .start(
-            harness
-                .request("what did I ask you to remember?")
-                .resume(session.clone())
-                .build(),
-        )
-        .await
-        .unwrap();
-    let (events, second) = finish(run).await;
-    assert_eq!(second.status, StopReason::Completed, "{second:?}");
+    let (events, second) = completed(
+        &provider,
+        harness
+            .request("what did I ask you to remember?")
+            .resume(session.clone()),
+    )
+    .await;
     assert_eq!(second.text, "you asked me to remember BETA");
     // The replayed history is not the second run's: its text is its own answer only.
     assert_eq!(texts(&events), "you asked me to remember BETA");
@@ -368,11 +347,7 @@ async fn claude_agent_acp_resumes_a_session_through_session_load() {
     // An unknown session: failed, the agent's error in the diagnostic.
     let mut unknown = session_ref(&harness);
     unknown.id = "00000000-0000-4000-8000-000000000000".into();
-    let run = provider
-        .start(harness.request("say hi").resume(unknown).build())
-        .await
-        .unwrap();
-    let (_, outcome) = finish(run).await;
+    let (_, outcome) = run_to_end(&provider, harness.request("say hi").resume(unknown)).await;
     assert_eq!(outcome.status, StopReason::Failed, "{outcome:?}");
 }
 

@@ -3,10 +3,9 @@
 //! through the provider's config, never through this process's environment.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use subagent_acp::{AcpConfig, AcpProvider};
-use subagent_core::{Outcome, Run, RunEvent, StartRequest, StartRequestBuilder};
+use subagent_core::{StartRequest, StartRequestBuilder};
 use subagent_test_support::FakeServer;
 use tempfile::TempDir;
 
@@ -133,11 +132,7 @@ pub(super) struct Harness {
 impl Harness {
     pub(super) async fn new(scenarios: &str) -> Self {
         let server = FakeServer::from_yaml(scenarios).await.unwrap();
-        let root = tempfile::Builder::new()
-            .prefix("subagent-acp-e2e-")
-            .tempdir()
-            .unwrap();
-        std::fs::create_dir(root.path().join("project")).unwrap();
+        let root = subagent_test_support::sandbox::dirs("subagent-acp-e2e-", &["project"]);
         Self { server, root }
     }
 
@@ -162,11 +157,6 @@ impl Harness {
     pub(super) fn request(&self, prompt: &str) -> StartRequestBuilder {
         StartRequest::builder(prompt).cwd(self.project())
     }
-}
-
-/// Collects every event and the outcome of a run (which must end within 120 s).
-pub(super) async fn finish(run: Run) -> (Vec<RunEvent>, Outcome) {
-    subagent_test_support::runs::finish_within(run, Duration::from_secs(120)).await
 }
 
 /// Live processes whose command line contains `needle`, as `PID: CMDLINE`.

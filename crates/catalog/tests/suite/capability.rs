@@ -7,7 +7,7 @@ use subagent_catalog::{
 };
 use subagent_core::{Capabilities, Capability};
 
-use super::support::{shown, write};
+use super::support::{agents_in, shown};
 
 fn fork_like() -> Capabilities {
     Capabilities::ALL
@@ -18,24 +18,21 @@ fn fork_like() -> Capabilities {
 
 #[test]
 fn unsupported_and_unknown_providers_are_reported_with_lines() {
-    let root = tempfile::tempdir().unwrap();
-    let dir = root.path().join("agents");
-    write(
-        &dir,
-        "limited.md",
-        "---\nname: limited\ndescription: d\nprovider: acp\nmodel: m\ntools: ls\nmaxTurns: 2\neffort: low\n---\nbody\n",
-    );
-    write(
-        &dir,
-        "fine.md",
-        "---\nname: fine\ndescription: d\nprovider: claude-code\ntools: Read\n---\nbody\n",
-    );
-    write(
-        &dir,
-        "nowhere.md",
-        "---\nname: nowhere\ndescription: d\n\nprovider: nope\n---\n",
-    );
-    write(&dir, "plain.md", "---\nname: plain\ndescription: d\n---\n");
+    let (root, dir) = agents_in(&[
+        (
+            "limited.md",
+            "---\nname: limited\ndescription: d\nprovider: acp\nmodel: m\ntools: ls\nmaxTurns: 2\neffort: low\n---\nbody\n",
+        ),
+        (
+            "fine.md",
+            "---\nname: fine\ndescription: d\nprovider: claude-code\ntools: Read\n---\nbody\n",
+        ),
+        (
+            "nowhere.md",
+            "---\nname: nowhere\ndescription: d\n\nprovider: nope\n---\n",
+        ),
+        ("plain.md", "---\nname: plain\ndescription: d\n---\n"),
+    ]);
     let table = ProviderTable::new(Some("spawn".into()))
         .with("spawn", Capabilities::ALL)
         .with("claude-code", Capabilities::ALL)
@@ -140,35 +137,30 @@ const SPAWN_TOOLS: [&str; 8] = [
 
 #[test]
 fn unknown_tools_are_named_with_a_guess_and_a_child_left_with_no_tools_is_reported() {
-    let root = tempfile::tempdir().unwrap();
-    let dir = root.path().join("agents");
-    write(
-        &dir,
-        "typo.md",
-        "---\nname: typo\ndescription: d\ntools: raed_file, grep, frobnicate\n---\nbody\n",
-    );
-    write(
-        &dir,
-        "none.md",
-        "---\nname: none\ndescription: d\ntools: [Raed]\n---\nbody\n",
-    );
-    write(
-        &dir,
-        "denied.md",
-        "---\nname: denied\ndescription: d\ntools: grep\ndisallowedTools: Grep\n---\nbody\n",
-    );
-    // Claude Code's names, patterns, rules and MCP tools are not typos.
-    write(
-        &dir,
-        "fine.md",
-        "---\nname: fine\ndescription: d\ntools: Read, read_*, Bash(git:*), mcp__x__y, bash\n---\n",
-    );
-    // On a provider whose tools are not known, nothing is checked but the spelling.
-    write(
-        &dir,
-        "elsewhere.md",
-        "---\nname: elsewhere\ndescription: d\nprovider: other\ntools: WebFetch, grpe\n---\n",
-    );
+    let (root, dir) = agents_in(&[
+        (
+            "typo.md",
+            "---\nname: typo\ndescription: d\ntools: raed_file, grep, frobnicate\n---\nbody\n",
+        ),
+        (
+            "none.md",
+            "---\nname: none\ndescription: d\ntools: [Raed]\n---\nbody\n",
+        ),
+        (
+            "denied.md",
+            "---\nname: denied\ndescription: d\ntools: grep\ndisallowedTools: Grep\n---\nbody\n",
+        ),
+        // Claude Code's names, patterns, rules and MCP tools are not typos.
+        (
+            "fine.md",
+            "---\nname: fine\ndescription: d\ntools: Read, read_*, Bash(git:*), mcp__x__y, bash\n---\n",
+        ),
+        // On a provider whose tools are not known, nothing is checked but the spelling.
+        (
+            "elsewhere.md",
+            "---\nname: elsewhere\ndescription: d\nprovider: other\ntools: WebFetch, grpe\n---\n",
+        ),
+    ]);
     let table = ProviderTable::new(Some("spawn".into()))
         .with("spawn", Capabilities::ALL)
         .with_tools("spawn", SPAWN_TOOLS)

@@ -10,6 +10,16 @@ pub(super) fn write(root: &Path, relative: &str, text: &str) -> PathBuf {
     path
 }
 
+/// A temp dir and its `agents/` holding `files` (name, text).
+pub(super) fn agents_in(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf) {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("agents");
+    for (name, text) in files {
+        write(&dir, name, text);
+    }
+    (root, dir)
+}
+
 /// A minimal valid definition.
 pub(super) fn agent(name: &str, description: &str) -> String {
     format!("---\nname: {name}\ndescription: {description}\n---\nYou are {name}.\n")

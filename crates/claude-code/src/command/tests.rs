@@ -110,64 +110,44 @@ fn any_depth_cap_removes_the_agent_tool() {
     assert_eq!(tool_flags(None, no_sub_agents(&below)), agents);
 }
 
+/// The `--permission-mode` the claude command line of `configured` under `ceiling` gets for
+/// `builder`'s request.
+fn mode_for(
+    configured: ClaudePermissionMode,
+    ceiling: Option<subagent_core::PermissionMode>,
+    mut builder: subagent_core::StartRequestBuilder,
+) -> String {
+    let config = ClaudeCodeConfig {
+        permission_mode: configured,
+        ..ClaudeCodeConfig::default()
+    };
+    if let Some(ceiling) = ceiling {
+        builder = builder.permission_ceiling(ceiling);
+    }
+    let invocation = build(&config, &builder.build(), "cc", false, None).unwrap();
+    let at = invocation
+        .args
+        .iter()
+        .position(|a| a == "--permission-mode")
+        .unwrap();
+    invocation.args[at + 1].clone()
+}
+
 #[test]
 fn the_permission_ceiling_tightens_the_mode_and_never_loosens_it() {
+    use ClaudePermissionMode as Mode;
     use subagent_core::PermissionMode as Ceiling;
-    let mode_for = |configured: ClaudePermissionMode, ceiling: Option<Ceiling>| {
-        let config = ClaudeCodeConfig {
-            permission_mode: configured,
-            ..ClaudeCodeConfig::default()
-        };
-        let mut builder = request();
-        if let Some(ceiling) = ceiling {
-            builder = builder.permission_ceiling(ceiling);
-        }
-        let invocation = build(&config, &builder.build(), "cc", false, None).unwrap();
-        let at = invocation
-            .args
-            .iter()
-            .position(|a| a == "--permission-mode")
-            .unwrap();
-        invocation.args[at + 1].clone()
-    };
+    let mode_for = |configured, ceiling| mode_for(configured, ceiling, request());
     for (configured, ceiling, expected) in [
-        (ClaudePermissionMode::AcceptEdits, None, "acceptEdits"),
-        (
-            ClaudePermissionMode::AcceptEdits,
-            Some(Ceiling::Plan),
-            "plan",
-        ),
-        (
-            ClaudePermissionMode::AcceptEdits,
-            Some(Ceiling::Default),
-            "default",
-        ),
-        (
-            ClaudePermissionMode::AcceptEdits,
-            Some(Ceiling::DontAsk),
-            "dontAsk",
-        ),
-        (
-            ClaudePermissionMode::AcceptEdits,
-            Some(Ceiling::Bypass),
-            "acceptEdits",
-        ),
-        (
-            ClaudePermissionMode::DontAsk,
-            Some(Ceiling::AcceptEdits),
-            "dontAsk",
-        ),
-        (
-            ClaudePermissionMode::Auto,
-            Some(Ceiling::AcceptEdits),
-            "acceptEdits",
-        ),
-        (
-            ClaudePermissionMode::BypassPermissions,
-            Some(Ceiling::Plan),
-            "plan",
-        ),
-        (ClaudePermissionMode::Plan, Some(Ceiling::Bypass), "plan"),
+        (Mode::AcceptEdits, None, "acceptEdits"),
+        (Mode::AcceptEdits, Some(Ceiling::Plan), "plan"),
+        (Mode::AcceptEdits, Some(Ceiling::Default), "default"),
+        (Mode::AcceptEdits, Some(Ceiling::DontAsk), "dontAsk"),
+        (Mode::AcceptEdits, Some(Ceiling::Bypass), "acceptEdits"),
+        (Mode::DontAsk, Some(Ceiling::AcceptEdits), "dontAsk"),
+        (Mode::Auto, Some(Ceiling::AcceptEdits), "acceptEdits"),
+        (Mode::BypassPermissions, Some(Ceiling::Plan), "plan"),
+        (Mode::Plan, Some(Ceiling::Bypass), "plan"),
     ] {
         assert_eq!(
             mode_for(configured, ceiling),
@@ -219,22 +199,12 @@ fn refusals() {
 #[test]
 fn isolation_keeps_the_mode_at_accept_edits_at_most() {
     use subagent_core::{Isolation, PermissionMode as Ceiling};
-    let mode_for = |configured: ClaudePermissionMode, ceiling: Option<Ceiling>| {
-        let config = ClaudeCodeConfig {
-            permission_mode: configured,
-            ..ClaudeCodeConfig::default()
-        };
-        let mut builder = request().isolation(Isolation::Worktree);
-        if let Some(ceiling) = ceiling {
-            builder = builder.permission_ceiling(ceiling);
-        }
-        let invocation = build(&config, &builder.build(), "cc", false, None).unwrap();
-        let at = invocation
-            .args
-            .iter()
-            .position(|a| a == "--permission-mode")
-            .unwrap();
-        invocation.args[at + 1].clone()
+    let mode_for = |configured, ceiling| {
+        mode_for(
+            configured,
+            ceiling,
+            request().isolation(Isolation::Worktree),
+        )
     };
     let modes: Vec<String> = [
         (ClaudePermissionMode::BypassPermissions, None),

@@ -21,13 +21,10 @@ struct Claude {
 
 impl Claude {
     fn new() -> Self {
-        let root = tempfile::Builder::new()
-            .prefix("subagent-claude-conformance-")
-            .tempdir()
-            .unwrap();
-        for dir in ["home", "home/.claude", "tmp", "project"] {
-            std::fs::create_dir(root.path().join(dir)).unwrap();
-        }
+        let root = subagent_test_support::sandbox::dirs(
+            "subagent-claude-conformance-",
+            &["home", "home/.claude", "tmp", "project"],
+        );
         assert!(!inside_git_repo(&root.path().join("project")));
         Self { root }
     }

@@ -7,18 +7,15 @@ use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use subagent_core::{RunEvent, StopReason, SubagentProvider, ToolFilter};
 
-use super::harness::{Harness, finish, live_processes, system_text, texts, tool_names};
+use subagent_test_support::runs::{completed, run_to_end};
+
+use super::harness::{Harness, finish, live_processes};
+use super::harness::{system_text, texts, tool_names};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hello() {
     let h = Harness::new().await;
-    let run = h
-        .provider(|_| {})
-        .start(h.request("say hi").build())
-        .await
-        .unwrap();
-    let (events, outcome) = finish(run).await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    let (events, outcome) = completed(&h.provider(|_| {}), h.request("say hi")).await;
     assert_eq!(outcome.text, "hi from fake");
     assert_eq!(texts(&events), ["hi from fake"]);
     assert!(matches!(events.first(), Some(RunEvent::Started { .. })));
@@ -45,12 +42,7 @@ async fn hello() {
 async fn a_bash_tool_round_trip() {
     let h = Harness::new().await;
     let provider = h.provider(|c| c.allowed_tools = vec!["Bash".into()]);
-    let run = provider
-        .start(h.request("BASH-ROUND-TRIP").build())
-        .await
-        .unwrap();
-    let (events, outcome) = finish(run).await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    let (events, outcome) = completed(&provider, h.request("BASH-ROUND-TRIP")).await;
     assert_eq!(outcome.text, "The command printed hello-from-bash.");
     assert_eq!(
         std::fs::read_to_string(h.project().join("out.txt")).unwrap(),
@@ -84,29 +76,22 @@ async fn structured_output() {
         "properties": {"name": {"type": "string"}, "n": {"type": "integer"}},
         "required": ["name", "n"],
     });
-    let run = h
-        .provider(|_| {})
-        .start(
-            h.request("SCHEMA-WIDGET")
-                .output_schema(schema.clone())
-                .build(),
-        )
-        .await
-        .unwrap();
-    let (_, outcome) = finish(run).await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    let (_, outcome) = completed(
+        &h.provider(|_| {}),
+        h.request("SCHEMA-WIDGET").output_schema(schema.clone()),
+    )
+    .await;
     assert_eq!(outcome.structured, Some(json!({"name": "widget", "n": 3})));
     let tools = tool_names(&h.model_requests()[0]);
     assert!(tools.contains(&"StructuredOutput".to_owned()), "{tools:?}");
 
     // A model that never calls the tool: claude ends "success", the provider says failed.
     let h = Harness::new().await;
-    let run = h
-        .provider(|_| {})
-        .start(h.request("SCHEMA-IGNORED").output_schema(schema).build())
-        .await
-        .unwrap();
-    let (_, outcome) = finish(run).await;
+    let (_, outcome) = run_to_end(
+        &h.provider(|_| {}),
+        h.request("SCHEMA-IGNORED").output_schema(schema),
+    )
+    .await;
     assert_eq!(outcome.status, StopReason::Failed, "{outcome:?}");
     assert_eq!(outcome.structured, None);
     assert!(
@@ -130,13 +115,11 @@ async fn tool_filter_and_depth_cap_shape_the_tool_list() {
         deny: vec!["Bash".into(), "WebSearch".into()],
     };
     // Depth 0 with max_depth 1: the child runs at the cap and must not delegate.
-    let run = h
-        .provider(|_| {})
-        .start(h.request("say hi").tool_filter(filter).max_depth(1).build())
-        .await
-        .unwrap();
-    let (_, outcome) = finish(run).await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    completed(
+        &h.provider(|_| {}),
+        h.request("say hi").tool_filter(filter).max_depth(1),
+    )
+    .await;
     let mut tools = tool_names(&h.model_requests()[0]);
     tools.sort();
     assert_eq!(tools, ["Read", "WebFetch"]);
@@ -144,13 +127,7 @@ async fn tool_filter_and_depth_cap_shape_the_tool_list() {
     // A cap alone removes only the sub-agent tool, also below the cap: claude's own sub-agents
     // nest without limit, so under a cap the child may start none.
     let h = Harness::new().await;
-    let run = h
-        .provider(|_| {})
-        .start(h.request("say hi").max_depth(3).build())
-        .await
-        .unwrap();
-    let (_, outcome) = finish(run).await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    completed(&h.provider(|_| {}), h.request("say hi").max_depth(3)).await;
     let tools = tool_names(&h.model_requests()[0]);
     assert!(!tools.contains(&"Agent".to_owned()), "{tools:?}");
     assert!(tools.contains(&"Read".to_owned()), "{tools:?}");
@@ -159,18 +136,13 @@ async fn tool_filter_and_depth_cap_shape_the_tool_list() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn persona_and_model_reach_the_model_request() {
     let h = Harness::new().await;
-    let run = h
-        .provider(|_| {})
-        .start(
-            h.request("say hi")
-                .persona("PERSONA-MARKER: you answer like a pirate.")
-                .model("my-fake-model-1")
-                .build(),
-        )
-        .await
-        .unwrap();
-    let (_, outcome) = finish(run).await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    completed(
+        &h.provider(|_| {}),
+        h.request("say hi")
+            .persona("PERSONA-MARKER: you answer like a pirate.")
+            .model("my-fake-model-1"),
+    )
+    .await;
     let request = &h.model_requests()[0];
     assert!(system_text(request).contains("PERSONA-MARKER: you answer like a pirate."));
     let model = request
@@ -184,17 +156,11 @@ async fn persona_and_model_reach_the_model_request() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn effort_reaches_the_model_request() {
     let h = Harness::new().await;
-    let run = h
-        .provider(|_| {})
-        .start(
-            h.request("say hi")
-                .effort(subagent_core::Effort::Low)
-                .build(),
-        )
-        .await
-        .unwrap();
-    let (_, outcome) = finish(run).await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    completed(
+        &h.provider(|_| {}),
+        h.request("say hi").effort(subagent_core::Effort::Low),
+    )
+    .await;
     let body = h.model_requests()[0].body.clone().unwrap();
     assert_eq!(
         body["output_config"]["effort"], "low",
@@ -207,11 +173,7 @@ async fn effort_reaches_the_model_request() {
 async fn max_turns() {
     let h = Harness::new().await;
     let provider = h.provider(|c| c.allowed_tools = vec!["Bash".into()]);
-    let run = provider
-        .start(h.request("MAX-TURNS").max_turns(1).build())
-        .await
-        .unwrap();
-    let (_, outcome) = finish(run).await;
+    let (_, outcome) = run_to_end(&provider, h.request("MAX-TURNS").max_turns(1)).await;
     assert_eq!(outcome.status, StopReason::MaxTurns, "{outcome:?}");
     assert_eq!(
         outcome.diagnostic.as_deref(),
@@ -224,24 +186,14 @@ async fn max_turns() {
 async fn resume_continues_the_session() {
     let h = Harness::new().await;
     let provider = h.provider(|_| {});
-    let run = provider
-        .start(h.request("REMEMBER the number 42").build())
-        .await
-        .unwrap();
-    let (_, first) = finish(run).await;
-    assert_eq!(first.status, StopReason::Completed, "{first:?}");
+    let (_, first) = completed(&provider, h.request("REMEMBER the number 42")).await;
     let session = first.session.expect("a session");
 
-    let run = provider
-        .start(
-            h.request("RECALL the number")
-                .resume(session.clone())
-                .build(),
-        )
-        .await
-        .unwrap();
-    let (_, second) = finish(run).await;
-    assert_eq!(second.status, StopReason::Completed, "{second:?}");
+    let (_, second) = completed(
+        &provider,
+        h.request("RECALL the number").resume(session.clone()),
+    )
+    .await;
     assert_eq!(second.text, "You said 42.");
     assert_eq!(second.session.map(|s| s.id), Some(session.id));
     // The resumed request carries the first exchange.
@@ -255,12 +207,7 @@ async fn resume_continues_the_session() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_model_error_fails_with_its_message() {
     let h = Harness::new().await;
-    let run = h
-        .provider(|_| {})
-        .start(h.request("MODEL-ERROR").build())
-        .await
-        .unwrap();
-    let (_, outcome) = finish(run).await;
+    let (_, outcome) = run_to_end(&h.provider(|_| {}), h.request("MODEL-ERROR")).await;
     assert_eq!(outcome.status, StopReason::Failed, "{outcome:?}");
     let diagnostic = outcome.diagnostic.unwrap_or_default();
     assert!(diagnostic.contains("fake bad request"), "{diagnostic}");
@@ -307,13 +254,7 @@ async fn cancel_mid_tool_leaves_no_process() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn nested_agent_events_carry_the_parent_call() {
     let h = Harness::new().await;
-    let run = h
-        .provider(|_| {})
-        .start(h.request("DELEGATE-NESTED").build())
-        .await
-        .unwrap();
-    let (events, outcome) = finish(run).await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    let (events, outcome) = completed(&h.provider(|_| {}), h.request("DELEGATE-NESTED")).await;
     assert_eq!(outcome.text, "parent done");
     let agent_call = events
         .iter()
@@ -369,13 +310,7 @@ async fn nested_agent_events_carry_the_parent_call() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn claude_sub_agents_nest_without_a_limit_of_their_own() {
     let h = Harness::new().await;
-    let run = h
-        .provider(|_| {})
-        .start(h.request("NEST-TOP").build())
-        .await
-        .unwrap();
-    let (_, outcome) = finish(run).await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    completed(&h.provider(|_| {}), h.request("NEST-TOP")).await;
     let reached = h.model_requests().iter().any(|r| {
         r.scenario
             .as_ref()
@@ -393,16 +328,12 @@ async fn a_plan_ceiling_overrides_a_looser_configured_mode() {
         c.permission_mode = subagent_claude_code::ClaudePermissionMode::BypassPermissions;
         c.env.insert("IS_SANDBOX".into(), "1".into());
     };
-    let run = h
-        .provider(bypass)
-        .start(
-            h.request("BASH-ROUND-TRIP")
-                .permission_ceiling(subagent_core::PermissionMode::Plan)
-                .build(),
-        )
-        .await
-        .unwrap();
-    let (events, _outcome) = finish(run).await;
+    let (events, _outcome) = run_to_end(
+        &h.provider(bypass),
+        h.request("BASH-ROUND-TRIP")
+            .permission_ceiling(subagent_core::PermissionMode::Plan),
+    )
+    .await;
     assert!(
         !h.project().join("out.txt").exists(),
         "the command ran under a plan ceiling"
@@ -413,12 +344,6 @@ async fn a_plan_ceiling_overrides_a_looser_configured_mode() {
     assert!(refused, "the Bash call was not refused: {events:?}");
 
     // The same provider without a ceiling runs it.
-    let run = h
-        .provider(bypass)
-        .start(h.request("BASH-ROUND-TRIP").build())
-        .await
-        .unwrap();
-    let (_, outcome) = finish(run).await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    completed(&h.provider(bypass), h.request("BASH-ROUND-TRIP")).await;
     assert!(h.project().join("out.txt").exists());
 }

@@ -5,12 +5,10 @@
 use std::sync::Arc;
 
 use subagent_claude_code::ClaudePermissionMode;
-use subagent_core::registry::Registry;
-use subagent_core::{Isolation, SubagentProvider};
 use subagent_test_support::{FakeServer, git, runs};
 use subagent_worktree::Worktrees;
 
-use super::harness::{Harness, finish};
+use super::harness::Harness;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_isolated_childs_edits_land_in_its_worktree_not_in_the_parents_checkout() {
@@ -46,24 +44,10 @@ async fn an_isolated_childs_edits_land_in_its_worktree_not_in_the_parents_checko
         config.env.insert("ANTHROPIC_BASE_URL".into(), server.url());
         config.env.insert("IS_SANDBOX".into(), "1".into());
     });
-    let mut registry = Registry::new();
-    registry
-        .register(Arc::new(provider) as Arc<dyn SubagentProvider>)
-        .unwrap();
     let root = repo.parent().unwrap().join("worktrees");
-    registry.set_isolator(Arc::new(Worktrees::new().with_root(&root)));
-    let run = registry
-        .start(
-            "claude",
-            h.request("ISOLATED-EDIT please")
-                .cwd(&repo)
-                .isolation(Isolation::Worktree)
-                .build(),
-        )
-        .await
-        .unwrap();
-    let (events, outcome) = finish(run).await;
+    let worktrees = Arc::new(Worktrees::new().with_root(&root));
     // The parent's checkout is untouched: the absolute write was refused.
-    runs::assert_edited_in_worktree(&events, &outcome, &root, &repo);
+    let request = h.request("ISOLATED-EDIT please");
+    runs::assert_isolated_edits(Arc::new(provider), worktrees, request, &root, &repo).await;
     assert!(!escape.exists());
 }

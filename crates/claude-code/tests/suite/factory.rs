@@ -44,21 +44,24 @@ fn the_factory_builds_from_a_preset_config() {
     );
 }
 
-#[tokio::test]
-async fn a_missing_cli_is_spawn_failed_naming_the_path_and_the_install() {
-    let provider = ClaudeCodeProvider::new(
-        "cc",
-        ClaudeCodeConfig {
-            binary: "/nonexistent/dir/claude".into(),
-            ..ClaudeCodeConfig::default()
-        },
-    )
-    .unwrap();
+/// What starting a run of a provider of `config` failed with: a `SPAWN_FAILED`.
+async fn spawn_failure(config: ClaudeCodeConfig) -> subagent_core::Error {
+    let provider = ClaudeCodeProvider::new("cc", config).unwrap();
     let err = provider
         .start(StartRequest::new("hi", std::env::temp_dir()))
         .await
         .unwrap_err();
     assert_eq!(err.code(), ErrorCode::SpawnFailed);
+    err
+}
+
+#[tokio::test]
+async fn a_missing_cli_is_spawn_failed_naming_the_path_and_the_install() {
+    let err = spawn_failure(ClaudeCodeConfig {
+        binary: "/nonexistent/dir/claude".into(),
+        ..ClaudeCodeConfig::default()
+    })
+    .await;
     let text = err.to_string();
     assert!(text.contains("/nonexistent/dir/claude"), "{text}");
     assert!(text.contains("cargo xtask install-clis"), "{text}");
@@ -67,20 +70,12 @@ async fn a_missing_cli_is_spawn_failed_naming_the_path_and_the_install() {
         "{text}"
     );
 
-    let on_path = ClaudeCodeProvider::new(
-        "cc",
-        ClaudeCodeConfig {
-            binary: "claude-not-installed-x".into(),
-            env: [("PATH".to_owned(), "/nonexistent/bin".to_owned())].into(),
-            ..ClaudeCodeConfig::default()
-        },
-    )
-    .unwrap();
-    let err = on_path
-        .start(StartRequest::new("hi", std::env::temp_dir()))
-        .await
-        .unwrap_err();
-    assert_eq!(err.code(), ErrorCode::SpawnFailed);
+    let err = spawn_failure(ClaudeCodeConfig {
+        binary: "claude-not-installed-x".into(),
+        env: [("PATH".to_owned(), "/nonexistent/bin".to_owned())].into(),
+        ..ClaudeCodeConfig::default()
+    })
+    .await;
     assert!(
         err.to_string().contains("on PATH /nonexistent/bin"),
         "{err}"
@@ -94,20 +89,12 @@ async fn bypass_permissions_as_root_asks_for_is_sandbox() {
     if !is_root.unwrap_or(false) || std::env::var("IS_SANDBOX").as_deref() == Ok("1") {
         return; // the refusal only applies to root outside a declared sandbox
     }
-    let provider = ClaudeCodeProvider::new(
-        "cc",
-        ClaudeCodeConfig {
-            binary: "/nonexistent/claude".into(),
-            permission_mode: ClaudePermissionMode::BypassPermissions,
-            ..ClaudeCodeConfig::default()
-        },
-    )
-    .unwrap();
-    let err = provider
-        .start(StartRequest::new("hi", std::env::temp_dir()))
-        .await
-        .unwrap_err();
-    assert_eq!(err.code(), ErrorCode::SpawnFailed);
+    let err = spawn_failure(ClaudeCodeConfig {
+        binary: "/nonexistent/claude".into(),
+        permission_mode: ClaudePermissionMode::BypassPermissions,
+        ..ClaudeCodeConfig::default()
+    })
+    .await;
     assert!(err.to_string().contains("IS_SANDBOX=1"), "{err}");
 }
 

@@ -5,10 +5,10 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use futures::StreamExt;
 use pretty_assertions::assert_eq;
 use subagent_claude_code::{ClaudeCodeConfig, ClaudeCodeProvider};
 use subagent_core::{Outcome, RunEvent, StartRequest, StopReason, SubagentProvider};
+use subagent_test_support::runs;
 
 fn fake_claude(dir: &Path, body: &str) -> PathBuf {
     let path = dir.join("claude");
@@ -30,17 +30,8 @@ async fn cancel_at(dir: &Path, body: &str, at: impl Fn(&RunEvent) -> bool) -> Ou
         },
     )
     .unwrap();
-    let mut run = provider.start(StartRequest::new("hi", dir)).await.unwrap();
-    let mut events = run.take_events().unwrap();
-    while let Some(event) = events.next().await {
-        if at(&event) {
-            break;
-        }
-    }
-    run.cancel();
-    tokio::time::timeout(Duration::from_secs(30), run.outcome())
-        .await
-        .unwrap()
+    let run = provider.start(StartRequest::new("hi", dir)).await.unwrap();
+    runs::cancel_at(run, at, Duration::from_secs(30)).await
 }
 
 #[tokio::test]

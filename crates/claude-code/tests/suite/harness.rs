@@ -115,13 +115,10 @@ pub(super) struct Harness {
 impl Harness {
     pub(super) async fn new() -> Self {
         let server = FakeServer::from_yaml(SCENARIOS).await.unwrap();
-        let root = tempfile::Builder::new()
-            .prefix("subagent-claude-e2e-")
-            .tempdir()
-            .unwrap();
-        for dir in ["home", "home/.claude", "tmp", "project"] {
-            std::fs::create_dir(root.path().join(dir)).unwrap();
-        }
+        let root = subagent_test_support::sandbox::dirs(
+            "subagent-claude-e2e-",
+            &["home", "home/.claude", "tmp", "project"],
+        );
         let harness = Self { server, root };
         assert!(
             !inside_git_repo(&harness.project()),

@@ -8,7 +8,6 @@ use std::path::Path;
 use pretty_assertions::assert_eq;
 use serde_json::Value;
 use subagent_test_support::FakeServer;
-use subagent_test_support::parent::tool_names;
 
 use super::support::{Project, json_lines, stderr};
 
@@ -85,7 +84,7 @@ async fn a_resumed_child_keeps_its_provider_and_agent_type() {
     assert_eq!(resumed["session"]["id"], session.as_str());
     let requests = first.model_requests();
     assert_eq!(requests.len(), 2);
-    assert_eq!(tool_names(&requests[1]), READ_ONLY, "resumed as explore");
+    assert_eq!(requests[1].tool_names(), READ_ONLY, "resumed as explore");
 
     // What it ran with is kept beside its transcript, private to the user.
     let record = project
@@ -131,7 +130,7 @@ async fn a_resumed_child_keeps_its_provider_and_agent_type() {
     );
     let requests = second.model_requests();
     assert_eq!(
-        tool_names(&requests[1]),
+        requests[1].tool_names(),
         READ_ONLY,
         "the child resumed as explore"
     );

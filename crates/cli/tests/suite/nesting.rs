@@ -6,7 +6,8 @@ use std::path::Path;
 
 use pretty_assertions::assert_eq;
 use subagent_runtime::NESTED_REFUSAL;
-use subagent_test_support::parent::{last_results, requests_for, tool_names};
+use subagent_test_support::parent::last_results;
+use subagent_test_support::requests_for;
 use subagent_test_support::{FakeServer, RecordedRequest};
 
 use super::support::{stderr, stdout, subagent};
@@ -74,9 +75,9 @@ async fn a_child_cannot_delegate_and_is_refused_with_the_code() {
     let child = requests_for(&requests, "CHILD-NESTS");
     assert_eq!(child.len(), 2);
     assert!(
-        !tool_names(child[0]).contains(&"subagent".to_owned()),
+        !child[0].tool_names().contains(&"subagent".to_owned()),
         "{:?}",
-        tool_names(child[0])
+        child[0].tool_names()
     );
     assert_eq!(
         last_results(child[1]),
@@ -98,10 +99,10 @@ async fn a_row_with_max_depth_two_lets_a_child_delegate() {
     let preset = preset(dir.path(), &server.url(), "    max_depth: 2\n");
     let requests = run(&server, dir.path(), &preset, "start a child");
     let child = requests_for(&requests, "CHILD-NESTS");
-    assert!(tool_names(child[0]).contains(&"subagent".to_owned()));
+    assert!(child[0].tool_names().contains(&"subagent".to_owned()));
     let grandchild = requests_for(&requests, "GRANDCHILD-TASK");
     assert_eq!(grandchild.len(), 1);
-    assert!(!tool_names(grandchild[0]).contains(&"subagent".to_owned()));
+    assert!(!grandchild[0].tool_names().contains(&"subagent".to_owned()));
     let results = last_results(child[1]);
     assert!(
         results[0].1.starts_with("grandchild done\n\n<session_id>"),
@@ -123,8 +124,8 @@ async fn a_definition_listing_the_delegation_tool_may_delegate() {
     let preset = preset(dir.path(), &server.url(), "");
     let requests = run(&server, dir.path(), &preset, "start a lead");
     let child = requests_for(&requests, "CHILD-NESTS");
-    assert_eq!(tool_names(child[0]), ["read_file", "subagent"]);
+    assert_eq!(child[0].tool_names(), ["read_file", "subagent"]);
     let grandchild = requests_for(&requests, "GRANDCHILD-TASK");
     assert_eq!(grandchild.len(), 1);
-    assert!(!tool_names(grandchild[0]).contains(&"subagent".to_owned()));
+    assert!(!grandchild[0].tool_names().contains(&"subagent".to_owned()));
 }

@@ -6,7 +6,6 @@ use std::process::Output;
 
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
-use subagent_test_support::parent::tool_names;
 
 use super::support::{fake_setup, json_lines, keyed, stderr};
 
@@ -60,7 +59,7 @@ async fn an_agent_type_runs_on_the_provider_named_and_a_missing_capability_is_re
     let requests = server.model_requests();
     assert_eq!(requests.len(), 1);
     assert_eq!(
-        tool_names(&requests[0]),
+        requests[0].tool_names(),
         ["ls", "read_file", "glob", "grep"]
     );
     assert!(
@@ -198,7 +197,7 @@ async fn inline_agents_are_agent_types_of_delegate_and_of_runs_delegations() {
     assert_eq!(delegated.status.code(), Some(0), "{}", stderr(&delegated));
     assert_eq!(json_lines(&delegated).pop().unwrap()["text"], "reviewed");
     let requests = server.model_requests();
-    assert_eq!(tool_names(&requests[0]), ["read_file", "grep"]);
+    assert_eq!(requests[0].tool_names(), ["read_file", "grep"]);
     assert!(system(&requests[0]).contains("You are a senior code reviewer."));
     // The run's delegation tool offers it, said to come from the option.
     assert_eq!(ran.status.code(), Some(0), "{}", stderr(&ran));

@@ -21,10 +21,8 @@ use subagent_runtime::{
 };
 use subagent_session::ContentBlock;
 use subagent_spawn::{DEFAULT_SYSTEM_PROMPT, SpawnConfig, SpawnProvider};
-use subagent_test_support::parent::{
-    has_text_starting, last_results, read_only_agents, requests_for, tool_names,
-};
-use subagent_test_support::{FakeServer, RecordedRequest};
+use subagent_test_support::parent::{has_text_starting, last_results, read_only_agents};
+use subagent_test_support::{FakeServer, RecordedRequest, requests_for};
 
 const PARENT_SYSTEM: &str = "You are the parent.";
 
@@ -151,7 +149,7 @@ async fn an_untyped_call_forks_and_a_typed_call_spawns() {
     assert!(system.contains(DEFAULT_SYSTEM_PROMPT), "{system}");
     assert!(!system.contains(PARENT_SYSTEM), "{system}");
     // No delegation tool: nesting is opt-in.
-    assert_eq!(tool_names(spawned[0]), ["ls", "read_file", "glob", "grep"]);
+    assert_eq!(spawned[0].tool_names(), ["ls", "read_file", "glob", "grep"]);
     // The parent got the spawn child's report and the fork's start notice, in call order.
     let parent_second = requests
         .iter()
@@ -251,7 +249,7 @@ async fn agent_types_explore_and_plan_cannot_write_and_unknown_types_are_listed(
         let child = requests_for(&requests, marker);
         assert_eq!(child.len(), 2, "{marker}");
         // The filtered tools are absent from what the model sees.
-        assert_eq!(tool_names(child[0]), read_only, "{marker}");
+        assert_eq!(child[0].tool_names(), read_only, "{marker}");
         for (_, text, is_error) in last_results(child[1]) {
             assert!(is_error);
             assert!(text.starts_with("No tool named"), "{text}");

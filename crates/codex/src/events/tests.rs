@@ -140,8 +140,7 @@ fn stray_and_unknown_lines_are_tolerated() {
 /// Every line of the copies of the real CLI's output in `tests/fixtures` (from the
 /// reference transcripts of codex 0.171.0), with its file's name.
 pub(super) fn fixture_lines() -> Vec<(String, String)> {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-    subagent_test_support::cli_lines::transcript_lines(&dir).unwrap()
+    subagent_test_support::recorded::fixture_lines(env!("CARGO_MANIFEST_DIR"))
 }
 
 /// Each recorded transcript, line by line: one compact JSON line per event it makes

@@ -7,13 +7,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde_json::json;
-use subagent_codex::{CodexConfig, CodexFactory, ModelProviderConfig, SandboxMode};
+use subagent_codex::{CodexFactory, SandboxMode};
 use subagent_conformance::{Adapter, ToolCall};
 use subagent_core::{BuildContext, ProviderFactory, SubagentProvider};
 use subagent_test_support::FakeServer;
 use tempfile::TempDir;
 
-use super::harness::{MODEL, codex_binary};
+use super::harness;
 
 struct Codex {
     root: TempDir,
@@ -21,13 +21,10 @@ struct Codex {
 
 impl Codex {
     fn new() -> Self {
-        let root = tempfile::Builder::new()
-            .prefix("subagent-codex-conformance-")
-            .tempdir()
-            .unwrap();
-        for dir in ["home", "codex-home", "tmp", "project"] {
-            std::fs::create_dir(root.path().join(dir)).unwrap();
-        }
+        let root = subagent_test_support::sandbox::dirs(
+            "subagent-codex-conformance-",
+            &["home", "codex-home", "tmp", "project"],
+        );
         assert!(!subagent_codex::inside_git_repo(
             &root.path().join("project")
         ));
@@ -41,30 +38,9 @@ impl Adapter for Codex {
     }
 
     fn provider(&self, server: &FakeServer) -> Arc<dyn SubagentProvider> {
-        let dir = |name: &str| self.root.path().join(name).display().to_string();
-        let config = CodexConfig {
-            binary: codex_binary(),
-            model: Some(MODEL.into()),
-            model_provider: Some(ModelProviderConfig {
-                id: "fake".into(),
-                base_url: format!("{}/v1", server.url()),
-                env_key: "OPENAI_API_KEY".into(),
-                request_max_retries: 0,
-                stream_max_retries: 0,
-            }),
-            sandbox: SandboxMode::WorkspaceWrite,
-            codex_home: Some(self.root.path().join("codex-home")),
-            env: [
-                ("HOME".to_owned(), dir("home")),
-                ("TMPDIR".to_owned(), dir("tmp")),
-                ("OPENAI_API_KEY".to_owned(), "dummy".to_owned()),
-            ]
-            .into(),
-            grace_ms: 1000,
-            idle_timeout_secs: 120,
-            timeout_secs: Some(170),
-            ..CodexConfig::default()
-        };
+        let mut config = harness::config(self.root.path(), server);
+        config.sandbox = SandboxMode::WorkspaceWrite;
+        config.timeout_secs = Some(170);
         let config = serde_json::to_value(config).unwrap();
         CodexFactory
             .build("codex", &config, &BuildContext::default())

@@ -4,6 +4,8 @@ use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use subagent_core::{RunEvent, StopReason, SubagentProvider, Usage};
 
+use subagent_test_support::runs::{completed, run_to_end};
+
 use super::harness::{Harness, MODEL, finish, texts};
 
 /// Scenarios of the tests in this file and `e2e_failures.rs`: matched on the latest genuine
@@ -61,12 +63,7 @@ pub(super) const SCENARIOS: &str = r#"
 async fn hello_completes_with_text_usage_and_a_session() {
     let harness = Harness::new(SCENARIOS).await;
     let provider = harness.provider(|_| {});
-    let run = provider
-        .start(harness.request("say hi").build())
-        .await
-        .unwrap();
-    let (events, outcome) = finish(run).await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    let (events, outcome) = completed(&provider, harness.request("say hi")).await;
     assert_eq!(outcome.text, "hi from fake");
     assert_eq!(outcome.diagnostic, None);
     assert_eq!(
@@ -102,12 +99,7 @@ async fn hello_completes_with_text_usage_and_a_session() {
 async fn exec_command_and_apply_patch_round_trips_in_workspace_write() {
     let harness = Harness::new(SCENARIOS).await;
     let provider = harness.provider(|c| c.sandbox = subagent_codex::SandboxMode::WorkspaceWrite);
-    let run = provider
-        .start(harness.request("use the tools please").build())
-        .await
-        .unwrap();
-    let (events, outcome) = finish(run).await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    let (events, outcome) = completed(&provider, harness.request("use the tools please")).await;
     assert_eq!(outcome.text, "Done: wrote out.txt and hello.txt");
     assert_eq!(outcome.usage.tool_uses, 2);
     let project = harness.project();
@@ -169,17 +161,13 @@ async fn output_schema_gives_validated_structured_output() {
         "additionalProperties": false
     });
     let provider = harness.provider(|_| {});
-    let run = provider
-        .start(
-            harness
-                .request("describe the widget")
-                .output_schema(schema.clone())
-                .build(),
-        )
-        .await
-        .unwrap();
-    let (_, outcome) = finish(run).await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    let (_, outcome) = completed(
+        &provider,
+        harness
+            .request("describe the widget")
+            .output_schema(schema.clone()),
+    )
+    .await;
     assert_eq!(outcome.structured, Some(json!({"name": "widget", "n": 3})));
     let body = harness.server.model_requests()[0].body.clone().unwrap();
     assert_eq!(
@@ -189,16 +177,11 @@ async fn output_schema_gives_validated_structured_output() {
 
     // The same answer against a schema it does not satisfy: Failed, the text kept.
     let strict = json!({"type": "object", "required": ["missing"]});
-    let run = provider
-        .start(
-            harness
-                .request("describe the widget")
-                .output_schema(strict)
-                .build(),
-        )
-        .await
-        .unwrap();
-    let (_, outcome) = finish(run).await;
+    let (_, outcome) = run_to_end(
+        &provider,
+        harness.request("describe the widget").output_schema(strict),
+    )
+    .await;
     assert_eq!(outcome.status, StopReason::Failed);
     assert_eq!(outcome.text, r#"{"name":"widget","n":3}"#);
     let diagnostic = outcome.diagnostic.unwrap();
@@ -225,18 +208,14 @@ async fn persona_and_model_reach_the_model_request() {
     // No model in the config: the request's model must be the one sent.
     let provider = harness.provider(|c| c.model = None);
     let persona = "PERSONA-7f3a: you are a terse reviewer.\nAnswer in \"one\" line.";
-    let run = provider
-        .start(
-            harness
-                .request("say hi")
-                .persona(persona)
-                .model("gpt-6-sol")
-                .build(),
-        )
-        .await
-        .unwrap();
-    let (_, outcome) = finish(run).await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    completed(
+        &provider,
+        harness
+            .request("say hi")
+            .persona(persona)
+            .model("gpt-6-sol"),
+    )
+    .await;
     let body = harness.server.model_requests()[0].body.clone().unwrap();
     assert_eq!(body["model"], "gpt-6-sol");
     let developer = developer_texts(&body);
@@ -247,12 +226,7 @@ async fn persona_and_model_reach_the_model_request() {
 
     // Without a persona, nothing of it is sent; the config's model applies.
     let provider = harness.provider(|_| {});
-    let run = provider
-        .start(harness.request("say hi").build())
-        .await
-        .unwrap();
-    let (_, outcome) = finish(run).await;
-    assert_eq!(outcome.status, StopReason::Completed);
+    completed(&provider, harness.request("say hi")).await;
     let body = harness.server.model_requests()[1].body.clone().unwrap();
     assert_eq!(body["model"], MODEL);
     assert!(!body.to_string().contains("PERSONA-7f3a"));
@@ -262,17 +236,11 @@ async fn persona_and_model_reach_the_model_request() {
 async fn effort_reaches_the_model_request_as_reasoning_effort() {
     let harness = Harness::new(SCENARIOS).await;
     let provider = harness.provider(|_| {});
-    let run = provider
-        .start(
-            harness
-                .request("say hi")
-                .effort(subagent_core::Effort::Low)
-                .build(),
-        )
-        .await
-        .unwrap();
-    let (_, outcome) = finish(run).await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    completed(
+        &provider,
+        harness.request("say hi").effort(subagent_core::Effort::Low),
+    )
+    .await;
     let body = harness.server.model_requests()[0].body.clone().unwrap();
     assert_eq!(body["reasoning"]["effort"], "low");
 }
@@ -281,25 +249,16 @@ async fn effort_reaches_the_model_request_as_reasoning_effort() {
 async fn resume_continues_the_thread_with_its_history() {
     let harness = Harness::new(SCENARIOS).await;
     let provider = harness.provider(|_| {});
-    let run = provider
-        .start(harness.request("remember BETA").build())
-        .await
-        .unwrap();
-    let (_, first) = finish(run).await;
-    assert_eq!(first.status, StopReason::Completed, "{first:?}");
+    let (_, first) = completed(&provider, harness.request("remember BETA")).await;
     let session = first.session.clone().unwrap();
 
-    let run = provider
-        .start(
-            harness
-                .request("what did I ask you to remember?")
-                .resume(session.clone())
-                .build(),
-        )
-        .await
-        .unwrap();
-    let (_, second) = finish(run).await;
-    assert_eq!(second.status, StopReason::Completed, "{second:?}");
+    let (_, second) = completed(
+        &provider,
+        harness
+            .request("what did I ask you to remember?")
+            .resume(session.clone()),
+    )
+    .await;
     assert_eq!(second.text, "you asked me to remember BETA");
     assert_eq!(second.session.as_ref().map(|s| &s.id), Some(&session.id));
     let requests = harness.server.model_requests();
@@ -311,11 +270,7 @@ async fn resume_continues_the_thread_with_its_history() {
     // An unknown thread: Failed with codex's own explanation.
     let mut unknown = session;
     unknown.id = "01a229ea-0000-7000-8000-000000000000".into();
-    let run = provider
-        .start(harness.request("say hi").resume(unknown).build())
-        .await
-        .unwrap();
-    let (_, outcome) = finish(run).await;
+    let (_, outcome) = run_to_end(&provider, harness.request("say hi").resume(unknown)).await;
     assert_eq!(outcome.status, StopReason::Failed);
     let diagnostic = outcome.diagnostic.unwrap();
     assert!(
@@ -331,17 +286,13 @@ async fn resume_continues_the_thread_with_its_history() {
 async fn a_plan_ceiling_makes_the_sandbox_read_only() {
     let harness = Harness::new(SCENARIOS).await;
     let provider = harness.provider(|c| c.sandbox = subagent_codex::SandboxMode::WorkspaceWrite);
-    let run = provider
-        .start(
-            harness
-                .request("use the tools please")
-                .permission_ceiling(subagent_core::PermissionMode::Plan)
-                .build(),
-        )
-        .await
-        .unwrap();
-    let (_events, outcome) = finish(run).await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    completed(
+        &provider,
+        harness
+            .request("use the tools please")
+            .permission_ceiling(subagent_core::PermissionMode::Plan),
+    )
+    .await;
     let project = harness.project();
     assert!(
         !project.join("out.txt").exists(),
@@ -490,17 +441,11 @@ async fn a_depth_cap_leaves_codex_without_its_own_sub_agents() {
         let harness = Harness::new(SUB_AGENT_SCENARIOS).await;
         harness.server.gate("sub-seen").open();
         let provider = harness.provider(|_| {});
-        let run = provider
-            .start(
-                harness
-                    .request("delegate it")
-                    .model(model)
-                    .max_depth(1)
-                    .build(),
-            )
-            .await
-            .unwrap();
-        let (_, outcome) = finish(run).await;
+        let (_, outcome) = run_to_end(
+            &provider,
+            harness.request("delegate it").model(model).max_depth(1),
+        )
+        .await;
         assert_eq!(
             outcome.status,
             StopReason::Completed,
@@ -534,12 +479,7 @@ async fn a_depth_cap_holds_on_a_resumed_thread_started_with_sub_agents() {
     let provider = harness.provider(|c| {
         c.config_overrides = vec!["features.multi_agent_v2=true".into()];
     });
-    let run = provider
-        .start(harness.request("say hi").build())
-        .await
-        .unwrap();
-    let (_, first) = finish(run).await;
-    assert_eq!(first.status, StopReason::Completed, "{first:?}");
+    let (_, first) = completed(&provider, harness.request("say hi")).await;
     let first_tools = tool_names(harness.server.model_requests()[0].body.as_ref().unwrap());
     assert!(
         first_tools.iter().any(|t| t == "collaboration/spawn_agent"),
@@ -547,18 +487,14 @@ async fn a_depth_cap_holds_on_a_resumed_thread_started_with_sub_agents() {
     );
     let session = first.session.unwrap();
 
-    let run = provider
-        .start(
-            harness
-                .request("collaborate now")
-                .resume(session.clone())
-                .max_depth(1)
-                .build(),
-        )
-        .await
-        .unwrap();
-    let (_, outcome) = finish(run).await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    let (_, outcome) = completed(
+        &provider,
+        harness
+            .request("collaborate now")
+            .resume(session.clone())
+            .max_depth(1),
+    )
+    .await;
     assert_eq!(outcome.text, "parent v2 done");
     assert_eq!(outcome.session.map(|s| s.id), Some(session.id));
     let requests = harness.server.model_requests();

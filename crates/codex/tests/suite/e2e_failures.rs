@@ -5,19 +5,16 @@ use futures::StreamExt;
 use pretty_assertions::assert_eq;
 use subagent_codex::SandboxMode;
 use subagent_core::{RunEvent, StopReason, SubagentProvider};
+use subagent_test_support::runs::run_to_end;
 
 use super::e2e::SCENARIOS;
-use super::harness::{Harness, finish, live_processes_matching};
+use super::harness::{Harness, live_processes_matching};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_model_error_fails_with_its_message() {
     let harness = Harness::new(SCENARIOS).await;
     let provider = harness.provider(|_| {});
-    let run = provider
-        .start(harness.request("trigger a model error").build())
-        .await
-        .unwrap();
-    let (events, outcome) = finish(run).await;
+    let (events, outcome) = run_to_end(&provider, harness.request("trigger a model error")).await;
     assert_eq!(outcome.status, StopReason::Failed);
     let diagnostic = outcome.diagnostic.unwrap();
     assert!(diagnostic.contains("fake bad request"), "{diagnostic}");
@@ -94,11 +91,7 @@ async fn a_refused_connection_fails_after_the_reconnect_timeout() {
         }
     });
     let started = std::time::Instant::now();
-    let run = provider
-        .start(harness.request("say hi").build())
-        .await
-        .unwrap();
-    let (_, outcome) = finish(run).await;
+    let (_, outcome) = run_to_end(&provider, harness.request("say hi")).await;
     assert_eq!(outcome.status, StopReason::Failed);
     let diagnostic = outcome.diagnostic.unwrap();
     assert!(
@@ -112,11 +105,7 @@ async fn a_refused_connection_fails_after_the_reconnect_timeout() {
 async fn a_silent_model_server_fails_after_the_idle_timeout() {
     let harness = Harness::new(SCENARIOS).await;
     let provider = harness.provider(|c| c.idle_timeout_secs = 1);
-    let run = provider
-        .start(harness.request("stall forever").build())
-        .await
-        .unwrap();
-    let (_, outcome) = finish(run).await;
+    let (_, outcome) = run_to_end(&provider, harness.request("stall forever")).await;
     assert_eq!(outcome.status, StopReason::Failed);
     let diagnostic = outcome.diagnostic.unwrap();
     assert!(

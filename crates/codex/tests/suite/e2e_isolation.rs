@@ -5,12 +5,10 @@
 use std::sync::Arc;
 
 use subagent_codex::SandboxMode;
-use subagent_core::registry::Registry;
-use subagent_core::{Isolation, SubagentProvider};
 use subagent_test_support::{git, runs};
 use subagent_worktree::Worktrees;
 
-use super::harness::{Harness, finish};
+use super::harness::Harness;
 
 const ISOLATED: &str = r#"
 - name: isolated
@@ -29,23 +27,8 @@ async fn an_isolated_childs_edits_land_in_its_worktree_not_in_the_parents_checko
     // Configured looser than isolation allows: the isolated child still runs in
     // workspace-write.
     let provider = harness.provider(|c| c.sandbox = SandboxMode::DangerFullAccess);
-    let mut registry = Registry::new();
-    registry
-        .register(Arc::new(provider) as Arc<dyn SubagentProvider>)
-        .unwrap();
     let root = repo.parent().unwrap().join("worktrees");
-    registry.set_isolator(Arc::new(Worktrees::new().with_root(&root)));
-    let run = registry
-        .start(
-            "codex",
-            harness
-                .request("edit in isolation please")
-                .cwd(&repo)
-                .isolation(Isolation::Worktree)
-                .build(),
-        )
-        .await
-        .unwrap();
-    let (events, outcome) = finish(run).await;
-    runs::assert_edited_in_worktree(&events, &outcome, &root, &repo);
+    let worktrees = Arc::new(Worktrees::new().with_root(&root));
+    let request = harness.request("edit in isolation please");
+    runs::assert_isolated_edits(Arc::new(provider), worktrees, request, &root, &repo).await;
 }

@@ -5,10 +5,10 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use futures::StreamExt;
 use pretty_assertions::assert_eq;
 use subagent_codex::{CodexConfig, CodexProvider};
 use subagent_core::{RunEvent, StartRequest, StopReason, SubagentProvider};
+use subagent_test_support::runs;
 
 fn fake_codex(dir: &Path, body: &str) -> PathBuf {
     let path = dir.join("codex");
@@ -28,20 +28,12 @@ async fn cancel_after_usage(body: &str) -> subagent_core::Outcome {
         },
     )
     .unwrap();
-    let mut run = provider
+    let run = provider
         .start(StartRequest::new("say hi", dir.path()))
         .await
         .unwrap();
-    let mut events = run.take_events().unwrap();
-    while let Some(event) = events.next().await {
-        if matches!(event, RunEvent::Usage { .. } | RunEvent::Progress { .. }) {
-            break;
-        }
-    }
-    run.cancel();
-    tokio::time::timeout(Duration::from_secs(30), run.outcome())
-        .await
-        .unwrap()
+    let at = |event: &RunEvent| matches!(event, RunEvent::Usage { .. } | RunEvent::Progress { .. });
+    runs::cancel_at(run, at, Duration::from_secs(30)).await
 }
 
 #[tokio::test]

@@ -31,6 +31,35 @@ pub(super) fn codex_binary() -> PathBuf {
     wrapper
 }
 
+/// The config of a codex in the sandbox of temp dirs under `root` (`home`, `codex-home`, `tmp`),
+/// its model provider `server`, read-only.
+pub(super) fn config(root: &Path, server: &FakeServer) -> CodexConfig {
+    let dir = |name: &str| root.join(name).display().to_string();
+    CodexConfig {
+        binary: codex_binary(),
+        model: Some(MODEL.into()),
+        model_provider: Some(ModelProviderConfig {
+            id: "fake".into(),
+            base_url: format!("{}/v1", server.url()),
+            env_key: "OPENAI_API_KEY".into(),
+            request_max_retries: 0,
+            stream_max_retries: 0,
+        }),
+        sandbox: SandboxMode::ReadOnly,
+        codex_home: Some(root.join("codex-home")),
+        env: [
+            ("HOME".to_owned(), dir("home")),
+            ("TMPDIR".to_owned(), dir("tmp")),
+            ("OPENAI_API_KEY".to_owned(), "dummy".to_owned()),
+        ]
+        .into(),
+        grace_ms: 1000,
+        idle_timeout_secs: 120,
+        timeout_secs: Some(120),
+        ..CodexConfig::default()
+    }
+}
+
 /// A fake server plus the temp dirs of one test.
 pub(super) struct Harness {
     pub server: FakeServer,
@@ -40,13 +69,10 @@ pub(super) struct Harness {
 impl Harness {
     pub(super) async fn new(scenarios: &str) -> Self {
         let server = FakeServer::from_yaml(scenarios).await.unwrap();
-        let root = tempfile::Builder::new()
-            .prefix("subagent-codex-e2e-")
-            .tempdir()
-            .unwrap();
-        for dir in ["home", "codex-home", "tmp", "project"] {
-            std::fs::create_dir(root.path().join(dir)).unwrap();
-        }
+        let root = subagent_test_support::sandbox::dirs(
+            "subagent-codex-e2e-",
+            &["home", "codex-home", "tmp", "project"],
+        );
         let harness = Self { server, root };
         assert!(
             !subagent_codex::inside_git_repo(&harness.project()),
@@ -59,36 +85,9 @@ impl Harness {
         self.root.path().join("project")
     }
 
-    pub(super) fn codex_home(&self) -> PathBuf {
-        self.root.path().join("codex-home")
-    }
-
     /// The config every test starts from.
     pub(super) fn config(&self) -> CodexConfig {
-        let dir = |name: &str| self.root.path().join(name).display().to_string();
-        CodexConfig {
-            binary: codex_binary(),
-            model: Some(MODEL.into()),
-            model_provider: Some(ModelProviderConfig {
-                id: "fake".into(),
-                base_url: format!("{}/v1", self.server.url()),
-                env_key: "OPENAI_API_KEY".into(),
-                request_max_retries: 0,
-                stream_max_retries: 0,
-            }),
-            sandbox: SandboxMode::ReadOnly,
-            codex_home: Some(self.codex_home()),
-            env: [
-                ("HOME".to_owned(), dir("home")),
-                ("TMPDIR".to_owned(), dir("tmp")),
-                ("OPENAI_API_KEY".to_owned(), "dummy".to_owned()),
-            ]
-            .into(),
-            grace_ms: 1000,
-            idle_timeout_secs: 120,
-            timeout_secs: Some(120),
-            ..CodexConfig::default()
-        }
+        config(self.root.path(), &self.server)
     }
 
     pub(super) fn provider(&self, adjust: impl FnOnce(&mut CodexConfig)) -> CodexProvider {

@@ -4,61 +4,22 @@
 //! approval is denied at once, and the parent's broker is never asked.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 
-use async_trait::async_trait;
 use pretty_assertions::assert_eq;
-use serde_json::{Value, json};
-use subagent_core::{CancellationToken, PermissionMode, StopReason};
-use subagent_model::{ModelKind, ToolSpec};
-use subagent_runtime::{
-    Agent, Decision, FORK_PREAMBLE, PermissionBroker, PermissionPolicy, PermissionRequest, Tool,
-    ToolContext, ToolKind, ToolOutput,
-};
+use subagent_core::PermissionMode;
+use subagent_model::ModelKind;
+use subagent_runtime::{PermissionBroker, PermissionPolicy, Tool};
 use subagent_session::ContentBlock;
 use subagent_test_support::{FakeServer, RecordedRequest};
 
-use super::support::{fork_row, model, parent_config, registry};
+use super::support::{
+    fork_it, fork_row, is_fork_request, model, notified, parent_config, registry,
+};
 
-/// A tool that would wait on a person: an embedder's, not one of the background list.
-struct AskUser;
-
-#[async_trait]
-impl Tool for AskUser {
-    fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: "ask_user".to_owned(),
-            description: "Asks the user a question.".to_owned(),
-            input_schema: json!({"type": "object", "properties": {"question": {"type": "string"}}}),
-        }
-    }
-
-    fn kind(&self) -> ToolKind {
-        ToolKind::ReadOnly
-    }
-
-    async fn call(&self, _: Value, _: &ToolContext) -> subagent_runtime::Result<ToolOutput> {
-        Ok(ToolOutput::ok("the user said yes"))
-    }
-}
-
-/// Allows every call it is asked about, and counts them.
-#[derive(Default)]
-struct Counting(AtomicUsize);
-
-#[async_trait]
-impl PermissionBroker for Counting {
-    async fn ask(&self, _: PermissionRequest) -> Decision {
-        self.0.fetch_add(1, Ordering::SeqCst);
-        Decision::Allow
-    }
-}
+subagent_test_support::background_doubles!();
 
 const SCENARIO: &str = r#"
-- name: notification
-  match: "<task-notification>"
-  steps:
-    - text: "notified"
 - name: fork-child
   match: "FORK-JOB"
   steps:
@@ -77,26 +38,11 @@ const SCENARIO: &str = r#"
     - text: "Waiting for the fork."
 "#;
 
-fn is_fork_request(request: &RecordedRequest) -> bool {
-    request.messages.iter().any(|m| {
-        m.content
-            .iter()
-            .any(|b| b.as_text().is_some_and(|t| t.starts_with(FORK_PREAMBLE)))
-    })
-}
-
-fn tool_names(request: &RecordedRequest) -> Vec<String> {
-    request.body.as_ref().unwrap()["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|tool| tool["name"].as_str().unwrap().to_owned())
-        .collect()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fork_calls_only_the_background_tools_and_never_asks() {
-    let server = FakeServer::from_yaml(SCENARIO).await.unwrap();
+    let server = FakeServer::from_yaml(&notified("notified", SCENARIO))
+        .await
+        .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let model = model(ModelKind::Anthropic, &server);
     let registry = registry();
@@ -106,19 +52,14 @@ async fn a_fork_calls_only_the_background_tools_and_never_asks() {
     let broker = Arc::new(Counting::default());
     config.permissions = PermissionPolicy::new(PermissionMode::Default)
         .with_broker(Arc::clone(&broker) as Arc<dyn PermissionBroker>);
-    let outcome = Agent::new(config)
-        .unwrap()
-        .start_prompt("please fork", CancellationToken::new())
-        .outcome()
-        .await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    fork_it(config).await;
     assert_eq!(server.violations(), Vec::<String>::new());
     let requests = server.model_requests();
     let forks: Vec<&RecordedRequest> = requests.iter().filter(|r| is_fork_request(r)).collect();
     assert_eq!(forks.len(), 2);
     // The parent's list, unchanged.
-    assert_eq!(tool_names(forks[0]), tool_names(&requests[0]));
-    assert!(tool_names(forks[0]).contains(&"ask_user".to_owned()));
+    assert_eq!(forks[0].tool_names(), requests[0].tool_names());
+    assert!(forks[0].tool_names().contains(&"ask_user".to_owned()));
     let results: Vec<(String, bool)> = forks[1]
         .messages
         .last()

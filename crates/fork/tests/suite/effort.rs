@@ -3,18 +3,15 @@
 
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
-use subagent_core::{CancellationToken, Effort, StopReason};
+use subagent_core::Effort;
 use subagent_model::ModelKind;
-use subagent_runtime::{Agent, FORK_PREAMBLE};
 use subagent_test_support::{FakeServer, RecordedRequest};
 
-use super::support::{fork_row, model, parent_config, registry};
+use super::support::{
+    fork_it, fork_row, is_fork_request, model, notified, parent_config, registry,
+};
 
 const SCENARIO: &str = r#"
-- name: notification
-  match: "<task-notification>"
-  steps:
-    - text: "The fork reported back."
 - name: fork-child
   match: "FORK-JOB"
   steps:
@@ -28,14 +25,6 @@ const SCENARIO: &str = r#"
     - text: "Waiting for the fork."
 "#;
 
-fn is_fork_request(request: &RecordedRequest) -> bool {
-    request.messages.iter().any(|m| {
-        m.content
-            .iter()
-            .any(|b| b.as_text().is_some_and(|t| t.starts_with(FORK_PREAMBLE)))
-    })
-}
-
 /// The reasoning fields of a request's body (`thinking`, `reasoning`), `{}` without any.
 fn reasoning(request: &RecordedRequest) -> Value {
     let body = request.body.as_ref().unwrap();
@@ -48,18 +37,15 @@ fn reasoning(request: &RecordedRequest) -> Value {
 
 /// The reasoning fields of the parent's first request and of the fork's.
 async fn parent_and_fork(kind: ModelKind, effort: Option<Effort>) -> (Value, Value) {
-    let server = FakeServer::from_yaml(SCENARIO).await.unwrap();
+    let server = FakeServer::from_yaml(&notified("The fork reported back.", SCENARIO))
+        .await
+        .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let model = model(kind, &server);
     let registry = registry();
     let mut config = parent_config(&model, dir.path(), &registry, fork_row());
     config.effort = effort;
-    let outcome = Agent::new(config)
-        .unwrap()
-        .start_prompt("please fork", CancellationToken::new())
-        .outcome()
-        .await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    fork_it(config).await;
     assert_eq!(server.violations(), Vec::<String>::new());
     let requests = server.model_requests();
     let forks: Vec<&RecordedRequest> = requests.iter().filter(|r| is_fork_request(r)).collect();

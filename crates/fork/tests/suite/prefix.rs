@@ -4,22 +4,18 @@ use std::sync::Arc;
 
 use pretty_assertions::assert_eq;
 use serde_json::Value;
-use subagent_core::{
-    CancellationToken, Capability, Error, ParentContext, StartRequest, StopReason, ToolFilter,
-};
+use subagent_core::{Capability, Error, ParentContext, StartRequest, ToolFilter};
 use subagent_fork::{ForkConfig, ForkProvider, fork_task_text};
 use subagent_model::ModelKind;
-use subagent_runtime::{Agent, FORK_PREAMBLE, NESTED_REFUSAL};
+use subagent_runtime::NESTED_REFUSAL;
 use subagent_session::{ContentBlock, FORKED_TOOL_RESULT, Message, Role};
 use subagent_test_support::{FakeServer, RecordedRequest};
 
-use super::support::{PARENT_SYSTEM, fork_row, model, parent_config, registry};
+use super::support::{
+    PARENT_SYSTEM, fork_it, fork_row, is_fork_request, model, notified, parent_config, registry,
+};
 
 const SCENARIO: &str = r#"
-- name: notification
-  match: "<task-notification>"
-  steps:
-    - text: "The fork reported back."
 - name: fork-child
   match: "FORK-JOB"
   steps:
@@ -40,14 +36,6 @@ const SCENARIO: &str = r#"
     - text: "Waiting for the fork."
 "#;
 
-fn is_fork_request(request: &RecordedRequest) -> bool {
-    request.messages.iter().any(|m| {
-        m.content
-            .iter()
-            .any(|b| b.as_text().is_some_and(|t| t.starts_with(FORK_PREAMBLE)))
-    })
-}
-
 fn results(message: &Message) -> Vec<(String, String)> {
     message
         .content
@@ -64,16 +52,14 @@ fn results(message: &Message) -> Vec<(String, String)> {
 }
 
 async fn fork_prefix(kind: ModelKind) {
-    let server = FakeServer::from_yaml(SCENARIO).await.unwrap();
+    let server = FakeServer::from_yaml(&notified("The fork reported back.", SCENARIO))
+        .await
+        .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let model = model(kind, &server);
     let registry = registry();
     let config = parent_config(&model, dir.path(), &registry, fork_row());
-    let run = Agent::new(config)
-        .unwrap()
-        .start_prompt("please fork", CancellationToken::new());
-    let outcome = run.outcome().await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    let outcome = fork_it(config).await;
     assert_eq!(outcome.text, "The fork reported back.");
     assert_eq!(server.violations(), Vec::<String>::new());
 
@@ -209,10 +195,6 @@ async fn fork_refuses_what_would_break_the_prefix() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fork_structured_output_is_validated_with_retry_turns() {
     let scenario = r#"
-- name: notification
-  match: "<task-notification>"
-  steps:
-    - text: "done"
 - name: fork-child
   match: "FORK-JSON"
   steps:
@@ -226,18 +208,15 @@ async fn fork_structured_output_is_validated_with_retry_turns() {
           input: {prompt: "FORK-JSON count", output_schema: {type: object, properties: {count: {type: integer}}, required: [count]}}
     - text: "Waiting."
 "#;
-    let server = FakeServer::from_yaml(scenario).await.unwrap();
+    let server = FakeServer::from_yaml(&notified("done", scenario))
+        .await
+        .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let model = model(ModelKind::Anthropic, &server);
     let registry = registry();
     let config = parent_config(&model, dir.path(), &registry, fork_row());
     let tools_before = config.tools.specs().to_vec();
-    let outcome = Agent::new(config)
-        .unwrap()
-        .start_prompt("please fork", CancellationToken::new())
-        .outcome()
-        .await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    fork_it(config).await;
     let requests = server.model_requests();
     let last = requests.last().unwrap();
     let notification = last.messages.last().unwrap().text();

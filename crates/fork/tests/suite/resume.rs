@@ -6,20 +6,16 @@ use std::sync::Arc;
 
 use pretty_assertions::assert_eq;
 use subagent_core::registry::Registry;
-use subagent_core::{CancellationToken, SessionRef, StartRequest, StopReason};
+use subagent_core::{SessionRef, StartRequest, StopReason};
 use subagent_fork::{ForkConfig, ForkProvider};
 use subagent_model::ModelKind;
-use subagent_runtime::{Agent, FORK_PREAMBLE, SessionStore};
+use subagent_runtime::{FORK_PREAMBLE, SessionStore};
 use subagent_session::{Message, load_transcript};
 use subagent_test_support::{FakeServer, RecordedRequest};
 
-use super::support::{fork_row, model, parent_config};
+use super::support::{any_text, fork_it, fork_row, model, notified, parent_config};
 
 const SCENARIO: &str = r#"
-- name: notification
-  match: "<task-notification>"
-  steps:
-    - text: "The fork reported back."
 - name: fork-child
   match: "FORK-JOB"
   steps:
@@ -37,12 +33,10 @@ const SCENARIO: &str = r#"
     - text: "OMEGA, as I reported"
 "#;
 
+/// Whether `request` is the fork's: the preamble is in a text of it (a resumed fork's opens
+/// with its earlier conversation).
 fn is_fork_request(request: &RecordedRequest) -> bool {
-    request.messages.iter().any(|m| {
-        m.content
-            .iter()
-            .any(|b| b.as_text().is_some_and(|t| t.contains(FORK_PREAMBLE)))
-    })
+    any_text(request, |t| t.contains(FORK_PREAMBLE))
 }
 
 /// The session id a `<task-notification>` of the parent's last request names.
@@ -55,7 +49,9 @@ fn notified_session(request: &RecordedRequest) -> String {
 
 #[tokio::test]
 async fn a_fork_resumed_outside_a_tool_call_continues_its_whole_conversation() {
-    let server = FakeServer::from_yaml(SCENARIO).await.unwrap();
+    let server = FakeServer::from_yaml(&notified("The fork reported back.", SCENARIO))
+        .await
+        .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let sessions = tempfile::tempdir().unwrap();
     let model = model(ModelKind::Anthropic, &server);
@@ -68,15 +64,8 @@ async fn a_fork_resumed_outside_a_tool_call_continues_its_whole_conversation() {
         .unwrap();
     let registry = Arc::new(registry);
     let config = parent_config(&model, dir.path(), &registry, fork_row());
-    let outcome = Agent::new(config)
-        .unwrap()
-        .start_prompt("please fork", CancellationToken::new())
-        .outcome()
-        .await;
-    assert_eq!(
-        (outcome.status, outcome.text.as_str()),
-        (StopReason::Completed, "The fork reported back.")
-    );
+    let outcome = fork_it(config).await;
+    assert_eq!(outcome.text, "The fork reported back.");
     let requests = server.model_requests();
     let id = notified_session(requests.last().unwrap());
     let fork_first = requests.iter().find(|r| is_fork_request(r)).unwrap();

@@ -13,22 +13,18 @@ use subagent_core::{CancellationToken, RunEvent, StopReason};
 use subagent_fork::{ForkConfig, ForkProvider};
 use subagent_model::ModelKind;
 use subagent_runtime::summary::SUMMARY_PROMPT;
-use subagent_runtime::{Agent, FORK_PREAMBLE, SummaryConfig, SummaryTicks};
+use subagent_runtime::{Agent, SummaryConfig, SummaryTicks};
 use subagent_session::ContentBlock;
 use subagent_test_support::{FakeServer, RecordedRequest};
 use tokio::sync::Notify;
 
-use super::support::{fork_row, model, parent_config};
+use super::support::{fork_row, is_fork_request, model, notified, parent_config};
 
 const SCENARIO: &str = r#"
 - name: summary
   match: "progress summary request"
   steps:
     - text: "Looking around the project."
-- name: notification
-  match: "<task-notification>"
-  steps:
-    - text: "The fork reported back."
 - name: fork-child
   match: "FORK-JOB"
   steps:
@@ -58,17 +54,11 @@ fn named<'a>(requests: &'a [RecordedRequest], scenario: &str) -> Vec<&'a Recorde
         .collect()
 }
 
-fn is_fork(request: &RecordedRequest) -> bool {
-    request.messages.iter().any(|m| {
-        m.content
-            .iter()
-            .any(|b| b.as_text().is_some_and(|t| t.starts_with(FORK_PREAMBLE)))
-    })
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_running_fork_is_summarized_from_its_own_prefix() {
-    let server = FakeServer::from_yaml(SCENARIO).await.unwrap();
+    let server = FakeServer::from_yaml(&notified("The fork reported back.", SCENARIO))
+        .await
+        .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let model = model(ModelKind::Anthropic, &server);
     let ticks = Arc::new(Notify::new());
@@ -149,7 +139,7 @@ async fn a_running_fork_is_summarized_from_its_own_prefix() {
         .into_iter()
         .max_by_key(|r| r.messages.len())
         .unwrap();
-    assert!(is_fork(fork_last) && is_fork(summary));
+    assert!(is_fork_request(fork_last) && is_fork_request(summary));
     let parent_first = &requests[0];
     let (sbody, fbody, pbody) = (
         summary.body.as_ref().unwrap(),

@@ -5,13 +5,15 @@ use std::sync::Arc;
 
 use subagent_core::agents::{AgentDirectory, StaticAgents};
 use subagent_core::registry::Registry;
+use subagent_core::{CancellationToken, Outcome, StopReason};
 use subagent_fork::{ForkConfig, ForkProvider};
 use subagent_model::{Model, ModelKind};
 use subagent_runtime::tools::BashConfig;
 use subagent_runtime::{
-    AgentConfig, DelegationTool, DelegationToolConfig, PermissionPolicy, Roots, Tool, ToolSet,
+    Agent, AgentConfig, DelegationTool, DelegationToolConfig, FORK_PREAMBLE, PermissionPolicy,
+    Roots, Tool, ToolSet,
 };
-use subagent_test_support::FakeServer;
+use subagent_test_support::{FakeServer, RecordedRequest};
 
 pub(super) const PARENT_SYSTEM: &str = "You are the parent agent under test.";
 
@@ -58,4 +60,39 @@ pub(super) fn parent_config(
 /// context).
 pub(super) fn fork_row() -> DelegationToolConfig {
     DelegationToolConfig::new("fork")
+}
+
+/// Whether a text block of `request` passes `test`.
+pub(super) fn any_text(request: &RecordedRequest, test: impl Fn(&str) -> bool) -> bool {
+    request
+        .messages
+        .iter()
+        .any(|m| m.content.iter().any(|b| b.as_text().is_some_and(&test)))
+}
+
+/// Whether `request` is a fork's: a text of it opens with the fork preamble.
+pub(super) fn is_fork_request(request: &RecordedRequest) -> bool {
+    any_text(request, |t| t.starts_with(FORK_PREAMBLE))
+}
+
+/// `scenarios` after one that answers the fork's `<task-notification>` with `text`.
+pub(super) fn notified(text: &str, scenarios: &str) -> String {
+    format!(
+        r#"
+- name: notification
+  match: "<task-notification>"
+  steps:
+    - text: "{text}"{scenarios}"#
+    )
+}
+
+/// Runs a parent of `config` on `please fork` to its outcome, which must be completed.
+pub(super) async fn fork_it(config: AgentConfig) -> Outcome {
+    let outcome = Agent::new(config)
+        .unwrap()
+        .start_prompt("please fork", CancellationToken::new())
+        .outcome()
+        .await;
+    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    outcome
 }

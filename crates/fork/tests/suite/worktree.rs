@@ -13,19 +13,15 @@ use subagent_session::ContentBlock;
 use subagent_test_support::{FakeServer, git};
 use subagent_worktree::Worktrees;
 
-use super::support::{fork_row, model, parent_config};
+use super::support::{fork_row, model, notified, parent_config};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_isolated_fork_edits_its_worktree_not_the_parents_checkout() {
     let (dir, repo) = git::repository(&[("a.txt", "one\n")]);
     let root = dir.path().canonicalize().unwrap().join("worktrees");
     let escape = repo.join("escaped.txt");
-    let server = FakeServer::from_yaml(&format!(
+    let scenarios = format!(
         r#"
-- name: notification
-  match: "<task-notification>"
-  steps:
-    - text: "parent heard back"
 - name: fork
   match: "FORK-APART"
   steps:
@@ -41,9 +37,10 @@ async fn an_isolated_fork_edits_its_worktree_not_the_parents_checkout() {
     - text: "waiting for the fork"
 "#,
         escape = escape.display()
-    ))
-    .await
-    .unwrap();
+    );
+    let server = FakeServer::from_yaml(&notified("parent heard back", &scenarios))
+        .await
+        .unwrap();
     let model = model(ModelKind::Anthropic, &server);
     let mut registry = Registry::new();
     registry.set_isolator(Arc::new(Worktrees::new().with_root(&root)));

@@ -49,15 +49,30 @@ fn capped(
     build(&config)
 }
 
+/// The events and the error of `prompt`'s answer from a `kind` model capped at `max_answer_bytes`.
+async fn capped_answer(
+    server: &FakeServer,
+    kind: ModelKind,
+    max_answer_bytes: u64,
+    prompt: &str,
+) -> (Vec<ModelEvent>, Option<Error>) {
+    let stream = capped(server, kind, max_answer_bytes)
+        .stream(request(prompt), CancellationToken::new())
+        .await
+        .unwrap();
+    drain(stream).await
+}
+
+/// The code of the error an answer ended with, if any.
+fn code(error: Option<Error>) -> Option<ErrorCode> {
+    error.map(|e| e.code())
+}
+
 #[tokio::test]
 async fn an_endless_answer_is_stopped_at_its_cap_and_its_response_dropped() {
     let server = FakeServer::from_yaml(SCENARIOS).await.unwrap();
     for (n, kind) in KINDS.into_iter().enumerate() {
-        let stream = capped(&server, kind, 100_000)
-            .stream(request("endless"), CancellationToken::new())
-            .await
-            .unwrap();
-        let (events, error) = drain(stream).await;
+        let (events, error) = capped_answer(&server, kind, 100_000, "endless").await;
         let error = error.unwrap_or_else(|| panic!("{kind:?}: the answer ended"));
         assert_eq!(error.code(), ErrorCode::AnswerTooLarge, "{kind:?}");
         assert_eq!(error.stop_reason(), StopReason::Failed, "{kind:?}");
@@ -85,11 +100,7 @@ async fn an_endless_answer_is_stopped_at_its_cap_and_its_response_dropped() {
 async fn an_answer_at_its_cap_is_whole() {
     let server = FakeServer::from_yaml(SCENARIOS).await.unwrap();
     for kind in KINDS {
-        let stream = capped(&server, kind, 50_000)
-            .stream(request("exact"), CancellationToken::new())
-            .await
-            .unwrap();
-        let (events, error) = drain(stream).await;
+        let (events, error) = capped_answer(&server, kind, 50_000, "exact").await;
         assert!(error.is_none(), "{kind:?}: {error:?}");
         assert_eq!(text_of(&events).len(), 50_000, "{kind:?}");
         assert_eq!(
@@ -100,16 +111,8 @@ async fn an_answer_at_its_cap_is_whole() {
             "{kind:?}"
         );
         // One byte less is too little.
-        let stream = capped(&server, kind, 49_999)
-            .stream(request("exact"), CancellationToken::new())
-            .await
-            .unwrap();
-        let (events, error) = drain(stream).await;
-        assert_eq!(
-            error.map(|e| e.code()),
-            Some(ErrorCode::AnswerTooLarge),
-            "{kind:?}"
-        );
+        let (events, error) = capped_answer(&server, kind, 49_999, "exact").await;
+        assert_eq!(code(error), Some(ErrorCode::AnswerTooLarge), "{kind:?}");
         assert_eq!(text_of(&events).len(), 49_999, "{kind:?}");
     }
 }
@@ -118,16 +121,8 @@ async fn an_answer_at_its_cap_is_whole() {
 async fn thinking_and_tool_call_arguments_count() {
     let server = FakeServer::from_yaml(SCENARIOS).await.unwrap();
     for kind in KINDS {
-        let stream = capped(&server, kind, 20)
-            .stream(request("think"), CancellationToken::new())
-            .await
-            .unwrap();
-        let (events, error) = drain(stream).await;
-        assert_eq!(
-            error.map(|e| e.code()),
-            Some(ErrorCode::AnswerTooLarge),
-            "{kind:?}"
-        );
+        let (events, error) = capped_answer(&server, kind, 20, "think").await;
+        assert_eq!(code(error), Some(ErrorCode::AnswerTooLarge), "{kind:?}");
         let thought: String = events
             .iter()
             .filter_map(|e| match e {
@@ -148,16 +143,8 @@ async fn thinking_and_tool_call_arguments_count() {
     }
     // A call: "Writing." (8 bytes), its id and name, 139 bytes of arguments in 40 fragments.
     for kind in KINDS {
-        let stream = capped(&server, kind, 100)
-            .stream(request("call"), CancellationToken::new())
-            .await
-            .unwrap();
-        let (events, error) = drain(stream).await;
-        assert_eq!(
-            error.map(|e| e.code()),
-            Some(ErrorCode::AnswerTooLarge),
-            "{kind:?}"
-        );
+        let (events, error) = capped_answer(&server, kind, 100, "call").await;
+        assert_eq!(code(error), Some(ErrorCode::AnswerTooLarge), "{kind:?}");
         assert!(
             events
                 .iter()
@@ -170,11 +157,7 @@ async fn thinking_and_tool_call_arguments_count() {
                 .any(|e| matches!(e, ModelEvent::ToolCallEnd { .. })),
             "{kind:?}"
         );
-        let stream = capped(&server, kind, 1000)
-            .stream(request("call"), CancellationToken::new())
-            .await
-            .unwrap();
-        let (_, error) = drain(stream).await;
+        let (_, error) = capped_answer(&server, kind, 1000, "call").await;
         assert!(error.is_none(), "{kind:?}: {error:?}");
     }
 }
@@ -188,7 +171,7 @@ async fn the_scripted_model_is_capped_the_same_way() {
         .await
         .unwrap();
     let (events, error) = drain(stream).await;
-    assert_eq!(error.map(|e| e.code()), Some(ErrorCode::AnswerTooLarge));
+    assert_eq!(code(error), Some(ErrorCode::AnswerTooLarge));
     assert_eq!(text_of(&events).len(), 100_000);
 }
 

@@ -4,11 +4,11 @@
 use std::time::Duration;
 
 use pretty_assertions::assert_eq;
+use subagent_model::parse_retry_after;
 use subagent_model::{Error, ModelKind, Scenarios, ScriptedModel, Usage};
-use subagent_model::{Model, parse_retry_after};
 use tokio_util::sync::CancellationToken;
 
-use super::support::{KINDS, build, config, endless_server, raw_server, request};
+use super::support::{KINDS, build, config, endless_server, raw_server, refusal, request};
 
 /// The longest `retry-after` the client keeps (larger values are clamped to it).
 const DAY: Duration = Duration::from_secs(24 * 60 * 60);
@@ -81,11 +81,7 @@ async fn scenario_retry_after_is_bounded_or_ignored() {
             "- match: '.*'\n  steps: [{{error: {{status: 429, type: rate_limit_error, message: slow, retry_after: {value}}}}}]\n"
         );
         let model = ScriptedModel::new("s", Scenarios::from_yaml(&yaml).unwrap());
-        let error = model
-            .stream(request("hi"), CancellationToken::new())
-            .await
-            .err()
-            .unwrap();
+        let error = refusal(&model, request("hi")).await;
         let Error::RateLimited { retry_after, .. } = error else {
             panic!("{value}: {error:?}");
         };

@@ -2,12 +2,12 @@
 
 use pretty_assertions::assert_eq;
 use serde_json::json;
-use subagent_model::{ModelEvent, ModelKind, ToolSpec, Usage, collect};
+use subagent_model::{ModelEvent, ModelKind, ToolSpec, Usage};
 use subagent_session::{ContentBlock, Message, Role, StopReason};
 use subagent_test_support::FakeServer;
 use tokio_util::sync::CancellationToken;
 
-use super::support::{KINDS, drain, model, request, text_of};
+use super::support::{KINDS, answer, drain, model, request, text_of};
 
 const SCENARIOS: &str = r#"
 - name: hello
@@ -69,14 +69,7 @@ async fn usage_is_reported() {
     let server = FakeServer::from_yaml(SCENARIOS).await.unwrap();
     for kind in KINDS {
         let model = model(&server, kind);
-        let response = collect(
-            model
-                .stream(request("say hi"), CancellationToken::new())
-                .await
-                .unwrap(),
-        )
-        .await
-        .unwrap();
+        let response = answer(&*model, request("say hi")).await;
         let cache_write = if kind == ModelKind::Anthropic { 4 } else { 0 };
         assert_eq!(
             response.usage,
@@ -150,14 +143,7 @@ async fn parallel_tool_calls_round_trip() {
             input_schema: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
         }]
         .into();
-        let first = collect(
-            model
-                .stream(req.clone(), CancellationToken::new())
-                .await
-                .unwrap(),
-        )
-        .await
-        .unwrap();
+        let first = answer(&*model, req.clone()).await;
         let calls: Vec<(String, String, serde_json::Value)> = first
             .message
             .tool_uses()
@@ -178,9 +164,7 @@ async fn parallel_tool_calls_round_trip() {
                 })
                 .collect(),
         ));
-        let second = collect(model.stream(req, CancellationToken::new()).await.unwrap())
-            .await
-            .unwrap();
+        let second = answer(&*model, req).await;
         assert_eq!(second.message.text(), "both read", "{kind:?}");
     }
     assert_eq!(server.violations(), Vec::<String>::new());
@@ -211,14 +195,7 @@ async fn thinking_streams_as_thinking() {
     .unwrap();
     for kind in KINDS {
         let model = model(&server, kind);
-        let response = collect(
-            model
-                .stream(request("think please"), CancellationToken::new())
-                .await
-                .unwrap(),
-        )
-        .await
-        .unwrap();
+        let response = answer(&*model, request("think please")).await;
         let thinking: Vec<&str> = response
             .message
             .content

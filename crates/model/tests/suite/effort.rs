@@ -3,11 +3,10 @@
 
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
-use subagent_model::{Effort, ModelKind, collect};
+use subagent_model::{Effort, ModelKind};
 use subagent_test_support::FakeServer;
-use tokio_util::sync::CancellationToken;
 
-use super::support::{build, config, request};
+use super::support::{answer, build, config, request};
 
 const SCENARIOS: &str = "- match: \".*\"\n  steps: [{text: done}]\n";
 
@@ -20,14 +19,7 @@ async fn sent(kind: ModelKind, effort: Option<Effort>, chat_takes_it: bool) -> (
     let mut request = request("think about it");
     request.max_tokens = 1000;
     request.effort = effort;
-    let response = collect(
-        model
-            .stream(request, CancellationToken::new())
-            .await
-            .unwrap(),
-    )
-    .await
-    .unwrap();
+    let response = answer(&*model, request).await;
     assert_eq!(response.message.text(), "done");
     assert_eq!(server.violations(), Vec::<String>::new());
     let body = server.model_requests()[0].body.clone().unwrap();

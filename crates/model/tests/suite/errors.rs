@@ -9,7 +9,8 @@ use subagent_test_support::FakeServer;
 use tokio_util::sync::CancellationToken;
 
 use super::support::{
-    KINDS, SECRET, build, closed_port_url, config, drain, model, raw_server, request, text_of,
+    KINDS, SECRET, build, closed_port_url, config, drain, model, raw_server, refusal, request,
+    text_of,
 };
 
 const SCENARIOS: &str = r#"
@@ -138,11 +139,7 @@ async fn connection_refused_is_a_network_error() {
     let url = closed_port_url().await;
     for kind in KINDS {
         let model = build(&config(&url, kind));
-        let error = model
-            .stream(request("hi"), CancellationToken::new())
-            .await
-            .err()
-            .unwrap();
+        let error = refusal(&*model, request("hi")).await;
         assert_eq!(error.code(), ErrorCode::ModelNetwork, "{kind:?}: {error}");
         assert!(!error.to_string().contains(SECRET));
     }

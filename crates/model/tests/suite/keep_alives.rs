@@ -14,7 +14,7 @@ use subagent_session::StopReason;
 use subagent_test_support::FakeServer;
 use tokio_util::sync::CancellationToken;
 
-use super::support::{KINDS, build, config, drain, request, text_of};
+use super::support::{KINDS, answer, build, config, drain, refusal, request, text_of};
 
 const STYLES: [&str; 3] = ["ping", "comment", "empty"];
 
@@ -98,50 +98,59 @@ async fn every_style(
     results
 }
 
-#[tokio::test]
-async fn keep_alives_before_the_answer_do_not_hold_the_first_byte_timer() {
+/// What [`timeout_of`] says of a `kind` timeout (`name` in its message) after 300 ms.
+fn after_300ms(
+    kind: TimeoutKind,
+    name: &str,
+) -> Option<(TimeoutKind, Duration, ErrorCode, String)> {
+    let message = format!("model {name} timeout after 300ms");
+    Some((
+        kind,
+        Duration::from_millis(300),
+        ErrorCode::ModelTimeout,
+        message,
+    ))
+}
+
+/// Streams `{prompt} {style}` for every protocol and style under `limits` (of the server's
+/// url): each of the nine got `text`, then the `kind` timer ended it after 300 ms.
+async fn every_style_times_out(
+    prompt: &str,
+    limits: impl Fn(&str, ModelKind) -> ModelConfig,
+    text: &str,
+    kind: TimeoutKind,
+    name: &str,
+) {
     let server = FakeServer::from_yaml(&scenarios()).await.unwrap();
-    let results = every_style(&server, "before", |kind| {
-        limits(&server.url(), kind, 300, 60_000, 60_000)
-    })
-    .await;
+    let results = every_style(&server, prompt, |k| limits(&server.url(), k)).await;
     assert_eq!(results.len(), 9);
-    for (what, text, error) in results {
-        assert_eq!(text, "", "{what}");
+    for (what, got, error) in results {
+        assert_eq!(got, text, "{what}");
         assert_eq!(
             error.as_ref().and_then(timeout_of),
-            Some((
-                TimeoutKind::FirstByte,
-                Duration::from_millis(300),
-                ErrorCode::ModelTimeout,
-                "model first byte timeout after 300ms".to_owned()
-            )),
+            after_300ms(kind, name),
             "{what}: {error:?}"
         );
     }
 }
 
 #[tokio::test]
-async fn keep_alives_mid_answer_do_not_hold_the_idle_timer() {
-    let server = FakeServer::from_yaml(&scenarios()).await.unwrap();
-    let results = every_style(&server, "mid", |kind| {
-        limits(&server.url(), kind, 60_000, 300, 60_000)
-    })
+async fn keep_alives_before_the_answer_do_not_hold_the_first_byte_timer() {
+    let first_byte = |url: &str, kind| limits(url, kind, 300, 60_000, 60_000);
+    every_style_times_out(
+        "before",
+        first_byte,
+        "",
+        TimeoutKind::FirstByte,
+        "first byte",
+    )
     .await;
-    assert_eq!(results.len(), 9);
-    for (what, text, error) in results {
-        assert_eq!(text, "first words", "{what}");
-        assert_eq!(
-            error.as_ref().and_then(timeout_of),
-            Some((
-                TimeoutKind::Idle,
-                Duration::from_millis(300),
-                ErrorCode::ModelTimeout,
-                "model idle timeout after 300ms".to_owned()
-            )),
-            "{what}: {error:?}"
-        );
-    }
+}
+
+#[tokio::test]
+async fn keep_alives_mid_answer_do_not_hold_the_idle_timer() {
+    let idle = |url: &str, kind| limits(url, kind, 60_000, 300, 60_000);
+    every_style_times_out("mid", idle, "first words", TimeoutKind::Idle, "idle").await;
 }
 
 #[tokio::test]
@@ -183,12 +192,7 @@ async fn a_steady_answer_ends_at_the_overall_limit() {
         assert!(text_of(&events).starts_with("word"), "{what}");
         assert_eq!(
             error.as_ref().and_then(timeout_of),
-            Some((
-                TimeoutKind::Total,
-                Duration::from_millis(300),
-                ErrorCode::ModelTimeout,
-                "model overall timeout after 300ms".to_owned()
-            )),
+            after_300ms(TimeoutKind::Total, "overall"),
             "{what}: {error:?}"
         );
         bounded(&what, server.wait_dropped(n + 1)).await;
@@ -203,21 +207,12 @@ async fn the_overall_limit_covers_the_wait_for_the_first_byte() {
         let model = build(&limits(&server.url(), kind, 60_000, 60_000, 300));
         let what = format!("{kind:?}");
         let error = bounded(&what, async {
-            model
-                .stream(request("slow start"), CancellationToken::new())
-                .await
-                .err()
-                .unwrap()
+            refusal(&*model, request("slow start")).await
         })
         .await;
         assert_eq!(
             timeout_of(&error),
-            Some((
-                TimeoutKind::Total,
-                Duration::from_millis(300),
-                ErrorCode::ModelTimeout,
-                "model overall timeout after 300ms".to_owned()
-            )),
+            after_300ms(TimeoutKind::Total, "overall"),
             "{what}: {error:?}"
         );
     }
@@ -236,14 +231,7 @@ async fn retries_stop_at_the_overall_limit() {
         config.retry.max_backoff_ms = 10;
         let model = build(&config);
         let what = format!("{kind:?}");
-        let error = bounded(&what, async {
-            model
-                .stream(request("down"), CancellationToken::new())
-                .await
-                .err()
-                .unwrap()
-        })
-        .await;
+        let error = bounded(&what, async { refusal(&*model, request("down")).await }).await;
         assert!(
             matches!(
                 error,
@@ -286,14 +274,7 @@ async fn the_largest_limits_are_accepted() {
 async fn the_scripted_model_waits_out_keep_alives() {
     let model = ScriptedModel::new("s", Scenarios::from_yaml(&scenarios()).unwrap());
     let start = tokio::time::Instant::now();
-    let response = collect(
-        model
-            .stream(request("few ping"), CancellationToken::new())
-            .await
-            .unwrap(),
-    )
-    .await
-    .unwrap();
+    let response = answer(&model, request("few ping")).await;
     assert_eq!(response.message.text(), "all of it");
     assert_eq!(start.elapsed(), Duration::from_millis(6));
 

@@ -5,7 +5,7 @@ use subagent_model::{ErrorCode, collect};
 use subagent_test_support::FakeServer;
 use tokio_util::sync::CancellationToken;
 
-use super::support::{KINDS, build, config, request};
+use super::support::{KINDS, answer, build, config, refusal, request};
 
 const SCENARIOS: &str = r#"
 - match: "^flaky$"
@@ -29,25 +29,11 @@ async fn transient_errors_are_retried_before_the_first_byte() {
     for kind in KINDS {
         let server = FakeServer::from_yaml(SCENARIOS).await.unwrap();
         let model = build(&with_retries(&server.url(), kind, 2));
-        let response = collect(
-            model
-                .stream(request("flaky"), CancellationToken::new())
-                .await
-                .unwrap(),
-        )
-        .await
-        .unwrap();
+        let response = answer(&*model, request("flaky")).await;
         assert_eq!(response.message.text(), "finally", "{kind:?}");
         assert_eq!(server.model_requests().len(), 3, "{kind:?}");
 
-        let response = collect(
-            model
-                .stream(request("limited"), CancellationToken::new())
-                .await
-                .unwrap(),
-        )
-        .await
-        .unwrap();
+        let response = answer(&*model, request("limited")).await;
         assert_eq!(response.message.text(), "ok", "{kind:?}");
         assert_eq!(server.model_requests().len(), 5, "{kind:?}");
     }
@@ -58,11 +44,7 @@ async fn retries_are_bounded() {
     for kind in KINDS {
         let server = FakeServer::from_yaml(SCENARIOS).await.unwrap();
         let model = build(&with_retries(&server.url(), kind, 1));
-        let error = model
-            .stream(request("flaky"), CancellationToken::new())
-            .await
-            .err()
-            .unwrap();
+        let error = refusal(&*model, request("flaky")).await;
         assert_eq!(error.code(), ErrorCode::ModelOverloaded, "{kind:?}");
         assert_eq!(server.model_requests().len(), 2, "{kind:?}");
     }
@@ -73,11 +55,7 @@ async fn bad_requests_are_not_retried() {
     for kind in KINDS {
         let server = FakeServer::from_yaml(SCENARIOS).await.unwrap();
         let model = build(&with_retries(&server.url(), kind, 3));
-        let error = model
-            .stream(request("bad"), CancellationToken::new())
-            .await
-            .err()
-            .unwrap();
+        let error = refusal(&*model, request("bad")).await;
         assert_eq!(error.code(), ErrorCode::ModelBadRequest);
         assert_eq!(server.model_requests().len(), 1, "{kind:?}");
     }

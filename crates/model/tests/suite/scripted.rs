@@ -5,13 +5,13 @@ use std::time::Duration;
 use pretty_assertions::assert_eq;
 use serde_json::json;
 use subagent_model::{
-    Error, ErrorCode, Model, ModelConfig, ModelEvent, ModelKind, Scenarios, ScriptedModel,
-    build_with_env, collect,
+    Error, ErrorCode, Model, ModelConfig, ModelEvent, ModelKind, ModelRequest, Scenarios,
+    ScriptedModel, build_with_env,
 };
 use subagent_session::{ContentBlock, Message, Role, StopReason};
 use tokio_util::sync::CancellationToken;
 
-use super::support::{drain, request, text_of};
+use super::support::{answer, drain, request, text_of};
 
 const SCENARIOS: &str = r#"
 - name: tools
@@ -41,17 +41,7 @@ async fn replays_a_scenario_deterministically() {
     let mut runs = Vec::new();
     for _ in 0..2 {
         let mut messages = vec![Message::user("please use the tool")];
-        let first = collect(
-            model
-                .stream(
-                    subagent_model::ModelRequest::new("demo", messages.clone()),
-                    CancellationToken::new(),
-                )
-                .await
-                .unwrap(),
-        )
-        .await
-        .unwrap();
+        let first = answer(&model, ModelRequest::new("demo", messages.clone())).await;
         let (id, _, input) = first.message.tool_uses().next().unwrap();
         assert_eq!(input, &json!({"prompt": "sub task"}));
         let id = id.to_owned();
@@ -60,17 +50,7 @@ async fn replays_a_scenario_deterministically() {
             Role::User,
             vec![ContentBlock::tool_result(id, "sub result", false)],
         ));
-        let second = collect(
-            model
-                .stream(
-                    subagent_model::ModelRequest::new("demo", messages),
-                    CancellationToken::new(),
-                )
-                .await
-                .unwrap(),
-        )
-        .await
-        .unwrap();
+        let second = answer(&model, ModelRequest::new("demo", messages)).await;
         assert_eq!(second.message.text(), "All done.");
         assert_eq!(second.stop, StopReason::Completed);
         runs.push((first, second));
@@ -92,17 +72,7 @@ async fn a_step_can_repeat_the_newest_tool_result() {
     .unwrap();
     let model = ScriptedModel::new("demo", scenarios);
     let mut messages = vec![Message::user("ask the other agent")];
-    let first = collect(
-        model
-            .stream(
-                subagent_model::ModelRequest::new("demo", messages.clone()),
-                CancellationToken::new(),
-            )
-            .await
-            .unwrap(),
-    )
-    .await
-    .unwrap();
+    let first = answer(&model, ModelRequest::new("demo", messages.clone())).await;
     messages.push(first.message);
     messages.push(Message::new(
         Role::User,
@@ -112,17 +82,7 @@ async fn a_step_can_repeat_the_newest_tool_result() {
             false,
         )],
     ));
-    let second = collect(
-        model
-            .stream(
-                subagent_model::ModelRequest::new("demo", messages),
-                CancellationToken::new(),
-            )
-            .await
-            .unwrap(),
-    )
-    .await
-    .unwrap();
+    let second = answer(&model, ModelRequest::new("demo", messages)).await;
     assert_eq!(second.message.text(), "It said: the other answer");
 }
 
@@ -130,14 +90,7 @@ async fn a_step_can_repeat_the_newest_tool_result() {
 async fn delays_follow_tokio_time() {
     let model = scripted();
     let start = tokio::time::Instant::now();
-    let response = collect(
-        model
-            .stream(request("slow please"), CancellationToken::new())
-            .await
-            .unwrap(),
-    )
-    .await
-    .unwrap();
+    let response = answer(&model, request("slow please")).await;
     assert_eq!(response.message.text(), "after a minute");
     // 60 s before the answer plus 1 s between each of the three words.
     assert_eq!(start.elapsed(), Duration::from_secs(62));
@@ -178,25 +131,11 @@ async fn offline_demo_is_the_default_scripted_config() {
     let model =
         build_with_env(&ModelConfig::new(ModelKind::Scripted, "offline"), |_| None).unwrap();
     assert!(model.describe().contains("offline"));
-    let response = collect(
-        model
-            .stream(request("please delegate this"), CancellationToken::new())
-            .await
-            .unwrap(),
-    )
-    .await
-    .unwrap();
+    let response = answer(&*model, request("please delegate this")).await;
     let (_, name, input) = response.message.tool_uses().next().unwrap();
     assert_eq!(name, "subagent");
     assert!(input.get("prompt").is_some());
-    let hello = collect(
-        model
-            .stream(request("hello"), CancellationToken::new())
-            .await
-            .unwrap(),
-    )
-    .await
-    .unwrap();
+    let hello = answer(&*model, request("hello")).await;
     assert!(hello.message.text().contains("offline"));
 }
 
@@ -213,7 +152,7 @@ async fn the_demo_without_an_answer_says_so_in_a_users_words() {
     ];
     let error = model
         .stream(
-            subagent_model::ModelRequest::new("offline", messages),
+            ModelRequest::new("offline", messages),
             CancellationToken::new(),
         )
         .await

@@ -51,6 +51,30 @@ pub(super) fn request(prompt: &str) -> ModelRequest {
 }
 
 /// Drains a stream, keeping every item (events and the final error, if any).
+/// `model`'s whole answer to `request`.
+pub(super) async fn answer(
+    model: &dyn Model,
+    request: ModelRequest,
+) -> subagent_model::ModelResponse {
+    subagent_model::collect(
+        model
+            .stream(request, tokio_util::sync::CancellationToken::new())
+            .await
+            .unwrap(),
+    )
+    .await
+    .unwrap()
+}
+
+/// The error `model` refuses `request` with before its stream starts.
+pub(super) async fn refusal(model: &dyn Model, request: ModelRequest) -> subagent_model::Error {
+    model
+        .stream(request, tokio_util::sync::CancellationToken::new())
+        .await
+        .err()
+        .unwrap()
+}
+
 pub(super) async fn drain(
     mut stream: ModelStream,
 ) -> (Vec<ModelEvent>, Option<subagent_model::Error>) {
@@ -75,71 +99,75 @@ pub(super) fn text_of(events: &[ModelEvent]) -> String {
         .collect()
 }
 
-/// A one-shot raw HTTP server: answers every connection with `response` verbatim, then closes.
-pub(super) async fn raw_server(response: &'static str) -> String {
+/// Serves 127.0.0.1:0, each connection by `answer` on a task of its own; the server's url.
+async fn serve<F, Fut>(answer: F) -> String
+where
+    F: Fn(tokio::net::TcpStream) -> Fut + Copy + Send + 'static,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move {
-        while let Ok((mut socket, _)) = listener.accept().await {
-            tokio::spawn(async move {
-                let mut buf = vec![0u8; 65536];
-                let mut seen = Vec::new();
-                // Read until the end of the headers and the announced body.
-                loop {
-                    let n = socket.read(&mut buf).await.unwrap_or(0);
-                    if n == 0 {
-                        break;
-                    }
-                    seen.extend_from_slice(&buf[..n]);
-                    let text = String::from_utf8_lossy(&seen);
-                    if let Some(end) = text.find("\r\n\r\n") {
-                        let len = text[..end]
-                            .lines()
-                            .find_map(|l| {
-                                l.to_ascii_lowercase()
-                                    .strip_prefix("content-length:")
-                                    .map(|v| v.trim().parse::<usize>().unwrap_or(0))
-                            })
-                            .unwrap_or(0);
-                        if seen.len() >= end + 4 + len {
-                            break;
-                        }
-                    }
-                }
-                let _ = socket.write_all(response.as_bytes()).await;
-                let _ = socket.shutdown().await;
-            });
+        while let Ok((socket, _)) = listener.accept().await {
+            tokio::spawn(answer(socket));
         }
     });
     format!("http://{addr}")
 }
 
+/// A one-shot raw HTTP server: answers every connection with `response` verbatim, then closes.
+pub(super) async fn raw_server(response: &'static str) -> String {
+    serve(move |mut socket| async move {
+        let mut buf = vec![0u8; 65536];
+        let mut seen = Vec::new();
+        // Read until the end of the headers and the announced body.
+        loop {
+            let n = socket.read(&mut buf).await.unwrap_or(0);
+            if n == 0 {
+                break;
+            }
+            seen.extend_from_slice(&buf[..n]);
+            let text = String::from_utf8_lossy(&seen);
+            if let Some(end) = text.find("\r\n\r\n") {
+                let len = text[..end]
+                    .lines()
+                    .find_map(|l| {
+                        l.to_ascii_lowercase()
+                            .strip_prefix("content-length:")
+                            .map(|v| v.trim().parse::<usize>().unwrap_or(0))
+                    })
+                    .unwrap_or(0);
+                if seen.len() >= end + 4 + len {
+                    break;
+                }
+            }
+        }
+        let _ = socket.write_all(response.as_bytes()).await;
+        let _ = socket.shutdown().await;
+    })
+    .await
+}
+
 /// A raw HTTP server that answers every request with `head` and then a body of `x` that never
 /// ends (64 KiB at a time, until the client goes away).
 pub(super) async fn endless_server(head: &'static str) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move {
-        while let Ok((mut socket, _)) = listener.accept().await {
-            tokio::spawn(async move {
-                let mut buf = vec![0u8; 65536];
-                let mut seen = Vec::new();
-                while !String::from_utf8_lossy(&seen).contains("\r\n\r\n") {
-                    let n = socket.read(&mut buf).await.unwrap_or(0);
-                    if n == 0 {
-                        return;
-                    }
-                    seen.extend_from_slice(&buf[..n]);
-                }
-                if socket.write_all(head.as_bytes()).await.is_err() {
-                    return;
-                }
-                let chunk = vec![b'x'; 65536];
-                while socket.write_all(&chunk).await.is_ok() {}
-            });
+    serve(move |mut socket| async move {
+        let mut buf = vec![0u8; 65536];
+        let mut seen = Vec::new();
+        while !String::from_utf8_lossy(&seen).contains("\r\n\r\n") {
+            let n = socket.read(&mut buf).await.unwrap_or(0);
+            if n == 0 {
+                return;
+            }
+            seen.extend_from_slice(&buf[..n]);
         }
-    });
-    format!("http://{addr}")
+        if socket.write_all(head.as_bytes()).await.is_err() {
+            return;
+        }
+        let chunk = vec![b'x'; 65536];
+        while socket.write_all(&chunk).await.is_ok() {}
+    })
+    .await
 }
 
 /// A port nothing listens on.

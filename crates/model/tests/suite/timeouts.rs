@@ -9,7 +9,7 @@ use subagent_session::StopReason;
 use subagent_test_support::FakeServer;
 use tokio_util::sync::CancellationToken;
 
-use super::support::{KINDS, build, config, request};
+use super::support::{KINDS, build, config, refusal, request};
 
 const SCENARIOS: &str = r#"
 - match: "^slow start$"
@@ -45,11 +45,7 @@ async fn first_byte_timeout() {
     let server = FakeServer::from_yaml(SCENARIOS).await.unwrap();
     for kind in KINDS {
         let model = build(&short(&server.url(), kind, 150, 5_000));
-        let error = model
-            .stream(request("slow start"), CancellationToken::new())
-            .await
-            .err()
-            .unwrap();
+        let error = refusal(&*model, request("slow start")).await;
         assert!(
             matches!(
                 error,

@@ -15,7 +15,7 @@ use subagent_nats::testing::NatsServer;
 use subagent_nats::wire::{EVENTS_STREAM, Job, events_subject, job_subject};
 use tokio::sync::Notify;
 
-use super::support::{Echo, collect, provider, texts, worker};
+use super::support::{Echo, collect, hold_a_job, provider, streams_made, texts, worker};
 
 fn request(prompt: &str) -> StartRequest {
     StartRequest::new(prompt, std::env::temp_dir())
@@ -179,16 +179,8 @@ async fn forged_envelopes_never_end_or_change_another_jobs_run() {
 /// unrun); it runs the job.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_forged_outcome_does_not_pass_for_a_lost_holders_stored_one() {
-    use async_nats::jetstream::consumer;
-    use subagent_nats::wire::{JOBS_STREAM, consumer_name, row_jobs};
-
     let server = NatsServer::start().unwrap();
-    let stop = Arc::new(Notify::new());
-    let announcer = worker(&server.url(), Echo::new(), 3, Arc::clone(&stop)).await;
-    stop.notify_one();
-    announcer.await.unwrap();
-    let client = async_nats::connect(server.url()).await.unwrap();
-    let js = async_nats::jetstream::new(client);
+    let js = streams_made(&server.url()).await;
     let run = RunId::new();
     let job = Job::new(run, "echo", &request("hello"));
     publish(
@@ -199,24 +191,7 @@ async fn a_forged_outcome_does_not_pass_for_a_lost_holders_stored_one() {
     )
     .await;
     // The lost holder: takes the job, never acks.
-    let jobs = js.get_stream(JOBS_STREAM).await.unwrap();
-    let lost: consumer::PullConsumer = jobs
-        .get_or_create_consumer(
-            &consumer_name("echo"),
-            consumer::pull::Config {
-                durable_name: Some(consumer_name("echo")),
-                filter_subject: row_jobs("echo"),
-                ack_policy: consumer::AckPolicy::Explicit,
-                ack_wait: std::time::Duration::from_secs(1),
-                max_deliver: 4,
-                max_ack_pending: 10_000,
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap();
-    let mut batch = lost.fetch().max_messages(1).messages().await.unwrap();
-    let held = batch.next().await.unwrap().unwrap();
+    let (jobs, held) = hold_a_job(&js).await;
     let forged = json!({"attempt": 1, "run": run, "seq": 1,
         "body": {"kind": "outcome", "outcome": outcome("forged")}});
     publish(

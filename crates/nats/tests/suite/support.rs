@@ -157,3 +157,84 @@ pub(super) fn finished(events: &[RunEvent]) -> Option<StopReason> {
         _ => None,
     })
 }
+
+/// The events of `events` up to and including the first text: the worker holds the job then.
+pub(super) async fn until_first_text(events: &mut subagent_core::RunEvents) -> Vec<RunEvent> {
+    let mut seen = Vec::new();
+    while let Some(event) = events.next().await {
+        let text = matches!(event, RunEvent::Text { .. });
+        seen.push(event);
+        if text {
+            break;
+        }
+    }
+    seen
+}
+
+/// A lost holder of the next `echo` job: takes it (its first delivery) and never acks; the
+/// jobs stream and the message held.
+pub(super) async fn hold_a_job(
+    js: &async_nats::jetstream::Context,
+) -> (
+    async_nats::jetstream::stream::Stream,
+    async_nats::jetstream::Message,
+) {
+    use async_nats::jetstream::consumer;
+    use subagent_nats::wire::{JOBS_STREAM, consumer_name, row_jobs};
+    let jobs = js.get_stream(JOBS_STREAM).await.unwrap();
+    let lost: consumer::PullConsumer = jobs
+        .get_or_create_consumer(
+            &consumer_name("echo"),
+            consumer::pull::Config {
+                durable_name: Some(consumer_name("echo")),
+                filter_subject: row_jobs("echo"),
+                ack_policy: consumer::AckPolicy::Explicit,
+                ack_wait: Duration::from_secs(1),
+                max_deliver: 4,
+                max_ack_pending: 10_000,
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    let mut batch = lost.fetch().max_messages(1).messages().await.unwrap();
+    let held = batch.next().await.unwrap().unwrap();
+    assert_eq!(held.info().unwrap().delivered, 1);
+    (jobs, held)
+}
+
+/// A second worker, released at once, takes the job over from the first (lost or stopped)
+/// attempt: what was `seen` and the run's remaining events, and its outcome. The texts show
+/// the first attempt's, the note that it was superseded, then the second's.
+pub(super) async fn taken_over(
+    url: &str,
+    run: Run,
+    events: subagent_core::RunEvents,
+    mut seen: Vec<RunEvent>,
+) -> (Vec<RunEvent>, Outcome) {
+    let second = Echo::new();
+    second.release.notify_one();
+    let _second = worker(url, second, 3, Arc::new(Notify::new())).await;
+    seen.extend(events.collect::<Vec<_>>().await);
+    let outcome = run.outcome().await;
+    assert_eq!(
+        texts(&seen),
+        vec![
+            "got: WAIT job".to_owned(),
+            "progress: attempt 1 was lost (its worker stopped answering): its events above are superseded; attempt 2 runs the task again from the start".to_owned(),
+            "got: WAIT job".to_owned(),
+        ]
+    );
+    (seen, outcome)
+}
+
+/// The job and event streams as a worker makes them (one started and stopped at once), and a
+/// JetStream client of the server at `url`.
+pub(super) async fn streams_made(url: &str) -> async_nats::jetstream::Context {
+    let stop = Arc::new(Notify::new());
+    let announcer = worker(url, Echo::new(), 3, Arc::clone(&stop)).await;
+    stop.notify_one();
+    announcer.await.unwrap();
+    let client = async_nats::connect(url).await.unwrap();
+    async_nats::jetstream::new(client)
+}

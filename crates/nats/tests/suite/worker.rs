@@ -7,15 +7,14 @@ use std::sync::Arc;
 use futures::StreamExt;
 use pretty_assertions::assert_eq;
 use subagent_core::registry::Registry;
-use subagent_core::{ErrorCode, RunEvent, StartRequest, StopReason, SubagentProvider};
+use subagent_core::{ErrorCode, StartRequest, StopReason, SubagentProvider};
 use subagent_nats::testing::NatsServer;
 use subagent_nats::wire::{JOBS_STREAM, carried};
 use subagent_nats::{Auth, Error, NatsConfig, NatsProvider};
 use tokio::sync::Notify;
 
-use super::support::{
-    ECHO_CAPS, Echo, collect, finished, provider, texts, worker, worker_draining, worker_with,
-};
+use super::support::{ECHO_CAPS, Echo, collect, finished, hold_a_job, provider, streams_made};
+use super::support::{taken_over, texts, until_first_text, worker, worker_draining, worker_with};
 
 fn request(prompt: &str) -> StartRequest {
     StartRequest::new(prompt, std::env::temp_dir())
@@ -120,29 +119,10 @@ async fn a_lost_workers_job_runs_again_on_another_and_the_lost_attempt_is_marked
     let mut run = remote.start(request("WAIT job")).await.unwrap();
     // The first attempt's text has reached us: the worker holds the job and waits.
     let mut events = run.take_events().unwrap();
-    let mut seen = Vec::new();
-    while let Some(event) = events.next().await {
-        let text = matches!(event, RunEvent::Text { .. });
-        seen.push(event);
-        if text {
-            break;
-        }
-    }
+    let seen = until_first_text(&mut events).await;
     // The worker is gone without a word (its tasks dropped, nothing acked).
     lost.abort();
-    let second = Echo::new();
-    second.release.notify_one();
-    let _second = worker(&server.url(), second, 3, Arc::new(Notify::new())).await;
-    seen.extend(events.collect::<Vec<_>>().await);
-    let outcome = run.outcome().await;
-    assert_eq!(
-        texts(&seen),
-        vec![
-            "got: WAIT job".to_owned(),
-            "progress: attempt 1 was lost (its worker stopped answering): its events above are superseded; attempt 2 runs the task again from the start".to_owned(),
-            "got: WAIT job".to_owned(),
-        ]
-    );
+    let (_, outcome) = taken_over(&server.url(), run, events, seen).await;
     assert_eq!(
         (outcome.status, outcome.text),
         (StopReason::Completed, "done: WAIT job".to_owned())
@@ -222,18 +202,12 @@ async fn a_wrong_credential_or_a_row_nobody_serves_is_a_coded_error() {
 /// one run in the 300-job test).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_job_whose_outcome_is_stored_is_not_run_again() {
-    use async_nats::jetstream::consumer;
     use subagent_core::{Outcome, RunId};
     use subagent_nats::seal::{SEAL_HEADER, Sealer};
-    use subagent_nats::wire::{Body, Job, consumer_name, events_subject, job_subject, row_jobs};
+    use subagent_nats::wire::{Body, Job, events_subject, job_subject};
 
     let server = NatsServer::start().unwrap();
-    let stop = Arc::new(Notify::new());
-    let announcer = worker(&server.url(), Echo::new(), 3, Arc::clone(&stop)).await;
-    stop.notify_one();
-    announcer.await.unwrap();
-    let client = async_nats::connect(server.url()).await.unwrap();
-    let js = async_nats::jetstream::new(client);
+    let js = streams_made(&server.url()).await;
     // The lost worker: takes the job, stores the outcome, never acks.
     let run = RunId::new();
     let job = Job::new(run, "echo", &request("hello"));
@@ -245,25 +219,7 @@ async fn a_job_whose_outcome_is_stored_is_not_run_again() {
     .unwrap()
     .await
     .unwrap();
-    let jobs = js.get_stream(JOBS_STREAM).await.unwrap();
-    let lost: consumer::PullConsumer = jobs
-        .get_or_create_consumer(
-            &consumer_name("echo"),
-            consumer::pull::Config {
-                durable_name: Some(consumer_name("echo")),
-                filter_subject: row_jobs("echo"),
-                ack_policy: consumer::AckPolicy::Explicit,
-                ack_wait: std::time::Duration::from_secs(1),
-                max_deliver: 4,
-                max_ack_pending: 10_000,
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap();
-    let mut batch = lost.fetch().max_messages(1).messages().await.unwrap();
-    let held = batch.next().await.unwrap().unwrap();
-    assert_eq!(held.info().unwrap().delivered, 1);
+    let (jobs, held) = hold_a_job(&js).await;
     // Sealed with the job's key, as the holder seals it.
     let (outcome, seal) = Sealer::new(run, 1, &job.key).seal(Body::Outcome {
         outcome: Outcome::completed("done: hello"),
@@ -310,29 +266,10 @@ async fn a_draining_worker_hands_back_what_it_still_holds() {
     let remote = provider(&server.url()).await;
     let mut run = remote.start(request("WAIT job")).await.unwrap();
     let mut events = run.take_events().unwrap();
-    let mut seen = Vec::new();
-    while let Some(event) = events.next().await {
-        let text = matches!(event, RunEvent::Text { .. });
-        seen.push(event);
-        if text {
-            break;
-        }
-    }
+    let seen = until_first_text(&mut events).await;
     stop.notify_one();
     first.await.unwrap();
-    let second = Echo::new();
-    second.release.notify_one();
-    let _second = worker(&server.url(), second, 3, Arc::new(Notify::new())).await;
-    seen.extend(events.collect::<Vec<_>>().await);
-    let outcome = run.outcome().await;
-    assert_eq!(
-        texts(&seen),
-        vec![
-            "got: WAIT job".to_owned(),
-            "progress: attempt 1 was lost (its worker stopped answering): its events above are superseded; attempt 2 runs the task again from the start".to_owned(),
-            "got: WAIT job".to_owned(),
-        ]
-    );
+    let (_, outcome) = taken_over(&server.url(), run, events, seen).await;
     assert_eq!(outcome.text, "done: WAIT job");
 }
 
@@ -349,14 +286,7 @@ async fn a_server_restart_while_a_job_runs_delivers_its_outcome_once() {
     let id = run.id().to_string();
     // The worker holds the job and its first event is stored.
     let mut events = run.take_events().unwrap();
-    let mut seen = Vec::new();
-    while let Some(event) = events.next().await {
-        let text = matches!(event, RunEvent::Text { .. });
-        seen.push(event);
-        if text {
-            break;
-        }
-    }
+    let mut seen = until_first_text(&mut events).await;
     server.restart().unwrap();
     release.notify_one();
     let outcome = tokio::time::timeout(std::time::Duration::from_secs(60), async {

@@ -75,23 +75,16 @@ fn secrets() -> Secrets {
         ("LONGER_KEY", "adv-secret-value-0123456789-and-more"),
         ("QUOTED_KEY", "with\"quote\\and-backslash"),
     ];
-    Secrets::from_names(
-        [
-            "ADV_MODEL_KEY",
-            "SHORT_KEY",
-            "LONGER_KEY",
-            "QUOTED_KEY",
-            "UNSET_KEY",
-            "ADV_MODEL_KEY",
-            "",
-        ],
-        |name| {
-            values
-                .iter()
-                .find(|(n, _)| *n == name)
-                .map(|(_, v)| (*v).to_owned())
-        },
-    )
+    // The names configured: the four set, then one unset, a repeat and an empty one.
+    let names = values.map(|(name, _)| name);
+    let names = names.into_iter().chain(["UNSET_KEY", "ADV_MODEL_KEY", ""]);
+    let lookup = |name: &str| {
+        values
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v.to_string())
+    };
+    Secrets::from_names(names, lookup)
 }
 
 #[test]

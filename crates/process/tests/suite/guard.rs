@@ -12,21 +12,13 @@ use subagent_process::{
     CancellationToken, ProcessSpec, Signal, SignalTarget, StopCause, StopPolicy,
 };
 
-use super::helpers::{CWD, Death, GUARD, alive, spec};
+use super::helpers::{CWD, Death, GUARD, alive, lines, spec};
 
 const DEATH: Duration = Duration::from_secs(5);
 const HELPER: &str = "SUBAGENT_PROCESS_GUARD_HELPER";
 
 fn guarded_sh(script: &str) -> ProcessSpec {
     spec(true, "sh", CWD).args(["-c", script])
-}
-
-async fn lines(child: &mut subagent_process::Process) -> Vec<String> {
-    let mut out = Vec::new();
-    while let Some(line) = child.next_line().await.unwrap() {
-        out.push(line);
-    }
-    out
 }
 
 #[tokio::test]

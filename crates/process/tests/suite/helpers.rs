@@ -27,13 +27,7 @@ pub(super) const CWD: &str = "/tmp";
 
 /// Whether `pid` is alive (exists and is not a zombie).
 pub(super) fn alive(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => stat
-            .rsplit_once(')')
-            .and_then(|(_, tail)| tail.split_whitespace().next())
-            .is_some_and(|state| state != "Z" && state != "X"),
-        Err(_) => false,
-    }
+    u32::try_from(pid).is_ok_and(|pid| !subagent_test_support::procs::gone(pid))
 }
 
 /// Pids of live processes in process group `pgid`.
@@ -79,4 +73,13 @@ pub(super) fn helper_test(name: &str, var: &str) -> subagent_process::ProcessSpe
         .args(["--exact", name, "--nocapture", "--test-threads=1"])
         .env(var, "1")
         .overall_timeout(Some(Duration::from_secs(30)))
+}
+
+/// Every line `child` prints on stdout, to its end.
+pub(super) async fn lines(child: &mut subagent_process::Process) -> Vec<String> {
+    let mut out = Vec::new();
+    while let Some(line) = child.next_line().await.unwrap() {
+        out.push(line);
+    }
+    out
 }

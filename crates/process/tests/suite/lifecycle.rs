@@ -7,7 +7,7 @@ use subagent_process::{
     CancellationToken, Error, ProcessSpec, Signal, SignalTarget, StdinMode, StopCause, StopPolicy,
 };
 
-use super::helpers::{CWD, Death, alive, group_members};
+use super::helpers::{CWD, Death, alive, group_members, lines};
 
 /// A spec for `program`, under the guardian or not, as the including module says.
 fn spec(program: impl Into<std::path::PathBuf>, cwd: impl Into<std::path::PathBuf>) -> ProcessSpec {
@@ -18,14 +18,6 @@ const DEATH: Duration = Duration::from_secs(5);
 
 fn sh(script: &str) -> ProcessSpec {
     spec("sh", CWD).args(["-c", script])
-}
-
-async fn lines(child: &mut subagent_process::Process) -> Vec<String> {
-    let mut out = Vec::new();
-    while let Some(line) = child.next_line().await.unwrap() {
-        out.push(line);
-    }
-    out
 }
 
 #[tokio::test]
@@ -44,7 +36,9 @@ async fn reads_lines_and_reports_the_exit() {
 
 #[tokio::test]
 async fn lines_are_text_with_invalid_utf8_replaced() {
-    let mut child = sh(r"printf 'caf\303\251\nbad \377 byte\n'").spawn().unwrap();
+    let mut child = sh(r"printf 'caf\303\251\nbad \377 byte\n'")
+        .spawn()
+        .unwrap();
     assert_eq!(lines(&mut child).await, ["café", "bad \u{fffd} byte"]);
     assert!(child.wait().await.unwrap().success());
 }
@@ -56,10 +50,7 @@ async fn stdin_is_null_unless_piped() {
     assert_eq!(lines(&mut child).await, Vec::<String>::new());
     assert!(child.wait().await.unwrap().success());
 
-    let mut child = spec("cat", CWD)
-        .stdin(StdinMode::Piped)
-        .spawn()
-        .unwrap();
+    let mut child = spec("cat", CWD).stdin(StdinMode::Piped).spawn().unwrap();
     child.write_line("{\"hello\":1}").await.unwrap();
     assert_eq!(
         child.next_line().await.unwrap().as_deref(),
@@ -93,9 +84,7 @@ async fn a_missing_program_names_what_was_searched() {
         err.to_string(),
         "no-such-cli-7f3a was not found on PATH (searched /nonexistent/a:/nonexistent/b)"
     );
-    let err = spec("/nonexistent/bin/claude", CWD)
-        .spawn()
-        .unwrap_err();
+    let err = spec("/nonexistent/bin/claude", CWD).spawn().unwrap_err();
     assert_eq!(err.to_string(), "/nonexistent/bin/claude was not found");
 }
 

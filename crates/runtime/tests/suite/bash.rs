@@ -1,11 +1,10 @@
 //! bash: output, timeouts, and cancellation that leaves no process behind.
 
-use std::io::Read;
-
 use pretty_assertions::assert_eq;
 use subagent_core::{CancellationToken, StopReason};
 use subagent_runtime::Agent;
 use subagent_test_support::FakeServer;
+use subagent_test_support::procs::{gone, pids_from};
 
 use super::support::{config, last_results, run};
 
@@ -18,17 +17,6 @@ const CANCEL: &str = r#"
     - text: "never reached"
 "#;
 
-/// Whether a process is gone (or dead and waiting to be reaped by whoever adopted it).
-fn gone(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => true,
-        Ok(stat) => stat
-            .rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().next())
-            .is_some_and(|state| state == "Z" || state == "X"),
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancelling_mid_bash_kills_the_whole_process_tree() {
     let dir = tempfile::tempdir().unwrap();
@@ -40,20 +28,7 @@ async fn cancelling_mid_bash_kills_the_whole_process_tree() {
         .unwrap()
         .start_prompt("run the long command", cancel.clone());
     // Opening the FIFO blocks until the command writes its pids: a gate, not a sleep.
-    let pids = tokio::task::spawn_blocking(move || {
-        let mut text = String::new();
-        std::fs::File::open(&fifo)
-            .unwrap()
-            .read_to_string(&mut text)
-            .unwrap();
-        text
-    })
-    .await
-    .unwrap();
-    let pids: Vec<u32> = pids
-        .split_whitespace()
-        .map(|p| p.parse().unwrap())
-        .collect();
+    let pids = pids_from(fifo).await;
     assert!(pids.len() >= 3, "{pids:?}");
     for pid in &pids {
         assert!(

@@ -6,13 +6,11 @@
 use pretty_assertions::assert_eq;
 use subagent_core::{CancellationToken, StopReason};
 use subagent_model::ModelKind;
-use subagent_runtime::{
-    Agent, DEFAULT_MAX_TOOL_RESULT_BYTES, SessionStore, ToolResultCap, cut_result,
-};
+use subagent_runtime::{Agent, DEFAULT_MAX_TOOL_RESULT_BYTES, ToolResultCap, cut_result};
 use subagent_session::{Role, SessionEvent, load_transcript};
 use subagent_test_support::FakeServer;
 
-use super::support::{config, last_results, run};
+use super::support::{config, config_with_sessions, last_results, run, transcript_texts};
 
 const ENDLESS: &str = r#"
 - match: "list and talk"
@@ -28,12 +26,10 @@ async fn an_answer_past_the_models_cap_fails_the_run_and_the_transcript_keeps_wh
     let server = FakeServer::from_yaml(ENDLESS).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let sessions = tempfile::tempdir().unwrap();
-    let store = SessionStore::new(sessions.path());
-    let mut config = config(&server, dir.path());
+    let (mut config, store) = config_with_sessions(&server, dir.path(), sessions.path());
     let mut model = server.model_config(ModelKind::Anthropic);
     model.max_answer_bytes = 10_000;
     config.model = subagent_model::build_with_env(&model, |_| Some("k".to_owned())).unwrap();
-    config.sessions = Some(store.clone());
     let run = Agent::new(config)
         .unwrap()
         .start_prompt("list and talk", CancellationToken::new());
@@ -57,23 +53,17 @@ async fn an_answer_past_the_models_cap_fails_the_run_and_the_transcript_keeps_wh
     server.wait_dropped(1).await;
     // The transcript holds the whole turn before and the prompt; the cut answer is not in it,
     // and its turn ended failed.
-    let loaded = load_transcript(&store.transcript(&id).unwrap()).unwrap();
-    assert_eq!(loaded.warnings, Vec::new());
-    let messages: Vec<(Role, String)> = loaded
-        .log
-        .messages()
-        .iter()
-        .map(|m| (m.role, m.text()))
-        .collect();
+    let path = store.transcript(&id).unwrap();
     assert_eq!(
-        messages,
+        transcript_texts(&path),
         vec![
             (Role::User, "list and talk".to_owned()),
             (Role::Assistant, "Listing.".to_owned()),
             (Role::User, String::new()),
         ]
     );
-    let last_end = loaded
+    let last_end = load_transcript(&path)
+        .unwrap()
         .log
         .iter()
         .filter_map(|event| match &*event {

@@ -7,13 +7,14 @@ use std::sync::Arc;
 use futures::StreamExt;
 use pretty_assertions::assert_eq;
 use serde_json::Value;
-use subagent_core::{CancellationToken, RunEvent, StopReason, Usage};
+use subagent_core::{CancellationToken, Run, RunEvent, StopReason, Usage};
 use subagent_model::ModelKind;
 use subagent_runtime::summary::{SUMMARY_INTERVAL, SUMMARY_PROMPT};
 use subagent_runtime::{Agent, AgentConfig, SummaryConfig, SummaryStats, SummaryTicks};
 use subagent_session::ContentBlock;
 use subagent_test_support::{FakeServer, RecordedRequest};
 use tokio::sync::{Notify, watch};
+use tokio::task::JoinHandle;
 
 use super::support::config;
 
@@ -66,6 +67,15 @@ fn is_summary(request: &RecordedRequest) -> bool {
     })
 }
 
+/// Starts an agent of `config` on `prompt`; the run, and its events collected on a task.
+fn start_collecting(config: AgentConfig, prompt: &str) -> (Run, JoinHandle<Vec<RunEvent>>) {
+    let mut run = Agent::new(config)
+        .unwrap()
+        .start_prompt(prompt, CancellationToken::new());
+    let events = tokio::spawn(run.take_events().unwrap().collect::<Vec<_>>());
+    (run, events)
+}
+
 async fn shares_the_prefix(kind: ModelKind) {
     let server = FakeServer::from_yaml(SCENARIO).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
@@ -73,10 +83,7 @@ async fn shares_the_prefix(kind: ModelKind) {
     model_config(kind, &server, &mut config);
     config.system = Some("You are the agent under test.".to_owned());
     let mut summaries = with_summaries(&mut config);
-    let mut run = Agent::new(config)
-        .unwrap()
-        .start_prompt("LONG-TASK: look around", CancellationToken::new());
-    let events = tokio::spawn(run.take_events().unwrap().collect::<Vec<_>>());
+    let (run, events) = start_collecting(config, "LONG-TASK: look around");
     // The agent's second request waits at the server: the agent is at work.
     server.wait_requests(2).await;
     summaries.tick_until(|stats| stats.delivered == 1).await;
@@ -217,10 +224,7 @@ async fn a_summary_runs_no_tool_and_its_failure_leaves_the_run_alone() {
     let dir = tempfile::tempdir().unwrap();
     let mut config = config(&server, dir.path());
     let mut summaries = with_summaries(&mut config);
-    let mut run = Agent::new(config)
-        .unwrap()
-        .start_prompt("LONG-TASK: look twice", CancellationToken::new());
-    let events = tokio::spawn(run.take_events().unwrap().collect::<Vec<_>>());
+    let (run, events) = start_collecting(config, "LONG-TASK: look twice");
     server.wait_requests(2).await;
     // The first summary fails (HTTP 500): counted, nothing else.
     summaries.tick_until(|stats| stats.failed == 1).await;

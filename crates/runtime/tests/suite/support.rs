@@ -6,8 +6,8 @@ use std::sync::Arc;
 use subagent_core::{CancellationToken, Outcome};
 use subagent_model::ModelKind;
 use subagent_runtime::tools::BashConfig;
-use subagent_runtime::{Agent, AgentConfig, PermissionPolicy, Roots, ToolSet};
-use subagent_session::ContentBlock;
+use subagent_runtime::{Agent, AgentConfig, PermissionPolicy, Roots, SessionStore, ToolSet};
+use subagent_session::{ContentBlock, Role, load_transcript};
 use subagent_test_support::{FakeServer, RecordedRequest};
 
 pub(super) fn config(server: &FakeServer, dir: &Path) -> AgentConfig {
@@ -16,6 +16,49 @@ pub(super) fn config(server: &FakeServer, dir: &Path) -> AgentConfig {
     config.tools = ToolSet::new(ToolSet::builtin(BashConfig::default()));
     config.permissions = PermissionPolicy::bypass();
     config
+}
+
+/// [`config`] keeping its sessions in a store at `sessions`, and that store.
+pub(super) fn config_with_sessions(
+    server: &FakeServer,
+    dir: &Path,
+    sessions: &Path,
+) -> (AgentConfig, SessionStore) {
+    let store = SessionStore::new(sessions);
+    let mut config = config(server, dir);
+    config.sessions = Some(store.clone());
+    (config, store)
+}
+
+/// The messages of the transcript at `path` as (role, text); it loaded without a warning.
+pub(super) fn transcript_texts(path: &Path) -> Vec<(Role, String)> {
+    let loaded = load_transcript(path).unwrap();
+    assert_eq!(loaded.warnings, Vec::new());
+    loaded
+        .log
+        .messages()
+        .iter()
+        .map(|m| (m.role, m.text()))
+        .collect()
+}
+
+/// A scenario whose agent (prompted `count in the background`) runs `command` in the
+/// background as `call_bg`, waits for it with `task_output` (`call_read`), then says `done`.
+pub(super) fn counting_in_the_background(command: &str) -> String {
+    format!(
+        r#"
+- name: parent
+  match: "count in the background"
+  steps:
+    - tool_calls:
+        - id: call_bg
+          name: bash
+          input: {{command: "{command}", description: "count", run_in_background: true}}
+    - tool_calls:
+        - {{id: call_read, name: task_output, input: {{task_id: call_bg, timeout: 600000}}}}
+    - text: "done"
+"#
+    )
 }
 
 pub(super) async fn run(config: AgentConfig, prompt: &str) -> Outcome {

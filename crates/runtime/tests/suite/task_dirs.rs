@@ -11,19 +11,10 @@ use subagent_runtime::tools::task_tools;
 use subagent_runtime::{Agent, TASK_RETENTION, TaskDir};
 use subagent_test_support::FakeServer;
 
-use super::support::{config, last_results};
+use super::support::{config, counting_in_the_background, last_results};
 
-const BACKGROUND: &str = r#"
-- name: parent
-  match: "count in the background"
-  steps:
-    - tool_calls:
-        - id: call_bg
-          name: bash
-          input: {command: "echo one", description: "count", run_in_background: true}
-    - tool_calls:
-        - {id: call_read, name: task_output, input: {task_id: call_bg, timeout: 600000}}
-    - text: "done"
+/// The foreground scenario; [`background`] adds the background one.
+const PLAIN: &str = r#"
 - name: plain
   match: "just answer"
   steps:
@@ -31,6 +22,11 @@ const BACKGROUND: &str = r#"
         - {id: call_fg, name: bash, input: {command: "echo in the foreground"}}
     - text: "answered"
 "#;
+
+/// The scenarios of these tests: `echo one` counted in the background, and [`PLAIN`].
+fn background() -> String {
+    counting_in_the_background("echo one") + PLAIN
+}
 
 /// Sets the modification time of `path` (a file or a directory).
 fn age(path: &Path, by: Duration) {
@@ -83,7 +79,7 @@ async fn task_files_go_to_the_configured_root_and_old_run_directories_are_pruned
     std::fs::create_dir(&other).unwrap();
     age(&other, week);
 
-    let server = FakeServer::from_yaml(BACKGROUND).await.unwrap();
+    let server = FakeServer::from_yaml(&background()).await.unwrap();
     let mut config = config(&server, work.path());
     config.tools = config.tools.with(task_tools());
     config.task_dir = Some(TaskDir::new(&root));
@@ -119,7 +115,7 @@ async fn a_run_without_background_tasks_makes_no_directory() {
     let work = tempfile::tempdir().unwrap();
     let state = tempfile::tempdir().unwrap();
     let root = state.path().join("tasks");
-    let server = FakeServer::from_yaml(BACKGROUND).await.unwrap();
+    let server = FakeServer::from_yaml(&background()).await.unwrap();
     let mut config = config(&server, work.path());
     config.tools = config.tools.with(task_tools());
     config.task_dir = Some(TaskDir::new(&root));

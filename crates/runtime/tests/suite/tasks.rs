@@ -3,27 +3,16 @@
 //! with the run when it is still going at the end. (Background subagents are tested in
 //! `crates/spawn/tests/suite/tasks.rs`.)
 
-use std::io::Read;
-
 use pretty_assertions::assert_eq;
 use serde_json::Value;
 use subagent_core::{CancellationToken, StopReason};
 use subagent_runtime::Agent;
 use subagent_runtime::tools::task_tools;
+use subagent_test_support::procs::{gone, pids_from};
+use subagent_test_support::runs::no_durations;
 use subagent_test_support::{FakeServer, RecordedRequest};
 
-use super::support::{config, last_results, run};
-
-/// Whether a process is gone (or dead and waiting to be reaped by whoever adopted it).
-fn gone(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => true,
-        Ok(stat) => stat
-            .rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().next())
-            .is_some_and(|state| state == "Z" || state == "X"),
-    }
-}
+use super::support::{config, counting_in_the_background, last_results, run};
 
 /// The task id a "Started background command <id>." result names.
 fn started_id(request: &RecordedRequest) -> String {
@@ -42,41 +31,21 @@ fn between(text: &str, tag: &str) -> String {
     text[start..end].to_owned()
 }
 
-/// `text` with every `<duration_ms>N</duration_ms>` made `<duration_ms>D</duration_ms>`.
-fn no_durations(text: &str) -> String {
-    let mut out = String::new();
-    let mut rest = text;
-    while let Some(at) = rest.find("<duration_ms>") {
-        let (before, after) = rest.split_at(at + "<duration_ms>".len());
-        out.push_str(before);
-        out.push('D');
-        rest = after.trim_start_matches(|c: char| c.is_ascii_digit());
-    }
-    out.push_str(rest);
-    out
-}
-
-const READ: &str = r#"
+/// Counting to three in the background (`three` on stderr), and the answer to the
+/// notification.
+fn read() -> String {
+    let notified = r#"
 - name: notification
   match: "<task-notification>"
   steps:
-    - text: "a notification came"
-- name: parent
-  match: "count in the background"
-  steps:
-    - tool_calls:
-        - id: call_bg
-          name: bash
-          input: {command: "echo one; echo two; echo three >&2", description: "count", run_in_background: true}
-    - tool_calls:
-        - {id: call_read, name: task_output, input: {task_id: call_bg, timeout: 600000}}
-    - text: "done"
-"#;
+    - text: "a notification came""#;
+    notified.to_owned() + &counting_in_the_background("echo one; echo two; echo three >&2")
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_background_command_is_a_task_with_an_output_file_read_with_task_output() {
     let dir = tempfile::tempdir().unwrap();
-    let server = FakeServer::from_yaml(READ).await.unwrap();
+    let server = FakeServer::from_yaml(&read()).await.unwrap();
     let mut config = config(&server, dir.path());
     config.tools = config.tools.with(task_tools());
     let outcome = run(config, "count in the background").await;
@@ -155,20 +124,7 @@ async fn task_stop_kills_a_background_commands_whole_process_group() {
         .unwrap()
         .start_prompt("stop the command", CancellationToken::new());
     // Opening the FIFO blocks until the command writes its pids: a gate, not a sleep.
-    let pids = tokio::task::spawn_blocking(move || {
-        let mut text = String::new();
-        std::fs::File::open(&fifo)
-            .unwrap()
-            .read_to_string(&mut text)
-            .unwrap();
-        text
-    })
-    .await
-    .unwrap();
-    let pids: Vec<u32> = pids
-        .split_whitespace()
-        .map(|p| p.parse().unwrap())
-        .collect();
+    let pids = pids_from(fifo).await;
     assert_eq!(pids.len(), 2, "{pids:?}");
     assert!(pids.iter().all(|pid| !gone(*pid)));
     server.gate("pids-read").open();

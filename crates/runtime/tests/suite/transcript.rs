@@ -8,7 +8,7 @@ use subagent_runtime::{Agent, SessionStore};
 use subagent_session::{ContentBlock, Message, Role, load_transcript};
 use subagent_test_support::FakeServer;
 
-use super::support::config;
+use super::support::{config, config_with_sessions, transcript_texts};
 
 const SCENARIO: &str = r#"
 - match: "list the files"
@@ -25,9 +25,11 @@ async fn a_run_writes_its_transcript_and_its_outcome_names_the_session() {
     let server = FakeServer::from_yaml(SCENARIO).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let sessions = tempfile::tempdir().unwrap();
-    let store = SessionStore::new(sessions.path().join("nested/sessions"));
-    let mut config = config(&server, dir.path());
-    config.sessions = Some(store.clone());
+    let (config, store) = config_with_sessions(
+        &server,
+        dir.path(),
+        &sessions.path().join("nested/sessions"),
+    );
     let run = Agent::new(config)
         .unwrap()
         .start_prompt("list the files", CancellationToken::new());
@@ -46,17 +48,9 @@ async fn a_run_writes_its_transcript_and_its_outcome_names_the_session() {
             })
         )
     );
-    let loaded = load_transcript(&path).unwrap();
-    assert_eq!(loaded.warnings, Vec::new());
     // Two turns: the prompt and the ls call, the result and the answer.
-    let roles: Vec<(Role, String)> = loaded
-        .log
-        .messages()
-        .iter()
-        .map(|m| (m.role, m.text()))
-        .collect();
     assert_eq!(
-        roles,
+        transcript_texts(&path),
         vec![
             (Role::User, "list the files".to_owned()),
             (Role::Assistant, String::new()),
@@ -74,9 +68,7 @@ async fn a_resumed_run_sends_the_earlier_conversation_and_appends_to_the_same_se
     let server = FakeServer::from_yaml(SCENARIO).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let sessions = tempfile::tempdir().unwrap();
-    let store = SessionStore::new(sessions.path());
-    let mut config = config(&server, dir.path());
-    config.sessions = Some(store.clone());
+    let (config, store) = config_with_sessions(&server, dir.path(), sessions.path());
     let first = Agent::new(config.clone())
         .unwrap()
         .start_prompt("list the files", CancellationToken::new())
@@ -180,15 +172,8 @@ async fn a_failed_write_is_reported_and_the_run_goes_on() {
         (outcome.status, outcome.text.as_str(), outcome.session),
         (StopReason::Completed, "one file", None)
     );
-    let reports: Vec<String> = events
-        .into_iter()
-        .filter_map(|event| match event {
-            RunEvent::Progress { message, .. } => Some(message),
-            _ => None,
-        })
-        .collect();
     assert_eq!(
-        reports,
+        subagent_test_support::runs::progress(&events),
         vec![format!(
             "transcript not written, the run cannot be resumed: {}: Not a directory (os error 20)",
             blocker.join("sessions").display()
@@ -212,9 +197,7 @@ async fn a_session_open_for_a_run_cannot_be_resumed_twice_at_once() {
     let server = FakeServer::from_yaml(SCENARIO).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let sessions = tempfile::tempdir().unwrap();
-    let store = SessionStore::new(sessions.path());
-    let mut config = config(&server, dir.path());
-    config.sessions = Some(store.clone());
+    let (config, store) = config_with_sessions(&server, dir.path(), sessions.path());
     let session = super::support::run(config, "list the files")
         .await
         .session

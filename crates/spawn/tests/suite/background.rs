@@ -6,60 +6,25 @@
 //! A foreground child of the same parent is offered everything and asks.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 
-use async_trait::async_trait;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use subagent_core::agents::{AgentProfile, BackgroundMode, StaticAgents};
 use subagent_core::{PermissionMode, StopReason};
-use subagent_model::{ModelKind, ToolSpec};
-use subagent_runtime::{
-    Decision, DelegationToolConfig, PermissionBroker, PermissionPolicy, PermissionRequest, Tool,
-    ToolContext, ToolKind, ToolOutput,
-};
+use subagent_model::ModelKind;
+use subagent_runtime::{DelegationToolConfig, PermissionBroker, PermissionPolicy, Tool};
 use subagent_spawn::{SpawnConfig, SpawnProvider};
 use subagent_test_support::FakeServer;
 
 use super::support::run;
-use super::support::{last_results, model, parent_config, requests_for, tool_names};
+use super::support::{builtin_and, delegating, last_results, model, parent_config, requests_for};
 
-/// A tool that would wait on a person: an embedder's, not one of the background list.
-struct AskUser;
-
-#[async_trait]
-impl Tool for AskUser {
-    fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: "ask_user".to_owned(),
-            description: "Asks the user a question.".to_owned(),
-            input_schema: json!({"type": "object", "properties": {"question": {"type": "string"}}}),
-        }
-    }
-
-    fn kind(&self) -> ToolKind {
-        ToolKind::ReadOnly
-    }
-
-    async fn call(&self, _: Value, _: &ToolContext) -> subagent_runtime::Result<ToolOutput> {
-        Ok(ToolOutput::ok("the user said yes"))
-    }
-}
-
-/// Allows every call it is asked about, and counts them.
-#[derive(Default)]
-struct Counting(AtomicUsize);
-
-#[async_trait]
-impl PermissionBroker for Counting {
-    async fn ask(&self, _: PermissionRequest) -> Decision {
-        self.0.fetch_add(1, Ordering::SeqCst);
-        Decision::Allow
-    }
-}
+subagent_test_support::background_doubles!();
 
 fn scenario(input: &Value) -> String {
-    format!(
+    delegating(
+        input,
         r#"
 - name: notification
   match: "<task-notification>"
@@ -70,18 +35,11 @@ fn scenario(input: &Value) -> String {
   steps:
     - tool_calls:
         - name: bash
-          input: {{command: "echo hi"}}
+          input: {command: "echo hi"}
         - name: ask_user
-          input: {{question: "ok?"}}
+          input: {question: "ok?"}
     - text: "child done"
-- name: parent
-  match: "please delegate"
-  steps:
-    - tool_calls:
-        - name: subagent
-          input: {input}
-    - text: "parent done"
-"#
+"#,
     )
 }
 
@@ -127,7 +85,7 @@ async fn child_of(row: DelegationToolConfig, profile: AgentProfile, call: Value)
     let child = requests_for(&requests, "BG-TASK");
     assert_eq!(child.len(), 2, "{outcome:?}");
     Seen {
-        tools: tool_names(child[0]),
+        tools: child[0].tool_names(),
         results: last_results(child[1])
             .into_iter()
             .map(|(_, text, is_error)| format!("{}{text}", if is_error { "error: " } else { "" }))
@@ -142,10 +100,6 @@ fn worker(background: bool) -> AgentProfile {
     profile
 }
 
-fn names(names: &[&str]) -> Vec<String> {
-    names.iter().map(|name| (*name).to_owned()).collect()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_background_child_gets_the_fixed_tools_and_never_asks() {
     let row = |mode| {
@@ -154,18 +108,7 @@ async fn a_background_child_gets_the_fixed_tools_and_never_asks() {
         row
     };
     let background = Seen {
-        tools: names(&[
-            "ls",
-            "read_file",
-            "write_file",
-            "edit_file",
-            "delete",
-            "glob",
-            "grep",
-            "bash",
-            "task_output",
-            "task_stop",
-        ]),
+        tools: builtin_and(&[]),
         results: vec![
             "error: permission denied: bash needs approval, and a background run never asks (auto-denied)".to_owned(),
             // Not offered, so unknown (a fork, which keeps its parent's list, is refused it).
@@ -201,19 +144,7 @@ async fn a_background_child_gets_the_fixed_tools_and_never_asks() {
     assert_eq!(
         foreground,
         Seen {
-            tools: names(&[
-                "ls",
-                "read_file",
-                "write_file",
-                "edit_file",
-                "delete",
-                "glob",
-                "grep",
-                "bash",
-                "task_output",
-                "task_stop",
-                "ask_user",
-            ]),
+            tools: builtin_and(&["ask_user"]),
             results: vec![
                 "exit code 0\n<stdout>\nhi\n\n</stdout>".to_owned(),
                 "the user said yes".to_owned(),

@@ -15,24 +15,18 @@ use subagent_spawn::{SpawnConfig, SpawnProvider};
 use subagent_test_support::FakeServer;
 
 use super::support::run;
-use super::support::{model, parent_config, requests_for};
+use super::support::{delegating, model, parent_config, requests_for};
 
 /// The parent makes one delegation call with `input`; the child answers.
 fn scenario(input: &Value) -> String {
-    format!(
+    delegating(
+        input,
         r#"
 - name: child
   match: "CHILD-TASK"
   steps:
     - text: "child done"
-- name: parent
-  match: "please delegate"
-  steps:
-    - tool_calls:
-        - name: subagent
-          input: {input}
-    - text: "parent done"
-"#
+"#,
     )
 }
 
@@ -242,10 +236,7 @@ async fn agent_in_tools_limits_the_types_a_child_may_start() {
     // saying which types it may start; `explore` ran.
     let lead = requests_for(&requests, "LEAD-TASK");
     assert_eq!(lead.len(), 3);
-    assert_eq!(
-        super::support::tool_names(lead[0]),
-        ["read_file", "subagent"]
-    );
+    assert_eq!(lead[0].tool_names(), ["read_file", "subagent"]);
     let refused = super::support::last_results(lead[1]);
     assert_eq!(refused.len(), 1);
     let (_, text, is_error) = &refused[0];

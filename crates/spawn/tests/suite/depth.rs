@@ -14,7 +14,7 @@ use subagent_model::ModelKind;
 use subagent_runtime::{DelegationToolConfig, NESTED_REFUSAL};
 
 use super::support::{Parent, run};
-use super::support::{agents, last_results, requests_for, tool_names};
+use super::support::{agents, last_results, requests_for};
 
 const NESTED: &str = r#"
 - name: child
@@ -45,7 +45,7 @@ async fn a_child_at_the_depth_cap_is_refused_before_its_arguments_are_read() {
     assert_eq!(child.len(), 2);
     // At its cap the child is given no delegation tool; its call anyway, with invalid
     // arguments, is answered with the refusal and its code: depth is decided first.
-    assert!(!tool_names(child[0]).contains(&"subagent".to_owned()));
+    assert!(!child[0].tool_names().contains(&"subagent".to_owned()));
     let results = last_results(child[1]);
     assert_eq!(
         results

@@ -11,7 +11,7 @@ use subagent_model::ModelKind;
 use subagent_runtime::{DelegationToolConfig, NESTED_REFUSAL};
 
 use super::support::{Parent, run};
-use super::support::{last_results, requests_for, tool_names};
+use super::support::{builtin_and, last_results, requests_for};
 
 const NESTING: &str = r#"
 - name: grandchild
@@ -39,27 +39,6 @@ const NESTING: &str = r#"
           input: {prompt: "CHILD-NESTS go"}
     - text: "parent done"
 "#;
-
-const BUILTIN: [&str; 10] = [
-    "ls",
-    "read_file",
-    "write_file",
-    "edit_file",
-    "delete",
-    "glob",
-    "grep",
-    "bash",
-    "task_output",
-    "task_stop",
-];
-
-fn builtin_and(extra: &[&str]) -> Vec<String> {
-    BUILTIN
-        .iter()
-        .chain(extra)
-        .map(|name| (*name).to_owned())
-        .collect()
-}
 
 /// `lead` lists the delegation tool (`subagent`) among its tools: it may delegate.
 fn lead() -> Arc<dyn AgentDirectory> {
@@ -92,7 +71,7 @@ async fn a_child_gets_no_delegation_tool_and_a_call_to_one_is_refused_with_its_c
     let requests = nesting(DelegationToolConfig::new("spawn"), "parent starts").await;
     let child = requests_for(&requests, "CHILD-NESTS");
     assert_eq!(child.len(), 2);
-    assert_eq!(tool_names(child[0]), builtin_and(&[]));
+    assert_eq!(child[0].tool_names(), builtin_and(&[]));
     assert_eq!(
         last_results(child[1]),
         vec![(
@@ -112,7 +91,7 @@ async fn a_row_with_max_depth_above_one_lets_its_children_delegate_to_that_depth
     row.max_depth = Some(2);
     let requests = nesting(row, "parent starts").await;
     let child = requests_for(&requests, "CHILD-NESTS");
-    assert_eq!(tool_names(child[0]), builtin_and(&["subagent"]));
+    assert_eq!(child[0].tool_names(), builtin_and(&["subagent"]));
     let results = last_results(child[1]);
     assert_eq!(results.len(), 1);
     assert!(
@@ -122,14 +101,14 @@ async fn a_row_with_max_depth_above_one_lets_its_children_delegate_to_that_depth
     // The grandchild runs at depth 2, the row's cap: it gets no delegation tool.
     let grandchild = requests_for(&requests, "GRANDCHILD-TASK");
     assert_eq!(grandchild.len(), 1);
-    assert_eq!(tool_names(grandchild[0]), builtin_and(&[]));
+    assert_eq!(grandchild[0].tool_names(), builtin_and(&[]));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_agent_type_listing_the_delegation_tool_may_delegate_once() {
     let requests = nesting(DelegationToolConfig::new("spawn"), "parent starts a lead").await;
     let child = requests_for(&requests, "CHILD-NESTS");
-    assert_eq!(tool_names(child[0]), ["read_file", "subagent"]);
+    assert_eq!(child[0].tool_names(), ["read_file", "subagent"]);
     let results = last_results(child[1]);
     assert!(
         results[0].1.starts_with("grandchild done\n\n<usage>"),
@@ -138,5 +117,5 @@ async fn an_agent_type_listing_the_delegation_tool_may_delegate_once() {
     // The grandchild has no type of its own that opts in: it may not delegate.
     let grandchild = requests_for(&requests, "GRANDCHILD-TASK");
     assert_eq!(grandchild.len(), 1);
-    assert_eq!(tool_names(grandchild[0]), builtin_and(&[]));
+    assert_eq!(grandchild[0].tool_names(), builtin_and(&[]));
 }

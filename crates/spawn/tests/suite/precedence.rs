@@ -13,32 +13,26 @@ use subagent_core::{Effort, PermissionMode, StopReason, ToolFilter};
 use subagent_model::ModelKind;
 use subagent_runtime::{DelegationToolConfig, PermissionPolicy};
 
+use super::support::{BUILTIN, delegating, last_results, requests_for};
 use super::support::{Parent as Fixture, run};
-use super::support::{last_results, requests_for, tool_names};
 
 /// The parent delegates `input` in its first turn and answers in its second; the child runs
 /// `echo one`, then `echo two`, then answers: three requests unless a turn limit stops it.
 fn scenario(input: &Value) -> String {
-    format!(
+    delegating(
+        input,
         r#"
 - name: child
   match: "CHILD-TASK"
   steps:
     - tool_calls:
         - name: bash
-          input: {{command: "echo one"}}
+          input: {command: "echo one"}
     - tool_calls:
         - name: bash
-          input: {{command: "echo two"}}
+          input: {command: "echo two"}
     - text: "child done"
-- name: parent
-  match: "please delegate"
-  steps:
-    - tool_calls:
-        - name: subagent
-          input: {input}
-    - text: "parent done"
-"#
+"#,
     )
 }
 
@@ -101,7 +95,7 @@ async fn child_of(
     Seen {
         model: body["model"].clone(),
         reasoning: body.get("reasoning").cloned().unwrap_or(Value::Null),
-        tools: tool_names(child[0]),
+        tools: child[0].tool_names(),
         requests: child.len(),
         first_bash,
     }
@@ -115,19 +109,6 @@ fn worker(set: impl FnOnce(&mut AgentProfile)) -> AgentProfile {
 
 /// What a bash call that ran got first.
 const OK: &str = "exit code 0";
-
-const ALL_TOOLS: [&str; 10] = [
-    "ls",
-    "read_file",
-    "write_file",
-    "edit_file",
-    "delete",
-    "glob",
-    "grep",
-    "bash",
-    "task_output",
-    "task_stop",
-];
 
 fn seen(model: &str, reasoning: Value, tools: &[&str], requests: usize, bash: &str) -> Seen {
     Seen {
@@ -162,11 +143,7 @@ async fn model_call_beats_definition_beats_the_parents() {
     for (what, call, definition, expected) in cases {
         let profile = worker(|p| p.model = definition.map(str::to_owned));
         let got = child_of(PARENT, row.clone(), profile, call).await;
-        assert_eq!(
-            got,
-            seen(expected, Value::Null, &ALL_TOOLS, 3, OK),
-            "{what}"
-        );
+        assert_eq!(got, seen(expected, Value::Null, &BUILTIN, 3, OK), "{what}");
     }
 }
 
@@ -190,11 +167,7 @@ async fn effort_definition_beats_the_parents_and_the_parents_is_inherited() {
     for (what, parent, definition, expected) in cases {
         let profile = worker(|p| p.effort = definition);
         let got = child_of(parent, row.clone(), profile, json!({})).await;
-        assert_eq!(
-            got,
-            seen("fake-model", expected, &ALL_TOOLS, 3, OK),
-            "{what}"
-        );
+        assert_eq!(got, seen("fake-model", expected, &BUILTIN, 3, OK), "{what}");
     }
 }
 
@@ -204,17 +177,14 @@ async fn the_turn_limit_is_the_definitions_and_never_the_parents() {
     let limited = worker(|p| p.max_turns = Some(1));
     // One request: the limit stops the child before its first bash call is answered.
     let got = child_of(PARENT, row.clone(), limited, json!({})).await;
-    assert_eq!(
-        got,
-        seen("fake-model", Value::Null, &ALL_TOOLS, 1, "not run")
-    );
+    assert_eq!(got, seen("fake-model", Value::Null, &BUILTIN, 1, "not run"));
     // The parent's own limit (its two turns) is not the child's: the child takes three.
     let parent = Parent {
         max_turns: Some(2),
         ..PARENT
     };
     let got = child_of(parent, row, worker(|_| ()), json!({})).await;
-    assert_eq!(got, seen("fake-model", Value::Null, &ALL_TOOLS, 3, OK));
+    assert_eq!(got, seen("fake-model", Value::Null, &BUILTIN, 3, OK));
 }
 
 #[tokio::test]
@@ -232,19 +202,19 @@ async fn permission_modes_intersect_so_no_layer_loosens_another() {
             "a bypass parent, no definition mode: bypass",
             PermissionMode::Bypass,
             None,
-            seen("fake-model", Value::Null, &ALL_TOOLS, 3, OK),
+            seen("fake-model", Value::Null, &BUILTIN, 3, OK),
         ),
         (
             "the definition's accept-edits tightens a bypass parent",
             PermissionMode::Bypass,
             Some(PermissionMode::AcceptEdits),
-            seen("fake-model", Value::Null, &ALL_TOOLS, 3, asked),
+            seen("fake-model", Value::Null, &BUILTIN, 3, asked),
         ),
         (
             "the definition's bypass does not loosen a default parent",
             PermissionMode::Default,
             Some(PermissionMode::Bypass),
-            seen("fake-model", Value::Null, &ALL_TOOLS, 3, asked),
+            seen("fake-model", Value::Null, &BUILTIN, 3, asked),
         ),
         (
             "plan anywhere is read-only",
@@ -274,9 +244,6 @@ async fn tool_filters_of_the_definition_and_the_row_intersect() {
     );
     // The row alone.
     let got = child_of(PARENT, row, worker(|_| ()), json!({})).await;
-    let without_write: Vec<&str> = ALL_TOOLS
-        .into_iter()
-        .filter(|t| *t != "write_file")
-        .collect();
+    let without_write: Vec<&str> = BUILTIN.into_iter().filter(|t| *t != "write_file").collect();
     assert_eq!(got, seen("fake-model", Value::Null, &without_write, 3, OK));
 }

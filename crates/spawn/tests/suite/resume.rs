@@ -127,15 +127,8 @@ async fn a_torn_last_line_is_cut_off_and_the_session_resumes_from_its_intact_par
             Message::user("which word?"),
         ]
     );
-    let warnings: Vec<String> = events
-        .into_iter()
-        .filter_map(|event| match event {
-            RunEvent::Progress { message, .. } => Some(message),
-            _ => None,
-        })
-        .collect();
     assert_eq!(
-        warnings,
+        subagent_test_support::runs::progress(&events),
         vec![format!(
             "transcript: {}:5: skipped a torn last line ({} bytes): line is cut short (no newline): the write was interrupted",
             path.display(),

@@ -2,11 +2,12 @@
 
 use pretty_assertions::assert_eq;
 use serde_json::json;
-use subagent_core::{StartRequest, StopReason};
+use subagent_core::registry::Registry;
+use subagent_core::{Outcome, StartRequest, StopReason};
 use subagent_model::ModelKind;
 use subagent_test_support::FakeServer;
 
-use super::support::{last_results, model, registry_with, tool_names};
+use super::support::{last_results, model, registry_with};
 
 const STRUCTURED: &str = r#"
 - name: retried
@@ -37,26 +38,31 @@ fn schema() -> serde_json::Value {
     json!({"type": "object", "properties": {"count": {"type": "integer"}}, "required": ["count"]})
 }
 
+/// The outcome of `prompt` with [`schema`] on `registry`'s spawn, in `dir`.
+async fn with_schema(registry: &Registry, dir: &std::path::Path, prompt: &str) -> Outcome {
+    let request = StartRequest::builder(prompt)
+        .cwd(dir)
+        .output_schema(schema())
+        .build();
+    registry
+        .start("spawn", request)
+        .await
+        .unwrap()
+        .outcome()
+        .await
+}
+
 async fn structured(kind: ModelKind) {
     let server = FakeServer::from_yaml(STRUCTURED).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let registry = registry_with(&model(kind, &server), 3);
 
-    let request = StartRequest::builder("STRUCT-VALID count")
-        .cwd(dir.path())
-        .output_schema(schema())
-        .build();
-    let outcome = registry
-        .start("spawn", request)
-        .await
-        .unwrap()
-        .outcome()
-        .await;
+    let outcome = with_schema(&registry, dir.path(), "STRUCT-VALID count").await;
     assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
     assert_eq!(outcome.structured, Some(json!({"count": 7})));
     let first = &server.model_requests()[0];
     assert_eq!(
-        tool_names(first).last().map(String::as_str),
+        first.tool_names().last().map(String::as_str),
         Some("structured_output")
     );
     let tools = first.body.as_ref().unwrap()["tools"]
@@ -71,16 +77,7 @@ async fn structured(kind: ModelKind) {
     };
     assert_eq!(capture[schema_key], schema());
 
-    let request = StartRequest::builder("STRUCT-RETRY count")
-        .cwd(dir.path())
-        .output_schema(schema())
-        .build();
-    let outcome = registry
-        .start("spawn", request)
-        .await
-        .unwrap()
-        .outcome()
-        .await;
+    let outcome = with_schema(&registry, dir.path(), "STRUCT-RETRY count").await;
     assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
     assert_eq!(outcome.structured, Some(json!({"count": 3})));
     let requests = server.model_requests();

@@ -15,20 +15,58 @@ use subagent_runtime::{
 use subagent_spawn::{SpawnConfig, SpawnProvider};
 use subagent_test_support::{FakeServer, RecordedRequest};
 
+/// The runtime's built-in tools, in the order a child is offered them.
+pub(super) const BUILTIN: [&str; 10] = [
+    "ls",
+    "read_file",
+    "write_file",
+    "edit_file",
+    "delete",
+    "glob",
+    "grep",
+    "bash",
+    "task_output",
+    "task_stop",
+];
+
+/// The built-in tools and then `extra`, as a request names them.
+pub(super) fn builtin_and(extra: &[&str]) -> Vec<String> {
+    BUILTIN
+        .iter()
+        .chain(extra)
+        .map(|name| (*name).to_owned())
+        .collect()
+}
+
+/// Scenarios whose parent (prompted `please delegate`) makes one delegation call with `input`
+/// and then says `parent done`, after the scenarios `before` (its child's, at least).
+pub(super) fn delegating(input: &serde_json::Value, before: &str) -> String {
+    format!(
+        r#"{before}- name: parent
+  match: "please delegate"
+  steps:
+    - tool_calls:
+        - name: subagent
+          input: {input}
+    - text: "parent done"
+"#
+    )
+}
+
 pub(super) fn model(kind: ModelKind, server: &FakeServer) -> Arc<dyn Model> {
     server.model(kind)
 }
 
-pub(super) fn registry_with(model: &Arc<dyn Model>, max_depth: u32) -> Arc<Registry> {
+/// A registry capped at `max_depth` with one `spawn` provider on `model`.
+pub(super) fn spawn_registry(model: &Arc<dyn Model>, max_depth: u32) -> Registry {
     let registry = Registry::with_max_depth(max_depth);
+    let spawn = SpawnProvider::new("spawn", Arc::clone(model), SpawnConfig::default());
+    registry.register(Arc::new(spawn)).unwrap();
     registry
-        .register(Arc::new(SpawnProvider::new(
-            "spawn",
-            Arc::clone(model),
-            SpawnConfig::default(),
-        )))
-        .unwrap();
-    Arc::new(registry)
+}
+
+pub(super) fn registry_with(model: &Arc<dyn Model>, max_depth: u32) -> Arc<Registry> {
+    Arc::new(spawn_registry(model, max_depth))
 }
 
 /// explore: read-only by tool filter; plan: read-only by permission mode.
@@ -119,33 +157,7 @@ pub(super) fn parent_config(
     config
 }
 
-/// The requests whose conversation starts with a prompt containing `marker`.
-pub(super) fn requests_for<'a>(
-    requests: &'a [RecordedRequest],
-    marker: &str,
-) -> Vec<&'a RecordedRequest> {
-    requests
-        .iter()
-        .filter(|r| {
-            r.messages
-                .first()
-                .is_some_and(|m| m.text().contains(marker))
-        })
-        .collect()
-}
-
-/// The tool names a request offered.
-pub(super) fn tool_names(request: &RecordedRequest) -> Vec<String> {
-    request.body.as_ref().unwrap()["tools"]
-        .as_array()
-        .map(|tools| {
-            tools
-                .iter()
-                .map(|t| t["name"].as_str().unwrap().to_owned())
-                .collect()
-        })
-        .unwrap_or_default()
-}
+pub(super) use subagent_test_support::requests_for;
 
 /// The tool results of the last message of a request: (id, text, is_error).
 pub(super) fn last_results(request: &RecordedRequest) -> Vec<(String, String, bool)> {

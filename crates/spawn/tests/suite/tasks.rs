@@ -7,10 +7,11 @@ use std::path::PathBuf;
 use futures::StreamExt;
 use pretty_assertions::assert_eq;
 use serde_json::Value;
-use subagent_core::{CancellationToken, RunEvent, StopReason};
+use subagent_core::{CancellationToken, Outcome, RunEvent, StopReason};
 use subagent_model::ModelKind;
 use subagent_runtime::tools::task_tools;
 use subagent_runtime::{Agent, AgentConfig, DelegationToolConfig};
+use subagent_test_support::runs::no_durations;
 use subagent_test_support::{FakeServer, RecordedRequest};
 
 use super::support::{Parent, run};
@@ -40,18 +41,37 @@ fn result_of(requests: &[&RecordedRequest], id: &str) -> (String, bool) {
         .unwrap()
 }
 
-/// `text` with every `<duration_ms>N</duration_ms>` made `<duration_ms>D</duration_ms>`.
-fn no_durations(text: &str) -> String {
-    let mut out = String::new();
-    let mut rest = text;
-    while let Some(at) = rest.find("<duration_ms>") {
-        let (before, after) = rest.split_at(at + "<duration_ms>".len());
-        out.push_str(before);
-        out.push('D');
-        rest = after.trim_start_matches(|c: char| c.is_ascii_digit());
+/// What a background call's result says before the task id.
+const STARTED: &str = "Started background subagent ";
+
+/// The task id that follows `prefix` in a tool result.
+fn task_id(result: &str, prefix: &str) -> String {
+    result
+        .strip_prefix(prefix)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap()
+        .to_owned()
+}
+
+/// Runs `config` on `prompt` to its outcome, opening `server`'s gate `gate` at each event
+/// `open_at` picks.
+async fn run_opening(
+    config: AgentConfig,
+    prompt: &str,
+    server: &FakeServer,
+    gate: &str,
+    open_at: impl Fn(&RunEvent) -> bool,
+) -> Outcome {
+    let mut run = Agent::new(config)
+        .unwrap()
+        .start_prompt(prompt, CancellationToken::new());
+    let mut events = run.take_events().unwrap();
+    while let Some(event) = events.next().await {
+        if open_at(&event) {
+            server.gate(gate).open();
+        }
     }
-    out.push_str(rest);
-    out
+    run.outcome().await
 }
 
 /// The `type` of each line of an output file, runs of one type collapsed.
@@ -95,25 +115,25 @@ const NOTIFIED: &str = r#"
 async fn a_finished_background_task_is_notified_once_in_claude_codes_tags_with_its_output_file() {
     let server = FakeServer::from_yaml(NOTIFIED).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let mut run = Agent::new(parent(&server, dir.path()))
-        .unwrap()
-        .start_prompt("do it in the background", CancellationToken::new());
-    let mut events = run.take_events().unwrap();
     // The child answers only once the parent's second turn is under way (its text streams), so
     // the notification cannot join that turn's request: a child that finished first made the
     // parent take it a turn early (2 requests, not 3) in a clean-clone CI run.
-    while let Some(event) = events.next().await {
-        if matches!(
-            &event,
-            RunEvent::Text {
-                parent_tool_use_id: None,
-                ..
-            }
-        ) {
-            server.gate("parent-waits").open();
-        }
-    }
-    let outcome = run.outcome().await;
+    let outcome = run_opening(
+        parent(&server, dir.path()),
+        "do it in the background",
+        &server,
+        "parent-waits",
+        |event| {
+            matches!(
+                event,
+                RunEvent::Text {
+                    parent_tool_use_id: None,
+                    ..
+                }
+            )
+        },
+    )
+    .await;
     assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
     assert_eq!(outcome.text, "got the background result");
 
@@ -121,11 +141,7 @@ async fn a_finished_background_task_is_notified_once_in_claude_codes_tags_with_i
     let parent = requests_for(&requests, "in the background");
     assert_eq!(parent.len(), 3);
     let (started, _) = result_of(&parent, "call_bg");
-    let id = started
-        .strip_prefix("Started background subagent ")
-        .and_then(|rest| rest.split_whitespace().next())
-        .unwrap()
-        .to_owned();
+    let id = task_id(&started, STARTED);
     let notification = parent[2].messages.last().unwrap().text();
     let output_file = std::env::temp_dir()
         .join("subagent-tasks")
@@ -210,17 +226,15 @@ async fn task_output_looks_at_a_running_task_then_waits_for_its_result_which_is_
 {
     let server = FakeServer::from_yaml(READ).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let mut run = Agent::new(parent(&server, dir.path()))
-        .unwrap()
-        .start_prompt("read the task", CancellationToken::new());
-    let mut events = run.take_events().unwrap();
     // The child waits at its first answer until the parent has looked at it.
-    while let Some(event) = events.next().await {
-        if matches!(&event, RunEvent::ToolResult { id, .. } if id == "call_look") {
-            server.gate("child-go").open();
-        }
-    }
-    let outcome = run.outcome().await;
+    let outcome = run_opening(
+        parent(&server, dir.path()),
+        "read the task",
+        &server,
+        "child-go",
+        |event| matches!(event, RunEvent::ToolResult { id, .. } if id == "call_look"),
+    )
+    .await;
     assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
     assert_eq!(outcome.text, "parent done");
 
@@ -228,11 +242,7 @@ async fn task_output_looks_at_a_running_task_then_waits_for_its_result_which_is_
     let parent = requests_for(&requests, "read the task");
     assert_eq!(parent.len(), 4);
     let (started, _) = result_of(&parent, "call_bg");
-    let id = started
-        .strip_prefix("Started background subagent ")
-        .and_then(|rest| rest.split_whitespace().next())
-        .unwrap()
-        .to_owned();
+    let id = task_id(&started, STARTED);
     let (looked, looked_error) = result_of(&parent, "call_look");
     let start = looked.find("<output_file>").unwrap() + "<output_file>".len();
     let output_file = looked[start..looked.find("</output_file>").unwrap()].to_owned();
@@ -312,11 +322,7 @@ async fn task_stop_kills_a_running_task_once_and_its_end_is_not_notified() {
     let parent = requests_for(&requests, "stop the task");
     assert_eq!(parent.len(), 4);
     let (started, _) = result_of(&parent, "call_bg");
-    let id = started
-        .strip_prefix("Started background subagent ")
-        .and_then(|rest| rest.split_whitespace().next())
-        .unwrap()
-        .to_owned();
+    let id = task_id(&started, STARTED);
     let (stopped, stopped_error) = result_of(&parent, "call_stop");
     assert!(!stopped_error);
     let head = format!(
@@ -477,17 +483,15 @@ async fn a_foreground_child_past_the_rows_limit_moves_to_the_background() {
     row.foreground_timeout_ms = Some(50);
     let mut config = parent.config_with(row, agents());
     config.tools = config.tools.with(task_tools());
-    let mut run = Agent::new(config)
-        .unwrap()
-        .start_prompt("slow in the foreground", CancellationToken::new());
-    let mut events = run.take_events().unwrap();
     // The child waits on a gate until the call has come back: it is still running then.
-    while let Some(event) = events.next().await {
-        if matches!(&event, RunEvent::ToolResult { id, .. } if id == "call_slow") {
-            server.gate("child-go").open();
-        }
-    }
-    let outcome = run.outcome().await;
+    let outcome = run_opening(
+        config,
+        "slow in the foreground",
+        server,
+        "child-go",
+        |event| matches!(event, RunEvent::ToolResult { id, .. } if id == "call_slow"),
+    )
+    .await;
     assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
     assert_eq!(outcome.text, "heard back");
     let requests = server.model_requests();
@@ -495,13 +499,10 @@ async fn a_foreground_child_past_the_rows_limit_moves_to_the_background() {
     assert_eq!(parent.len(), 3);
     let (moved, is_error) = result_of(&parent, "call_slow");
     assert!(!is_error);
-    let id = moved
-        .strip_prefix(
-            "The subagent was still running after 50 ms, so it moved to the background as task ",
-        )
-        .and_then(|rest| rest.split_whitespace().next())
-        .unwrap()
-        .to_owned();
+    let id = task_id(
+        &moved,
+        "The subagent was still running after 50 ms, so it moved to the background as task ",
+    );
     assert_eq!(
         moved,
         format!(

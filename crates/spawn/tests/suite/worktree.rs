@@ -10,13 +10,12 @@ use subagent_core::StopReason;
 use subagent_core::registry::Registry;
 use subagent_model::{Model, ModelKind};
 use subagent_runtime::DelegationToolConfig;
-use subagent_spawn::{SpawnConfig, SpawnProvider};
 use subagent_test_support::git::{self, git, status};
 use subagent_test_support::{FakeServer, RecordedRequest};
 use subagent_worktree::Worktrees;
 
 use super::support::run;
-use super::support::{agents, last_results, model, parent_config, requests_for};
+use super::support::{agents, last_results, model, parent_config, requests_for, spawn_registry};
 
 /// A repository with one commit (`a.txt`) and the directory its worktrees go to.
 fn repository() -> (tempfile::TempDir, PathBuf, PathBuf) {
@@ -27,15 +26,8 @@ fn repository() -> (tempfile::TempDir, PathBuf, PathBuf) {
 
 /// A registry capped at 3 with spawn and the worktree isolator (worktrees in `root`).
 fn registry(model: &Arc<dyn Model>, root: &Path) -> Arc<Registry> {
-    let mut registry = Registry::with_max_depth(3);
+    let mut registry = spawn_registry(model, 3);
     registry.set_isolator(Arc::new(Worktrees::new().with_root(root)));
-    registry
-        .register(Arc::new(SpawnProvider::new(
-            "spawn",
-            Arc::clone(model),
-            SpawnConfig::default(),
-        )))
-        .unwrap();
     Arc::new(registry)
 }
 

@@ -3,11 +3,10 @@
 //! teammate taken at its next turn.
 
 use pretty_assertions::assert_eq;
-use subagent_core::{CancellationToken, StopReason};
-use subagent_teams::{LEADER, MemberStatus, TaskStatus, TeamStore};
-use subagent_test_support::FakeServer;
+use subagent_core::CancellationToken;
+use subagent_teams::{LEADER, MemberStatus, TaskStatus};
 
-use super::support::{leader, requests_for, results};
+use super::support::{World, assert_completed, requests_for, results};
 
 /// Scenarios are chosen by the latest genuine prompt, and a teammate's message is one: each
 /// agent reacts to the message it gets. First match wins, so the specific ones come first.
@@ -61,35 +60,17 @@ const TEAM: &str = r#"
   match: "MATE-BOB"
   steps:
     - text: "bob: waiting for alice."
-- name: lead-noted
-  match: "teammate-message"
-  steps:
-    - text: "Noted."
 "#;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_teammates_split_three_tasks_talk_and_shut_down() {
-    let server = FakeServer::from_yaml(TEAM).await.unwrap();
-    let project = tempfile::tempdir().unwrap();
-    let state = tempfile::tempdir().unwrap();
-    let lead = leader(&server, project.path(), state.path());
-    let outcome = lead
-        .agent
-        .start_prompt("LEAD-TEAM: split the work", CancellationToken::new())
-        .outcome()
-        .await;
-    assert_eq!(
-        outcome.status,
-        StopReason::Completed,
-        "{:?}",
-        outcome.diagnostic
-    );
+    let world = World::noting(TEAM).await;
+    let server = &world.server;
+    World::lead(world.leader(), "LEAD-TEAM: split the work").await;
     assert_eq!(server.violations(), Vec::<String>::new());
 
     // The team as a restarted run finds it on disk.
-    let team = TeamStore::new(state.path().join("teams"))
-        .open("crew")
-        .unwrap();
+    let team = world.team("crew");
     let config = team.config().unwrap();
     let members: Vec<(String, MemberStatus, String)> = config
         .members
@@ -192,8 +173,13 @@ async fn two_teammates_split_three_tasks_talk_and_shut_down() {
     assert_eq!(delivered(&bob, "ALICE-CLAIMED-1"), 1);
     assert_eq!(delivered(&alice, "BOB-DONE-2"), 1);
     let inbox = |name: &str| {
-        std::fs::read_to_string(state.path().join(format!("teams/crew/inboxes/{name}.json")))
-            .unwrap()
+        std::fs::read_to_string(
+            world
+                .state
+                .path()
+                .join(format!("teams/crew/inboxes/{name}.json")),
+        )
+        .unwrap()
     };
     assert!(inbox(LEADER).contains("ALICE-DONE-ALL"));
     assert!(
@@ -231,18 +217,13 @@ const BUSY: &str = r#"
     - wait_gate: carol-busy
       tool_calls: [{name: TaskList}]
     - text: "carol: never asked"
-- name: lead-noted
-  match: "teammate-message"
-  steps:
-    - text: "Noted."
 "#;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_message_to_a_busy_teammate_arrives_at_its_next_turn() {
-    let server = FakeServer::from_yaml(BUSY).await.unwrap();
-    let project = tempfile::tempdir().unwrap();
-    let state = tempfile::tempdir().unwrap();
-    let lead = leader(&server, project.path(), state.path());
+    let world = World::noting(BUSY).await;
+    let server = &world.server;
+    let lead = world.leader();
     let mut run = lead
         .agent
         .start_prompt("LEAD-BUSY: ping carol", CancellationToken::new());
@@ -268,12 +249,7 @@ async fn a_message_to_a_busy_teammate_arrives_at_its_next_turn() {
     );
     server.gate("carol-busy").open();
     let outcome = run.outcome().await;
-    assert_eq!(
-        outcome.status,
-        StopReason::Completed,
-        "{:?}",
-        outcome.diagnostic
-    );
+    assert_completed(&outcome);
     let requests = server.requests();
     let carol = requests_for(&requests, "MATE-CAROL");
     assert_eq!(

@@ -3,10 +3,9 @@
 
 use pretty_assertions::assert_eq;
 use subagent_core::{CancellationToken, StopReason};
-use subagent_teams::{MemberStatus, TeamStore};
-use subagent_test_support::FakeServer;
+use subagent_teams::MemberStatus;
 
-use super::support::{leader, requests_for, results};
+use super::support::{World, assert_completed, requests_for, results};
 
 const AGAIN: &str = r#"
 - name: lead-one
@@ -29,36 +28,19 @@ const AGAIN: &str = r#"
   match: "MATE-ERIN"
   steps:
     - text: "erin: remembered."
-- name: lead-noted
-  match: "teammate-message"
-  steps:
-    - text: "Noted."
 "#;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_new_run_reopens_the_team_and_resumes_a_teammate() {
-    let server = FakeServer::from_yaml(AGAIN).await.unwrap();
-    let project = tempfile::tempdir().unwrap();
-    let state = tempfile::tempdir().unwrap();
-    let first = leader(&server, project.path(), state.path())
-        .agent
-        .start_prompt("LEAD-ONE", CancellationToken::new())
-        .outcome()
-        .await;
-    assert_eq!(
-        first.status,
-        StopReason::Completed,
-        "{:?}",
-        first.diagnostic
-    );
-    let team = TeamStore::new(state.path().join("teams"))
-        .open("again")
-        .unwrap();
+    let world = World::noting(AGAIN).await;
+    let server = &world.server;
+    World::lead(world.leader(), "LEAD-ONE").await;
+    let team = world.team("again");
     let erin = team.config().unwrap().member("erin").cloned().unwrap();
     assert_eq!(erin.status, MemberStatus::Idle, "left resumable");
     let session = erin.session_id.clone().unwrap();
 
-    let second = leader(&server, project.path(), state.path());
+    let second = world.leader();
     let create = second
         .agent
         .config()
@@ -75,17 +57,7 @@ async fn a_new_run_reopens_the_team_and_resumes_a_teammate() {
         "{}",
         create.description
     );
-    let second = second
-        .agent
-        .start_prompt("LEAD-TWO", CancellationToken::new())
-        .outcome()
-        .await;
-    assert_eq!(
-        second.status,
-        StopReason::Completed,
-        "{:?}",
-        second.diagnostic
-    );
+    World::lead(second, "LEAD-TWO").await;
     let requests = server.requests();
     let reopened = results(&requests_for(&requests, "LEAD-TWO"));
     assert_eq!(
@@ -124,11 +96,11 @@ const HOLD: &str = r#"
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancelling_the_leader_cancels_its_teammates() {
-    let server = FakeServer::from_yaml(HOLD).await.unwrap();
-    let project = tempfile::tempdir().unwrap();
-    let state = tempfile::tempdir().unwrap();
+    let world = World::new(HOLD).await;
+    let server = &world.server;
     let cancel = CancellationToken::new();
-    let run = leader(&server, project.path(), state.path())
+    let run = world
+        .leader()
         .agent
         .start_prompt("LEAD-HOLD", cancel.clone());
     // The leader's three requests and fay's, held on its gate.
@@ -139,9 +111,7 @@ async fn cancelling_the_leader_cancels_its_teammates() {
     assert_eq!(outcome.status, StopReason::Cancelled);
     // fay's model call, streaming, was cut off.
     server.wait_dropped(1).await;
-    let team = TeamStore::new(state.path().join("teams"))
-        .open("held")
-        .unwrap();
+    let team = world.team("held");
     let fay = team.config().unwrap().member("fay").cloned().unwrap();
     assert_eq!(fay.status, MemberStatus::Idle);
 }
@@ -166,20 +136,16 @@ const LATE: &str = r#"
       tool_calls: [{name: SendMessage, input: {to: team-lead, message: {type: shutdown_response, request_id: "-", approve: true, reason: "NOTHING-LEFT"}}}]
     - wait_gate: hal-end
       text: "hal: bye."
-- name: lead-noted
-  match: "teammate-message"
-  steps:
-    - text: "Noted."
 "#;
 
 /// A message sent to a teammate that approved its shutdown but had not stopped yet stays
 /// unread: the leader must not wait for it forever.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_message_left_for_a_stopped_teammate_does_not_hold_the_leader() {
-    let server = FakeServer::from_yaml(LATE).await.unwrap();
-    let project = tempfile::tempdir().unwrap();
-    let state = tempfile::tempdir().unwrap();
-    let run = leader(&server, project.path(), state.path())
+    let world = World::noting(LATE).await;
+    let server = &world.server;
+    let run = world
+        .leader()
         .agent
         .start_prompt("LEAD-LATE", CancellationToken::new());
     // The leader's three requests, then hal's first (held).
@@ -200,15 +166,8 @@ async fn a_message_left_for_a_stopped_teammate_does_not_hold_the_leader() {
     );
     server.gate("hal-end").open();
     let outcome = run.outcome().await;
-    assert_eq!(
-        outcome.status,
-        StopReason::Completed,
-        "{:?}",
-        outcome.diagnostic
-    );
-    let team = TeamStore::new(state.path().join("teams"))
-        .open("late")
-        .unwrap();
+    assert_completed(&outcome);
+    let team = world.team("late");
     let hal = team.config().unwrap().member("hal").cloned().unwrap();
     assert_eq!(hal.status, MemberStatus::Stopped);
     let unread: Vec<String> = team

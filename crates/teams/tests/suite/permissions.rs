@@ -3,11 +3,11 @@
 //! is denied a command at once. The team tools stay: they are coordination, not I/O.
 
 use pretty_assertions::assert_eq;
-use subagent_core::{CancellationToken, PermissionMode, StopReason};
+use subagent_core::PermissionMode;
 use subagent_runtime::PermissionPolicy;
 use subagent_test_support::FakeServer;
 
-use super::support::{leader_with, requests_for, results};
+use super::support::{World, requests_for, results};
 
 const WRITER: &str = r#"
 - name: lead
@@ -22,42 +22,12 @@ const WRITER: &str = r#"
     - tool_calls: [{id: gus-runs, name: bash, input: {command: "echo hi > out.txt"}}]
     - tool_calls: [{id: gus-lists, name: TaskList}]
     - text: "gus: done."
-- name: lead-noted
-  match: "teammate-message"
-  steps:
-    - text: "Noted."
 "#;
 
-fn tool_names(request: &subagent_test_support::RecordedRequest) -> Vec<String> {
-    request.body.as_ref().unwrap()["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap().to_owned())
-        .collect()
-}
-
 async fn run(mode: PermissionMode) -> (FakeServer, tempfile::TempDir) {
-    let server = FakeServer::from_yaml(WRITER).await.unwrap();
-    let project = tempfile::tempdir().unwrap();
-    let state = tempfile::tempdir().unwrap();
-    let outcome = leader_with(
-        &server,
-        project.path(),
-        state.path(),
-        PermissionPolicy::new(mode),
-    )
-    .agent
-    .start_prompt("LEAD-PERMS", CancellationToken::new())
-    .outcome()
-    .await;
-    assert_eq!(
-        outcome.status,
-        StopReason::Completed,
-        "{:?}",
-        outcome.diagnostic
-    );
-    (server, project)
+    let world = World::noting(WRITER).await;
+    World::lead(world.leader_with(PermissionPolicy::new(mode)), "LEAD-PERMS").await;
+    (world.server, world.project)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -66,7 +36,7 @@ async fn a_plan_mode_leaders_teammate_cannot_write() {
     let requests = server.requests();
     let gus = requests_for(&requests, "MATE-GUS");
     assert_eq!(
-        tool_names(gus[0]),
+        gus[0].tool_names(),
         [
             "ls",
             "read_file",

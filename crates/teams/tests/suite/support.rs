@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use subagent_core::agents::{AgentProfile, StaticAgents};
 use subagent_core::registry::Registry;
+use subagent_core::{CancellationToken, Outcome, StopReason};
 use subagent_model::{Model, ModelKind};
 use subagent_runtime::tools::BashConfig;
 use subagent_runtime::{
@@ -13,7 +14,7 @@ use subagent_runtime::{
     SessionStore, ToolSet,
 };
 use subagent_spawn::{SpawnConfig, SpawnProvider};
-use subagent_teams::{TeamStore, Teams, leader_tools};
+use subagent_teams::{TeamDir, TeamStore, Teams, leader_tools};
 use subagent_test_support::{FakeServer, RecordedRequest};
 
 pub(super) fn model(server: &FakeServer) -> Arc<dyn Model> {
@@ -28,12 +29,8 @@ pub(super) struct Leader {
     pub agent: Agent,
 }
 
-pub(super) fn leader(server: &FakeServer, dir: &Path, state: &Path) -> Leader {
-    leader_with(server, dir, state, PermissionPolicy::bypass())
-}
-
-/// [`leader`] under `permissions`.
-pub(super) fn leader_with(
+/// A leader over `dir` with its state in `state`, under `permissions`.
+fn leader_with(
     server: &FakeServer,
     dir: &Path,
     state: &Path,
@@ -73,20 +70,81 @@ pub(super) fn leader_with(
     }
 }
 
-/// The requests whose first message contains `marker`.
-pub(super) fn requests_for<'a>(
-    requests: &'a [RecordedRequest],
-    marker: &str,
-) -> Vec<&'a RecordedRequest> {
-    requests
-        .iter()
-        .filter(|r| {
-            r.messages
-                .first()
-                .is_some_and(|m| m.text().contains(marker))
-        })
-        .collect()
+/// The leader's answer to a teammate's message, the last scenario of most tests.
+const NOTED: &str = r#"
+- name: lead-noted
+  match: "teammate-message"
+  steps:
+    - text: "Noted."
+"#;
+
+/// A team test's world: the fake model server of its scenarios, the project dir and the
+/// state dir its leaders share.
+pub(super) struct World {
+    pub server: FakeServer,
+    pub project: tempfile::TempDir,
+    pub state: tempfile::TempDir,
 }
+
+impl World {
+    pub(super) async fn new(scenarios: &str) -> Self {
+        Self {
+            server: FakeServer::from_yaml(scenarios).await.unwrap(),
+            project: tempfile::tempdir().unwrap(),
+            state: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    /// [`World::new`] with [`NOTED`] last: the leader notes each teammate's message.
+    pub(super) async fn noting(scenarios: &str) -> Self {
+        Self::new(&format!("{scenarios}{NOTED}")).await
+    }
+
+    /// A leader of this world under `permissions`.
+    pub(super) fn leader_with(&self, permissions: PermissionPolicy) -> Leader {
+        leader_with(
+            &self.server,
+            self.project.path(),
+            self.state.path(),
+            permissions,
+        )
+    }
+
+    /// A leader of this world that asks nothing.
+    pub(super) fn leader(&self) -> Leader {
+        self.leader_with(PermissionPolicy::bypass())
+    }
+
+    /// Runs `leader` on `prompt` to its outcome, which must be completed.
+    pub(super) async fn lead(leader: Leader, prompt: &str) -> Outcome {
+        let outcome = leader
+            .agent
+            .start_prompt(prompt, CancellationToken::new())
+            .outcome()
+            .await;
+        assert_completed(&outcome);
+        outcome
+    }
+
+    /// The team `name` as a new run finds it on disk.
+    pub(super) fn team(&self, name: &str) -> TeamDir {
+        TeamStore::new(self.state.path().join("teams"))
+            .open(name)
+            .unwrap()
+    }
+}
+
+/// Checks that `outcome` completed, showing its diagnostic when not.
+pub(super) fn assert_completed(outcome: &Outcome) {
+    assert_eq!(
+        outcome.status,
+        StopReason::Completed,
+        "{:?}",
+        outcome.diagnostic
+    );
+}
+
+pub(super) use subagent_test_support::requests_for;
 
 /// Every tool result of every request of `requests`, by call id (text, is_error), deduplicated.
 pub(super) fn results(requests: &[&RecordedRequest]) -> Vec<(String, String, bool)> {

@@ -1,6 +1,5 @@
 //! The `fake-model` binary serves a scenario file and reports its port.
 
-use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
 #[tokio::test]
@@ -24,10 +23,7 @@ async fn fake_model_binary_serves_until_killed() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
+    let line = subagent_test_support::procs::first_line(&mut child);
     let port: u16 = line.trim().parse().unwrap();
     assert_eq!(
         std::fs::read_to_string(&port_file).unwrap().trim(),

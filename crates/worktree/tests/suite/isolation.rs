@@ -7,15 +7,13 @@ use pretty_assertions::assert_eq;
 use subagent_core::{Error, StopReason, WorktreeReport};
 
 use super::support::{
-    Actor, git, id_of, isolated, registry, repository, status, subagent_branches, worktree_path,
-    worktrees, worktrees_root,
+    Actor, git, id_of, isolated, isolating, outcome_of, registry, status, subagent_branches,
+    worktree_path, worktrees, worktrees_root,
 };
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_childs_changes_stay_in_its_worktree_which_is_kept_with_its_branch_and_diffstat() {
-    let (_dir, repo) = repository();
-    let actor = Arc::new(Actor::default());
-    let registry = registry(&actor, &worktrees_root(&repo));
+    let (_dir, repo, actor, registry) = isolating();
     let run = registry
         .start(
             "actor",
@@ -62,16 +60,9 @@ async fn a_childs_changes_stay_in_its_worktree_which_is_kept_with_its_branch_and
 /// end of the run fell in the next second.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_same_size_edit_in_the_second_of_the_checkout_is_a_change() {
-    let (_dir, repo) = repository();
-    let actor = Arc::new(Actor::default());
-    let registry = registry(&actor, &worktrees_root(&repo));
+    let (_dir, repo, _, registry) = isolating();
     // "one\ntwo\n" and "changed\n" are both 8 bytes.
-    let outcome = registry
-        .start("actor", isolated("write a.txt changed; pause 1100", &repo))
-        .await
-        .unwrap()
-        .outcome()
-        .await;
+    let outcome = outcome_of(&registry, "write a.txt changed; pause 1100", &repo).await;
     assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
     let report = outcome.worktree.expect("the edit is a change");
     assert_eq!(
@@ -82,16 +73,9 @@ async fn a_same_size_edit_in_the_second_of_the_checkout_is_a_change() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unchanged_worktree_is_removed_with_its_branch_ignored_files_do_not_count() {
-    let (_dir, repo) = repository();
-    let actor = Arc::new(Actor::default());
-    let registry = registry(&actor, &worktrees_root(&repo));
+    let (_dir, repo, actor, registry) = isolating();
     for prompt in ["nothing", "write target/build.log built"] {
-        let outcome = registry
-            .start("actor", isolated(prompt, &repo))
-            .await
-            .unwrap()
-            .outcome()
-            .await;
+        let outcome = outcome_of(&registry, prompt, &repo).await;
         assert_eq!(
             (outcome.status, outcome.worktree),
             (StopReason::Completed, None),
@@ -111,15 +95,8 @@ async fn an_unchanged_worktree_is_removed_with_its_branch_ignored_files_do_not_c
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_commit_on_the_branch_is_a_change() {
-    let (_dir, repo) = repository();
-    let actor = Arc::new(Actor::default());
-    let registry = registry(&actor, &worktrees_root(&repo));
-    let outcome = registry
-        .start("actor", isolated("write c.txt see; commit", &repo))
-        .await
-        .unwrap()
-        .outcome()
-        .await;
+    let (_dir, repo, _, registry) = isolating();
+    let outcome = outcome_of(&registry, "write c.txt see; commit", &repo).await;
     let report = outcome.worktree.unwrap();
     assert_eq!(
         report.diffstat,
@@ -133,9 +110,7 @@ async fn a_commit_on_the_branch_is_a_change() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancelled_child_follows_the_same_rules() {
-    let (_dir, repo) = repository();
-    let actor = Arc::new(Actor::default());
-    let registry = registry(&actor, &worktrees_root(&repo));
+    let (_dir, repo, _, registry) = isolating();
     // Cancelled after a change: kept.
     let run = registry
         .start("actor", isolated("wait; write partial.txt half", &repo))
@@ -205,9 +180,7 @@ async fn outside_a_repository_or_before_a_first_commit_is_invalid_arguments() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_start_the_provider_refuses_leaves_no_worktree() {
-    let (_dir, repo) = repository();
-    let actor = Arc::new(Actor::default());
-    let registry = registry(&actor, &worktrees_root(&repo));
+    let (_dir, repo, actor, registry) = isolating();
     let error = registry
         .start("actor", isolated("fail", &repo))
         .await

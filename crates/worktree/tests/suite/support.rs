@@ -166,6 +166,25 @@ pub(super) fn worktrees_root(repo: &Path) -> PathBuf {
     repo.parent().unwrap().join("worktrees")
 }
 
+/// A repository (see [`repository`]), an [`Actor`] and a registry isolating its runs in
+/// worktrees beside the repository.
+pub(super) fn isolating() -> (tempfile::TempDir, PathBuf, Arc<Actor>, Registry) {
+    let (dir, repo) = repository();
+    let actor = Arc::new(Actor::default());
+    let registry = registry(&actor, &worktrees_root(&repo));
+    (dir, repo, actor, registry)
+}
+
+/// The outcome of `prompt` run by the actor isolated from a parent in `cwd`.
+pub(super) async fn outcome_of(registry: &Registry, prompt: &str, cwd: &Path) -> Outcome {
+    registry
+        .start("actor", isolated(prompt, cwd))
+        .await
+        .unwrap()
+        .outcome()
+        .await
+}
+
 /// An isolated request from a parent in `cwd`.
 pub(super) fn isolated(prompt: &str, cwd: &Path) -> StartRequest {
     StartRequest::builder(prompt)

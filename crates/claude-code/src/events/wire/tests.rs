@@ -2,6 +2,7 @@ use pretty_assertions::assert_eq;
 use proptest::prelude::*;
 use serde_json::json;
 use subagent_test_support::cli_lines::Vocabulary;
+use subagent_test_support::recorded::kinds_read_as_written;
 
 use super::*;
 use crate::events::StreamState;
@@ -70,19 +71,10 @@ fn written_as(line: &str) -> String {
 
 #[test]
 fn every_line_of_the_recorded_transcripts_is_read_as_what_it_says() {
-    let lines = fixture_lines();
-    let read: Vec<_> = lines
-        .iter()
-        .map(|(name, line)| (name, read_as(line)))
-        .collect();
-    let written: Vec<_> = (lines.iter())
-        .map(|(name, line)| (name, written_as(line)))
-        .collect();
-    assert_eq!(read, written);
-    let kinds: std::collections::BTreeSet<_> = read.into_iter().map(|(_, kind)| kind).collect();
+    let kinds = kinds_read_as_written(&fixture_lines(), read_as, written_as);
     // The transcripts cover every event, subtype and block this crate reads.
     assert_eq!(
-        kinds.into_iter().collect::<Vec<_>>(),
+        kinds,
         [
             "assistant[text]",
             "assistant[thinking]",

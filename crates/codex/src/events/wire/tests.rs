@@ -3,6 +3,7 @@ use proptest::prelude::*;
 use serde_json::json;
 use subagent_core::RunEvent;
 use subagent_test_support::cli_lines::Vocabulary;
+use subagent_test_support::recorded::kinds_read_as_written;
 
 use super::*;
 use crate::events::StreamState;
@@ -57,19 +58,10 @@ fn written_as(line: &str) -> String {
 
 #[test]
 fn every_line_of_the_recorded_transcripts_is_read_as_what_it_says() {
-    let lines = fixture_lines();
-    let read: Vec<_> = lines
-        .iter()
-        .map(|(name, line)| (name, read_as(line)))
-        .collect();
-    let written: Vec<_> = (lines.iter())
-        .map(|(name, line)| (name, written_as(line)))
-        .collect();
-    assert_eq!(read, written);
-    let kinds: std::collections::BTreeSet<_> = read.into_iter().map(|(_, kind)| kind).collect();
+    let kinds = kinds_read_as_written(&fixture_lines(), read_as, written_as);
     // The transcripts cover every event and most items this crate reads.
     assert_eq!(
-        kinds.into_iter().collect::<Vec<_>>(),
+        kinds,
         [
             "error",
             "item.completed agent_message",
