@@ -364,9 +364,12 @@ impl Agent {
             let secrets = self.config.secrets.clone();
             Summarizer::start(config, parts, cell, sender.emitter(), secrets, &cancel)
         });
-        let outcome = self
-            .drive(&mut state, seed.prompt, &env, &cancel, sender)
-            .await;
+        let mut prompt = seed.prompt;
+        let outcome = match tool_hooks::prompt(&env, &mut prompt, turn > 0, &cancel).await {
+            Ok(()) => self.drive(&mut state, prompt, &env, &cancel, sender).await,
+            Err(blocked) => Outcome::with_status(StopReason::Refused, String::new(), Some(blocked)),
+        };
+        tool_hooks::session_end(&env, &cancel).await;
         // No summary after the loop: the summarizer ends (a summary in flight dropped) first.
         if let Some(summarizer) = summarizer {
             summarizer.stop().await;

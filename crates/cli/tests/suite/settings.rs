@@ -627,7 +627,12 @@ async fn a_stop_hook_keeps_the_run_going_once() {
         .arg(&project.preset)
         .args(["--provider", "spawn", "answer twice"])
         .output();
-    assert!(output.status.success(), "{}{}", stderr(&output), stdout(&output));
+    assert!(
+        output.status.success(),
+        "{}{}",
+        stderr(&output),
+        stdout(&output)
+    );
     let outcome: serde_json::Value =
         serde_json::from_str(stdout(&output).lines().last().unwrap()).unwrap();
     assert_eq!(outcome["text"], "second answer");
@@ -640,4 +645,96 @@ async fn a_stop_hook_keeps_the_run_going_once() {
         "{told}"
     );
     assert_eq!(server.model_requests().len(), 2);
+}
+
+/// The run's own events, in Claude Code's order: the session's `SessionStart` and
+/// `UserPromptSubmit` (whose context reaches the model with the prompt), a child's
+/// `SubagentStart` and `SubagentStop`, the session's `Stop` and `SessionEnd`; a blocking
+/// `UserPromptSubmit` stops the run before any model call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_calls_its_session_and_subagent_hooks_in_order() {
+    const PLAN: &str = r#"
+- match: "plan the day"
+  steps:
+    - tool_calls:
+        - id: call_sub
+          name: subagent
+          input: {prompt: "CHILD-WORK look around", description: "look around"}
+    - text: "all done"
+- match: "CHILD-WORK"
+  steps:
+    - text: "child done"
+"#;
+    let server = FakeServer::from_yaml(PLAN).await.unwrap();
+    let project = Project::new(&server.url());
+    let log = project.home.path().join("events.log");
+    let script = project.home.path().join("log.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/bash\ninput=$(cat)\nevent=$(echo \"$input\" | sed -E 's/.*\"hook_event_name\":\"([A-Za-z]+)\".*/\\1/')\necho \"$event\" >> {log}\nif [ \"$event\" = UserPromptSubmit ] && echo \"$input\" | grep -q 'forbidden'; then echo 'no such prompts' >&2; exit 2; fi\nif [ \"$event\" = SessionStart ] || [ \"$event\" = UserPromptSubmit ]; then echo \"context from $event\"; fi\n",
+            log = log.display()
+        ),
+    )
+    .unwrap();
+    let command = format!("bash {}", script.display());
+    let every = [
+        "SessionStart",
+        "UserPromptSubmit",
+        "SubagentStart",
+        "SubagentStop",
+        "Stop",
+        "SessionEnd",
+    ];
+    let hooks: serde_json::Map<String, serde_json::Value> = every
+        .iter()
+        .map(|event| {
+            (
+                (*event).to_owned(),
+                serde_json::json!([{"hooks": [{"type": "command", "command": command}]}]),
+            )
+        })
+        .collect();
+    project.write(
+        ".claude/settings.json",
+        &serde_json::json!({"hooks": hooks}).to_string(),
+    );
+    let output = project
+        .subagent()
+        .args(["run", "--preset"])
+        .arg(&project.preset)
+        .arg("plan the day")
+        .output();
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(
+        std::fs::read_to_string(&log)
+            .unwrap()
+            .lines()
+            .collect::<Vec<_>>(),
+        every
+    );
+    let first = serde_json::to_string(&server.model_requests()[0].messages).unwrap();
+    assert!(
+        first.contains("context from SessionStart")
+            && first.contains("context from UserPromptSubmit"),
+        "{first}"
+    );
+
+    // A prompt the hook refuses: no model call, the hook's text says why.
+    let before = server.model_requests().len();
+    let output = project
+        .subagent()
+        .args(["run", "--preset"])
+        .arg(&project.preset)
+        .arg("plan the day, forbidden")
+        .output();
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains(&format!(
+            "UserPromptSubmit hook error: [{command}]: no such prompts"
+        )),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(server.model_requests().len(), before);
 }

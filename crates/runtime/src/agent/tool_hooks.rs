@@ -1,4 +1,5 @@
-//! The settings' hooks around one tool call (issue 28): `PreToolUse` after the deny rules and
+//! The settings' hooks of a run (issue 28): `SessionStart` and `UserPromptSubmit` before its
+//! first turn, `Stop` before it ends, `SessionEnd` after; and around one tool call: `PreToolUse` after the deny rules and
 //! before the call (it may block it, decide its permission, rewrite its input), then
 //! `PermissionRequest` for a call someone would be asked about (a background run's only chance),
 //! then `PostToolUse` after it (its exit 2 and its context reach the model with the result).
@@ -12,6 +13,7 @@
 
 use serde_json::{Map, Value, json};
 use subagent_core::{CancellationToken, PermissionMode};
+use subagent_session::{ContentBlock, Message};
 use subagent_settings::HookEvent;
 
 use crate::env::RunEnv;
@@ -203,7 +205,7 @@ pub(super) async fn after(
     added
 }
 
-/// Runs the `Stop` hooks of a run about to end with `answer`: the text that keeps it going
+/// Runs the `Stop` hooks (a child's: `SubagentStop`) of a run about to end with `answer`: the text that keeps it going
 /// (a hook's exit 2 stderr, or its `decision: block` reason), or `None` to end. A hook that has
 /// kept the run going once sees `stop_hook_active: true` next time (and should let it end).
 pub(super) async fn stop(
@@ -213,19 +215,112 @@ pub(super) async fn stop(
     cancel: &CancellationToken,
 ) -> Option<String> {
     let runner = runner(env)?;
-    let event_input = keys(json!({
-        "stop_hook_active": active,
-        "last_assistant_message": answer,
-    }));
-    let verdict = runner
-        .run(&HookEvent::Stop, None, event_input, cancel)
-        .await;
+    // A child's end is `SubagentStop`, the session's `Stop`, as in Claude Code.
+    let (event, mut event_input) = if session(env) {
+        (HookEvent::Stop, Map::new())
+    } else {
+        (
+            HookEvent::SubagentStop,
+            keys(json!({"agent_id": env.run_id.to_string()})),
+        )
+    };
+    event_input.insert("stop_hook_active".to_owned(), Value::Bool(active));
+    event_input.insert(
+        "last_assistant_message".to_owned(),
+        Value::String(answer.to_owned()),
+    );
+    let verdict = runner.run(&event, None, event_input, cancel).await;
     report(&verdict);
     // `continue: false` stops whatever else a hook said.
     if verdict.stop.is_some() {
         return None;
     }
     verdict.blocked
+}
+
+/// Runs a child's `SubagentStart`, or for the session `SessionStart` (`source`: `startup`, or
+/// `resume` for a continued session) and then `UserPromptSubmit` for its prompt: what they add (`additionalContext`, or a hook's plain
+/// stdout) goes into the prompt's message after its text; `Err` with the text that blocks the
+/// prompt (then the model is never called).
+pub(super) async fn prompt(
+    env: &RunEnv,
+    message: &mut Message,
+    resumed: bool,
+    cancel: &CancellationToken,
+) -> Result<(), String> {
+    let Some(runner) = runner(env) else {
+        return Ok(());
+    };
+    // A child gets `SubagentStart` (its context goes into its prompt), the session the rest.
+    if !session(env) {
+        let verdict = runner
+            .run(
+                &HookEvent::SubagentStart,
+                None,
+                keys(json!({"agent_id": env.run_id.to_string()})),
+                cancel,
+            )
+            .await;
+        report(&verdict);
+        for context in verdict.additional_context {
+            message.content.push(ContentBlock::text(context));
+        }
+        return Ok(());
+    }
+    let source = if resumed { "resume" } else { "startup" };
+    let start = runner
+        .run(
+            &HookEvent::SessionStart,
+            Some(source),
+            keys(json!({"source": source})),
+            cancel,
+        )
+        .await;
+    report(&start);
+    let submitted = runner
+        .run(
+            &HookEvent::UserPromptSubmit,
+            None,
+            keys(json!({"prompt": message.text()})),
+            cancel,
+        )
+        .await;
+    report(&submitted);
+    if let Some(text) = submitted.blocked {
+        return Err(text);
+    }
+    for context in start
+        .additional_context
+        .into_iter()
+        .chain(submitted.additional_context)
+    {
+        message.content.push(ContentBlock::text(context));
+    }
+    Ok(())
+}
+
+/// Runs the session's `SessionEnd` (`reason`: `other`, as after `claude -p`).
+pub(super) async fn session_end(env: &RunEnv, cancel: &CancellationToken) {
+    if !session(env) {
+        return;
+    }
+    if let Some(runner) = runner(env) {
+        let verdict = runner
+            .run(
+                &HookEvent::SessionEnd,
+                None,
+                keys(json!({"reason": "other"})),
+                cancel,
+            )
+            .await;
+        report(&verdict);
+    }
+}
+
+/// Whether the run is the session (what a user started: `run`, `delegate`, a served task), not
+/// a child of an in-process run, which has a lineage.
+fn session(env: &RunEnv) -> bool {
+    env.lineage.is_empty()
 }
 
 /// Claude Code's name of our tool (ours when it has none).
