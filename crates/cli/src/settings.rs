@@ -59,6 +59,11 @@ pub(crate) fn settings_rules(settings: &EffectiveSettings) -> SettingsRules {
         project_root: settings.locations.project.clone(),
         home: settings.locations.home.clone(),
         hooks: settings.hooks.clone(),
+        env: settings
+            .env
+            .iter()
+            .map(|(name, value)| (name.clone(), value.value.clone()))
+            .collect(),
     }
 }
 

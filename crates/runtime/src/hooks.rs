@@ -67,13 +67,27 @@ pub struct HookRunner {
     hooks: Hooks,
     base: HookBase,
     empty: bool,
+    /// Variables every hook gets (the settings' `env`).
+    env: Vec<(String, String)>,
 }
 
 impl HookRunner {
     /// A runner of `hooks` for a run described by `base`.
     pub fn new(hooks: Hooks, base: HookBase) -> Self {
         let empty = hooks.is_empty();
-        Self { hooks, base, empty }
+        Self {
+            hooks,
+            base,
+            empty,
+            env: Vec::new(),
+        }
+    }
+
+    /// With variables every hook gets (the settings' `env`), set before our own.
+    #[must_use]
+    pub fn with_env(mut self, env: Vec<(String, String)>) -> Self {
+        self.env = env;
+        self
     }
 
     /// Whether no hook is configured (callers may skip building an event's input).
@@ -174,6 +188,7 @@ impl HookRunner {
             .args(["-c", command])
             .scrub(Scrub::ModelKeys)
             .withhold(self.base.secrets.clone())
+            .envs(self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
             .env("CLAUDE_PROJECT_DIR", project)
             .env("SUBAGENT_PROJECT_DIR", project)
             .stdin(StdinMode::Piped)

@@ -186,6 +186,9 @@ pub struct SettingsRules {
     pub home: Option<PathBuf>,
     /// The hooks of the settings files: every in-process run calls them around its tool calls.
     pub hooks: subagent_settings::Hooks,
+    /// The variables the settings' `env` sets: every command (`bash`) and hook an in-process
+    /// run starts gets them.
+    pub env: Vec<(String, String)>,
 }
 
 impl SettingsRules {
@@ -436,6 +439,11 @@ impl PermissionPolicy {
         }
     }
 
+    /// The variables the settings' `env` sets (none without settings).
+    pub fn settings_env(&self) -> &[(String, String)] {
+        self.settings.as_ref().map_or(&[], |settings| &settings.env)
+    }
+
     /// The hooks of the settings (empty without any).
     pub fn hooks(&self) -> Option<&subagent_settings::Hooks> {
         self.settings
@@ -506,6 +514,7 @@ mod tests {
             project_root: PathBuf::from("/p"),
             home: None,
             hooks: subagent_settings::Hooks::default(),
+            env: Vec::new(),
         };
         let policy = PermissionPolicy::new(PermissionMode::Default)
             .rule(PermissionRule::parse("bash(git *)", Decision::Allow).unwrap())

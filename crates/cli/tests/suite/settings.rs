@@ -738,3 +738,39 @@ async fn a_run_calls_its_session_and_subagent_hooks_in_order() {
     );
     assert_eq!(server.model_requests().len(), before);
 }
+
+/// The settings' `env` reaches what a run starts: its commands and its hooks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_settings_env_reaches_commands_and_hooks() {
+    const ECHO: &str = r#"
+- match: "say it"
+  steps:
+    - tool_calls:
+        - name: bash
+          input: {command: "echo \"greeting=$GREETING\""}
+    - text: "said"
+"#;
+    let server = FakeServer::from_yaml(ECHO).await.unwrap();
+    let project = Project::new(&server.url());
+    let seen = project.home.path().join("seen.txt");
+    let command = format!("bash -c 'echo \"$GREETING\" > {}'", seen.display());
+    project.write(
+        ".claude/settings.json",
+        &serde_json::json!({
+            "env": {"GREETING": "from-settings"},
+            "permissions": {"allow": ["Bash(echo:*)"]},
+            "hooks": {"PostToolUse": [{"hooks": [{"type": "command", "command": command}]}]}
+        })
+        .to_string(),
+    );
+    let output = project
+        .subagent()
+        .args(["delegate", "--preset"])
+        .arg(&project.preset)
+        .args(["--provider", "spawn", "say it"])
+        .output();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let told = serde_json::to_string(&server.model_requests().last().unwrap().messages).unwrap();
+    assert!(told.contains("greeting=from-settings"), "{told}");
+    assert_eq!(std::fs::read_to_string(&seen).unwrap(), "from-settings\n");
+}

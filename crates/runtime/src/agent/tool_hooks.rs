@@ -28,17 +28,20 @@ pub(super) fn runner(env: &RunEnv) -> Option<HookRunner> {
         .settings
         .as_ref()
         .map_or_else(|| env.roots.cwd().to_path_buf(), |s| s.project_root.clone());
-    Some(HookRunner::new(
-        hooks.clone(),
-        HookBase {
-            session_id: env.run_id.to_string(),
-            transcript_path: None,
-            cwd: env.roots.cwd().to_path_buf(),
-            project_dir,
-            permission_mode: claude_mode(env.permissions.mode).to_owned(),
-            secrets: env.secrets.clone(),
-        },
-    ))
+    Some(
+        HookRunner::new(
+            hooks.clone(),
+            HookBase {
+                session_id: env.run_id.to_string(),
+                transcript_path: None,
+                cwd: env.roots.cwd().to_path_buf(),
+                project_dir,
+                permission_mode: claude_mode(env.permissions.mode).to_owned(),
+                secrets: env.secrets.clone(),
+            },
+        )
+        .with_env(env.permissions.settings_env().to_vec()),
+    )
 }
 
 /// A mode as Claude Code names it.

@@ -119,6 +119,14 @@ impl Tool for BashTool {
             .args(["-c", command])
             .scrub(Scrub::ModelKeys)
             .withhold(context.env.secrets.clone())
+            .envs(
+                context
+                    .env
+                    .permissions
+                    .settings_env()
+                    .iter()
+                    .map(|(k, v)| (k.as_str(), v.as_str())),
+            )
             .capture_output(limit)
             .overall_timeout((!background).then(|| Duration::from_millis(timeout)))
             .stop_policy(StopPolicy::default().grace(GRACE))
