@@ -189,6 +189,7 @@ impl Definition {
         profile.max_tokens_budget = self.max_tokens_budget;
         profile.permission_mode = self.permission_mode;
         profile.background = self.background;
+        profile.hooks = self.hooks.clone().filter(|hooks| !hooks.is_null());
         profile.source = self.origin.to_string();
         profile
     }

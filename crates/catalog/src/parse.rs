@@ -390,11 +390,17 @@ pub(crate) fn unsupported(definition: &Definition, field: &str) -> Option<String
     };
     let consequence = match field {
         "mcpServers" if asks(&definition.mcp_servers) => "the agent runs without these MCP servers",
-        "hooks" if asks(&definition.hooks) => "these hooks never run",
         "skills" if !definition.skills.is_empty() => "the agent runs without these skills",
         "memory" if definition.memory.is_some() => "the agent keeps no memory between runs",
         "initialPrompt" if definition.initial_prompt.is_some() => {
             "the task given to the agent is its first message"
+        }
+        "hooks" if asks(&definition.hooks) => {
+            return Some(
+                "`hooks` run only where the agent runs in process (spawn): on a claude-code, \
+                 codex, acp, a2a or nats provider it runs without them"
+                    .to_owned(),
+            );
         }
         "isolation" if definition.isolation == Some(Isolation::Remote) => {
             return Some(

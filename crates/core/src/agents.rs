@@ -218,6 +218,10 @@ pub struct AgentProfile {
     /// `budget_exceeded`. `None` = no budget of its own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_tokens_budget: Option<u64>,
+    /// The definition's `hooks:`, in Claude Code's settings shape: they run in this agent's
+    /// runs only, beside the settings' hooks, where it runs in process (spawn).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hooks: Option<serde_json::Value>,
     /// Where the definition came from (for listings), e.g. `builtin` or a file path.
     #[serde(default)]
     pub source: String,

@@ -507,8 +507,17 @@ impl DelegationTool {
                 builder = builder.add_persona(persona);
             }
         }
-        builder = builder.agent_with(profile.filter(|_| route == Route::Fresh), layers);
+        let profile_fresh = profile.filter(|_| route == Route::Fresh);
+        builder = builder.agent_with(profile_fresh, layers);
         let mut request = builder.build();
+        // The agent type's own hooks go with its child (an in-process provider runs them).
+        if let Some(profile) = profile_fresh {
+            match crate::AgentHooks::of(profile) {
+                Ok(Some(hooks)) => request.parent.extensions.insert(hooks),
+                Ok(None) => {}
+                Err(error) => tracing::warn!("{error}: they do not run"),
+            }
+        }
         // An agent type limited to some agent types (`Agent(…)` in its tools) keeps this tool,
         // unless the row's filter denies it.
         let restricted = profile.is_some_and(|profile| profile.agent_types.is_some());

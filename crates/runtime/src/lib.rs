@@ -74,7 +74,8 @@ pub use env::RunEnv;
 pub use hooks::{HookBase, HookDecision, HookRunner, HookVerdict};
 pub use input::{ChildExtras, TurnInput};
 pub use permissions::{
-    Decision, PermissionBroker, PermissionPolicy, PermissionRequest, PermissionRule, SettingsRules,
+    AgentHooks, Decision, PermissionBroker, PermissionPolicy, PermissionRequest, PermissionRule,
+    SettingsRules,
 };
 pub use result_cap::{DEFAULT_MAX_TOOL_RESULT_BYTES, ToolResultCap, cut_result};
 pub use seed::{Seed, UNANSWERED_TOOL_RESULT};

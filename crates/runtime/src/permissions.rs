@@ -242,6 +242,44 @@ impl SettingsRules {
     }
 }
 
+/// An agent definition's `hooks:`, parsed, for the child that runs it: an in-process provider
+/// adds them to the child's settings hooks (`StartRequest.parent.extensions`).
+#[derive(Clone, Debug)]
+pub struct AgentHooks(pub subagent_settings::Hooks);
+
+impl AgentHooks {
+    /// The hooks of `profile`, parsed (`None` when it has none). A value that does not parse is
+    /// an error naming the agent and the key.
+    pub fn of(
+        profile: &subagent_core::agents::AgentProfile,
+    ) -> std::result::Result<Option<Self>, String> {
+        let Some(value) = &profile.hooks else {
+            return Ok(None);
+        };
+        let label = format!("agent {}'s hooks ({})", profile.name, profile.source);
+        subagent_settings::Hooks::from_value(value, subagent_settings::Scope::Agent, None, &label)
+            .map(|hooks| (!hooks.is_empty()).then_some(Self(hooks)))
+            .map_err(|error| error.to_string())
+    }
+
+    /// `policy` with these hooks beside its settings' (a policy without settings gets them
+    /// alone, their path rules resolving in `cwd`).
+    pub fn apply(&self, policy: &mut PermissionPolicy, cwd: &Path) {
+        let mut rules = match &policy.settings {
+            Some(settings) => SettingsRules::clone(settings),
+            None => SettingsRules {
+                permissions: subagent_settings::Permissions::default(),
+                project_root: cwd.to_path_buf(),
+                home: None,
+                hooks: subagent_settings::Hooks::default(),
+                env: Vec::new(),
+            },
+        };
+        rules.hooks.extend(self.0.clone());
+        policy.settings = Some(Arc::new(rules));
+    }
+}
+
 /// Whether `tool` (ours) names a file: its subjects are paths.
 fn takes_path(tool: &str) -> bool {
     matches!(

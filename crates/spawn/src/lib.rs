@@ -46,8 +46,9 @@ use subagent_model::{Model, ModelAliases};
 use subagent_runtime::ChildExtras;
 use subagent_runtime::tools::BashConfig;
 use subagent_runtime::{
-    Agent, AgentConfig, DefaultModel, OutputMode, ParentSnapshot, PermissionPolicy, Roots, Secrets,
-    Seed, SessionStore, SettingsRules, SummaryConfig, TaskDir, Tool, ToolKind, ToolSet,
+    Agent, AgentConfig, AgentHooks, DefaultModel, OutputMode, ParentSnapshot, PermissionPolicy,
+    Roots, Secrets, Seed, SessionStore, SettingsRules, SummaryConfig, TaskDir, Tool, ToolKind,
+    ToolSet,
 };
 
 /// The kind name in presets.
@@ -314,6 +315,10 @@ impl SpawnProvider {
         }
         // The agent types the child may start are its own (its agent type's), not its parent's.
         permissions.agent_types = request.agent_types.clone();
+        // Its agent type's hooks run in its run, beside the settings'.
+        if let Some(hooks) = request.parent.extensions.get::<AgentHooks>() {
+            hooks.apply(&mut permissions, &request.parent.cwd);
+        }
         let max_depth = request
             .max_depth
             .or(snapshot.as_ref().map(|s| s.env.max_depth))

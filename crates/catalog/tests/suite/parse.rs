@@ -388,7 +388,10 @@ fn fields_no_provider_honours_are_warnings_where_they_are_written() {
                 "agents/reviewer.md:4:1: `mcpServers` is not supported: the agent runs without \
                  these MCP servers"
             ),
-            unsupported("agents/reviewer.md:6:1: `hooks` is not supported: these hooks never run"),
+            unsupported(
+                "agents/reviewer.md:6:1: `hooks` run only where the agent runs in process \
+                 (spawn): on a claude-code, codex, acp, a2a or nats provider it runs without them"
+            ),
             unsupported(
                 "agents/reviewer.md:7:1: `skills` is not supported: the agent runs without these \
                  skills"

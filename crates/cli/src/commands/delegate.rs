@@ -130,6 +130,12 @@ pub(super) async fn delegate(
     }
     let mut request = builder.build();
     request.parent.extensions = setup::extensions(&runnable.preset, &runnable.model);
+    // The agent type's own hooks go with its child (an in-process provider runs them).
+    if let Some(profile) = &profile
+        && let Some(hooks) = subagent_runtime::AgentHooks::of(profile).map_err(Refusal::invalid)?
+    {
+        request.parent.extensions.insert(hooks);
+    }
     known_provider(&runnable, &provider)?;
     // The model (its notice, its key) matters only when an in-process agent runs on it.
     if crate::kinds::uses_default_model(&runnable.preset, factories, Some(&provider)) {
