@@ -59,7 +59,9 @@ pub(crate) fn parent_agent(
             .chain(delegations)
             .chain(subagent_runtime::tools::task_tools()),
     );
-    let roots = Roots::new(&runnable.cwd).map_err(|e| Refusal::invalid(e.to_string()))?;
+    // The settings' additionalDirectories beside the working directory.
+    let roots = Roots::with_dirs(&runnable.cwd, &runnable.rules.additional_dirs)
+        .map_err(|e| Refusal::invalid(format!("{e} (from the settings' additionalDirectories)")))?;
     let mut config = AgentConfig::new(Arc::clone(&runnable.model.model), roots);
     config.system = Some(PARENT_SYSTEM.to_owned());
     config.tools = tools;

@@ -64,6 +64,21 @@ pub(crate) fn settings_rules(settings: &EffectiveSettings) -> SettingsRules {
             .iter()
             .map(|(name, value)| (name.clone(), value.value.clone()))
             .collect(),
+        additional_dirs: settings
+            .permissions
+            .additional_directories
+            .iter()
+            .map(|dir| absolute_dir(&dir.value, settings))
+            .collect(),
+    }
+}
+
+/// An `additionalDirectories` entry as a path: `~/x` in the home, a relative one in the project.
+fn absolute_dir(dir: &str, settings: &EffectiveSettings) -> PathBuf {
+    let locations = &settings.locations;
+    match (dir.strip_prefix("~/"), &locations.home) {
+        (Some(rest), Some(home)) => home.join(rest),
+        _ => locations.project.join(dir),
     }
 }
 

@@ -189,6 +189,9 @@ pub struct SettingsRules {
     /// The variables the settings' `env` sets: every command (`bash`) and hook an in-process
     /// run starts gets them.
     pub env: Vec<(String, String)>,
+    /// The settings' `additionalDirectories`, absolute: a run's file tools reach them beside its
+    /// working directory (never an isolated child's).
+    pub additional_dirs: Vec<PathBuf>,
 }
 
 impl SettingsRules {
@@ -273,6 +276,7 @@ impl AgentHooks {
                 home: None,
                 hooks: subagent_settings::Hooks::default(),
                 env: Vec::new(),
+                additional_dirs: Vec::new(),
             },
         };
         rules.hooks.extend(self.0.clone());
@@ -477,6 +481,13 @@ impl PermissionPolicy {
         }
     }
 
+    /// The settings' additional directories (none without settings).
+    pub fn additional_dirs(&self) -> &[PathBuf] {
+        self.settings
+            .as_ref()
+            .map_or(&[], |settings| &settings.additional_dirs)
+    }
+
     /// The variables the settings' `env` sets (none without settings).
     pub fn settings_env(&self) -> &[(String, String)] {
         self.settings.as_ref().map_or(&[], |settings| &settings.env)
@@ -553,6 +564,7 @@ mod tests {
             home: None,
             hooks: subagent_settings::Hooks::default(),
             env: Vec::new(),
+            additional_dirs: Vec::new(),
         };
         let policy = PermissionPolicy::new(PermissionMode::Default)
             .rule(PermissionRule::parse("bash(git *)", Decision::Allow).unwrap())

@@ -293,8 +293,18 @@ impl SpawnProvider {
         // parent's roots.
         let roots = match &snapshot {
             Some(snapshot) if request.isolation.is_none() => snapshot.env.roots.clone(),
-            _ => Roots::new(&request.parent.cwd)
+            Some(_) => Roots::new(&request.parent.cwd)
                 .map_err(|e| Error::invalid(format!("working directory: {e}")))?,
+            // A top-level child reaches the settings' additional directories too, unless
+            // isolated.
+            None => {
+                let extra = match request.isolation {
+                    None => self.permissions.additional_dirs(),
+                    Some(_) => &[],
+                };
+                Roots::with_dirs(&request.parent.cwd, extra)
+                    .map_err(|e| Error::invalid(format!("working directory: {e}")))?
+            }
         };
         // A child of an in-process parent inherits the parent's policy; a top-level start (the
         // CLI's `delegate`, a remote caller) gets the provider's configured mode as its base.

@@ -394,3 +394,49 @@ async fn a_claude_child_obeys_the_rules_handed_to_it() {
     ]);
     assert!(!made, "{log}");
 }
+
+/// The settings' `additionalDirectories` open a directory beside the working directory to a
+/// run's file tools (the parent's and a top-level child's).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn additional_directories_open_a_directory_beside_the_project() {
+    let home = tempfile::tempdir().unwrap();
+    let shared = home.path().join("shared");
+    std::fs::create_dir_all(&shared).unwrap();
+    std::fs::write(shared.join("note.txt"), "the shared note\n").unwrap();
+    let scenario = format!(
+        "- match: \"read the note\"\n  steps:\n    - tool_calls:\n        - name: read_file\n          input: {{path: \"{}\"}}\n    - text: \"read\"\n",
+        shared.join("note.txt").display()
+    );
+    let server = FakeServer::from_yaml(&scenario).await.unwrap();
+    let project = Project::new(&server.url());
+    let run = |command: &str| {
+        let before = server.model_requests().len();
+        let output = project
+            .subagent()
+            .args([command, "--preset"])
+            .arg(&project.preset)
+            .args(if command == "delegate" {
+                vec!["--provider", "spawn"]
+            } else {
+                Vec::new()
+            })
+            .arg("read the note")
+            .output();
+        assert!(output.status.success(), "{}", stderr(&output));
+        serde_json::to_string(&server.model_requests()[before..].last().unwrap().messages).unwrap()
+    };
+    for command in ["delegate", "run"] {
+        assert!(
+            !run(command).contains("the shared note"),
+            "{command}: outside the roots"
+        );
+    }
+    project.write(
+        ".claude/settings.json",
+        &serde_json::json!({"permissions": {"additionalDirectories": [shared.display().to_string()]}})
+            .to_string(),
+    );
+    for command in ["delegate", "run"] {
+        assert!(run(command).contains("the shared note"), "{command}");
+    }
+}
