@@ -10,7 +10,7 @@ use subagent_core::{RunEvent, StopReason, SubagentProvider, ToolFilter};
 use subagent_test_support::runs::{completed, run_to_end};
 
 use super::harness::{Harness, finish, live_processes};
-use super::harness::{system_text, texts, tool_names};
+use super::harness::{system_text, texts};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hello() {
@@ -34,7 +34,7 @@ async fn hello() {
     assert_eq!(requests.len(), 1);
     assert_eq!(requests[0].path, "/v1/messages?beta=true");
     // Without a depth cap claude keeps its own sub-agent tool.
-    assert!(tool_names(&requests[0]).contains(&"Agent".to_owned()));
+    assert!(requests[0].tool_names().contains(&"Agent".to_owned()));
     assert!(live_processes(&h.project(), "subagent-claude-e2e-no-such-marker").is_empty());
 }
 
@@ -82,7 +82,7 @@ async fn structured_output() {
     )
     .await;
     assert_eq!(outcome.structured, Some(json!({"name": "widget", "n": 3})));
-    let tools = tool_names(&h.model_requests()[0]);
+    let tools = h.model_requests()[0].tool_names();
     assert!(tools.contains(&"StructuredOutput".to_owned()), "{tools:?}");
 
     // A model that never calls the tool: claude ends "success", the provider says failed.
@@ -120,7 +120,7 @@ async fn tool_filter_and_depth_cap_shape_the_tool_list() {
         h.request("say hi").tool_filter(filter).max_depth(1),
     )
     .await;
-    let mut tools = tool_names(&h.model_requests()[0]);
+    let mut tools = h.model_requests()[0].tool_names();
     tools.sort();
     assert_eq!(tools, ["Read", "WebFetch"]);
 
@@ -128,7 +128,7 @@ async fn tool_filter_and_depth_cap_shape_the_tool_list() {
     // nest without limit, so under a cap the child may start none.
     let h = Harness::new().await;
     completed(&h.provider(|_| {}), h.request("say hi").max_depth(3)).await;
-    let tools = tool_names(&h.model_requests()[0]);
+    let tools = h.model_requests()[0].tool_names();
     assert!(!tools.contains(&"Agent".to_owned()), "{tools:?}");
     assert!(tools.contains(&"Read".to_owned()), "{tools:?}");
 }

@@ -176,22 +176,6 @@ pub(super) async fn finish(run: Run) -> (Vec<RunEvent>, Outcome) {
     subagent_test_support::runs::finish_within(run, Duration::from_secs(120)).await
 }
 
-/// The names of the tools a recorded request offered.
-pub(super) fn tool_names(request: &RecordedRequest) -> Vec<String> {
-    request
-        .body
-        .as_ref()
-        .and_then(|b| b.get("tools"))
-        .and_then(Value::as_array)
-        .map(|tools| {
-            tools
-                .iter()
-                .filter_map(|t| t.get("name").and_then(Value::as_str).map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 /// The system prompt text of a recorded request.
 pub(super) fn system_text(request: &RecordedRequest) -> String {
     match request.body.as_ref().and_then(|b| b.get("system")) {

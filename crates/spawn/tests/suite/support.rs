@@ -3,9 +3,9 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use subagent_core::agents::{AgentDirectory, AgentProfile, StaticAgents};
+use subagent_core::agents::{AgentDirectory, StaticAgents};
 use subagent_core::registry::Registry;
-use subagent_core::{CancellationToken, Outcome, PermissionMode, ToolFilter};
+use subagent_core::{CancellationToken, Outcome};
 use subagent_model::{Model, ModelKind};
 use subagent_runtime::tools::BashConfig;
 use subagent_runtime::{
@@ -71,16 +71,9 @@ pub(super) fn registry_with(model: &Arc<dyn Model>, max_depth: u32) -> Arc<Regis
 
 /// explore: read-only by tool filter; plan: read-only by permission mode.
 pub(super) fn agents() -> Arc<dyn AgentDirectory> {
-    let mut explore = AgentProfile::new("explore", "Read-only search of the code.");
-    explore.tool_filter = Some(ToolFilter::deny([
-        "write_file",
-        "edit_file",
-        "delete",
-        "bash",
-    ]));
-    let mut plan = AgentProfile::new("plan", "Read-only planning.");
-    plan.permission_mode = Some(PermissionMode::Plan);
-    Arc::new(StaticAgents(vec![explore, plan]))
+    Arc::new(StaticAgents(
+        subagent_test_support::parent::read_only_agents(),
+    ))
 }
 
 /// A parent agent's world: the fake model server, a work dir, a model on the server and a
