@@ -6,7 +6,10 @@
 //! nested agent's under the id of the call that started it), and once the spend is over the
 //! budget cancels the run and ends it `budget_exceeded`, with a diagnostic that says what was
 //! spent against what budget. Usage is reported after each model answer, so a run stops after
-//! the answer that crossed its budget (it may go over by that answer), never in the middle.
+//! the answer that crossed its budget (it may go over by that answer), never in the middle. A
+//! run whose crossing answer was its last completed; one that reported another answer after the
+//! crossing (it was already asking when the cancel went out) ends `budget_exceeded` whatever it
+//! ended with, its text kept, so the status never depends on how fast the cancel landed.
 //!
 //! Tokens counted: input (cache reads and writes included) and output, the way `subagent`
 //! prints them. A cost is the tokens at the model's [`Price`].
@@ -139,6 +142,7 @@ pub fn enforce(run: Run, budget: Budget) -> Run {
         let mut inner = run;
         let mut spent: HashMap<Option<String>, Usage> = HashMap::new();
         let mut exceeded = None;
+        let mut went_past = false;
         if let Some(mut events) = inner.take_events() {
             while let Some(event) = events.next().await {
                 if let RunEvent::Usage {
@@ -147,6 +151,9 @@ pub fn enforce(run: Run, budget: Budget) -> Run {
                 } = &event
                 {
                     spent.insert(parent_tool_use_id.clone(), *usage);
+                    // An answer after the crossing: the run was already asking when the cancel
+                    // went out, and went past its budget whatever it ends with.
+                    went_past |= exceeded.is_some();
                     if exceeded.is_none() {
                         let mut total = Usage::default();
                         for usage in spent.values() {
@@ -165,7 +172,7 @@ pub fn enforce(run: Run, budget: Budget) -> Run {
         }
         let mut outcome = inner.outcome().await;
         if let Some(diagnostic) = exceeded
-            && outcome.status != StopReason::Completed
+            && (outcome.status != StopReason::Completed || went_past)
         {
             outcome.status = StopReason::BudgetExceeded;
             outcome.diagnostic = Some(diagnostic);
@@ -178,6 +185,57 @@ pub fn enforce(run: Run, budget: Budget) -> Run {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use subagent_core::{Outcome, StartRequest};
+
+    /// A run whose provider reports `answers` usages of 15 tokens each, then completes.
+    async fn enforced(answers: usize, max_tokens: u64) -> subagent_core::Outcome {
+        let request = StartRequest::new("work", "/");
+        let (sender, run) = Run::channel("fake", &request);
+        let mut run = enforce(
+            run,
+            Budget {
+                max_tokens: Some(max_tokens),
+                source: "--max-tokens-budget".into(),
+                ..Budget::default()
+            },
+        );
+        let mut spent = Usage::default();
+        for _ in 0..answers {
+            spent.add(&Usage {
+                input_tokens: 10,
+                output_tokens: 5,
+                ..Usage::default()
+            });
+            sender.emit(RunEvent::Usage {
+                usage: spent,
+                parent_tool_use_id: None,
+            });
+        }
+        // The provider did not see the cancel in time: its run completed all the same.
+        sender.finish(Outcome::completed("done at last"));
+        drop(run.take_events());
+        run.outcome().await
+    }
+
+    #[tokio::test]
+    async fn an_answer_after_the_crossing_ends_the_run_over_budget_even_when_it_completed() {
+        let outcome = enforced(3, 20).await;
+        assert_eq!(outcome.status, StopReason::BudgetExceeded);
+        assert_eq!(
+            outcome.diagnostic.as_deref(),
+            Some(
+                "budget exceeded: the run used 30 tokens, over its budget of 20 (--max-tokens-budget)"
+            )
+        );
+        assert_eq!(outcome.text, "done at last");
+    }
+
+    #[tokio::test]
+    async fn a_run_whose_last_answer_crossed_the_budget_completed() {
+        let outcome = enforced(2, 20).await;
+        assert_eq!(outcome.status, StopReason::Completed);
+        assert_eq!(enforced(1, 20).await.status, StopReason::Completed);
+    }
 
     #[test]
     fn a_cost_counts_every_kind_of_token_at_its_price() {
