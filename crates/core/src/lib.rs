@@ -24,6 +24,7 @@
 
 pub mod agents;
 mod apart;
+mod asking;
 mod capabilities;
 mod error;
 mod extensions;
@@ -41,6 +42,7 @@ pub mod time;
 
 pub use agents::INHERIT_MODEL;
 pub use apart::{Isolation, WorktreeReport};
+pub use asking::{Asker, ParentAsker, ToolAnswer, ToolQuestion};
 pub use capabilities::{Capabilities, Capability};
 pub use error::{Error, ErrorCode, Result};
 pub use extensions::Extensions;

@@ -27,6 +27,9 @@ pub struct ParentContext {
     pub log: Option<EventLog>,
     /// Typed data for a specific provider (e.g. the in-process runtime's parent snapshot).
     pub extensions: Extensions,
+    /// Who answers the child's permission questions (a product child that can ask before a
+    /// tool call asks here); `None`: nobody, the child runs as its row's permission mode says.
+    pub asker: Option<crate::Asker>,
 }
 
 impl ParentContext {

@@ -386,6 +386,7 @@ fn request(snapshot: &ParentSnapshot) -> StartRequest {
             lineage: Vec::new(),
             log: Some(snapshot.log.clone()),
             extensions,
+            asker: None,
         })
         .background(true)
         .build()

@@ -456,6 +456,7 @@ impl DelegationTool {
             lineage,
             log: Some(log),
             extensions,
+            asker: None,
         };
         let description = args
             .description
