@@ -28,6 +28,9 @@ pub const KIND: &str = "a2a";
 pub const CARRIED: Capabilities = {
     let mut caps = Capabilities::ALL;
     caps.isolation = false;
+    // The parent's permission rules do not cross the wire: a request carrying deny or ask
+    // rules is refused rather than run without them.
+    caps.permission_rules = false;
     caps
 };
 
@@ -41,6 +44,8 @@ fn carried(ours: Capabilities) -> Capabilities {
     let mut caps = ours;
     caps.isolation = false;
     caps.inherits_parent_context = false;
+    // Not carried across the wire (see `CARRIED`).
+    caps.permission_rules = false;
     caps
 }
 
@@ -289,6 +294,12 @@ impl SubagentProvider for A2aProvider {
     fn capability_reason(&self, capability: subagent_core::Capability) -> Option<String> {
         if self.frozen.capabilities.supports(capability) {
             return None;
+        }
+        if capability == subagent_core::Capability::PermissionRules {
+            return Some(
+                "the parent's permission rules do not cross the A2A wire: the remote agent                  would run without the deny and ask rules"
+                    .to_owned(),
+            );
         }
         let card = self.config.card_url();
         Some(if self.frozen.ours {

@@ -161,6 +161,50 @@ pub(crate) fn handed_settings(settings: &subagent_settings::EffectiveSettings) -
     Some(serde_json::json!({ "permissions": handed }).to_string())
 }
 
+/// `settings` (from [`handed_settings`]) with the rules a request carries added to its
+/// `permissions` lists (each once); `None` when there is nothing to hand over.
+pub(crate) fn with_rules(
+    settings: Option<&str>,
+    rules: Option<&subagent_core::PermissionRules>,
+) -> Option<String> {
+    let Some(rules) = rules.filter(|rules| !rules.is_empty()) else {
+        return settings.map(str::to_owned);
+    };
+    let mut handed: Value = settings
+        .and_then(|text| serde_json::from_str(text).ok())
+        .unwrap_or_else(|| serde_json::json!({}));
+    let permissions = handed
+        .as_object_mut()
+        .map(|object| {
+            object
+                .entry("permissions")
+                .or_insert_with(|| serde_json::json!({}))
+        })
+        .and_then(Value::as_object_mut);
+    if let Some(permissions) = permissions {
+        for (key, texts) in [
+            ("allow", &rules.allow),
+            ("ask", &rules.ask),
+            ("deny", &rules.deny),
+        ] {
+            if texts.is_empty() {
+                continue;
+            }
+            let list = permissions
+                .entry(key)
+                .or_insert_with(|| Value::Array(Vec::new()));
+            if let Some(list) = list.as_array_mut() {
+                for text in texts {
+                    if !list.iter().any(|held| held.as_str() == Some(text)) {
+                        list.push(Value::from(text.as_str()));
+                    }
+                }
+            }
+        }
+    }
+    Some(handed.to_string())
+}
+
 /// Hands `settings` (from [`handed_settings`]) to the invocation as claude's `--settings`,
 /// ahead of the variadic flags that would take it as a tool name.
 pub(crate) fn with_settings(mut invocation: Invocation, settings: Option<&str>) -> Invocation {
@@ -358,5 +402,23 @@ mod handed {
         let mut none = EffectiveSettings::load(&locations, FlagSettings::default(), None).unwrap();
         none.permissions.ask.clear();
         assert_eq!(super::handed_settings(&none), None);
+        let rules = subagent_core::PermissionRules {
+            deny: vec!["Bash(rm -rf:*)".into(), "Read(./.env)".into()],
+            ask: Vec::new(),
+            allow: vec!["Bash(ls:*)".into()],
+        };
+        let merged = super::with_rules(
+            Some(r#"{"permissions":{"deny":["Read(./.env)"]}}"#),
+            Some(&rules),
+        )
+        .unwrap();
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&merged).unwrap(),
+            serde_json::json!({"permissions": {
+                "deny": ["Read(./.env)", "Bash(rm -rf:*)"],
+                "allow": ["Bash(ls:*)"],
+            }})
+        );
+        assert_eq!(super::with_rules(None, None), None);
     }
 }

@@ -26,6 +26,7 @@
 //! | `max_depth` | the child's own sub-agent tool is removed (`--disallowedTools Agent Task`): claude's sub-agents nest without a limit of their own, so under any cap the child runs none (see [`no_sub_agents`]) |
 //! | `resume` | `--resume ID` in the same cwd (claude keys sessions by cwd; another cwd is `NOT_RESUMABLE`) |
 //! | `isolation` | nothing of its own: the registry's isolator has pointed `parent.cwd` into the child's worktree; the mode is at most `acceptEdits`, in which claude's file tools stay in the cwd (`auto` and `bypassPermissions` let them out) |
+//! | `permission_rules` | in the `--settings` JSON, beside the rules claude does not read itself (claude applies deny > ask > allow to every tool call) |
 //! | `cancel` | SIGINT to claude (it ends its tools and reports `error_during_execution`), grace, SIGKILL of the whole tree |
 //!
 //! Always: `--permission-mode` from config (default `dontAsk`; `bypassPermissions` as root needs
@@ -81,6 +82,7 @@ pub const CAPABILITIES: Capabilities = {
     caps.max_turns = true;
     caps.resume = true;
     caps.isolation = true;
+    caps.permission_rules = true;
     caps
 };
 
@@ -131,7 +133,11 @@ impl ClaudeCodeProvider {
             sandbox.as_deref(),
         )
         .map(|invocation| {
-            command::with_settings(invocation, self.settings.as_deref().map(String::as_str))
+            let settings = command::with_rules(
+                self.settings.as_deref().map(String::as_str),
+                request.permission_rules.as_ref(),
+            );
+            command::with_settings(invocation, settings.as_deref())
         })
     }
 

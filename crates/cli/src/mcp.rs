@@ -73,6 +73,7 @@ pub(crate) async fn mcp(
     config.max_depth = runnable.registry.max_depth();
     config.permission_ceiling = args.permission_mode;
     config.extensions = setup::extensions(&runnable.preset, &runnable.model);
+    config.permission_rules = runnable.rules.child_rules();
     let agents: Arc<dyn AgentDirectory> = runnable.catalog.clone();
     let server = McpServer::new(Arc::clone(&runnable.registry), &rows, agents, config);
     eprintln!(

@@ -225,6 +225,7 @@ pub(crate) async fn serve(
         ));
     }
     let mut config = ServerConfig::new(&runnable.cwd);
+    config.permission_rules = runnable.rules.child_rules();
     config.token = token;
     config.max_depth = runnable.registry.max_depth();
     config.public_url = args.public_url.clone();

@@ -234,6 +234,15 @@ impl SubagentProvider for CodexProvider {
         CAPABILITIES
     }
 
+    fn capability_reason(&self, capability: subagent_core::Capability) -> Option<String> {
+        (capability == subagent_core::Capability::PermissionRules).then(|| {
+            "codex exec has no per-call permission rules (only its sandbox and an approval \
+             policy that never asks): its child would run without the deny and ask rules; \
+             delegate to a spawn or claude-code row, or drop the rules for this project"
+                .to_owned()
+        })
+    }
+
     async fn start(&self, request: StartRequest) -> subagent_core::Result<Run> {
         if request.cancel.is_cancelled() {
             return Err(subagent_core::Error::Cancelled);

@@ -29,6 +29,12 @@ pub(crate) fn with_capability(
         Capability::Resume => request.resume(session.clone()),
         Capability::Isolation => request.isolation(Isolation::Worktree),
         Capability::Effort => request.effort(subagent_core::Effort::High),
+        // A rule no call of the kit's breaks: the request needs the capability, the run is
+        // unchanged.
+        Capability::PermissionRules => request.permission_rules(subagent_core::PermissionRules {
+            deny: vec![NO_SUCH_TOOL.to_owned()],
+            ..subagent_core::PermissionRules::default()
+        }),
         other => panic!("conformance: the kit does not know the capability {other}; teach it"),
     }
 }

@@ -233,3 +233,14 @@ impl<'a> Bench<'a> {
         tokio::time::timeout(TIMEOUT, wait).await.is_ok()
     }
 }
+
+/// Removes a file a previous check left, so its existence afterwards is this run's doing.
+pub(crate) fn fresh(path: &std::path::Path) -> Result<(), Failure> {
+    match std::fs::remove_file(path) {
+        Err(error) if error.kind() != std::io::ErrorKind::NotFound => Err(Failure::new(format!(
+            "conformance: cannot remove {}: {error}",
+            path.display()
+        ))),
+        _ => Ok(()),
+    }
+}

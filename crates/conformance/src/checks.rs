@@ -5,7 +5,7 @@
 use subagent_core::{Capability, Error, PermissionMode, Run, SessionRef, StopReason};
 
 use crate::asks::with_capability;
-use crate::bench::Bench;
+use crate::bench::{Bench, fresh};
 use crate::failure::{ensure, ensure_eq};
 use crate::scenarios::{
     CANCEL, FAIL, FAIL_MESSAGE, HELLO, HELLO_ANSWER, OPEN_FILE, PLAN_FILE, WRITE_OPEN, WRITE_PLAN,
@@ -27,6 +27,7 @@ pub(crate) async fn run(adapter: &dyn Adapter, check: Check) -> Result<Verdict, 
         Check::MaxTurns => features::max_turns(adapter).await,
         Check::Resume => features::resume(adapter).await,
         Check::Effort => features::effort(adapter).await,
+        Check::PermissionRules => crate::rules::permission_rules(adapter).await,
         Check::AllDeclared => features::all_declared(adapter).await,
     }
 }
@@ -190,17 +191,6 @@ async fn child_failure(adapter: &dyn Adapter) -> Result<Verdict, Failure> {
         ended.outcome
     );
     Ok(Verdict::Passed)
-}
-
-/// Removes a file a previous check left, so its existence afterwards is this run's doing.
-fn fresh(path: &std::path::Path) -> Result<(), Failure> {
-    match std::fs::remove_file(path) {
-        Err(error) if error.kind() != std::io::ErrorKind::NotFound => Err(Failure::new(format!(
-            "conformance: cannot remove {}: {error}",
-            path.display()
-        ))),
-        _ => Ok(()),
-    }
 }
 
 /// Without a ceiling the write happens (the control); under a `plan` ceiling it does not (the

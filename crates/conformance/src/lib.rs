@@ -32,7 +32,8 @@
 //!   not), a depth cap the child cannot nest past, a tool filter the model request obeys, the
 //!   persona in the instructions, the model name, the turn limit, a resumed session that sees
 //!   the first run's conversation, the reasoning effort asked of the model (a low and a high
-//!   one, each in the protocol's own spelling: [`recorded::effort`]); and one request using every declared capability at once runs
+//!   one, each in the protocol's own spelling: [`recorded::effort`]), a deny rule on writing that
+//!   keeps the child from writing ([`Check::PermissionRules`]); and one request using every declared capability at once runs
 //!   to completion and shows each one's effect ([`Check::AllDeclared`]), `isolation` excepted. The kit's registry has an
 //!   isolator that runs an isolated child in a fresh empty directory (not a git worktree): for
 //!   `isolation` the kit checks the gate; that edits land in a real worktree and not in the
@@ -57,6 +58,7 @@ mod checks;
 mod failure;
 mod features;
 mod recorded;
+mod rules;
 pub mod runtime_tools;
 mod scenarios;
 
@@ -224,13 +226,15 @@ pub enum Check {
     Resume,
     /// `effort`: each model request of a run carries the requested reasoning effort.
     Effort,
+    /// `permission_rules`: a deny rule keeps a write from happening.
+    PermissionRules,
     /// One request with every declared capability runs to completion.
     AllDeclared,
 }
 
 impl Check {
     /// Every check, in the order [`check_all`] runs them.
-    pub const ALL: [Check; 14] = [
+    pub const ALL: [Check; 15] = [
         Self::Capabilities,
         Self::Lifecycle,
         Self::Cancel,
@@ -244,6 +248,7 @@ impl Check {
         Self::MaxTurns,
         Self::Resume,
         Self::Effort,
+        Self::PermissionRules,
         Self::AllDeclared,
     ];
 }
@@ -313,6 +318,7 @@ macro_rules! suite {
             max_turns => MaxTurns,
             resume => Resume,
             effort => Effort,
+            permission_rules => PermissionRules,
             all_declared => AllDeclared,
         );
     };

@@ -21,6 +21,8 @@ pub(crate) const WRITE_OPEN: &str = "KIT-WRITE-OPEN";
 pub(crate) const WRITE_PLAN: &str = "KIT-WRITE-PLAN";
 pub(crate) const OPEN_FILE: &str = "kit-open.txt";
 pub(crate) const PLAN_FILE: &str = "kit-plan.txt";
+pub(crate) const WRITE_DENIED: &str = "KIT-WRITE-DENIED";
+pub(crate) const DENIED_FILE: &str = "kit-denied.txt";
 /// What a write of the kit writes.
 pub(crate) const WRITTEN: &str = "written by the conformance kit";
 pub(crate) const SCHEMA_GOOD: &str = "KIT-SCHEMA-GOOD";
@@ -104,7 +106,11 @@ pub(crate) fn all(adapter: &dyn Adapter, caps: Capabilities) -> Scenarios {
             ],
         ),
     ];
-    for (marker, file) in [(WRITE_OPEN, OPEN_FILE), (WRITE_PLAN, PLAN_FILE)] {
+    for (marker, file) in [
+        (WRITE_OPEN, OPEN_FILE),
+        (WRITE_PLAN, PLAN_FILE),
+        (WRITE_DENIED, DENIED_FILE),
+    ] {
         let steps = match adapter.write_call(file, WRITTEN) {
             Some(write) => vec![calls(&[&write]), text("Written.")],
             None => vec![text("I have no tool that writes.")],

@@ -75,3 +75,32 @@ impl std::fmt::Debug for Asker {
         f.write_str("Asker")
     }
 }
+
+/// The permission rules a child must hold to: its parent's, from Claude Code's settings files
+/// and the command line (`--allowedTools`, `--disallowedTools`), in Claude Code's spelling
+/// (`Bash(npm run test:*)`, `Read(./.env)`, `Edit(src/**)`, `WebFetch(domain:example.com)`,
+/// `mcp__github`, a bare tool name). A request that carries `deny` or `ask` rules needs
+/// [`Capability::PermissionRules`](crate::Capability::PermissionRules): a provider that cannot
+/// hold its child to them refuses before start, never drops them. `allow` rules only widen, so
+/// a provider that cannot express them runs its child stricter, which needs no capability.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PermissionRules {
+    /// Calls the child must never make.
+    pub deny: Vec<String>,
+    /// Calls someone must approve first (a background child's are denied unless a hook allows).
+    pub ask: Vec<String>,
+    /// Calls the child may make without asking.
+    pub allow: Vec<String>,
+}
+
+impl PermissionRules {
+    /// Whether any rule narrows what the child may do (`deny` or `ask`).
+    pub fn restricts(&self) -> bool {
+        !self.deny.is_empty() || !self.ask.is_empty()
+    }
+
+    /// Whether there is no rule at all.
+    pub fn is_empty(&self) -> bool {
+        !self.restricts() && self.allow.is_empty()
+    }
+}

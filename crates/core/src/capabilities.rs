@@ -31,6 +31,10 @@ pub struct Capabilities {
     /// reasoning effort, the product CLI's effort setting).
     #[serde(default)]
     pub effort: bool,
+    /// `permission_rules`: the child holds to the parent's `deny` and `ask` rules (settings
+    /// files, `--disallowedTools`) for every tool call it makes.
+    #[serde(default)]
+    pub permission_rules: bool,
     /// Descriptive: the child starts from the parent's conversation.
     pub inherits_parent_context: bool,
 }
@@ -47,6 +51,7 @@ impl Capabilities {
         resume: false,
         isolation: false,
         effort: false,
+        permission_rules: false,
         inherits_parent_context: false,
     };
 
@@ -61,6 +66,7 @@ impl Capabilities {
         resume: true,
         isolation: true,
         effort: true,
+        permission_rules: true,
         inherits_parent_context: false,
     };
 
@@ -76,6 +82,7 @@ impl Capabilities {
             Capability::Resume => self.resume,
             Capability::Isolation => self.isolation,
             Capability::Effort => self.effort,
+            Capability::PermissionRules => self.permission_rules,
         }
     }
 
@@ -92,6 +99,7 @@ impl Capabilities {
             Capability::Resume => &mut self.resume,
             Capability::Isolation => &mut self.isolation,
             Capability::Effort => &mut self.effort,
+            Capability::PermissionRules => &mut self.permission_rules,
         };
         *flag = on;
         self
@@ -140,11 +148,13 @@ pub enum Capability {
     Isolation,
     /// `effort`.
     Effort,
+    /// `permission_rules`.
+    PermissionRules,
 }
 
 impl Capability {
     /// Every gated capability, in table order.
-    pub const ALL: [Capability; 9] = [
+    pub const ALL: [Capability; 10] = [
         Self::OutputSchema,
         Self::DepthLimit,
         Self::ToolFilter,
@@ -154,6 +164,7 @@ impl Capability {
         Self::Resume,
         Self::Isolation,
         Self::Effort,
+        Self::PermissionRules,
     ];
 
     /// The snake_case name (as in the capability table and error messages).
@@ -168,6 +179,7 @@ impl Capability {
             Self::Resume => "resume",
             Self::Isolation => "isolation",
             Self::Effort => "effort",
+            Self::PermissionRules => "permission_rules",
         }
     }
 
@@ -183,6 +195,7 @@ impl Capability {
             Self::Resume => "resume",
             Self::Isolation => "isolation",
             Self::Effort => "effort",
+            Self::PermissionRules => "permission_rules",
         }
     }
 }

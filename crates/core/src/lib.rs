@@ -42,7 +42,7 @@ pub mod time;
 
 pub use agents::INHERIT_MODEL;
 pub use apart::{Isolation, WorktreeReport};
-pub use asking::{Asker, ParentAsker, ToolAnswer, ToolQuestion};
+pub use asking::{Asker, ParentAsker, PermissionRules, ToolAnswer, ToolQuestion};
 pub use capabilities::{Capabilities, Capability};
 pub use error::{Error, ErrorCode, Result};
 pub use extensions::Extensions;

@@ -85,6 +85,9 @@ pub struct StartRequest {
     /// runs the child in this mode or a stricter one (`plan` = read-only), whatever its own
     /// configuration says. Not a capability: every provider must honour it.
     pub permission_ceiling: Option<PermissionMode>,
+    /// The parent's permission rules the child must hold to; with `deny` or `ask` rules the
+    /// request needs [`Capability::PermissionRules`].
+    pub permission_rules: Option<crate::PermissionRules>,
 }
 
 impl StartRequest {
@@ -113,6 +116,7 @@ impl StartRequest {
                 agent_types: None,
                 background: false,
                 permission_ceiling: None,
+                permission_rules: None,
             },
         }
     }
@@ -156,6 +160,12 @@ impl StartRequest {
         need(self.resume.is_some(), Capability::Resume);
         need(self.isolation.is_some(), Capability::Isolation);
         need(self.effort.is_some(), Capability::Effort);
+        need(
+            self.permission_rules
+                .as_ref()
+                .is_some_and(crate::PermissionRules::restricts),
+            Capability::PermissionRules,
+        );
         needed
     }
 }
@@ -259,6 +269,13 @@ impl StartRequestBuilder {
     /// How hard the child's model reasons (see [`StartRequest::effort`]).
     pub fn effort(mut self, effort: crate::Effort) -> Self {
         self.request.effort = Some(effort);
+        self
+    }
+
+    /// The parent's permission rules the child must hold to (see
+    /// [`StartRequest::permission_rules`]); empty rules are left out.
+    pub fn permission_rules(mut self, rules: crate::PermissionRules) -> Self {
+        self.request.permission_rules = (!rules.is_empty()).then_some(rules);
         self
     }
 

@@ -84,6 +84,7 @@ pub fn capabilities() -> Capabilities {
         .with(Capability::MaxTurns, true)
         .with(Capability::Resume, true)
         .with(Capability::Isolation, true)
+        .with(Capability::PermissionRules, true)
         .inheriting_parent_context(true)
 }
 
@@ -272,6 +273,12 @@ impl ForkProvider {
         };
         if let Some(ceiling) = request.permission_ceiling {
             config.permissions = config.permissions.restricted_to(ceiling);
+        }
+        if let Some(rules) = &request.permission_rules {
+            config.permissions = config
+                .permissions
+                .holding(rules, &request.parent.cwd)
+                .map_err(Error::invalid)?;
         }
         if request.background {
             config.permissions.broker = None;

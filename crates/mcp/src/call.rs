@@ -137,7 +137,8 @@ fn request(
     let mut builder = StartRequest::builder(args.prompt.clone())
         .description(description)
         .parent(parent)
-        .cancel(shared.connection.child_token());
+        .cancel(shared.connection.child_token())
+        .permission_rules(config.permission_rules.clone());
     if let Some(schema) = &args.output_schema {
         builder = builder.output_schema(schema.clone());
     }

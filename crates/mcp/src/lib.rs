@@ -73,6 +73,9 @@ pub struct McpConfig {
     /// What every request's parent context carries (the default model, the secrets), as the
     /// CLI hands its own delegations.
     pub extensions: Extensions,
+    /// The permission rules every child holds to (the settings'): a provider that cannot keep
+    /// them refuses the call (`UNSUPPORTED_CAPABILITY`, `permission_rules`).
+    pub permission_rules: subagent_core::PermissionRules,
 }
 
 impl McpConfig {
@@ -85,6 +88,7 @@ impl McpConfig {
             max_depth: subagent_core::registry::DEFAULT_MAX_DEPTH,
             permission_ceiling: None,
             extensions: Extensions::new(),
+            permission_rules: subagent_core::PermissionRules::default(),
         }
     }
 }

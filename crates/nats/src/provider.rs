@@ -27,6 +27,9 @@ pub const KIND: &str = "nats";
 pub const CARRIED: Capabilities = {
     let mut caps = Capabilities::ALL;
     caps.isolation = false;
+    // The parent's permission rules do not cross the wire: a request carrying deny or ask
+    // rules is refused rather than run without them.
+    caps.permission_rules = false;
     caps
 };
 
@@ -198,6 +201,15 @@ impl SubagentProvider for NatsProvider {
     }
 
     fn capability_reason(&self, capability: subagent_core::Capability) -> Option<String> {
+        if capability == subagent_core::Capability::PermissionRules
+            && !self.capabilities.supports(capability)
+        {
+            return Some(
+                "the parent's permission rules do not cross to the workers: they would run \
+                 without the deny and ask rules"
+                    .to_owned(),
+            );
+        }
         (!self.capabilities.supports(capability)).then(|| {
             format!(
                 "the workers of row \"{}\" at {} announce a table without it",

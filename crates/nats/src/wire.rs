@@ -277,6 +277,8 @@ pub fn carried(worker: Capabilities) -> Capabilities {
     let mut caps = worker;
     caps.isolation = false;
     caps.inherits_parent_context = false;
+    // Not carried across the wire (see `CARRIED`).
+    caps.permission_rules = false;
     caps
 }
 

@@ -467,7 +467,10 @@ impl DelegationTool {
             .description(description)
             .parent(parent)
             .cancel(context.cancel.child_token())
-            .background(background);
+            .background(background)
+            // The parent's settings rules hold in every child: a provider that cannot keep them
+            // refuses (`permission_rules`), never drops them.
+            .permission_rules(env.permissions.child_rules());
         if let Some(schema) = &args.output_schema {
             builder = builder.output_schema(schema.clone());
         }

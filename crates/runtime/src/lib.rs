@@ -48,6 +48,7 @@
 mod agent;
 pub mod budget;
 mod child_record;
+mod child_rules;
 pub mod delegation;
 mod env;
 pub mod hooks;

@@ -107,6 +107,9 @@ pub struct ServerConfig {
     pub header_timeout: Duration,
     /// The working directory runs start in.
     pub cwd: PathBuf,
+    /// The permission rules every run holds to (the settings'): a provider that cannot keep
+    /// them refuses the task (`UNSUPPORTED_CAPABILITY`, `permission_rules`).
+    pub permission_rules: subagent_core::PermissionRules,
 }
 
 impl ServerConfig {
@@ -135,6 +138,7 @@ impl ServerConfig {
             max_connections_per_peer,
             header_timeout: Duration::from_secs(10),
             cwd: cwd.into(),
+            permission_rules: subagent_core::PermissionRules::default(),
         }
     }
 }

@@ -240,9 +240,14 @@ async fn start(
         continues.as_ref().map(|(_, resumable)| resumable),
     )
     .map_err(|error| refused(&error))?;
+    let mut child = resolved.request;
+    // The settings' rules hold in every run: a provider that cannot keep them refuses.
+    if !state.config.permission_rules.is_empty() {
+        child.permission_rules = Some(state.config.permission_rules.clone());
+    }
     let run = state
         .registry
-        .start(&resolved.provider, resolved.request)
+        .start(&resolved.provider, child)
         .await
         .map_err(|error| refused(&error))?;
     let context_id = request

@@ -153,6 +153,7 @@ pub fn capabilities() -> Capabilities {
         Capability::Effort,
         Capability::Resume,
         Capability::Isolation,
+        Capability::PermissionRules,
     ] {
         caps = caps.with(capability, true);
     }
@@ -322,6 +323,13 @@ impl SpawnProvider {
         }
         if let Some(ceiling) = request.permission_ceiling {
             permissions = permissions.restricted_to(ceiling);
+        }
+        // The rules its request carries hold beside those it inherits (a top-level start gets
+        // them only this way).
+        if let Some(rules) = &request.permission_rules {
+            permissions = permissions
+                .holding(rules, &request.parent.cwd)
+                .map_err(Error::invalid)?;
         }
         // The agent types the child may start are its own (its agent type's), not its parent's.
         permissions.agent_types = request.agent_types.clone();

@@ -96,7 +96,10 @@ pub(super) async fn delegate(
         )
     });
     let cwd = kept.as_deref().unwrap_or(&runnable.cwd);
-    let mut builder = StartRequest::builder(prompt).cwd(cwd);
+    // The settings' rules hold in the child: a provider that cannot keep them refuses.
+    let mut builder = StartRequest::builder(prompt)
+        .cwd(cwd)
+        .permission_rules(runnable.rules.child_rules());
     // The agent type's settings, its permission mode as the request's ceiling: the same
     // mapping as the delegation tool's, so a `plan` agent is read-only on every provider.
     if let (Some(profile), Some(description)) = (&profile, description) {

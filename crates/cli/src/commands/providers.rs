@@ -4,7 +4,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use serde_json::Value;
-use subagent_core::ProviderFactory;
+use subagent_core::{Capability, ProviderFactory};
 
 use crate::args::ProvidersArgs;
 use crate::line::one_line;
@@ -61,33 +61,39 @@ fn notes(listing: &[subagent_preset::ProviderListing]) -> Vec<String> {
     notes
 }
 
+/// The table's capability columns: every gated capability, in table order, then the
+/// descriptive `inherits_parent_context`.
+fn capability_columns() -> Vec<&'static str> {
+    let mut columns: Vec<&str> = Capability::ALL.iter().map(|c| c.as_str()).collect();
+    columns.push("inherits_parent_context");
+    columns
+}
+
+/// A row's cells under [`capability_columns`].
+fn capability_cells(caps: &subagent_core::Capabilities) -> Vec<&'static str> {
+    let mut cells: Vec<&str> = Capability::ALL
+        .iter()
+        .map(|c| check(caps.supports(*c)))
+        .collect();
+    cells.push(check(caps.inherits_parent_context));
+    cells
+}
+
 /// The capability table as Markdown, one row per provider.
 pub(super) fn providers_markdown(listing: &[subagent_preset::ProviderListing]) -> String {
-    let mut out = String::from(
-        "| provider | kind | output_schema | depth_limit | tool_filter | persona | model_override | max_turns | resume | isolation | effort | inherits_parent_context |\n\
-         | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n",
+    let columns = capability_columns();
+    let mut out = format!(
+        "| provider | kind | {} |\n|{}\n",
+        columns.join(" | "),
+        " --- |".repeat(columns.len() + 2)
     );
     for row in listing {
-        let c = &row.capabilities;
-        let cells = [
-            c.output_schema,
-            c.depth_limit,
-            c.tool_filter,
-            c.persona,
-            c.model_override,
-            c.max_turns,
-            c.resume,
-            c.isolation,
-            c.effort,
-            c.inherits_parent_context,
-        ]
-        .map(check);
         out.push_str(&format!(
             "| {}{} | {} | {} |\n",
             row.name,
             if row.disabled { " (disabled)" } else { "" },
             row.kind,
-            cells.join(" | ")
+            capability_cells(&row.capabilities).join(" | ")
         ));
     }
     out
@@ -100,25 +106,11 @@ const MAX_CELL_CHARS: usize = 40;
 
 /// The capability table as text.
 pub(super) fn providers_table(listing: &[subagent_preset::ProviderListing]) -> String {
-    let headers = [
-        "provider",
-        "kind",
-        "state",
-        "output_schema",
-        "depth_limit",
-        "tool_filter",
-        "persona",
-        "model_override",
-        "max_turns",
-        "resume",
-        "isolation",
-        "effort",
-        "inherits_parent_context",
-    ];
+    let mut headers = vec!["provider", "kind", "state"];
+    headers.extend(capability_columns());
     let mut rows = vec![headers.iter().map(|h| (*h).to_owned()).collect::<Vec<_>>()];
     for row in listing {
-        let c = &row.capabilities;
-        rows.push(vec![
+        let mut cells = vec![
             one_line(&row.name, MAX_CELL_CHARS),
             one_line(&row.kind, MAX_CELL_CHARS),
             if row.disabled {
@@ -128,17 +120,13 @@ pub(super) fn providers_table(listing: &[subagent_preset::ProviderListing]) -> S
             } else {
                 "enabled".into()
             },
-            check(c.output_schema).into(),
-            check(c.depth_limit).into(),
-            check(c.tool_filter).into(),
-            check(c.persona).into(),
-            check(c.model_override).into(),
-            check(c.max_turns).into(),
-            check(c.resume).into(),
-            check(c.isolation).into(),
-            check(c.effort).into(),
-            check(c.inherits_parent_context).into(),
-        ]);
+        ];
+        cells.extend(
+            capability_cells(&row.capabilities)
+                .into_iter()
+                .map(str::to_owned),
+        );
+        rows.push(cells);
     }
     let widths: Vec<usize> = (0..headers.len())
         .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))

@@ -33,6 +33,10 @@ fn needing(builder: StartRequestBuilder, capability: Capability) -> StartRequest
         }),
         Capability::Isolation => builder.isolation(Isolation::Worktree),
         Capability::Effort => builder.effort(subagent_core::Effort::High),
+        Capability::PermissionRules => builder.permission_rules(subagent_core::PermissionRules {
+            deny: vec!["Bash(rm -rf:*)".into()],
+            ..subagent_core::PermissionRules::default()
+        }),
         other => panic!("no field for {other}"),
     }
 }
@@ -97,7 +101,7 @@ async fn all_capabilities_together_are_all_named() {
         err.to_string(),
         "subagent provider \"bare\" does not support the capabilities: \"output_schema\", \
          \"depth_limit\", \"tool_filter\", \"persona\", \"model_override\", \"max_turns\", \"resume\", \
-         \"isolation\", \"effort\""
+         \"isolation\", \"effort\", \"permission_rules\""
     );
     assert_eq!(provider.starts(), 0);
     assert!(observer.seen.lock().unwrap().is_empty());
@@ -125,7 +129,8 @@ async fn all_capabilities_together_are_all_named() {
                 Capability::MaxTurns,
                 Capability::Resume,
                 Capability::Isolation,
-                Capability::Effort
+                Capability::Effort,
+                Capability::PermissionRules
             ]
         ),
         other => panic!("{other:?}"),

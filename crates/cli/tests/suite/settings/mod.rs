@@ -440,3 +440,58 @@ async fn additional_directories_open_a_directory_beside_the_project() {
         assert!(run(command).contains("the shared note"), "{command}");
     }
 }
+
+/// A child holds to its parent's deny rules or does not start: the pinned `codex` cannot
+/// express them (`codex exec` has no per-call rules), so while the project's settings deny
+/// something a delegation to a codex row is refused before codex runs, naming the capability
+/// and why; without the rule the same delegation runs codex.
+#[cfg(feature = "e2e")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_product_child_that_cannot_hold_the_rules_is_refused_before_it_starts() {
+    const CODEX: &str = r#"
+- match: "say hi"
+  steps:
+    - text: "hi from codex"
+"#;
+    let server = FakeServer::from_yaml(CODEX).await.unwrap();
+    let project = Project::new(&server.url());
+    let row = super::pinned::codex_row(project.home.path(), &server.url(), "", "");
+    std::fs::write(
+        &project.preset,
+        format!("version: 1\nproviders:\n{row}tools: [{{name: subagent, provider: codex}}]\n"),
+    )
+    .unwrap();
+    let delegate = || {
+        project
+            .subagent()
+            .args(["delegate", "--json", "--preset"])
+            .arg(&project.preset)
+            .args(["--provider", "codex", "say hi"])
+            .output()
+    };
+    project.write(
+        "project/.claude/settings.json",
+        r#"{"permissions": {"deny": ["Bash(rm -rf:*)"]}}"#,
+    );
+    let refused = delegate();
+    let said = format!("{}{}", stdout(&refused), stderr(&refused));
+    assert!(!refused.status.success(), "{said}");
+    assert!(said.contains("UNSUPPORTED_CAPABILITY"), "{said}");
+    assert!(said.contains("permission_rules"), "{said}");
+    assert!(
+        said.contains("codex exec has no per-call permission rules"),
+        "{said}"
+    );
+    assert!(
+        server.model_requests().is_empty(),
+        "codex must not have run: {said}"
+    );
+    std::fs::remove_file(project.dir.join(".claude/settings.json")).unwrap();
+    let ran = delegate();
+    assert!(
+        stdout(&ran).contains("hi from codex"),
+        "{}{}",
+        stdout(&ran),
+        stderr(&ran)
+    );
+}
