@@ -87,6 +87,11 @@ pub enum Error {
     /// Only the leader may do this (start teammates, ask for shutdown, delete the team).
     #[error("only the team lead may {0}")]
     NotLeader(String),
+    /// A `plan_approval_response` whose `request_id` names no plan awaiting approval (answered
+    /// already, or never sent). Returned by `SendMessage`; retrying with the id of the
+    /// `plan_approval_request` helps.
+    #[error("no plan awaits approval under request_id {0:?} (answered already, or never sent)")]
+    UnknownPlanRequest(String),
     /// No task with that id. Returned by the task tools; `TaskList` shows the ids.
     #[error("no task with id {0:?}")]
     TaskNotFound(String),
@@ -149,6 +154,8 @@ pub enum ErrorCode {
     TeammateStopped,
     /// `NOT_LEADER`: [`Error::NotLeader`].
     NotLeader,
+    /// `UNKNOWN_PLAN_REQUEST`: [`Error::UnknownPlanRequest`].
+    UnknownPlanRequest,
     /// `TASK_NOT_FOUND`: [`Error::TaskNotFound`].
     TaskNotFound,
     /// `TASK_ALREADY_CLAIMED`: [`Error::TaskAlreadyClaimed`].
@@ -167,7 +174,7 @@ pub enum ErrorCode {
 impl ErrorCode {
     /// This crate's own codes, in declaration order (the seam's are
     /// [`subagent_core::ErrorCode::ALL`]).
-    pub const OWN: [ErrorCode; 13] = [
+    pub const OWN: [ErrorCode; 14] = [
         Self::TeamNotFound,
         Self::TeamExists,
         Self::TeamActive,
@@ -176,6 +183,7 @@ impl ErrorCode {
         Self::TeammateExists,
         Self::TeammateStopped,
         Self::NotLeader,
+        Self::UnknownPlanRequest,
         Self::TaskNotFound,
         Self::TaskAlreadyClaimed,
         Self::TaskBlocked,
@@ -194,6 +202,7 @@ impl ErrorCode {
             Self::TeammateExists => "TEAMMATE_EXISTS",
             Self::TeammateStopped => "TEAMMATE_STOPPED",
             Self::NotLeader => "NOT_LEADER",
+            Self::UnknownPlanRequest => "UNKNOWN_PLAN_REQUEST",
             Self::TaskNotFound => "TASK_NOT_FOUND",
             Self::TaskAlreadyClaimed => "TASK_ALREADY_CLAIMED",
             Self::TaskBlocked => "TASK_BLOCKED",
@@ -226,6 +235,7 @@ impl Error {
             Self::TeammateExists(_) => ErrorCode::TeammateExists,
             Self::TeammateStopped(_) => ErrorCode::TeammateStopped,
             Self::NotLeader(_) => ErrorCode::NotLeader,
+            Self::UnknownPlanRequest(_) => ErrorCode::UnknownPlanRequest,
             Self::TaskNotFound(_) => ErrorCode::TaskNotFound,
             Self::TaskAlreadyClaimed { .. } => ErrorCode::TaskAlreadyClaimed,
             Self::TaskBlocked { .. } => ErrorCode::TaskBlocked,
@@ -276,6 +286,7 @@ mod tests {
                 "TEAMMATE_EXISTS",
                 "TEAMMATE_STOPPED",
                 "NOT_LEADER",
+                "UNKNOWN_PLAN_REQUEST",
                 "TASK_NOT_FOUND",
                 "TASK_ALREADY_CLAIMED",
                 "TASK_BLOCKED",
