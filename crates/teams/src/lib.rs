@@ -11,11 +11,13 @@
 //!   background, where nothing asks), delivering their messages (an in-process teammate takes
 //!   its mailbox at the start of each turn through the runtime's `TurnInput` hook; an idle
 //!   teammate of any provider is woken by resuming its session with its messages as the next
-//!   prompt), shutdown (asked by the leader, answered by each teammate), and stopping the
-//!   whole team when the leader's run ends or is cancelled;
+//!   prompt), shutdown (asked by the leader, answered by each teammate), plan approval (a
+//!   teammate started in plan mode is held read-only by its permission ceiling until the leader
+//!   approves its plan), and stopping the whole team when the leader's run ends or is cancelled;
 //! - the tools the models call ([`tools`]), in Claude Code's vocabulary: `TeamCreate`,
-//!   `TeamDelete`, `SendMessage`, `TaskCreate`, `TaskList`, `TaskGet`, `TaskUpdate`, and the
-//!   delegation tool's arguments plus `name` and `team_name` to start a teammate.
+//!   `TeamDelete`, `SendMessage`, `TaskCreate`, `TaskList`, `TaskGet`, `TaskUpdate`,
+//!   `ExitPlanMode`, and the delegation tool's arguments plus `name`, `team_name`, `mode` and
+//!   `plan_mode_required` to start a teammate.
 //!
 //! Deliberately not here: running agents (the providers, through `subagent-core`'s
 //! `Registry`), the delegation rules (the runtime's delegation tool starts every teammate), and

@@ -250,3 +250,56 @@ impl Teams {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+
+    fn take(args: Value) -> Result<TeammateMode> {
+        let Value::Object(mut args) = args else {
+            panic!("an object")
+        };
+        let mode = TeammateMode::take(&mut args);
+        assert!(!args.contains_key("mode") && !args.contains_key("plan_mode_required"));
+        mode
+    }
+
+    #[test]
+    fn mode_and_plan_mode_required_are_read_in_claude_codes_spellings() {
+        let mode = |ceiling, plan| TeammateMode { ceiling, plan };
+        assert_eq!(take(json!({})).unwrap(), mode(None, false));
+        assert_eq!(take(json!({"mode": "plan"})).unwrap(), mode(None, true));
+        assert_eq!(
+            take(json!({"mode": "acceptEdits", "plan_mode_required": true})).unwrap(),
+            mode(Some(PermissionMode::AcceptEdits), true)
+        );
+        assert_eq!(
+            take(json!({"mode": "bypassPermissions"})).unwrap(),
+            mode(Some(PermissionMode::Bypass), false)
+        );
+        assert!(
+            take(json!({"mode": "yolo"}))
+                .unwrap_err()
+                .to_tool_text()
+                .starts_with("INVALID_ARGUMENTS: unknown mode \"yolo\"")
+        );
+        assert!(take(json!({"plan_mode_required": "yes"})).is_err());
+    }
+
+    #[test]
+    fn a_held_run_gets_plan_as_its_ceiling_and_the_reason() {
+        let (ceiling, reason) = hold(Some(PermissionMode::Bypass), true);
+        assert_eq!(ceiling, Some(PermissionMode::Plan));
+        assert!(
+            reason
+                .unwrap()
+                .starts_with("until team-lead approves your plan")
+        );
+        assert_eq!(
+            hold(Some(PermissionMode::AcceptEdits), false),
+            (Some(PermissionMode::AcceptEdits), None)
+        );
+    }
+}
