@@ -452,13 +452,12 @@ impl PermissionPolicy {
     /// Why a call [`Self::decide`] denied is refused (the model reads it).
     pub fn refusal(&self, tool: &str, kind: ToolKind) -> String {
         if self.mode == PermissionMode::Plan && !kind.is_read_only() {
-            let mut text =
-                format!("permission denied: {tool} is not read-only and this run is in plan mode");
-            if let Some(note) = self.plan_note() {
-                text.push_str(". ");
-                text.push_str(&note);
+            match self.plan_note() {
+                Some(note) => format!("permission denied: {tool} is not read-only. {note}"),
+                None => format!(
+                    "permission denied: {tool} is not read-only and this run is in plan mode"
+                ),
             }
-            text
         } else {
             format!(
                 "permission denied: a rule or the {} permission mode refuses {tool}",
@@ -628,6 +627,24 @@ mod tests {
         assert_eq!(
             plan.evaluate_in("bash", ToolKind::Execute, &["npm run test"], cwd),
             Decision::Deny
+        );
+    }
+
+    /// A run held in plan mode by someone else says why in its refusals; a run not in plan
+    /// mode has nothing to say.
+    #[test]
+    fn a_held_plan_mode_run_says_why_it_refuses() {
+        let mut policy = PermissionPolicy::new(PermissionMode::Default);
+        policy.plan_reason = Some(Arc::from("until the lead approves your plan"));
+        assert_eq!(policy.plan_note(), None);
+        let plan = policy.restricted_to(PermissionMode::Plan);
+        assert_eq!(
+            plan.refusal("write_file", ToolKind::Edit),
+            "permission denied: write_file is not read-only. This run is in plan mode (read-only: no edits, no commands) until the lead approves your plan"
+        );
+        assert_eq!(
+            PermissionPolicy::new(PermissionMode::Plan).refusal("bash", ToolKind::Execute),
+            "permission denied: bash is not read-only and this run is in plan mode"
         );
     }
 
