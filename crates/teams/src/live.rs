@@ -560,7 +560,7 @@ impl Teams {
             if let Some(live) = state.members.get_mut(name) {
                 live.busy = true;
                 live.waking = true;
-                live.plan = PlanRun::held_if(held);
+                live.plan = live.plan.next_run(held);
             }
             state.templates.get(name).cloned()
         }

@@ -81,6 +81,17 @@ impl PlanRun {
     pub(super) fn held_if(held: bool) -> Self {
         if held { Self::Held } else { Self::Free }
     }
+
+    /// The state of the run a wake starts, `held` as the member was read from disk before: a
+    /// plan approved since that read (`Approved` now, while the read said held) keeps its
+    /// messages for the run after this one, which is not held.
+    pub(super) fn next_run(self, held: bool) -> Self {
+        match (held, self) {
+            (false, _) => Self::Free,
+            (true, Self::Approved) => Self::Approved,
+            (true, _) => Self::Held,
+        }
+    }
 }
 
 /// The ceiling and the refusals' reason of a teammate's run: its own ceiling, tightened to
@@ -286,6 +297,16 @@ mod tests {
                 .starts_with("INVALID_ARGUMENTS: unknown mode \"yolo\"")
         );
         assert!(take(json!({"plan_mode_required": "yes"})).is_err());
+    }
+
+    /// A plan approved between a wake's read of the member and the start of its run leaves
+    /// that run held, its messages kept for the next one.
+    #[test]
+    fn an_approval_racing_a_wake_is_not_lost() {
+        assert_eq!(PlanRun::Approved.next_run(true), PlanRun::Approved);
+        assert_eq!(PlanRun::Held.next_run(true), PlanRun::Held);
+        assert_eq!(PlanRun::Free.next_run(true), PlanRun::Held);
+        assert_eq!(PlanRun::Approved.next_run(false), PlanRun::Free);
     }
 
     #[test]
