@@ -386,11 +386,25 @@ impl Teams {
     /// approved its shutdown (it ends with this turn; what comes later stays unread), or its
     /// plan was approved while its run is still in plan mode (what comes now waits for the
     /// run that may write, which its loop starts once this one ends).
-    pub(crate) fn holding(&self, name: &str) -> bool {
-        self.state()
+    fn holding(state: &State, name: &str) -> bool {
+        state
             .members
             .get(name)
             .is_some_and(|live| live.waking || live.stopping || live.plan == PlanRun::Approved)
+    }
+
+    /// What `name`'s own turn takes from its inbox: its unread messages, none while
+    /// [`Self::holding`] says so. Looked at and taken under the state lock, so a change that
+    /// holds it back (an approved plan, set before its message is sent) is never undone by a
+    /// take that looked just before.
+    pub(crate) fn take_unread(&self, team: &TeamDir, name: &str) -> Result<Vec<Message>> {
+        let state = self.state();
+        if Self::holding(&state, name) {
+            return Ok(Vec::new());
+        }
+        let taken = team.take_unread(name);
+        drop(state);
+        taken
     }
 
     /// A new shutdown request id for `name`.

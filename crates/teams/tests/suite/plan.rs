@@ -194,3 +194,67 @@ async fn a_rejected_plan_keeps_the_teammate_read_only_with_the_feedback() {
     let config = world.team("planners").config().unwrap();
     assert!(config.member("gus").unwrap().plan_mode_required);
 }
+
+const APPROVED_MID_RUN: &str = r#"
+- name: lead
+  match: "LEAD-PLAN"
+  steps:
+    - tool_calls: [{name: TeamCreate, input: {team_name: planners}}]
+    - tool_calls: [{name: subagent, input: {name: gus, team_name: planners, mode: plan, prompt: "MATE-GUS: write out.txt."}}]
+    - text: "Started gus."
+- name: lead-approves
+  match: "GUS-PLAN"
+  steps:
+    - tool_calls: [{id: lead-approves, name: SendMessage, input: {to: gus, message: {type: plan_approval_response, request_id: "plan-1@gus", approve: true, feedback: "GUS-GO"}}}]
+    - text: "Approved gus's plan."
+- name: gus-go
+  match: "GUS-GO"
+  steps:
+    - tool_calls: [{id: gus-writes, name: write_file, input: {path: out.txt, content: "after approval"}}]
+    - text: "gus: written."
+- name: gus
+  match: "MATE-GUS"
+  steps:
+    - tool_calls: [{id: gus-submits, name: ExitPlanMode, input: {plan: "GUS-PLAN: write out.txt"}}]
+    - wait_gate: approved
+      tool_calls: [{id: gus-writes-held, name: write_file, input: {path: out.txt, content: "same run"}}]
+    - text: "gus: plan submitted."
+"#;
+
+/// The leader approves while the teammate's run in plan mode goes on: that run stays read-only
+/// and does not see the approval, which starts its next run, the one that may write.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plan_approved_mid_run_loosens_only_the_next_run() {
+    let world = World::noting(APPROVED_MID_RUN).await;
+    let server = &world.server;
+    let lead = tokio::spawn(World::lead(world.leader(), "LEAD-PLAN"));
+    // Open gus's gate once the leader's approval is in (its result reached the model).
+    loop {
+        let requests = server.requests();
+        let all: Vec<&RecordedRequest> = requests.iter().collect();
+        if results(&all).iter().any(|(id, _, _)| id == "lead-approves") {
+            break;
+        }
+        server.wait_requests(requests.len() + 1).await;
+    }
+    server.gate("approved").open();
+    lead.await.unwrap();
+    assert_eq!(server.violations(), Vec::<String>::new());
+
+    let requests = server.requests();
+    let gus = requests_for(&requests, "MATE-GUS");
+    let (held, refused) = result(&gus, "gus-writes-held");
+    assert!(refused && held.contains("plan mode"), "{held}");
+    // The approval reached none of the held run's requests: they offer ExitPlanMode.
+    for request in gus.iter().filter(|r| offers(r, "ExitPlanMode")) {
+        assert!(
+            !request.messages.iter().any(|m| m.text().contains("GUS-GO")),
+            "the held run saw the approval"
+        );
+    }
+    assert_eq!(result(&gus, "gus-writes").1, false);
+    assert_eq!(
+        std::fs::read_to_string(world.project.path().join("out.txt")).unwrap(),
+        "after approval"
+    );
+}
