@@ -178,6 +178,28 @@ struct Started {
     provider: String,
 }
 
+/// Applies what whoever starts a child holds it to ([`ChildExtras::permission_ceiling`] and
+/// [`ChildExtras::plan_reason`]): the request's ceiling tightened, and the reason put in the
+/// policy an in-process child inherits from the parent's snapshot.
+fn hold(request: &mut StartRequest, extras: &ChildExtras) {
+    if let Some(mode) = extras.permission_ceiling {
+        request.permission_ceiling = Some(
+            request
+                .permission_ceiling
+                .map_or(mode, |ceiling| ceiling.intersect(mode)),
+        );
+    }
+    if let Some(reason) = &extras.plan_reason
+        && let Some(snapshot) = request.parent.extensions.get::<ParentSnapshot>()
+    {
+        let mut snapshot = ParentSnapshot::clone(&snapshot);
+        let mut env = RunEnv::clone(&snapshot.env);
+        env.permissions.plan_reason = Some(Arc::clone(reason));
+        snapshot.env = Arc::new(env);
+        request.parent.extensions.insert(snapshot);
+    }
+}
+
 fn error_result(error: &CoreError) -> ToolOutput {
     ToolOutput::error(Error::Core(error.clone()).to_string())
 }
@@ -283,6 +305,7 @@ impl DelegationTool {
             &capabilities,
         );
         if let Some(extras) = extras {
+            hold(&mut request, &extras);
             request.parent.extensions.insert(extras);
         }
         // The call's isolation, else the agent type's (refused above when not valid); a

@@ -10,7 +10,7 @@ use crate::permissions::PermissionPolicy;
 use crate::tasks::TaskTable;
 
 /// What a run's tools see of it.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct RunEnv {
     /// This run's id.
     pub run_id: RunId,

@@ -9,6 +9,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use subagent_core::PermissionMode;
 use subagent_session::ContentBlock;
 
 use crate::tools::Tool;
@@ -42,6 +43,14 @@ pub struct ChildExtras {
     pub input: Option<Arc<dyn TurnInput>>,
     /// Tools the child gets after its own.
     pub tools: Vec<Arc<dyn Tool>>,
+    /// The loosest permission mode the child may run in, tightening the ceiling the delegation
+    /// gives it (never loosening it): a team holds a teammate in `plan` until its leader
+    /// approves its plan. Every provider honours it as it honours the request's ceiling.
+    pub permission_ceiling: Option<PermissionMode>,
+    /// Why the child is held in plan mode, said in its plan-mode refusals
+    /// ([`PermissionPolicy::plan_reason`](crate::PermissionPolicy::plan_reason)) by an
+    /// in-process child; a product child is told in its prompt.
+    pub plan_reason: Option<Arc<str>>,
 }
 
 impl std::fmt::Debug for ChildExtras {
@@ -49,6 +58,8 @@ impl std::fmt::Debug for ChildExtras {
         f.debug_struct("ChildExtras")
             .field("input", &self.input.is_some())
             .field("tools", &self.tools.len())
+            .field("permission_ceiling", &self.permission_ceiling)
+            .field("plan_reason", &self.plan_reason)
             .finish()
     }
 }

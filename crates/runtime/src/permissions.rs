@@ -172,6 +172,10 @@ pub struct PermissionPolicy {
     pub agent_types: Option<Vec<String>>,
     /// Rules from settings files and flags; a child inherits them with the policy.
     pub settings: Option<Arc<SettingsRules>>,
+    /// Why the run is in plan mode when someone else holds it there and will lift it (a team's
+    /// teammate whose plan awaits its leader's approval): said in every plan-mode refusal, so
+    /// the model knows what to do. A child inherits it with the policy.
+    pub plan_reason: Option<Arc<str>>,
 }
 
 /// Permission rules from Claude Code's settings files and the command line
@@ -300,6 +304,7 @@ impl std::fmt::Debug for PermissionPolicy {
             .field("broker", &self.broker.is_some())
             .field("agent_types", &self.agent_types)
             .field("settings", &self.settings)
+            .field("plan_reason", &self.plan_reason)
             .finish()
     }
 }
@@ -313,6 +318,7 @@ impl PermissionPolicy {
             broker: None,
             agent_types: None,
             settings: None,
+            plan_reason: None,
         }
     }
 
@@ -446,13 +452,28 @@ impl PermissionPolicy {
     /// Why a call [`Self::decide`] denied is refused (the model reads it).
     pub fn refusal(&self, tool: &str, kind: ToolKind) -> String {
         if self.mode == PermissionMode::Plan && !kind.is_read_only() {
-            format!("permission denied: {tool} is not read-only and this run is in plan mode")
+            match self.plan_note() {
+                Some(note) => format!("permission denied: {tool} is not read-only. {note}"),
+                None => format!(
+                    "permission denied: {tool} is not read-only and this run is in plan mode"
+                ),
+            }
         } else {
             format!(
                 "permission denied: a rule or the {} permission mode refuses {tool}",
                 self.mode
             )
         }
+    }
+
+    /// What a plan-mode run held there by someone else is told when a call is refused (or a
+    /// tool it is not offered in plan mode is called): the [`Self::plan_reason`]; `None` for a
+    /// run not in plan mode, or in plan mode for no reason given.
+    pub fn plan_note(&self) -> Option<String> {
+        let reason = self.plan_reason.as_deref()?;
+        (self.mode == PermissionMode::Plan).then(|| {
+            format!("This run is in plan mode (read-only: no edits, no commands) {reason}")
+        })
     }
 
     /// Asks about a call [`Self::decide`] left to someone: the broker, when the run has one
@@ -606,6 +627,24 @@ mod tests {
         assert_eq!(
             plan.evaluate_in("bash", ToolKind::Execute, &["npm run test"], cwd),
             Decision::Deny
+        );
+    }
+
+    /// A run held in plan mode by someone else says why in its refusals; a run not in plan
+    /// mode has nothing to say.
+    #[test]
+    fn a_held_plan_mode_run_says_why_it_refuses() {
+        let mut policy = PermissionPolicy::new(PermissionMode::Default);
+        policy.plan_reason = Some(Arc::from("until the lead approves your plan"));
+        assert_eq!(policy.plan_note(), None);
+        let plan = policy.restricted_to(PermissionMode::Plan);
+        assert_eq!(
+            plan.refusal("write_file", ToolKind::Edit),
+            "permission denied: write_file is not read-only. This run is in plan mode (read-only: no edits, no commands) until the lead approves your plan"
+        );
+        assert_eq!(
+            PermissionPolicy::new(PermissionMode::Plan).refusal("bash", ToolKind::Execute),
+            "permission denied: bash is not read-only and this run is in plan mode"
         );
     }
 

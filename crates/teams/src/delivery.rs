@@ -1,6 +1,6 @@
-//! What a team tells its members and reads from them: a teammate's first prompt, a turn's
-//! answer bounded for the leader's note, and a product teammate's shutdown answer read from its
-//! text. The mailboxes the runtime takes at each turn (`TurnInput`) are `live`'s, beside the
+//! What a team tells its members and reads from them: a teammate's first prompt (and what a
+//! teammate held in plan mode is told), a turn's answer bounded for the leader's note, and a
+//! product teammate's shutdown answer read from its text. The mailboxes the runtime takes at each turn (`TurnInput`) are `live`'s, beside the
 //! `Teams` they read.
 
 use serde_json::Value;
@@ -21,6 +21,22 @@ pub(crate) fn introduction(team: &str, name: &str, members: &[String], task: &st
     format!(
         "You are {name}, a member of team {team} (lead: {LEADER}; members: {}). Messages from your team arrive as <teammate-message> blocks. With the SendMessage and Task* tools, talk to teammates by name and share the task list; without them, your answer at the end of each turn is sent to {LEADER} as your message. When {LEADER} asks you to shut down, answer with a shutdown_response (approve true or false, and a reason).\n\n{task}",
         others.join(", ")
+    )
+}
+
+/// What a teammate held in plan mode is told at its start (after its introduction): how to
+/// get its plan approved.
+pub(crate) fn plan_mode_note() -> String {
+    format!(
+        "You start in plan mode: read-only (no edits, no commands) until {LEADER} approves your plan. Explore, then submit your plan with the ExitPlanMode tool (its plan argument) and end your turn; without that tool, your answer at the end of your turn is your plan. The answer arrives as a message: approved, you leave plan mode and make the changes; rejected, you stay in plan mode, revise the plan from the feedback and submit it again."
+    )
+}
+
+/// Why a teammate held in plan mode is refused what is not read-only (its permission layer
+/// says it after "This run is in plan mode …").
+pub(crate) fn plan_reason() -> String {
+    format!(
+        "until {LEADER} approves your plan: submit it with ExitPlanMode (or as your answer), end your turn, and wait for the answer"
     )
 }
 

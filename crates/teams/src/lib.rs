@@ -11,11 +11,13 @@
 //!   background, where nothing asks), delivering their messages (an in-process teammate takes
 //!   its mailbox at the start of each turn through the runtime's `TurnInput` hook; an idle
 //!   teammate of any provider is woken by resuming its session with its messages as the next
-//!   prompt), shutdown (asked by the leader, answered by each teammate), and stopping the
-//!   whole team when the leader's run ends or is cancelled;
+//!   prompt), shutdown (asked by the leader, answered by each teammate), plan approval (a
+//!   teammate started in plan mode is held read-only by its permission ceiling until the leader
+//!   approves its plan), and stopping the whole team when the leader's run ends or is cancelled;
 //! - the tools the models call ([`tools`]), in Claude Code's vocabulary: `TeamCreate`,
-//!   `TeamDelete`, `SendMessage`, `TaskCreate`, `TaskList`, `TaskGet`, `TaskUpdate`, and the
-//!   delegation tool's arguments plus `name` and `team_name` to start a teammate.
+//!   `TeamDelete`, `SendMessage`, `TaskCreate`, `TaskList`, `TaskGet`, `TaskUpdate`,
+//!   `ExitPlanMode`, and the delegation tool's arguments plus `name`, `team_name`, `mode` and
+//!   `plan_mode_required` to start a teammate.
 //!
 //! Deliberately not here: running agents (the providers, through `subagent-core`'s
 //! `Registry`), the delegation rules (the runtime's delegation tool starts every teammate), and
@@ -87,6 +89,11 @@ pub enum Error {
     /// Only the leader may do this (start teammates, ask for shutdown, delete the team).
     #[error("only the team lead may {0}")]
     NotLeader(String),
+    /// A `plan_approval_response` whose `request_id` names no plan awaiting approval (answered
+    /// already, or never sent). Returned by `SendMessage`; retrying with the id of the
+    /// `plan_approval_request` helps.
+    #[error("no plan awaits approval under request_id {0:?} (answered already, or never sent)")]
+    UnknownPlanRequest(String),
     /// No task with that id. Returned by the task tools; `TaskList` shows the ids.
     #[error("no task with id {0:?}")]
     TaskNotFound(String),
@@ -149,6 +156,8 @@ pub enum ErrorCode {
     TeammateStopped,
     /// `NOT_LEADER`: [`Error::NotLeader`].
     NotLeader,
+    /// `UNKNOWN_PLAN_REQUEST`: [`Error::UnknownPlanRequest`].
+    UnknownPlanRequest,
     /// `TASK_NOT_FOUND`: [`Error::TaskNotFound`].
     TaskNotFound,
     /// `TASK_ALREADY_CLAIMED`: [`Error::TaskAlreadyClaimed`].
@@ -167,7 +176,7 @@ pub enum ErrorCode {
 impl ErrorCode {
     /// This crate's own codes, in declaration order (the seam's are
     /// [`subagent_core::ErrorCode::ALL`]).
-    pub const OWN: [ErrorCode; 13] = [
+    pub const OWN: [ErrorCode; 14] = [
         Self::TeamNotFound,
         Self::TeamExists,
         Self::TeamActive,
@@ -176,6 +185,7 @@ impl ErrorCode {
         Self::TeammateExists,
         Self::TeammateStopped,
         Self::NotLeader,
+        Self::UnknownPlanRequest,
         Self::TaskNotFound,
         Self::TaskAlreadyClaimed,
         Self::TaskBlocked,
@@ -194,6 +204,7 @@ impl ErrorCode {
             Self::TeammateExists => "TEAMMATE_EXISTS",
             Self::TeammateStopped => "TEAMMATE_STOPPED",
             Self::NotLeader => "NOT_LEADER",
+            Self::UnknownPlanRequest => "UNKNOWN_PLAN_REQUEST",
             Self::TaskNotFound => "TASK_NOT_FOUND",
             Self::TaskAlreadyClaimed => "TASK_ALREADY_CLAIMED",
             Self::TaskBlocked => "TASK_BLOCKED",
@@ -226,6 +237,7 @@ impl Error {
             Self::TeammateExists(_) => ErrorCode::TeammateExists,
             Self::TeammateStopped(_) => ErrorCode::TeammateStopped,
             Self::NotLeader(_) => ErrorCode::NotLeader,
+            Self::UnknownPlanRequest(_) => ErrorCode::UnknownPlanRequest,
             Self::TaskNotFound(_) => ErrorCode::TaskNotFound,
             Self::TaskAlreadyClaimed { .. } => ErrorCode::TaskAlreadyClaimed,
             Self::TaskBlocked { .. } => ErrorCode::TaskBlocked,
@@ -276,6 +288,7 @@ mod tests {
                 "TEAMMATE_EXISTS",
                 "TEAMMATE_STOPPED",
                 "NOT_LEADER",
+                "UNKNOWN_PLAN_REQUEST",
                 "TASK_NOT_FOUND",
                 "TASK_ALREADY_CLAIMED",
                 "TASK_BLOCKED",

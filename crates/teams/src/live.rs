@@ -21,14 +21,17 @@ use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::delivery::{bounded, introduction, shutdown_response};
+use crate::delivery::{bounded, introduction, plan_mode_note, shutdown_response};
 use crate::model::{LEADER, Member, MemberStatus, Message, check_name};
 use crate::store::{TeamDir, TeamStore};
 use crate::{Error, Result};
 
 mod mailbox;
+mod plan;
 
 use mailbox::{LeaderInput, MemberInput};
+use plan::PlanRun;
+pub(crate) use plan::TeammateMode;
 
 /// A live teammate's state in the leader's process.
 #[derive(Debug)]
@@ -46,6 +49,8 @@ struct Live {
     stalled: bool,
     /// Its loop ended (it stopped): unread messages of its are no work in progress.
     ended: bool,
+    /// Whether its current run is held in plan mode, and whether its plan was approved since.
+    plan: PlanRun,
 }
 
 impl Live {
@@ -57,6 +62,7 @@ impl Live {
             stopping: false,
             stalled: false,
             ended: false,
+            plan: PlanRun::Free,
         }
     }
 }
@@ -75,10 +81,16 @@ struct State {
     templates: HashMap<String, Value>,
     /// Shutdown requests sent so far (their ids count up).
     requests: u64,
+    /// Plan approval requests sent so far (their ids count up).
+    plan_requests: u64,
+    /// The permission mode each teammate was started with (`mode`, other than `plan`): the
+    /// ceiling of all its runs.
+    ceilings: HashMap<String, subagent_core::PermissionMode>,
 }
 
-/// The tools a teammate of `team` named `name` gets.
-pub(crate) type MemberTools = fn(&Arc<Teams>, &TeamDir, &str) -> Vec<Arc<dyn Tool>>;
+/// The tools a teammate of `team` named `name` gets (`held`: in plan mode until its plan is
+/// approved).
+pub(crate) type MemberTools = fn(&Arc<Teams>, &TeamDir, &str, bool) -> Vec<Arc<dyn Tool>>;
 
 /// The leader's side of its team: starting teammates through the delegation tool, delivering
 /// messages, shutdown, and stopping everything when the leader's run ends.
@@ -206,6 +218,7 @@ impl Teams {
         self: &Arc<Self>,
         name: &str,
         mut input: Value,
+        mode: TeammateMode,
         context: &ToolContext,
     ) -> Result<String> {
         check_name("name", name)?;
@@ -246,10 +259,11 @@ impl Teams {
                 .collect(),
         );
         let members = team.config()?.names();
-        args.insert(
-            "prompt".into(),
-            json!(introduction(team.name(), name, &members, &prompt)),
-        );
+        let mut prompt = introduction(team.name(), name, &members, &prompt);
+        if mode.plan {
+            prompt = format!("{prompt}\n\n{}", plan_mode_note());
+        }
+        args.insert("prompt".into(), json!(prompt));
         args.entry("description")
             .or_insert_with(|| json!(format!("teammate {name}")));
         team.add_member(Member {
@@ -262,15 +276,22 @@ impl Teams {
             status: MemberStatus::Running,
             session_id: None,
             cwd: None,
+            plan_mode_required: mode.plan,
+            plan_request: None,
         })?;
         {
             let mut state = self.state();
             let mut live = Live::new();
             live.busy = true;
+            live.plan = PlanRun::held_if(mode.plan);
             state.members.insert(name.to_owned(), live);
             state.templates.insert(name.to_owned(), template);
+            match mode.ceiling {
+                Some(ceiling) => state.ceilings.insert(name.to_owned(), ceiling),
+                None => state.ceilings.remove(name),
+            };
         }
-        let extras = self.extras(&team, name);
+        let extras = self.extras(&team, name, mode.plan);
         match self.delegation.start_detached(input, context, extras).await {
             Ok((run, provider)) => {
                 team.update_config(|config| {
@@ -293,15 +314,21 @@ impl Teams {
         }
     }
 
-    /// What a teammate gets beyond its request: its mailbox between turns and the team tools.
-    fn extras(self: &Arc<Self>, team: &TeamDir, name: &str) -> ChildExtras {
+    /// What a teammate gets beyond its request: its mailbox between turns, the team tools, and
+    /// the mode it was started with as its ceiling: `plan` while it is `held` until its plan
+    /// is approved.
+    fn extras(self: &Arc<Self>, team: &TeamDir, name: &str, held: bool) -> ChildExtras {
+        let ceiling = self.state().ceilings.get(name).copied();
+        let (ceiling, reason) = plan::hold(ceiling, held);
         ChildExtras {
             input: Some(Arc::new(MemberInput {
                 teams: Arc::clone(self),
                 team: team.clone(),
                 name: name.to_owned(),
             })),
-            tools: (self.member_tools)(self, team, name),
+            tools: (self.member_tools)(self, team, name, held),
+            permission_ceiling: ceiling,
+            plan_reason: reason,
         }
     }
 
@@ -355,13 +382,29 @@ impl Teams {
         Ok(recipients)
     }
 
-    /// Whether `name`'s own turns take nothing now: a wake is handing it its messages, or it
-    /// approved its shutdown (it ends with this turn; what comes later stays unread).
-    pub(crate) fn holding(&self, name: &str) -> bool {
-        self.state()
+    /// Whether `name`'s own turns take nothing now: a wake is handing it its messages, it
+    /// approved its shutdown (it ends with this turn; what comes later stays unread), or its
+    /// plan was approved while its run is still in plan mode (what comes now waits for the
+    /// run that may write, which its loop starts once this one ends).
+    fn holding(state: &State, name: &str) -> bool {
+        state
             .members
             .get(name)
-            .is_some_and(|live| live.waking || live.stopping)
+            .is_some_and(|live| live.waking || live.stopping || live.plan == PlanRun::Approved)
+    }
+
+    /// What `name`'s own turn takes from its inbox: its unread messages, none while
+    /// [`Self::holding`] says so. Looked at and taken under the state lock, so a change that
+    /// holds it back (an approved plan, set before its message is sent) is never undone by a
+    /// take that looked just before.
+    pub(crate) fn take_unread(&self, team: &TeamDir, name: &str) -> Result<Vec<Message>> {
+        let state = self.state();
+        if Self::holding(&state, name) {
+            return Ok(Vec::new());
+        }
+        let taken = team.take_unread(name);
+        drop(state);
+        taken
     }
 
     /// A new shutdown request id for `name`.
@@ -525,11 +568,13 @@ impl Teams {
             .member(name)
             .cloned()
             .ok_or_else(|| Error::TeammateStopped(name.to_owned()))?;
+        let held = member.plan_mode_required;
         let mut input = {
             let mut state = self.state();
             if let Some(live) = state.members.get_mut(name) {
                 live.busy = true;
                 live.waking = true;
+                live.plan = live.plan.next_run(held);
             }
             state.templates.get(name).cloned()
         }
@@ -541,6 +586,9 @@ impl Teams {
         if member.session_id.is_none() {
             let members = team.config()?.names();
             prompt = introduction(team.name(), name, &members, &prompt);
+            if held {
+                prompt = format!("{prompt}\n\n{}", plan_mode_note());
+            }
         }
         if let Some(args) = input.as_object_mut() {
             args.insert("prompt".into(), json!(prompt));
@@ -551,7 +599,7 @@ impl Teams {
         }
         let started = self
             .delegation
-            .start_detached(input, context, self.extras(team, name))
+            .start_detached(input, context, self.extras(team, name, held))
             .await;
         let result = match started {
             Ok((run, _)) => {
@@ -603,9 +651,13 @@ impl Teams {
         } else {
             MemberStatus::Failed
         };
-        if let Err(error) = team.set_status(name, status, session) {
-            tracing::warn!(%error, member = %name, "recording a teammate's turn");
-        }
+        let member = match team.set_status(name, status, session) {
+            Ok(member) => Some(member),
+            Err(error) => {
+                tracing::warn!(%error, member = %name, "recording a teammate's turn");
+                None
+            }
+        };
         if !cancelled {
             let mut text = if answer.is_empty() {
                 format!("{name} is idle.")
@@ -620,10 +672,20 @@ impl Teams {
                     outcome.status
                 ));
             }
-            let control = match (&response, stopping) {
-                (Some(response), _) => response.clone(),
-                (None, true) => json!({"type": "teammate_terminated"}),
-                (None, false) => {
+            // A teammate held in plan mode that ended its turn without submitting its plan
+            // (a product teammate has no ExitPlanMode) submits its answer as its plan.
+            let plan = member
+                .as_ref()
+                .filter(|m| !stopping && response.is_none() && plan::submits_answer(m, outcome))
+                .and_then(|_| self.answer_as_plan(team, name, &text));
+            let control = match (&response, stopping, plan) {
+                (_, _, Some((plan_text, control))) => {
+                    text = plan_text;
+                    control
+                }
+                (Some(response), _, None) => response.clone(),
+                (None, true, None) => json!({"type": "teammate_terminated"}),
+                (None, false, None) => {
                     json!({"type": "idle_notification", "status": outcome.status.to_string()})
                 }
             };

@@ -85,6 +85,13 @@ pub struct Member {
     /// The working directory its session belongs to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cwd: Option<String>,
+    /// Held in plan mode (read-only) until the leader approves its plan (Claude Code's
+    /// `planModeRequired`); cleared by the approval.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub plan_mode_required: bool,
+    /// The id of its plan awaiting the leader's answer (`plan_approval_request`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan_request: Option<String>,
 }
 
 /// Where a member is.

@@ -70,6 +70,8 @@ impl TeamStore {
                     status: MemberStatus::Lead,
                     session_id: None,
                     cwd: None,
+                    plan_mode_required: false,
+                    plan_request: None,
                 }],
             };
             write_json(&team.dir.join(CONFIG), &config)?;
@@ -413,6 +415,8 @@ mod tests {
                 status: MemberStatus::Idle,
                 session_id: None,
                 cwd: None,
+                plan_mode_required: false,
+                plan_request: None,
             })
             .unwrap();
         }

@@ -1,8 +1,9 @@
 //! The tools models call, in Claude Code's vocabulary: `TeamCreate`, `TeamDelete`,
 //! `SendMessage`, `TaskCreate`, `TaskList`, `TaskGet`, `TaskUpdate`, and the delegation tool
 //! with `name` and `team_name` ([`TeamAgentTool`]). The leader gets them all
-//! ([`leader_tools`]); a teammate gets `SendMessage` and the task tools, bound to its name
-//! ([`member_tools`]). Refusals are error results `CODE: message`.
+//! ([`leader_tools`]); a teammate gets `SendMessage` and the task tools, bound to its name, and
+//! `ExitPlanMode` while it is held in plan mode ([`member_tools`]). Refusals are error results
+//! `CODE: message`.
 
 use std::sync::Arc;
 
@@ -11,7 +12,7 @@ use serde_json::{Map, Value, json};
 use subagent_model::ToolSpec;
 use subagent_runtime::{DelegationTool, Tool, ToolContext, ToolKind, ToolOutput};
 
-use crate::live::Teams;
+use crate::live::{TeammateMode, Teams};
 use crate::model::{LEADER, TaskStatus};
 use crate::store::{TeamDir, TeamStore};
 use crate::tasks::TaskChanges;
@@ -53,6 +54,7 @@ enum Op {
     TaskList,
     TaskGet,
     TaskUpdate,
+    ExitPlanMode,
 }
 
 /// One team tool, bound to its caller.
@@ -86,8 +88,14 @@ pub fn leader_tools(teams: &Arc<Teams>) -> Vec<Arc<dyn Tool>> {
     tools
 }
 
-/// A teammate's tools: `SendMessage` and the task tools, as `name` of `team`.
-pub fn member_tools(teams: &Arc<Teams>, team: &TeamDir, name: &str) -> Vec<Arc<dyn Tool>> {
+/// A teammate's tools: `SendMessage` and the task tools, as `name` of `team`, and
+/// `ExitPlanMode` while it is `held` in plan mode until its plan is approved.
+pub fn member_tools(
+    teams: &Arc<Teams>,
+    team: &TeamDir,
+    name: &str,
+    held: bool,
+) -> Vec<Arc<dyn Tool>> {
     [
         Op::SendMessage,
         Op::TaskCreate,
@@ -96,6 +104,7 @@ pub fn member_tools(teams: &Arc<Teams>, team: &TeamDir, name: &str) -> Vec<Arc<d
         Op::TaskUpdate,
     ]
     .into_iter()
+    .chain(held.then_some(Op::ExitPlanMode))
     .map(|op| {
         Arc::new(TeamTool {
             teams: Arc::clone(teams),
@@ -147,7 +156,7 @@ impl Op {
             ),
             Self::SendMessage => spec(
                 "SendMessage",
-                "Send a message to a teammate by name, or to everyone with \"*\". It reaches them at the start of their next turn (an idle teammate wakes up). message is plain text, or a control object: {\"type\":\"shutdown_request\",\"reason\":…} (lead only), {\"type\":\"shutdown_response\",\"request_id\":…,\"approve\":true|false,\"reason\":…} (to the lead), {\"type\":\"plan_approval_request\",…} or {\"type\":\"plan_approval_response\",\"request_id\":…,\"approve\":…,\"feedback\":…}.",
+                "Send a message to a teammate by name, or to everyone with \"*\". It reaches them at the start of their next turn (an idle teammate wakes up). message is plain text, or a control object: {\"type\":\"shutdown_request\",\"reason\":…} (lead only), {\"type\":\"shutdown_response\",\"request_id\":…,\"approve\":true|false,\"reason\":…} (to the lead), {\"type\":\"plan_approval_request\",\"plan\":…} (to the lead, from a teammate in plan mode; ExitPlanMode does the same), {\"type\":\"plan_approval_response\",\"request_id\":…,\"approve\":true|false,\"feedback\":…} (lead only: approving lets the teammate leave plan mode and make changes; rejecting keeps it read-only with your feedback).",
                 json!({
                     "to": {"type": "string", "description": "Recipient: a teammate's name, team-lead, or \"*\" for everyone."},
                     "summary": {"type": "string", "description": "A 5-10 word preview.", "maxLength": 200},
@@ -193,6 +202,14 @@ impl Op {
                     "metadata": {"type": "object", "description": "Keys to merge (null deletes a key)."}
                 }),
                 &["taskId"],
+            ),
+            Self::ExitPlanMode => spec(
+                "ExitPlanMode",
+                "You are in plan mode: read-only until team-lead approves your plan. When your plan is ready, call this with it: it goes to team-lead as a plan_approval_request. Then end your turn; the answer arrives as a message. Approved, you leave plan mode and make the changes; rejected, you stay in plan mode, revise the plan from the feedback and call this again.",
+                json!({
+                    "plan": {"type": "string", "description": "The plan: what you will change, and how (markdown)."}
+                }),
+                &["plan"],
             ),
         }
     }
@@ -319,6 +336,11 @@ impl TeamTool {
                 Ok(serde_json::to_string_pretty(&value).unwrap_or_default())
             }
             Op::TaskUpdate => self.update(input),
+            Op::ExitPlanMode => {
+                let (team, me) = self.who()?;
+                let plan = required(input, "plan")?;
+                self.teams.submit_plan(&team, &me, &plan)
+            }
         }
     }
 
@@ -423,6 +445,45 @@ impl TeamTool {
                         if approve {
                             self.teams.approve_shutdown(&me);
                         }
+                    }
+                    "plan_approval_request" => {
+                        if me == LEADER {
+                            return Err(Error::InvalidArguments(
+                                "the lead approves plans; it does not submit them".into(),
+                            ));
+                        }
+                        let plan = ["plan", "content"]
+                            .iter()
+                            .find_map(|key| object.get(*key).and_then(Value::as_str))
+                            .unwrap_or_default();
+                        return self.teams.submit_plan(&team, &me, plan);
+                    }
+                    "plan_approval_response" => {
+                        if me != LEADER {
+                            return Err(Error::NotLeader("approve or reject a plan".into()));
+                        }
+                        let Some(id) = object.get("request_id").and_then(Value::as_str) else {
+                            return Err(Error::InvalidArguments(
+                                "a plan_approval_response needs the \"request_id\" of the plan_approval_request".into(),
+                            ));
+                        };
+                        let id = id.to_owned();
+                        let Some(approve) = object.get("approve").and_then(Value::as_bool) else {
+                            return Err(Error::InvalidArguments(
+                                "a plan_approval_response needs \"approve\": true or false".into(),
+                            ));
+                        };
+                        let feedback = ["feedback", "content"]
+                            .iter()
+                            .find_map(|key| object.get(*key).and_then(Value::as_str))
+                            .map(str::to_owned);
+                        return self.teams.answer_plan(
+                            &team,
+                            &id,
+                            approve,
+                            feedback.as_deref(),
+                            object,
+                        );
                     }
                     _ => {}
                 }
@@ -534,7 +595,7 @@ impl TeamAgentTool {
         let name = args
             .remove("name")
             .and_then(|v| v.as_str().map(str::to_owned));
-        args.remove("mode");
+        let mode = TeammateMode::take(args)?;
         let team = self.teams.current()?;
         if let Some(team_name) = &team_name
             && team_name != team.name()
@@ -546,7 +607,7 @@ impl TeamAgentTool {
                 "a teammate needs a \"name\" (what messages are sent to)".into(),
             ));
         };
-        self.teams.start_teammate(&name, input, context).await
+        self.teams.start_teammate(&name, input, mode, context).await
     }
 }
 
@@ -562,6 +623,14 @@ impl Tool for TeamAgentTool {
             properties.insert(
                 "name".into(),
                 json!({"type": "string", "description": "With team_name: the teammate's name in the team (what messages are sent to)."}),
+            );
+            properties.insert(
+                "mode".into(),
+                json!({"type": "string", "enum": ["default", "acceptEdits", "plan", "dontAsk", "bypassPermissions"], "description": "With team_name: the teammate's permission mode (never looser than yours). \"plan\": it stays read-only until you approve its plan (it sends you a plan_approval_request; answer with a plan_approval_response)."}),
+            );
+            properties.insert(
+                "plan_mode_required".into(),
+                json!({"type": "boolean", "description": "With team_name: the teammate must have its plan approved by you before it may make changes (as mode \"plan\")."}),
             );
             properties.insert(
                 "team_name".into(),

@@ -16,6 +16,11 @@ use super::support::{json_lines, processes_in, stderr, wait_for};
 /// A preset with spawn and claude-code, one delegation row (spawn), and a project whose agent
 /// type `claude-mate` runs on claude-code. Returns the preset and the project.
 fn setup(dir: &Path, url: &str) -> (PathBuf, PathBuf) {
+    setup_with(dir, url, "")
+}
+
+/// [`setup`] with `claude_extra` lines in the claude-code row's `config:`.
+fn setup_with(dir: &Path, url: &str, claude_extra: &str) -> (PathBuf, PathBuf) {
     let project = dir.join("project");
     let agents = project.join(".claude/agents");
     std::fs::create_dir_all(&agents).unwrap();
@@ -34,7 +39,7 @@ providers:
 {claude}tools:
   - {{name: subagent, provider: spawn}}
 "#,
-        claude = claude_code_row(dir, url, ""),
+        claude = claude_code_row(dir, url, claude_extra),
     );
     let preset = dir.join("teams.yaml");
     std::fs::write(&preset, text).unwrap();
@@ -353,4 +358,113 @@ async fn cancelling_the_leader_stops_the_team_and_leaves_no_process() {
         .map(|m| m["status"].as_str().unwrap())
         .collect();
     assert_eq!(statuses, ["lead", "idle", "idle"]);
+}
+
+/// A Claude Code teammate started in plan mode: its Write before approval is refused by Claude
+/// Code's own plan mode (the row's ceiling `plan`), its answer is its plan, and once the leader
+/// approves, its resumed session (acceptEdits, the leader's mode) writes. OUT is the file.
+const PLAN: &str = r#"
+- name: lead
+  match: "LEAD-PLAN-CARL"
+  steps:
+    - tool_calls: [{name: TeamCreate, input: {team_name: planners}}]
+    - tool_calls: [{name: subagent, input: {name: carl, team_name: planners, subagent_type: claude-mate, mode: plan, prompt: "MATE-CARL-PLAN: write out.txt."}}]
+    - text: "Started carl."
+- name: carl-go
+  match: "CARL-GO"
+  steps:
+    - tool_calls: [{id: carl-writes, name: Write, input: {file_path: "OUT", content: "after approval"}}]
+    - text: "CARL-DONE: written."
+- name: lead-approves
+  match: "PLAN-OF-CARL"
+  steps:
+    - tool_calls: [{id: lead-approves, name: SendMessage, input: {to: carl, message: {type: plan_approval_response, request_id: "plan-1@carl", approve: true, feedback: "CARL-GO"}}}]
+    - text: "Approved carl's plan."
+- name: carl-first
+  match: "MATE-CARL-PLAN"
+  steps:
+    - tool_calls: [{id: carl-writes-early, name: Write, input: {file_path: "OUT", content: "too early"}}]
+    - text: "PLAN-OF-CARL: write out.txt."
+- name: lead-noted
+  match: "teammate-message"
+  steps:
+    - text: "Noted."
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claude_code_teammate_in_plan_mode_writes_only_once_its_plan_is_approved() {
+    let dir = tempfile::Builder::new()
+        .prefix("subagent-teams-e2e-")
+        .tempdir()
+        .unwrap();
+    let out = dir.path().join("project/out.txt");
+    let scenarios = PLAN.replace("OUT", &out.display().to_string());
+    let server = subagent_test_support::FakeServer::from_yaml(&scenarios)
+        .await
+        .unwrap();
+    let (preset, project) = setup_with(
+        dir.path(),
+        &server.url(),
+        "      permission_mode: acceptEdits\n",
+    );
+    let mut command = Subagent::new(bin(), dir.path())
+        .cwd(&project)
+        .fake_key()
+        .args(["run", "--teams", "--json", "--max-turns", "30"])
+        .args(["--permission-mode", "accept-edits"])
+        .preset(&preset)
+        .arg("LEAD-PLAN-CARL: plan first")
+        .command();
+    let output = tokio::task::spawn_blocking(move || command.output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let outcome = json_lines(&output).pop().unwrap();
+    assert_eq!(outcome["status"], "completed", "{outcome}");
+
+    let requests = server.requests();
+    let result = |id: &str| {
+        requests
+            .iter()
+            .flat_map(|r| r.messages.iter().flat_map(|m| m.content.iter()))
+            .find_map(|b| match b {
+                subagent_session::ContentBlock::ToolResult {
+                    tool_use_id,
+                    content,
+                    is_error,
+                } if tool_use_id == id => Some((content.to_text(), *is_error)),
+                _ => None,
+            })
+            .unwrap_or_else(|| panic!("no result for {id}"))
+    };
+    // Claude Code's plan mode refused the early write; the plan (its answer) reached the
+    // leader, who approved it; the resumed session wrote.
+    let (early, refused) = result("carl-writes-early");
+    assert!(refused, "{early}");
+    assert_eq!(result("lead-approves").1, false);
+    assert_eq!(result("carl-writes").1, false);
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "after approval");
+
+    let team = team_dir(dir.path(), &project, "planners");
+    let lead_inbox = read_json(&team.join("inboxes/team-lead.json"));
+    let plan = lead_inbox["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["control"]["type"] == "plan_approval_request")
+        .expect("carl's plan reached the leader");
+    assert_eq!(plan["control"]["request_id"], "plan-1@carl");
+    assert!(
+        plan["control"]["plan"]
+            .as_str()
+            .unwrap()
+            .contains("PLAN-OF-CARL")
+    );
+    let config = read_json(&team.join("config.json"));
+    let carl = &config["members"][1];
+    assert_eq!(
+        (&carl["name"], &carl["planModeRequired"]),
+        (&Value::from("carl"), &Value::Null)
+    );
+    assert!(processes_in(dir.path(), &pinned(".bin/claude").display().to_string()).is_empty());
 }

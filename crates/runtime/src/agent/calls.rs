@@ -158,10 +158,16 @@ impl Agent {
             if self.config.nesting_refused.iter().any(|n| n == name) {
                 return crate::delegation::nesting_refusal();
             }
-            return ToolOutput::error(format!(
+            let mut text = format!(
                 "No tool named {name:?} is available. Available tools: {}",
                 self.config.tools.names().join(", ")
-            ));
+            );
+            // A run held in plan mode is offered only read-only tools: say why, and until when.
+            if let Some(note) = context.env.permissions.plan_note() {
+                text.push_str(". ");
+                text.push_str(&note);
+            }
+            return ToolOutput::error(text);
         };
         // A background run uses only the background tools, whatever it was given.
         if context.env.background && !crate::tools::background_allows(name, tool.kind()) {

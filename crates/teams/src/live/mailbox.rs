@@ -21,10 +21,7 @@ pub(crate) struct MemberInput {
 #[async_trait]
 impl TurnInput for MemberInput {
     fn take(&self) -> Vec<ContentBlock> {
-        if self.teams.holding(&self.name) {
-            return Vec::new();
-        }
-        match self.team.take_unread(&self.name) {
+        match self.teams.take_unread(&self.team, &self.name) {
             Ok(messages) => messages
                 .iter()
                 .map(|m| ContentBlock::text(m.to_prompt()))

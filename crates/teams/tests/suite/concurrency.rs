@@ -20,6 +20,8 @@ fn store() -> (tempfile::TempDir, TeamStore) {
             status: MemberStatus::Idle,
             session_id: None,
             cwd: None,
+            plan_mode_required: false,
+            plan_request: None,
         })
         .unwrap();
     }

@@ -2,4 +2,5 @@ mod concurrency;
 mod inprocess;
 mod lifecycle;
 mod permissions;
+mod plan;
 mod support;
