@@ -450,13 +450,17 @@ impl DelegationTool {
         let log = snapshot.log.clone();
         extensions.insert(snapshot);
         extensions.insert(crate::ToolResultCap(context.max_result_bytes));
+        // A product child that can ask (claude, an ACP agent) asks this run: its rules, its
+        // hooks, then its user while the child runs in the foreground.
+        let cancel = context.cancel.child_token();
+        let asker = crate::PolicyAsker::for_child(env, background, cancel.clone());
         let parent = ParentContext {
             cwd: env.roots.cwd().to_path_buf(),
             depth: env.depth,
             lineage,
             log: Some(log),
             extensions,
-            asker: None,
+            asker: Some(subagent_core::Asker(Arc::new(asker))),
         };
         let description = args
             .description
@@ -466,7 +470,7 @@ impl DelegationTool {
         let mut builder = StartRequest::builder(args.prompt.clone())
             .description(description)
             .parent(parent)
-            .cancel(context.cancel.child_token())
+            .cancel(cancel)
             .background(background);
         if let Some(schema) = &args.output_schema {
             builder = builder.output_schema(schema.clone());

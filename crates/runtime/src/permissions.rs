@@ -224,6 +224,12 @@ impl SettingsRules {
                 .collect()
         } else if subjects.is_empty() {
             vec![subagent_settings::ToolCall::new(tool)]
+        } else if matches!(tool, "web_fetch" | "WebFetch") {
+            // A fetch's subject is its host: `WebFetch(domain:…)` rules match it.
+            subjects
+                .iter()
+                .map(|s| subagent_settings::ToolCall::new(tool).domain(s))
+                .collect()
         } else {
             subjects
                 .iter()
@@ -284,12 +290,32 @@ impl AgentHooks {
     }
 }
 
-/// Whether `tool` (ours) names a file: its subjects are paths.
+/// Whether `tool` (ours, or a Claude Code file tool we have no name for: a product child's
+/// question) names a file: its subjects are paths.
 fn takes_path(tool: &str) -> bool {
     matches!(
         tool,
-        "read_file" | "write_file" | "edit_file" | "delete" | "ls" | "glob" | "grep"
+        "read_file"
+            | "write_file"
+            | "edit_file"
+            | "delete"
+            | "ls"
+            | "glob"
+            | "grep"
+            | "MultiEdit"
+            | "NotebookEdit"
     )
+}
+
+/// A mode as Claude Code names it (a hook's `permission_mode`).
+pub(crate) fn claude_mode(mode: PermissionMode) -> &'static str {
+    match mode {
+        PermissionMode::AcceptEdits => "acceptEdits",
+        PermissionMode::Plan => "plan",
+        PermissionMode::DontAsk => "dontAsk",
+        PermissionMode::Bypass => "bypassPermissions",
+        _ => "default",
+    }
 }
 
 impl std::fmt::Debug for PermissionPolicy {
