@@ -18,6 +18,8 @@
 //! only what the product would ask a user).
 
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use async_trait::async_trait;
 use serde_json::{Map, Value, json};
@@ -150,7 +152,8 @@ fn host(url: &str) -> Option<String> {
 #[derive(Clone, Debug)]
 pub struct PolicyAsker {
     policy: PermissionPolicy,
-    background: bool,
+    /// Whether the child runs in the background: set when a foreground child moves there.
+    background: Arc<AtomicBool>,
     depth: u32,
     session_id: String,
     project_dir: Option<PathBuf>,
@@ -165,7 +168,7 @@ impl PolicyAsker {
     pub fn new(policy: PermissionPolicy, background: bool, cancel: CancellationToken) -> Self {
         Self {
             policy,
-            background,
+            background: Arc::new(AtomicBool::new(background)),
             depth: 1,
             session_id: String::new(),
             project_dir: None,
@@ -183,6 +186,14 @@ impl PolicyAsker {
         asker.secrets = env.secrets.clone();
         asker.project_dir = Some(env.roots.cwd().to_path_buf());
         asker
+    }
+
+    /// Shares `flag` as the child's background flag: whoever moves the child to the background
+    /// sets it, and from then on nobody is asked.
+    #[must_use]
+    pub(crate) fn with_background_flag(mut self, flag: Arc<AtomicBool>) -> Self {
+        self.background = flag;
+        self
     }
 
     /// With the `session_id` the parent's hooks are told.
@@ -274,7 +285,7 @@ impl ParentAsker for PolicyAsker {
         if let Some(answer) = self.permission_hooks(&question).await {
             return answer;
         }
-        if self.background {
+        if self.background.load(Ordering::Relaxed) {
             return ToolAnswer::Deny {
                 message: background_denial(&question.tool),
             };

@@ -15,6 +15,7 @@
 //! [`nesting_refusal`]; claude-code and codex drop their own sub-agent tools).
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -176,6 +177,8 @@ struct Started {
     background: bool,
     /// The provider that runs it.
     provider: String,
+    /// Set when a foreground child moves to the background: its questions then reach no user.
+    backgrounded: Arc<AtomicBool>,
 }
 
 fn error_result(error: &CoreError) -> ToolOutput {
@@ -274,12 +277,13 @@ impl DelegationTool {
             .get(&provider)
             .map(|p| p.capabilities())
             .unwrap_or(subagent_core::Capabilities::NONE);
+        let backgrounded = Arc::new(AtomicBool::new(background));
         let mut request = self.start_request(
             &args,
             route,
             profile.as_ref(),
             context,
-            background,
+            Arc::clone(&backgrounded),
             &capabilities,
         );
         if let Some(extras) = extras {
@@ -324,6 +328,7 @@ impl DelegationTool {
             run,
             background,
             provider,
+            backgrounded,
         })
     }
 
@@ -438,9 +443,10 @@ impl DelegationTool {
         route: Route,
         profile: Option<&AgentProfile>,
         context: &ToolContext,
-        background: bool,
+        backgrounded: Arc<AtomicBool>,
         capabilities: &subagent_core::Capabilities,
     ) -> StartRequest {
+        let background = backgrounded.load(Ordering::Relaxed);
         let env = &context.env;
         let mut snapshot = ParentSnapshot::clone(&context.snapshot);
         snapshot.call_id.clone_from(&context.call_id);
@@ -453,7 +459,8 @@ impl DelegationTool {
         // A product child that can ask (claude, an ACP agent) asks this run: its rules, its
         // hooks, then its user while the child runs in the foreground.
         let cancel = context.cancel.child_token();
-        let asker = crate::PolicyAsker::for_child(env, background, cancel.clone());
+        let asker = crate::PolicyAsker::for_child(env, background, cancel.clone())
+            .with_background_flag(backgrounded);
         let parent = ParentContext {
             cwd: env.roots.cwd().to_path_buf(),
             depth: env.depth,
@@ -582,6 +589,7 @@ impl Tool for DelegationTool {
             run,
             background,
             provider,
+            backgrounded,
         } = match Box::pin(self.start_child(input, context, None)).await {
             Ok(started) => started,
             Err(refused) => return Ok(refused),
@@ -597,6 +605,8 @@ impl Tool for DelegationTool {
             Some(limit) => match forward_until(run, context, limit).await {
                 Ok(outcome) => return Ok(outcome_result(&outcome)),
                 Err((run, events)) => {
+                    // From now on nobody waits on its questions: as a background child's.
+                    backgrounded.store(true, Ordering::Relaxed);
                     let description = run.description().to_owned();
                     let tasks = &context.env.tasks;
                     let id = tasks.adopt_with_events(run, Some(events), context.call_id.clone());

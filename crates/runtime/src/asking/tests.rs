@@ -1,7 +1,7 @@
 #![allow(clippy::unwrap_used)]
 
 use std::os::unix::fs::PermissionsExt;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 use pretty_assertions::assert_eq;
 use serde_json::json;
@@ -224,6 +224,20 @@ async fn the_broker_answers_a_foreground_child_only() {
         }
     );
     assert!(broker.asked.lock().unwrap().is_empty());
+    // A foreground child that moves to the background stops asking from then on.
+    let flag = Arc::new(AtomicBool::new(false));
+    let policy = PermissionPolicy::new(PermissionMode::Default).with_broker(broker.clone());
+    let asker = PolicyAsker::new(policy, false, CancellationToken::new())
+        .with_background_flag(Arc::clone(&flag));
+    assert!(asker.ask(write.clone()).await.is_allow());
+    flag.store(true, Ordering::Relaxed);
+    assert_eq!(
+        asker.ask(write.clone()).await,
+        ToolAnswer::Deny {
+            message: background_denial("Write")
+        }
+    );
+    assert_eq!(broker.asked.lock().unwrap().len(), 1);
     // Modes decide as for our own calls: dontAsk denies, acceptEdits allows an edit, bypass
     // allows a command.
     let mode =
