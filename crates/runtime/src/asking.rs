@@ -48,6 +48,8 @@ pub(crate) struct Mapped {
     pub tool: String,
     pub kind: ToolKind,
     pub subjects: Vec<String>,
+    /// A file tool's path lies outside the question's working directory.
+    pub outside: bool,
 }
 
 /// Maps Claude Code's tool and input onto ours (`Bash` → `bash` with its command, `Write` →
@@ -88,10 +90,16 @@ pub(crate) fn map_question(question: &ToolQuestion) -> Mapped {
         ),
         _ => (ToolKind::Execute, Vec::new()),
     };
+    // A path inside the working directory has a relative spelling first (`path_spellings`).
+    let outside = matches!(kind, ToolKind::ReadOnly | ToolKind::Edit)
+        && subjects
+            .first()
+            .is_some_and(|first| Path::new(first).is_absolute());
     Mapped {
         tool,
         kind,
         subjects,
+        outside,
     }
 }
 
@@ -229,6 +237,19 @@ impl PolicyAsker {
         )
     }
 
+    /// What the rules alone (the run's own and its settings') say about a mapped question.
+    fn rule_allows(&self, mapped: &Mapped, subjects: &[&str], cwd: &Path) -> Option<Decision> {
+        let settings = self
+            .policy
+            .settings
+            .as_ref()
+            .and_then(|rules| rules.decide(&mapped.tool, mapped.kind, subjects, Some(cwd)));
+        let own = self.policy.own_rules(&mapped.tool, mapped.kind, subjects);
+        [Decision::Deny, Decision::Ask, Decision::Allow]
+            .into_iter()
+            .find(|wanted| settings == Some(*wanted) || own == Some(*wanted))
+    }
+
     /// The parent's `PermissionRequest` hooks on the question: `None` when none decides.
     async fn permission_hooks(&self, question: &ToolQuestion) -> Option<ToolAnswer> {
         let runner = self.hooks(&question.cwd)?;
@@ -266,9 +287,25 @@ impl ParentAsker for PolicyAsker {
     async fn ask(&self, question: ToolQuestion) -> ToolAnswer {
         let mapped = map_question(&question);
         let subjects: Vec<&str> = mapped.subjects.iter().map(String::as_str).collect();
-        let decision =
+        let mut decision =
             self.policy
                 .evaluate_in(&mapped.tool, mapped.kind, &subjects, Some(&question.cwd));
+        // A file outside the child's directory and the settings' additional directories: the
+        // parent's own file tools could not reach it, so only a rule allows it, as in Claude
+        // Code; the mode alone does not.
+        let outside = mapped.outside
+            && !mapped.subjects.last().is_some_and(|path| {
+                self.policy
+                    .additional_dirs()
+                    .iter()
+                    .any(|dir| Path::new(path).starts_with(dir))
+            });
+        if decision == Decision::Allow
+            && outside
+            && self.rule_allows(&mapped, &subjects, &question.cwd) != Some(Decision::Allow)
+        {
+            decision = Decision::Ask;
+        }
         match decision {
             Decision::Allow => {
                 return ToolAnswer::Allow {

@@ -417,7 +417,12 @@ impl PermissionPolicy {
     }
 
     /// What the run's own rules say (deny beats ask beats allow); `None`: none matches.
-    fn own_rules(&self, tool: &str, kind: ToolKind, subjects: &[&str]) -> Option<Decision> {
+    pub(crate) fn own_rules(
+        &self,
+        tool: &str,
+        kind: ToolKind,
+        subjects: &[&str],
+    ) -> Option<Decision> {
         [Decision::Deny, Decision::Ask, Decision::Allow]
             .into_iter()
             .find(|&wanted| {

@@ -71,6 +71,7 @@ fn claude_tools_map_onto_ours() {
     let mapped = |tool: &str, kind, subjects: Vec<String>| Mapped {
         tool: tool.to_owned(),
         kind,
+        outside: subjects.first().is_some_and(|s| s.starts_with('/')) && kind != ToolKind::Execute,
         subjects,
     };
     assert_eq!(
@@ -365,4 +366,53 @@ async fn permission_request_hooks_answer_first() {
         first["tool_input"]["file_path"],
         json!(cwd.join("allowed.txt").to_string_lossy())
     );
+}
+
+/// A file outside the child's directory is not allowed by the mode alone (the parent's own file
+/// tools could not reach it): asked, as Claude Code asks; a rule or an additional directory
+/// allows it.
+#[tokio::test]
+async fn a_file_outside_the_childs_directory_needs_a_rule() {
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = std::fs::canonicalize(dir.path()).unwrap();
+    let child = cwd.join("child");
+    std::fs::create_dir(&child).unwrap();
+    let elsewhere = cwd
+        .join("elsewhere/notes.md")
+        .to_string_lossy()
+        .into_owned();
+    let read = question("Read", json!({"file_path": elsewhere}), &child);
+    let inside = question(
+        "Read",
+        json!({"file_path": child.join("a.md").to_string_lossy()}),
+        &child,
+    );
+    let broker = scripted(Decision::Deny);
+    let plain = PolicyAsker::new(
+        PermissionPolicy::new(PermissionMode::Default).with_broker(broker.clone()),
+        false,
+        CancellationToken::new(),
+    );
+    assert!(plain.ask(inside).await.is_allow());
+    assert!(!plain.ask(read.clone()).await.is_allow());
+    assert_eq!(broker.asked.lock().unwrap().len(), 1, "the user was asked");
+    let ruled = PolicyAsker::new(
+        PermissionPolicy::new(PermissionMode::Default).with_settings(settings(
+            &cwd,
+            &["Read(/elsewhere/**)"],
+            &[],
+            Hooks::default(),
+        )),
+        false,
+        CancellationToken::new(),
+    );
+    assert!(ruled.ask(read.clone()).await.is_allow());
+    let mut rules = SettingsRules::clone(&settings(&cwd, &[], &[], Hooks::default()));
+    rules.additional_dirs = vec![cwd.join("elsewhere")];
+    let added = PolicyAsker::new(
+        PermissionPolicy::new(PermissionMode::Default).with_settings(Arc::new(rules)),
+        false,
+        CancellationToken::new(),
+    );
+    assert!(added.ask(read).await.is_allow());
 }
