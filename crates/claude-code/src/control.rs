@@ -8,7 +8,9 @@
 //! `{"type":"control_request","request_id":…,"request":{"subtype":"can_use_tool","tool_name":
 //! "Bash","input":{…},"tool_use_id":…,…}}`; `{"behavior":"allow","updatedInput":{…}}` runs the
 //! call with that input, `{"behavior":"deny","message":…}` gives the model the message as the
-//! call's error result. The Agent SDK sends an `initialize` control request before its first
+//! call's error result. Claude runs its own `PermissionRequest` hooks at the same time as it asks:
+//! when one decides first, claude sends `control_cancel_request` for the question. The Agent SDK
+//! sends an `initialize` control request before its first
 //! message; the pinned claude asks and answers the same without one, so we send none.
 //!
 //! Deliberately not here: deciding (the asker does), the process and its pipes (`crate::run`).
@@ -28,6 +30,12 @@ pub(crate) enum Request {
         /// The question for the parent (the tool in claude's name, its input, the child's cwd).
         question: ToolQuestion,
     },
+    /// `control_cancel_request`: claude no longer waits for the answer to `request_id` (its own
+    /// `PermissionRequest` hook decided first, or the call was aborted).
+    Cancel {
+        /// The request it no longer waits for.
+        request_id: String,
+    },
     /// Any other subtype: answered with an error so claude does not wait.
     Other {
         /// Echoed in the answer.
@@ -40,14 +48,17 @@ pub(crate) enum Request {
 /// The control request in `line`, if it is one (`None` for every other line).
 pub(crate) fn parse(line: &str, cwd: &Path) -> Option<Request> {
     // Cheap test first: nearly every line is an event.
-    if !line.contains("\"control_request\"") {
+    if !line.contains("\"control_request\"") && !line.contains("\"control_cancel_request\"") {
         return None;
     }
     let value: Value = serde_json::from_str(line).ok()?;
-    if value.get("type").and_then(Value::as_str) != Some("control_request") {
-        return None;
-    }
+    let kind = value.get("type").and_then(Value::as_str);
     let request_id = value.get("request_id").and_then(Value::as_str)?.to_owned();
+    match kind {
+        Some("control_request") => {}
+        Some("control_cancel_request") => return Some(Request::Cancel { request_id }),
+        _ => return None,
+    }
     let request = value.get("request")?;
     let subtype = request
         .get("subtype")
@@ -191,6 +202,15 @@ mod tests {
             Some(Request::Other {
                 request_id: "r2".into(),
                 subtype: "hook_callback".into()
+            })
+        );
+        assert_eq!(
+            parse(
+                r#"{"type":"control_cancel_request","request_id":"r3"}"#,
+                Path::new("/")
+            ),
+            Some(Request::Cancel {
+                request_id: "r3".into()
             })
         );
         assert_eq!(

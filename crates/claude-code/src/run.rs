@@ -4,6 +4,7 @@
 //! each `can_use_tool` question goes to the asker, its answer back on stdin, until the
 //! `result` (then EOF) or the child's end.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -14,7 +15,7 @@ use subagent_process::{
 };
 use tokio::io::AsyncWriteExt;
 use tokio::sync::mpsc;
-use tokio::task::JoinSet;
+use tokio::task::{AbortHandle, JoinSet};
 
 use crate::Result;
 use crate::command::Invocation;
@@ -93,7 +94,7 @@ pub(crate) async fn drive(mut process: Process, sender: RunSender, plan: RunPlan
             });
         }
     }
-    let mut questions = JoinSet::new();
+    let mut questions = Questions::default();
     let mut state = StreamState::default();
     let mut read_error = None;
     loop {
@@ -114,7 +115,7 @@ pub(crate) async fn drive(mut process: Process, sender: RunSender, plan: RunPlan
                     questions.abort_all();
                     lines = None;
                 }
-                while questions.try_join_next().is_some() {}
+                questions.reap();
             }
             Ok(None) => break,
             Err(error) => {
@@ -137,16 +138,42 @@ pub(crate) async fn drive(mut process: Process, sender: RunSender, plan: RunPlan
     sender.finish(outcome);
 }
 
+/// The questions with the asker, by claude's request id.
+#[derive(Default)]
+struct Questions {
+    tasks: JoinSet<()>,
+    pending: HashMap<String, AbortHandle>,
+}
+
+impl Questions {
+    fn abort_all(&mut self) {
+        self.tasks.abort_all();
+        self.pending.clear();
+    }
+
+    /// Forgets the answered ones.
+    fn reap(&mut self) {
+        while self.tasks.try_join_next().is_some() {}
+        self.pending.retain(|_, handle| !handle.is_finished());
+    }
+}
+
 /// Answers one control request: a question through the asker (beside the reading, so a slow
-/// asker never stops the stream; a cancelled run denies it), anything else with an error at once.
+/// asker never stops the stream; a cancelled run denies it), a cancel by dropping its question
+/// (claude no longer waits: nobody is left asking), anything else with an error at once.
 fn answer(
     request: control::Request,
     asker: &Asker,
     tx: &mpsc::UnboundedSender<String>,
     cancel: &CancellationToken,
-    questions: &mut JoinSet<()>,
+    questions: &mut Questions,
 ) {
     match request {
+        control::Request::Cancel { request_id } => {
+            if let Some(handle) = questions.pending.remove(&request_id) {
+                handle.abort();
+            }
+        }
         control::Request::Other {
             request_id,
             subtype,
@@ -158,7 +185,8 @@ fn answer(
             question,
         } => {
             let (asker, tx, cancel) = (asker.clone(), tx.clone(), cancel.clone());
-            questions.spawn(async move {
+            let id = request_id.clone();
+            let handle = questions.tasks.spawn(async move {
                 let input = question.input.clone();
                 let answer = tokio::select! {
                     answer = asker.ask(question) => answer,
@@ -168,6 +196,7 @@ fn answer(
                 };
                 let _ = tx.send(control::answer(&request_id, &answer, &input));
             });
+            questions.pending.insert(id, handle);
         }
     }
 }
@@ -380,6 +409,59 @@ mod tests {
             base.extend(extra.clone());
         }
         base
+    }
+
+    /// A question claude cancels is dropped at once: its asker is no longer waited on, and no
+    /// answer for it is written.
+    #[tokio::test]
+    async fn a_cancelled_question_is_dropped() {
+        struct Never;
+        #[async_trait::async_trait]
+        impl subagent_core::ParentAsker for Never {
+            async fn ask(&self, _: subagent_core::ToolQuestion) -> subagent_core::ToolAnswer {
+                std::future::pending().await
+            }
+        }
+        let asker = Asker(std::sync::Arc::new(Never));
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let cancel = CancellationToken::new();
+        let mut questions = Questions::default();
+        let ask = |id: &str| control::Request::CanUseTool {
+            request_id: id.to_owned(),
+            question: subagent_core::ToolQuestion {
+                tool: "Bash".into(),
+                input: json!({"command": "ls"}),
+                tool_use_id: None,
+                cwd: "/".into(),
+            },
+        };
+        answer(ask("q1"), &asker, &tx, &cancel, &mut questions);
+        answer(ask("q2"), &asker, &tx, &cancel, &mut questions);
+        answer(
+            control::Request::Cancel {
+                request_id: "q1".into(),
+            },
+            &asker,
+            &tx,
+            &cancel,
+            &mut questions,
+        );
+        assert_eq!(
+            questions.pending.keys().collect::<Vec<_>>(),
+            [&"q2".to_owned()]
+        );
+        let ended = questions.tasks.join_next().await.unwrap();
+        assert!(ended.is_err_and(|error| error.is_cancelled()));
+        // q2 is still asking; a cancelled run answers it with a deny.
+        cancel.cancel();
+        assert!(questions.tasks.join_next().await.unwrap().is_ok());
+        let line = rx.recv().await.unwrap();
+        assert!(line.contains(r#""request_id":"q2""#), "{line}");
+        assert!(
+            line.contains("cancelled while waiting for permission"),
+            "{line}"
+        );
+        assert!(rx.try_recv().is_err(), "nothing for q1");
     }
 
     #[test]
