@@ -36,7 +36,15 @@ pub fn answer(
     request: &RequestPermissionRequest,
 ) -> RequestPermissionResponse {
     let kind = request.tool_call.fields.kind.unwrap_or(ToolKind::Other);
-    let allow = policy == PermissionPolicy::Allow && mode_allows(mode, kind);
+    choose(
+        policy == PermissionPolicy::Allow && mode_allows(mode, kind),
+        request,
+    )
+}
+
+/// The response that allows (once, else always) or rejects (once, else always) `request`;
+/// `cancelled` when it offers no option of that sort.
+pub(crate) fn choose(allow: bool, request: &RequestPermissionRequest) -> RequestPermissionResponse {
     let wanted: &[PermissionOptionKind] = if allow {
         &[
             PermissionOptionKind::AllowOnce,

@@ -78,6 +78,7 @@
 //! * Neither exits when its stdin closes (see above); claude-agent-acp fails `session/new` as
 //!   root without `IS_SANDBOX=1`; codex-acp's sandboxed commands need a `bwrap` on `PATH`.
 
+mod asking;
 mod client;
 mod coalesce;
 mod config;
@@ -198,6 +199,7 @@ impl SubagentProvider for AcpProvider {
             grace: self.config.grace(),
             timeout: self.config.timeout(),
             max_permission_requests: self.config.max_permission_requests,
+            asker: request.parent.asker.clone(),
         };
         let (sender, run) = Run::channel(&self.name, &request);
         let process = run::spawn(&plan)?;

@@ -26,7 +26,9 @@ use agent_client_protocol::v1::schema::{
     WriteTextFileResponse,
 };
 use agent_client_protocol::{Client, Lines};
-use subagent_core::{Outcome, PermissionMode, RunEmitter, RunSender, SessionRef};
+use subagent_core::{
+    Asker, Outcome, PermissionMode, RunEmitter, RunSender, SessionRef, ToolAnswer,
+};
 use subagent_process::{Process, ProcessSpec, Secrets, Signal, StdinMode, StopPolicy};
 use tokio::io::AsyncWriteExt;
 use tokio::time::Instant;
@@ -71,6 +73,9 @@ pub(crate) struct RunPlan {
     pub timeout: Option<Duration>,
     /// The most permission requests answered in the run's one turn.
     pub max_permission_requests: u32,
+    /// Who answers the agent's permission requests in place of the row's policy: the child's
+    /// parent (`request.parent.asker`).
+    pub asker: Option<Asker>,
 }
 
 /// Starts the agent's process. Fails only before it exists.
@@ -131,6 +136,7 @@ pub(crate) async fn drive(mut process: Process, sender: RunSender, plan: RunPlan
             mode: plan.mode,
             session_mode: plan.session_mode.clone(),
             permissions: plan.permissions,
+            asker: plan.asker.clone(),
             files: plan.files.clone(),
             permission_bound: PermissionBound {
                 max: plan.max_permission_requests,
@@ -294,6 +300,7 @@ struct Setup {
     mode: PermissionMode,
     session_mode: Option<String>,
     permissions: PermissionPolicy,
+    asker: Option<Asker>,
     files: Files,
     permission_bound: PermissionBound,
 }
@@ -340,10 +347,12 @@ where
         mode,
         session_mode,
         permissions,
+        asker,
         files,
         permission_bound,
     } = setup;
     let read_files = files.clone();
+    let cwd_for_questions = cwd.clone();
     let halt = cancel.clone();
     let session_state = Arc::clone(&state);
     Client
@@ -366,7 +375,7 @@ where
             agent_client_protocol::on_receive_notification!(),
         )
         .on_receive_request(
-            async move |request: RequestPermissionRequest, responder, _cx| {
+            async move |request: RequestPermissionRequest, responder, cx| {
                 let asked = permission_bound.asked.fetch_add(1, Ordering::SeqCst);
                 if asked >= permission_bound.max {
                     // An agent asking in a loop: no more answers, its turn is cancelled.
@@ -376,6 +385,23 @@ where
                     return responder.respond(RequestPermissionResponse::new(
                         RequestPermissionOutcome::Cancelled,
                     ));
+                }
+                if let Some(asker) = asker.clone() {
+                    // The parent answers (its rules, hooks, user): beside the dispatch loop, so
+                    // the agent's other messages keep flowing; a cancelled run denies.
+                    let question = crate::asking::question(&request, &cwd_for_questions);
+                    let cancel = halt.clone();
+                    return cx.spawn(async move {
+                        let answer = tokio::select! {
+                            answer = asker.ask(question) => answer,
+                            () = cancel.cancelled() => ToolAnswer::Deny {
+                                message: "cancelled while waiting for permission".to_owned(),
+                            },
+                        };
+                        let response = crate::asking::response(&answer, mode, &request);
+                        tracing::debug!(?request, ?answer, ?response, "session/request_permission");
+                        responder.respond(response)
+                    });
                 }
                 let response = answer(permissions, mode, &request);
                 tracing::debug!(?request, ?response, "session/request_permission");

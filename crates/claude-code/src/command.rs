@@ -124,22 +124,15 @@ pub fn no_sub_agents(request: &StartRequest) -> bool {
 /// file elsewhere than claude looks (`SUBAGENT_MANAGED_SETTINGS`). The user's and the project's
 /// `.claude/` files claude reads itself (same `HOME`, same directory), with the same trust.
 /// `None` when there is nothing to hand over.
-pub(crate) fn handed_settings(settings: &subagent_settings::EffectiveSettings) -> Option<String> {
-    use subagent_settings::{Locations, Scope};
-    let claude_reads = |rule: &subagent_settings::SourcedRule| match rule.scope {
-        Scope::Managed => {
-            rule.file.as_deref() == Some(std::path::Path::new(Locations::DEFAULT_MANAGED))
-        }
-        Scope::User | Scope::Project | Scope::ProjectLocal => rule
-            .file
-            .as_deref()
-            .is_some_and(|file| file.components().any(|c| c.as_os_str() == ".claude")),
-        _ => false,
-    };
+/// The hooks claude does not read itself (those of the flags' `--settings`, the preset, our
+/// `.subagents/` twins) go along as its `hooks`, in its own shape.
+pub(crate) fn handed_settings(
+    settings: &subagent_settings::EffectiveSettings,
+) -> Option<serde_json::Map<String, Value>> {
     let texts = |rules: &[subagent_settings::SourcedRule]| -> Vec<String> {
         rules
             .iter()
-            .filter(|rule| !claude_reads(rule))
+            .filter(|rule| !claude_reads(rule.scope, rule.file.as_deref()))
             .map(|rule| rule.value.claude_text())
             .collect()
     };
@@ -149,63 +142,150 @@ pub(crate) fn handed_settings(settings: &subagent_settings::EffectiveSettings) -
         texts(&permissions.ask),
         texts(&permissions.deny),
     );
-    if allow.is_empty() && ask.is_empty() && deny.is_empty() {
-        return None;
-    }
     let mut handed = serde_json::Map::new();
-    for (key, rules) in [("allow", allow), ("ask", ask), ("deny", deny)] {
-        if !rules.is_empty() {
-            handed.insert(key.to_owned(), Value::from(rules));
+    if !(allow.is_empty() && ask.is_empty() && deny.is_empty()) {
+        let mut rules = serde_json::Map::new();
+        for (key, texts) in [("allow", allow), ("ask", ask), ("deny", deny)] {
+            if !texts.is_empty() {
+                rules.insert(key.to_owned(), Value::from(texts));
+            }
         }
+        handed.insert("permissions".to_owned(), Value::Object(rules));
     }
-    Some(serde_json::json!({ "permissions": handed }).to_string())
+    let hooks = claude_hooks(&settings.hooks, |hook| {
+        !claude_reads(hook.source, hook.file.as_deref())
+    });
+    if !hooks.is_empty() {
+        handed.insert("hooks".to_owned(), Value::Object(hooks));
+    }
+    (!handed.is_empty()).then_some(handed)
 }
 
-/// `settings` (from [`handed_settings`]) with the rules a request carries added to its
-/// `permissions` lists (each once); `None` when there is nothing to hand over.
-pub(crate) fn with_rules(
-    settings: Option<&str>,
+/// Whether claude reads a value of `scope` from `file` itself: its managed file, and the user's
+/// and the project's `.claude/` files.
+fn claude_reads(scope: subagent_settings::Scope, file: Option<&std::path::Path>) -> bool {
+    use subagent_settings::{Locations, Scope};
+    match scope {
+        Scope::Managed => file == Some(std::path::Path::new(Locations::DEFAULT_MANAGED)),
+        Scope::User | Scope::Project | Scope::ProjectLocal => {
+            file.is_some_and(|file| file.components().any(|c| c.as_os_str() == ".claude"))
+        }
+        _ => false,
+    }
+}
+
+/// `hooks` (those `keep` keeps) in Claude Code's settings shape: `{"<Event>": [{"matcher": …,
+/// "hooks": [{"type": "command", "command": …, "timeout": <seconds>}]}]}`.
+pub(crate) fn claude_hooks(
+    hooks: &subagent_settings::Hooks,
+    keep: impl Fn(&subagent_settings::HookCommand) -> bool,
+) -> serde_json::Map<String, Value> {
+    let mut out = serde_json::Map::new();
+    for (event, groups) in &hooks.events {
+        let groups: Vec<Value> = groups
+            .iter()
+            .filter_map(|group| {
+                let commands: Vec<Value> = group
+                    .hooks
+                    .iter()
+                    .filter(|hook| keep(hook))
+                    .map(|hook| {
+                        serde_json::json!({
+                            "type": "command",
+                            "command": hook.command,
+                            "timeout": hook.timeout.as_secs_f64(),
+                        })
+                    })
+                    .collect();
+                if commands.is_empty() {
+                    return None;
+                }
+                let mut entry = serde_json::Map::new();
+                if let Some(matcher) = &group.matcher {
+                    entry.insert("matcher".to_owned(), Value::from(matcher.as_str()));
+                }
+                entry.insert("hooks".to_owned(), Value::Array(commands));
+                Some(Value::Object(entry))
+            })
+            .collect();
+        if !groups.is_empty() {
+            out.insert(event.name().to_owned(), Value::Array(groups));
+        }
+    }
+    out
+}
+
+/// The `--settings` JSON of one request: the provider's handed settings with the request's
+/// permission rules added to their lists (each once) and the agent definition's `hooks:` (of
+/// the request's agent type) after the settings' own. `None` when there is nothing to hand over.
+pub(crate) fn request_settings(
+    handed: Option<&serde_json::Map<String, Value>>,
+    agent_hooks: Option<&subagent_settings::Hooks>,
     rules: Option<&subagent_core::PermissionRules>,
 ) -> Option<String> {
-    let Some(rules) = rules.filter(|rules| !rules.is_empty()) else {
-        return settings.map(str::to_owned);
-    };
-    let mut handed: Value = settings
-        .and_then(|text| serde_json::from_str(text).ok())
-        .unwrap_or_else(|| serde_json::json!({}));
-    let permissions = handed
-        .as_object_mut()
-        .map(|object| {
-            object
-                .entry("permissions")
-                .or_insert_with(|| serde_json::json!({}))
-        })
-        .and_then(Value::as_object_mut);
-    if let Some(permissions) = permissions {
-        for (key, texts) in [
-            ("allow", &rules.allow),
-            ("ask", &rules.ask),
-            ("deny", &rules.deny),
-        ] {
-            if texts.is_empty() {
-                continue;
-            }
-            let list = permissions
-                .entry(key)
-                .or_insert_with(|| Value::Array(Vec::new()));
-            if let Some(list) = list.as_array_mut() {
-                for text in texts {
-                    if !list.iter().any(|held| held.as_str() == Some(text)) {
-                        list.push(Value::from(text.as_str()));
-                    }
+    let mut settings = handed.cloned().unwrap_or_default();
+    if let Some(rules) = rules {
+        add_rules(&mut settings, rules);
+    }
+    if let Some(agent_hooks) = agent_hooks {
+        let extra = claude_hooks(agent_hooks, |_| true);
+        if !extra.is_empty() {
+            let Value::Object(hooks) = settings
+                .entry("hooks")
+                .or_insert_with(|| Value::Object(serde_json::Map::new()))
+            else {
+                return None;
+            };
+            for (event, groups) in extra {
+                if let (Some(Value::Array(have)), Value::Array(more)) =
+                    (hooks.get_mut(&event), &groups)
+                {
+                    have.extend(more.iter().cloned());
+                } else {
+                    hooks.insert(event, groups);
                 }
             }
         }
     }
-    Some(handed.to_string())
+    (!settings.is_empty()).then(|| Value::Object(settings).to_string())
 }
 
-/// Hands `settings` (from [`handed_settings`]) to the invocation as claude's `--settings`,
+/// `rules` added to the `permissions` lists of `settings`, each once.
+fn add_rules(
+    settings: &mut serde_json::Map<String, Value>,
+    rules: &subagent_core::PermissionRules,
+) {
+    let Value::Object(permissions) = settings
+        .entry("permissions")
+        .or_insert_with(|| Value::Object(serde_json::Map::new()))
+    else {
+        return;
+    };
+    for (key, texts) in [
+        ("allow", &rules.allow),
+        ("ask", &rules.ask),
+        ("deny", &rules.deny),
+    ] {
+        if texts.is_empty() {
+            continue;
+        }
+        if let Value::Array(list) = permissions
+            .entry(key)
+            .or_insert_with(|| Value::Array(Vec::new()))
+        {
+            for text in texts {
+                if !list.iter().any(|held| held.as_str() == Some(text)) {
+                    list.push(Value::from(text.as_str()));
+                }
+            }
+        }
+    }
+    if permissions.is_empty() {
+        settings.remove("permissions");
+    }
+}
+
+/// Hands `settings` (from [`request_settings`]) to the invocation as claude's `--settings`,
 /// ahead of the variadic flags that would take it as a tool name.
 pub(crate) fn with_settings(mut invocation: Invocation, settings: Option<&str>) -> Invocation {
     if let Some(settings) = settings {
@@ -245,7 +325,14 @@ pub fn build(
         (None, Some(_)) => Some(PermissionMode::AcceptEdits),
         (Some(ceiling), Some(_)) => Some(ceiling.intersect(PermissionMode::AcceptEdits)),
     };
-    let mode = config.permission_mode.under(ceiling);
+    // A child that asks its parent runs where claude asks instead of refusing: `default` for
+    // a `dontAsk` row (the other modes keep theirs), still under the ceiling.
+    let asks = request.parent.asker.is_some();
+    let configured = match config.permission_mode {
+        ClaudePermissionMode::DontAsk if asks => ClaudePermissionMode::Default,
+        mode => mode,
+    };
+    let mode = configured.under(ceiling);
     if mode == ClaudePermissionMode::BypassPermissions && is_root {
         let sandboxed = config
             .env
@@ -268,6 +355,18 @@ pub fn build(
     ]
     .map(str::to_owned)
     .into();
+    if asks {
+        // The prompt and the answers as stream-json on stdin; claude's questions on stdout.
+        args.extend(
+            [
+                "--input-format",
+                "stream-json",
+                "--permission-prompt-tool",
+                "stdio",
+            ]
+            .map(str::to_owned),
+        );
+    }
     let mut flag = |name: &str, value: String| {
         args.push(name.to_owned());
         args.push(value);
@@ -396,7 +495,8 @@ mod handed {
         };
         let settings = EffectiveSettings::load(&locations, flags, None).unwrap();
         assert_eq!(
-            super::handed_settings(&settings).unwrap(),
+            super::request_settings(super::handed_settings(&settings).as_ref(), None, None)
+                .unwrap(),
             r#"{"permissions":{"allow":["Bash(touch made)","Edit"],"ask":["Bash(git push:*)"]}}"#
         );
         let mut none = EffectiveSettings::load(&locations, FlagSettings::default(), None).unwrap();
@@ -407,11 +507,9 @@ mod handed {
             ask: Vec::new(),
             allow: vec!["Bash(ls:*)".into()],
         };
-        let merged = super::with_rules(
-            Some(r#"{"permissions":{"deny":["Read(./.env)"]}}"#),
-            Some(&rules),
-        )
-        .unwrap();
+        let handed: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(r#"{"permissions":{"deny":["Read(./.env)"]}}"#).unwrap();
+        let merged = super::request_settings(Some(&handed), None, Some(&rules)).unwrap();
         assert_eq!(
             serde_json::from_str::<serde_json::Value>(&merged).unwrap(),
             serde_json::json!({"permissions": {
@@ -419,6 +517,9 @@ mod handed {
                 "allow": ["Bash(ls:*)"],
             }})
         );
-        assert_eq!(super::with_rules(None, None), None);
+        assert_eq!(
+            super::request_settings(None, None, Some(&subagent_core::PermissionRules::default())),
+            None
+        );
     }
 }

@@ -28,6 +28,8 @@
 //! | `isolation` | nothing of its own: the registry's isolator has pointed `parent.cwd` into the child's worktree; the mode is at most `acceptEdits`, in which claude's file tools stay in the cwd (`auto` and `bypassPermissions` let them out) |
 //! | `permission_rules` | in the `--settings` JSON, beside the rules claude does not read itself (claude applies deny > ask > allow to every tool call) |
 //! | `cancel` | SIGINT to claude (it ends its tools and reports `error_during_execution`), grace, SIGKILL of the whole tree |
+//! | `parent.asker` | `--input-format stream-json --permission-prompt-tool stdio`, a `dontAsk` row runs in `default` (under the ceiling): the prompt is a stream-json user message, each `can_use_tool` control request is answered from the asker (allow + `updatedInput` / deny + message), stdin closes at the `result` |
+//! | an agent type's `hooks:` (`subagent_runtime::AgentHooks` in `parent.extensions`) | `--settings` `hooks`, after the settings' hooks claude does not read itself |
 //!
 //! Always: `--permission-mode` from config (default `dontAsk`; `bypassPermissions` as root needs
 //! `IS_SANDBOX=1`, refused up front with that advice otherwise), `CLAUDE_CODE_MAX_RETRIES`
@@ -42,6 +44,7 @@
 
 mod command;
 mod config;
+mod control;
 mod error;
 mod events;
 mod run;
@@ -93,7 +96,7 @@ pub struct ClaudeCodeProvider {
     config: Arc<ClaudeCodeConfig>,
     secrets: Secrets,
     /// The settings handed to every child as `--settings` (what claude does not read itself).
-    settings: Option<Arc<String>>,
+    settings: Option<Arc<serde_json::Map<String, Value>>>,
 }
 
 impl ClaudeCodeProvider {
@@ -133,8 +136,14 @@ impl ClaudeCodeProvider {
             sandbox.as_deref(),
         )
         .map(|invocation| {
-            let settings = command::with_rules(
-                self.settings.as_deref().map(String::as_str),
+            // An agent definition's `hooks:` run in its child, beside the settings' hooks.
+            let agent_hooks = request
+                .parent
+                .extensions
+                .get::<subagent_runtime::AgentHooks>();
+            let settings = command::request_settings(
+                self.settings.as_deref(),
+                agent_hooks.as_ref().map(|hooks| &hooks.0),
                 request.permission_rules.as_ref(),
             );
             command::with_settings(invocation, settings.as_deref())
@@ -173,6 +182,7 @@ impl SubagentProvider for ClaudeCodeProvider {
             idle_timeout: self.config.idle_timeout(),
             grace: self.config.grace(),
             secrets: self.secrets.clone(),
+            asker: request.parent.asker.clone(),
         };
         let (sender, run) = Run::channel(&self.name, &request);
         let process = run::spawn(&plan, sender.cancel_token().clone())?;

@@ -1,18 +1,25 @@
 //! Driving one `claude` child: spawn it through `subagent-process`, feed the prompt on stdin,
-//! turn its stream into events, and its end into an [`Outcome`].
+//! turn its stream into events, and its end into an [`Outcome`]. A child that asks its parent
+//! (the request carries an asker) gets the prompt as a stream-json message and keeps stdin open:
+//! each `can_use_tool` question goes to the asker, its answer back on stdin, until the
+//! `result` (then EOF) or the child's end.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use serde_json::Value;
-use subagent_core::{CancellationToken, Outcome, RunSender, SessionRef, StopReason};
+use subagent_core::{Asker, CancellationToken, Outcome, RunSender, SessionRef, StopReason};
 use subagent_process::{
     Exit, Process, ProcessSpec, Secrets, Signal, SignalTarget, StdinMode, StopCause, StopPolicy,
 };
 use tokio::io::AsyncWriteExt;
+use tokio::sync::mpsc;
+use tokio::task::{AbortHandle, JoinSet};
 
 use crate::Result;
 use crate::command::Invocation;
+use crate::control;
 use crate::events::StreamState;
 
 /// What `drive` needs besides the process.
@@ -26,6 +33,9 @@ pub(crate) struct RunPlan {
     pub grace: Duration,
     /// Withheld from the child, redacted from its output.
     pub secrets: Secrets,
+    /// Who answers the child's permission questions; `None`: the child never asks (the prompt
+    /// goes on stdin as text, then EOF).
+    pub asker: Option<Asker>,
 }
 
 /// Starts the child: stdin a pipe (the prompt, then EOF), SIGINT to the child alone to stop it
@@ -53,23 +63,59 @@ pub(crate) fn spawn(plan: &RunPlan, cancel: CancellationToken) -> Result<Process
 
 /// Runs the child to its end and finishes the run.
 pub(crate) async fn drive(mut process: Process, sender: RunSender, plan: RunPlan) {
-    if let Some(mut stdin) = process.take_stdin() {
+    let stdin = process.take_stdin();
+    // Lines for a child that asks: answers, until the `result` closes the channel (and stdin).
+    let mut lines = None;
+    if let Some(mut stdin) = stdin {
         let prompt = plan.invocation.prompt.clone();
-        tokio::spawn(async move {
-            // A child that dies early closes the pipe: its exit tells the story, not this error.
-            let _ = stdin.write_all(prompt.as_bytes()).await;
-            let _ = stdin.shutdown().await;
-        });
+        if plan.asker.is_some() {
+            let (tx, mut rx) = mpsc::unbounded_channel::<String>();
+            lines = Some(tx);
+            tokio::spawn(async move {
+                // No `initialize` first: the pinned claude answers without one.
+                let mut first = control::user_message(&prompt);
+                first.push('\n');
+                // A child that dies early closes the pipe: its exit tells the story.
+                if stdin.write_all(first.as_bytes()).await.is_ok() {
+                    while let Some(mut line) = rx.recv().await {
+                        line.push('\n');
+                        if stdin.write_all(line.as_bytes()).await.is_err() {
+                            break;
+                        }
+                    }
+                }
+                let _ = stdin.shutdown().await;
+            });
+        } else {
+            tokio::spawn(async move {
+                // A child that dies early closes the pipe: its exit tells the story, not this error.
+                let _ = stdin.write_all(prompt.as_bytes()).await;
+                let _ = stdin.shutdown().await;
+            });
+        }
     }
+    let mut questions = Questions::default();
     let mut state = StreamState::default();
     let mut read_error = None;
     loop {
         match process.next_line().await {
             Ok(Some(line)) => {
+                if let (Some(tx), Some(asker)) = (&lines, &plan.asker)
+                    && let Some(request) = control::parse(&line, &plan.invocation.cwd)
+                {
+                    answer(request, asker, tx, sender.cancel_token(), &mut questions);
+                    continue;
+                }
                 // Redacted before parsing: every event and the outcome come from these lines.
                 for event in state.on_line(&plan.secrets.redact(&line)) {
                     sender.emit(event);
                 }
+                if state.result.is_some() && lines.is_some() {
+                    // The turn is over: EOF lets claude exit.
+                    questions.abort_all();
+                    lines = None;
+                }
+                questions.reap();
             }
             Ok(None) => break,
             Err(error) => {
@@ -78,6 +124,9 @@ pub(crate) async fn drive(mut process: Process, sender: RunSender, plan: RunPlan
             }
         }
     }
+    // A question still with the asker when the child ended has no one to answer.
+    questions.abort_all();
+    drop(lines);
     let mut outcome = match process.wait().await {
         Ok(exit) => outcome(&state, &exit, read_error.as_deref(), &plan),
         Err(error) => Outcome::failed(format!("waiting for claude failed: {error}")),
@@ -87,6 +136,69 @@ pub(crate) async fn drive(mut process: Process, sender: RunSender, plan: RunPlan
         .diagnostic
         .map(|text| plan.secrets.redact(&text).into_owned());
     sender.finish(outcome);
+}
+
+/// The questions with the asker, by claude's request id.
+#[derive(Default)]
+struct Questions {
+    tasks: JoinSet<()>,
+    pending: HashMap<String, AbortHandle>,
+}
+
+impl Questions {
+    fn abort_all(&mut self) {
+        self.tasks.abort_all();
+        self.pending.clear();
+    }
+
+    /// Forgets the answered ones.
+    fn reap(&mut self) {
+        while self.tasks.try_join_next().is_some() {}
+        self.pending.retain(|_, handle| !handle.is_finished());
+    }
+}
+
+/// Answers one control request: a question through the asker (beside the reading, so a slow
+/// asker never stops the stream; a cancelled run denies it), a cancel by dropping its question
+/// (claude no longer waits: nobody is left asking), anything else with an error at once.
+fn answer(
+    request: control::Request,
+    asker: &Asker,
+    tx: &mpsc::UnboundedSender<String>,
+    cancel: &CancellationToken,
+    questions: &mut Questions,
+) {
+    match request {
+        control::Request::Cancel { request_id } => {
+            if let Some(handle) = questions.pending.remove(&request_id) {
+                handle.abort();
+            }
+        }
+        control::Request::Other {
+            request_id,
+            subtype,
+        } => {
+            let _ = tx.send(control::unsupported(&request_id, &subtype));
+        }
+        control::Request::CanUseTool {
+            request_id,
+            question,
+        } => {
+            let (asker, tx, cancel) = (asker.clone(), tx.clone(), cancel.clone());
+            let id = request_id.clone();
+            let handle = questions.tasks.spawn(async move {
+                let input = question.input.clone();
+                let answer = tokio::select! {
+                    answer = asker.ask(question) => answer,
+                    () = cancel.cancelled() => subagent_core::ToolAnswer::Deny {
+                        message: "cancelled while waiting for permission".to_owned(),
+                    },
+                };
+                let _ = tx.send(control::answer(&request_id, &answer, &input));
+            });
+            questions.pending.insert(id, handle);
+        }
+    }
 }
 
 fn exit_text(exit: &Exit) -> String {
@@ -270,6 +382,7 @@ mod tests {
             idle_timeout: None,
             secrets: Secrets::new(),
             grace: Duration::from_secs(1),
+            asker: None,
         }
     }
 
@@ -296,6 +409,59 @@ mod tests {
             base.extend(extra.clone());
         }
         base
+    }
+
+    /// A question claude cancels is dropped at once: its asker is no longer waited on, and no
+    /// answer for it is written.
+    #[tokio::test]
+    async fn a_cancelled_question_is_dropped() {
+        struct Never;
+        #[async_trait::async_trait]
+        impl subagent_core::ParentAsker for Never {
+            async fn ask(&self, _: subagent_core::ToolQuestion) -> subagent_core::ToolAnswer {
+                std::future::pending().await
+            }
+        }
+        let asker = Asker(std::sync::Arc::new(Never));
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let cancel = CancellationToken::new();
+        let mut questions = Questions::default();
+        let ask = |id: &str| control::Request::CanUseTool {
+            request_id: id.to_owned(),
+            question: subagent_core::ToolQuestion {
+                tool: "Bash".into(),
+                input: json!({"command": "ls"}),
+                tool_use_id: None,
+                cwd: "/".into(),
+            },
+        };
+        answer(ask("q1"), &asker, &tx, &cancel, &mut questions);
+        answer(ask("q2"), &asker, &tx, &cancel, &mut questions);
+        answer(
+            control::Request::Cancel {
+                request_id: "q1".into(),
+            },
+            &asker,
+            &tx,
+            &cancel,
+            &mut questions,
+        );
+        assert_eq!(
+            questions.pending.keys().collect::<Vec<_>>(),
+            [&"q2".to_owned()]
+        );
+        let ended = questions.tasks.join_next().await.unwrap();
+        assert!(ended.is_err_and(|error| error.is_cancelled()));
+        // q2 is still asking; a cancelled run answers it with a deny.
+        cancel.cancel();
+        assert!(questions.tasks.join_next().await.unwrap().is_ok());
+        let line = rx.recv().await.unwrap();
+        assert!(line.contains(r#""request_id":"q2""#), "{line}");
+        assert!(
+            line.contains("cancelled while waiting for permission"),
+            "{line}"
+        );
+        assert!(rx.try_recv().is_err(), "nothing for q1");
     }
 
     #[test]

@@ -15,6 +15,7 @@
 //! [`nesting_refusal`]; claude-code and codex drop their own sub-agent tools).
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -176,6 +177,8 @@ struct Started {
     background: bool,
     /// The provider that runs it.
     provider: String,
+    /// Set when a foreground child moves to the background: its questions then reach no user.
+    backgrounded: Arc<AtomicBool>,
 }
 
 /// Applies what whoever starts a child holds it to ([`ChildExtras::permission_ceiling`] and
@@ -296,12 +299,13 @@ impl DelegationTool {
             .get(&provider)
             .map(|p| p.capabilities())
             .unwrap_or(subagent_core::Capabilities::NONE);
+        let backgrounded = Arc::new(AtomicBool::new(background));
         let mut request = self.start_request(
             &args,
             route,
             profile.as_ref(),
             context,
-            background,
+            Arc::clone(&backgrounded),
             &capabilities,
         );
         if let Some(extras) = extras {
@@ -347,6 +351,7 @@ impl DelegationTool {
             run,
             background,
             provider,
+            backgrounded,
         })
     }
 
@@ -461,9 +466,10 @@ impl DelegationTool {
         route: Route,
         profile: Option<&AgentProfile>,
         context: &ToolContext,
-        background: bool,
+        backgrounded: Arc<AtomicBool>,
         capabilities: &subagent_core::Capabilities,
     ) -> StartRequest {
+        let background = backgrounded.load(Ordering::Relaxed);
         let env = &context.env;
         let mut snapshot = ParentSnapshot::clone(&context.snapshot);
         snapshot.call_id.clone_from(&context.call_id);
@@ -473,13 +479,18 @@ impl DelegationTool {
         let log = snapshot.log.clone();
         extensions.insert(snapshot);
         extensions.insert(crate::ToolResultCap(context.max_result_bytes));
+        // A product child that can ask (claude, an ACP agent) asks this run: its rules, its
+        // hooks, then its user while the child runs in the foreground.
+        let cancel = context.cancel.child_token();
+        let asker = crate::PolicyAsker::for_child(env, background, cancel.clone())
+            .with_background_flag(backgrounded);
         let parent = ParentContext {
             cwd: env.roots.cwd().to_path_buf(),
             depth: env.depth,
             lineage,
             log: Some(log),
             extensions,
-            asker: None,
+            asker: Some(subagent_core::Asker(Arc::new(asker))),
         };
         let description = args
             .description
@@ -489,7 +500,7 @@ impl DelegationTool {
         let mut builder = StartRequest::builder(args.prompt.clone())
             .description(description)
             .parent(parent)
-            .cancel(context.cancel.child_token())
+            .cancel(cancel)
             .background(background)
             // The parent's settings rules hold in every child: a provider that cannot keep them
             // refuses (`permission_rules`), never drops them.
@@ -604,6 +615,7 @@ impl Tool for DelegationTool {
             run,
             background,
             provider,
+            backgrounded,
         } = match Box::pin(self.start_child(input, context, None)).await {
             Ok(started) => started,
             Err(refused) => return Ok(refused),
@@ -619,6 +631,8 @@ impl Tool for DelegationTool {
             Some(limit) => match forward_until(run, context, limit).await {
                 Ok(outcome) => return Ok(outcome_result(&outcome)),
                 Err((run, events)) => {
+                    // From now on nobody waits on its questions: as a background child's.
+                    backgrounded.store(true, Ordering::Relaxed);
                     let description = run.description().to_owned();
                     let tasks = &context.env.tasks;
                     let id = tasks.adopt_with_events(run, Some(events), context.call_id.clone());

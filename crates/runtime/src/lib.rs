@@ -25,6 +25,9 @@
 //! - permissions ([`PermissionPolicy`]: allow / deny / ask rules with patterns, the modes of
 //!   `subagent_core::PermissionMode`, a [`PermissionBroker`] for `ask`; background runs never
 //!   ask);
+//! - a product child's permission questions ([`PolicyAsker`], the `subagent_core::ParentAsker`
+//!   the delegation tool gives every child): answered by the parent's rules, mode,
+//!   `PermissionRequest` hooks and broker, as its own calls are;
 //! - the hook runner ([`HookRunner`]): Claude Code's command hooks for one event, run through
 //!   the process owner and folded into a [`HookVerdict`] (docs/hooks.md); what a verdict does
 //!   to the run is the tool loop's;
@@ -46,6 +49,7 @@
 //! providers themselves (`subagent-spawn`, `subagent-fork` build on this crate).
 
 mod agent;
+pub mod asking;
 pub mod budget;
 mod child_record;
 mod child_rules;
@@ -66,6 +70,7 @@ mod tasks;
 pub mod tools;
 
 pub use agent::{Agent, AgentConfig, DefaultModel};
+pub use asking::PolicyAsker;
 pub use child_record::ChildRecord;
 pub use delegation::{
     BackgroundMode, DelegationTool, DelegationToolConfig, FORK_PREAMBLE, NESTED_REFUSAL,

@@ -228,6 +228,12 @@ impl SettingsRules {
                 .collect()
         } else if subjects.is_empty() {
             vec![subagent_settings::ToolCall::new(tool)]
+        } else if matches!(tool, "web_fetch" | "WebFetch") {
+            // A fetch's subject is its host: `WebFetch(domain:…)` rules match it.
+            subjects
+                .iter()
+                .map(|s| subagent_settings::ToolCall::new(tool).domain(s))
+                .collect()
         } else {
             subjects
                 .iter()
@@ -288,12 +294,32 @@ impl AgentHooks {
     }
 }
 
-/// Whether `tool` (ours) names a file: its subjects are paths.
+/// Whether `tool` (ours, or a Claude Code file tool we have no name for: a product child's
+/// question) names a file: its subjects are paths.
 fn takes_path(tool: &str) -> bool {
     matches!(
         tool,
-        "read_file" | "write_file" | "edit_file" | "delete" | "ls" | "glob" | "grep"
+        "read_file"
+            | "write_file"
+            | "edit_file"
+            | "delete"
+            | "ls"
+            | "glob"
+            | "grep"
+            | "MultiEdit"
+            | "NotebookEdit"
     )
+}
+
+/// A mode as Claude Code names it (a hook's `permission_mode`).
+pub(crate) fn claude_mode(mode: PermissionMode) -> &'static str {
+    match mode {
+        PermissionMode::AcceptEdits => "acceptEdits",
+        PermissionMode::Plan => "plan",
+        PermissionMode::DontAsk => "dontAsk",
+        PermissionMode::Bypass => "bypassPermissions",
+        _ => "default",
+    }
 }
 
 impl std::fmt::Debug for PermissionPolicy {
@@ -397,7 +423,12 @@ impl PermissionPolicy {
     }
 
     /// What the run's own rules say (deny beats ask beats allow); `None`: none matches.
-    fn own_rules(&self, tool: &str, kind: ToolKind, subjects: &[&str]) -> Option<Decision> {
+    pub(crate) fn own_rules(
+        &self,
+        tool: &str,
+        kind: ToolKind,
+        subjects: &[&str],
+    ) -> Option<Decision> {
         [Decision::Deny, Decision::Ask, Decision::Allow]
             .into_iter()
             .find(|&wanted| {

@@ -9,4 +9,6 @@ mod conformance;
 #[cfg(feature = "e2e")]
 mod e2e;
 #[cfg(feature = "e2e")]
+mod e2e_asking;
+#[cfg(feature = "e2e")]
 mod harness;

@@ -227,3 +227,131 @@ fn isolation_keeps_the_mode_at_accept_edits_at_most() {
         ]
     );
 }
+
+/// An asker that is never asked (the argv is all these tests look at).
+struct Nobody;
+
+#[async_trait::async_trait]
+impl subagent_core::ParentAsker for Nobody {
+    async fn ask(&self, _: subagent_core::ToolQuestion) -> subagent_core::ToolAnswer {
+        subagent_core::ToolAnswer::Deny {
+            message: String::new(),
+        }
+    }
+}
+
+/// A request with an asker: claude takes stream-json on stdin and asks on stdio; a `dontAsk`
+/// row runs in `default` (where claude asks), other rows keep their mode, and the ceiling
+/// still caps it.
+#[test]
+fn a_child_that_asks_its_parent() {
+    let asking = |config: ClaudePermissionMode, ceiling: Option<PermissionMode>| {
+        let mut request = request();
+        if let Some(ceiling) = ceiling {
+            request = request.permission_ceiling(ceiling);
+        }
+        let mut request = request.build();
+        request.parent.asker = Some(subagent_core::Asker(std::sync::Arc::new(Nobody)));
+        let config = ClaudeCodeConfig {
+            permission_mode: config,
+            ..ClaudeCodeConfig::default()
+        };
+        build(&config, &request, "cc", false, None).unwrap().args
+    };
+    assert_eq!(
+        asking(ClaudePermissionMode::DontAsk, None),
+        [
+            "-p",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--permission-mode",
+            "default",
+            "--input-format",
+            "stream-json",
+            "--permission-prompt-tool",
+            "stdio"
+        ]
+    );
+    let mode = |args: Vec<String>| {
+        let at = args.iter().position(|a| a == "--permission-mode").unwrap();
+        args[at + 1].clone()
+    };
+    assert_eq!(
+        mode(asking(ClaudePermissionMode::AcceptEdits, None)),
+        "acceptEdits"
+    );
+    assert_eq!(
+        mode(asking(
+            ClaudePermissionMode::BypassPermissions,
+            Some(PermissionMode::Bypass)
+        )),
+        "bypassPermissions"
+    );
+    assert_eq!(
+        mode(asking(
+            ClaudePermissionMode::DontAsk,
+            Some(PermissionMode::Plan)
+        )),
+        "plan"
+    );
+    assert_eq!(
+        mode(asking(
+            ClaudePermissionMode::DontAsk,
+            Some(PermissionMode::DontAsk)
+        )),
+        "dontAsk"
+    );
+}
+
+/// Hooks claude does not read itself (here: `--settings` JSON of the flags) and an agent
+/// type's hooks reach the child as `--settings` `hooks`, in Claude Code's shape, the agent's
+/// after the settings'; the hooks of the project's `.claude/settings.json`, which claude reads
+/// itself, are not handed again.
+#[test]
+fn agent_hooks_go_with_the_settings_hooks() {
+    let home = tempfile::tempdir().unwrap();
+    let project = home.path().join("p");
+    std::fs::create_dir_all(project.join(".claude")).unwrap();
+    std::fs::write(
+        project.join(".claude/settings.json"),
+        r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "./own.sh"}]}]}}"#,
+    )
+    .unwrap();
+    let mut locations =
+        subagent_settings::Locations::new(&project, Some(home.path().to_path_buf()));
+    locations.managed = None;
+    let flags = subagent_settings::FlagSettings {
+        settings: Some(
+            r#"{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "./guard.sh", "timeout": 5}]}]}}"#
+                .to_owned(),
+        ),
+        ..subagent_settings::FlagSettings::default()
+    };
+    let settings = subagent_settings::EffectiveSettings::load(&locations, flags, None).unwrap();
+    let agent = subagent_settings::Hooks::from_value(
+        &serde_json::json!({
+            "PreToolUse": [{"matcher": "Write", "hooks": [{"type": "command", "command": "./agent-guard.sh"}]}],
+            "Stop": [{"hooks": [{"type": "command", "command": "./agent-stop.sh"}]}],
+        }),
+        subagent_settings::Scope::Agent,
+        None,
+        "agent",
+    )
+    .unwrap();
+    let handed = handed_settings(&settings);
+    let json: Value =
+        serde_json::from_str(&request_settings(handed.as_ref(), Some(&agent), None).unwrap())
+            .unwrap();
+    assert_eq!(
+        json,
+        serde_json::json!({"hooks": {
+            "PreToolUse": [
+                {"matcher": "Bash", "hooks": [{"type": "command", "command": "./guard.sh", "timeout": 5.0}]},
+                {"matcher": "Write", "hooks": [{"type": "command", "command": "./agent-guard.sh", "timeout": 60.0}]},
+            ],
+            "Stop": [{"hooks": [{"type": "command", "command": "./agent-stop.sh", "timeout": 60.0}]}],
+        }})
+    );
+    assert_eq!(request_settings(None, None, None), None);
+}

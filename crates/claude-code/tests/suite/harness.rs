@@ -114,11 +114,19 @@ pub(super) struct Harness {
 
 impl Harness {
     pub(super) async fn new() -> Self {
-        let server = FakeServer::from_yaml(SCENARIOS).await.unwrap();
+        Self::with_scenarios(|_| SCENARIOS.to_owned()).await
+    }
+
+    /// A harness whose fake model plays the scenarios `yaml` writes for the project directory
+    /// (a tool call that names a file there needs its absolute path).
+    pub(super) async fn with_scenarios(yaml: impl FnOnce(&Path) -> String) -> Self {
         let root = subagent_test_support::sandbox::dirs(
             "subagent-claude-e2e-",
             &["home", "home/.claude", "tmp", "project"],
         );
+        let server = FakeServer::from_yaml(&yaml(&root.path().join("project")))
+            .await
+            .unwrap();
         let harness = Self { server, root };
         assert!(
             !inside_git_repo(&harness.project()),

@@ -12,12 +12,13 @@
 //! (`crate::permissions`).
 
 use serde_json::{Map, Value, json};
-use subagent_core::{CancellationToken, PermissionMode};
+use subagent_core::CancellationToken;
 use subagent_session::{ContentBlock, Message};
 use subagent_settings::HookEvent;
 
 use crate::env::RunEnv;
 use crate::hooks::{HookBase, HookDecision, HookRunner, HookVerdict};
+use crate::permissions::claude_mode;
 use crate::tools::ToolOutput;
 
 /// The runner of the run's settings hooks; `None` when none is configured (nothing is built).
@@ -42,17 +43,6 @@ pub(super) fn runner(env: &RunEnv) -> Option<HookRunner> {
         )
         .with_env(env.permissions.settings_env().to_vec()),
     )
-}
-
-/// A mode as Claude Code names it.
-fn claude_mode(mode: PermissionMode) -> &'static str {
-    match mode {
-        PermissionMode::AcceptEdits => "acceptEdits",
-        PermissionMode::Plan => "plan",
-        PermissionMode::DontAsk => "dontAsk",
-        PermissionMode::Bypass => "bypassPermissions",
-        _ => "default",
-    }
 }
 
 /// A call's input as a hook reads it: ours, plus `file_path` (absolute) where it names a file.
