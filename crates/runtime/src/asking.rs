@@ -204,6 +204,14 @@ impl PolicyAsker {
         self
     }
 
+    /// Answering no looser than `ceiling` (the child's permission ceiling): a `plan` ceiling
+    /// refuses every call that is not read-only before any rule, hook or user is asked.
+    #[must_use]
+    pub fn under(mut self, ceiling: subagent_core::PermissionMode) -> Self {
+        self.policy = self.policy.restricted_to(ceiling);
+        self
+    }
+
     /// With the `session_id` the parent's hooks are told.
     #[must_use]
     pub fn session_id(mut self, id: impl Into<String>) -> Self {

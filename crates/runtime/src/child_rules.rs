@@ -5,7 +5,8 @@
 //! A parent's rules are its settings' (files and flags), written in Claude Code's spelling so a
 //! product child reads them as its own. A child started outside an in-process parent (the
 //! CLI's `delegate`, a served caller) gets them only from its request: [`PermissionPolicy::holding`]
-//! adds those it does not hold already.
+//! adds those it does not hold already. Also here: what a rule refuses before any hook runs
+//! ([`PermissionPolicy::refuses_before_hooks`]).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -13,7 +14,10 @@ use std::sync::Arc;
 use subagent_core::PermissionRules;
 use subagent_settings::{Rule, Scope, Sourced, SourcedRule};
 
-use crate::{PermissionPolicy, SettingsRules};
+use subagent_core::PermissionMode;
+
+use crate::tools::ToolKind;
+use crate::{Decision, PermissionPolicy, PermissionRequest, SettingsRules};
 
 impl SettingsRules {
     /// These rules in Claude Code's spelling, each once, as a child's request carries them.
@@ -45,6 +49,21 @@ impl PermissionPolicy {
             .as_deref()
             .map(SettingsRules::child_rules)
             .unwrap_or_default()
+    }
+
+    /// Whether a rule (or plan mode) refuses `request` outright, before any hook runs: a call
+    /// the `dontAsk` mode refuses only for want of an allow rule is not, as a `PreToolUse`
+    /// hook's allow still lets it through in Claude Code.
+    pub fn refuses_before_hooks(&self, request: &PermissionRequest, kind: ToolKind) -> bool {
+        if self.decide(request, kind) != Decision::Deny {
+            return false;
+        }
+        if self.mode != PermissionMode::DontAsk {
+            return true;
+        }
+        let mut asking = self.clone();
+        asking.mode = PermissionMode::Default;
+        asking.decide(request, kind) == Decision::Deny
     }
 
     /// This policy also holding to `rules` (a request's): each rule it does not hold already is
@@ -93,7 +112,6 @@ impl PermissionPolicy {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use subagent_core::PermissionMode;
 
     fn rules(deny: &[&str], ask: &[&str], allow: &[&str]) -> PermissionRules {
         let owned = |list: &[&str]| list.iter().map(|s| (*s).to_owned()).collect();
@@ -125,6 +143,29 @@ mod tests {
             .holding(&rules(&["Bash(unclosed"], &[], &[]), Path::new("/"))
             .unwrap_err();
         assert!(error.contains("\"Bash(unclosed\""), "{error}");
+    }
+
+    #[test]
+    fn dont_ask_leaves_a_call_no_rule_decides_to_the_hooks_but_a_deny_rule_does_not() {
+        let call = |command: &str| PermissionRequest {
+            tool: "bash".into(),
+            input: serde_json::json!({"command": command}),
+            subject: Some(command.into()),
+            aliases: Vec::new(),
+            depth: 1,
+            cwd: None,
+        };
+        let policy = PermissionPolicy::new(PermissionMode::DontAsk)
+            .holding(&rules(&["Bash(rm:*)"], &[], &[]), Path::new("/project"))
+            .unwrap();
+        assert_eq!(
+            policy.decide(&call("touch made"), ToolKind::Execute),
+            Decision::Deny
+        );
+        assert!(!policy.refuses_before_hooks(&call("touch made"), ToolKind::Execute));
+        assert!(policy.refuses_before_hooks(&call("rm -rf x"), ToolKind::Execute));
+        let plan = PermissionPolicy::new(PermissionMode::Plan);
+        assert!(plan.refuses_before_hooks(&call("touch made"), ToolKind::Execute));
     }
 
     #[test]

@@ -203,6 +203,19 @@ fn hold(request: &mut StartRequest, extras: &ChildExtras) {
     }
 }
 
+/// A product child that can ask (claude, an ACP agent) asks this run: its rules, its hooks,
+/// then its user while the child runs in the foreground; never looser than the request's
+/// ceiling (a teammate held in plan mode is refused every write, whatever the parent allows).
+fn ask_parent(request: &mut StartRequest, env: &RunEnv, backgrounded: Arc<AtomicBool>) {
+    let background = backgrounded.load(Ordering::Relaxed);
+    let mut asker = crate::PolicyAsker::for_child(env, background, request.cancel.clone())
+        .with_background_flag(backgrounded);
+    if let Some(ceiling) = request.permission_ceiling {
+        asker = asker.under(ceiling);
+    }
+    request.parent.asker = Some(subagent_core::Asker(Arc::new(asker)));
+}
+
 fn error_result(error: &CoreError) -> ToolOutput {
     ToolOutput::error(Error::Core(error.clone()).to_string())
 }
@@ -312,6 +325,7 @@ impl DelegationTool {
             hold(&mut request, &extras);
             request.parent.extensions.insert(extras);
         }
+        ask_parent(&mut request, &context.env, Arc::clone(&backgrounded));
         // The call's isolation, else the agent type's (refused above when not valid); a
         // resumed child continues in the worktree it kept.
         request.isolation = isolation;
@@ -479,18 +493,15 @@ impl DelegationTool {
         let log = snapshot.log.clone();
         extensions.insert(snapshot);
         extensions.insert(crate::ToolResultCap(context.max_result_bytes));
-        // A product child that can ask (claude, an ACP agent) asks this run: its rules, its
-        // hooks, then its user while the child runs in the foreground.
         let cancel = context.cancel.child_token();
-        let asker = crate::PolicyAsker::for_child(env, background, cancel.clone())
-            .with_background_flag(backgrounded);
         let parent = ParentContext {
             cwd: env.roots.cwd().to_path_buf(),
             depth: env.depth,
             lineage,
             log: Some(log),
             extensions,
-            asker: Some(subagent_core::Asker(Arc::new(asker))),
+            // Set once the request's ceiling is final ([`ask_parent`]).
+            asker: None,
         };
         let description = args
             .description

@@ -188,12 +188,15 @@ impl Agent {
         };
         let cancel = context.cancel.clone();
         let policy = &env.permissions;
-        // Deny rules (and plan mode) decide before any hook, as in Claude Code.
+        // Deny rules (and plan mode) decide before any hook, as in Claude Code; what `dontAsk`
+        // refuses only for want of an allow rule, a `PreToolUse` hook may still allow.
+        let hooks = tool_hooks::runner(&env);
         let mut decision = policy.decide(&request(&input), kind);
-        if decision == Decision::Deny {
+        if decision == Decision::Deny
+            && (hooks.is_none() || policy.refuses_before_hooks(&request(&input), kind))
+        {
             return ToolOutput::error(policy.refusal(name, kind));
         }
-        let hooks = tool_hooks::runner(&env);
         let mut input = input;
         let mut context_notes = Vec::new();
         if let Some(hooks) = &hooks {
