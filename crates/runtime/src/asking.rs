@@ -258,6 +258,34 @@ impl PolicyAsker {
             .find(|wanted| settings == Some(*wanted) || own == Some(*wanted))
     }
 
+    /// The parent's `Notification` hooks, as its user is about to be asked (Claude Code's
+    /// `permission_prompt`): they can tell the user elsewhere; what they answer changes nothing.
+    async fn notify(&self, question: &ToolQuestion) {
+        let Some(runner) = self.hooks(&question.cwd) else {
+            return;
+        };
+        let mut input = Map::new();
+        input.insert(
+            "message".into(),
+            json!(format!(
+                "Claude needs your permission to use {}",
+                question.tool
+            )),
+        );
+        input.insert("notification_type".into(), json!("permission_prompt"));
+        let verdict = runner
+            .run(
+                &HookEvent::Notification,
+                Some("permission_prompt"),
+                input,
+                &self.cancel,
+            )
+            .await;
+        for error in &verdict.errors {
+            tracing::warn!(target: "subagent::hooks", "{error}");
+        }
+    }
+
     /// The parent's `PermissionRequest` hooks on the question: `None` when none decides.
     async fn permission_hooks(&self, question: &ToolQuestion) -> Option<ToolAnswer> {
         let runner = self.hooks(&question.cwd)?;
@@ -334,6 +362,9 @@ impl ParentAsker for PolicyAsker {
             return ToolAnswer::Deny {
                 message: background_denial(&question.tool),
             };
+        }
+        if self.policy.broker.is_some() {
+            self.notify(&question).await;
         }
         let mut subjects = mapped.subjects.into_iter();
         let request = PermissionRequest {

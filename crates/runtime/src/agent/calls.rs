@@ -230,6 +230,14 @@ impl Agent {
                 }
                 None => None,
             };
+            // The user is about to be asked: `Notification` hooks hear of it first.
+            if answered.is_none()
+                && policy.broker.is_some()
+                && !env.background
+                && let Some(hooks) = &hooks
+            {
+                tool_hooks::notify_permission(hooks, name, &cancel).await;
+            }
             let answer = match answered {
                 Some(answer) => answer,
                 // A question the broker is still asking must not hold a cancelled run.

@@ -166,6 +166,26 @@ pub(super) async fn permission_request(
     }
 }
 
+/// Runs `Notification` as the user is about to be asked about a call (Claude Code's
+/// `permission_prompt`, its matcher): a hook can tell the user elsewhere; nothing it answers
+/// changes the call.
+pub(super) async fn notify_permission(runner: &HookRunner, name: &str, cancel: &CancellationToken) {
+    let tool = claude_name(name);
+    let event_input = keys(json!({
+        "message": format!("Claude needs your permission to use {tool}"),
+        "notification_type": "permission_prompt",
+    }));
+    let verdict = runner
+        .run(
+            &HookEvent::Notification,
+            Some("permission_prompt"),
+            event_input,
+            cancel,
+        )
+        .await;
+    report(&verdict);
+}
+
 /// Runs `PostToolUse` for a call that ran: what it adds to the result the model reads.
 pub(super) async fn after(
     runner: &HookRunner,

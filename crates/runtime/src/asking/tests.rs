@@ -416,3 +416,54 @@ async fn a_file_outside_the_childs_directory_needs_a_rule() {
     );
     assert!(added.ask(read).await.is_allow());
 }
+
+/// As the user is about to be asked, the parent's `Notification` hooks hear of it (Claude
+/// Code's `permission_prompt`); a question nobody will be asked about notifies nobody.
+#[tokio::test]
+async fn notification_hooks_hear_of_a_question_before_the_user_is_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = std::fs::canonicalize(dir.path()).unwrap();
+    let script = cwd.join("notify.sh");
+    std::fs::write(
+        &script,
+        "#!/usr/bin/env bash\ncat >> notified.jsonl\necho >> notified.jsonl\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let hooks = Hooks::from_value(
+        &json!({"Notification": [{"matcher": "permission_prompt", "hooks": [{"type": "command", "command": script.to_string_lossy()}]}]}),
+        Scope::User,
+        None,
+        "test",
+    )
+    .unwrap();
+    let write = question(
+        "Write",
+        json!({"file_path": cwd.join("notes.md").to_string_lossy(), "content": "x"}),
+        &cwd,
+    );
+    let broker = scripted(Decision::Allow);
+    let policy = PermissionPolicy::new(PermissionMode::Default)
+        .with_settings(settings(&cwd, &[], &[], hooks))
+        .with_broker(broker.clone());
+    let background = PolicyAsker::new(policy.clone(), true, CancellationToken::new());
+    assert!(!background.ask(write.clone()).await.is_allow());
+    assert!(!cwd.join("notified.jsonl").exists());
+    let asker = PolicyAsker::new(policy, false, CancellationToken::new());
+    assert!(asker.ask(write).await.is_allow());
+    let seen = subagent_session::read_user_text(&cwd.join("notified.jsonl"), 1 << 20).unwrap();
+    let event: Value = serde_json::from_str(seen.lines().next().unwrap()).unwrap();
+    assert_eq!(
+        (
+            &event["hook_event_name"],
+            &event["notification_type"],
+            &event["message"]
+        ),
+        (
+            &json!("Notification"),
+            &json!("permission_prompt"),
+            &json!("Claude needs your permission to use Write")
+        )
+    );
+    assert_eq!(broker.asked.lock().unwrap().len(), 1);
+}

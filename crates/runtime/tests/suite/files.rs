@@ -319,3 +319,52 @@ async fn a_call_sees_what_the_calls_before_it_in_the_same_message_changed() {
         ]
     );
 }
+
+/// As the user is about to be asked about a call, the settings' `Notification` hooks hear of it
+/// (Claude Code's `permission_prompt`); a background run asks nobody and notifies nobody.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_notification_hook_hears_of_each_question_put_to_the_user() {
+    for background in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let server = FakeServer::from_yaml(WRITE).await.unwrap();
+        let log = dir.path().join("notified.jsonl");
+        let hooks = subagent_settings::Hooks::from_value(
+            &serde_json::json!({"Notification": [{"matcher": "permission_prompt", "hooks": [{"type": "command", "command": format!("cat >> {}; echo >> {}", log.display(), log.display())}]}]}),
+            subagent_settings::Scope::User,
+            None,
+            "test",
+        )
+        .unwrap();
+        let broker = Arc::new(Recorder {
+            asked: Mutex::new(Vec::new()),
+            answer: Decision::Allow,
+        });
+        let mut config = config(&server, dir.path());
+        config.permissions = PermissionPolicy::new(PermissionMode::Default)
+            .with_settings(Arc::new(subagent_runtime::SettingsRules {
+                permissions: subagent_settings::Permissions::default(),
+                project_root: dir.path().to_path_buf(),
+                home: None,
+                hooks,
+                env: Vec::new(),
+                additional_dirs: Vec::new(),
+            }))
+            .with_broker(broker.clone());
+        config.background = background;
+        run(config, "write it").await;
+        let notified = std::fs::read_to_string(&log).unwrap_or_default();
+        if background {
+            assert_eq!(notified, "");
+            continue;
+        }
+        let event: serde_json::Value =
+            serde_json::from_str(notified.lines().next().unwrap()).unwrap();
+        assert_eq!(event["hook_event_name"], "Notification");
+        assert_eq!(event["notification_type"], "permission_prompt");
+        assert_eq!(
+            event["message"],
+            "Claude needs your permission to use Write"
+        );
+        assert_eq!(broker.asked.lock().unwrap().len(), 1);
+    }
+}
