@@ -445,3 +445,56 @@ async fn an_agents_own_hooks_run_in_its_runs_only() {
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(!project.dir.join("made").exists(), "{}", stderr(&output));
 }
+
+/// A background child nobody can ask: its command runs because the settings'
+/// `PermissionRequest` hook allows it (Claude Code's one chance for a background agent), and is
+/// denied when the hook says nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_background_childs_command_runs_when_a_permission_request_hook_allows_it() {
+    let scenario = format!(
+        r#"
+- match: "send it away"
+  steps:
+    - tool_calls:
+        - id: call_bg
+          name: subagent
+          input: {{description: bg make, prompt: "make it", run_in_background: true}}
+    - tool_calls:
+        - {{id: call_read, name: task_output, input: {{task_id: call_bg, timeout: 600000}}}}
+    - text: "parent done"
+{SCENARIO}"#
+    );
+    let server = FakeServer::from_yaml(&scenario).await.unwrap();
+    let project = Project::new(&server.url());
+    let script = project.home.path().join("allow.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/bash\ninput=$(cat)\ncase \"$input\" in\n*'touch made'*) echo '{\"hookSpecificOutput\": {\"hookEventName\": \"PermissionRequest\", \"decision\": {\"behavior\": \"allow\"}}}' ;;\nesac\n",
+    )
+    .unwrap();
+    let run = |hooked: bool| {
+        let _ = std::fs::remove_file(project.dir.join("made"));
+        let hooks = if hooked {
+            serde_json::json!({"PermissionRequest": [{"matcher": "Bash", "hooks": [{"type": "command", "command": format!("bash {}", script.display())}]}]})
+        } else {
+            serde_json::json!({})
+        };
+        project.write(
+            ".claude/settings.json",
+            &serde_json::json!({"hooks": hooks}).to_string(),
+        );
+        let output = project
+            .subagent()
+            .args(["run", "--preset"])
+            .arg(&project.preset)
+            .arg("send it away")
+            .output();
+        assert!(output.status.success(), "{}", stderr(&output));
+        (project.dir.join("made").exists(), stderr(&output))
+    };
+    let (made, log) = run(true);
+    assert!(made, "{log}");
+    let (made, log) = run(false);
+    assert!(!made, "{log}");
+    assert!(log.contains("background run never asks"), "{log}");
+}
