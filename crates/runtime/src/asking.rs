@@ -212,6 +212,21 @@ impl PolicyAsker {
         self
     }
 
+    /// Keeping `secrets` out of the hooks it runs, as a run's own hooks keep them out.
+    #[must_use]
+    pub fn with_secrets(mut self, secrets: Secrets) -> Self {
+        self.secrets = secrets;
+        self
+    }
+
+    /// With `dir` as the project's directory its hooks are told (`CLAUDE_PROJECT_DIR`) when the
+    /// policy has no settings to name one.
+    #[must_use]
+    pub fn in_project(mut self, dir: PathBuf) -> Self {
+        self.project_dir = Some(dir);
+        self
+    }
+
     /// With the `session_id` the parent's hooks are told.
     #[must_use]
     pub fn session_id(mut self, id: impl Into<String>) -> Self {

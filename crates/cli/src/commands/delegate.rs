@@ -2,13 +2,16 @@
 
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 
 use subagent_core::agents::AgentDirectory;
-use subagent_core::{ProviderFactory, StartRequest};
+use subagent_core::{Asker, ProviderFactory, StartRequest};
+use subagent_runtime::{PermissionPolicy, PolicyAsker};
 
 use super::{continue_command, exit_for, notice, read_prompt, session_ref};
 use crate::Refusal;
 use crate::args::DelegateArgs;
+use crate::broker::TerminalBroker;
 use crate::drive::{Interrupts, drive};
 use crate::render::{self, Mode, Progress};
 use crate::setup::{self};
@@ -139,6 +142,8 @@ pub(super) async fn delegate(
     {
         request.parent.extensions.insert(hooks);
     }
+    let asking = Arc::new(AtomicBool::new(false));
+    request.parent.asker = Some(asker(&runnable, &request, Arc::clone(&asking)));
     known_provider(&runnable, &provider)?;
     // The model (its notice, its key) matters only when an in-process agent runs on it.
     if crate::kinds::uses_default_model(&runnable.preset, factories, Some(&provider)) {
@@ -169,6 +174,7 @@ pub(super) async fn delegate(
     let run_id = run.id();
     tracing::debug!(%run_id, %provider, cwd = %runnable.cwd.display(), "child started");
     let mut progress = Progress::new(mode, provider.clone());
+    progress.pause_while(asking);
     let driven = drive(run, &mut progress, &mut interrupts).await;
     if mode == Mode::Json {
         render::print_json_line(&render::outcome_json(run_id, &provider, &driven.outcome));
@@ -188,6 +194,25 @@ pub(super) async fn delegate(
         }
     }
     Ok(exit_for(driven.outcome.status, driven.interrupted))
+}
+
+/// How a child that can ask (claude, an ACP agent) is answered: as `subagent run` decides its
+/// own calls, by the settings' rules and mode, then their `PermissionRequest` hooks, then the
+/// user when stdin and stderr are a terminal (denied when nobody can be asked); never looser
+/// than the request's ceiling (the agent type's mode). `asking` is set while the user is asked.
+fn asker(runnable: &setup::Runnable, request: &StartRequest, asking: Arc<AtomicBool>) -> Asker {
+    let mode = crate::settings::permission_mode(None, &runnable.settings);
+    let mut policy = PermissionPolicy::new(mode).with_settings(Arc::clone(&runnable.rules));
+    if let Some(broker) = TerminalBroker::if_interactive(asking, request.cancel.clone()) {
+        policy = policy.with_broker(broker);
+    }
+    let mut asker = PolicyAsker::new(policy, false, request.cancel.clone())
+        .with_secrets(runnable.secrets.clone())
+        .in_project(runnable.cwd.clone());
+    if let Some(ceiling) = request.permission_ceiling {
+        asker = asker.under(ceiling);
+    }
+    Asker(Arc::new(asker))
 }
 
 /// Where a preset's row is, for people: `FILE:LINE:COLUMN`, or for the built-in preset the

@@ -396,6 +396,58 @@ async fn a_claude_child_obeys_the_rules_handed_to_it() {
     assert!(!made, "{log}");
 }
 
+/// `subagent delegate` answers a claude child's questions as `run` answers its own calls: a
+/// command no rule names goes to the settings' `PermissionRequest` hooks (here in
+/// `.subagents/settings.json`, a file the real `claude` never reads, so only our answer can let
+/// it through) and, with no terminal to ask, is denied when no hook decides.
+#[cfg(feature = "e2e")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_delegated_claude_childs_question_goes_to_the_settings_hooks() {
+    const CLAUDE: &str = r#"
+- match: "make it"
+  steps:
+    - tool_calls:
+        - name: Bash
+          input: {command: "touch made", description: "make the file"}
+    - text: "done"
+"#;
+    let server = FakeServer::from_yaml(CLAUDE).await.unwrap();
+    let project = Project::new(&server.url());
+    let row = super::pinned::claude_code_row(project.home.path(), &server.url(), "");
+    std::fs::write(
+        &project.preset,
+        format!(
+            "version: 1\nproviders:\n{row}tools: [{{name: subagent, provider: claude-code}}]\n"
+        ),
+    )
+    .unwrap();
+    let allow = r#"echo '{"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow"}}}'"#;
+    let delegate = |hooked: bool| {
+        let _ = std::fs::remove_file(project.dir.join("made"));
+        let hooks = if hooked {
+            serde_json::json!({"PermissionRequest": [{"matcher": "Bash", "hooks": [{"type": "command", "command": allow}]}]})
+        } else {
+            serde_json::json!({})
+        };
+        project.write(
+            ".subagents/settings.json",
+            &serde_json::json!({"hooks": hooks}).to_string(),
+        );
+        let output = project
+            .subagent()
+            .args(["delegate", "--preset"])
+            .arg(&project.preset)
+            .args(["--provider", "claude-code", "make it"])
+            .output();
+        assert!(output.status.success(), "{}", stderr(&output));
+        (project.dir.join("made").exists(), stderr(&output))
+    };
+    let (made, log) = delegate(true);
+    assert!(made, "the hook allows the command: {log}");
+    let (made, log) = delegate(false);
+    assert!(!made, "nobody to ask, no hook: denied: {log}");
+}
+
 /// The settings' `additionalDirectories` open a directory beside the working directory to a
 /// run's file tools (the parent's and a top-level child's).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
