@@ -104,3 +104,82 @@ fn noop_json(bencher: divan::Bencher) {
             {"type": "command", "command": "cat > /dev/null; echo '{\"continue\": true}'"}]}]})),
     );
 }
+
+/// A whole tool call through the agent loop, over real HTTP to the fake model server: the model
+/// reads a file with `read_file`, then answers. The run's settings have no hook
+/// (`tool_call_without_hooks`), one no-op command hook before the call
+/// (`tool_call_with_one_noop_hook`: `PreToolUse`, `true`), or one before and one after it
+/// (`tool_call_with_noop_hooks`: `PreToolUse` and `PostToolUse`); the difference is what hooks
+/// add to a tool call a user's run makes.
+mod tool_call {
+    use std::sync::Arc;
+
+    use serde_json::{Value, json};
+    use subagent_core::PermissionMode;
+    use subagent_model::ModelKind;
+    use subagent_runtime::tools::BashConfig;
+    use subagent_runtime::{Agent, AgentConfig, PermissionPolicy, Roots, SettingsRules, ToolSet};
+    use subagent_settings::{Hooks, Scope};
+    use subagent_test_support::FakeServer;
+    use tokio_util::sync::CancellationToken;
+
+    const READ: &str = r#"
+- match: "read the notes"
+  steps:
+    - tool_calls:
+        - {name: read_file, input: {path: "notes.txt"}}
+    - text: "read"
+"#;
+
+    fn bench_calls(bencher: divan::Bencher, hooks: Value) {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let server = rt.block_on(FakeServer::from_yaml(READ)).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("notes.txt"), "the notes\n").unwrap();
+        let hooks = Hooks::from_value(&hooks, Scope::User, None, "bench").unwrap();
+        let policy =
+            PermissionPolicy::new(PermissionMode::Bypass).with_settings(Arc::new(SettingsRules {
+                permissions: subagent_settings::Permissions::default(),
+                project_root: dir.path().to_path_buf(),
+                home: None,
+                hooks,
+                env: Vec::new(),
+                additional_dirs: Vec::new(),
+            }));
+        let model = server.model(ModelKind::Anthropic);
+        bencher.bench_local(|| {
+            let mut config = AgentConfig::new(Arc::clone(&model), Roots::new(dir.path()).unwrap());
+            config.tools = ToolSet::new(ToolSet::builtin(BashConfig::default()));
+            config.permissions = policy.clone();
+            let outcome = rt.block_on(async {
+                Agent::new(config)
+                    .unwrap()
+                    .start_prompt("read the notes", CancellationToken::new())
+                    .outcome()
+                    .await
+            });
+            assert_eq!(outcome.text, "read");
+        });
+    }
+
+    #[divan::bench(sample_count = 50)]
+    fn tool_call_without_hooks(bencher: divan::Bencher) {
+        bench_calls(bencher, json!({}));
+    }
+
+    #[divan::bench(sample_count = 50)]
+    fn tool_call_with_one_noop_hook(bencher: divan::Bencher) {
+        let noop = json!([{"matcher": "Read", "hooks": [{"type": "command", "command": "true"}]}]);
+        bench_calls(bencher, json!({"PreToolUse": noop}));
+    }
+
+    #[divan::bench(sample_count = 50)]
+    fn tool_call_with_noop_hooks(bencher: divan::Bencher) {
+        let noop = json!([{"matcher": "Read", "hooks": [{"type": "command", "command": "true"}]}]);
+        bench_calls(bencher, json!({"PreToolUse": noop, "PostToolUse": noop}));
+    }
+}
