@@ -397,9 +397,10 @@ async fn a_claude_child_obeys_the_rules_handed_to_it() {
 }
 
 /// `subagent delegate` answers a claude child's questions as `run` answers its own calls: a
-/// command no rule names goes to the settings' `PermissionRequest` hooks (here in
-/// `.subagents/settings.json`, a file the real `claude` never reads, so only our answer can let
-/// it through) and, with no terminal to ask, is denied when no hook decides.
+/// command no rule names goes to the settings' `PermissionRequest` hooks and, with no terminal
+/// to ask, is denied when no hook decides. claude gets the hook too (in its `--settings`) and
+/// runs it beside asking; the hook allows only where `SUBAGENT_PROJECT_DIR` is set, i.e. when we
+/// run it, so only our answer can let the command through.
 #[cfg(feature = "e2e")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_delegated_claude_childs_question_goes_to_the_settings_hooks() {
@@ -421,7 +422,7 @@ async fn a_delegated_claude_childs_question_goes_to_the_settings_hooks() {
         ),
     )
     .unwrap();
-    let allow = r#"echo '{"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow"}}}'"#;
+    let allow = r#"test -n "$SUBAGENT_PROJECT_DIR" && echo '{"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow"}}}'"#;
     let delegate = |hooked: bool| {
         let _ = std::fs::remove_file(project.dir.join("made"));
         let hooks = if hooked {
