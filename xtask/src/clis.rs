@@ -18,6 +18,8 @@ pub(crate) const PINNED: &[(&str, &str)] = &[
     ("@agentclientprotocol/sdk", "0.17.0"),
     // The official MCP TypeScript SDK: the client that checks `subagent mcp`.
     ("@modelcontextprotocol/sdk", "1.32.2"),
+    // The MCP reference server an in-process agent's MCP client is checked against.
+    ("@modelcontextprotocol/server-everything", "2026.8.31"),
 ];
 
 /// Cargo features that turn on the end-to-end tests, one per provider crate.
@@ -26,6 +28,7 @@ pub(crate) const E2E_FEATURES: &[&str] = &[
     "subagent-codex/e2e",
     "subagent-acp/e2e",
     "subagent-cli/e2e",
+    "subagent-mcp-client/e2e",
 ];
 
 /// Where the CLIs go: `<workspace>/target/clis` (binaries in `node_modules/.bin`).
