@@ -286,6 +286,13 @@ impl Hooks {
             .all(|groups| groups.iter().all(|g| g.hooks.is_empty()))
     }
 
+    /// Whether any hook is configured for `event`, whatever its matcher.
+    pub fn has(&self, event: &HookEvent) -> bool {
+        self.events
+            .get(event)
+            .is_some_and(|groups| groups.iter().any(|group| !group.hooks.is_empty()))
+    }
+
     /// The commands to run for `event` on a call of `tool_name` (ours or Claude Code's; mapped
     /// to Claude Code's before matching), in source order, a command configured twice once.
     /// For an event without a tool pass `None`: only groups without a matcher (or `*`) apply;

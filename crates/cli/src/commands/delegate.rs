@@ -143,12 +143,14 @@ pub(super) async fn delegate(
         request.parent.extensions.insert(hooks);
     }
     let asking = Arc::new(AtomicBool::new(false));
-    request.parent.asker = Some(asker(&runnable, &request, Arc::clone(&asking)));
+    request.parent.asker = asker(&runnable, &request, Arc::clone(&asking));
     known_provider(&runnable, &provider)?;
     // The model (its notice, its key) matters only when an in-process agent runs on it.
     if crate::kinds::uses_default_model(&runnable.preset, factories, Some(&provider)) {
         runnable.model.require()?;
         notice(&runnable, mode);
+        // An in-process child gets the MCP servers' tools.
+        runnable.mcp.start().await;
     }
     let mut interrupts = Interrupts::listen();
     let on_preset_model = args.model.is_none()
@@ -198,13 +200,24 @@ pub(super) async fn delegate(
 
 /// How a child that can ask (claude, an ACP agent) is answered: as `subagent run` decides its
 /// own calls, by the settings' rules and mode, then their `PermissionRequest` hooks, then the
-/// user when stdin and stderr are a terminal (denied when nobody can be asked); never looser
-/// than the request's ceiling (the agent type's mode). `asking` is set while the user is asked.
-fn asker(runnable: &setup::Runnable, request: &StartRequest, asking: Arc<AtomicBool>) -> Asker {
+/// user when stdin and stderr are a terminal; never looser than the request's ceiling (the
+/// agent type's mode). `None` when there is nobody to ask and no hook to answer: the child then
+/// runs as its row says, the rules handed to it (`asking` is set while the user is asked).
+fn asker(
+    runnable: &setup::Runnable,
+    request: &StartRequest,
+    asking: Arc<AtomicBool>,
+) -> Option<Asker> {
     let mode = crate::settings::permission_mode(None, &runnable.settings);
     let mut policy = PermissionPolicy::new(mode).with_settings(Arc::clone(&runnable.rules));
-    if let Some(broker) = TerminalBroker::if_interactive(asking, request.cancel.clone()) {
-        policy = policy.with_broker(broker);
+    let hooked = runnable
+        .settings
+        .hooks
+        .has(&subagent_settings::HookEvent::PermissionRequest);
+    match TerminalBroker::if_interactive(asking, request.cancel.clone()) {
+        Some(broker) => policy = policy.with_broker(broker),
+        None if !hooked => return None,
+        None => {}
     }
     let mut asker = PolicyAsker::new(policy, false, request.cancel.clone())
         .with_secrets(runnable.secrets.clone())
@@ -212,7 +225,7 @@ fn asker(runnable: &setup::Runnable, request: &StartRequest, asking: Arc<AtomicB
     if let Some(ceiling) = request.permission_ceiling {
         asker = asker.under(ceiling);
     }
-    Asker(Arc::new(asker))
+    Some(Asker(Arc::new(asker)))
 }
 
 /// Where a preset's row is, for people: `FILE:LINE:COLUMN`, or for the built-in preset the

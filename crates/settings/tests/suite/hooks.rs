@@ -183,3 +183,24 @@ fn hooks_of_every_scope_run_highest_first_and_once_each() {
         ]
     );
 }
+
+#[test]
+fn has_says_whether_an_event_has_a_hook_whatever_its_matcher() {
+    let hooks = hooks();
+    assert!(hooks.has(&HookEvent::PreToolUse));
+    assert!(hooks.has(&HookEvent::Stop));
+    assert!(!hooks.has(&HookEvent::PermissionRequest));
+    let matched_only = Hooks::from_value(
+        &json!({"PermissionRequest": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "x"}]}]}),
+        Scope::User,
+        None,
+        "u",
+    )
+    .unwrap();
+    assert!(matched_only.has(&HookEvent::PermissionRequest));
+    assert!(
+        matched_only
+            .for_event(&HookEvent::PermissionRequest, None)
+            .is_empty()
+    );
+}
