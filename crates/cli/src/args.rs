@@ -84,6 +84,11 @@ pub(crate) enum Command {
     /// Trust a project, so that its own settings' allow rules count (its deny rules and hooks
     /// count at once); --revoke takes it back, --list shows the record.
     Trust(TrustArgs),
+    /// List the MCP servers the in-process agents of this directory use (the preset's
+    /// mcp_servers:, ~/.claude.json's, a trusted project's .mcp.json), where each is
+    /// configured, whether it starts and the tools it offers (as mcp__<server>__<tool>). Exit 0
+    /// when every configured server starts, else 1.
+    McpServers(McpServersArgs),
     /// Check what the preset's enabled rows need and whether it is there: the product CLIs and
     /// their versions, the model's key and endpoint, the state dir, remote agents and NATS
     /// servers; one line each (ok, warn, missing: what to do). Exit 0 when everything enabled
@@ -348,6 +353,15 @@ pub(crate) struct AgentsArgs {
     #[command(flatten)]
     pub preset: ProjectArgs,
     /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct McpServersArgs {
+    #[command(flatten)]
+    pub preset: ProjectArgs,
+    /// Print one JSON object: every server with its source, transport, status and tools.
     #[arg(long)]
     pub json: bool,
 }

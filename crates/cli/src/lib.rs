@@ -38,6 +38,7 @@ mod line;
 mod logging;
 #[cfg(feature = "mcp")]
 mod mcp;
+mod mcp_client;
 mod parent;
 mod prompt;
 mod render;
@@ -92,6 +93,9 @@ pub enum RefusalCode {
     /// `PERMISSION_RULE_INVALID`, `HOOK_MATCHER_INVALID`, …), when a settings file or flag
     /// cannot be used.
     Settings(&'static str),
+    /// The MCP client's (`subagent_mcp_client::ErrorCode`: `MCP_CONFIG_INVALID`, …), when the
+    /// configured MCP servers cannot be used.
+    Mcp(subagent_mcp_client::ErrorCode),
 }
 
 impl RefusalCode {
@@ -101,6 +105,7 @@ impl RefusalCode {
             Self::Core(code) => code.as_str(),
             Self::Model(code) => code.as_str(),
             Self::Settings(code) => code,
+            Self::Mcp(code) => code.as_str(),
         }
     }
 }

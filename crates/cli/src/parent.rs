@@ -38,7 +38,8 @@ pub(crate) fn delegation_config(row: &subagent_preset::ToolRow) -> DelegationToo
 }
 
 /// The parent `run` runs (and `acp` serves): the built-in tools, the preset's delegation
-/// tools and the task tools, in `runnable.cwd`, permitted by `permissions`.
+/// tools, the task tools and the MCP servers' tools (once started), in `runnable.cwd`,
+/// permitted by `permissions`.
 pub(crate) fn parent_agent(
     runnable: &Runnable,
     max_turns: u32,
@@ -52,13 +53,15 @@ pub(crate) fn parent_agent(
             Arc::clone(&directory),
         )) as Arc<dyn Tool>
     });
-    // The task tools read and stop what the parent runs in the background (subagents, commands).
+    // The task tools read and stop what the parent runs in the background (subagents, commands);
+    // the MCP servers' tools come last (none until `McpSetup::start`).
     let tools = ToolSet::new(
         ToolSet::builtin(BashConfig::default())
             .into_iter()
             .chain(delegations)
             .chain(subagent_runtime::tools::task_tools()),
-    );
+    )
+    .concat(&runnable.mcp.host_tools.tools());
     // The settings' additionalDirectories beside the working directory.
     let roots = Roots::with_dirs(&runnable.cwd, &runnable.rules.additional_dirs)
         .map_err(|e| Refusal::invalid(format!("{e} (from the settings' additionalDirectories)")))?;

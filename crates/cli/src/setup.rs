@@ -46,9 +46,8 @@ pub(crate) fn factories(
     Ok(factories)
 }
 
-/// A variable of our environment, unless empty: read through `subagent_session::env`, so a
-/// secret `main` withdrew from the environment block (`subagent_process::withdraw`) is found
-/// like any other. Every variable the CLI reads goes through here.
+/// A variable of our environment, unless empty, through `subagent_session::env` (which keeps
+/// the secrets `main` withdrew): every variable the CLI reads goes through here.
 pub(crate) fn env(name: &str) -> Option<String> {
     subagent_session::env::var(name).filter(|value| !value.is_empty())
 }
@@ -324,8 +323,7 @@ fn section_to_config(section: &ModelSection) -> ModelConfig {
 const ANTHROPIC_DEFAULT: &str = "claude-sonnet-4-5";
 const OPENAI_DEFAULT: &str = "gpt-5.5";
 
-/// The variable whose value is the default base URL of a model of `kind` (as Claude Code and
-/// the OpenAI SDKs read it), so that one shell reaches one endpoint.
+/// The variable of a `kind` model's default base URL, as Claude Code and OpenAI's SDKs read it.
 pub(crate) fn base_url_env(kind: ModelKind) -> Option<&'static str> {
     match kind {
         ModelKind::Anthropic => Some("ANTHROPIC_BASE_URL"),
@@ -605,6 +603,8 @@ pub(crate) struct Runnable {
     pub settings: Arc<EffectiveSettings>,
     /// Their permission rules, as every in-process run applies them.
     pub rules: Arc<SettingsRules>,
+    /// Its in-process agents' MCP servers (started by `McpSetup::start`).
+    pub mcp: crate::mcp_client::McpSetup,
 }
 
 /// Loads the preset, chooses the model (the scripted one when `offline`), builds the registry
@@ -657,8 +657,10 @@ pub(crate) fn runnable_withholding(
     let rules = Arc::new(settings_rules(&settings));
     let model = choose_model(preset.model.as_ref(), model_flag, offline, switch, &env)?;
     let secrets = secrets(&preset, factories, &model, also);
+    let mcp = crate::mcp_client::McpSetup::configure(&preset, &settings, &cwd, &secrets)?;
     let sessions = session_store(&cwd);
     let mut provided = extensions(&preset, &model);
+    provided.insert(mcp.host_tools.clone());
     if let Some(store) = &sessions {
         provided.insert(store.clone());
     }
@@ -696,6 +698,7 @@ pub(crate) fn runnable_withholding(
         tasks,
         settings: Arc::new(settings),
         rules,
+        mcp,
     })
 }
 

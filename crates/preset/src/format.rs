@@ -228,6 +228,13 @@ pub(crate) struct Document {
     #[serde(default)]
     #[schemars(with = "Option<std::collections::BTreeMap<String, Value>>")]
     pub settings: Option<Spanned<Value>>,
+    /// MCP servers every in-process agent of this preset may use, in `.mcp.json`'s
+    /// `mcpServers` shape (`name: {command, args, env}` or `name: {type: http, url, headers}`;
+    /// `${VAR}` and `${VAR:-default}` expanded when a run starts), beside the user's and the
+    /// project's (docs/mcp.md).
+    #[serde(default)]
+    #[schemars(with = "Option<std::collections::BTreeMap<String, Value>>")]
+    pub mcp_servers: Option<Spanned<Value>>,
     /// The default model of in-process agents.
     #[serde(default)]
     #[schemars(with = "Option<ModelSection>")]

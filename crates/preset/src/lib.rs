@@ -101,6 +101,9 @@ pub struct Preset {
     /// The preset's `settings:` (Claude Code's settings.json shape), ranked between the command
     /// line and the project's settings files; read by `subagent-settings`.
     pub settings: Option<serde_json::Value>,
+    /// The preset's `mcp_servers:` (`.mcp.json`'s `mcpServers` shape), read by
+    /// `subagent-mcp-client`.
+    pub mcp_servers: Option<serde_json::Value>,
     /// The default model of in-process agents.
     pub model: Option<ModelSection>,
     /// Model aliases of in-process agents (`model_aliases:`): alias → model id, `${VAR}`

@@ -209,6 +209,16 @@ impl Loader<'_> {
             Some(spanned) => Some(spanned.value),
             None => None,
         };
+        let mcp_servers = match document.mcp_servers {
+            Some(spanned) if !spanned.value.is_object() => {
+                return Err(Error::Invalid {
+                    site: self.site_of(index, "mcp_servers".into(), position(&spanned)),
+                    message: "mcp_servers must be a mapping of servers by name, as .mcp.json's mcpServers".into(),
+                });
+            }
+            Some(spanned) => Some(spanned.value),
+            None => None,
+        };
         let model = match document.model {
             Some(spanned) => {
                 Some(self.model(position(&spanned), spanned.value, &base_dir, index)?)
@@ -252,6 +262,7 @@ impl Loader<'_> {
             max_depth,
             max_tool_result_bytes,
             settings,
+            mcp_servers,
             model,
             model_aliases,
             builtin_models,

@@ -93,7 +93,7 @@ pub use tasks::{
     RECENT_ACTIVITIES, TASK_RETENTION, TaskDir, TaskInfo, TaskKind, TaskNotification, TaskProgress,
     TaskState, TaskStatus, TaskTable,
 };
-pub use tools::{EventSink, Roots, Tool, ToolContext, ToolKind, ToolOutput, ToolSet};
+pub use tools::{EventSink, HostTools, Roots, Tool, ToolContext, ToolKind, ToolOutput, ToolSet};
 
 /// Errors of this crate.
 #[derive(Debug, thiserror::Error)]

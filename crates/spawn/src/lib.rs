@@ -3,7 +3,9 @@
 //! The child is a `subagent-runtime` agent: its system prompt is the provider's (or a default)
 //! plus the request's persona; its tools are the built-in tools (as configured), any extra tools
 //! the embedder added, and the parent's delegation tools when the parent is an in-process run
-//! (read from the `ParentSnapshot` in the request's extensions), then the request's tool filter.
+//! (read from the `ParentSnapshot` in the request's extensions), then the host's tools (a
+//! `HostTools` in the build context's extensions: the MCP servers' tools the CLI lists when a
+//! run starts), then the request's tool filter.
 //! A child that may not delegate (its depth is its cap: nesting is opt-in, see
 //! `subagent_runtime::delegation`) gets no delegation tool at all, and a call to one anyway is
 //! refused with `NESTED_DELEGATION_FORBIDDEN`. A background child (`StartRequest::background`)
@@ -46,9 +48,9 @@ use subagent_model::{Model, ModelAliases};
 use subagent_runtime::ChildExtras;
 use subagent_runtime::tools::BashConfig;
 use subagent_runtime::{
-    Agent, AgentConfig, AgentHooks, DefaultModel, OutputMode, ParentSnapshot, PermissionPolicy,
-    Roots, Secrets, Seed, SessionStore, SettingsRules, SummaryConfig, TaskDir, Tool, ToolKind,
-    ToolSet,
+    Agent, AgentConfig, AgentHooks, DefaultModel, HostTools, OutputMode, ParentSnapshot,
+    PermissionPolicy, Roots, Secrets, Seed, SessionStore, SettingsRules, SummaryConfig, TaskDir,
+    Tool, ToolKind, ToolSet,
 };
 
 /// The kind name in presets.
@@ -120,6 +122,8 @@ pub struct SpawnProvider {
     /// Progress summaries of children (from `summary_interval_secs`, or
     /// [`SpawnProvider::with_summaries`]).
     summaries: Option<SummaryConfig>,
+    /// Tools the host adds to every child once it has them (its MCP servers' tools).
+    host_tools: HostTools,
 }
 
 impl std::fmt::Debug for SpawnProvider {
@@ -191,7 +195,17 @@ impl SpawnProvider {
             aliases: ModelAliases::default(),
             inherited: Mutex::new(None),
             summaries,
+            host_tools: HostTools::new(),
         }
+    }
+
+    /// Tools every child gets after the built-in and delegation tools, once the host filled
+    /// `tools` (a `HostTools` in the build context's extensions: its MCP servers' tools); the
+    /// request's filters, plan mode and the background list apply to them as to the others.
+    #[must_use]
+    pub fn with_host_tools(mut self, tools: HostTools) -> Self {
+        self.host_tools = tools;
+        self
     }
 
     /// The configured secrets children keep in (`AgentConfig::secrets`); a child of an
@@ -355,6 +369,7 @@ impl SpawnProvider {
                 None => self.base_tools.clone(),
             }
         };
+        tools = tools.concat(&self.host_tools.tools());
         // Nobody waits on a background child: it gets the fixed background tools (which never
         // wait on a person) and never asks (its broker goes below).
         if request.background {
@@ -577,6 +592,9 @@ impl ProviderFactory for SpawnFactory {
         }
         if let Some(dir) = context.extensions.get::<TaskDir>() {
             provider = provider.with_task_dir((*dir).clone());
+        }
+        if let Some(tools) = context.extensions.get::<HostTools>() {
+            provider = provider.with_host_tools((*tools).clone());
         }
         // Rules from settings files and flags: a top-level start obeys them as a child of an
         // in-process parent does (through the parent's policy).

@@ -4,6 +4,7 @@ mod agents;
 mod delegate;
 mod doctor;
 mod manual;
+mod mcp_servers;
 mod preset;
 mod providers;
 mod run;
@@ -79,6 +80,12 @@ pub(crate) async fn dispatch(command: Command, factories: &[Arc<dyn ProviderFact
             settings::settings(&args, factories).unwrap_or_else(|r| r.report(json))
         }
         Command::Trust(args) => settings::trust(&args).unwrap_or_else(|r| r.report(false)),
+        Command::McpServers(args) => {
+            let json = args.json;
+            mcp_servers::mcp_servers(&args, factories)
+                .await
+                .unwrap_or_else(|r| r.report(json))
+        }
         Command::Completions(args) => manual::completions(&args),
         Command::Man(args) => manual::man(&args).unwrap_or_else(|r| r.report(false)),
         // A front door this build left out (`--no-default-features`): say which feature has it.

@@ -108,6 +108,8 @@ pub(super) async fn run(
     if let Some(broker) = TerminalBroker::if_interactive(Arc::clone(&asking), questions.clone()) {
         permissions = permissions.with_broker(broker);
     }
+    // The MCP servers start before the parent is built: their tools are in its first request.
+    runnable.mcp.start().await;
     let mut agent = parent_agent(&runnable, args.max_turns, permissions)?;
     agent = crate::flags::with_effort(agent, effort)?;
     if args.teams {

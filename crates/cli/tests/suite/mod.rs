@@ -24,6 +24,8 @@ mod kept;
 mod lists;
 mod logging;
 mod mcp;
+#[cfg(feature = "e2e")]
+mod mcp_client;
 mod nats;
 mod nesting;
 mod newcomer;

@@ -23,7 +23,7 @@ fn bad_presets() {
         (
             "unknown top-level key (typo)",
             "version: 1\nverison: 2\n".into(),
-            "dir/p.yaml:2:1: verison: unknown field `verison`, expected one of version, max_depth, max_tool_result_bytes, settings, model, model_aliases, builtin_models, agents, providers, tools",
+            "dir/p.yaml:2:1: verison: unknown field `verison`, expected one of version, max_depth, max_tool_result_bytes, settings, mcp_servers, model, model_aliases, builtin_models, agents, providers, tools",
         ),
         (
             "unknown row key (typo)",

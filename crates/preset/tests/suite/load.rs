@@ -59,6 +59,7 @@ fn a_full_preset_loads_into_plain_values() {
     let preset = load(FULL, &[("HOST", "gpu-box")]);
     let expected = Preset {
         settings: None,
+        mcp_servers: None,
         path: "conf/p.yaml".into(),
         base_dir: "conf".into(),
         version: 1,

@@ -175,6 +175,37 @@ pub trait Tool: Send + Sync {
     async fn call(&self, input: Value, context: &ToolContext) -> Result<ToolOutput>;
 }
 
+/// Tools a host adds to every in-process agent it builds, known only once the host has
+/// started what offers them (an MCP server's tools are listed when a run starts, after the
+/// providers were built): the host puts one handle in the build context's extensions, the
+/// providers keep it, and the host fills it once ([`HostTools::set`]) before its first run.
+/// Cloning shares the handle.
+#[derive(Clone, Default)]
+pub struct HostTools(Arc<std::sync::OnceLock<ToolSet>>);
+
+impl std::fmt::Debug for HostTools {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("HostTools").field(&self.0.get()).finish()
+    }
+}
+
+impl HostTools {
+    /// An empty handle.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Fills the handle with `tools`, once: a second call changes nothing and returns `false`.
+    pub fn set(&self, tools: impl IntoIterator<Item = Arc<dyn Tool>>) -> bool {
+        self.0.set(ToolSet::new(tools)).is_ok()
+    }
+
+    /// The tools, empty until [`HostTools::set`].
+    pub fn tools(&self) -> ToolSet {
+        self.0.get().cloned().unwrap_or_default()
+    }
+}
+
 /// The tools of a run, in the order the model sees them. Specs are computed once, so cloning a
 /// set (as a fork does) keeps descriptions byte-identical. Cloning is O(1).
 #[derive(Clone, Default)]

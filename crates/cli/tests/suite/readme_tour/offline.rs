@@ -74,6 +74,7 @@ fn help(project: &Project, command: &TourCommand) {
             "sessions",
             "settings",
             "trust",
+            "mcp-servers",
             "doctor",
             "completions",
             "man",
@@ -536,7 +537,10 @@ fn docs_cli_names_the_options_each_command_takes() {
             let words: Vec<&str> = usage.split_whitespace().collect();
             let command = words
                 .iter()
-                .take_while(|w| w.chars().all(|c| c.is_ascii_lowercase()))
+                .take_while(|w| {
+                    w.starts_with(|c: char| c.is_ascii_lowercase())
+                        && w.chars().all(|c| c.is_ascii_lowercase() || c == '-')
+                })
                 .copied()
                 .collect();
             let flags = words
@@ -564,6 +568,7 @@ fn docs_cli_names_the_options_each_command_takes() {
             &vec!["trust"],
             &vec!["preset", "validate"],
             &vec!["preset", "schema"],
+            &vec!["mcp-servers"],
             &vec!["doctor"],
             &vec!["completions"],
             &vec!["man"],
@@ -584,7 +589,7 @@ fn docs_cli_names_the_options_each_command_takes() {
                 "--settings",
             ],
             ["serve"] => vec!["--allowedTools", "--disallowedTools", "--settings"],
-            ["agents"] | ["doctor"] | ["settings"] => vec!["--preset", "--cwd"],
+            ["agents"] | ["doctor"] | ["settings"] | ["mcp-servers"] => vec!["--preset", "--cwd"],
             ["providers"] => vec!["--preset"],
             _ => Vec::new(),
         }

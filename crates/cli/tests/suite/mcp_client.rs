@@ -1,0 +1,193 @@
+//! MCP servers reach in-process agents through the binary (issue 29): the preset's
+//! `mcp_servers:` and a trusted project's `.mcp.json` give `run`'s parent and a `delegate`d
+//! spawn child the reference server's tools as `mcp__<server>__<tool>`, permission rules match
+//! them by that name, an untrusted project's servers wait, and `subagent mcp-servers` lists it
+//! all. The server is the pinned `@modelcontextprotocol/server-everything` on node.
+
+use std::path::PathBuf;
+
+use subagent_test_support::FakeServer;
+use subagent_test_support::cli::Subagent;
+
+/// The model calls the reference server's `echo`, then its `toggle-simulated-logging` (not
+/// read-only), then answers.
+const SCENARIO: &str = r#"
+- match: "use the server"
+  steps:
+    - tool_calls:
+        - name: mcp__everything__echo
+          input: {message: "from the model"}
+    - tool_calls:
+        - name: mcp__everything__toggle-simulated-logging
+          input: {}
+    - text: "done"
+"#;
+
+struct Project {
+    home: tempfile::TempDir,
+    dir: PathBuf,
+    preset: PathBuf,
+}
+
+fn everything() -> serde_json::Value {
+    let server = subagent_test_support::bench::installed_cli(
+        "@modelcontextprotocol/server-everything/dist/index.js",
+    );
+    serde_json::json!({"command": "node", "args": [server.display().to_string(), "stdio"]})
+}
+
+impl Project {
+    /// A project whose preset names the reference server (`in_preset`) or none.
+    fn new(url: &str, in_preset: bool) -> Self {
+        let home = tempfile::tempdir().unwrap();
+        let dir = home.path().join("project");
+        std::fs::create_dir_all(&dir).unwrap();
+        let preset = home.path().join("preset.yaml");
+        let servers = if in_preset {
+            format!(
+                "mcp_servers: {}\n",
+                serde_json::json!({"everything": everything()})
+            )
+        } else {
+            String::new()
+        };
+        std::fs::write(
+            &preset,
+            format!(
+                "version: 1\nmodel: {{kind: anthropic, name: m, base_url: \"{url}\", api_key_env: FAKE_KEY}}\nproviders: [{{name: spawn, kind: spawn}}]\ntools: [{{name: subagent, provider: spawn}}]\n{servers}"
+            ),
+        )
+        .unwrap();
+        Self {
+            dir: std::fs::canonicalize(dir).unwrap(),
+            home,
+            preset,
+        }
+    }
+
+    fn subagent(&self) -> Subagent {
+        Subagent::new(assert_cmd::cargo::cargo_bin("subagent"), self.home.path())
+            .cwd(&self.dir)
+            .fake_key()
+            .env(
+                "SUBAGENT_MANAGED_SETTINGS",
+                self.home.path().join("managed.json"),
+            )
+            .env("SUBAGENT_PRESET", &self.preset)
+    }
+}
+
+fn stderr(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// What the model read back of each tool call after `before`, as one JSON text.
+fn told(server: &FakeServer, before: usize) -> String {
+    server.model_requests()[before..]
+        .iter()
+        .map(|request| serde_json::to_string(&request.messages).unwrap())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_run_parent_and_a_spawn_child_call_the_servers_tools_under_the_rules() {
+    let server = FakeServer::from_yaml(SCENARIO).await.unwrap();
+    let project = Project::new(&server.url(), true);
+    for command in ["run", "delegate"] {
+        let before = server.model_requests().len();
+        let mut subagent = project.subagent().arg(command);
+        if command == "delegate" {
+            subagent = subagent.args(["--provider", "spawn"]);
+        }
+        let output = subagent.arg("use the server").output();
+        assert!(output.status.success(), "{command}: {}", stderr(&output));
+        let first = &server.model_requests()[before];
+        let names: Vec<String> = first.tool_names();
+        assert!(
+            names.iter().any(|n| n == "mcp__everything__echo"),
+            "{command}: the model is offered the server's tools: {names:?}"
+        );
+        let told = told(&server, before);
+        assert!(told.contains("Echo: from the model"), "{command}: {told}");
+        // Not read-only, no rule and nobody to ask: refused, by the name rules use.
+        assert!(
+            told.contains("mcp__everything__toggle-simulated-logging"),
+            "{command}: {told}"
+        );
+        assert!(told.contains("no one can be asked"), "{command}: {told}");
+    }
+    // A rule naming the server allows every tool of it.
+    let before = server.model_requests().len();
+    let output = project
+        .subagent()
+        .args(["run", "--allowedTools", "mcp__everything", "use the server"])
+        .output();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let told = told(&server, before);
+    assert!(
+        told.contains("Started simulated, random-leveled logging"),
+        "{told}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_projects_servers_wait_for_trust_and_mcp_servers_lists_them() {
+    let server = FakeServer::from_yaml(SCENARIO).await.unwrap();
+    let project = Project::new(&server.url(), false);
+    std::fs::write(
+        project.dir.join(".mcp.json"),
+        serde_json::json!({"mcpServers": {"everything": everything(), "broken": {"command": "/nonexistent/server"}}})
+            .to_string(),
+    )
+    .unwrap();
+    let listed = project.subagent().args(["mcp-servers", "--json"]).output();
+    let value: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let statuses: Vec<(&str, &str)> = value["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["name"].as_str().unwrap(), s["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        statuses,
+        [("everything", "untrusted"), ("broken", "untrusted")]
+    );
+    let output = project.subagent().args(["run", "use the server"]).output();
+    assert!(
+        stderr(&output).contains("do not start until you trust the project"),
+        "{}",
+        stderr(&output)
+    );
+    let trusted = project.subagent().arg("trust").output();
+    assert!(trusted.status.success(), "{}", stderr(&trusted));
+    let listed = project.subagent().args(["mcp-servers", "--json"]).output();
+    assert_eq!(listed.status.code(), Some(1), "a server does not start");
+    let value: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let everything = &value["servers"][0];
+    assert_eq!(everything["status"], "ok", "{value}");
+    assert!(
+        everything["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["name"] == "mcp__everything__echo" && t["read_only"] == true),
+        "{value}"
+    );
+    assert_eq!(value["servers"][1]["status"], "failed");
+    assert_eq!(value["servers"][1]["error"]["code"], "MCP_SERVER_FAILED");
+    let human = project.subagent().arg("mcp-servers").output();
+    let text = String::from_utf8_lossy(&human.stdout);
+    assert!(text.contains("mcp__everything__echo"), "{text}");
+    assert!(text.contains("error[MCP_SERVER_FAILED]"), "{text}");
+    // Trusted, the run gets the project's server (and says which one failed).
+    let before = server.model_requests().len();
+    let output = project.subagent().args(["run", "use the server"]).output();
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("MCP server `broken` is not available"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(told(&server, before).contains("Echo: from the model"));
+}
