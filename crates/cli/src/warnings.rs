@@ -89,6 +89,20 @@ pub(crate) fn print(catalog: &Catalog, cwd: &Path) {
     }
 }
 
+/// Prints the skills' warnings on stderr as [`print`] prints the catalog's.
+pub(crate) fn print_skills(skills: &subagent_catalog::Skills, cwd: &Path) {
+    let lines = lines(&skills.warnings(), cwd);
+    for line in lines.iter().take(MAX_PRINTED) {
+        eprintln!("warning: {line}");
+    }
+    if lines.len() > MAX_PRINTED {
+        eprintln!(
+            "warning: and {} more (`subagent skills` lists them)",
+            lines.len() - MAX_PRINTED
+        );
+    }
+}
+
 /// The refusal for an agent type the catalog does not have; when a definition file that would
 /// have defined it did not load, the refusal says why.
 pub(crate) fn unknown_agent(catalog: &Catalog, name: &str, cwd: &Path) -> Refusal {

@@ -38,17 +38,18 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use subagent_core::registry::DEFAULT_MAX_DEPTH;
+use subagent_core::skills::SkillDirectory;
 use subagent_core::{
     BuildContext, Capabilities, Capability, ChildTools, Error, PermissionMode, Placement,
     ProviderFactory, Run, StartRequest, SubagentProvider,
 };
 use subagent_model::{Model, ModelAliases};
 use subagent_runtime::ChildExtras;
-use subagent_runtime::tools::BashConfig;
+use subagent_runtime::tools::{BashConfig, SkillTool};
 use subagent_runtime::{
     Agent, AgentConfig, AgentHooks, DefaultModel, OutputMode, ParentSnapshot, PermissionPolicy,
-    Roots, Secrets, Seed, SessionStore, SettingsRules, SummaryConfig, TaskDir, Tool, ToolKind,
-    ToolSet,
+    PreloadSkills, Roots, RunSkills, SKILL_TOOL, Secrets, Seed, SessionStore, SettingsRules,
+    Skills, SummaryConfig, TaskDir, Tool, ToolKind, ToolSet,
 };
 
 /// The kind name in presets.
@@ -120,6 +121,8 @@ pub struct SpawnProvider {
     /// Progress summaries of children (from `summary_interval_secs`, or
     /// [`SpawnProvider::with_summaries`]).
     summaries: Option<SummaryConfig>,
+    /// Where children's skills come from ([`SpawnProvider::with_skills`]).
+    skills: Option<Arc<dyn SkillDirectory>>,
 }
 
 impl std::fmt::Debug for SpawnProvider {
@@ -191,7 +194,19 @@ impl SpawnProvider {
             aliases: ModelAliases::default(),
             inherited: Mutex::new(None),
             summaries,
+            skills: None,
         }
+    }
+
+    /// Gives children skills: the `Skill` tool (after the built-in tools) over `directory`, its
+    /// listing in a child's first message, and an agent type's `skills:` (a `PreloadSkills` in
+    /// the request's extensions) preloaded there. A filter that leaves a child no `Skill` tool
+    /// leaves it no listing; its preloaded skills it keeps (as in Claude Code).
+    #[must_use]
+    pub fn with_skills(mut self, directory: Arc<dyn SkillDirectory>) -> Self {
+        let tool: Arc<dyn Tool> = Arc::new(SkillTool::new(Arc::clone(&directory)));
+        self.skills = Some(directory);
+        self.with_tools([tool])
     }
 
     /// The configured secrets children keep in (`AgentConfig::secrets`); a child of an
@@ -437,6 +452,15 @@ impl SpawnProvider {
             Some(snapshot) => self.secrets.union(&snapshot.env.secrets),
             None => self.secrets.clone(),
         };
+        config.skills = self.skills.as_ref().map(|directory| RunSkills {
+            directory: Arc::clone(directory),
+            preload: request
+                .parent
+                .extensions
+                .get::<PreloadSkills>()
+                .map(|preload| preload.0.clone())
+                .unwrap_or_default(),
+        });
         Ok(config)
     }
 }
@@ -523,8 +547,8 @@ impl ProviderFactory for SpawnFactory {
         Placement::in_process_on_config_model(config)
     }
 
-    /// The runtime's built-in tools (those `config.tools` keeps) and the host's delegation
-    /// tools.
+    /// The runtime's built-in tools (those `config.tools` keeps), the `Skill` tool (where the
+    /// host has skills) and the host's delegation tools.
     fn child_tools(&self, config: &Value) -> Option<ChildTools> {
         let kept = BuildContext::parse_config::<SpawnConfig>(KIND, "", config)
             .ok()
@@ -537,6 +561,7 @@ impl ProviderFactory for SpawnFactory {
                     .is_none_or(|kept| kept.iter().any(|k| k == name))
             })
             .map(str::to_owned)
+            .chain([SKILL_TOOL.to_owned()])
             .collect();
         Some(ChildTools {
             names,
@@ -577,6 +602,9 @@ impl ProviderFactory for SpawnFactory {
         }
         if let Some(dir) = context.extensions.get::<TaskDir>() {
             provider = provider.with_task_dir((*dir).clone());
+        }
+        if let Some(skills) = context.extensions.get::<Skills>() {
+            provider = provider.with_skills(Arc::clone(&skills.0));
         }
         // Rules from settings files and flags: a top-level start obeys them as a child of an
         // in-process parent does (through the parent's policy).

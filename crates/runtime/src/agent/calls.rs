@@ -107,10 +107,18 @@ impl Agent {
         while let Ok(event) = forwarded.try_recv() {
             sender.emit(redacted(&env.secrets, event));
         }
-        calls
+        // Texts a tool attaches (a loaded skill's body) follow every result, in call order.
+        let mut attached: Vec<ContentBlock> = Vec::new();
+        let mut results: Vec<ContentBlock> = calls
             .iter()
             .zip(outputs)
             .map(|((id, name, _), mut output)| {
+                attached.extend(
+                    output
+                        .attached
+                        .drain(..)
+                        .map(|text| ContentBlock::text(env.secrets.redact(&text).into_owned())),
+                );
                 if let Cow::Owned(clean) = env.secrets.redact(&output.content) {
                     output.content = clean;
                 }
@@ -130,7 +138,9 @@ impl Agent {
                 });
                 ContentBlock::tool_result(id.clone(), output.content, output.is_error)
             })
-            .collect()
+            .collect();
+        results.extend(attached);
+        results
     }
 
     /// The run's cap on a tool result (see [`AgentConfig::max_tool_result_bytes`]).
@@ -174,7 +184,7 @@ impl Agent {
             return crate::tools::background_refusal(name);
         }
         let env = Arc::clone(&context.env);
-        let kind = tool.kind();
+        let kind = tool.call_kind(&input);
         let request = |input: &Value| {
             let mut subjects = tool.permission_subjects(input, &env.roots).into_iter();
             PermissionRequest {

@@ -1,0 +1,126 @@
+//! Skills in a run, in the shape Claude Code gives them to its model (docs/skills.md): the
+//! listing in the first message, a skill's body as a text beside the `Skill` call's result, and
+//! an agent type's preloaded skills in its first message.
+
+use std::sync::Arc;
+
+use subagent_core::skills::{LoadedSkill, SkillDirectory, SkillSummary};
+use subagent_session::ContentBlock;
+
+/// The `Skill` tool's name (Claude Code's).
+pub const SKILL_TOOL: &str = "Skill";
+
+/// Where the skills of runs come from, handed to providers in `BuildContext::extensions` (the
+/// CLI puts the catalog's there); spawn gives its children the `Skill` tool on it.
+#[derive(Clone)]
+pub struct Skills(pub Arc<dyn SkillDirectory>);
+
+impl std::fmt::Debug for Skills {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Skills")
+            .field(&self.0.skills().len())
+            .finish()
+    }
+}
+
+/// The skills an agent type preloads (its definition's `skills:`), handed to the child in its
+/// request's `parent.extensions` (as the delegation tool and `subagent delegate --agent` do).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PreloadSkills(pub Vec<String>);
+
+/// A run's skills: where they come from and which go into its first message.
+#[derive(Clone)]
+pub struct RunSkills {
+    /// Where they come from.
+    pub directory: Arc<dyn SkillDirectory>,
+    /// The names whose bodies open the run (an agent type's `skills:`). Names no skill has
+    /// are left out, as Claude Code leaves them out.
+    pub preload: Vec<String>,
+}
+
+impl std::fmt::Debug for RunSkills {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunSkills")
+            .field("preload", &self.preload)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RunSkills {
+    /// What a fresh conversation's first message gets after its prompt: each preloaded skill
+    /// (the command tags and its body), then, when the run has the `Skill` tool, the listing.
+    pub fn opening(&self, listed: bool) -> Vec<ContentBlock> {
+        let mut blocks = Vec::new();
+        for name in &self.preload {
+            match self.directory.load(name) {
+                Ok(skill) => {
+                    let name = &skill.summary.name;
+                    blocks.push(ContentBlock::text(format!(
+                        "<command-message>{name}</command-message>\n<command-name>{name}</command-name>\n<skill-format>true</skill-format>"
+                    )));
+                    blocks.push(ContentBlock::text(skill_text(&skill, None)));
+                }
+                Err(error) => tracing::warn!("preloaded skill {name:?} left out: {error}"),
+            }
+        }
+        if listed {
+            let skills = self.directory.skills();
+            if !skills.is_empty() {
+                blocks.push(ContentBlock::text(listing(&skills)));
+            }
+        }
+        blocks
+    }
+}
+
+/// The listing the model reads to choose a skill, one `- name: description` line each, as
+/// Claude Code writes it (ours in a `<system-reminder>` of the first message).
+pub fn listing(skills: &[SkillSummary]) -> String {
+    let mut text = String::from(
+        "<system-reminder>\nThe following skills are available for use with the Skill tool:\n\n",
+    );
+    for skill in skills {
+        text.push_str("- ");
+        text.push_str(&skill.name);
+        text.push_str(": ");
+        text.push_str(&skill.description);
+        text.push('\n');
+    }
+    text.push_str("</system-reminder>");
+    text
+}
+
+/// A loaded skill as the model reads it: `Base directory for this skill: <dir>`, the body, the
+/// folder's other files (ours: Claude Code names only the folder), then the call's `args`
+/// (`$ARGUMENTS` in the body replaced, else `ARGUMENTS: …` appended, as Claude Code does).
+pub fn skill_text(skill: &LoadedSkill, args: Option<&str>) -> String {
+    let mut body = skill.body.clone();
+    let args = args.filter(|args| !args.trim().is_empty());
+    let mut appended = None;
+    if let Some(args) = args {
+        if body.contains("$ARGUMENTS") {
+            body = body.replace("$ARGUMENTS", args);
+        } else {
+            appended = Some(args);
+        }
+    }
+    let mut text = format!(
+        "Base directory for this skill: {}\n\n{body}",
+        skill.summary.dir.display()
+    );
+    if !skill.files.is_empty() {
+        text.push_str(
+            "\n\nOther files in this skill's folder (paths relative to it; read them when the \
+             instructions point at them):",
+        );
+        for file in &skill.files {
+            text.push_str("\n- ");
+            text.push_str(&file.display().to_string());
+        }
+    }
+    if let Some(args) = appended {
+        text.push_str("\n\nARGUMENTS: ");
+        text.push_str(args);
+    }
+    text
+}
