@@ -166,16 +166,26 @@ async fn a_skill_reaches_the_model_as_claude_gives_it() {
         delegate(&["--provider", "claude-code", "parity preload claude"]);
         delegate(&["--provider", "spawn", "--agent", "greeter", "preload child"]);
     });
-    let preloaded: Vec<Vec<String>> = server
+    // Each child's first request, claude's (its tools are Claude Code's: `Read`) first.
+    let mut firsts: Vec<(bool, Vec<String>)> = server
         .model_requests()
         .iter()
-        .map(|r| texts(&first_blocks(r)))
-        .filter(|texts| {
+        .map(|r| (tool(r, "Read").is_some(), texts(&first_blocks(r))))
+        .filter(|(_, texts)| {
             texts
                 .iter()
                 .any(|t| t.starts_with("<command-message>greet"))
         })
-        .map(|texts| {
+        .collect();
+    firsts.sort_by_key(|(claude, _)| !claude);
+    assert_eq!(
+        firsts.iter().map(|(claude, _)| *claude).collect::<Vec<_>>(),
+        vec![true, false],
+        "one child of each: {firsts:#?}"
+    );
+    let preloaded: Vec<Vec<String>> = firsts
+        .into_iter()
+        .map(|(_, texts)| {
             let at = texts
                 .iter()
                 .position(|t| t.starts_with("<command-message>"))
@@ -187,8 +197,7 @@ async fn a_skill_reaches_the_model_as_claude_gives_it() {
                 .collect()
         })
         .collect();
-    assert!(preloaded.len() >= 2, "{preloaded:#?}");
-    let (claude, spawn) = (&preloaded[0], preloaded.last().unwrap());
+    let (claude, spawn) = (&preloaded[0], &preloaded[1]);
     assert_eq!(spawn, claude);
     assert_eq!(
         claude,
