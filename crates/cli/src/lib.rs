@@ -45,6 +45,7 @@ mod render;
 mod serve;
 mod settings;
 mod setup;
+mod skills;
 #[cfg(any(feature = "serve", feature = "mcp", feature = "nats"))]
 mod stop;
 mod teams;

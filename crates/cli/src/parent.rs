@@ -54,7 +54,7 @@ pub(crate) fn parent_agent(
         )) as Arc<dyn Tool>
     });
     // The `Skill` tool, when there is a skill to load, after the built-in tools.
-    let skills = setup::skill_directory(&runnable.skills);
+    let skills = crate::skills::directory(&runnable.skills);
     let skill_tool = skills
         .iter()
         .map(|directory| Arc::new(SkillTool::new(Arc::clone(directory))) as Arc<dyn Tool>);

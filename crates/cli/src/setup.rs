@@ -5,11 +5,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use subagent_catalog::{
-    BuiltinOptions, Catalog, CatalogConfig, ProviderTable, Skills, Source, SourceDir,
-    standard_dirs, standard_skill_dirs,
+    BuiltinOptions, Catalog, CatalogConfig, ProviderTable, Skills, Source, SourceDir, standard_dirs,
 };
 use subagent_core::registry::Registry;
-use subagent_core::skills::SkillDirectory;
 use subagent_core::{Extensions, ProviderFactory};
 use subagent_model::{Model, ModelConfig, ModelKind};
 use subagent_preset::{ModelSection, Preset, ToolRow};
@@ -607,7 +605,7 @@ pub(crate) struct Runnable {
     pub settings: Arc<EffectiveSettings>,
     /// Their permission rules, as every in-process run applies them.
     pub rules: Arc<SettingsRules>,
-    /// The skills of the user and the project ([`load_skills`]).
+    /// The skills of the user and the project (`crate::skills::load`).
     pub skills: Arc<Skills>,
 }
 
@@ -672,11 +670,7 @@ pub(crate) fn runnable_withholding(
     }
     provided.insert((*rules).clone());
     provided.insert(settings.clone());
-    // In-process children get the `Skill` tool when there is a skill to load.
-    let skills = Arc::new(load_skills(&cwd));
-    if let Some(directory) = skill_directory(&skills) {
-        provided.insert(subagent_runtime::Skills(directory));
-    }
+    let skills = crate::skills::provide(&mut provided, env("HOME").as_deref(), &cwd);
     let context = build_context(&preset, &secrets, provided);
     let built = preset
         .build(factories, &context)
@@ -707,19 +701,6 @@ pub(crate) fn runnable_withholding(
         rules,
         skills,
     })
-}
-
-/// The skills: `SKILL.md` folders of the user's and the project's `.claude/skills/` and
-/// `.subagents/skills/`.
-pub(crate) fn load_skills(cwd: &Path) -> Skills {
-    let home = env("HOME").map(PathBuf::from);
-    Skills::load(standard_skill_dirs(home.as_deref(), Some(cwd)))
-}
-
-/// The skills as runs read them, when there is one the model may load (a run without any gets
-/// no `Skill` tool, so its tool list is what it was before skills).
-pub(crate) fn skill_directory(skills: &Arc<Skills>) -> Option<Arc<dyn SkillDirectory>> {
-    (!skills.skills().is_empty()).then(|| Arc::clone(skills) as Arc<dyn SkillDirectory>)
 }
 
 /// What `subagent providers` builds each row with, so that a row's table is the one it would

@@ -16,7 +16,8 @@ pub(super) fn skills(args: &SkillsArgs) -> Result<ExitCode, Refusal> {
     };
     let cwd = std::fs::canonicalize(&dir)
         .map_err(|e| Refusal::invalid(format!("--cwd {}: {e}", dir.display())))?;
-    let skills = setup::load_skills(&cwd);
+    let home = setup::env("HOME");
+    let skills = crate::skills::load(home.as_deref().map(std::path::Path::new), &cwd);
     let entries = skills.entries();
     let warnings = skills.warnings();
     if args.json {
