@@ -171,8 +171,15 @@ impl SkillDirectory for Skills {
 fn load(dirs: &[SourceDir]) -> Loaded {
     let mut loaded = Loaded::default();
     let mut found: Vec<SkillEntry> = Vec::new();
+    // A folder reached twice (the home directory being the project) counts once, as the user's.
+    let mut seen: Vec<PathBuf> = Vec::new();
     for dir in dirs {
         for folder in folders(dir, &mut loaded.warnings) {
+            let canonical = std::fs::canonicalize(&folder).unwrap_or_else(|_| folder.clone());
+            if seen.contains(&canonical) {
+                continue;
+            }
+            seen.push(canonical);
             let path = folder.join(SKILL_FILE);
             let name = folder
                 .file_name()

@@ -47,11 +47,11 @@ pub(crate) enum Command {
     Acp(AcpArgs),
     /// Show the capability table of the preset's providers (disabled rows marked).
     Providers(ProvidersArgs),
+    /// Show the effective agent catalog with sources and warnings.
+    Agents(AgentsArgs),
     /// Show the skills (SKILL.md folders of the user's and the project's .claude/skills/ and
     /// .subagents/skills/) with their sources, what they override, and warnings.
     Skills(SkillsArgs),
-    /// Show the effective agent catalog with sources and warnings.
-    Agents(AgentsArgs),
     /// Serve the preset's agents to A2A clients (Agent2Agent 1.0: JSON-RPC + SSE) until
     /// SIGTERM/SIGINT, which drains; logs on stderr (docs/remote.md).
     #[cfg_attr(

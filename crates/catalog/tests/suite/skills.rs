@@ -209,3 +209,19 @@ fn a_skill_that_does_not_parse_is_a_warning_at_its_place_and_a_code_when_called(
         "unknown skill \"hidden\" (available: \"typo\")"
     );
 }
+
+#[test]
+fn a_home_that_is_the_project_counts_its_skills_once() {
+    let (_root, home, _project) = layout();
+    write(
+        &home,
+        ".claude/skills/greet/SKILL.md",
+        &skill("greet", "g", "G\n"),
+    );
+    let skills = Skills::load(standard_skill_dirs(Some(&home), Some(&home)));
+    let entries = skills.entries();
+    assert_eq!(entries.len(), 1);
+    assert_eq!(entries[0].summary.source, "user");
+    assert!(entries[0].overridden.is_empty());
+    assert_eq!(skills.warnings(), vec![]);
+}
