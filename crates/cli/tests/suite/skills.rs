@@ -40,6 +40,18 @@ const SCENARIOS: &str = r#"
         - name: Skill
           input: {skill: greet}
     - text: "not reached"
+- match: "fork the greeting"
+  steps:
+    - tool_calls:
+        - name: subagent
+          input: {description: forked, prompt: "forked job"}
+    - text: "parent done"
+- match: "forked job"
+  steps:
+    - text: "fork done"
+- match: "<result>fork done"
+  steps:
+    - text: "parent done"
 - match: "unknown skill"
   steps:
     - tool_calls:
@@ -367,4 +379,44 @@ async fn skills_lists_them_with_sources_and_warnings() {
     assert_eq!(warnings[0]["kind"], "invalid");
     assert_eq!(warnings[0]["line"], 2);
     assert_eq!(warnings[0]["column"], 14);
+}
+
+/// A fork keeps its parent's tool list, `Skill` included, byte for byte (its prompt cache
+/// depends on it), and its parent's first message, listing included, once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fork_keeps_its_parents_skill_tool_and_listing() {
+    let place = Skilled::new("").await;
+    let url = place.server.url();
+    std::fs::write(
+        &place.preset,
+        format!(
+            "version: 1\nmax_depth: 2\nmodel:\n  kind: anthropic\n  name: fake-model\n  base_url: {url}\n  api_key_env: FAKE_KEY\n  retry:\n    max_retries: 0\nproviders:\n  - name: spawn\n    kind: spawn\n  - name: fork\n    kind: fork\ntools:\n  - name: subagent\n    provider: spawn\n    fork: fork\n"
+        ),
+    )
+    .unwrap();
+    let output = place.run(&["run"], "fork the greeting").await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let requests = place.server.model_requests();
+    let fork = requests
+        .iter()
+        .find(|r| {
+            texts(&last_blocks(r))
+                .iter()
+                .any(|t| t.contains("forked job"))
+        })
+        .expect("the fork's request");
+    let body = |r: &RecordedRequest| r.body.clone().unwrap();
+    assert_eq!(body(fork)["tools"], body(&requests[0])["tools"]);
+    assert!(tool(fork, "Skill").is_some());
+    // The same first message (the parent's request carried the cache marker on it).
+    assert_eq!(
+        texts(&first_blocks(fork)),
+        texts(&first_blocks(&requests[0]))
+    );
+    assert_eq!(
+        whole(fork)
+            .matches("The following skills are available")
+            .count(),
+        1
+    );
 }
