@@ -124,3 +124,64 @@ pub fn skill_text(skill: &LoadedSkill, args: Option<&str>) -> String {
     }
     text
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use pretty_assertions::assert_eq;
+    use subagent_core::skills::{LoadedSkill, SkillSummary};
+
+    use super::*;
+
+    fn skill(body: &str, files: &[&str]) -> LoadedSkill {
+        LoadedSkill {
+            summary: SkillSummary {
+                name: "greet".into(),
+                description: "Greets.".into(),
+                dir: PathBuf::from("/p/.claude/skills/greet"),
+                ..SkillSummary::default()
+            },
+            body: body.into(),
+            files: files.iter().map(PathBuf::from).collect(),
+        }
+    }
+
+    #[test]
+    fn a_skill_reads_as_claude_code_writes_it() {
+        assert_eq!(
+            skill_text(&skill("Say hi.\n", &[]), None),
+            "Base directory for this skill: /p/.claude/skills/greet\n\nSay hi.\n"
+        );
+        assert_eq!(
+            skill_text(&skill("Say hi.\n", &[]), Some("Ann")),
+            "Base directory for this skill: /p/.claude/skills/greet\n\nSay hi.\n\n\nARGUMENTS: Ann"
+        );
+        // `$ARGUMENTS` in the body takes them instead; blank arguments are none.
+        assert_eq!(
+            skill_text(&skill("Greet $ARGUMENTS.\n", &[]), Some("Ann")),
+            "Base directory for this skill: /p/.claude/skills/greet\n\nGreet Ann.\n"
+        );
+        assert_eq!(
+            skill_text(&skill("Say hi.\n", &[]), Some("  ")),
+            "Base directory for this skill: /p/.claude/skills/greet\n\nSay hi.\n"
+        );
+        assert_eq!(
+            skill_text(&skill("Say hi.", &["a.md", "scripts/b.sh"]), Some("x")),
+            "Base directory for this skill: /p/.claude/skills/greet\n\nSay hi.\n\nOther files in this skill's folder (paths relative to it; read them when the instructions point at them):\n- a.md\n- scripts/b.sh\n\nARGUMENTS: x"
+        );
+    }
+
+    #[test]
+    fn the_listing_is_one_line_a_skill() {
+        let summary = |name: &str, description: &str| SkillSummary {
+            name: name.into(),
+            description: description.into(),
+            ..SkillSummary::default()
+        };
+        assert_eq!(
+            listing(&[summary("tidy", "Tidies."), summary("greet", "Greets.")]),
+            "<system-reminder>\nThe following skills are available for use with the Skill tool:\n\n- tidy: Tidies.\n- greet: Greets.\n</system-reminder>"
+        );
+    }
+}

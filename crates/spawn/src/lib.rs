@@ -29,6 +29,11 @@
 //! has it, a provider on a chat server not known to take an effort does not. A request's model
 //! may be an alias ([`SpawnProvider::with_aliases`]).
 //!
+//! Given skills ([`SpawnProvider::with_skills`], or `Skills` in the build context's
+//! extensions), a child has the `Skill` tool after the built-in ones (unless its filters take it
+//! away), the skills listed in its first message after its task when it has the tool, and the
+//! skills its agent type preloads (`PreloadSkills` in the request's extensions) there as well.
+//!
 //! Deliberately not here: the agent loop and tools (`subagent-runtime`), the parent's
 //! conversation (that is `subagent-fork`).
 
