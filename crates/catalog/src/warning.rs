@@ -42,6 +42,9 @@ pub enum WarningKind {
     /// (`mcpServers`, `hooks`, `memory`, `initialPrompt`, `isolation: remote`). The
     /// definition loads; the message says what the agent does without it.
     UnsupportedField,
+    /// An agent definition's `skills:` names a skill no `SKILL.md` defines. The definition
+    /// loads; its children start without that skill.
+    UnknownSkill,
 }
 
 /// One load warning. `Display` gives `path:line:column: message` (the parts that are known).

@@ -73,7 +73,7 @@ pub(super) async fn delegate(
         None => None,
     };
     warnings::print(&runnable.catalog, &runnable.cwd);
-    warnings::print_skills(&runnable.skills, &runnable.cwd);
+    warnings::print_skills(&runnable.skills, &runnable.catalog, &runnable.cwd);
     let provider = match (
         &args.provider,
         record

@@ -280,6 +280,10 @@ async fn an_agents_preloaded_skill_is_in_its_first_request() {
         "`skills:` is honoured, not warned about: {err}"
     );
     assert!(
+        err.contains("warning: .claude/agents/greeter.md:5:1: agent `greeter` preloads skill `nosuch`, which no SKILL.md defines: it is left out"),
+        "{err}"
+    );
+    assert!(
         err.contains("preloaded skill \"nosuch\" left out: unknown skill"),
         "{err}"
     );
