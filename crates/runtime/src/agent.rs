@@ -309,9 +309,18 @@ impl Agent {
     /// that took `self` by value would keep a second copy beside its caller's).
     async fn run_in_place(&mut self, seed: Seed, sender: &RunSender) -> (Outcome, EventLog) {
         let cancel = sender.cancel_token().clone();
+        // The reading tools reach the skills' folders (a user's skill is outside the project).
+        let roots = match &self.config.skills {
+            Some(skills) => self
+                .config
+                .roots
+                .clone()
+                .with_read_only(skills.directory.skills().into_iter().map(|s| s.dir)),
+            None => self.config.roots.clone(),
+        };
         let env = Arc::new(RunEnv {
             run_id: sender.id(),
-            roots: self.config.roots.clone(),
+            roots,
             depth: self.config.depth,
             max_depth: self.config.max_depth,
             background: self.config.background,

@@ -424,3 +424,69 @@ async fn a_fork_keeps_its_parents_skill_tool_and_listing() {
         1
     );
 }
+
+/// A user's skill is outside the project, where the file tools do not write: once skills are
+/// there, the reading tools reach its folder (so the model can read the files the listing
+/// names), and the writing tools still do not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_users_skill_folder_is_read_but_not_written() {
+    let home = tempfile::tempdir().unwrap();
+    let home_path = std::fs::canonicalize(home.path()).unwrap();
+    let project = home_path.join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    let tidy = home_path.join(".claude/skills/tidy");
+    write(
+        &tidy,
+        "SKILL.md",
+        "---\ndescription: Tidies up.\n---\nTIDY-BODY\n",
+    );
+    write(&tidy, "notes.md", "NOTES-INSIDE\n");
+    let notes = tidy.join("notes.md");
+    let scenarios = format!(
+        r#"
+- match: "tidy please"
+  steps:
+    - tool_calls:
+        - name: Skill
+          input: {{skill: tidy}}
+    - text: "not reached"
+- match: "TIDY-BODY"
+  steps:
+    - tool_calls:
+        - name: read_file
+          input: {{path: "{notes}"}}
+    - tool_calls:
+        - name: write_file
+          input: {{path: "{notes}", content: "overwritten"}}
+    - text: "tidied"
+"#,
+        notes = notes.display()
+    );
+    let server = FakeServer::from_yaml(&scenarios).await.unwrap();
+    let preset = fake_preset(&home_path, &server.url(), "");
+    let mut command = subagent(&home_path);
+    command
+        .current_dir(&project)
+        .env(
+            subagent_test_support::cli::FAKE_KEY.0,
+            subagent_test_support::cli::FAKE_KEY.1,
+        )
+        .args(["run", "--permission-mode", "bypass", "--preset"])
+        .arg(&preset)
+        .arg("tidy please");
+    let output = tokio::task::spawn_blocking(move || command.output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(stdout(&output), "tidied\n");
+    let requests = server.model_requests();
+    let read = &last_blocks(&requests[2])[0];
+    assert_ne!(read["is_error"], true, "{read}");
+    assert!(
+        read["content"].as_str().unwrap().contains("NOTES-INSIDE"),
+        "{read}"
+    );
+    let written = &last_blocks(&requests[3])[0];
+    assert_eq!(written["is_error"], true, "{written}");
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "NOTES-INSIDE\n");
+}
