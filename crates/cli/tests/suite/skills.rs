@@ -48,8 +48,11 @@ const SCENARIOS: &str = r#"
     - text: "parent done"
 - match: "forked job"
   steps:
-    - text: "fork done"
-- match: "<result>fork done"
+    - tool_calls:
+        - name: Skill
+          input: {skill: greet}
+    - text: "not reached"
+- match: "<result>greeted"
   steps:
     - text: "parent done"
 - match: "unknown skill"
@@ -386,7 +389,8 @@ async fn skills_lists_them_with_sources_and_warnings() {
 }
 
 /// A fork keeps its parent's tool list, `Skill` included, byte for byte (its prompt cache
-/// depends on it), and its parent's first message, listing included, once.
+/// depends on it), and its parent's first message, listing included, once; in the background
+/// (as a fork runs) it loads a skill all the same.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fork_keeps_its_parents_skill_tool_and_listing() {
     let place = Skilled::new("").await;
@@ -423,6 +427,16 @@ async fn a_fork_keeps_its_parents_skill_tool_and_listing() {
             .count(),
         1
     );
+    assert_eq!(stdout(&output), "parent done\n");
+    let loaded = requests
+        .iter()
+        .filter(|r| whole(r).contains("forked job"))
+        .any(|r| {
+            texts(&last_blocks(r))
+                .iter()
+                .any(|t| t.contains("Say GREET-BODY-MARKER"))
+        });
+    assert!(loaded, "{requests:#?}");
 }
 
 /// A user's skill is outside the project, where the file tools do not write: once skills are

@@ -86,13 +86,14 @@ impl EventSink {
 
 /// The tools a background run may use, by name (Claude Code's async agents have such a fixed
 /// list): reading, searching, editing, writing, running commands, and reading and stopping its
-/// own background tasks. Besides these, a background run keeps its delegation tools (its depth
+/// own background tasks, and loading a skill (`Skill`: a skill that needs permission is
+/// denied, as every question of a background run is). Besides these, a background run keeps its delegation tools (its depth
 /// cap decides whether it may delegate: nesting is opt-in) and the harness's own tools
 /// ([`ToolKind::Internal`]: structured output). Nothing else: an embedder's tool may wait on a
 /// person, and nobody waits on a background run. A background run is not offered the others
 /// ([`ToolSet::for_background`]) and a call to one anyway (a fork keeps its parent's list for
 /// the prompt cache) is refused with an error result the model can read.
-pub const BACKGROUND_TOOLS: [&str; 10] = [
+pub const BACKGROUND_TOOLS: [&str; 11] = [
     "ls",
     "read_file",
     "glob",
@@ -103,6 +104,7 @@ pub const BACKGROUND_TOOLS: [&str; 10] = [
     "bash",
     "task_output",
     "task_stop",
+    "Skill",
 ];
 
 /// Whether a background run may use the tool `name` of `kind` (see [`BACKGROUND_TOOLS`]).
