@@ -173,41 +173,43 @@ pub fn skill_body(text: &str) -> &str {
     split_frontmatter(text).map_or(text, |(_, body)| body)
 }
 
-/// The files of a skill folder other than its `SKILL.md`, relative to it, sorted; hidden
-/// entries skipped, at most `limit` (a folder is instructions and a few scripts, not a tree to
-/// walk without end).
+/// The files of a skill folder other than its `SKILL.md`, relative to it, in path order;
+/// hidden entries skipped, at most `limit` of them, and the walk stops there (a folder is
+/// instructions and a few scripts, not a tree to walk without end).
 pub fn skill_files(dir: &Path, limit: usize) -> Vec<PathBuf> {
     let mut files = Vec::new();
-    let mut pending = vec![(dir.to_path_buf(), 0usize)];
-    while let Some((folder, depth)) = pending.pop() {
-        let Ok(entries) = std::fs::read_dir(&folder) else {
-            continue;
-        };
-        let mut paths: Vec<PathBuf> = entries
-            .filter_map(|entry| entry.ok())
-            .filter(|entry| !entry.file_name().to_string_lossy().starts_with('.'))
-            .map(|entry| entry.path())
-            .collect();
-        paths.sort();
-        for path in paths {
-            match std::fs::metadata(&path) {
-                Ok(meta) if meta.is_dir() && depth + 1 < crate::MAX_DIR_DEPTH => {
-                    pending.push((path, depth + 1));
-                }
-                Ok(meta) if meta.is_file() => {
-                    if let Ok(relative) = path.strip_prefix(dir)
-                        && relative != Path::new(SKILL_FILE)
-                    {
-                        files.push(relative.to_path_buf());
-                    }
-                }
-                _ => {}
+    walk_files(dir, dir, 0, limit, &mut files);
+    files
+}
+
+fn walk_files(root: &Path, folder: &Path, depth: usize, limit: usize, files: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(folder) else {
+        return;
+    };
+    let mut paths: Vec<PathBuf> = entries
+        .filter_map(|entry| entry.ok())
+        .filter(|entry| !entry.file_name().to_string_lossy().starts_with('.'))
+        .map(|entry| entry.path())
+        .collect();
+    paths.sort();
+    for path in paths {
+        if files.len() >= limit {
+            return;
+        }
+        match std::fs::metadata(&path) {
+            Ok(meta) if meta.is_dir() && depth + 1 < crate::MAX_DIR_DEPTH => {
+                walk_files(root, &path, depth + 1, limit, files);
             }
+            Ok(meta) if meta.is_file() => {
+                if let Ok(relative) = path.strip_prefix(root)
+                    && relative != Path::new(SKILL_FILE)
+                {
+                    files.push(relative.to_path_buf());
+                }
+            }
+            _ => {}
         }
     }
-    files.sort();
-    files.truncate(limit);
-    files
 }
 
 fn unknown(field: &str) -> String {

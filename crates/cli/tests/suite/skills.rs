@@ -504,3 +504,29 @@ async fn a_users_skill_folder_is_read_but_not_written() {
     assert_eq!(written["is_error"], true, "{written}");
     assert_eq!(std::fs::read_to_string(&notes).unwrap(), "NOTES-INSIDE\n");
 }
+
+/// A skill's body past the run's cap on a tool result reaches the model cut, as a result would,
+/// with a marker saying how to read the rest.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_skill_body_is_cut_at_the_runs_cap() {
+    let place = Skilled::new("").await;
+    let long = format!("{GREET}{}\nTHE-END\n", "filler line\n".repeat(200));
+    write(&place.project, ".claude/skills/greet/SKILL.md", &long);
+    let preset = std::fs::read_to_string(&place.preset).unwrap();
+    std::fs::write(
+        &place.preset,
+        preset.replace("version: 1\n", "version: 1\nmax_tool_result_bytes: 600\n"),
+    )
+    .unwrap();
+    let output = place.run(&["run"], "greet please").await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let requests = place.server.model_requests();
+    let body = &texts(&last_blocks(&requests[1]))[0];
+    assert!(body.len() < 1000, "{body}");
+    assert!(body.contains("Say GREET-BODY-MARKER"), "{body}");
+    assert!(body.contains("ARGUMENTS: Ann"), "the end is kept: {body}");
+    assert!(
+        body.contains("bytes cut here: a tool result keeps at most 600 bytes. To see the rest, read the file it comes from (a skill's SKILL.md) with read_file, a part at a time.]"),
+        "{body}"
+    );
+}

@@ -21,6 +21,11 @@ use crate::result_cap::{
 use crate::tasks::TaskNotification;
 use crate::tools::{EventSink, ToolContext, ToolKind, ToolOutput};
 
+/// What the model is told to see the rest of an attached text cut at the run's cap (a skill's
+/// body: its `SKILL.md`, whose folder the text names).
+const ATTACHED_HINT: &str =
+    "read the file it comes from (a skill's SKILL.md) with read_file, a part at a time";
+
 impl Agent {
     pub(super) async fn run_tools(
         &self,
@@ -113,12 +118,11 @@ impl Agent {
             .iter()
             .zip(outputs)
             .map(|((id, name, _), mut output)| {
-                attached.extend(
-                    output
-                        .attached
-                        .drain(..)
-                        .map(|text| ContentBlock::text(env.secrets.redact(&text).into_owned())),
-                );
+                // Redacted and cut as results are.
+                attached.extend(output.attached.drain(..).map(|text| {
+                    let text = env.secrets.redact(&text).into_owned();
+                    ContentBlock::text(cut_result(text, self.result_cap(), ATTACHED_HINT))
+                }));
                 if let Cow::Owned(clean) = env.secrets.redact(&output.content) {
                     output.content = clean;
                 }
