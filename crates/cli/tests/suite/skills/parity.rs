@@ -33,6 +33,15 @@ const BOTH: &str = r#"
 - match: "GREET-BODY-MARKER"
   steps:
     - text: "greeted"
+- match: "guarded (claude|spawn)"
+  steps:
+    - tool_calls:
+        - name: Skill
+          input: {skill: guarded}
+    - text: "refused"
+- match: "GUARDED-BODY"
+  steps:
+    - text: "loaded"
 - match: "parity preload claude"
   steps:
     - tool_calls:
@@ -110,16 +119,27 @@ async fn a_skill_reaches_the_model_as_claude_gives_it() {
         "---\nname: greeter\ndescription: Greets with the greet skill preloaded.\nskills: greet\n---\nYou greet.\n",
     );
     let project = std::fs::canonicalize(project).unwrap();
+    write(
+        &project,
+        ".claude/skills/guarded/SKILL.md",
+        "---\ndescription: Needs a tool.\nallowed-tools: Bash(touch:*)\n---\nGUARDED-BODY\n",
+    );
     let row = super::super::pinned::claude_code_row(
         home.path(),
         &server.url(),
         "      permission_mode: bypassPermissions\n",
     );
+    let dont_ask = super::super::pinned::claude_code_row(
+        home.path(),
+        &server.url(),
+        "      permission_mode: dontAsk\n",
+    )
+    .replace("name: claude-code", "name: claude-dont-ask");
     let preset = home.path().join("preset.yaml");
     std::fs::write(
         &preset,
         format!(
-            "version: 1\nmodel: {{kind: anthropic, name: m, base_url: \"{url}\", api_key_env: FAKE_KEY}}\nproviders:\n  - {{name: spawn, kind: spawn}}\n{row}tools: [{{name: subagent, provider: spawn}}]\n",
+            "version: 1\nmodel: {{kind: anthropic, name: m, base_url: \"{url}\", api_key_env: FAKE_KEY}}\nproviders:\n  - {{name: spawn, kind: spawn}}\n  - {{name: spawn-dont-ask, kind: spawn, config: {{permission_mode: dont-ask}}}}\n{row}{dont_ask}tools: [{{name: subagent, provider: spawn}}]\n",
             url = server.url(),
         ),
     )
@@ -160,6 +180,35 @@ async fn a_skill_reaches_the_model_as_claude_gives_it() {
         )]
     );
     assert!(claude.listed);
+
+    // A skill that names `allowed-tools` needs permission: both refuse it in don't-ask mode,
+    // and neither model sees its body.
+    let before = server.model_requests().len();
+    tokio::task::block_in_place(|| {
+        delegate(&["--provider", "claude-dont-ask", "guarded claude"]);
+        delegate(&["--provider", "spawn-dont-ask", "guarded spawn"]);
+    });
+    let requests = server.model_requests()[before..].to_vec();
+    let refusals: Vec<(bool, bool)> = ["guarded claude", "guarded spawn"]
+        .iter()
+        .map(|marker| {
+            let answered = requests
+                .iter()
+                .filter(|r| {
+                    serde_json::to_string(&first_blocks(r))
+                        .unwrap()
+                        .contains(marker)
+                })
+                .find(|r| last_blocks(r)[0]["type"] == "tool_result")
+                .unwrap_or_else(|| panic!("{marker}: {requests:#?}"));
+            let result = &last_blocks(answered)[0];
+            let body = serde_json::to_string(answered.body.as_ref().unwrap())
+                .unwrap()
+                .contains("GUARDED-BODY");
+            (result["is_error"] == true, body)
+        })
+        .collect();
+    assert_eq!(refusals, vec![(true, false), (true, false)]);
 
     // A preloaded skill: the texts after the task in the child's first request.
     tokio::task::block_in_place(|| {
