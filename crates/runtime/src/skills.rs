@@ -91,19 +91,13 @@ pub fn listing(skills: &[SkillSummary]) -> String {
 }
 
 /// A loaded skill as the model reads it: `Base directory for this skill: <dir>`, the body, the
-/// folder's other files (ours: Claude Code names only the folder), then the call's `args`
-/// (`$ARGUMENTS` in the body replaced, else `ARGUMENTS: …` appended, as Claude Code does).
+/// folder's other files (ours: Claude Code names only the folder), then the call's `args`, as
+/// the pinned `claude` does: `$ARGUMENTS` in the body is the whole of them, `$ARGUMENTS[N]` and
+/// `$N` the Nth (from 0, quotes grouping words), each empty without them; a body with none of
+/// these gets `ARGUMENTS: …` appended instead.
 pub fn skill_text(skill: &LoadedSkill, args: Option<&str>) -> String {
-    let mut body = skill.body.clone();
-    let args = args.filter(|args| !args.trim().is_empty());
-    let mut appended = None;
-    if let Some(args) = args {
-        if body.contains("$ARGUMENTS") {
-            body = body.replace("$ARGUMENTS", args);
-        } else {
-            appended = Some(args);
-        }
-    }
+    let args = args.unwrap_or_default();
+    let (body, placed) = substitute(&skill.body, args);
     let mut text = format!(
         "Base directory for this skill: {}\n\n{body}",
         skill.summary.dir.display()
@@ -118,11 +112,91 @@ pub fn skill_text(skill: &LoadedSkill, args: Option<&str>) -> String {
             text.push_str(&file.display().to_string());
         }
     }
-    if let Some(args) = appended {
+    if !placed && !args.trim().is_empty() {
         text.push_str("\n\nARGUMENTS: ");
         text.push_str(args);
     }
     text
+}
+
+/// `body` with its argument placeholders replaced, and whether it had any.
+fn substitute(body: &str, args: &str) -> (String, bool) {
+    const WHOLE: &str = "$ARGUMENTS";
+    let words = split_args(args);
+    let word = |index: &str| -> &str {
+        index
+            .parse::<usize>()
+            .ok()
+            .and_then(|i| words.get(i))
+            .map_or("", String::as_str)
+    };
+    let mut out = String::with_capacity(body.len());
+    let mut placed = false;
+    let mut rest = body;
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..at]);
+        let tail = &rest[at..];
+        let digits = |text: &str| text.chars().take_while(char::is_ascii_digit).count();
+        if let Some(after) = tail.strip_prefix(WHOLE) {
+            let indexed = after
+                .strip_prefix('[')
+                .map(|inner| (inner, digits(inner)))
+                .filter(|(inner, n)| *n > 0 && inner[*n..].starts_with(']'));
+            match indexed {
+                Some((inner, n)) => {
+                    out.push_str(word(&inner[..n]));
+                    rest = &inner[n + 1..];
+                }
+                None => {
+                    out.push_str(args);
+                    rest = after;
+                }
+            }
+            placed = true;
+        } else if digits(&tail[1..]) > 0 {
+            let n = digits(&tail[1..]);
+            out.push_str(word(&tail[1..=n]));
+            rest = &tail[1 + n..];
+            placed = true;
+        } else {
+            out.push('$');
+            rest = &tail[1..];
+        }
+    }
+    out.push_str(rest);
+    (out, placed)
+}
+
+/// Arguments as words: split on whitespace, `"…"` and `'…'` grouping words (quotes dropped).
+fn split_args(args: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut quote: Option<char> = None;
+    let mut started = false;
+    for c in args.chars() {
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(_) => word.push(c),
+            None if c == '"' || c == '\'' => {
+                quote = Some(c);
+                started = true;
+            }
+            None if c.is_whitespace() => {
+                if started {
+                    words.push(std::mem::take(&mut word));
+                    started = false;
+                }
+            }
+            None => {
+                word.push(c);
+                started = true;
+            }
+        }
+    }
+    if started {
+        words.push(word);
+    }
+    words
 }
 
 #[cfg(test)]
@@ -157,10 +231,24 @@ mod tests {
             skill_text(&skill("Say hi.\n", &[]), Some("Ann")),
             "Base directory for this skill: /p/.claude/skills/greet\n\nSay hi.\n\n\nARGUMENTS: Ann"
         );
-        // `$ARGUMENTS` in the body takes them instead; blank arguments are none.
+        // Placeholders in the body take them instead (what the pinned claude does), empty
+        // without arguments; blank arguments are none.
+        let argy = "Greet $ARGUMENTS now. First: $0. Also $ARGUMENTS[1]. Cost: $5.\n";
         assert_eq!(
-            skill_text(&skill("Greet $ARGUMENTS.\n", &[]), Some("Ann")),
-            "Base directory for this skill: /p/.claude/skills/greet\n\nGreet Ann.\n"
+            skill_text(&skill(argy, &[]), Some("Ann Bob")),
+            "Base directory for this skill: /p/.claude/skills/greet\n\nGreet Ann Bob now. First: Ann. Also Bob. Cost: .\n"
+        );
+        assert_eq!(
+            skill_text(&skill(argy, &[]), Some("\"Ann Lee\" Bob")),
+            "Base directory for this skill: /p/.claude/skills/greet\n\nGreet \"Ann Lee\" Bob now. First: Ann Lee. Also Bob. Cost: .\n"
+        );
+        assert_eq!(
+            skill_text(&skill(argy, &[]), None),
+            "Base directory for this skill: /p/.claude/skills/greet\n\nGreet  now. First: . Also . Cost: .\n"
+        );
+        assert_eq!(
+            skill_text(&skill("A $ sign, $X and $ARGUMENTS[x].", &[]), None),
+            "Base directory for this skill: /p/.claude/skills/greet\n\nA $ sign, $X and [x]."
         );
         assert_eq!(
             skill_text(&skill("Say hi.\n", &[]), Some("  ")),

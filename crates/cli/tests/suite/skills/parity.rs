@@ -33,6 +33,15 @@ const BOTH: &str = r#"
 - match: "GREET-BODY-MARKER"
   steps:
     - text: "greeted"
+- match: "argy (claude|spawn)"
+  steps:
+    - tool_calls:
+        - name: Skill
+          input: {skill: argy, args: "\"Ann Lee\" Bob"}
+    - text: "not reached"
+- match: "First: Ann Lee"
+  steps:
+    - text: "greeted with arguments"
 - match: "guarded (claude|spawn)"
   steps:
     - tool_calls:
@@ -180,6 +189,29 @@ async fn a_skill_reaches_the_model_as_claude_gives_it() {
         )]
     );
     assert!(claude.listed);
+
+    // Arguments in the body's placeholders (the whole, the Nth from 0, quotes grouping).
+    write(
+        &project,
+        ".claude/skills/argy/SKILL.md",
+        "---\ndescription: Takes arguments.\n---\nGreet $ARGUMENTS now. First: $0. Also $ARGUMENTS[1].\n",
+    );
+    let before = server.model_requests().len();
+    tokio::task::block_in_place(|| {
+        delegate(&["--provider", "claude-code", "argy claude"]);
+        delegate(&["--provider", "spawn", "argy spawn"]);
+    });
+    let requests = server.model_requests()[before..].to_vec();
+    let claude = shown(&requests, "argy claude");
+    let spawn = shown(&requests, "argy spawn");
+    assert_eq!(spawn.beside, claude.beside);
+    assert_eq!(
+        claude.beside,
+        vec![format!(
+            "Base directory for this skill: {}\n\nGreet \"Ann Lee\" Bob now. First: Ann Lee. Also Bob.\n",
+            project.join(".claude/skills/argy").display()
+        )]
+    );
 
     // A skill that names `allowed-tools` needs permission: both refuse it in don't-ask mode,
     // and neither model sees its body.
