@@ -56,6 +56,7 @@ pub(crate) const TARGETS: &[(&str, &[(&str, &str)])] = &[
     ("a2a_client", &[]),
     ("acp_frames", &[]),
     ("mcp_frames", &[]),
+    ("skill_file", &[]),
 ];
 
 /// The largest seed copied (libFuzzer's `-max_len` follows the largest input of the corpus).

@@ -190,6 +190,7 @@ impl Definition {
         profile.permission_mode = self.permission_mode;
         profile.background = self.background;
         profile.hooks = self.hooks.clone().filter(|hooks| !hooks.is_null());
+        profile.skills = self.skills.clone();
         profile.source = self.origin.to_string();
         profile
     }

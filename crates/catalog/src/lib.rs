@@ -14,6 +14,10 @@
 //! - the [`Catalog`]: load, reload, listing with the source of each definition and what it
 //!   overrides, load warnings with `path:line:column`, and [`AgentDirectory`] for the delegation
 //!   tool (definitions become [`AgentProfile`](subagent_core::agents::AgentProfile)s);
+//! - skills, as Claude Code has them: `SKILL.md` folders under `.claude/skills/` (and the
+//!   `.subagents/` twins) of the user and the project ([`standard_skill_dirs`], [`Skills`]),
+//!   their frontmatter read with locations ([`parse_skill`]), their bodies read only when used
+//!   ([`Skills`] is the runtime's `SkillDirectory`);
 //! - checking definitions against their providers' capabilities ([`capability_warnings`]) and
 //!   tools ([`tool_warnings`]: unknown tool names with a guess, a filter that leaves no tools);
 //! - remembering which definition files did not load under the name they would have defined
@@ -37,6 +41,8 @@ mod error;
 mod inline;
 mod location;
 mod parse;
+mod skill;
+mod skills;
 mod source;
 mod tools;
 mod warning;
@@ -51,6 +57,8 @@ pub use location::Location;
 pub use parse::{
     KNOWN_FIELDS, MAX_FILE_BYTES, MAX_NAME_CHARS, Parsed, load_file, parse_definition,
 };
+pub use skill::{ParsedSkill, SKILL_FILE, parse_skill, skill_body, skill_files};
+pub use skills::{MAX_SKILL_FILES, SkillEntry, Skills, standard_skill_dirs};
 pub use source::{Origin, Source, SourceDir, standard_dirs};
 pub use subagent_core::agents::{Effective, Layers, Settings, intersect_filters, resolve};
 pub use tools::{TOOL_ALIASES, split_tool_list, tool_aliases, with_aliases};

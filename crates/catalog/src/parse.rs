@@ -213,7 +213,7 @@ pub fn parse_definition(path: &Path, text: &str, source: Source) -> Result<Parse
 
 /// Splits `---\nyaml\n---\nbody` into the YAML and the body. `None` when the text does not
 /// start with a `---` line or the frontmatter is never closed.
-fn split_frontmatter(text: &str) -> Option<(&str, &str)> {
+pub(crate) fn split_frontmatter(text: &str) -> Option<(&str, &str)> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut lines = text.split_inclusive('\n');
     let first = lines.next()?;
@@ -232,7 +232,7 @@ fn split_frontmatter(text: &str) -> Option<(&str, &str)> {
 }
 
 /// A location in the frontmatter's YAML as a location in the file (the YAML starts on line 2).
-fn yaml_location(location: serde_saphyr::Location) -> Location {
+pub(crate) fn yaml_location(location: serde_saphyr::Location) -> Location {
     let line = u32::try_from(location.line()).ok().filter(|&l| l > 0);
     let column = u32::try_from(location.column()).ok().filter(|&c| c > 0);
     Location {
@@ -390,7 +390,6 @@ pub(crate) fn unsupported(definition: &Definition, field: &str) -> Option<String
     };
     let consequence = match field {
         "mcpServers" if asks(&definition.mcp_servers) => "the agent runs without these MCP servers",
-        "skills" if !definition.skills.is_empty() => "the agent runs without these skills",
         "memory" if definition.memory.is_some() => "the agent keeps no memory between runs",
         "initialPrompt" if definition.initial_prompt.is_some() => {
             "the task given to the agent is its first message"
@@ -520,7 +519,7 @@ fn shown(value: &Value) -> String {
 }
 
 /// The frontmatter's top-level entries in file order, keys and values with their locations.
-struct Fields(Vec<(Spanned<String>, Spanned<Value>)>);
+pub(crate) struct Fields(pub(crate) Vec<(Spanned<String>, Spanned<Value>)>);
 
 impl<'de> Deserialize<'de> for Fields {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {

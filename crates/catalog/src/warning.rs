@@ -39,9 +39,12 @@ pub enum WarningKind {
     /// starts with no tools.
     NoTools,
     /// A field Claude Code honours that this catalog reads but no provider acts on
-    /// (`mcpServers`, `hooks`, `skills`, `memory`, `initialPrompt`, `isolation: remote`). The
+    /// (`mcpServers`, `hooks`, `memory`, `initialPrompt`, `isolation: remote`). The
     /// definition loads; the message says what the agent does without it.
     UnsupportedField,
+    /// An agent definition's `skills:` names a skill no `SKILL.md` defines. The definition
+    /// loads; its children start without that skill.
+    UnknownSkill,
 }
 
 /// One load warning. `Display` gives `path:line:column: message` (the parts that are known).

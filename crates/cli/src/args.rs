@@ -49,6 +49,9 @@ pub(crate) enum Command {
     Providers(ProvidersArgs),
     /// Show the effective agent catalog with sources and warnings.
     Agents(AgentsArgs),
+    /// Show the skills (SKILL.md folders of the user's and the project's .claude/skills/ and
+    /// .subagents/skills/) with their sources, what they override, and warnings.
+    Skills(SkillsArgs),
     /// Serve the preset's agents to A2A clients (Agent2Agent 1.0: JSON-RPC + SSE) until
     /// SIGTERM/SIGINT, which drains; logs on stderr (docs/remote.md).
     #[cfg_attr(
@@ -346,6 +349,16 @@ pub(crate) struct ProvidersArgs {
     /// Print the table as Markdown (what docs/providers.md holds).
     #[arg(long, conflicts_with = "json")]
     pub markdown: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct SkillsArgs {
+    /// The project directory whose skills are listed (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

@@ -40,12 +40,14 @@ mod logging;
 mod mcp;
 mod mcp_client;
 mod parent;
+mod preset_choice;
 mod prompt;
 mod render;
 #[cfg(feature = "serve")]
 mod serve;
 mod settings;
 mod setup;
+mod skills;
 #[cfg(any(feature = "serve", feature = "mcp", feature = "nats"))]
 mod stop;
 mod teams;

@@ -1,14 +1,15 @@
 //! The parent agent `run` runs and `acp` serves: its system prompt, its tools (the built-in
-//! ones, a delegation tool per preset row, the task tools) and its limits. A team's leader
+//! ones, `Skill` where there are skills, a delegation tool per preset row, the task tools) and its limits. A team's leader
 //! (`teams`) delegates through the same rows.
 //!
 //! Deliberately not here: driving a run and showing it (`commands::run`, `acp`), and teams.
 
 use std::sync::Arc;
 
-use subagent_runtime::tools::BashConfig;
+use subagent_runtime::tools::{BashConfig, SkillTool};
 use subagent_runtime::{
-    AgentConfig, DelegationTool, DelegationToolConfig, PermissionPolicy, Roots, Tool, ToolSet,
+    AgentConfig, DelegationTool, DelegationToolConfig, PermissionPolicy, Roots, RunSkills, Tool,
+    ToolSet,
 };
 
 use crate::Refusal;
@@ -53,11 +54,17 @@ pub(crate) fn parent_agent(
             Arc::clone(&directory),
         )) as Arc<dyn Tool>
     });
+    // The `Skill` tool, when there is a skill to load, after the built-in tools.
+    let skills = crate::skills::directory(&runnable.skills);
+    let skill_tool = skills
+        .iter()
+        .map(|directory| Arc::new(SkillTool::new(Arc::clone(directory))) as Arc<dyn Tool>);
     // The task tools read and stop what the parent runs in the background (subagents, commands);
     // the MCP servers' tools come last (none until `McpSetup::start`).
     let tools = ToolSet::new(
         ToolSet::builtin(BashConfig::default())
             .into_iter()
+            .chain(skill_tool)
             .chain(delegations)
             .chain(subagent_runtime::tools::task_tools()),
     )
@@ -76,5 +83,9 @@ pub(crate) fn parent_agent(
     config.task_dir.clone_from(&runnable.tasks);
     config.permissions = permissions;
     config.max_tool_result_bytes = setup::tool_result_cap(&runnable.preset);
+    config.skills = skills.map(|directory| RunSkills {
+        directory,
+        preload: Vec::new(),
+    });
     subagent_runtime::Agent::new(config).map_err(|e| Refusal::invalid(e.to_string()))
 }

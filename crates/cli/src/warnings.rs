@@ -89,6 +89,56 @@ pub(crate) fn print(catalog: &Catalog, cwd: &Path) {
     }
 }
 
+/// Prints the skills' warnings on stderr as [`print`] prints the catalog's, and those of the
+/// agent definitions whose `skills:` name a skill nobody has (left out of their children's
+/// first message).
+pub(crate) fn print_skills(skills: &subagent_catalog::Skills, catalog: &Catalog, cwd: &Path) {
+    let mut warnings = skills.warnings();
+    warnings.extend(missing_skills(skills, catalog));
+    let lines = lines(&warnings, cwd);
+    for line in lines.iter().take(MAX_PRINTED) {
+        eprintln!("warning: {line}");
+    }
+    if lines.len() > MAX_PRINTED {
+        eprintln!(
+            "warning: and {} more (`subagent skills` lists them)",
+            lines.len() - MAX_PRINTED
+        );
+    }
+}
+
+/// A warning for each skill an agent definition preloads that no `SKILL.md` defines, at the
+/// definition's `skills:` line.
+pub(crate) fn missing_skills(skills: &subagent_catalog::Skills, catalog: &Catalog) -> Vec<Warning> {
+    use subagent_core::skills::SkillDirectory as _;
+    let known = skills.skills();
+    let mut warnings = Vec::new();
+    for entry in catalog.entries() {
+        let definition = &entry.definition;
+        for name in &definition.skills {
+            if known.iter().any(|skill| skill.answers_to(name)) {
+                continue;
+            }
+            let message = format!(
+                "agent `{}` preloads skill `{name}`, which no SKILL.md defines: it is left out",
+                definition.name
+            );
+            warnings.push(match definition.origin.path() {
+                Some(path) => Warning::new(
+                    subagent_catalog::WarningKind::UnknownSkill,
+                    path,
+                    definition
+                        .field_location("skills")
+                        .unwrap_or(subagent_catalog::Location::line(1)),
+                    message,
+                ),
+                None => Warning::unplaced(subagent_catalog::WarningKind::UnknownSkill, message),
+            });
+        }
+    }
+    warnings
+}
+
 /// The refusal for an agent type the catalog does not have; when a definition file that would
 /// have defined it did not load, the refusal says why.
 pub(crate) fn unknown_agent(catalog: &Catalog, name: &str, cwd: &Path) -> Refusal {

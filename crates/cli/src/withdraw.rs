@@ -48,8 +48,12 @@ fn names(command: &Command, factories: &[Arc<dyn ProviderFactory>]) -> Vec<Strin
     };
     let mut names: Vec<String> = flagged.into_iter().flatten().collect();
     if let Ok(cwd) = setup::cwd(project) {
-        let choice =
-            setup::choose_preset(&project.preset, &cwd, project.cwd.is_some(), &setup::env);
+        let choice = crate::preset_choice::choose_preset(
+            &project.preset,
+            &cwd,
+            project.cwd.is_some(),
+            &setup::env,
+        );
         if let Ok(preset) = setup::read_preset(&choice, factories) {
             names.extend(setup::secret_names(&preset, factories));
         }

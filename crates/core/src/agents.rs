@@ -222,6 +222,10 @@ pub struct AgentProfile {
     /// runs only, beside the settings' hooks, where it runs in process (spawn).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hooks: Option<serde_json::Value>,
+    /// The skills preloaded into its context (`skills:`): each one's body is in the child's
+    /// first message, as Claude Code puts it there. Names no skill has are left out.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skills: Vec<String>,
     /// Where the definition came from (for listings), e.g. `builtin` or a file path.
     #[serde(default)]
     pub source: String,

@@ -25,6 +25,8 @@ pub enum ErrorCode {
     NestedDelegationForbidden,
     /// See [`Error::UnknownAgentType`].
     UnknownAgentType,
+    /// See [`Error::UnknownSkill`].
+    UnknownSkill,
     /// See [`Error::InvalidArguments`].
     InvalidArguments,
     /// See [`Error::SpawnFailed`].
@@ -47,13 +49,14 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code, in declaration order.
-    pub const ALL: [ErrorCode; 15] = [
+    pub const ALL: [ErrorCode; 16] = [
         Self::UnknownProvider,
         Self::DuplicateProvider,
         Self::UnsupportedCapability,
         Self::DepthExceeded,
         Self::NestedDelegationForbidden,
         Self::UnknownAgentType,
+        Self::UnknownSkill,
         Self::InvalidArguments,
         Self::SpawnFailed,
         Self::Cancelled,
@@ -74,6 +77,7 @@ impl ErrorCode {
             Self::DepthExceeded => "DEPTH_EXCEEDED",
             Self::NestedDelegationForbidden => "NESTED_DELEGATION_FORBIDDEN",
             Self::UnknownAgentType => "UNKNOWN_AGENT_TYPE",
+            Self::UnknownSkill => "UNKNOWN_SKILL",
             Self::InvalidArguments => "INVALID_ARGUMENTS",
             Self::SpawnFailed => "SPAWN_FAILED",
             Self::Cancelled => "CANCELLED",
@@ -153,6 +157,17 @@ pub enum Error {
         /// The available types.
         available: Vec<String>,
     },
+    /// No skill has that name (or its `SKILL.md` did not load: `reason` says why). Returned by
+    /// the `Skill` tool as an error result; retrying with a listed skill helps.
+    #[error("unknown skill \"{name}\"{}", reason.as_ref().map(|r| format!(": {r}")).unwrap_or_else(|| format!(" (available: {})", if available.is_empty() { "none".to_owned() } else { join(available) })))]
+    UnknownSkill {
+        /// The skill asked for.
+        name: String,
+        /// The skills that are listed.
+        available: Vec<String>,
+        /// Why a skill of that name is not there (its file did not load), if one was meant to be.
+        reason: Option<String>,
+    },
     /// The calling agent may start only some agent types (`Agent(explore, plan)` in its
     /// definition's tools) and this is not one of them. Returned by the delegation tool;
     /// retrying with one of `allowed` helps.
@@ -226,6 +241,7 @@ impl Error {
             Self::DepthExceeded { .. } => ErrorCode::DepthExceeded,
             Self::NestedDelegationForbidden { .. } => ErrorCode::NestedDelegationForbidden,
             Self::UnknownAgentType { .. } => ErrorCode::UnknownAgentType,
+            Self::UnknownSkill { .. } => ErrorCode::UnknownSkill,
             Self::InvalidArguments { .. } => ErrorCode::InvalidArguments,
             Self::SpawnFailed { .. } => ErrorCode::SpawnFailed,
             Self::Cancelled => ErrorCode::Cancelled,

@@ -11,7 +11,8 @@
 //! Around it, in modules: [`registry`], the gate every start passes (provider lookup →
 //! capabilities → depth → schema → isolation) before a provider sees it; [`isolation`], the
 //! contract of the isolator that moves a child into a place of its own (a git worktree) and
-//! cleans up after it; [`agents`], the delegation
+//! cleans up after it; [`skills`], what the catalog's `SKILL.md` folders and the runtime's
+//! `Skill` tool share; [`agents`], the delegation
 //! vocabulary the catalog and the runtime share (agent profiles, the directory listing them,
 //! permission modes, tool filters); [`lenient`], the serde helpers that let a provider's typed
 //! wire events tolerate what a CLI adds or changes; [`text`] and [`time`], the small utilities
@@ -36,6 +37,7 @@ mod provider;
 pub mod registry;
 mod request;
 mod run;
+pub mod skills;
 mod task;
 pub mod text;
 pub mod time;

@@ -26,7 +26,9 @@ pub use a2a_client::a2a_client;
 pub use acp::acp_updates;
 pub use mcp::mcp_arguments;
 pub use stdio::{acp_frames, mcp_frames};
-pub use text::{agent_definition, claude_stream, codex_events, model_sse, preset, transcript};
+pub use text::{
+    agent_definition, claude_stream, codex_events, model_sse, preset, skill_file, transcript,
+};
 
 /// A fuzz target: its name (the binary's and the folder's under `fuzz/seeds`) and its body.
 pub type Target = (&'static str, fn(&[u8]));
@@ -46,4 +48,5 @@ pub const TARGETS: &[Target] = &[
     ("a2a_client", a2a_client),
     ("acp_frames", acp_frames),
     ("mcp_frames", mcp_frames),
+    ("skill_file", skill_file),
 ];

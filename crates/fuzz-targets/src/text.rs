@@ -98,6 +98,25 @@ pub fn agent_definition(data: &[u8]) {
     );
 }
 
+/// A skill's `SKILL.md` (Markdown, YAML frontmatter) as the catalog reads it
+/// (`subagent_catalog::parse_skill`), and its body as a `Skill` call reads it
+/// (`subagent_catalog::skill_body`): a body is a suffix of the text.
+pub fn skill_file(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let _ = subagent_catalog::parse_skill(
+        Path::new("/fuzz/skills/fuzzed/SKILL.md"),
+        text,
+        subagent_catalog::Source::Project,
+    );
+    let body = subagent_catalog::skill_body(text);
+    assert!(
+        text.ends_with(body),
+        "a skill's body is the end of its file"
+    );
+}
+
 /// A transcript file as a resume reads it (`subagent_session::parse_transcript`, the body of
 /// `load_transcript`), then the repair a resumed or forked run applies: its completed-turn
 /// prefix, the dangling tool calls and their placeholder answers. Repairing leaves none.

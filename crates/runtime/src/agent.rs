@@ -25,6 +25,7 @@ use crate::permissions::PermissionPolicy;
 use crate::result_cap::ToolResultCap;
 use crate::seed::{Seed, next_turn};
 use crate::sessions::{OpenSession, Recorder, SessionStore};
+use crate::skills::{RunSkills, SKILL_TOOL};
 use crate::structured::DEFAULT_STRUCTURED_RETRIES;
 use crate::structured::{
     Capture, ENFORCE_PREFIX, OutputMode, StructuredOutputTool, capture_instructions,
@@ -115,6 +116,10 @@ pub struct AgentConfig {
     /// default): the parent's when the run is a delegation's child (a [`ToolResultCap`] in its
     /// request), else [`DEFAULT_MAX_TOOL_RESULT_BYTES`](crate::DEFAULT_MAX_TOOL_RESULT_BYTES).
     pub max_tool_result_bytes: Option<usize>,
+    /// The run's skills (see [`crate::skills`]): a fresh conversation's first message gets the
+    /// preloaded skills' bodies after its prompt, and the listing when the run has the `Skill`
+    /// tool; `None` (the default): no skills.
+    pub skills: Option<RunSkills>,
 }
 
 impl std::fmt::Debug for AgentConfig {
@@ -156,6 +161,7 @@ impl AgentConfig {
             task_dir: None,
             summaries: None,
             max_tool_result_bytes: None,
+            skills: None,
         }
     }
 }
@@ -303,9 +309,18 @@ impl Agent {
     /// that took `self` by value would keep a second copy beside its caller's).
     async fn run_in_place(&mut self, seed: Seed, sender: &RunSender) -> (Outcome, EventLog) {
         let cancel = sender.cancel_token().clone();
+        // The reading tools reach the skills' folders (a user's skill is outside the project).
+        let roots = match &self.config.skills {
+            Some(skills) => self
+                .config
+                .roots
+                .clone()
+                .with_read_only(skills.directory.skills().into_iter().map(|s| s.dir)),
+            None => self.config.roots.clone(),
+        };
         let env = Arc::new(RunEnv {
             run_id: sender.id(),
-            roots: self.config.roots.clone(),
+            roots,
             depth: self.config.depth,
             max_depth: self.config.max_depth,
             background: self.config.background,
@@ -366,7 +381,17 @@ impl Agent {
         });
         let mut prompt = seed.prompt;
         let outcome = match tool_hooks::prompt(&env, &mut prompt, turn > 0, &cancel).await {
-            Ok(()) => self.drive(&mut state, prompt, &env, &cancel, sender).await,
+            Ok(()) => {
+                // A fresh conversation opens with its skills after the prompt (a fork's or a
+                // resumed one has them in its history already).
+                if turn == 0
+                    && let Some(skills) = &self.config.skills
+                {
+                    let listed = self.config.tools.get(SKILL_TOOL).is_some();
+                    prompt.content.extend(skills.opening(listed));
+                }
+                self.drive(&mut state, prompt, &env, &cancel, sender).await
+            }
             Err(blocked) => Outcome::with_status(StopReason::Refused, String::new(), Some(blocked)),
         };
         tool_hooks::session_end(&env, &cancel).await;

@@ -566,6 +566,13 @@ impl DelegationTool {
                 Ok(None) => {}
                 Err(error) => tracing::warn!("{error}: they do not run"),
             }
+            // Its `skills:` open the child's conversation (an in-process provider loads them).
+            if !profile.skills.is_empty() {
+                request
+                    .parent
+                    .extensions
+                    .insert(crate::skills::PreloadSkills(profile.skills.clone()));
+            }
         }
         // An agent type limited to some agent types (`Agent(…)` in its tools) keeps this tool,
         // unless the row's filter denies it.

@@ -33,6 +33,10 @@
 //!   to the run is the tool loop's;
 //! - tool filters (`subagent_core::ToolFilter`, applied when the tool list is built:
 //!   [`ToolSet::filtered`]);
+//! - skills ([`skills`]): the `Skill` tool ([`tools::SkillTool`]) that loads a skill's body
+//!   into the conversation, the listing and an agent type's preloaded skills in a fresh run's
+//!   first message ([`RunSkills`]), in the shape Claude Code gives them (docs/skills.md); the
+//!   skills themselves come from a `subagent_core::skills::SkillDirectory` (the catalog's);
 //! - structured output ([`structured`]): a `structured_output` capture tool validated with
 //!   JSON Schema, or validation of the final answer (for forks, whose tool list must not change);
 //! - periodic progress summaries ([`summary`]): a tool-less fork of a long run's conversation,
@@ -64,6 +68,7 @@ mod result_cap;
 mod seed;
 mod session_info;
 pub mod sessions;
+pub mod skills;
 pub mod structured;
 pub mod summary;
 mod tasks;
@@ -87,6 +92,7 @@ pub use result_cap::{DEFAULT_MAX_TOOL_RESULT_BYTES, ToolResultCap, cut_result};
 pub use seed::{Seed, UNANSWERED_TOOL_RESULT};
 pub use session_info::SessionInfo;
 pub use sessions::{OpenSession, Resumed, SessionEntry, SessionState, SessionStore};
+pub use skills::{PreloadSkills, RunSkills, SKILL_TOOL, Skills};
 pub use structured::OutputMode;
 pub use summary::{SummaryConfig, SummaryStats, SummaryTicks};
 pub use tasks::{

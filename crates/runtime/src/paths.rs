@@ -5,12 +5,15 @@ use std::path::{Component, Path, PathBuf};
 use crate::{Error, Result};
 
 /// The directories a run's file tools may touch: the working directory first, then any added
-/// directories. Paths are resolved against the working directory; `..` components, absolute
+/// directories, and directories they may only read (a loaded skill's folder outside the
+/// project). Paths are resolved against the working directory; `..` components, absolute
 /// paths outside every root, and symlinks that lead outside are refused.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Roots {
     /// Canonical root directories; `dirs[0]` is the working directory.
     dirs: Vec<PathBuf>,
+    /// Canonical directories the reading tools (ls, read_file, glob, grep) reach besides.
+    read_only: Vec<PathBuf>,
 }
 
 impl Roots {
@@ -33,7 +36,30 @@ impl Roots {
                 .map_err(|e| Error::Config(format!("root directory {}: {e}", dir.display())))?;
             dirs.push(canonical);
         }
-        Ok(Self { dirs })
+        Ok(Self {
+            dirs,
+            read_only: Vec::new(),
+        })
+    }
+
+    /// These roots, and `dirs` for reading only (those that do not exist, or are inside a root
+    /// already, are left out).
+    #[must_use]
+    pub fn with_read_only(mut self, dirs: impl IntoIterator<Item = impl AsRef<Path>>) -> Self {
+        for dir in dirs {
+            if let Ok(canonical) = dir.as_ref().canonicalize()
+                && !self.inside(&canonical, false)
+                && !self.read_only.contains(&canonical)
+            {
+                self.read_only.push(canonical);
+            }
+        }
+        self
+    }
+
+    /// The directories the reading tools reach besides the roots.
+    pub fn read_only(&self) -> &[PathBuf] {
+        &self.read_only
     }
 
     /// The working directory.
@@ -62,14 +88,24 @@ impl Roots {
         }
     }
 
-    fn inside(&self, path: &Path) -> bool {
+    fn inside(&self, path: &Path, reading: bool) -> bool {
         self.dirs.iter().any(|root| path.starts_with(root))
+            || (reading && self.read_only.iter().any(|dir| path.starts_with(dir)))
     }
 
     /// Resolves a path given to a tool to an absolute path inside the roots. The path need not
     /// exist (a file about to be written), but its nearest existing ancestor, symlinks
     /// resolved, must be inside a root, and so must the path itself when it exists.
     pub fn resolve(&self, given: &str) -> Result<PathBuf> {
+        self.resolve_in(given, false)
+    }
+
+    /// [`Roots::resolve`] for a tool that only reads: the read-only directories count too.
+    pub fn resolve_read(&self, given: &str) -> Result<PathBuf> {
+        self.resolve_in(given, true)
+    }
+
+    fn resolve_in(&self, given: &str, reading: bool) -> Result<PathBuf> {
         let raw = Path::new(given);
         if raw.components().any(|c| matches!(c, Component::ParentDir)) {
             return Err(self.escape(given, "\"..\" components are not allowed"));
@@ -84,7 +120,7 @@ impl Roots {
             .components()
             .filter(|c| !matches!(c, Component::CurDir))
             .collect();
-        if !self.inside(&lexical) {
+        if !self.inside(&lexical, reading) {
             return Err(self.escape(given, "it is not under any root"));
         }
         // Resolve symlinks on the longest existing prefix.
@@ -105,7 +141,7 @@ impl Roots {
         let canonical = existing
             .canonicalize()
             .map_err(|e| self.escape(given, format!("cannot resolve it: {e}")))?;
-        if !self.inside(&canonical) {
+        if !self.inside(&canonical, reading) {
             return Err(self.escape(
                 given,
                 format!("it resolves through a symlink to {}", canonical.display()),
@@ -124,7 +160,7 @@ impl Roots {
     /// (the tool refuses it anyway).
     pub fn permission_subjects(&self, given: &str) -> Vec<String> {
         let mut subjects = Vec::new();
-        if let Ok(resolved) = self.resolve(given) {
+        if let Ok(resolved) = self.resolve_read(given) {
             subjects.push(self.display(&resolved));
             subjects.push(resolved.display().to_string());
         }
@@ -173,5 +209,13 @@ mod tests {
         }
         let abs = dir.path().join("inside.txt");
         assert!(roots.resolve(abs.to_str().unwrap()).is_ok());
+        // A read-only directory is read, never written.
+        let read_only = roots.clone().with_read_only([outside.path()]);
+        let secret = outside.path().join("secret");
+        let secret = secret.to_str().unwrap();
+        assert!(read_only.resolve_read(secret).is_ok());
+        assert!(read_only.resolve_read("link/secret").is_ok());
+        assert!(read_only.resolve(secret).is_err());
+        assert!(roots.resolve_read(secret).is_err());
     }
 }

@@ -31,6 +31,11 @@
 //! has it, a provider on a chat server not known to take an effort does not. A request's model
 //! may be an alias ([`SpawnProvider::with_aliases`]).
 //!
+//! Given skills ([`SpawnProvider::with_skills`], or `Skills` in the build context's
+//! extensions), a child has the `Skill` tool after the built-in ones (unless its filters take it
+//! away), the skills listed in its first message after its task when it has the tool, and the
+//! skills its agent type preloads (`PreloadSkills` in the request's extensions) there as well.
+//!
 //! Deliberately not here: the agent loop and tools (`subagent-runtime`), the parent's
 //! conversation (that is `subagent-fork`).
 
@@ -40,17 +45,18 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use subagent_core::registry::DEFAULT_MAX_DEPTH;
+use subagent_core::skills::SkillDirectory;
 use subagent_core::{
     BuildContext, Capabilities, Capability, ChildTools, Error, PermissionMode, Placement,
     ProviderFactory, Run, StartRequest, SubagentProvider,
 };
 use subagent_model::{Model, ModelAliases};
 use subagent_runtime::ChildExtras;
-use subagent_runtime::tools::BashConfig;
+use subagent_runtime::tools::{BashConfig, SkillTool};
 use subagent_runtime::{
     Agent, AgentConfig, AgentHooks, DefaultModel, HostTools, OutputMode, ParentSnapshot,
-    PermissionPolicy, Roots, Secrets, Seed, SessionStore, SettingsRules, SummaryConfig, TaskDir,
-    Tool, ToolKind, ToolSet,
+    PermissionPolicy, PreloadSkills, Roots, RunSkills, SKILL_TOOL, Secrets, Seed, SessionStore,
+    SettingsRules, Skills, SummaryConfig, TaskDir, Tool, ToolKind, ToolSet,
 };
 
 /// The kind name in presets.
@@ -124,6 +130,8 @@ pub struct SpawnProvider {
     summaries: Option<SummaryConfig>,
     /// Tools the host adds to every child once it has them (its MCP servers' tools).
     host_tools: HostTools,
+    /// Where children's skills come from ([`SpawnProvider::with_skills`]).
+    skills: Option<Arc<dyn SkillDirectory>>,
 }
 
 impl std::fmt::Debug for SpawnProvider {
@@ -196,6 +204,7 @@ impl SpawnProvider {
             inherited: Mutex::new(None),
             summaries,
             host_tools: HostTools::new(),
+            skills: None,
         }
     }
 
@@ -206,6 +215,17 @@ impl SpawnProvider {
     pub fn with_host_tools(mut self, tools: HostTools) -> Self {
         self.host_tools = tools;
         self
+    }
+
+    /// Gives children skills: the `Skill` tool (after the built-in tools) over `directory`, its
+    /// listing in a child's first message, and an agent type's `skills:` (a `PreloadSkills` in
+    /// the request's extensions) preloaded there. A filter that leaves a child no `Skill` tool
+    /// leaves it no listing; its preloaded skills it keeps (as in Claude Code).
+    #[must_use]
+    pub fn with_skills(mut self, directory: Arc<dyn SkillDirectory>) -> Self {
+        let tool: Arc<dyn Tool> = Arc::new(SkillTool::new(Arc::clone(&directory)));
+        self.skills = Some(directory);
+        self.with_tools([tool])
     }
 
     /// The configured secrets children keep in (`AgentConfig::secrets`); a child of an
@@ -452,6 +472,15 @@ impl SpawnProvider {
             Some(snapshot) => self.secrets.union(&snapshot.env.secrets),
             None => self.secrets.clone(),
         };
+        config.skills = self.skills.as_ref().map(|directory| RunSkills {
+            directory: Arc::clone(directory),
+            preload: request
+                .parent
+                .extensions
+                .get::<PreloadSkills>()
+                .map(|preload| preload.0.clone())
+                .unwrap_or_default(),
+        });
         Ok(config)
     }
 }
@@ -538,8 +567,8 @@ impl ProviderFactory for SpawnFactory {
         Placement::in_process_on_config_model(config)
     }
 
-    /// The runtime's built-in tools (those `config.tools` keeps) and the host's delegation
-    /// tools.
+    /// The runtime's built-in tools (those `config.tools` keeps), the `Skill` tool (where the
+    /// host has skills) and the host's delegation tools.
     fn child_tools(&self, config: &Value) -> Option<ChildTools> {
         let kept = BuildContext::parse_config::<SpawnConfig>(KIND, "", config)
             .ok()
@@ -552,6 +581,7 @@ impl ProviderFactory for SpawnFactory {
                     .is_none_or(|kept| kept.iter().any(|k| k == name))
             })
             .map(str::to_owned)
+            .chain([SKILL_TOOL.to_owned()])
             .collect();
         Some(ChildTools {
             names,
@@ -595,6 +625,9 @@ impl ProviderFactory for SpawnFactory {
         }
         if let Some(tools) = context.extensions.get::<HostTools>() {
             provider = provider.with_host_tools((*tools).clone());
+        }
+        if let Some(skills) = context.extensions.get::<Skills>() {
+            provider = provider.with_skills(Arc::clone(&skills.0));
         }
         // Rules from settings files and flags: a top-level start obeys them as a child of an
         // in-process parent does (through the parent's policy).

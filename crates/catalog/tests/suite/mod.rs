@@ -7,4 +7,5 @@ mod inline;
 mod parse;
 mod reload;
 mod resolve;
+mod skills;
 mod support;

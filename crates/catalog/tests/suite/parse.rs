@@ -43,7 +43,8 @@ You review code.
 Point at lines.
 ";
     let parsed = parse(text).unwrap();
-    // Read, kept, and reported: the fields no provider acts on yet.
+    // Read, kept, and reported: the fields no provider acts on yet (`skills`, line 13, is
+    // honoured).
     assert_eq!(
         parsed
             .warnings
@@ -52,7 +53,6 @@ Point at lines.
             .collect::<Vec<_>>(),
         vec![
             (WarningKind::UnsupportedField, Some(12)),
-            (WarningKind::UnsupportedField, Some(13)),
             (WarningKind::UnsupportedField, Some(14)),
             (WarningKind::UnsupportedField, Some(17)),
             (WarningKind::UnsupportedField, Some(18)),
@@ -369,6 +369,7 @@ fn agent_in_tools_limits_the_agent_types_it_may_start() {
 
 #[test]
 fn fields_no_provider_honours_are_warnings_where_they_are_written() {
+    // `skills` (line 7) is honoured: no warning.
     let parsed = parse(
         "---\nname: r\ndescription: d\nmcpServers:\n  gh: {command: gh}\nhooks: {Stop: []}\n\
          skills: [a]\nmemory: user\ninitialPrompt: go\neffort: high\nisolation: remote\n\
@@ -391,10 +392,6 @@ fn fields_no_provider_honours_are_warnings_where_they_are_written() {
             unsupported(
                 "agents/reviewer.md:6:1: `hooks` run only where the agent runs in process \
                  (spawn): on a claude-code, codex, acp, a2a or nats provider it runs without them"
-            ),
-            unsupported(
-                "agents/reviewer.md:7:1: `skills` is not supported: the agent runs without these \
-                 skills"
             ),
             unsupported(
                 "agents/reviewer.md:8:1: `memory` is not supported: the agent keeps no memory \

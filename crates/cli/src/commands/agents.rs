@@ -29,7 +29,11 @@ pub(super) fn agents(
         factories,
     )?;
     let entries = runnable.catalog.entries();
-    let warnings = runnable.catalog.warnings();
+    let mut warnings = runnable.catalog.warnings();
+    warnings.extend(crate::warnings::missing_skills(
+        &runnable.skills,
+        &runnable.catalog,
+    ));
     if args.json {
         let value = json!({ "agents": entries, "warnings": warnings });
         outln!(

@@ -73,6 +73,7 @@ pub(super) async fn delegate(
         None => None,
     };
     warnings::print(&runnable.catalog, &runnable.cwd);
+    warnings::print_skills(&runnable.skills, &runnable.catalog, &runnable.cwd);
     let provider = match (
         &args.provider,
         record
@@ -141,6 +142,15 @@ pub(super) async fn delegate(
         && let Some(hooks) = subagent_runtime::AgentHooks::of(profile).map_err(Refusal::invalid)?
     {
         request.parent.extensions.insert(hooks);
+    }
+    // Its `skills:` open the child's conversation (an in-process provider loads them).
+    if let Some(profile) = &profile
+        && !profile.skills.is_empty()
+    {
+        request
+            .parent
+            .extensions
+            .insert(subagent_runtime::PreloadSkills(profile.skills.clone()));
     }
     let asking = Arc::new(AtomicBool::new(false));
     request.parent.asker = asker(&runnable, &request, Arc::clone(&asking));

@@ -10,6 +10,7 @@ mod providers;
 mod run;
 mod sessions;
 mod settings;
+mod skills;
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -45,6 +46,10 @@ pub(crate) async fn dispatch(command: Command, factories: &[Arc<dyn ProviderFact
         Command::Providers(args) => {
             let json = args.json;
             providers::providers(&args, factories).unwrap_or_else(|r| r.report(json))
+        }
+        Command::Skills(args) => {
+            let json = args.json;
+            skills::skills(&args).unwrap_or_else(|r| r.report(json))
         }
         Command::Agents(args) => {
             let json = args.json;

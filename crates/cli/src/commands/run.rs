@@ -97,6 +97,7 @@ pub(super) async fn run(
         None,
     )?;
     warnings::print(&runnable.catalog, &runnable.cwd);
+    warnings::print_skills(&runnable.skills, &runnable.catalog, &runnable.cwd);
     // What no rule decides is asked on a terminal, denied otherwise.
     let asking = Arc::new(AtomicBool::new(false));
     // Cancelled with the run (Ctrl-C), so that an open question does not hold the run up.

@@ -47,6 +47,7 @@ mod sessions;
 mod settings;
 mod shell_echo;
 mod sigint;
+mod skills;
 mod special_files;
 mod stdio_frames;
 mod summaries;

@@ -317,7 +317,7 @@ fn an_unknown_tool_in_a_definition_is_a_warning_with_a_guess() {
              tools (did you mean `read_file`?)",
             "warning: .subagents/agents/typo.md:4:1: agent `typo` would run with no tools on \
              provider `spawn`: its tools/disallowedTools leave none of ls, read_file, write_file, \
-             edit_file, delete, glob, grep, bash, subagent",
+             edit_file, delete, glob, grep, bash, Skill, subagent",
         ],
         "{err}"
     );

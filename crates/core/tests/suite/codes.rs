@@ -28,6 +28,11 @@ fn every_error_code_string() {
             name: "reviewer".into(),
             available: vec!["general-purpose".into(), "explore".into(), "plan".into()],
         },
+        Error::UnknownSkill {
+            name: "deploy".into(),
+            available: vec!["greet".into()],
+            reason: None,
+        },
         Error::invalid("prompt is empty"),
         Error::spawn_failed("claude not found at /x/claude: run `cargo xtask install-clis`"),
         Error::Cancelled,
@@ -69,6 +74,7 @@ fn every_error_code_string() {
     DEPTH_EXCEEDED: subagent depth 3 exceeds max_depth 2
     NESTED_DELEGATION_FORBIDDEN: nested delegation is forbidden: a fork cannot delegate
     UNKNOWN_AGENT_TYPE: unknown agent type "reviewer" (available: "general-purpose", "explore", "plan")
+    UNKNOWN_SKILL: unknown skill "deploy" (available: "greet")
     INVALID_ARGUMENTS: invalid arguments: prompt is empty
     SPAWN_FAILED: could not start the subagent: claude not found at /x/claude: run `cargo xtask install-clis`
     CANCELLED: cancelled

@@ -82,7 +82,7 @@ async fn a_fork_calls_only_the_background_tools_and_never_asks() {
                 true
             ),
             (
-                "ask_user is not available to a background agent (it runs with ls, read_file, glob, grep, write_file, edit_file, delete, bash, task_output, task_stop and delegation when allowed to nest); do without it"
+                "ask_user is not available to a background agent (it runs with ls, read_file, glob, grep, write_file, edit_file, delete, bash, task_output, task_stop, Skill and delegation when allowed to nest); do without it"
                     .to_owned(),
                 true
             ),

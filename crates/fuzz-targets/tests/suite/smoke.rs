@@ -379,6 +379,7 @@ smoke_tests!(
     a2a_client,
     acp_frames,
     mcp_frames,
+    skill_file,
 );
 
 /// The generator is deterministic, so a failure here is a failure on every machine.

@@ -21,6 +21,11 @@ use crate::result_cap::{
 use crate::tasks::TaskNotification;
 use crate::tools::{EventSink, ToolContext, ToolKind, ToolOutput};
 
+/// What the model is told to see the rest of an attached text cut at the run's cap (a skill's
+/// body: its `SKILL.md`, whose folder the text names).
+const ATTACHED_HINT: &str =
+    "read the file it comes from (a skill's SKILL.md) with read_file, a part at a time";
+
 impl Agent {
     pub(super) async fn run_tools(
         &self,
@@ -107,10 +112,17 @@ impl Agent {
         while let Ok(event) = forwarded.try_recv() {
             sender.emit(redacted(&env.secrets, event));
         }
-        calls
+        // Texts a tool attaches (a loaded skill's body) follow every result, in call order.
+        let mut attached: Vec<ContentBlock> = Vec::new();
+        let mut results: Vec<ContentBlock> = calls
             .iter()
             .zip(outputs)
             .map(|((id, name, _), mut output)| {
+                // Redacted and cut as results are.
+                attached.extend(output.attached.drain(..).map(|text| {
+                    let text = env.secrets.redact(&text).into_owned();
+                    ContentBlock::text(cut_result(text, self.result_cap(), ATTACHED_HINT))
+                }));
                 if let Cow::Owned(clean) = env.secrets.redact(&output.content) {
                     output.content = clean;
                 }
@@ -130,7 +142,9 @@ impl Agent {
                 });
                 ContentBlock::tool_result(id.clone(), output.content, output.is_error)
             })
-            .collect()
+            .collect();
+        results.extend(attached);
+        results
     }
 
     /// The run's cap on a tool result (see [`AgentConfig::max_tool_result_bytes`]).
@@ -174,7 +188,7 @@ impl Agent {
             return crate::tools::background_refusal(name);
         }
         let env = Arc::clone(&context.env);
-        let kind = tool.kind();
+        let kind = tool.call_kind(&input);
         let request = |input: &Value| {
             let mut subjects = tool.permission_subjects(input, &env.roots).into_iter();
             PermissionRequest {

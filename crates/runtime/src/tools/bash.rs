@@ -162,6 +162,7 @@ impl Tool for BashTool {
         Ok(ToolOutput {
             content: text,
             is_error,
+            attached: Vec::new(),
         })
     }
 }

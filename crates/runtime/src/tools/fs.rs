@@ -49,7 +49,7 @@ impl Tool for LsTool {
 
     async fn call(&self, input: Value, context: &ToolContext) -> Result<ToolOutput> {
         let given = opt_str(&input, "path")?.unwrap_or(".").to_owned();
-        let path = context.env.roots.resolve(&given)?;
+        let path = context.env.roots.resolve_read(&given)?;
         blocking(move || {
             let mut entries = Vec::new();
             for entry in std::fs::read_dir(&path).map_err(|e| Error::io(&given, e))? {
@@ -126,7 +126,7 @@ impl Tool for ReadFileTool {
         let given = str_arg(&input, "path")?.to_owned();
         let offset = opt_u64(&input, "offset")?.unwrap_or(1).max(1);
         let limit = opt_u64(&input, "limit")?.unwrap_or(READ_DEFAULT_LIMIT);
-        let path = context.env.roots.resolve(&given)?;
+        let path = context.env.roots.resolve_read(&given)?;
         blocking(move || {
             let bytes = read_bounded(&path, &given)?;
             let text = String::from_utf8_lossy(&bytes);

@@ -3,6 +3,7 @@
 mod bash;
 mod fs;
 mod search;
+mod skill;
 pub(crate) mod snapshot;
 mod tasks;
 
@@ -18,6 +19,7 @@ pub use crate::permissions::ToolKind;
 pub use bash::{BashConfig, BashTool};
 pub use fs::{DeleteTool, EditFileTool, LsTool, MAX_READ_BYTES, ReadFileTool, WriteFileTool};
 pub use search::{GlobTool, GrepTool};
+pub use skill::SkillTool;
 pub use tasks::{DEFAULT_WAIT_MS, MAX_WAIT_MS, TaskOutputTool, TaskStopTool, describe, task_tools};
 
 use crate::env::RunEnv;
@@ -31,6 +33,9 @@ pub struct ToolOutput {
     pub content: String,
     /// Whether it is an error result.
     pub is_error: bool,
+    /// Texts that follow the call's results in the same message, each a text block of its own
+    /// (a loaded skill's body, where Claude Code puts it). Usually none.
+    pub attached: Vec<String>,
 }
 
 impl ToolOutput {
@@ -39,6 +44,7 @@ impl ToolOutput {
         Self {
             content: content.into(),
             is_error: false,
+            attached: Vec::new(),
         }
     }
 
@@ -47,6 +53,7 @@ impl ToolOutput {
         Self {
             content: content.into(),
             is_error: true,
+            attached: Vec::new(),
         }
     }
 }
@@ -79,13 +86,14 @@ impl EventSink {
 
 /// The tools a background run may use, by name (Claude Code's async agents have such a fixed
 /// list): reading, searching, editing, writing, running commands, and reading and stopping its
-/// own background tasks. Besides these, a background run keeps its delegation tools (its depth
+/// own background tasks, and loading a skill (`Skill`: a skill that needs permission is
+/// denied, as every question of a background run is). Besides these, a background run keeps its delegation tools (its depth
 /// cap decides whether it may delegate: nesting is opt-in) and the harness's own tools
 /// ([`ToolKind::Internal`]: structured output). Nothing else: an embedder's tool may wait on a
 /// person, and nobody waits on a background run. A background run is not offered the others
 /// ([`ToolSet::for_background`]) and a call to one anyway (a fork keeps its parent's list for
 /// the prompt cache) is refused with an error result the model can read.
-pub const BACKGROUND_TOOLS: [&str; 10] = [
+pub const BACKGROUND_TOOLS: [&str; 11] = [
     "ls",
     "read_file",
     "glob",
@@ -96,6 +104,7 @@ pub const BACKGROUND_TOOLS: [&str; 10] = [
     "bash",
     "task_output",
     "task_stop",
+    "Skill",
 ];
 
 /// Whether a background run may use the tool `name` of `kind` (see [`BACKGROUND_TOOLS`]).
@@ -139,6 +148,14 @@ pub trait Tool: Send + Sync {
 
     /// What the tool does.
     fn kind(&self) -> ToolKind;
+
+    /// What this call of the tool does, for its permission: [`Tool::kind`] unless a tool's
+    /// calls differ (the `Skill` tool's call of a skill that names `allowed-tools` needs
+    /// permission; others do not).
+    fn call_kind(&self, input: &Value) -> ToolKind {
+        let _ = input;
+        self.kind()
+    }
 
     /// The argument holding the path the call works on, for tools whose permission subject is a
     /// path (file and search tools say `Some("path")`). Rules then see every spelling of it.

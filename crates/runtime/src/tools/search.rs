@@ -43,7 +43,7 @@ fn walker(root: &Path) -> ignore::Walk {
 
 fn base(roots: &Roots, input: &Value) -> Result<(String, PathBuf)> {
     let given = opt_str(input, "path")?.unwrap_or(".").to_owned();
-    let path = roots.resolve(&given)?;
+    let path = roots.resolve_read(&given)?;
     Ok((given, path))
 }
 

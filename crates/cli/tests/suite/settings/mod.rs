@@ -11,6 +11,7 @@ use subagent_test_support::FakeServer;
 use subagent_test_support::cli::Subagent;
 
 mod hooks;
+#[cfg(feature = "e2e")]
 mod parity;
 
 /// The model runs `touch made` with bash and reads `.env`, then answers.
