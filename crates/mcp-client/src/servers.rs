@@ -383,7 +383,16 @@ impl Connection {
                     serde_json::to_string(&other).unwrap_or_default()
                 ),
             )),
-            Err(e) => Err(self.service_error(e, timeout)),
+            Err(e) => {
+                if matches!(
+                    e,
+                    ServiceError::TransportClosed | ServiceError::TransportSend(_)
+                ) {
+                    // The reader records how the server ended just after its output closes.
+                    wait_for_end(&self.ended).await;
+                }
+                Err(self.service_error(e, timeout))
+            }
         }
     }
 
