@@ -186,7 +186,10 @@ mod tests {
             .join(" ");
         let products = PINNED
             .iter()
-            .filter(|(package, _)| !package.ends_with("/sdk"));
+            // The SDKs and the MCP reference server are test peers, not products users run.
+            .filter(|(package, _)| {
+                !package.ends_with("/sdk") && !package.starts_with("@modelcontextprotocol/")
+            });
         let mut named = 0;
         for (package, version) in products {
             let pinned = format!("{package}@{version}");
