@@ -22,27 +22,44 @@ fn offers(request: &RecordedRequest, tool: &str) -> bool {
     request.tool_names().iter().any(|name| name == tool)
 }
 
-const APPROVED: &str = r#"
+/// The scenarios of a leader that starts gus in plan mode and approves its plan with the
+/// feedback "GUS-GO", on which gus writes `out.txt`; `gus_steps` are gus's first run.
+fn approved(gus_steps: &str) -> String {
+    format!(
+        r#"
 - name: lead
   match: "LEAD-PLAN"
   steps:
-    - tool_calls: [{name: TeamCreate, input: {team_name: planners}}]
-    - tool_calls: [{name: subagent, input: {name: gus, team_name: planners, mode: plan, prompt: "MATE-GUS: write out.txt."}}]
+    - tool_calls: [{{name: TeamCreate, input: {{team_name: planners}}}}]
+    - tool_calls: [{{name: subagent, input: {{name: gus, team_name: planners, mode: plan, prompt: "MATE-GUS: write out.txt."}}}}]
     - text: "Started gus."
 - name: lead-approves
   match: "GUS-PLAN"
   steps:
-    - tool_calls: [{id: lead-approves, name: SendMessage, input: {to: gus, message: {type: plan_approval_response, request_id: "plan-1@gus", approve: true, feedback: "GUS-GO"}}}]
+    - tool_calls: [{{id: lead-approves, name: SendMessage, input: {{to: gus, message: {{type: plan_approval_response, request_id: "plan-1@gus", approve: true, feedback: "GUS-GO"}}}}}}]
     - text: "Approved gus's plan."
 - name: gus-go
   match: "GUS-GO"
   steps:
-    - tool_calls: [{id: gus-writes, name: write_file, input: {path: out.txt, content: "after approval"}}]
+    - tool_calls: [{{id: gus-writes, name: write_file, input: {{path: out.txt, content: "after approval"}}}}]
     - text: "gus: written."
 - name: gus
   match: "MATE-GUS"
   steps:
-    - tool_calls: [{id: gus-writes-early, name: write_file, input: {path: out.txt, content: "too early"}}]
+{gus_steps}"#
+    )
+}
+
+/// Gus's approved run wrote `out.txt` without a refusal.
+fn assert_wrote_after_approval(world: &World, gus: &[&RecordedRequest]) {
+    assert_eq!(result(gus, "gus-writes").1, false);
+    assert_eq!(
+        std::fs::read_to_string(world.project.path().join("out.txt")).unwrap(),
+        "after approval"
+    );
+}
+
+const APPROVED: &str = r#"    - tool_calls: [{id: gus-writes-early, name: write_file, input: {path: out.txt, content: "too early"}}]
     - tool_calls: [{id: gus-runs-early, name: bash, input: {command: "echo hi > ran.txt"}}]
     - tool_calls: [{id: gus-submits, name: ExitPlanMode, input: {plan: "GUS-PLAN: write out.txt"}}]
     - tool_calls: [{id: gus-self-approves, name: SendMessage, input: {to: team-lead, message: {type: plan_approval_response, request_id: "plan-1@gus", approve: true}}}]
@@ -51,7 +68,7 @@ const APPROVED: &str = r#"
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_plan_mode_teammate_writes_only_once_the_lead_approves_its_plan() {
-    let world = World::noting(APPROVED).await;
+    let world = World::noting(&approved(APPROVED)).await;
     World::lead(world.leader(), "LEAD-PLAN").await;
     let server = &world.server;
     assert_eq!(server.violations(), Vec::<String>::new());
@@ -102,11 +119,7 @@ async fn a_plan_mode_teammate_writes_only_once_the_lead_approves_its_plan() {
         .filter(|r| r.messages.iter().any(|m| m.text().contains("GUS-GO")))
         .collect();
     assert!(offers(woken[0], "write_file") && !offers(woken[0], "ExitPlanMode"));
-    assert_eq!(result(&gus, "gus-writes").1, false);
-    assert_eq!(
-        std::fs::read_to_string(world.project.path().join("out.txt")).unwrap(),
-        "after approval"
-    );
+    assert_wrote_after_approval(&world, &gus);
     let config = world.team("planners").config().unwrap();
     let member = config.member("gus").unwrap();
     assert_eq!(
@@ -195,27 +208,7 @@ async fn a_rejected_plan_keeps_the_teammate_read_only_with_the_feedback() {
     assert!(config.member("gus").unwrap().plan_mode_required);
 }
 
-const APPROVED_MID_RUN: &str = r#"
-- name: lead
-  match: "LEAD-PLAN"
-  steps:
-    - tool_calls: [{name: TeamCreate, input: {team_name: planners}}]
-    - tool_calls: [{name: subagent, input: {name: gus, team_name: planners, mode: plan, prompt: "MATE-GUS: write out.txt."}}]
-    - text: "Started gus."
-- name: lead-approves
-  match: "GUS-PLAN"
-  steps:
-    - tool_calls: [{id: lead-approves, name: SendMessage, input: {to: gus, message: {type: plan_approval_response, request_id: "plan-1@gus", approve: true, feedback: "GUS-GO"}}}]
-    - text: "Approved gus's plan."
-- name: gus-go
-  match: "GUS-GO"
-  steps:
-    - tool_calls: [{id: gus-writes, name: write_file, input: {path: out.txt, content: "after approval"}}]
-    - text: "gus: written."
-- name: gus
-  match: "MATE-GUS"
-  steps:
-    - tool_calls: [{id: gus-submits, name: ExitPlanMode, input: {plan: "GUS-PLAN: write out.txt"}}]
+const APPROVED_MID_RUN: &str = r#"    - tool_calls: [{id: gus-submits, name: ExitPlanMode, input: {plan: "GUS-PLAN: write out.txt"}}]
     - wait_gate: approved
       tool_calls: [{id: gus-writes-held, name: write_file, input: {path: out.txt, content: "same run"}}]
     - text: "gus: plan submitted."
@@ -225,7 +218,7 @@ const APPROVED_MID_RUN: &str = r#"
 /// and does not see the approval, which starts its next run, the one that may write.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_plan_approved_mid_run_loosens_only_the_next_run() {
-    let world = World::noting(APPROVED_MID_RUN).await;
+    let world = World::noting(&approved(APPROVED_MID_RUN)).await;
     let server = &world.server;
     let lead = tokio::spawn(World::lead(world.leader(), "LEAD-PLAN"));
     // Open gus's gate once the leader's approval is in (its result reached the model).
@@ -252,9 +245,5 @@ async fn a_plan_approved_mid_run_loosens_only_the_next_run() {
             "the held run saw the approval"
         );
     }
-    assert_eq!(result(&gus, "gus-writes").1, false);
-    assert_eq!(
-        std::fs::read_to_string(world.project.path().join("out.txt")).unwrap(),
-        "after approval"
-    );
+    assert_wrote_after_approval(&world, &gus);
 }
