@@ -6,7 +6,7 @@ use subagent_runtime::Agent;
 use subagent_test_support::FakeServer;
 use subagent_test_support::procs::{gone, pids_from};
 
-use super::support::{config, last_results, run};
+use super::support::{completed_results, config, last_results};
 
 const CANCEL: &str = r#"
 - name: long
@@ -68,9 +68,7 @@ const OUTPUT: &str = r#"
 async fn bash_reports_exit_codes_caps_output_and_times_out() {
     let dir = tempfile::tempdir().unwrap();
     let server = FakeServer::from_yaml(OUTPUT).await.unwrap();
-    let outcome = run(config(&server, dir.path()), "outputs").await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
-    let results = last_results(&server.model_requests()[1]);
+    let results = completed_results(&server, config(&server, dir.path()), "outputs").await;
     assert_eq!(
         results[0],
         (
@@ -110,9 +108,7 @@ const SERIAL: &str = r#"
 async fn commands_of_one_message_run_one_at_a_time_in_call_order() {
     let dir = tempfile::tempdir().unwrap();
     let server = FakeServer::from_yaml(SERIAL).await.unwrap();
-    let outcome = run(config(&server, dir.path()), "pair").await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
-    let results = last_results(&server.model_requests()[1]);
+    let results = completed_results(&server, config(&server, dir.path()), "pair").await;
     assert_eq!(
         results,
         vec![
@@ -156,9 +152,7 @@ async fn an_allow_rule_does_not_cover_commands_chained_after_the_allowed_one() {
         subagent_runtime::PermissionRule::parse("bash(echo *)", subagent_runtime::Decision::Allow)
             .unwrap(),
     );
-    let outcome = run(config, "chain them").await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
-    let results = last_results(&server.model_requests()[1]);
+    let results = completed_results(&server, config, "chain them").await;
     assert_eq!(results.len(), 8);
     assert!(!results[0].1, "{}", results[0].0);
     assert!(results[0].0.contains("allowed"), "{}", results[0].0);

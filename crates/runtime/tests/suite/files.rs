@@ -11,7 +11,7 @@ use subagent_runtime::{
 };
 use subagent_test_support::FakeServer;
 
-use super::support::{config, last_results, run};
+use super::support::{completed_results, config, last_results, run};
 
 const ESCAPES: &str = r#"
 - name: escapes
@@ -80,9 +80,7 @@ async fn edits_need_a_unique_match_and_search_respects_gitignore() {
     std::fs::write(root.join(".gitignore"), "ignored.txt\n").unwrap();
     std::fs::write(root.join("ignored.txt"), "needle").unwrap();
     let server = FakeServer::from_yaml(EDITS).await.unwrap();
-    let outcome = run(config(&server, root), "edit please").await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
-    let results = last_results(&server.model_requests()[1]);
+    let results = completed_results(&server, config(&server, root), "edit please").await;
     assert_eq!(
         results,
         vec![
@@ -200,9 +198,7 @@ async fn path_deny_rules_hold_for_every_spelling_of_the_path() {
             .permissions
             .rule(PermissionRule::parse(rule, Decision::Deny).unwrap());
     }
-    let outcome = run(config, "spell it").await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
-    let results = last_results(&server.model_requests()[1]);
+    let results = completed_results(&server, config, "spell it").await;
     assert_eq!(results.len(), 9);
     for (text, is_error) in &results[..8] {
         assert!(is_error, "{text}");
@@ -307,9 +303,7 @@ const ORDERED: &str = r#"
 async fn a_call_sees_what_the_calls_before_it_in_the_same_message_changed() {
     let dir = tempfile::tempdir().unwrap();
     let server = FakeServer::from_yaml(ORDERED).await.unwrap();
-    let outcome = run(config(&server, dir.path()), "in order please").await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
-    let results = last_results(&server.model_requests()[1]);
+    let results = completed_results(&server, config(&server, dir.path()), "in order please").await;
     assert_eq!(
         results[1..],
         [

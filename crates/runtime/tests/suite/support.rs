@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use subagent_core::{CancellationToken, Outcome};
+use subagent_core::{CancellationToken, Outcome, StopReason};
 use subagent_model::ModelKind;
 use subagent_runtime::tools::BashConfig;
 use subagent_runtime::{Agent, AgentConfig, PermissionPolicy, Roots, SessionStore, ToolSet};
@@ -67,6 +67,18 @@ pub(super) async fn run(config: AgentConfig, prompt: &str) -> Outcome {
         .start_prompt(prompt, CancellationToken::new())
         .outcome()
         .await
+}
+
+/// Runs `prompt` on an agent of `config` (over `server`), asserts it completed, and returns the
+/// tool results of the model's second request: what the first turn's calls gave.
+pub(super) async fn completed_results(
+    server: &FakeServer,
+    config: AgentConfig,
+    prompt: &str,
+) -> Vec<(String, bool)> {
+    let outcome = run(config, prompt).await;
+    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    last_results(&server.model_requests()[1])
 }
 
 /// The tool results of the last message of a request: (text, is_error).
