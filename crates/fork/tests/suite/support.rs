@@ -25,14 +25,13 @@ pub(super) fn model(kind: ModelKind, server: &FakeServer) -> Arc<dyn Model> {
 /// `crates/cli/tests/suite/routing.rs`: a provider's tests never link another provider).
 pub(super) fn registry() -> Arc<Registry> {
     let registry = Registry::new();
-    registry
-        .register(Arc::new(ForkProvider::new(
-            "fork",
-            ForkConfig::default(),
-            None,
-        )))
-        .unwrap();
+    registry.register(fork_provider()).unwrap();
     Arc::new(registry)
+}
+
+/// The fork provider as a preset row builds it by default: no model of its own.
+pub(super) fn fork_provider() -> Arc<ForkProvider> {
+    Arc::new(ForkProvider::new("fork", ForkConfig::default(), None))
 }
 
 pub(super) fn parent_config(

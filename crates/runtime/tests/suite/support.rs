@@ -7,7 +7,7 @@ use subagent_core::{CancellationToken, Outcome, StopReason};
 use subagent_model::ModelKind;
 use subagent_runtime::tools::BashConfig;
 use subagent_runtime::{Agent, AgentConfig, PermissionPolicy, Roots, SessionStore, ToolSet};
-use subagent_session::{ContentBlock, Role, load_transcript};
+use subagent_session::{Role, load_transcript};
 use subagent_test_support::{FakeServer, RecordedRequest};
 
 pub(super) fn config(server: &FakeServer, dir: &Path) -> AgentConfig {
@@ -83,17 +83,8 @@ pub(super) async fn completed_results(
 
 /// The tool results of the last message of a request: (text, is_error).
 pub(super) fn last_results(request: &RecordedRequest) -> Vec<(String, bool)> {
-    request
-        .messages
-        .last()
-        .unwrap()
-        .content
-        .iter()
-        .filter_map(|b| match b {
-            ContentBlock::ToolResult {
-                content, is_error, ..
-            } => Some((content.to_text(), *is_error)),
-            _ => None,
-        })
+    subagent_test_support::parent::last_results(request)
+        .into_iter()
+        .map(|(_, text, is_error)| (text, is_error))
         .collect()
 }

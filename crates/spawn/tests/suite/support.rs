@@ -13,7 +13,7 @@ use subagent_runtime::{
     ToolSet,
 };
 use subagent_spawn::{SpawnConfig, SpawnProvider};
-use subagent_test_support::{FakeServer, RecordedRequest};
+use subagent_test_support::FakeServer;
 
 /// The runtime's built-in tools, in the order a child is offered them.
 pub(super) const BUILTIN: [&str; 10] = [
@@ -152,21 +152,4 @@ pub(super) fn parent_config(
 
 pub(super) use subagent_test_support::requests_for;
 
-/// The tool results of the last message of a request: (id, text, is_error).
-pub(super) fn last_results(request: &RecordedRequest) -> Vec<(String, String, bool)> {
-    request
-        .messages
-        .last()
-        .unwrap()
-        .content
-        .iter()
-        .filter_map(|b| match b {
-            subagent_session::ContentBlock::ToolResult {
-                tool_use_id,
-                content,
-                is_error,
-            } => Some((tool_use_id.clone(), content.to_text(), *is_error)),
-            _ => None,
-        })
-        .collect()
-}
+pub(super) use subagent_test_support::parent::last_results;
