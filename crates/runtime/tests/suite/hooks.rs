@@ -114,7 +114,8 @@ pub(super) async fn fire_alone(dir: &Path, event: HookEvent, commands: &[&str]) 
     fire_in(dir, hooks, event, None, Map::new()).await
 }
 
-fn ran(count: usize) -> HookVerdict {
+/// The verdict of `count` hooks that ran and said nothing.
+pub(super) fn ran(count: usize) -> HookVerdict {
     HookVerdict {
         ran: count,
         ..HookVerdict::default()

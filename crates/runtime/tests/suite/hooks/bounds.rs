@@ -12,7 +12,7 @@ use subagent_settings::{HookEvent, Hooks, Scope};
 use subagent_test_support::procs;
 use tokio_util::sync::CancellationToken;
 
-use super::{fire, fire_alone, fire_in, fire_tool, map, on, runner, script};
+use super::{fire, fire_alone, fire_in, fire_tool, map, on, ran, runner, script};
 
 /// Waits (bounded: the kernel finishes a SIGKILL on its own time) until no live process has
 /// its working directory in `dir`, where every hook of these tests runs.
@@ -40,6 +40,20 @@ fn gone(pid: u32) -> bool {
         .is_none_or(|p| !p.live())
 }
 
+/// Fires `PreToolUse` for a Write with `input` under `hooks`, whose reader writes its stdin to
+/// `got.json` in `dir`: the verdict, and the length of the content `got.json` holds.
+async fn write_through(
+    dir: &Path,
+    hooks: Value,
+    input: Map<String, Value>,
+) -> (HookVerdict, Option<usize>) {
+    let verdict = fire_in(dir, hooks, HookEvent::PreToolUse, Some("Write"), input).await;
+    let got: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("got.json")).unwrap()).unwrap();
+    let length = got["tool_input"]["content"].as_str().map(str::len);
+    (verdict, length)
+}
+
 #[tokio::test]
 async fn a_hook_past_its_timeout_is_killed_and_reported_without_blocking() {
     let dir = tempfile::tempdir().unwrap();
@@ -53,12 +67,11 @@ async fn a_hook_past_its_timeout_is_killed_and_reported_without_blocking() {
     assert_eq!(
         verdict,
         HookVerdict {
-            ran: 2,
             blocked: Some(format!("PreToolUse:Bash hook error: [{fast}]: fast one\n")),
             errors: vec![format!(
                 "PreToolUse hook [{slow}] timed out after 1 s; killed"
             )],
-            ..HookVerdict::default()
+            ..ran(2)
         }
     );
     assert_none_left(dir.path());
@@ -125,28 +138,9 @@ async fn a_stdin_larger_than_the_pipe_buffer_reaches_readers_and_spares_non_read
     let big = "x".repeat(4 * 1024 * 1024);
     let input = map(json!({"tool_name": "Write", "tool_input": {"content": big}}));
     let hooks = on("PreToolUse", None, &[&reader, &late, &deaf]);
-    let verdict = fire_in(
-        dir.path(),
-        hooks,
-        HookEvent::PreToolUse,
-        Some("Write"),
-        input,
-    )
-    .await;
-    assert_eq!(
-        verdict,
-        HookVerdict {
-            ran: 3,
-            ..HookVerdict::default()
-        }
-    );
-    let got: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.path().join("got.json")).unwrap())
-            .unwrap();
-    assert_eq!(
-        got["tool_input"]["content"].as_str().map(str::len),
-        Some(big.len())
-    );
+    let (verdict, got) = write_through(dir.path(), hooks, input).await;
+    assert_eq!(verdict, ran(3));
+    assert_eq!(got, Some(big.len()));
 }
 
 #[tokio::test]
@@ -213,9 +207,8 @@ async fn the_hooks_of_an_event_run_in_parallel() {
     assert_eq!(
         verdict,
         HookVerdict {
-            ran: 2,
             additional_context: vec!["open".into()],
-            ..HookVerdict::default()
+            ..ran(2)
         }
     );
 }
@@ -235,28 +228,9 @@ async fn a_hook_that_floods_stdout_before_reading_stdin_does_not_deadlock() {
     ]}]});
     let big = "y".repeat(4 * 1024 * 1024);
     let input = map(json!({"tool_input": {"content": big}}));
-    let verdict = fire_in(
-        dir.path(),
-        hooks,
-        HookEvent::PreToolUse,
-        Some("Write"),
-        input,
-    )
-    .await;
-    assert_eq!(
-        verdict,
-        HookVerdict {
-            ran: 1,
-            ..HookVerdict::default()
-        }
-    );
-    let got: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.path().join("got.json")).unwrap())
-            .unwrap();
-    assert_eq!(
-        got["tool_input"]["content"].as_str().map(str::len),
-        Some(big.len())
-    );
+    let (verdict, got) = write_through(dir.path(), hooks, input).await;
+    assert_eq!(verdict, ran(1));
+    assert_eq!(got, Some(big.len()));
 }
 
 #[tokio::test]
