@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use assert_cmd::Command;
 use std::sync::Arc;
 
-use subagent_conformance::{Adapter, StructuredAnswer, ToolCall, runtime_tools};
+use subagent_conformance::Adapter;
 use subagent_core::agents::StaticAgents;
 use subagent_core::registry::Registry;
 use subagent_core::{ProviderFactory, SubagentProvider};
@@ -173,18 +173,23 @@ pub(super) fn redact(value: &mut serde_json::Value) {
     }
 }
 
+/// Writes `text` to `dir/name` (a preset, a scenario, a script); its path.
+pub(super) fn write_file(dir: &Path, name: impl AsRef<Path>, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
 /// A preset in `dir` whose model is the fake server at `url` (Anthropic protocol, key from
 /// `FAKE_KEY`).
 pub(super) fn fake_preset(dir: &Path, url: &str, extra: &str) -> PathBuf {
-    let path = dir.join("fake.yaml");
-    std::fs::write(
-        &path,
-        format!(
+    write_file(
+        dir,
+        "fake.yaml",
+        &format!(
             "version: 1\nmax_depth: 2\nmodel:\n  kind: anthropic\n  name: fake-model\n  base_url: {url}\n  api_key_env: FAKE_KEY\n  retry:\n    max_retries: 0\nproviders:\n  - name: spawn\n    kind: spawn\n  - name: fork\n    kind: fork\n{extra}tools:\n  - name: subagent\n    provider: spawn\n"
         ),
     )
-    .unwrap();
-    path
 }
 
 /// A fake model server on `scenarios`, a temp dir (the runs' HOME) and a [`fake_preset`] on
@@ -646,15 +651,5 @@ impl Adapter for Remote {
         self.dir.path().to_path_buf()
     }
 
-    fn write_call(&self, file: &str, text: &str) -> Option<ToolCall> {
-        runtime_tools::write_call(file, text)
-    }
-
-    fn structured_answer(&self) -> StructuredAnswer {
-        runtime_tools::structured_answer()
-    }
-
-    fn delegate_call(&self, prompt: &str) -> Option<ToolCall> {
-        runtime_tools::delegate_call(prompt)
-    }
+    subagent_conformance::runtime_tool_calls!();
 }

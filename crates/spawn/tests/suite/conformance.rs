@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use subagent_conformance::{Adapter, StructuredAnswer, ToolCall, runtime_tools};
+use subagent_conformance::Adapter;
 use subagent_core::agents::StaticAgents;
 use subagent_core::registry::Registry;
 use subagent_core::{ProviderFactory, SubagentProvider};
@@ -57,17 +57,7 @@ impl Adapter for Spawn {
         self.dir.path().to_path_buf()
     }
 
-    fn write_call(&self, file: &str, text: &str) -> Option<ToolCall> {
-        runtime_tools::write_call(file, text)
-    }
-
-    fn structured_answer(&self) -> StructuredAnswer {
-        runtime_tools::structured_answer()
-    }
-
-    fn delegate_call(&self, prompt: &str) -> Option<ToolCall> {
-        runtime_tools::delegate_call(prompt)
-    }
+    subagent_conformance::runtime_tool_calls!();
 }
 
 subagent_conformance::suite!(Spawn {
