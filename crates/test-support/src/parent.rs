@@ -47,6 +47,18 @@ pub fn last_results(request: &RecordedRequest) -> Vec<(String, String, bool)> {
         .collect()
 }
 
+/// The tool results of a child's message whose one call, `call_id`, tried to delegate and was
+/// refused under `NESTED_DELEGATION_FORBIDDEN` with `refusal` (the runtime's `NESTED_REFUSAL`):
+/// what [`last_results`] reads from the child's next request.
+#[must_use]
+pub fn nested_refusal(call_id: &str, refusal: &str) -> Vec<(String, String, bool)> {
+    vec![(
+        call_id.to_owned(),
+        format!("NESTED_DELEGATION_FORBIDDEN: nested delegation is forbidden: {refusal}"),
+        true,
+    )]
+}
+
 /// The result the model was sent for the tool call `call_id`, in the first request that
 /// carries it: (text, is_error).
 pub fn result_of(requests: &[RecordedRequest], call_id: &str) -> Option<(String, bool)> {

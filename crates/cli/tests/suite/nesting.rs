@@ -6,10 +6,11 @@ use std::path::Path;
 
 use pretty_assertions::assert_eq;
 use subagent_runtime::NESTED_REFUSAL;
-use subagent_test_support::parent::last_results;
+use subagent_test_support::parent::{last_results, nested_refusal};
 use subagent_test_support::requests_for;
 use subagent_test_support::{FakeServer, RecordedRequest};
 
+use super::support::write_file;
 use super::support::{stderr, stdout, subagent};
 
 const NESTING: &str = r#"
@@ -41,15 +42,13 @@ const NESTING: &str = r#"
 
 /// A preset on the fake server whose one tool row is `row` (YAML lines under `tools:`).
 fn preset(dir: &Path, url: &str, row: &str) -> std::path::PathBuf {
-    let path = dir.join("nesting.yaml");
-    std::fs::write(
-        &path,
-        format!(
+    write_file(
+        dir,
+        "nesting.yaml",
+        &format!(
             "version: 1\nmax_depth: 3\nmodel:\n  kind: anthropic\n  name: fake-model\n  base_url: {url}\n  api_key_env: FAKE_KEY\n  retry:\n    max_retries: 0\nproviders:\n  - name: spawn\n    kind: spawn\ntools:\n  - name: subagent\n    provider: spawn\n{row}"
         ),
     )
-    .unwrap();
-    path
 }
 
 /// Runs `subagent run PROMPT` in `dir` with `preset`; returns the server's requests.
@@ -81,13 +80,7 @@ async fn a_child_cannot_delegate_and_is_refused_with_the_code() {
     );
     assert_eq!(
         last_results(child[1]),
-        vec![(
-            "call_nested".to_owned(),
-            format!(
-                "NESTED_DELEGATION_FORBIDDEN: nested delegation is forbidden: {NESTED_REFUSAL}"
-            ),
-            true
-        )]
+        nested_refusal("call_nested", NESTED_REFUSAL)
     );
     assert_eq!(requests_for(&requests, "GRANDCHILD-TASK").len(), 0);
 }

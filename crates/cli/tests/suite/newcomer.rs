@@ -5,6 +5,7 @@ use std::path::Path;
 
 use pretty_assertions::assert_eq;
 
+use super::support::write_file;
 use super::support::{OFFLINE_RUN_ANSWER, copy_dir, root, shell_words, stderr, stdout, subagent};
 
 /// The README's commands that use the offline preset, as `subagent` arguments (the
@@ -81,15 +82,13 @@ fn spellings<T: schemars::JsonSchema>() -> Vec<String> {
 
 /// A preset with one provider row of `kind` whose `permission_mode` is `mode`.
 fn preset_with_mode(dir: &Path, kind: &str, mode: &str) -> std::path::PathBuf {
-    let path = dir.join(format!("{kind}.yaml"));
-    std::fs::write(
-        &path,
-        format!(
+    write_file(
+        dir,
+        format!("{kind}.yaml"),
+        &format!(
             "version: 1\nmodel: {{kind: scripted, name: s}}\nproviders:\n  - name: {kind}\n    kind: {kind}\n    config:\n      permission_mode: {mode}\ntools:\n  - {{name: subagent, provider: {kind}}}\n"
         ),
     )
-    .unwrap();
-    path
 }
 
 #[test]

@@ -6,6 +6,7 @@ use std::process::Stdio;
 
 use subagent_test_support::FakeServer;
 
+use super::support::write_file;
 use super::support::{stderr, subagent};
 
 const SCENARIO: &str = r#"
@@ -18,15 +19,13 @@ const SCENARIO: &str = r#"
 "#;
 
 fn preset(dir: &std::path::Path, url: &str) -> std::path::PathBuf {
-    let path = dir.join("ask.yaml");
-    std::fs::write(
-        &path,
-        format!(
+    write_file(
+        dir,
+        "ask.yaml",
+        &format!(
             "version: 1\nmodel: {{kind: anthropic, name: m, base_url: \"{url}\", api_key_env: FAKE_KEY}}\nproviders: [{{name: spawn, kind: spawn}}]\ntools: [{{name: subagent, provider: spawn}}]\n"
         ),
     )
-    .unwrap();
-    path
 }
 
 /// Runs `subagent run` on a pseudo-terminal with `typed` as the keyboard input.

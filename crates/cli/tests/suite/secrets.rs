@@ -10,6 +10,7 @@ use pretty_assertions::assert_eq;
 use serde_json::Value;
 use subagent_test_support::FakeServer;
 
+use super::support::write_file;
 use super::support::{json_lines, stderr, stdout, subagent};
 
 /// The preset's key: a name no pattern of the scrub knows.
@@ -25,15 +26,13 @@ const MARKER: &str = "[REDACTED:ADV_MODEL_KEY]";
 /// A preset whose model is the fake server with its key in `ADV_MODEL_KEY`, plus `extra`
 /// provider rows.
 fn secret_preset(dir: &Path, url: &str, extra: &str) -> PathBuf {
-    let path = dir.join("secret.yaml");
-    std::fs::write(
-        &path,
-        format!(
+    write_file(
+        dir,
+        "secret.yaml",
+        &format!(
             "version: 1\nmodel:\n  kind: anthropic\n  name: fake-model\n  base_url: {url}\n  api_key_env: {KEY_NAME}\n  retry:\n    max_retries: 0\nproviders:\n  - name: spawn\n    kind: spawn\n    config:\n      permission_mode: bypass\n{extra}tools:\n  - name: subagent\n    provider: spawn\n"
         ),
     )
-    .unwrap();
-    path
 }
 
 /// The binary with the key, its copy and a plain variable in its environment, and a file in

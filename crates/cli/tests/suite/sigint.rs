@@ -5,19 +5,18 @@ use std::process::Stdio;
 
 use subagent_test_support::FakeServer;
 
+use super::support::write_file;
 use super::support::{Subagent, bin};
 use super::support::{processes_with, wait_for};
 
 fn preset(dir: &Path, url: &str) -> std::path::PathBuf {
-    let path = dir.join("sigint.yaml");
-    std::fs::write(
-        &path,
-        format!(
+    write_file(
+        dir,
+        "sigint.yaml",
+        &format!(
             "version: 1\nmodel:\n  kind: anthropic\n  name: fake-model\n  base_url: {url}\n  api_key_env: FAKE_KEY\nproviders:\n  - name: spawn\n    kind: spawn\n    config:\n      permission_mode: bypass\ntools:\n  - name: subagent\n    provider: spawn\n"
         ),
     )
-    .unwrap();
-    path
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -12,6 +12,7 @@ use subagent_runtime::{DelegationToolConfig, NESTED_REFUSAL};
 
 use super::support::{Parent, run};
 use super::support::{builtin_and, last_results, requests_for};
+use subagent_test_support::parent::nested_refusal;
 
 const NESTING: &str = r#"
 - name: grandchild
@@ -74,13 +75,7 @@ async fn a_child_gets_no_delegation_tool_and_a_call_to_one_is_refused_with_its_c
     assert_eq!(child[0].tool_names(), builtin_and(&[]));
     assert_eq!(
         last_results(child[1]),
-        vec![(
-            "call_nested".to_owned(),
-            format!(
-                "NESTED_DELEGATION_FORBIDDEN: nested delegation is forbidden: {NESTED_REFUSAL}"
-            ),
-            true
-        )]
+        nested_refusal("call_nested", NESTED_REFUSAL)
     );
     assert_eq!(requests_for(&requests, "GRANDCHILD-TASK").len(), 0);
 }
