@@ -183,13 +183,8 @@ impl Parent {
     fn new(backend: Backend) -> Self {
         let model = backend.model();
         let registry = Registry::with_max_depth(3);
-        registry
-            .register(Arc::new(SpawnProvider::new(
-                "spawn",
-                Arc::clone(&model),
-                SpawnConfig::default(),
-            )))
-            .unwrap();
+        let spawn = SpawnProvider::new("spawn", Arc::clone(&model), SpawnConfig::default());
+        registry.register(Arc::new(spawn)).unwrap();
         let agents: Arc<dyn AgentDirectory> = Arc::new(StaticAgents::default());
         let delegation: Arc<dyn Tool> = Arc::new(DelegationTool::new(
             DelegationToolConfig::new("spawn"),

@@ -33,20 +33,10 @@ fn model(server: &FakeServer) -> Arc<dyn Model> {
 /// A registry with `spawn` and `fork`.
 fn registry(model: &Arc<dyn Model>) -> Arc<Registry> {
     let registry = Registry::with_max_depth(3);
-    registry
-        .register(Arc::new(SpawnProvider::new(
-            "spawn",
-            Arc::clone(model),
-            SpawnConfig::default(),
-        )))
-        .unwrap();
-    registry
-        .register(Arc::new(ForkProvider::new(
-            "fork",
-            ForkConfig::default(),
-            None,
-        )))
-        .unwrap();
+    let spawn = SpawnProvider::new("spawn", Arc::clone(model), SpawnConfig::default());
+    registry.register(Arc::new(spawn)).unwrap();
+    let fork = ForkProvider::new("fork", ForkConfig::default(), None);
+    registry.register(Arc::new(fork)).unwrap();
     Arc::new(registry)
 }
 

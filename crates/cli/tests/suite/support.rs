@@ -443,14 +443,8 @@ pub(super) fn post_a2a(base: &str, token: &str, body: &serde_json::Value) -> Str
 /// fake model server.
 pub(super) fn worker_registry(server: &FakeServer, sessions: &Path) -> Registry {
     let model = server.model(ModelKind::Anthropic);
-    let nested = Registry::new();
-    nested
-        .register(Arc::new(SpawnProvider::new(
-            "nested",
-            Arc::clone(&model),
-            SpawnConfig::default(),
-        )))
-        .unwrap();
+    let nested = SpawnProvider::new("nested", Arc::clone(&model), SpawnConfig::default());
+    let nested = subagent_test_support::bench::registry_of(nested);
     let delegation: Arc<dyn Tool> = Arc::new(DelegationTool::new(
         DelegationToolConfig::new("nested"),
         Arc::new(nested),

@@ -202,13 +202,8 @@ async fn agent_in_tools_limits_the_types_a_child_may_start() {
     let dir = tempfile::tempdir().unwrap();
     let model = model(ModelKind::Anthropic, &server);
     let registry = Arc::new(Registry::with_max_depth(3));
-    registry
-        .register(Arc::new(SpawnProvider::new(
-            "spawn",
-            Arc::clone(&model),
-            SpawnConfig::default(),
-        )))
-        .unwrap();
+    let spawn = SpawnProvider::new("spawn", Arc::clone(&model), SpawnConfig::default());
+    registry.register(Arc::new(spawn)).unwrap();
     // What the catalog makes of `tools: read_file, Agent(explore)`.
     let mut lead = AgentProfile::new("lead", "Leads.");
     lead.tool_filter = Some(subagent_core::ToolFilter::allow([
