@@ -143,9 +143,9 @@ async fn a_remote_row_reaches_claude_code_on_the_far_side() {
         .tempdir()
         .unwrap();
     let url = model.url();
-    let far = dir.path().join("far.yaml");
-    std::fs::write(
-        &far,
+    let far = crate::suite::support::write_file(
+        dir.path(),
+        "far.yaml",
         format!(
             r#"version: 1
 model: {{kind: anthropic, name: far-model, base_url: "{url}", api_key_env: FAKE_KEY}}
@@ -155,8 +155,7 @@ providers:
 "#,
             claude = super::pinned::claude_code_row(&dir.path().join("far"), &url, ""),
         ),
-    )
-    .unwrap();
+    );
     let (server, server_stderr, base) = start(dir.path(), &far);
     let caller = dir.path().join("caller");
     std::fs::create_dir_all(&caller).unwrap();

@@ -16,7 +16,7 @@ fn capped_preset(dir: &std::path::Path, url: &str) -> std::path::PathBuf {
     write_file(
         dir,
         "capped.yaml",
-        &format!(
+        format!(
             "version: 1\nmax_depth: 2\nmax_tool_result_bytes: 3000\nmodel:\n  kind: anthropic\n  name: fake-model\n  base_url: {url}\n  api_key_env: FAKE_KEY\n  retry: {{max_retries: 0}}\n  timeouts: {{total_ms: 120000}}\n  max_answer_bytes: 65536\nproviders:\n  - name: spawn\n    kind: spawn\ntools:\n  - name: subagent\n    provider: spawn\n"
         ),
     )

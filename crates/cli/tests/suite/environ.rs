@@ -69,7 +69,7 @@ fn walk_preset(dir: &Path, url: &str) -> PathBuf {
     write_file(
         dir,
         "walk.yaml",
-        &format!(
+        format!(
             "version: 1\nmodel:\n  kind: anthropic\n  name: fake-model\n  base_url: {url}\n  api_key_env: {}\n  retry:\n    max_retries: 0\nproviders:\n  - name: spawn\n    kind: spawn\n    config:\n      permission_mode: bypass\ntools:\n  - name: subagent\n    provider: spawn\n",
             PRESET_KEY.0
         ),

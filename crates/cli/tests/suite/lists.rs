@@ -5,6 +5,7 @@ use std::process::Output;
 
 use pretty_assertions::assert_eq;
 
+use super::support::write_file;
 use super::support::{preset, stderr, stdout, subagent};
 
 /// `subagent ARGS --preset presets/offline.yaml` in `home`.
@@ -242,12 +243,11 @@ fn a_huge_provider_name_is_cut_in_the_tables_not_a_panic() {
         ("literal.yaml", long.clone()),
         ("default.yaml", format!("${{UNSET_NAME:-{long}}}")),
     ] {
-        let path = home.path().join(file);
-        std::fs::write(
-            &path,
+        let path = write_file(
+            home.path(),
+            file,
             format!("version: 1\nproviders:\n  - name: \"{name}\"\n    kind: spawn\n"),
-        )
-        .unwrap();
+        );
 
         // `subagent ARGS PATH`: exit code, stdout, stderr.
         let on_path = |args: &[&str]| {

@@ -45,7 +45,7 @@ fn preset(dir: &Path, url: &str, row: &str) -> std::path::PathBuf {
     write_file(
         dir,
         "nesting.yaml",
-        &format!(
+        format!(
             "version: 1\nmax_depth: 3\nmodel:\n  kind: anthropic\n  name: fake-model\n  base_url: {url}\n  api_key_env: FAKE_KEY\n  retry:\n    max_retries: 0\nproviders:\n  - name: spawn\n    kind: spawn\ntools:\n  - name: subagent\n    provider: spawn\n{row}"
         ),
     )

@@ -85,7 +85,7 @@ fn preset_with_mode(dir: &Path, kind: &str, mode: &str) -> std::path::PathBuf {
     write_file(
         dir,
         format!("{kind}.yaml"),
-        &format!(
+        format!(
             "version: 1\nmodel: {{kind: scripted, name: s}}\nproviders:\n  - name: {kind}\n    kind: {kind}\n    config:\n      permission_mode: {mode}\ntools:\n  - {{name: subagent, provider: {kind}}}\n"
         ),
     )

@@ -22,7 +22,7 @@ fn preset(dir: &std::path::Path, url: &str) -> std::path::PathBuf {
     write_file(
         dir,
         "ask.yaml",
-        &format!(
+        format!(
             "version: 1\nmodel: {{kind: anthropic, name: m, base_url: \"{url}\", api_key_env: FAKE_KEY}}\nproviders: [{{name: spawn, kind: spawn}}]\ntools: [{{name: subagent, provider: spawn}}]\n"
         ),
     )

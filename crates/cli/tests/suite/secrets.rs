@@ -29,7 +29,7 @@ fn secret_preset(dir: &Path, url: &str, extra: &str) -> PathBuf {
     write_file(
         dir,
         "secret.yaml",
-        &format!(
+        format!(
             "version: 1\nmodel:\n  kind: anthropic\n  name: fake-model\n  base_url: {url}\n  api_key_env: {KEY_NAME}\n  retry:\n    max_retries: 0\nproviders:\n  - name: spawn\n    kind: spawn\n    config:\n      permission_mode: bypass\n{extra}tools:\n  - name: subagent\n    provider: spawn\n"
         ),
     )

@@ -8,6 +8,7 @@ use std::process::{Child, ChildStderr, Stdio};
 use pretty_assertions::assert_eq;
 use subagent_test_support::FakeServer;
 
+use super::support::bypass_preset;
 use super::support::{
     announced_addr, fake_setup, post_a2a, processes_with, start_piped, subagent, wait_for,
 };
@@ -173,15 +174,7 @@ async fn sigterm_past_the_drain_deadline_cancels_runs_and_leaves_no_process() {
     .await
     .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let preset = dir.path().join("bypass.yaml");
-    std::fs::write(
-        &preset,
-        format!(
-            "version: 1\nmodel:\n  kind: anthropic\n  name: fake-model\n  base_url: {}\n  api_key_env: FAKE_KEY\nproviders:\n  - name: spawn\n    kind: spawn\n    config:\n      permission_mode: bypass\ntools:\n  - name: subagent\n    provider: spawn\n",
-            server.url()
-        ),
-    )
-    .unwrap();
+    let preset = bypass_preset(dir.path(), &server.url());
     let (child, stderr, base) = start_with(dir.path(), &preset, &["--drain-secs", "0"]);
     let request = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {
         "message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "run the sleeper"}]},

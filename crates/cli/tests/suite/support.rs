@@ -174,10 +174,22 @@ pub(super) fn redact(value: &mut serde_json::Value) {
 }
 
 /// Writes `text` to `dir/name` (a preset, a scenario, a script); its path.
-pub(super) fn write_file(dir: &Path, name: impl AsRef<Path>, text: &str) -> PathBuf {
+pub(super) fn write_file(dir: &Path, name: impl AsRef<Path>, text: impl AsRef<[u8]>) -> PathBuf {
     let path = dir.join(name);
     std::fs::write(&path, text).unwrap();
     path
+}
+
+/// A preset `bypass.yaml` in `dir`: the fake server at `url` (key from `FAKE_KEY`), one spawn
+/// row that asks nothing (`bypass`) and the delegation tool on it.
+pub(super) fn bypass_preset(dir: &Path, url: &str) -> PathBuf {
+    write_file(
+        dir,
+        "bypass.yaml",
+        format!(
+            "version: 1\nmodel:\n  kind: anthropic\n  name: fake-model\n  base_url: {url}\n  api_key_env: FAKE_KEY\nproviders:\n  - name: spawn\n    kind: spawn\n    config:\n      permission_mode: bypass\ntools:\n  - name: subagent\n    provider: spawn\n"
+        ),
+    )
 }
 
 /// A preset in `dir` whose model is the fake server at `url` (Anthropic protocol, key from
@@ -186,7 +198,7 @@ pub(super) fn fake_preset(dir: &Path, url: &str, extra: &str) -> PathBuf {
     write_file(
         dir,
         "fake.yaml",
-        &format!(
+        format!(
             "version: 1\nmax_depth: 2\nmodel:\n  kind: anthropic\n  name: fake-model\n  base_url: {url}\n  api_key_env: FAKE_KEY\n  retry:\n    max_retries: 0\nproviders:\n  - name: spawn\n    kind: spawn\n  - name: fork\n    kind: fork\n{extra}tools:\n  - name: subagent\n    provider: spawn\n"
         ),
     )

@@ -10,6 +10,7 @@ use pretty_assertions::assert_eq;
 use serde_json::Value;
 
 use super::pinned::{claude_code_row, pinned};
+use super::support::write_file;
 use super::support::{Place, Subagent, bin};
 use super::support::{json_lines, processes_in, stderr, wait_for};
 
@@ -41,8 +42,7 @@ providers:
 "#,
         claude = claude_code_row(dir, url, claude_extra),
     );
-    let preset = dir.join("teams.yaml");
-    std::fs::write(&preset, text).unwrap();
+    let preset = write_file(dir, "teams.yaml", &text);
     (preset, project)
 }
 

@@ -106,7 +106,7 @@ fn bash_preset(dir: &Path, url: &str) -> PathBuf {
     write_file(
         dir,
         "bash.yaml",
-        &format!(
+        format!(
             "version: 1\nmodel:\n  kind: anthropic\n  name: fake-model\n  base_url: {url}\n  api_key_env: FAKE_KEY\nproviders:\n  - name: spawn\n    kind: spawn\n    config:\n      permission_mode: bypass\n"
         ),
     )
@@ -147,11 +147,7 @@ mod claude {
 
     fn preset(dir: &Path, url: &str) -> PathBuf {
         let row = claude_code_row(dir, url, "      allowed_tools: [Bash]\n");
-        write_file(
-            dir,
-            "claude.yaml",
-            &format!("version: 1\nproviders:\n{row}"),
-        )
+        write_file(dir, "claude.yaml", format!("version: 1\nproviders:\n{row}"))
     }
 
     fn claude_bash(death: Death) {

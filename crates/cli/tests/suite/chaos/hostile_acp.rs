@@ -40,7 +40,7 @@ fn preset(dir: &Path, model: &str, behaviour: &str) -> std::path::PathBuf {
     write_file(
         dir,
         "hostile.yaml",
-        &format!(
+        format!(
             "version: 1\nmodel: {{kind: anthropic, name: fake-model, base_url: \"{model}\", api_key_env: FAKE_KEY, retry: {{max_retries: 0}}}}\nproviders:\n  - name: acp\n    kind: acp\n    config:\n      command: \"{}\"\n      env: {{HOSTILE: {behaviour}}}\n      grace_ms: 500\n      timeout_secs: 5\n      max_permission_requests: 5\n",
             agent.display()
         ),

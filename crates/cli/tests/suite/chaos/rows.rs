@@ -169,7 +169,7 @@ pub(super) fn local_preset(dir: &Path, url: &str) -> PathBuf {
     write_file(
         dir,
         "local.yaml",
-        &format!(
+        format!(
             "version: 1\nmodel:\n  kind: anthropic\n  name: fake-model\n  base_url: {url}\n  api_key_env: FAKE_KEY\n  retry:\n    max_retries: 0\nproviders:\n  - name: spawn\n    kind: spawn\n    config:\n      permission_mode: bypass\n  - name: fork\n    kind: fork\n"
         ),
     )
@@ -220,6 +220,6 @@ pub(super) fn caller_preset(
     write_file(
         dir,
         format!("{}.yaml", provider.name()),
-        &format!("{head}{row}"),
+        format!("{head}{row}"),
     )
 }
