@@ -61,6 +61,23 @@ pub(super) fn counting_in_the_background(command: &str) -> String {
     )
 }
 
+/// A scenario in which the agent, prompted with something that holds `trigger`, makes the tool
+/// `calls` ([`call`], [`bash`]) in one message, then says `done`.
+pub(super) fn one_turn(trigger: &str, calls: &[String]) -> String {
+    let calls: String = calls.iter().map(|c| format!("        - {c}\n")).collect();
+    format!("- match: {trigger:?}\n  steps:\n    - tool_calls:\n{calls}    - text: \"done\"\n")
+}
+
+/// A call of `tool` with `input` (a YAML flow mapping) in a [`one_turn`] scenario.
+pub(super) fn call(tool: &str, input: &str) -> String {
+    format!("{{name: {tool}, input: {input}}}")
+}
+
+/// A `bash` call of `command` in a [`one_turn`] scenario.
+pub(super) fn bash(command: &str) -> String {
+    call("bash", &format!("{{command: {command:?}}}"))
+}
+
 pub(super) async fn run(config: AgentConfig, prompt: &str) -> Outcome {
     Agent::new(config)
         .unwrap()
