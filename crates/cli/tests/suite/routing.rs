@@ -11,7 +11,7 @@ use std::sync::Arc;
 use pretty_assertions::assert_eq;
 use subagent_core::agents::{AgentDirectory, AgentProfile, StaticAgents};
 use subagent_core::registry::Registry;
-use subagent_core::{CancellationToken, StopReason};
+use subagent_core::{CancellationToken, Outcome, StopReason};
 use subagent_fork::{ForkConfig, ForkProvider, fork_task_text};
 use subagent_model::{Model, ModelKind};
 use subagent_runtime::tools::BashConfig;
@@ -62,6 +62,17 @@ fn parent_config(
     config
 }
 
+/// Runs a parent of `config` on `prompt` to its outcome, which must be completed.
+async fn completed(config: AgentConfig, prompt: &str) -> Outcome {
+    let outcome = Agent::new(config)
+        .unwrap()
+        .start_prompt(prompt, CancellationToken::new())
+        .outcome()
+        .await;
+    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    outcome
+}
+
 const ROUTES: &str = r#"
 - name: notification
   match: "<task-notification>"
@@ -95,12 +106,7 @@ async fn an_untyped_call_forks_and_a_typed_call_spawns() {
     let mut row = DelegationToolConfig::new("spawn");
     row.fork = Some("fork".to_owned());
     let config = parent_config(&model, dir.path(), &registry, row, read_only_agents());
-    let outcome = Agent::new(config)
-        .unwrap()
-        .start_prompt("please route both", CancellationToken::new())
-        .outcome()
-        .await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    let outcome = completed(config, "please route both").await;
     assert_eq!(outcome.text, "parent heard back");
     assert_eq!(server.violations(), Vec::<String>::new());
 
@@ -223,12 +229,7 @@ async fn agent_types_explore_and_plan_cannot_write_and_unknown_types_are_listed(
     let description = config.tools.get("subagent").unwrap().spec().description;
     assert!(description.contains("- explore: Read-only search of the code."));
     assert!(description.contains("fresh context"));
-    let outcome = Agent::new(config)
-        .unwrap()
-        .start_prompt("use the types", CancellationToken::new())
-        .outcome()
-        .await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    completed(config, "use the types").await;
     for file in ["explore.txt", "plan.txt", "plan-bash.txt"] {
         assert!(!dir.path().join(file).exists(), "{file} was written");
     }

@@ -87,9 +87,14 @@ pub(super) fn notified(text: &str, scenarios: &str) -> String {
 
 /// Runs a parent of `config` on `please fork` to its outcome, which must be completed.
 pub(super) async fn fork_it(config: AgentConfig) -> Outcome {
+    completed(config, "please fork").await
+}
+
+/// Runs a parent of `config` on `prompt` to its outcome, which must be completed.
+pub(super) async fn completed(config: AgentConfig, prompt: &str) -> Outcome {
     let outcome = Agent::new(config)
         .unwrap()
-        .start_prompt("please fork", CancellationToken::new())
+        .start_prompt(prompt, CancellationToken::new())
         .outcome()
         .await;
     assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");

@@ -86,6 +86,13 @@ pub(super) async fn run(config: AgentConfig, prompt: &str) -> Outcome {
         .await
 }
 
+/// Runs `prompt` on an agent of `config` to its outcome, which must be completed.
+pub(super) async fn completed(config: AgentConfig, prompt: &str) -> Outcome {
+    let outcome = run(config, prompt).await;
+    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    outcome
+}
+
 /// Runs `prompt` on an agent of `config` (over `server`), asserts it completed, and returns the
 /// tool results of the model's second request: what the first turn's calls gave.
 pub(super) async fn completed_results(
@@ -93,8 +100,7 @@ pub(super) async fn completed_results(
     config: AgentConfig,
     prompt: &str,
 ) -> Vec<(String, bool)> {
-    let outcome = run(config, prompt).await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    completed(config, prompt).await;
     last_results(&server.model_requests()[1])
 }
 
