@@ -15,7 +15,7 @@ use subagent_spawn::{SpawnConfig, SpawnProvider};
 use subagent_test_support::FakeServer;
 
 use super::support::run;
-use super::support::{delegating, model, parent_config, requests_for};
+use super::support::{delegating, model, parent_config, registry_with, requests_for};
 
 /// The parent makes one delegation call with `input`; the child answers.
 fn scenario(input: &Value) -> String {
@@ -201,9 +201,7 @@ async fn agent_in_tools_limits_the_types_a_child_may_start() {
     let server = FakeServer::from_yaml(LIMITED).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let model = model(ModelKind::Anthropic, &server);
-    let registry = Arc::new(Registry::with_max_depth(3));
-    let spawn = SpawnProvider::new("spawn", Arc::clone(&model), SpawnConfig::default());
-    registry.register(Arc::new(spawn)).unwrap();
+    let registry = registry_with(&model, 3);
     // What the catalog makes of `tools: read_file, Agent(explore)`.
     let mut lead = AgentProfile::new("lead", "Leads.");
     lead.tool_filter = Some(subagent_core::ToolFilter::allow([

@@ -2,12 +2,11 @@
 //! across spawn and fork are tested in `crates/cli/tests/suite/routing.rs`.)
 
 use pretty_assertions::assert_eq;
-use subagent_core::{CancellationToken, StopReason};
+use subagent_core::StopReason;
 use subagent_model::ModelKind;
-use subagent_runtime::Agent;
 use subagent_spawn::DEFAULT_SYSTEM_PROMPT;
 
-use super::support::Parent;
+use super::support::{Parent, completed_events};
 use super::support::{builtin_and, last_results, requests_for};
 
 const DELEGATE: &str = r#"
@@ -128,17 +127,11 @@ const FORWARD: &str = r#"
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_foreground_childs_events_reach_the_parents_stream_tagged_with_the_call() {
-    use futures::StreamExt;
     use subagent_core::RunEvent;
 
     let parent = Parent::start(FORWARD, ModelKind::Anthropic, 3).await;
     let config = parent.config();
-    let mut run = Agent::new(config)
-        .unwrap()
-        .start_prompt("please watch", CancellationToken::new());
-    let events: Vec<RunEvent> = run.take_events().unwrap().collect().await;
-    let outcome = run.outcome().await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    let (events, _) = completed_events(config, "please watch").await;
 
     let tagged = |id: Option<&String>| id.map(String::as_str) == Some("call_delegate");
     // The child's own events, in order, as the parent reports them.
@@ -214,17 +207,11 @@ const FORWARD_USAGE: &str = r#"
 /// the parent's own usage events stay untagged and its own.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_foreground_childs_usage_reaches_the_parents_stream_tagged_with_the_call() {
-    use futures::StreamExt;
     use subagent_core::RunEvent;
 
     let parent = Parent::start(FORWARD_USAGE, ModelKind::Anthropic, 3).await;
     let config = parent.config();
-    let mut run = Agent::new(config)
-        .unwrap()
-        .start_prompt("please count", CancellationToken::new());
-    let events: Vec<RunEvent> = run.take_events().unwrap().collect().await;
-    let outcome = run.outcome().await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    let (events, outcome) = completed_events(config, "please count").await;
 
     let usage: Vec<(Option<&str>, u64, u64)> = events
         .iter()

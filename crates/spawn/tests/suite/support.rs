@@ -120,6 +120,27 @@ impl Parent {
     }
 }
 
+/// Runs an agent of `config` on `prompt` to a completed outcome: the events of its stream, and
+/// the outcome.
+pub(super) async fn completed_events(
+    config: AgentConfig,
+    prompt: &str,
+) -> (Vec<subagent_core::RunEvent>, Outcome) {
+    use futures::StreamExt;
+
+    let mut run = Agent::new(config)
+        .unwrap()
+        .start_prompt(prompt, CancellationToken::new());
+    let events = run.take_events().unwrap().collect().await;
+    let outcome = run.outcome().await;
+    assert_eq!(
+        outcome.status,
+        subagent_core::StopReason::Completed,
+        "{outcome:?}"
+    );
+    (events, outcome)
+}
+
 /// Runs an agent of `config` on `prompt` to its outcome.
 pub(super) async fn run(config: AgentConfig, prompt: &str) -> Outcome {
     Agent::new(config)

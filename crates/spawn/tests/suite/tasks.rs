@@ -14,7 +14,7 @@ use subagent_runtime::{Agent, AgentConfig, DelegationToolConfig};
 use subagent_test_support::runs::no_durations;
 use subagent_test_support::{FakeServer, RecordedRequest};
 
-use super::support::{Parent, run};
+use super::support::{Parent, completed_events, run};
 use super::support::{agents, last_results, model, parent_config, registry_with, requests_for};
 
 fn parent(server: &FakeServer, dir: &std::path::Path) -> AgentConfig {
@@ -530,12 +530,8 @@ async fn a_background_childs_events_reach_the_parents_stream_tagged_with_its_cal
     // The child's gate plays no part here.
     server.gate("parent-waits").open();
     let dir = tempfile::tempdir().unwrap();
-    let mut run = Agent::new(parent(&server, dir.path()))
-        .unwrap()
-        .start_prompt("do it in the background", CancellationToken::new());
-    let events: Vec<RunEvent> = run.take_events().unwrap().collect().await;
-    let outcome = run.outcome().await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    let (events, _) =
+        completed_events(parent(&server, dir.path()), "do it in the background").await;
     let tagged = |id: &Option<String>| id.as_deref() == Some("call_bg");
     let mut child: Vec<String> = Vec::new();
     for event in &events {
