@@ -5,12 +5,14 @@
 
 use pretty_assertions::assert_eq;
 use serde_json::Value;
-use subagent_core::{CancellationToken, StopReason};
+use subagent_core::CancellationToken;
 use subagent_runtime::Agent;
 use subagent_runtime::tools::task_tools;
 use subagent_test_support::procs::{gone, pids_from};
 use subagent_test_support::runs::no_durations;
 use subagent_test_support::{FakeServer, RecordedRequest};
+
+use subagent_test_support::runs::assert_answered;
 
 use super::support::{config, counting_in_the_background, last_results, run};
 
@@ -49,8 +51,7 @@ async fn a_background_command_is_a_task_with_an_output_file_read_with_task_outpu
     let mut config = config(&server, dir.path());
     config.tools = config.tools.with(task_tools());
     let outcome = run(config, "count in the background").await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
-    assert_eq!(outcome.text, "done");
+    assert_answered(&outcome, "done");
     let requests = server.model_requests();
     assert_eq!(requests.len(), 3);
     let id = started_id(&requests[1]);
@@ -129,8 +130,7 @@ async fn task_stop_kills_a_background_commands_whole_process_group() {
     assert!(pids.iter().all(|pid| !gone(*pid)));
     server.gate("pids-read").open();
     let outcome = run.outcome().await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
-    assert_eq!(outcome.text, "stopped");
+    assert_answered(&outcome, "stopped");
     // task_stop answered once the command had ended and its group had been killed.
     for pid in pids {
         assert!(gone(pid), "process {pid} survived task_stop");
@@ -181,8 +181,7 @@ async fn a_run_does_not_wait_for_a_background_command_and_stops_it_when_it_ends(
     // before it wrote its pid).
     server.gate("pid-read").open();
     let outcome = within(run.outcome(), "the run's end").await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
-    assert_eq!(outcome.text, "leaving");
+    assert_answered(&outcome, "leaving");
     // Stopped with the run (SIGTERM, then the group's kill), and its output file says how it
     // ended by the time the run's outcome is out: a caller that exits right after loses nothing.
     let (started, _) = &last_results(&server.model_requests()[1])[0];

@@ -14,6 +14,8 @@ use subagent_runtime::DelegationToolConfig;
 use subagent_spawn::{SpawnConfig, SpawnProvider};
 use subagent_test_support::FakeServer;
 
+use subagent_test_support::runs::assert_answered;
+
 use super::support::run;
 use super::support::{delegating, model, parent_config, registry_with, requests_for};
 
@@ -222,8 +224,7 @@ async fn agent_in_tools_limits_the_types_a_child_may_start() {
         Arc::new(agents),
     );
     let outcome = run(config, "please delegate").await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
-    assert_eq!(outcome.text, "parent done");
+    assert_answered(&outcome, "parent done");
     let requests = server.model_requests();
     // The lead kept the delegation tool (and its one other tool) and was refused `plan`,
     // saying which types it may start; `explore` ran.

@@ -2,9 +2,10 @@
 //! across spawn and fork are tested in `crates/cli/tests/suite/routing.rs`.)
 
 use pretty_assertions::assert_eq;
-use subagent_core::StopReason;
 use subagent_model::ModelKind;
 use subagent_spawn::DEFAULT_SYSTEM_PROMPT;
+
+use subagent_test_support::runs::assert_answered;
 
 use super::support::{Parent, completed_events};
 use super::support::{builtin_and, last_results, requests_for};
@@ -27,8 +28,7 @@ async fn parent_delegates_to_spawn(kind: ModelKind) {
     let parent = Parent::start(DELEGATE, kind, 3).await;
     let server = &parent.server;
     let outcome = parent.run("please delegate").await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
-    assert_eq!(outcome.text, "parent done");
+    assert_answered(&outcome, "parent done");
     assert_eq!(outcome.usage.tool_uses, 1);
     assert_eq!(server.violations(), Vec::<String>::new());
     let requests = server.model_requests();
@@ -91,8 +91,7 @@ async fn background_delegation_returns_at_once_and_notifies_later() {
     let parent = Parent::start(BACKGROUND, ModelKind::Anthropic, 3).await;
     let server = &parent.server;
     let outcome = parent.run("do it in the background").await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
-    assert_eq!(outcome.text, "got the background result");
+    assert_answered(&outcome, "got the background result");
     let requests = server.model_requests();
     let parent = requests_for(&requests, "in the background");
     let started = &last_results(parent[1])[0].1;

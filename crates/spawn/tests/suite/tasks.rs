@@ -14,6 +14,8 @@ use subagent_runtime::{Agent, AgentConfig, DelegationToolConfig};
 use subagent_test_support::runs::no_durations;
 use subagent_test_support::{FakeServer, RecordedRequest};
 
+use subagent_test_support::runs::assert_answered;
+
 use super::support::{Parent, completed_events, run};
 use super::support::{agents, last_results, model, parent_config, registry_with, requests_for};
 
@@ -134,8 +136,7 @@ async fn a_finished_background_task_is_notified_once_in_claude_codes_tags_with_i
         },
     )
     .await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
-    assert_eq!(outcome.text, "got the background result");
+    assert_answered(&outcome, "got the background result");
 
     let requests = server.model_requests();
     let parent = requests_for(&requests, "in the background");
@@ -235,8 +236,7 @@ async fn task_output_looks_at_a_running_task_then_waits_for_its_result_which_is_
         |event| matches!(event, RunEvent::ToolResult { id, .. } if id == "call_look"),
     )
     .await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
-    assert_eq!(outcome.text, "parent done");
+    assert_answered(&outcome, "parent done");
 
     let requests = server.model_requests();
     let parent = requests_for(&requests, "read the task");
@@ -315,8 +315,7 @@ async fn task_stop_kills_a_running_task_once_and_its_end_is_not_notified() {
         .start_prompt("stop the task", CancellationToken::new())
         .outcome()
         .await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
-    assert_eq!(outcome.text, "parent done");
+    assert_answered(&outcome, "parent done");
 
     let requests = server.model_requests();
     let parent = requests_for(&requests, "stop the task");
@@ -492,8 +491,7 @@ async fn a_foreground_child_past_the_rows_limit_moves_to_the_background() {
         |event| matches!(event, RunEvent::ToolResult { id, .. } if id == "call_slow"),
     )
     .await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
-    assert_eq!(outcome.text, "heard back");
+    assert_answered(&outcome, "heard back");
     let requests = server.model_requests();
     let parent = requests_for(&requests, "slow in the foreground");
     assert_eq!(parent.len(), 3);
