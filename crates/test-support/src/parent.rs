@@ -85,3 +85,44 @@ pub fn has_text_starting(request: &RecordedRequest, prefix: &str) -> bool {
             .any(|b| b.as_text().is_some_and(|t| t.starts_with(prefix)))
     })
 }
+
+/// Defines, in the calling module, `delegating_parent`: the agent config of a parent whose tools
+/// are the runtime's built-ins and one delegation tool, that asks nothing. A macro for the
+/// reason of [`crate::background_doubles`] (this crate does not depend on the runtime): the
+/// calling test crate expands it against its own `subagent_runtime`, `subagent_core` and
+/// `subagent_model`.
+///
+/// `delegating_parent(model, dir, registry, row, agents, system)`: on `model`, rooted at `dir`,
+/// the delegation tool of `row` starting children through `registry` with the agent types of
+/// `agents`, under the system prompt `system`.
+#[macro_export]
+macro_rules! delegating_parent {
+    () => {
+        fn delegating_parent(
+            model: &::std::sync::Arc<dyn ::subagent_model::Model>,
+            dir: &::std::path::Path,
+            registry: &::std::sync::Arc<::subagent_core::registry::Registry>,
+            row: ::subagent_runtime::DelegationToolConfig,
+            agents: ::std::sync::Arc<dyn ::subagent_core::agents::AgentDirectory>,
+            system: &str,
+        ) -> ::subagent_runtime::AgentConfig {
+            let delegation: ::std::sync::Arc<dyn ::subagent_runtime::Tool> =
+                ::std::sync::Arc::new(::subagent_runtime::DelegationTool::new(
+                    row,
+                    ::std::sync::Arc::clone(registry),
+                    agents,
+                ));
+            let builtin = ::subagent_runtime::ToolSet::builtin(
+                ::subagent_runtime::tools::BashConfig::default(),
+            );
+            let roots = ::subagent_runtime::Roots::new(dir).unwrap();
+            let mut config =
+                ::subagent_runtime::AgentConfig::new(::std::sync::Arc::clone(model), roots);
+            config.system = Some(system.to_owned());
+            config.tools =
+                ::subagent_runtime::ToolSet::new(builtin.into_iter().chain([delegation]));
+            config.permissions = ::subagent_runtime::PermissionPolicy::bypass();
+            config
+        }
+    };
+}

@@ -9,16 +9,12 @@ use std::path::Path;
 use std::sync::Arc;
 
 use pretty_assertions::assert_eq;
-use subagent_core::agents::{AgentDirectory, AgentProfile, StaticAgents};
+use subagent_core::agents::{AgentProfile, StaticAgents};
 use subagent_core::registry::Registry;
 use subagent_core::{CancellationToken, Outcome, StopReason};
 use subagent_fork::{ForkConfig, ForkProvider, fork_task_text};
 use subagent_model::{Model, ModelKind};
-use subagent_runtime::tools::BashConfig;
-use subagent_runtime::{
-    Agent, AgentConfig, DelegationTool, DelegationToolConfig, FORK_PREAMBLE, PermissionPolicy,
-    Roots, Tool, ToolSet,
-};
+use subagent_runtime::{Agent, AgentConfig, DelegationToolConfig, FORK_PREAMBLE};
 use subagent_session::ContentBlock;
 use subagent_spawn::{DEFAULT_SYSTEM_PROMPT, SpawnConfig, SpawnProvider};
 use subagent_test_support::parent::{has_text_starting, last_results, read_only_agents};
@@ -40,6 +36,10 @@ fn registry(model: &Arc<dyn Model>) -> Arc<Registry> {
     Arc::new(registry)
 }
 
+subagent_test_support::delegating_parent!();
+
+/// A parent on `model` in `dir` with the delegation tool of `row` on `registry` offering
+/// `agents`.
 fn parent_config(
     model: &Arc<dyn Model>,
     dir: &Path,
@@ -47,19 +47,8 @@ fn parent_config(
     row: DelegationToolConfig,
     agents: Vec<AgentProfile>,
 ) -> AgentConfig {
-    let agents: Arc<dyn AgentDirectory> = Arc::new(StaticAgents(agents));
-    let delegation: Arc<dyn Tool> =
-        Arc::new(DelegationTool::new(row, Arc::clone(registry), agents));
-    let tools = ToolSet::new(
-        ToolSet::builtin(BashConfig::default())
-            .into_iter()
-            .chain([delegation]),
-    );
-    let mut config = AgentConfig::new(Arc::clone(model), Roots::new(dir).unwrap());
-    config.system = Some(PARENT_SYSTEM.to_owned());
-    config.tools = tools;
-    config.permissions = PermissionPolicy::bypass();
-    config
+    let agents = Arc::new(StaticAgents(agents));
+    delegating_parent(model, dir, registry, row, agents, PARENT_SYSTEM)
 }
 
 /// Runs a parent of `config` on `prompt` to its outcome, which must be completed.

@@ -7,11 +7,7 @@ use subagent_core::agents::{AgentDirectory, StaticAgents};
 use subagent_core::registry::Registry;
 use subagent_core::{CancellationToken, Outcome};
 use subagent_model::{Model, ModelKind};
-use subagent_runtime::tools::BashConfig;
-use subagent_runtime::{
-    Agent, AgentConfig, DelegationTool, DelegationToolConfig, PermissionPolicy, Roots, Tool,
-    ToolSet,
-};
+use subagent_runtime::{Agent, AgentConfig, DelegationToolConfig};
 use subagent_spawn::{SpawnConfig, SpawnProvider};
 use subagent_test_support::FakeServer;
 
@@ -150,6 +146,9 @@ pub(super) async fn run(config: AgentConfig, prompt: &str) -> Outcome {
         .await
 }
 
+subagent_test_support::delegating_parent!();
+
+/// A parent on `model` in `dir` with the delegation tool of `row` on `registry`.
 pub(super) fn parent_config(
     model: &Arc<dyn Model>,
     dir: &Path,
@@ -157,18 +156,7 @@ pub(super) fn parent_config(
     row: DelegationToolConfig,
     agents: Arc<dyn AgentDirectory>,
 ) -> AgentConfig {
-    let delegation: Arc<dyn Tool> =
-        Arc::new(DelegationTool::new(row, Arc::clone(registry), agents));
-    let tools = ToolSet::new(
-        ToolSet::builtin(BashConfig::default())
-            .into_iter()
-            .chain([delegation]),
-    );
-    let mut config = AgentConfig::new(Arc::clone(model), Roots::new(dir).unwrap());
-    config.system = Some("You are the parent.".to_owned());
-    config.tools = tools;
-    config.permissions = PermissionPolicy::bypass();
-    config
+    delegating_parent(model, dir, registry, row, agents, "You are the parent.")
 }
 
 pub(super) use subagent_test_support::requests_for;
