@@ -37,6 +37,7 @@ use subagent_runtime::{
     ToolContext, ToolKind, ToolOutput, ToolSet,
 };
 use subagent_spawn::{SpawnConfig, SpawnProvider};
+use subagent_test_support::runs::assert_answered;
 use subagent_test_support::{FakeServer, bench};
 
 /// Fan-out sizes of the divan benchmark.
@@ -209,11 +210,7 @@ impl Parent {
             .start_prompt(prompt, CancellationToken::new())
             .outcome()
             .await;
-        assert_eq!(
-            (outcome.status, outcome.text.as_str()),
-            (StopReason::Completed, "parent done"),
-            "{outcome:?}"
-        );
+        assert_answered(&outcome, "parent done");
     }
 }
 

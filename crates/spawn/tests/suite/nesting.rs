@@ -5,10 +5,12 @@
 use std::sync::Arc;
 
 use pretty_assertions::assert_eq;
+use subagent_core::ToolFilter;
 use subagent_core::agents::{AgentDirectory, AgentProfile, StaticAgents};
-use subagent_core::{StopReason, ToolFilter};
 use subagent_model::ModelKind;
 use subagent_runtime::{DelegationToolConfig, NESTED_REFUSAL};
+
+use subagent_test_support::runs::assert_answered;
 
 use super::support::{Parent, run};
 use super::support::{builtin_and, last_results, requests_for};
@@ -58,11 +60,7 @@ async fn nesting(
     let server = &parent.server;
     let config = parent.config_with(row, lead());
     let outcome = run(config, prompt).await;
-    assert_eq!(
-        (outcome.status, outcome.text.as_str()),
-        (StopReason::Completed, "parent done"),
-        "{outcome:?}"
-    );
+    assert_answered(&outcome, "parent done");
     assert_eq!(server.violations(), Vec::<String>::new());
     server.model_requests()
 }
