@@ -2,6 +2,7 @@
 //! the cwd it is given, and a registry with the worktree isolator.
 
 use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
@@ -12,16 +13,49 @@ use subagent_core::{
 };
 use subagent_worktree::Worktrees;
 
-pub(super) use subagent_test_support::git::{git, status};
+/// Runs git in `dir` (committer set on the command line, never in our environment); its
+/// stdout.
+pub(super) fn git(dir: &Path, args: &[&str]) -> String {
+    let output = Command::new("git")
+        .args([
+            "-c",
+            "user.name=Test",
+            "-c",
+            "user.email=test@example.invalid",
+            "-c",
+            "init.defaultBranch=main",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "git {args:?} in {}: {}",
+        dir.display(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
 
 /// A repository with one commit: `a.txt` and `sub/b.txt`, and `.gitignore` ignoring
 /// `target/`. Returns the temp dir (keep it alive) and the repository's canonical path.
 pub(super) fn repository() -> (tempfile::TempDir, PathBuf) {
-    subagent_test_support::git::repository(&[
-        ("a.txt", "one\ntwo\n"),
-        ("sub/b.txt", "bee\n"),
-        (".gitignore", "target/\n"),
-    ])
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().canonicalize().unwrap().join("repo");
+    std::fs::create_dir_all(repo.join("sub")).unwrap();
+    std::fs::write(repo.join("a.txt"), "one\ntwo\n").unwrap();
+    std::fs::write(repo.join("sub/b.txt"), "bee\n").unwrap();
+    std::fs::write(repo.join(".gitignore"), "target/\n").unwrap();
+    git(&repo, &["init", "--quiet"]);
+    git(&repo, &["add", "--all"]);
+    git(&repo, &["commit", "--quiet", "-m", "first"]);
+    (dir, repo)
+}
+
+/// `git status --porcelain` of `repo`: empty when the user's checkout is clean.
+pub(super) fn status(repo: &Path) -> String {
+    git(repo, &["status", "--porcelain", "--untracked-files=all"])
 }
 
 /// The worktrees git knows of `repo`, main first: their paths.
