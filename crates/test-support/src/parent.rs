@@ -47,6 +47,21 @@ pub fn last_results(request: &RecordedRequest) -> Vec<(String, String, bool)> {
         .collect()
 }
 
+/// The scenarios a parent's nesting tests start from: a child (prompted `CHILD-NESTS…`) that
+/// tries to delegate `GRANDCHILD-TASK go` as the call `call_nested`, then answers `child done`,
+/// and that grandchild (`grandchild done`). The parent's own scenario follows.
+pub const NESTING_CHILD: &str = r#"
+- name: grandchild
+  match: "GRANDCHILD-TASK"
+  steps:
+    - text: "grandchild done"
+- name: child
+  match: "CHILD-NESTS"
+  steps:
+    - tool_calls:
+        - {id: call_nested, name: subagent, input: {prompt: "GRANDCHILD-TASK go"}}
+    - text: "child done""#;
+
 /// The tool results of a child's message whose one call, `call_id`, tried to delegate and was
 /// refused under `NESTED_DELEGATION_FORBIDDEN` with `refusal` (the runtime's `NESTED_REFUSAL`):
 /// what [`last_results`] reads from the child's next request.

@@ -6,24 +6,17 @@ use std::path::Path;
 
 use pretty_assertions::assert_eq;
 use subagent_runtime::NESTED_REFUSAL;
-use subagent_test_support::parent::{last_results, nested_refusal};
+use subagent_test_support::parent::{NESTING_CHILD, last_results, nested_refusal};
 use subagent_test_support::requests_for;
 use subagent_test_support::{FakeServer, RecordedRequest};
 
 use super::support::write_file;
 use super::support::{stderr, stdout, subagent};
 
-const NESTING: &str = r#"
-- name: grandchild
-  match: "GRANDCHILD-TASK"
-  steps:
-    - text: "grandchild done"
-- name: child
-  match: "CHILD-NESTS"
-  steps:
-    - tool_calls:
-        - {id: call_nested, name: subagent, input: {prompt: "GRANDCHILD-TASK go"}}
-    - text: "child done"
+/// [`NESTING_CHILD`], started by the parents of these tests.
+fn nesting() -> String {
+    NESTING_CHILD.to_owned()
+        + r#"
 - name: lead
   match: "start a lead"
   steps:
@@ -38,7 +31,8 @@ const NESTING: &str = r#"
         - name: subagent
           input: {prompt: "CHILD-NESTS go", subagent_type: general-purpose}
     - text: "parent done"
-"#;
+"#
+}
 
 /// A preset on the fake server whose one tool row is `row` (YAML lines under `tools:`).
 fn preset(dir: &Path, url: &str, row: &str) -> std::path::PathBuf {
@@ -67,7 +61,7 @@ fn run(server: &FakeServer, dir: &Path, preset: &Path, prompt: &str) -> Vec<Reco
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_child_cannot_delegate_and_is_refused_with_the_code() {
-    let server = FakeServer::from_yaml(NESTING).await.unwrap();
+    let server = FakeServer::from_yaml(&nesting()).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let preset = preset(dir.path(), &server.url(), "");
     let requests = run(&server, dir.path(), &preset, "start a child");
@@ -87,7 +81,7 @@ async fn a_child_cannot_delegate_and_is_refused_with_the_code() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_row_with_max_depth_two_lets_a_child_delegate() {
-    let server = FakeServer::from_yaml(NESTING).await.unwrap();
+    let server = FakeServer::from_yaml(&nesting()).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let preset = preset(dir.path(), &server.url(), "    max_depth: 2\n");
     let requests = run(&server, dir.path(), &preset, "start a child");
@@ -105,7 +99,7 @@ async fn a_row_with_max_depth_two_lets_a_child_delegate() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_definition_listing_the_delegation_tool_may_delegate() {
-    let server = FakeServer::from_yaml(NESTING).await.unwrap();
+    let server = FakeServer::from_yaml(&nesting()).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let agents = dir.path().join(".subagents/agents");
     std::fs::create_dir_all(&agents).unwrap();

@@ -14,19 +14,12 @@ use subagent_test_support::runs::assert_answered;
 
 use super::support::{Parent, run};
 use super::support::{builtin_and, last_results, requests_for};
-use subagent_test_support::parent::nested_refusal;
+use subagent_test_support::parent::{NESTING_CHILD, nested_refusal};
 
-const NESTING: &str = r#"
-- name: grandchild
-  match: "GRANDCHILD-TASK"
-  steps:
-    - text: "grandchild done"
-- name: child
-  match: "CHILD-NESTS"
-  steps:
-    - tool_calls:
-        - {id: call_nested, name: subagent, input: {prompt: "GRANDCHILD-TASK go"}}
-    - text: "child done"
+/// [`NESTING_CHILD`], started by the parents of these tests.
+fn scenarios() -> String {
+    NESTING_CHILD.to_owned()
+        + r#"
 - name: typed
   match: "parent starts a lead"
   steps:
@@ -41,7 +34,8 @@ const NESTING: &str = r#"
         - name: subagent
           input: {prompt: "CHILD-NESTS go"}
     - text: "parent done"
-"#;
+"#
+}
 
 /// `lead` lists the delegation tool (`subagent`) among its tools: it may delegate.
 fn lead() -> Arc<dyn AgentDirectory> {
@@ -56,7 +50,7 @@ async fn nesting(
     row: DelegationToolConfig,
     prompt: &str,
 ) -> Vec<subagent_test_support::RecordedRequest> {
-    let parent = Parent::start(NESTING, ModelKind::Anthropic, 3).await;
+    let parent = Parent::start(&scenarios(), ModelKind::Anthropic, 3).await;
     let server = &parent.server;
     let config = parent.config_with(row, lead());
     let outcome = run(config, prompt).await;
