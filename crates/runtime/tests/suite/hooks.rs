@@ -110,7 +110,11 @@ async fn fire_bash(
 
 /// Runs `event` alone (no tool) under the `commands` hooked on it, run in `dir`.
 pub(super) async fn fire_alone(dir: &Path, event: HookEvent, commands: &[&str]) -> HookVerdict {
-    let hooks = on(event.name(), None, commands);
+    fire_event(dir, on(event.name(), None, commands), event).await
+}
+
+/// Runs `event` alone (no tool) under `hooks` run in `dir`.
+pub(super) async fn fire_event(dir: &Path, hooks: Value, event: HookEvent) -> HookVerdict {
     fire_in(dir, hooks, event, None, Map::new()).await
 }
 

@@ -12,7 +12,7 @@ use subagent_settings::{HookEvent, Hooks, Scope};
 use subagent_test_support::procs;
 use tokio_util::sync::CancellationToken;
 
-use super::{fire, fire_alone, fire_in, fire_tool, map, on, ran, runner, script};
+use super::{fire, fire_alone, fire_event, fire_in, fire_tool, map, on, ran, runner, script};
 
 /// Waits (bounded: the kernel finishes a SIGKILL on its own time) until no live process has
 /// its working directory in `dir`, where every hook of these tests runs.
@@ -196,14 +196,7 @@ async fn the_hooks_of_an_event_run_in_parallel() {
         {"type": "command", "command": writer, "timeout": 30},
         {"type": "command", "command": reader, "timeout": 30},
     ]}]});
-    let verdict = fire_in(
-        dir.path(),
-        hooks,
-        HookEvent::UserPromptSubmit,
-        None,
-        Map::new(),
-    )
-    .await;
+    let verdict = fire_event(dir.path(), hooks, HookEvent::UserPromptSubmit).await;
     assert_eq!(
         verdict,
         HookVerdict {
