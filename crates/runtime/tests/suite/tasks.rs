@@ -17,6 +17,29 @@ use subagent_test_support::runs::assert_answered;
 use super::support::{config, counting_in_the_background, last_results, run};
 
 /// The task id a "Started background command <id>." result names.
+/// A run of `scenarios` on `prompt` with the task tools, started in a fresh dir holding the FIFO
+/// `pids.fifo` its command writes to: the dir, the FIFO, the server and the running run.
+async fn started(
+    scenarios: &str,
+    prompt: &str,
+) -> (
+    tempfile::TempDir,
+    std::path::PathBuf,
+    FakeServer,
+    subagent_core::Run,
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("pids.fifo");
+    subagent_test_support::procs::mkfifo(&fifo);
+    let server = FakeServer::from_yaml(scenarios).await.unwrap();
+    let mut config = config(&server, dir.path());
+    config.tools = config.tools.with(task_tools());
+    let run = Agent::new(config)
+        .unwrap()
+        .start_prompt(prompt, CancellationToken::new());
+    (dir, fifo, server, run)
+}
+
 fn started_id(request: &RecordedRequest) -> String {
     let (text, _) = &last_results(request)[0];
     text.strip_prefix("Started background command ")
@@ -115,15 +138,7 @@ const STOP: &str = r#"
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn task_stop_kills_a_background_commands_whole_process_group() {
-    let dir = tempfile::tempdir().unwrap();
-    let fifo = dir.path().join("pids.fifo");
-    subagent_test_support::procs::mkfifo(&fifo);
-    let server = FakeServer::from_yaml(STOP).await.unwrap();
-    let mut config = config(&server, dir.path());
-    config.tools = config.tools.with(task_tools());
-    let run = Agent::new(config)
-        .unwrap()
-        .start_prompt("stop the command", CancellationToken::new());
+    let (_dir, fifo, server, run) = started(STOP, "stop the command").await;
     // Opening the FIFO blocks until the command writes its pids: a gate, not a sleep.
     let pids = pids_from(fifo).await;
     assert_eq!(pids.len(), 2, "{pids:?}");
@@ -166,15 +181,7 @@ const LEFT: &str = r#"
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_does_not_wait_for_a_background_command_and_stops_it_when_it_ends() {
-    let dir = tempfile::tempdir().unwrap();
-    let fifo = dir.path().join("pids.fifo");
-    subagent_test_support::procs::mkfifo(&fifo);
-    let server = FakeServer::from_yaml(LEFT).await.unwrap();
-    let mut config = config(&server, dir.path());
-    config.tools = config.tools.with(task_tools());
-    let run = Agent::new(config)
-        .unwrap()
-        .start_prompt("leave it running", CancellationToken::new());
+    let (_dir, fifo, server, run) = started(LEFT, "leave it running").await;
     let pid = read_fifo(&fifo, "the command's pid").await;
     let pid: u32 = pid.trim().parse().unwrap();
     // Only now may the model end its answer (before, the run could end and stop the command
