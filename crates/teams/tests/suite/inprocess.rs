@@ -6,7 +6,7 @@ use pretty_assertions::assert_eq;
 use subagent_core::CancellationToken;
 use subagent_teams::{LEADER, MemberStatus, TaskStatus};
 
-use super::support::{World, assert_completed, requests_for, results};
+use super::support::{World, assert_completed, assert_result, requests_for, results};
 
 /// Scenarios are chosen by the latest genuine prompt, and a teammate's message is one: each
 /// agent reacts to the message it gets. First match wins, so the specific ones come first.
@@ -123,38 +123,29 @@ async fn two_teammates_split_three_tasks_talk_and_shut_down() {
     alice.extend(requests_for(&requests, "You are alice"));
     let mut bob = requests_for(&requests, "MATE-BOB");
     bob.extend(requests_for(&requests, "You are bob"));
-    let of = |all: &[(String, String, bool)], id: &str| {
-        all.iter()
-            .find(|(call, _, _)| call == id)
-            .map(|(_, text, error)| (text.clone(), *error))
-            .unwrap_or_else(|| panic!("no result for {id}"))
-    };
-    let alice_results = results(&alice);
-    let bob_results = results(&bob);
-    assert_eq!(
-        of(&alice_results, "alice-claims-3-early"),
-        (
-            "TASK_BLOCKED: task 3 is blocked by task(s) 1, 2 that are not completed yet".into(),
-            true
-        )
+    assert_result(
+        &alice,
+        "alice-claims-3-early",
+        "TASK_BLOCKED: task 3 is blocked by task(s) 1, 2 that are not completed yet",
+        true,
     );
-    assert_eq!(
-        of(&bob_results, "bob-claims-1"),
-        (
-            "TASK_ALREADY_CLAIMED: task 1 is already claimed by alice; pick another task".into(),
-            true
-        )
+    assert_result(
+        &bob,
+        "bob-claims-1",
+        "TASK_ALREADY_CLAIMED: task 1 is already claimed by alice; pick another task",
+        true,
     );
-    assert_eq!(
-        of(&bob_results, "bob-claims-2"),
-        ("Updated task #2: status pending, owner bob.".into(), false)
+    assert_result(
+        &bob,
+        "bob-claims-2",
+        "Updated task #2: status pending, owner bob.",
+        false,
     );
-    assert_eq!(
-        of(&alice_results, "alice-claims-3"),
-        (
-            "Updated task #3: status pending, owner alice.".into(),
-            false
-        )
+    assert_result(
+        &alice,
+        "alice-claims-3",
+        "Updated task #3: status pending, owner alice.",
+        false,
     );
 
     // Messages went both ways and each arrived once.

@@ -7,16 +7,7 @@
 use pretty_assertions::assert_eq;
 use subagent_test_support::RecordedRequest;
 
-use super::support::{World, requests_for, results};
-
-/// The result of the call `id` among `requests`: (text, is_error).
-fn result(requests: &[&RecordedRequest], id: &str) -> (String, bool) {
-    results(requests)
-        .into_iter()
-        .find(|(call, _, _)| call == id)
-        .map(|(_, text, error)| (text, error))
-        .unwrap_or_else(|| panic!("no result for {id}"))
-}
+use super::support::{World, assert_result, requests_for, result_of, results};
 
 fn offers(request: &RecordedRequest, tool: &str) -> bool {
     request.tool_names().iter().any(|name| name == tool)
@@ -52,7 +43,7 @@ fn approved(gus_steps: &str) -> String {
 
 /// Gus's approved run wrote `out.txt` without a refusal.
 fn assert_wrote_after_approval(world: &World, gus: &[&RecordedRequest]) {
-    assert_eq!(result(gus, "gus-writes").1, false);
+    assert_eq!(result_of(gus, "gus-writes").1, false);
     assert_eq!(
         std::fs::read_to_string(world.project.path().join("out.txt")).unwrap(),
         "after approval"
@@ -79,37 +70,34 @@ async fn a_plan_mode_teammate_writes_only_once_the_lead_approves_its_plan() {
     // command refused with the reason, nothing written; the teammate cannot approve itself.
     assert!(offers(gus[0], "ExitPlanMode") && offers(gus[0], "read_file"));
     assert!(!offers(gus[0], "write_file") && !offers(gus[0], "bash"));
-    let (early, refused) = result(&gus, "gus-writes-early");
+    let (early, refused) = result_of(&gus, "gus-writes-early");
     assert!(refused, "{early}");
     assert!(
         early.contains("plan mode") && early.contains("until team-lead approves your plan"),
         "{early}"
     );
-    assert!(result(&gus, "gus-runs-early").1);
+    assert!(result_of(&gus, "gus-runs-early").1);
     assert!(!world.project.path().join("ran.txt").exists());
-    assert_eq!(
-        result(&gus, "gus-submits"),
-        (
-            "Your plan was sent to team-lead for approval (request_id plan-1@gus). End your turn now: the answer arrives as a message. Until team-lead approves, you stay in plan mode (read-only).".into(),
-            false
-        )
+    assert_result(
+        &gus,
+        "gus-submits",
+        "Your plan was sent to team-lead for approval (request_id plan-1@gus). End your turn now: the answer arrives as a message. Until team-lead approves, you stay in plan mode (read-only).",
+        false,
     );
-    assert_eq!(
-        result(&gus, "gus-self-approves"),
-        (
-            "NOT_LEADER: only the team lead may approve or reject a plan".into(),
-            true
-        )
+    assert_result(
+        &gus,
+        "gus-self-approves",
+        "NOT_LEADER: only the team lead may approve or reject a plan",
+        true,
     );
 
     // The leader read the plan and approved it.
     let lead = requests_for(&requests, "LEAD-PLAN");
-    assert_eq!(
-        result(&lead, "lead-approves"),
-        (
-            "Approved gus's plan: gus leaves plan mode and starts on the changes.".into(),
-            false
-        )
+    assert_result(
+        &lead,
+        "lead-approves",
+        "Approved gus's plan: gus leaves plan mode and starts on the changes.",
+        false,
     );
 
     // After approval: gus's next run may write, and did.
@@ -163,23 +151,21 @@ async fn a_rejected_plan_keeps_the_teammate_read_only_with_the_feedback() {
     assert_eq!(server.violations(), Vec::<String>::new());
     let requests = server.requests();
     let lead = requests_for(&requests, "LEAD-PLAN");
-    assert_eq!(
-        result(&lead, "lead-unknown"),
-        (
-            "UNKNOWN_PLAN_REQUEST: no plan awaits approval under request_id \"plan-9@gus\" (answered already, or never sent)".into(),
-            true
-        )
+    assert_result(
+        &lead,
+        "lead-unknown",
+        "UNKNOWN_PLAN_REQUEST: no plan awaits approval under request_id \"plan-9@gus\" (answered already, or never sent)",
+        true,
     );
-    assert_eq!(
-        result(&lead, "lead-rejects"),
-        (
-            "Rejected gus's plan: gus stays in plan mode and revises it.".into(),
-            false
-        )
+    assert_result(
+        &lead,
+        "lead-rejects",
+        "Rejected gus's plan: gus stays in plan mode and revises it.",
+        false,
     );
     // An answered plan cannot be answered again.
     assert!(
-        result(&lead, "lead-again")
+        result_of(&lead, "lead-again")
             .0
             .starts_with("UNKNOWN_PLAN_REQUEST:")
     );
@@ -201,7 +187,7 @@ async fn a_rejected_plan_keeps_the_teammate_read_only_with_the_feedback() {
         "{prompt}"
     );
     assert!(!offers(woken, "write_file") && offers(woken, "ExitPlanMode"));
-    let (text, refused) = result(&gus, "gus-writes-rejected");
+    let (text, refused) = result_of(&gus, "gus-writes-rejected");
     assert!(refused && text.contains("plan mode"), "{text}");
     assert!(!world.project.path().join("out.txt").exists());
     let config = world.team("planners").config().unwrap();
@@ -236,7 +222,7 @@ async fn a_plan_approved_mid_run_loosens_only_the_next_run() {
 
     let requests = server.requests();
     let gus = requests_for(&requests, "MATE-GUS");
-    let (held, refused) = result(&gus, "gus-writes-held");
+    let (held, refused) = result_of(&gus, "gus-writes-held");
     assert!(refused && held.contains("plan mode"), "{held}");
     // The approval reached none of the held run's requests: they offer ExitPlanMode.
     for request in gus.iter().filter(|r| offers(r, "ExitPlanMode")) {

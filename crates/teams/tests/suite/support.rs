@@ -166,3 +166,17 @@ pub(super) fn results(requests: &[&RecordedRequest]) -> Vec<(String, String, boo
     }
     out
 }
+
+/// The result of the call `id` among `requests`: (text, is_error).
+pub(super) fn result_of(requests: &[&RecordedRequest], id: &str) -> (String, bool) {
+    results(requests)
+        .into_iter()
+        .find(|(call, _, _)| call == id)
+        .map(|(_, text, error)| (text, error))
+        .unwrap_or_else(|| panic!("no result for {id}"))
+}
+
+/// Asserts that the call `id` among `requests` had the result `text`, an error or not.
+pub(super) fn assert_result(requests: &[&RecordedRequest], id: &str, text: &str, is_error: bool) {
+    assert_eq!(result_of(requests, id), (text.to_owned(), is_error), "{id}");
+}
