@@ -6,9 +6,8 @@ use std::path::Path;
 use std::process::{Child, ChildStderr, Stdio};
 
 use pretty_assertions::assert_eq;
-use subagent_test_support::FakeServer;
 
-use super::support::bypass_preset;
+use super::support::sleeper_setup;
 use super::support::{
     announced_addr, fake_setup, post_a2a, processes_with, start_piped, subagent, wait_for,
 };
@@ -168,13 +167,7 @@ pub(super) fn post(base: &str, body: &serde_json::Value) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_past_the_drain_deadline_cancels_runs_and_leaves_no_process() {
     let marker = format!("sleep {}", 6000 + std::process::id() % 1000);
-    let server = FakeServer::from_yaml(&format!(
-        "- match: 'run the sleeper'\n  steps:\n    - tool_calls:\n        - name: bash\n          input: {{command: '{marker}'}}\n    - text: never\n"
-    ))
-    .await
-    .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let preset = bypass_preset(dir.path(), &server.url());
+    let (_server, dir, preset) = sleeper_setup(&marker).await;
     let (child, stderr, base) = start_with(dir.path(), &preset, &["--drain-secs", "0"]);
     let request = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {
         "message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "run the sleeper"}]},

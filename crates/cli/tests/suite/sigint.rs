@@ -2,23 +2,15 @@
 
 use std::process::Stdio;
 
-use subagent_test_support::FakeServer;
-
 use super::support::{Subagent, bin};
-use super::support::{bypass_preset, write_file};
 use super::support::{processes_with, wait_for};
+use super::support::{sleeper_setup, write_file};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigint_mid_tool_cancels_and_leaves_no_process() {
     // A unique sleep length marks the child's grandchild in /proc.
     let marker = format!("sleep {}", 4000 + std::process::id() % 1000);
-    let server = FakeServer::from_yaml(&format!(
-        "- match: 'run the sleeper'\n  steps:\n    - tool_calls:\n        - name: bash\n          input: {{command: '{marker}'}}\n    - text: never\n"
-    ))
-    .await
-    .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let preset = bypass_preset(dir.path(), &server.url());
+    let (_server, dir, preset) = sleeper_setup(&marker).await;
     let mut child = Subagent::new(bin(), dir.path())
         .fake_key()
         .command()

@@ -216,6 +216,19 @@ pub(super) async fn fake_setup(
     (server, dir, preset)
 }
 
+/// A fake model server on which `run the sleeper` runs the bash command `marker` (a `sleep`
+/// no other test runs), a temp dir (the runs' HOME) and a [`bypass_preset`] on the server in it.
+pub(super) async fn sleeper_setup(marker: &str) -> (FakeServer, tempfile::TempDir, PathBuf) {
+    let server = FakeServer::from_yaml(&format!(
+        "- match: 'run the sleeper'\n  steps:\n    - tool_calls:\n        - name: bash\n          input: {{command: '{marker}'}}\n    - text: never\n"
+    ))
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let preset = bypass_preset(dir.path(), &server.url());
+    (server, dir, preset)
+}
+
 /// A test's fake model server and its directory (also its HOME) holding an empty `project`.
 pub(super) struct Place {
     /// The fake model server.
