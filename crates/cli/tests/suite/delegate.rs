@@ -5,6 +5,7 @@ use serde_json::json;
 use std::path::Path;
 use std::process::Output;
 
+use super::support::assert_refused;
 use super::support::write_file;
 use super::support::{fake_setup, json_lines, keyed, preset, redact, stderr, stdout, subagent};
 
@@ -254,11 +255,10 @@ fn empty_prompt_and_bad_schema_file_are_invalid_arguments() {
     let schema = write_file(home.path(), "schema.json", r#"{"type": "array"}"#);
     let schema_arg = ["--output-schema", schema.to_str().unwrap()];
     let output = delegate(home.path(), &schema_arg, &preset("offline.yaml"), "hello");
-    assert_eq!(output.status.code(), Some(2));
-    assert!(
-        stderr(&output).contains("error[INVALID_ARGUMENTS]: invalid arguments: output_schema must have \"type\": \"object\" at its root"),
-        "{}",
-        stderr(&output)
+    assert_refused(
+        &output,
+        "error[INVALID_ARGUMENTS]: invalid arguments: output_schema must have \"type\": \"object\" at its root",
+        "",
     );
 }
 

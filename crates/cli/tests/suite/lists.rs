@@ -5,6 +5,7 @@ use std::process::Output;
 
 use pretty_assertions::assert_eq;
 
+use super::support::assert_refused;
 use super::support::write_file;
 use super::support::{preset, stderr, stdout, subagent};
 
@@ -377,13 +378,12 @@ fn providers_shows_what_each_built_row_declares_and_why_not() {
         .arg("hi")
         .output()
         .unwrap();
-    assert_eq!(output.status.code(), Some(2));
-    assert!(
-        stderr(&output).contains(&format!(
+    assert_refused(
+        &output,
+        &format!(
             "error[UNSUPPORTED_CAPABILITY]: subagent provider \"spawn\" does not support the \
              capability: \"effort\" (effort: {why})"
-        )),
-        "{}",
-        stderr(&output)
+        ),
+        "",
     );
 }

@@ -180,6 +180,14 @@ pub(super) fn write_file(dir: &Path, name: impl AsRef<Path>, text: impl AsRef<[u
     path
 }
 
+/// Asserts that `output` was refused before anything started (exit 2) with `text` on stderr;
+/// `what` names the case in the message.
+#[track_caller]
+pub(super) fn assert_refused(output: &std::process::Output, text: &str, what: &str) {
+    assert_eq!(output.status.code(), Some(2), "{what}: {}", stderr(output));
+    assert!(stderr(output).contains(text), "{what}: {}", stderr(output));
+}
+
 /// A preset `bypass.yaml` in `dir`: the fake server at `url` (key from `FAKE_KEY`), one spawn
 /// row that asks nothing (`bypass`) and the delegation tool on it.
 pub(super) fn bypass_preset(dir: &Path, url: &str) -> PathBuf {
