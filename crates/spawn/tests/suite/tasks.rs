@@ -46,6 +46,11 @@ fn result_of(requests: &[&RecordedRequest], id: &str) -> (String, bool) {
 /// What a background call's result says before the task id.
 const STARTED: &str = "Started background subagent ";
 
+/// The task id the background call `call_bg` among `parent`'s requests started.
+fn started_task(parent: &[&RecordedRequest]) -> String {
+    task_id(&result_of(parent, "call_bg").0, STARTED)
+}
+
 /// The task id that follows `prefix` in a tool result.
 fn task_id(result: &str, prefix: &str) -> String {
     result
@@ -141,8 +146,7 @@ async fn a_finished_background_task_is_notified_once_in_claude_codes_tags_with_i
     let requests = server.model_requests();
     let parent = requests_for(&requests, "in the background");
     assert_eq!(parent.len(), 3);
-    let (started, _) = result_of(&parent, "call_bg");
-    let id = task_id(&started, STARTED);
+    let id = started_task(&parent);
     let notification = parent[2].messages.last().unwrap().text();
     let output_file = std::env::temp_dir()
         .join("subagent-tasks")
@@ -241,8 +245,7 @@ async fn task_output_looks_at_a_running_task_then_waits_for_its_result_which_is_
     let requests = server.model_requests();
     let parent = requests_for(&requests, "read the task");
     assert_eq!(parent.len(), 4);
-    let (started, _) = result_of(&parent, "call_bg");
-    let id = task_id(&started, STARTED);
+    let id = started_task(&parent);
     let (looked, looked_error) = result_of(&parent, "call_look");
     let start = looked.find("<output_file>").unwrap() + "<output_file>".len();
     let output_file = looked[start..looked.find("</output_file>").unwrap()].to_owned();
@@ -320,8 +323,7 @@ async fn task_stop_kills_a_running_task_once_and_its_end_is_not_notified() {
     let requests = server.model_requests();
     let parent = requests_for(&requests, "stop the task");
     assert_eq!(parent.len(), 4);
-    let (started, _) = result_of(&parent, "call_bg");
-    let id = task_id(&started, STARTED);
+    let id = started_task(&parent);
     let (stopped, stopped_error) = result_of(&parent, "call_stop");
     assert!(!stopped_error);
     let head = format!(
