@@ -77,6 +77,7 @@ fn agent(model: Option<&str>) -> AgentProfile {
 
 #[tokio::test]
 async fn model_aliases_resolve_to_ids_for_a_spawned_child() {
+    use ModelKind::{Anthropic, OpenaiResponses};
     let task = |extra: Value| {
         let mut input = json!({"prompt": "CHILD-TASK go", "subagent_type": "worker"});
         input
@@ -85,52 +86,30 @@ async fn model_aliases_resolve_to_ids_for_a_spawned_child() {
             .extend(extra.as_object().unwrap().clone());
         input
     };
+    // (the model kind, the agent type's model, the call's model, what the child's request names)
     let cases = [
         // The agent type's Claude Code alias, on an Anthropic model.
-        (
-            ModelKind::Anthropic,
-            agent(Some("sonnet")),
-            task(json!({})),
-            json!({"model": "claude-sonnet-5"}),
-        ),
+        (Anthropic, "sonnet", None, "claude-sonnet-5"),
         // The preset's own alias.
-        (
-            ModelKind::OpenaiResponses,
-            agent(Some("fast")),
-            task(json!({})),
-            json!({"model": "tiny-model"}),
-        ),
+        (OpenaiResponses, "fast", None, "tiny-model"),
         // The call's model beats the agent type's, and is resolved too.
         (
-            ModelKind::Anthropic,
-            agent(Some("fast")),
-            task(json!({"model": "haiku"})),
-            json!({"model": "claude-haiku-4-5-20251001"}),
+            Anthropic,
+            "fast",
+            Some("haiku"),
+            "claude-haiku-4-5-20251001",
         ),
         // `inherit` in the call leaves the agent type's; in the agent type, the parent's model.
-        (
-            ModelKind::Anthropic,
-            agent(Some("opus")),
-            task(json!({"model": "inherit"})),
-            json!({"model": "claude-opus-4-8"}),
-        ),
-        (
-            ModelKind::Anthropic,
-            agent(Some("inherit")),
-            task(json!({})),
-            json!({"model": "fake-model"}),
-        ),
+        (Anthropic, "opus", Some("inherit"), "claude-opus-4-8"),
+        (Anthropic, "inherit", None, "fake-model"),
         // An id is sent as written.
-        (
-            ModelKind::OpenaiResponses,
-            agent(Some("gpt-5.5")),
-            task(json!({})),
-            json!({"model": "gpt-5.5"}),
-        ),
+        (OpenaiResponses, "gpt-5.5", None, "gpt-5.5"),
     ];
-    for (kind, profile, input, expected) in cases {
-        let label = format!("{kind:?} {:?} {input}", profile.model);
-        assert_eq!(child_sent(kind, profile, input).await, expected, "{label}");
+    for (kind, agent_model, call_model, expected) in cases {
+        let input = task(call_model.map_or_else(|| json!({}), |model| json!({"model": model})));
+        let label = format!("{kind:?} {agent_model} {input}");
+        let sent = child_sent(kind, agent(Some(agent_model)), input).await;
+        assert_eq!(sent, json!({"model": expected}), "{label}");
     }
 }
 
