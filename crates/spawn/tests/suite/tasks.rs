@@ -81,6 +81,20 @@ async fn run_opening(
     run.outcome().await
 }
 
+/// Runs a [`parent`] over `scenarios` on `prompt` in a fresh dir as [`run_opening`] does: the
+/// server, and the outcome.
+async fn parent_opening(
+    scenarios: &str,
+    prompt: &str,
+    gate: &str,
+    open_at: impl Fn(&RunEvent) -> bool,
+) -> (FakeServer, Outcome) {
+    let server = FakeServer::from_yaml(scenarios).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let outcome = run_opening(parent(&server, dir.path()), prompt, &server, gate, open_at).await;
+    (server, outcome)
+}
+
 /// The `type` of each line of an output file, runs of one type collapsed.
 fn line_types(path: &std::path::Path) -> Vec<String> {
     let text = std::fs::read_to_string(path).unwrap();
@@ -120,15 +134,12 @@ const NOTIFIED: &str = r#"
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_finished_background_task_is_notified_once_in_claude_codes_tags_with_its_output_file() {
-    let server = FakeServer::from_yaml(NOTIFIED).await.unwrap();
-    let dir = tempfile::tempdir().unwrap();
     // The child answers only once the parent's second turn is under way (its text streams), so
     // the notification cannot join that turn's request: a child that finished first made the
     // parent take it a turn early (2 requests, not 3) in a clean-clone CI run.
-    let outcome = run_opening(
-        parent(&server, dir.path()),
+    let (server, outcome) = parent_opening(
+        NOTIFIED,
         "do it in the background",
-        &server,
         "parent-waits",
         |event| {
             matches!(
@@ -229,13 +240,10 @@ const READ: &str = r#"
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn task_output_looks_at_a_running_task_then_waits_for_its_result_which_is_not_notified_again()
 {
-    let server = FakeServer::from_yaml(READ).await.unwrap();
-    let dir = tempfile::tempdir().unwrap();
     // The child waits at its first answer until the parent has looked at it.
-    let outcome = run_opening(
-        parent(&server, dir.path()),
+    let (server, outcome) = parent_opening(
+        READ,
         "read the task",
-        &server,
         "child-go",
         |event| matches!(event, RunEvent::ToolResult { id, .. } if id == "call_look"),
     )
