@@ -12,28 +12,7 @@ use super::support::{
     announced_addr, fake_setup, post_a2a, processes_with, start_piped, subagent, wait_for,
 };
 
-const SCENARIOS: &str = r#"
-- name: hello
-  match: "HELLO"
-  steps:
-    - text: "Hi there."
-- name: structured
-  match: "STRUCT"
-  steps:
-    - tool_calls: [{name: structured_output, input: {count: 7}}]
-- name: gated
-  match: "GATED"
-  steps:
-    - wait_gate: never
-      text: "never"
-- name: resub
-  match: "RESUB"
-  steps:
-    - text: "before"
-      tool_calls: [{name: ls, input: {}}]
-    - wait_gate: resume
-      text: "after"
-"#;
+const SCENARIOS: &str = subagent_test_support::scenarios::SERVED;
 
 pub(super) const TOKEN: &str = "serve-test-token-0123456789";
 
