@@ -26,3 +26,16 @@ pub const SERVED: &str = r#"
     - wait_gate: resume
       text: "after"
 "#;
+
+/// The first steps of a team's leader (prompted `LEAD-TEAM`): it creates the team `crew` and
+/// three tasks, `gamma` blocked by `alpha` and `beta`. Its next steps follow, then the rest of
+/// the scenario file.
+pub const CREW_LEAD: &str = r#"
+- name: lead
+  match: "LEAD-TEAM"
+  steps:
+    - tool_calls: [{name: TeamCreate, input: {team_name: crew, description: three tasks}}]
+    - tool_calls: [{name: TaskCreate, input: {subject: alpha, description: first part}}]
+    - tool_calls: [{name: TaskCreate, input: {subject: beta, description: second part}}]
+    - tool_calls: [{name: TaskCreate, input: {subject: gamma, description: needs alpha and beta}}]
+    - tool_calls: [{name: TaskUpdate, input: {taskId: "3", addBlockedBy: ["1", "2"]}}]"#;

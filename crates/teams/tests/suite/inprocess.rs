@@ -10,15 +10,9 @@ use super::support::{World, assert_completed, assert_result, requests_for, resul
 
 /// Scenarios are chosen by the latest genuine prompt, and a teammate's message is one: each
 /// agent reacts to the message it gets. First match wins, so the specific ones come first.
-const TEAM: &str = r#"
-- name: lead
-  match: "LEAD-TEAM"
-  steps:
-    - tool_calls: [{name: TeamCreate, input: {team_name: crew, description: three tasks}}]
-    - tool_calls: [{name: TaskCreate, input: {subject: alpha, description: first part}}]
-    - tool_calls: [{name: TaskCreate, input: {subject: beta, description: second part}}]
-    - tool_calls: [{name: TaskCreate, input: {subject: gamma, description: needs alpha and beta}}]
-    - tool_calls: [{name: TaskUpdate, input: {taskId: "3", addBlockedBy: ["1", "2"]}}]
+fn team() -> String {
+    subagent_test_support::scenarios::CREW_LEAD.to_owned()
+        + r#"
     - tool_calls:
         - {name: subagent, input: {name: alice, team_name: crew, description: alice, prompt: "MATE-ALICE: claim task 1, then 3 when it is free."}}
         - {name: subagent, input: {name: bob, team_name: crew, description: bob, prompt: "MATE-BOB: wait for alice."}}
@@ -60,11 +54,12 @@ const TEAM: &str = r#"
   match: "MATE-BOB"
   steps:
     - text: "bob: waiting for alice."
-"#;
+"#
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_teammates_split_three_tasks_talk_and_shut_down() {
-    let world = World::noting(TEAM).await;
+    let world = World::noting(&team()).await;
     let server = &world.server;
     World::lead(world.leader(), "LEAD-TEAM: split the work").await;
     assert_eq!(server.violations(), Vec::<String>::new());
