@@ -73,6 +73,18 @@ pub(super) fn notified(text: &str, scenarios: &str) -> String {
     )
 }
 
+/// A parent (prompted `please fork`) that forks `FORK-JOB: look around`, then says it waits: the
+/// last scenario of a file whose fork child's own comes before.
+pub(super) const PARENT_FORKS: &str = r#"
+- name: parent
+  match: "please fork"
+  steps:
+    - tool_calls:
+        - name: subagent
+          input: {prompt: "FORK-JOB: look around"}
+    - text: "Waiting for the fork."
+"#;
+
 /// Runs a parent of `config` on `please fork` to its outcome, which must be completed.
 pub(super) async fn fork_it(config: AgentConfig) -> Outcome {
     completed(config, "please fork").await
