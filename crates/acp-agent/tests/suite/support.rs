@@ -90,6 +90,14 @@ impl Seen {
         self.questions.lock().unwrap().clone()
     }
 
+    /// The `toolCall.<field>` of each question, in order.
+    pub(super) fn asked(&self, field: &str) -> Vec<Value> {
+        self.questions()
+            .iter()
+            .map(|q| q["toolCall"][field].clone())
+            .collect()
+    }
+
     /// The text of the agent's message chunks, joined.
     pub(super) fn message(&self) -> String {
         self.updates()
