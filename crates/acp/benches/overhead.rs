@@ -44,9 +44,10 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::{Client, Lines};
 use serde_json::{Value, json};
 use subagent_acp::{AcpConfig, AcpProvider};
-use subagent_core::{StartRequest, StopReason, SubagentProvider};
+use subagent_core::{StartRequest, SubagentProvider};
 use subagent_process::ProcessSpec;
 use subagent_test_support::bench;
+use subagent_test_support::runs::assert_answered;
 
 /// The allocator the `subagent` binary uses (`crates/cli/src/main.rs`), as in the other benches
 /// of the user's path: both sides of each pair run in this process.
@@ -350,8 +351,7 @@ fn main() {
             our_phases
                 .borrow_mut()
                 .push(split(started, first, started + elapsed));
-            assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
-            assert_eq!(outcome.text, "hi from fake");
+            assert_answered(&outcome, "hi from fake");
             elapsed
         });
         our_cpu.set(our_cpu.get() + cpu_ms() - cpu);

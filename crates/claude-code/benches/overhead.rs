@@ -20,9 +20,10 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use subagent_claude_code::{ClaudeCodeConfig, ClaudeCodeProvider};
-use subagent_core::{StartRequest, StopReason, SubagentProvider};
+use subagent_core::{StartRequest, SubagentProvider};
 use subagent_process::ProcessSpec;
 use subagent_test_support::bench;
+use subagent_test_support::runs::assert_answered;
 
 fn main() {
     let pairs = bench::pairs(30);
@@ -95,8 +96,7 @@ fn main() {
             let run = provider.start(request()).await.unwrap();
             let outcome = run.outcome().await;
             let elapsed = started.elapsed();
-            assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
-            assert_eq!(outcome.text, "hi from fake");
+            assert_answered(&outcome, "hi from fake");
             elapsed
         })
     };

@@ -67,7 +67,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
-use subagent_core::{ProviderFactory, StartRequest, StartRequestBuilder, SubagentProvider};
+use subagent_core::{
+    BuildContext, ProviderFactory, StartRequest, StartRequestBuilder, SubagentProvider,
+};
 use subagent_test_support::FakeServer;
 
 pub use failure::Failure;
@@ -77,6 +79,33 @@ pub use scenarios::SCHEMA;
 /// The bound on anything the kit waits for: a run's outcome, a model request. Generous on
 /// purpose (real CLIs start slowly on a loaded machine); it is a hang detector, not a speed goal.
 pub const TIMEOUT: Duration = Duration::from_secs(180);
+
+/// The provider `factory` builds as the row `name` of `config` (serialized as a preset's row
+/// holds it) in the default build context: what an [`Adapter::provider`] of a product provider
+/// returns.
+///
+/// # Panics
+/// When `config` does not serialize or the factory refuses it.
+pub fn built(
+    factory: &dyn ProviderFactory,
+    name: &str,
+    config: &impl serde::Serialize,
+) -> Arc<dyn SubagentProvider> {
+    let config = serde_json::to_value(config)
+        .unwrap_or_else(|e| panic!("the config of {name} does not serialize: {e}"));
+    factory
+        .build(name, &config, &BuildContext::default())
+        .unwrap_or_else(|e| panic!("{} refuses the config of {name}: {e}", factory.kind()))
+}
+
+/// The `write_call` of an adapter whose child runs codex's tools (codex, codex through ACP): a
+/// command through `exec_command`.
+pub fn codex_write_call(file: &str, text: &str) -> Option<ToolCall> {
+    Some(ToolCall::new(
+        "exec_command",
+        serde_json::json!({"cmd": format!("printf '%s' '{text}' > {file}")}),
+    ))
+}
 
 /// A tool call the fake model makes, in the shape of a scenario step's `tool_calls` entry.
 #[derive(Clone, Debug, PartialEq)]

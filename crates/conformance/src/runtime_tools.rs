@@ -29,3 +29,22 @@ pub fn delegate_call(prompt: &str) -> Option<ToolCall> {
         json!({"prompt": prompt, "description": "nested"}),
     ))
 }
+
+/// The three answers above as the methods of an `impl Adapter`: expand it inside the impl of an
+/// adapter whose children run this project's agent loop.
+#[macro_export]
+macro_rules! runtime_tool_calls {
+    () => {
+        fn write_call(&self, file: &str, text: &str) -> Option<$crate::ToolCall> {
+            $crate::runtime_tools::write_call(file, text)
+        }
+
+        fn structured_answer(&self) -> $crate::StructuredAnswer {
+            $crate::runtime_tools::structured_answer()
+        }
+
+        fn delegate_call(&self, prompt: &str) -> Option<$crate::ToolCall> {
+            $crate::runtime_tools::delegate_call(prompt)
+        }
+    };
+}

@@ -35,9 +35,9 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use futures::StreamExt;
 use serde_json::json;
-use subagent_core::agents::{AgentDirectory, StaticAgents};
+use subagent_core::agents::StaticAgents;
 use subagent_core::{
-    CancellationToken, Extensions, ParentContext, RunId, StartRequest, StopReason, SubagentProvider,
+    CancellationToken, Extensions, ParentContext, RunId, StartRequest, SubagentProvider,
 };
 use subagent_fork::{ForkConfig, ForkProvider, fork_task_text, seed_from_snapshot};
 use subagent_model::{
@@ -45,10 +45,11 @@ use subagent_model::{
 };
 use subagent_runtime::tools::BashConfig;
 use subagent_runtime::{
-    Agent, AgentConfig, DelegationTool, DelegationToolConfig, ParentSnapshot, PermissionPolicy,
-    Roots, RunEnv, Seed, TaskTable, Tool, ToolSet,
+    Agent, AgentConfig, DelegationToolConfig, ParentSnapshot, PermissionPolicy, Roots, RunEnv,
+    Seed, TaskTable, ToolSet,
 };
 use subagent_session::{ContentBlock, EventLog, Message, Role, SessionEvent, StopReason as Stop};
+use subagent_test_support::runs::assert_answered;
 use subagent_test_support::{FakeServer, bench};
 
 const HISTORY: [usize; 2] = [10, 10_000];
@@ -157,21 +158,21 @@ fn http_server() -> HttpServer {
     }
 }
 
+subagent_test_support::delegating_parent!();
+
 /// A parent as a preset builds it: built-in tools and a delegation row whose calls fork.
 fn parent_config(model: &Arc<dyn Model>, dir: &std::path::Path) -> AgentConfig {
     let registry = bench::registry_of(ForkProvider::new("fork", ForkConfig::default(), None));
     let row = DelegationToolConfig::new("fork");
-    let agents: Arc<dyn AgentDirectory> = Arc::new(StaticAgents::default());
-    let delegation: Arc<dyn Tool> = Arc::new(DelegationTool::new(row, Arc::new(registry), agents));
-    let mut config = AgentConfig::new(Arc::clone(model), Roots::new(dir).unwrap());
-    config.system = Some("You are the parent.".to_owned());
-    config.tools = ToolSet::new(
-        ToolSet::builtin(BashConfig::default())
-            .into_iter()
-            .chain([delegation]),
-    );
-    config.permissions = PermissionPolicy::bypass();
-    config
+    let agents = Arc::new(StaticAgents::default());
+    delegating_parent(
+        model,
+        dir,
+        &Arc::new(registry),
+        row,
+        agents,
+        "You are the parent.",
+    )
 }
 
 /// A parent history of exactly `messages` messages (user / assistant turns).
@@ -223,11 +224,7 @@ async fn fork_through_parent(config: &AgentConfig, marks: &Mutex<Marks>, log: &E
         .start("runtime", &request, seed)
         .outcome()
         .await;
-    assert_eq!(
-        (outcome.status, outcome.text.as_str()),
-        (StopReason::Completed, "parent done"),
-        "{outcome:?}"
-    );
+    assert_answered(&outcome, "parent done");
     let marks = std::mem::take(&mut *marks.lock().unwrap());
     let fork_request = marks.fork_request.unwrap();
     assert!(fork_request.messages.len() > log.messages().len());

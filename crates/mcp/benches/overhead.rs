@@ -47,19 +47,10 @@ fn setup() -> Setup {
     let registry = bench::registry_of(spawn);
     let registry = Arc::new(registry);
     let dir = tempfile::tempdir().unwrap();
-    let row = ToolRow {
-        name: "subagent".to_owned(),
-        provider: "spawn".to_owned(),
-        fork: None,
-        max_depth: None,
-        background: Default::default(),
-        foreground_timeout_ms: None,
-        tool_filter: None,
-        persona: None,
-        description: None,
-        budget: None,
-        location: Default::default(),
-    };
+    // The row as a preset spells it: defaults but for the name and the provider.
+    let row: ToolRow =
+        serde_json::from_value(serde_json::json!({"name": "subagent", "provider": "spawn"}))
+            .unwrap();
     let server = McpServer::new(
         Arc::clone(&registry),
         &[row],

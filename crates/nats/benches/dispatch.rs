@@ -19,37 +19,28 @@ use subagent_core::{
 use subagent_nats::testing::NatsServer;
 use subagent_nats::{Auth, NatsConfig, NatsProvider, Worker, WorkerConfig};
 
-/// Answers at once: one text event, then completed.
-struct Instant;
-
-#[async_trait]
-impl SubagentProvider for Instant {
-    fn name(&self) -> &str {
-        "instant"
-    }
-
-    fn capabilities(&self) -> Capabilities {
-        Capabilities::NONE
-    }
-
-    async fn start(&self, request: StartRequest) -> subagent_core::Result<Run> {
-        let (sender, run) = Run::channel("instant", &request);
-        sender.emit(RunEvent::Text {
-            text: "Hi there.".to_owned(),
-            parent_tool_use_id: None,
-        });
-        sender.finish(Outcome::completed("Hi there."));
-        Ok(run)
-    }
+/// Emits one text, then completes at once (`INSTANT`) or waits for its cancel (`HOLD`).
+struct Scripted {
+    name: &'static str,
+    holds: bool,
 }
 
+/// Answers at once: one text event, then completed.
+const INSTANT: Scripted = Scripted {
+    name: "instant",
+    holds: false,
+};
+
 /// Emits one text, then waits for its cancel.
-struct Hold;
+const HOLD: Scripted = Scripted {
+    name: "hold",
+    holds: true,
+};
 
 #[async_trait]
-impl SubagentProvider for Hold {
+impl SubagentProvider for Scripted {
     fn name(&self) -> &str {
-        "hold"
+        self.name
     }
 
     fn capabilities(&self) -> Capabilities {
@@ -57,15 +48,20 @@ impl SubagentProvider for Hold {
     }
 
     async fn start(&self, request: StartRequest) -> subagent_core::Result<Run> {
-        let (sender, run) = Run::channel("hold", &request);
-        tokio::spawn(async move {
-            sender.emit(RunEvent::Text {
-                text: "holding".to_owned(),
-                parent_tool_use_id: None,
-            });
-            sender.cancel_token().cancelled().await;
-            sender.finish(Outcome::cancelled());
+        let (sender, run) = Run::channel(self.name, &request);
+        let text = if self.holds { "holding" } else { "Hi there." };
+        sender.emit(RunEvent::Text {
+            text: text.to_owned(),
+            parent_tool_use_id: None,
         });
+        if self.holds {
+            tokio::spawn(async move {
+                sender.cancel_token().cancelled().await;
+                sender.finish(Outcome::cancelled());
+            });
+        } else {
+            sender.finish(Outcome::completed(text));
+        }
         Ok(run)
     }
 }
@@ -88,15 +84,15 @@ fn setup(workers: usize, hold: bool) -> Setup {
         .unwrap();
     let server = NatsServer::start().unwrap();
     let local = Registry::new();
-    local.register(Arc::new(Instant)).unwrap();
+    local.register(Arc::new(INSTANT)).unwrap();
     let url = server.url();
     let remote = (workers > 0).then(|| {
         runtime.block_on(async {
             for _ in 0..workers {
                 let registry = Registry::new();
-                registry.register(Arc::new(Instant)).unwrap();
+                registry.register(Arc::new(INSTANT)).unwrap();
                 if hold {
-                    registry.register(Arc::new(Hold)).unwrap();
+                    registry.register(Arc::new(HOLD)).unwrap();
                 }
                 let mut config = WorkerConfig::new(&url, std::env::temp_dir());
                 config.concurrency = 4;

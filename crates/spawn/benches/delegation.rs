@@ -37,6 +37,7 @@ use subagent_runtime::{
     ToolContext, ToolKind, ToolOutput, ToolSet,
 };
 use subagent_spawn::{SpawnConfig, SpawnProvider};
+use subagent_test_support::runs::assert_answered;
 use subagent_test_support::{FakeServer, bench};
 
 /// Fan-out sizes of the divan benchmark.
@@ -183,13 +184,8 @@ impl Parent {
     fn new(backend: Backend) -> Self {
         let model = backend.model();
         let registry = Registry::with_max_depth(3);
-        registry
-            .register(Arc::new(SpawnProvider::new(
-                "spawn",
-                Arc::clone(&model),
-                SpawnConfig::default(),
-            )))
-            .unwrap();
+        let spawn = SpawnProvider::new("spawn", Arc::clone(&model), SpawnConfig::default());
+        registry.register(Arc::new(spawn)).unwrap();
         let agents: Arc<dyn AgentDirectory> = Arc::new(StaticAgents::default());
         let delegation: Arc<dyn Tool> = Arc::new(DelegationTool::new(
             DelegationToolConfig::new("spawn"),
@@ -214,11 +210,7 @@ impl Parent {
             .start_prompt(prompt, CancellationToken::new())
             .outcome()
             .await;
-        assert_eq!(
-            (outcome.status, outcome.text.as_str()),
-            (StopReason::Completed, "parent done"),
-            "{outcome:?}"
-        );
+        assert_answered(&outcome, "parent done");
     }
 }
 

@@ -1,5 +1,5 @@
 //! Set-ups the benchmarks share: a runtime, the offline scripted model and a registry of one
-//! provider on it, and for the product providers' overhead benches the fake model server on a
+//! provider on it (which tests use too), and for the product providers' overhead benches the fake model server on a
 //! runtime apart, the pairs asked for and the installed CLI.
 //!
 //! Deliberately not here: any provider (this crate depends on none); a bench builds its own

@@ -41,6 +41,7 @@ pub mod procs;
 pub mod recorded;
 pub mod runs;
 pub mod sandbox;
+pub mod scenarios;
 mod server;
 
 use std::net::SocketAddr;

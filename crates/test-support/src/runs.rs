@@ -13,6 +13,18 @@ use subagent_core::{
     SubagentProvider,
 };
 
+/// Asserts that `outcome` completed with the answer `text`.
+///
+/// # Panics
+/// When it did not.
+pub fn assert_answered(outcome: &Outcome, text: &str) {
+    assert_eq!(
+        (outcome.status, outcome.text.as_str()),
+        (StopReason::Completed, text),
+        "{outcome:?}"
+    );
+}
+
 /// Every event and the outcome of `run`, which must end within `limit`.
 ///
 /// # Panics

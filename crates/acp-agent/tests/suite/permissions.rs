@@ -87,11 +87,7 @@ async fn an_edit_and_a_write_are_asked_with_their_diffs() {
         prompt(&cx, &session, "change the notes").await
     })
     .await;
-    let shown: Vec<_> = seen
-        .questions()
-        .iter()
-        .map(|q| q["toolCall"]["content"].clone())
-        .collect();
+    let shown = seen.asked("content");
     let at = |name: &str| dir.path().join(name).to_string_lossy().into_owned();
     assert_eq!(
         shown,
@@ -127,22 +123,10 @@ const CHILD_EDIT: &str = r#"
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_child_question_is_asked_and_an_allow_is_obeyed() {
     let (seen, dir) = prompt_once(CHILD_EDIT, select("allow_once"), "delegate an edit").await;
-    let asked: Vec<_> = seen
-        .questions()
-        .iter()
-        .map(|q| {
-            (
-                q["toolCall"]["toolCallId"].clone(),
-                q["toolCall"]["title"].clone(),
-            )
-        })
-        .collect();
+    assert_eq!(seen.asked("toolCallId"), [json!("call_child_touch")]);
     assert_eq!(
-        asked,
-        [(
-            json!("call_child_touch"),
-            json!("bash: touch child.txt (subagent at depth 1)")
-        )]
+        seen.asked("title"),
+        [json!("bash: touch child.txt (subagent at depth 1)")]
     );
     assert!(dir.path().join("child.txt").exists());
     assert_eq!(seen.message(), "parent done");
@@ -225,11 +209,6 @@ const TWICE: &str = r#"
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn always_allow_is_not_asked_again() {
     let (seen, dir) = prompt_once(TWICE, select("allow_always"), "two files").await;
-    let asked: Vec<_> = seen
-        .questions()
-        .iter()
-        .map(|q| q["toolCall"]["toolCallId"].clone())
-        .collect();
-    assert_eq!(asked, [json!("call_one")]);
+    assert_eq!(seen.asked("toolCallId"), [json!("call_one")]);
     assert!(dir.path().join("one.txt").exists() && dir.path().join("two.txt").exists());
 }

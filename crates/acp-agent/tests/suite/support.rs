@@ -39,13 +39,8 @@ impl TestParent {
     pub(super) fn new(server: &FakeServer, mode: PermissionMode) -> Self {
         let model = server.model(ModelKind::Anthropic);
         let registry = Registry::with_max_depth(3);
-        registry
-            .register(Arc::new(SpawnProvider::new(
-                "spawn",
-                Arc::clone(&model),
-                SpawnConfig::default(),
-            )))
-            .unwrap();
+        let spawn = SpawnProvider::new("spawn", Arc::clone(&model), SpawnConfig::default());
+        registry.register(Arc::new(spawn)).unwrap();
         Self {
             model,
             registry: Arc::new(registry),
@@ -93,6 +88,14 @@ impl Seen {
 
     pub(super) fn questions(&self) -> Vec<Value> {
         self.questions.lock().unwrap().clone()
+    }
+
+    /// The `toolCall.<field>` of each question, in order.
+    pub(super) fn asked(&self, field: &str) -> Vec<Value> {
+        self.questions()
+            .iter()
+            .map(|q| q["toolCall"][field].clone())
+            .collect()
     }
 
     /// The text of the agent's message chunks, joined.

@@ -6,10 +6,9 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use serde_json::json;
 use subagent_acp::AcpFactory;
 use subagent_conformance::{Adapter, ToolCall};
-use subagent_core::{BuildContext, PermissionMode, ProviderFactory, SubagentProvider};
+use subagent_core::{PermissionMode, ProviderFactory, SubagentProvider};
 use subagent_test_support::FakeServer;
 use tempfile::TempDir;
 
@@ -34,10 +33,7 @@ impl Adapter for CodexAcp {
     fn provider(&self, server: &FakeServer) -> Arc<dyn SubagentProvider> {
         let mut config = harness::config(Pinned::Codex, server, self.root.path());
         config.permission_mode = PermissionMode::AcceptEdits;
-        let config = serde_json::to_value(config).unwrap();
-        AcpFactory
-            .build("codex-acp", &config, &BuildContext::default())
-            .unwrap()
+        subagent_conformance::built(&AcpFactory, "codex-acp", &config)
     }
 
     fn workdir(&self) -> PathBuf {
@@ -45,10 +41,7 @@ impl Adapter for CodexAcp {
     }
 
     fn write_call(&self, file: &str, text: &str) -> Option<ToolCall> {
-        Some(ToolCall::new(
-            "exec_command",
-            json!({"cmd": format!("printf '%s' '{text}' > {file}")}),
-        ))
+        subagent_conformance::codex_write_call(file, text)
     }
 }
 

@@ -16,6 +16,15 @@ fn fork_like() -> Capabilities {
         .with(Capability::ModelOverride, false)
 }
 
+/// The catalog of the project agents in `dir`, checked against the providers of `table`.
+fn project_catalog(dir: &std::path::Path, table: ProviderTable) -> Catalog {
+    Catalog::load(
+        CatalogConfig::new()
+            .dir(Source::Project, dir)
+            .providers(table),
+    )
+}
+
 #[test]
 fn unsupported_and_unknown_providers_are_reported_with_lines() {
     let (root, dir) = agents_in(&[
@@ -37,11 +46,7 @@ fn unsupported_and_unknown_providers_are_reported_with_lines() {
         .with("spawn", Capabilities::ALL)
         .with("claude-code", Capabilities::ALL)
         .with("acp", Capabilities::NONE);
-    let catalog = Catalog::load(
-        CatalogConfig::new()
-            .dir(Source::Project, &dir)
-            .providers(table),
-    );
+    let catalog = project_catalog(&dir, table);
     assert_eq!(
         shown(&catalog.warnings(), root.path()),
         vec![
@@ -167,11 +172,7 @@ fn unknown_tools_are_named_with_a_guess_and_a_child_left_with_no_tools_is_report
         .with("other", Capabilities::ALL)
         .with("claude-code", Capabilities::ALL)
         .with_tools("claude-code", ["Read", "Grep", "Glob", "Bash", "WebFetch"]);
-    let catalog = Catalog::load(
-        CatalogConfig::new()
-            .dir(Source::Project, &dir)
-            .providers(table),
-    );
+    let catalog = project_catalog(&dir, table);
     assert_eq!(
         shown(&catalog.warnings(), root.path()),
         vec![

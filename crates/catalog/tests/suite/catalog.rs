@@ -55,6 +55,11 @@ fn builtin_rows() -> Vec<Row> {
     ]
 }
 
+/// The built-ins, then the agent `x` from `source` at `path`, over the definitions of `overridden`.
+fn builtins_and_x(source: Source, path: &'static str, overridden: Vec<Source>) -> Vec<Row> {
+    [builtin_rows(), vec![("x", source, path, overridden)]].concat()
+}
+
 #[test]
 fn priority_override_duplicates_and_warnings() {
     struct Case {
@@ -77,16 +82,7 @@ fn priority_override_duplicates_and_warnings() {
                 ("user-a/x.md", agent("x", "user's")),
                 ("project/x.md", agent("x", "project's")),
             ],
-            listing: [
-                builtin_rows(),
-                vec![(
-                    "x",
-                    Source::Project,
-                    "<root>/project/x.md",
-                    vec![Source::User],
-                )],
-            ]
-            .concat(),
+            listing: builtins_and_x(Source::Project, "<root>/project/x.md", vec![Source::User]),
             warnings: vec![],
         },
         Case {
@@ -98,16 +94,11 @@ fn priority_override_duplicates_and_warnings() {
                 ("flag/x.md", agent("x", "f")),
                 ("policy/x.md", agent("x", "po")),
             ],
-            listing: [
-                builtin_rows(),
-                vec![(
-                    "x",
-                    Source::Policy,
-                    "<root>/policy/x.md",
-                    vec![Source::Flag, Source::Project, Source::User, Source::Plugin],
-                )],
-            ]
-            .concat(),
+            listing: builtins_and_x(
+                Source::Policy,
+                "<root>/policy/x.md",
+                vec![Source::Flag, Source::Project, Source::User, Source::Plugin],
+            ),
             warnings: vec![],
         },
         Case {
@@ -131,26 +122,17 @@ fn priority_override_duplicates_and_warnings() {
                 ("user-a/x.md", agent("x", "u")),
                 ("flag/other-file.md", agent("x", "f")),
             ],
-            listing: [
-                builtin_rows(),
-                vec![(
-                    "x",
-                    Source::Flag,
-                    "<root>/flag/other-file.md",
-                    vec![Source::User],
-                )],
-            ]
-            .concat(),
+            listing: builtins_and_x(
+                Source::Flag,
+                "<root>/flag/other-file.md",
+                vec![Source::User],
+            ),
             warnings: vec![],
         },
         Case {
             what: "an invalid higher definition leaves the lower one in effect",
             files: vec![("user-a/x.md", agent("x", "u")), ("project/x.md", invalid)],
-            listing: [
-                builtin_rows(),
-                vec![("x", Source::User, "<root>/user-a/x.md", vec![])],
-            ]
-            .concat(),
+            listing: builtins_and_x(Source::User, "<root>/user-a/x.md", vec![]),
             warnings: vec![
                 "<root>/project/x.md:3:11: `maxTurns`: expected a whole number from 1 to \
                  4294967295, found -1",
@@ -162,11 +144,7 @@ fn priority_override_duplicates_and_warnings() {
                 ("user-a/x.md", agent("x", "a")),
                 ("user-b/x.md", agent("x", "b")),
             ],
-            listing: [
-                builtin_rows(),
-                vec![("x", Source::User, "<root>/user-a/x.md", vec![])],
-            ]
-            .concat(),
+            listing: builtins_and_x(Source::User, "<root>/user-a/x.md", vec![]),
             warnings: vec![
                 "<root>/user-b/x.md:2:1: agent `x` is defined twice in the user source: \
                  <root>/user-a/x.md and <root>/user-b/x.md; using <root>/user-a/x.md",
@@ -178,11 +156,7 @@ fn priority_override_duplicates_and_warnings() {
                 ("project/b.md", agent("x", "b")),
                 ("project/a/x.md", agent("x", "a")),
             ],
-            listing: [
-                builtin_rows(),
-                vec![("x", Source::Project, "<root>/project/a/x.md", vec![])],
-            ]
-            .concat(),
+            listing: builtins_and_x(Source::Project, "<root>/project/a/x.md", vec![]),
             warnings: vec![
                 "<root>/project/b.md:2:1: agent `x` is defined twice in the project source: \
                  <root>/project/a/x.md and <root>/project/b.md; using <root>/project/a/x.md",

@@ -16,6 +16,23 @@ fn effective(f: impl FnOnce(&mut Effective)) -> Effective {
     e
 }
 
+/// A case of the permission-mode layers alone: the mode of the request, the definition, the
+/// persona and the parent (`None`: unset), and the mode that holds.
+fn modes(
+    what: &'static str,
+    [request, definition, persona, parent]: [Option<PermissionMode>; 4],
+    holds: PermissionMode,
+) -> (&'static str, Layers, Effective) {
+    let set = |mode: Option<PermissionMode>| mode.map_or_else(s, |mode| s().permission_mode(mode));
+    let layers = Layers {
+        request: set(request),
+        definition: set(definition),
+        persona: set(persona),
+        parent: set(parent),
+    };
+    (what, layers, effective(|e| e.permission_mode = Some(holds)))
+}
+
 #[test]
 fn layers_resolve_by_priority_and_intersection() {
     use PermissionMode::*;
@@ -90,40 +107,25 @@ fn layers_resolve_by_priority_and_intersection() {
             },
             effective(|e| e.isolation = Some("remote".into())),
         ),
-        (
+        modes(
             "read-only definition ∩ bypass request = read-only",
-            Layers {
-                request: s().permission_mode(Bypass),
-                definition: s().permission_mode(Plan),
-                ..Layers::default()
-            },
-            effective(|e| e.permission_mode = Some(Plan)),
+            [Some(Bypass), Some(Plan), None, None],
+            Plan,
         ),
-        (
+        modes(
             "read-only parent ∩ accept-edits definition = read-only",
-            Layers {
-                definition: s().permission_mode(AcceptEdits),
-                parent: s().permission_mode(Plan),
-                ..Layers::default()
-            },
-            effective(|e| e.permission_mode = Some(Plan)),
+            [None, Some(AcceptEdits), None, Some(Plan)],
+            Plan,
         ),
-        (
+        modes(
             "a request cannot loosen the parent",
-            Layers {
-                request: s().permission_mode(Bypass),
-                parent: s().permission_mode(Default),
-                ..Layers::default()
-            },
-            effective(|e| e.permission_mode = Some(Default)),
+            [Some(Bypass), None, None, Some(Default)],
+            Default,
         ),
-        (
+        modes(
             "one mode alone is kept",
-            Layers {
-                persona: s().permission_mode(AcceptEdits),
-                ..Layers::default()
-            },
-            effective(|e| e.permission_mode = Some(AcceptEdits)),
+            [None, None, Some(AcceptEdits), None],
+            AcceptEdits,
         ),
         (
             "tool filters intersect: allowed by all, denied by any",

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use serde_json::json;
 use subagent_claude_code::{ClaudeCodeConfig, ClaudeCodeFactory, ClaudePermissionMode};
 use subagent_conformance::{Adapter, StructuredAnswer, ToolCall};
-use subagent_core::{BuildContext, ProviderFactory, SubagentProvider};
+use subagent_core::{ProviderFactory, SubagentProvider};
 use subagent_test_support::FakeServer;
 use tempfile::TempDir;
 
@@ -54,10 +54,7 @@ impl Adapter for Claude {
             timeout_secs: Some(170),
             ..ClaudeCodeConfig::default()
         };
-        let config = serde_json::to_value(config).unwrap();
-        ClaudeCodeFactory
-            .build("claude", &config, &BuildContext::default())
-            .unwrap()
+        subagent_conformance::built(&ClaudeCodeFactory, "claude", &config)
     }
 
     fn workdir(&self) -> PathBuf {

@@ -25,6 +25,8 @@ use subagent_settings::{Hooks, Rule, Scope, Sourced};
 use subagent_test_support::parent::last_results;
 use tokio::sync::Notify;
 
+use subagent_test_support::runs::assert_answered;
+
 use super::harness::{Harness, finish, live_processes};
 
 /// A child that writes `file` in the project when its prompt carries `marker`, then answers;
@@ -85,8 +87,7 @@ async fn child_writes(h: &Harness, marker: &str, file: &str, asker: PolicyAsker)
     request.parent.asker = Some(Asker(Arc::new(asker)));
     let run = h.provider(|_| {}).start(request).await.unwrap();
     let (_, outcome) = finish(run).await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
-    assert_eq!(outcome.text, "child done");
+    assert_answered(&outcome, "child done");
     let requests = h.model_requests();
     let results = last_results(requests.last().unwrap());
     assert_eq!(results.len(), 1, "{results:?}");
@@ -213,8 +214,7 @@ async fn through_delegation_the_parents_user_answers_a_claude_child() {
             .unwrap()
             .start_prompt(format!("PARENT-{marker}"), CancellationToken::new());
         let (_, outcome) = finish(run).await;
-        assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
-        assert_eq!(outcome.text, "parent done");
+        assert_answered(&outcome, "parent done");
     }
     let project = std::fs::canonicalize(h.project()).unwrap();
     assert_eq!(

@@ -17,11 +17,9 @@ fn fake_claude(dir: &Path, body: &str) -> PathBuf {
     path
 }
 
-/// Runs a stand-in `claude` of `body` in `dir`, cancels the run at the first event `at` holds
-/// for, and returns the outcome (within 30 s).
-async fn cancel_at(dir: &Path, body: &str, at: impl Fn(&RunEvent) -> bool) -> Outcome {
-    let binary = fake_claude(dir, body);
-    let provider = ClaudeCodeProvider::new(
+/// The provider `cc` on the stand-in `claude` at `binary`, killed 2 s after its cancel.
+fn stand_in(binary: PathBuf) -> ClaudeCodeProvider {
+    ClaudeCodeProvider::new(
         "cc",
         ClaudeCodeConfig {
             binary,
@@ -29,7 +27,14 @@ async fn cancel_at(dir: &Path, body: &str, at: impl Fn(&RunEvent) -> bool) -> Ou
             ..ClaudeCodeConfig::default()
         },
     )
-    .unwrap();
+    .unwrap()
+}
+
+/// Runs a stand-in `claude` of `body` in `dir`, cancels the run at the first event `at` holds
+/// for, and returns the outcome (within 30 s).
+async fn cancel_at(dir: &Path, body: &str, at: impl Fn(&RunEvent) -> bool) -> Outcome {
+    let binary = fake_claude(dir, body);
+    let provider = stand_in(binary);
     let run = provider.start(StartRequest::new("hi", dir)).await.unwrap();
     runs::cancel_at(run, at, Duration::from_secs(30)).await
 }
@@ -106,15 +111,7 @@ echo "$answer" > answer.json
 echo '{"type":"result","subtype":"success","is_error":false,"result":"done","session_id":"s1","usage":{"input_tokens":1,"output_tokens":1}}'
 cat > rest.txt"#,
     );
-    let provider = ClaudeCodeProvider::new(
-        "cc",
-        ClaudeCodeConfig {
-            binary,
-            grace_ms: 2000,
-            ..ClaudeCodeConfig::default()
-        },
-    )
-    .unwrap();
+    let provider = stand_in(binary);
     let mut request = StartRequest::new("hi there", dir.path());
     request.parent.asker = Some(Asker(Arc::new(Parent)));
     let run = provider.start(request).await.unwrap();

@@ -15,6 +15,27 @@ const SCENARIOS: &str = HELLO_AND_GATED;
 
 /// The caller's preset: its own model (unused by the a2a row) and a row `remote` of kind a2a
 /// in front of the server at `base`, its token in `A2A_TOKEN`.
+/// `subagent delegate --provider remote` on `prompt` under `preset`, calling with `token`, in a
+/// blocking task of its own (the server it calls runs meanwhile).
+fn delegate_remote(
+    home: &Path,
+    token: &'static str,
+    preset: PathBuf,
+    prompt: &'static str,
+) -> tokio::task::JoinHandle<std::process::Output> {
+    let home = home.to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        subagent(&home)
+            .env("A2A_TOKEN", token)
+            .env("FAKE_KEY", "test-key")
+            .args(["delegate", "--provider", "remote", "--preset"])
+            .arg(&preset)
+            .arg(prompt)
+            .output()
+            .unwrap()
+    })
+}
+
 fn caller_preset(dir: &Path, model: &str, base: &str, idle_ms: u64) -> PathBuf {
     let caller = dir.join("caller");
     std::fs::create_dir_all(&caller).unwrap();
@@ -39,19 +60,9 @@ async fn a_preset_row_of_kind_a2a_delegates_to_another_subagent_serve() {
     let (server, server_stderr, base) =
         start(dir.path(), &fake_preset(dir.path(), &model.url(), ""));
     let preset = caller_preset(dir.path(), &model.url(), &base, 60_000);
-    let home = dir.path().to_path_buf();
-    let output = tokio::task::spawn_blocking(move || {
-        subagent(&home)
-            .env("A2A_TOKEN", TOKEN)
-            .env("FAKE_KEY", "test-key")
-            .args(["delegate", "--provider", "remote", "--preset"])
-            .arg(&preset)
-            .arg("HELLO from the caller")
-            .output()
-            .unwrap()
-    })
-    .await
-    .unwrap();
+    let output = delegate_remote(dir.path(), TOKEN, preset, "HELLO from the caller")
+        .await
+        .unwrap();
     assert_eq!(
         (output.status.code(), stdout(&output).as_str()),
         (Some(0), "Hi there.\n"),
@@ -60,17 +71,12 @@ async fn a_preset_row_of_kind_a2a_delegates_to_another_subagent_serve() {
     );
     // A wrong token: the card is public, the message is refused (401) before anything runs.
     let preset = caller_preset(dir.path(), &model.url(), &base, 60_000);
-    let home = dir.path().to_path_buf();
-    let wrong = tokio::task::spawn_blocking(move || {
-        subagent(&home)
-            .env("A2A_TOKEN", "not-the-token-0123456789")
-            .env("FAKE_KEY", "test-key")
-            .args(["delegate", "--provider", "remote", "--preset"])
-            .arg(&preset)
-            .arg("HELLO again")
-            .output()
-            .unwrap()
-    })
+    let wrong = delegate_remote(
+        dir.path(),
+        "not-the-token-0123456789",
+        preset,
+        "HELLO again",
+    )
     .await
     .unwrap();
     assert_eq!(wrong.status.code(), Some(2), "{}", stderr(&wrong));
@@ -97,17 +103,7 @@ async fn a_server_gone_silent_fails_the_run_past_the_idle_timeout() {
     let (server, server_stderr, base) =
         start(dir.path(), &fake_preset(dir.path(), &model.url(), ""));
     let preset = caller_preset(dir.path(), &model.url(), &base, 1_500);
-    let home = dir.path().to_path_buf();
-    let delegate = tokio::task::spawn_blocking(move || {
-        subagent(&home)
-            .env("A2A_TOKEN", TOKEN)
-            .env("FAKE_KEY", "test-key")
-            .args(["delegate", "--provider", "remote", "--preset"])
-            .arg(&preset)
-            .arg("GATED: work until told")
-            .output()
-            .unwrap()
-    });
+    let delegate = delegate_remote(dir.path(), TOKEN, preset, "GATED: work until told");
     // The remote run waits on the gate (its second model request): stop the server whole.
     model.wait_requests(2).await;
     signal(server.id(), "-STOP");
@@ -143,9 +139,9 @@ async fn a_remote_row_reaches_claude_code_on_the_far_side() {
         .tempdir()
         .unwrap();
     let url = model.url();
-    let far = dir.path().join("far.yaml");
-    std::fs::write(
-        &far,
+    let far = crate::suite::support::write_file(
+        dir.path(),
+        "far.yaml",
         format!(
             r#"version: 1
 model: {{kind: anthropic, name: far-model, base_url: "{url}", api_key_env: FAKE_KEY}}
@@ -155,8 +151,7 @@ providers:
 "#,
             claude = super::pinned::claude_code_row(&dir.path().join("far"), &url, ""),
         ),
-    )
-    .unwrap();
+    );
     let (server, server_stderr, base) = start(dir.path(), &far);
     let caller = dir.path().join("caller");
     std::fs::create_dir_all(&caller).unwrap();

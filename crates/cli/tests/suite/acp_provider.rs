@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use super::pinned::{codex_acp_row, made, pinned};
+use super::support::write_file;
 use super::support::{Place, delegation_result, json_run};
 
 const SCENARIOS: &str = r#"
@@ -52,9 +53,7 @@ tools:
         home = made(dir, "home"),
         tmp = made(dir, "tmp"),
     );
-    let path = dir.join("acp.yaml");
-    std::fs::write(&path, text).unwrap();
-    path
+    write_file(dir, "acp.yaml", &text)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -6,6 +6,7 @@ use std::process::Stdio;
 use subagent_test_support::FakeServer;
 use subagent_test_support::parent::result_of;
 
+use super::support::write_file;
 use super::support::{fake_run, fake_setup, stderr, stdout};
 
 pub(super) const BACKGROUND: &str = r#"
@@ -227,15 +228,14 @@ async fn delegate_keeps_a_childs_task_output_in_the_state_dir() {
     let temp = dir.path().join("tmp");
     std::fs::create_dir(&temp).unwrap();
     // The spawn row runs its shell without asking (delegate has no one to ask).
-    let preset = dir.path().join("bypass.yaml");
-    std::fs::write(
-        &preset,
+    let preset = write_file(
+        dir.path(),
+        "bypass.yaml",
         format!(
             "version: 1\nmodel:\n  kind: anthropic\n  name: fake-model\n  base_url: {}\n  api_key_env: FAKE_KEY\n  retry:\n    max_retries: 0\nproviders:\n  - name: spawn\n    kind: spawn\n    config:\n      permission_mode: bypassPermissions\ntools:\n  - name: subagent\n    provider: spawn\n",
             server.url()
         ),
-    )
-    .unwrap();
+    );
     let output = fake_run(
         dir.path(),
         &temp,

@@ -8,19 +8,18 @@ use pretty_assertions::assert_eq;
 use subagent_session::ContentBlock;
 use subagent_test_support::FakeServer;
 
+use super::support::write_file;
 use super::support::{json_lines, stderr, subagent};
 
 /// A preset on the fake server at `url` with the given caps.
 fn capped_preset(dir: &std::path::Path, url: &str) -> std::path::PathBuf {
-    let path = dir.join("capped.yaml");
-    std::fs::write(
-        &path,
+    write_file(
+        dir,
+        "capped.yaml",
         format!(
             "version: 1\nmax_depth: 2\nmax_tool_result_bytes: 3000\nmodel:\n  kind: anthropic\n  name: fake-model\n  base_url: {url}\n  api_key_env: FAKE_KEY\n  retry: {{max_retries: 0}}\n  timeouts: {{total_ms: 120000}}\n  max_answer_bytes: 65536\nproviders:\n  - name: spawn\n    kind: spawn\ntools:\n  - name: subagent\n    provider: spawn\n"
         ),
     )
-    .unwrap();
-    path
 }
 
 const ENDLESS: &str = r#"

@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use super::pinned::{claude_asked, claude_code_row, codex_row};
+use super::support::write_file;
 use super::support::{
     Place, delegate_json, delegation_result, json_lines, json_run, stderr, stdout, subagent,
 };
@@ -49,9 +50,7 @@ providers:
         claude = claude_code_row(dir, url, claude_extra),
         codex = codex_row(dir, url, codex_extra, ""),
     );
-    let path = dir.join("cross.yaml");
-    std::fs::write(&path, text).unwrap();
-    path
+    write_file(dir, "cross.yaml", &text)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

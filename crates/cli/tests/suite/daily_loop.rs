@@ -6,6 +6,7 @@ use std::path::Path;
 
 use pretty_assertions::assert_eq;
 
+use super::support::assert_refused;
 use super::support::{Project, stderr, stdout};
 
 /// The `preset: …` line a command prints on stderr.
@@ -30,13 +31,6 @@ fn rows(output: &std::process::Output) -> Vec<String> {
 const ONLY_SPAWN: &str = "version: 1\nmodel: {kind: scripted, name: demo}\nproviders:\n  - {name: mine, kind: spawn}\ntools:\n  - {name: subagent, provider: mine}\n";
 const ONLY_FORK: &str =
     "version: 1\nmodel: {kind: scripted, name: demo}\nproviders:\n  - {name: theirs, kind: fork}\n";
-
-/// Asserts that `output` was refused before anything started (exit 2) with `text` on stderr.
-#[track_caller]
-fn assert_refused(output: &std::process::Output, text: &str, what: &str) {
-    assert_eq!(output.status.code(), Some(2), "{what}: {}", stderr(output));
-    assert!(stderr(output).contains(text), "{what}: {}", stderr(output));
-}
 
 #[test]
 fn a_project_preset_is_found_walking_up_to_the_repository_root() {
@@ -108,12 +102,7 @@ fn the_flag_beats_the_variable_which_beats_the_project() {
         .arg("providers")
         .output()
         .unwrap();
-    assert_eq!(output.status.code(), Some(2));
-    assert!(
-        stderr(&output).contains("SUBAGENT_PRESET"),
-        "{}",
-        stderr(&output)
-    );
+    assert_refused(&output, "SUBAGENT_PRESET", "");
 }
 
 #[test]
@@ -272,12 +261,7 @@ fn a_missing_key_is_an_error_unless_the_model_is_scripted_or_offline() {
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     // A product child needs no model key of ours: refused only for not being enabled.
     let output = project.output(["delegate", "--provider", "codex", "hi"]);
-    assert_eq!(output.status.code(), Some(2));
-    assert!(
-        stderr(&output).contains("error[UNKNOWN_PROVIDER]"),
-        "{}",
-        stderr(&output)
-    );
+    assert_refused(&output, "error[UNKNOWN_PROVIDER]", "");
 }
 
 const ANSWER: &str =

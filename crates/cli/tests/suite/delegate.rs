@@ -5,6 +5,8 @@ use serde_json::json;
 use std::path::Path;
 use std::process::Output;
 
+use super::support::assert_refused;
+use super::support::write_file;
 use super::support::{fake_setup, json_lines, keyed, preset, redact, stderr, stdout, subagent};
 
 /// `subagent delegate ARGS --preset PRESET PROMPT` in `home` (also HOME), the fake presets' key
@@ -250,15 +252,13 @@ fn empty_prompt_and_bad_schema_file_are_invalid_arguments() {
     assert_eq!(output.status.code(), Some(2));
     assert!(stderr(&output).contains("error[INVALID_ARGUMENTS]: the prompt is empty"));
 
-    let schema = home.path().join("schema.json");
-    std::fs::write(&schema, r#"{"type": "array"}"#).unwrap();
+    let schema = write_file(home.path(), "schema.json", r#"{"type": "array"}"#);
     let schema_arg = ["--output-schema", schema.to_str().unwrap()];
     let output = delegate(home.path(), &schema_arg, &preset("offline.yaml"), "hello");
-    assert_eq!(output.status.code(), Some(2));
-    assert!(
-        stderr(&output).contains("error[INVALID_ARGUMENTS]: invalid arguments: output_schema must have \"type\": \"object\" at its root"),
-        "{}",
-        stderr(&output)
+    assert_refused(
+        &output,
+        "error[INVALID_ARGUMENTS]: invalid arguments: output_schema must have \"type\": \"object\" at its root",
+        "",
     );
 }
 
@@ -276,12 +276,11 @@ async fn structured_output_and_agent_types_over_a_real_model_protocol() {
         "",
     )
     .await;
-    let schema = dir.path().join("schema.json");
-    std::fs::write(
-        &schema,
+    let schema = write_file(
+        dir.path(),
+        "schema.json",
         r#"{"type": "object", "properties": {"count": {"type": "integer"}}, "required": ["count"]}"#,
-    )
-    .unwrap();
+    );
     let args = [
         "--json",
         "--agent",

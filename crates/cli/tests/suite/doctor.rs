@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use pretty_assertions::assert_eq;
 
+use super::support::write_file;
 use super::support::{Project, stderr, stdout, subagent};
 
 /// A preset in `dir` with `model` as its model section and `rows` under `providers:`.
@@ -25,12 +26,11 @@ const OFFLINE: &str = "{kind: scripted, name: scripted-offline}";
 /// A directory holding an executable `name` that prints `version_line` for `--version`.
 fn fake_cli(dir: &Path, name: &str, version_line: &str) {
     std::fs::create_dir_all(dir).unwrap();
-    let path = dir.join(name);
-    std::fs::write(
-        &path,
+    let path = write_file(
+        dir,
+        name,
         format!("#!/bin/sh\nif [ \"$1\" = --version ]; then echo '{version_line}'; fi\n"),
-    )
-    .unwrap();
+    );
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 

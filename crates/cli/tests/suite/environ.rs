@@ -16,6 +16,7 @@ use pretty_assertions::assert_eq;
 use serde_json::Value;
 use subagent_test_support::FakeServer;
 
+use super::support::write_file;
 use super::support::{Subagent, bin};
 use super::support::{announced_addr, json_lines, post_a2a, start_piped, stderr, stdout, subagent};
 
@@ -65,16 +66,14 @@ fn walk_scenario() -> String {
 /// A preset whose model is the fake server, its key in [`PRESET_KEY`]'s variable, the bash
 /// tool allowed.
 fn walk_preset(dir: &Path, url: &str) -> PathBuf {
-    let path = dir.join("walk.yaml");
-    std::fs::write(
-        &path,
+    write_file(
+        dir,
+        "walk.yaml",
         format!(
             "version: 1\nmodel:\n  kind: anthropic\n  name: fake-model\n  base_url: {url}\n  api_key_env: {}\n  retry:\n    max_retries: 0\nproviders:\n  - name: spawn\n    kind: spawn\n    config:\n      permission_mode: bypass\ntools:\n  - name: subagent\n    provider: spawn\n",
             PRESET_KEY.0
         ),
     )
-    .unwrap();
-    path
 }
 
 /// Standard base64 with padding (what `base64 -w0` prints).

@@ -9,20 +9,15 @@ use pretty_assertions::assert_eq;
 use serde_json::Value;
 use subagent_test_support::FakeServer;
 
+use super::support::write_file;
 use super::support::{Project, json_lines, stderr};
 
 /// A preset on the fake server: spawn (editing without asking), a second spawn row, a fork row
 /// that takes the delegation row's untyped calls.
 fn preset(dir: &Path, url: &str) -> String {
-    let path = dir.join(format!("kept-{}.yaml", url.rsplit(':').next().unwrap()));
-    std::fs::write(
-        &path,
-        format!(
+    write_file(dir, format!("kept-{}.yaml", url.rsplit(':').next().unwrap()), format!(
             "version: 1\nmodel:\n  kind: anthropic\n  name: fake-model\n  base_url: {url}\n  api_key_env: FAKE_KEY\n  retry:\n    max_retries: 0\nproviders:\n  - name: spawn\n    kind: spawn\n    config:\n      permission_mode: accept-edits\n  - name: spawn2\n    kind: spawn\n  - name: fork\n    kind: fork\ntools:\n  - name: subagent\n    provider: spawn\n    fork: fork\n"
-        ),
-    )
-    .unwrap();
-    path.to_string_lossy().into_owned()
+        )).to_string_lossy().into_owned()
 }
 
 fn subagent_json(project: &Project, args: &[&str]) -> (std::process::Output, Value) {

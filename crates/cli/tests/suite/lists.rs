@@ -5,6 +5,8 @@ use std::process::Output;
 
 use pretty_assertions::assert_eq;
 
+use super::support::assert_refused;
+use super::support::write_file;
 use super::support::{preset, stderr, stdout, subagent};
 
 /// `subagent ARGS --preset presets/offline.yaml` in `home`.
@@ -242,12 +244,11 @@ fn a_huge_provider_name_is_cut_in_the_tables_not_a_panic() {
         ("literal.yaml", long.clone()),
         ("default.yaml", format!("${{UNSET_NAME:-{long}}}")),
     ] {
-        let path = home.path().join(file);
-        std::fs::write(
-            &path,
+        let path = write_file(
+            home.path(),
+            file,
             format!("version: 1\nproviders:\n  - name: \"{name}\"\n    kind: spawn\n"),
-        )
-        .unwrap();
+        );
 
         // `subagent ARGS PATH`: exit code, stdout, stderr.
         let on_path = |args: &[&str]| {
@@ -377,13 +378,12 @@ fn providers_shows_what_each_built_row_declares_and_why_not() {
         .arg("hi")
         .output()
         .unwrap();
-    assert_eq!(output.status.code(), Some(2));
-    assert!(
-        stderr(&output).contains(&format!(
+    assert_refused(
+        &output,
+        &format!(
             "error[UNSUPPORTED_CAPABILITY]: subagent provider \"spawn\" does not support the \
              capability: \"effort\" (effort: {why})"
-        )),
-        "{}",
-        stderr(&output)
+        ),
+        "",
     );
 }

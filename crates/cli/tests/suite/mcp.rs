@@ -239,8 +239,7 @@ providers:
             for name in ["home", "tmp", "project"] {
                 made(dir.path(), name);
             }
-            let preset = dir.path().join("mcp.yaml");
-            std::fs::write(&preset, text).unwrap();
+            let preset = crate::suite::support::write_file(dir.path(), "mcp.yaml", text);
             Self { dir, preset }
         }
 

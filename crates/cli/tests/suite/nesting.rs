@@ -6,23 +6,17 @@ use std::path::Path;
 
 use pretty_assertions::assert_eq;
 use subagent_runtime::NESTED_REFUSAL;
-use subagent_test_support::parent::last_results;
+use subagent_test_support::parent::{NESTING_CHILD, last_results, nested_refusal};
 use subagent_test_support::requests_for;
 use subagent_test_support::{FakeServer, RecordedRequest};
 
+use super::support::write_file;
 use super::support::{stderr, stdout, subagent};
 
-const NESTING: &str = r#"
-- name: grandchild
-  match: "GRANDCHILD-TASK"
-  steps:
-    - text: "grandchild done"
-- name: child
-  match: "CHILD-NESTS"
-  steps:
-    - tool_calls:
-        - {id: call_nested, name: subagent, input: {prompt: "GRANDCHILD-TASK go"}}
-    - text: "child done"
+/// [`NESTING_CHILD`], started by the parents of these tests.
+fn nesting() -> String {
+    NESTING_CHILD.to_owned()
+        + r#"
 - name: lead
   match: "start a lead"
   steps:
@@ -37,19 +31,18 @@ const NESTING: &str = r#"
         - name: subagent
           input: {prompt: "CHILD-NESTS go", subagent_type: general-purpose}
     - text: "parent done"
-"#;
+"#
+}
 
 /// A preset on the fake server whose one tool row is `row` (YAML lines under `tools:`).
 fn preset(dir: &Path, url: &str, row: &str) -> std::path::PathBuf {
-    let path = dir.join("nesting.yaml");
-    std::fs::write(
-        &path,
+    write_file(
+        dir,
+        "nesting.yaml",
         format!(
             "version: 1\nmax_depth: 3\nmodel:\n  kind: anthropic\n  name: fake-model\n  base_url: {url}\n  api_key_env: FAKE_KEY\n  retry:\n    max_retries: 0\nproviders:\n  - name: spawn\n    kind: spawn\ntools:\n  - name: subagent\n    provider: spawn\n{row}"
         ),
     )
-    .unwrap();
-    path
 }
 
 /// Runs `subagent run PROMPT` in `dir` with `preset`; returns the server's requests.
@@ -68,7 +61,7 @@ fn run(server: &FakeServer, dir: &Path, preset: &Path, prompt: &str) -> Vec<Reco
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_child_cannot_delegate_and_is_refused_with_the_code() {
-    let server = FakeServer::from_yaml(NESTING).await.unwrap();
+    let server = FakeServer::from_yaml(&nesting()).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let preset = preset(dir.path(), &server.url(), "");
     let requests = run(&server, dir.path(), &preset, "start a child");
@@ -81,20 +74,14 @@ async fn a_child_cannot_delegate_and_is_refused_with_the_code() {
     );
     assert_eq!(
         last_results(child[1]),
-        vec![(
-            "call_nested".to_owned(),
-            format!(
-                "NESTED_DELEGATION_FORBIDDEN: nested delegation is forbidden: {NESTED_REFUSAL}"
-            ),
-            true
-        )]
+        nested_refusal("call_nested", NESTED_REFUSAL)
     );
     assert_eq!(requests_for(&requests, "GRANDCHILD-TASK").len(), 0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_row_with_max_depth_two_lets_a_child_delegate() {
-    let server = FakeServer::from_yaml(NESTING).await.unwrap();
+    let server = FakeServer::from_yaml(&nesting()).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let preset = preset(dir.path(), &server.url(), "    max_depth: 2\n");
     let requests = run(&server, dir.path(), &preset, "start a child");
@@ -112,7 +99,7 @@ async fn a_row_with_max_depth_two_lets_a_child_delegate() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_definition_listing_the_delegation_tool_may_delegate() {
-    let server = FakeServer::from_yaml(NESTING).await.unwrap();
+    let server = FakeServer::from_yaml(&nesting()).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let agents = dir.path().join(".subagents/agents");
     std::fs::create_dir_all(&agents).unwrap();

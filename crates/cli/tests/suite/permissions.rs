@@ -6,6 +6,7 @@ use std::process::Stdio;
 
 use subagent_test_support::FakeServer;
 
+use super::support::write_file;
 use super::support::{stderr, subagent};
 
 const SCENARIO: &str = r#"
@@ -18,15 +19,13 @@ const SCENARIO: &str = r#"
 "#;
 
 fn preset(dir: &std::path::Path, url: &str) -> std::path::PathBuf {
-    let path = dir.join("ask.yaml");
-    std::fs::write(
-        &path,
+    write_file(
+        dir,
+        "ask.yaml",
         format!(
             "version: 1\nmodel: {{kind: anthropic, name: m, base_url: \"{url}\", api_key_env: FAKE_KEY}}\nproviders: [{{name: spawn, kind: spawn}}]\ntools: [{{name: subagent, provider: spawn}}]\n"
         ),
     )
-    .unwrap();
-    path
 }
 
 /// Runs `subagent run` on a pseudo-terminal with `typed` as the keyboard input.
@@ -61,15 +60,22 @@ fn run_on_terminal(dir: &std::path::Path, preset: &std::path::Path, typed: &str)
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_command_is_asked_on_a_terminal_and_runs_when_allowed() {
+/// Runs the scenario in a fresh dir on a terminal where the user types `typed`: the server, the
+/// dir and what the terminal showed.
+async fn answered_on_terminal(typed: &'static str) -> (FakeServer, tempfile::TempDir, String) {
     let server = FakeServer::from_yaml(SCENARIO).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let preset = preset(dir.path(), &server.url());
     let dir_path = dir.path().to_path_buf();
-    let screen = tokio::task::spawn_blocking(move || run_on_terminal(&dir_path, &preset, "y\n"))
+    let screen = tokio::task::spawn_blocking(move || run_on_terminal(&dir_path, &preset, typed))
         .await
         .unwrap();
+    (server, dir, screen)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_is_asked_on_a_terminal_and_runs_when_allowed() {
+    let (_server, dir, screen) = answered_on_terminal("y\n").await;
     // The command asked about, then what each answer does (a terminal ends lines with \r\n).
     assert!(
         screen.replace("\r\n", "\n").contains(
@@ -85,13 +91,7 @@ async fn a_command_is_asked_on_a_terminal_and_runs_when_allowed() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_command_denied_on_the_terminal_does_not_run() {
-    let server = FakeServer::from_yaml(SCENARIO).await.unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let preset = preset(dir.path(), &server.url());
-    let dir_path = dir.path().to_path_buf();
-    let screen = tokio::task::spawn_blocking(move || run_on_terminal(&dir_path, &preset, "n\n"))
-        .await
-        .unwrap();
+    let (server, dir, screen) = answered_on_terminal("n\n").await;
     assert!(screen.contains("allow bash:"), "{screen}");
     assert!(!dir.path().join("marker.txt").exists());
     // The model was told why.

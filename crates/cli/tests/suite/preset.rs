@@ -2,6 +2,7 @@
 
 use pretty_assertions::assert_eq;
 
+use super::support::write_file;
 use super::support::{preset, stderr, stdout, subagent};
 
 #[test]
@@ -26,12 +27,11 @@ fn every_shipped_preset_validates_with_the_real_factories() {
 #[test]
 fn a_bad_preset_names_file_line_and_column_and_exits_2() {
     let home = tempfile::tempdir().unwrap();
-    let file = home.path().join("bad.yaml");
-    std::fs::write(
-        &file,
+    let file = write_file(
+        home.path(),
+        "bad.yaml",
         "version: 1\nproviders:\n  - name: spawn\n    kind: spawn\n    disabeld: true\n",
-    )
-    .unwrap();
+    );
     let output = subagent(home.path())
         .args(["preset", "validate"])
         .arg(&file)

@@ -4,22 +4,24 @@
 use pretty_assertions::assert_eq;
 use serde_json::json;
 use subagent_session::Message;
-use subagent_test_support::FakeServer;
 
-use super::support::{delegate_json, fake_preset, json_lines, stderr, subagent};
+use super::support::{delegate_json, fake_setup, json_lines, stderr, subagent};
 
-const CHILD: &str = r#"
-- match: "remember the word BETA"
-  steps: [{text: "remembered"}]
-- match: "which word"
-  steps: [{text: "you asked me to remember BETA"}]
-"#;
+/// A model told to remember `word` (it answers `remembered`), then asked which word (it answers
+/// `recalled`).
+fn remembering(word: &str, remembered: &str, recalled: &str) -> String {
+    format!(
+        "- match: \"remember the word {word}\"\n  steps: [{{text: \"{remembered}\"}}]\n- match: \"which word\"\n  steps: [{{text: \"{recalled}\"}}]\n"
+    )
+}
+
+fn child() -> String {
+    remembering("BETA", "remembered", "you asked me to remember BETA")
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn delegate_resumes_a_spawn_session() {
-    let server = FakeServer::from_yaml(CHILD).await.unwrap();
-    let home = tempfile::tempdir().unwrap();
-    let preset = fake_preset(home.path(), &server.url(), "");
+    let (server, home, preset) = fake_setup(&child(), "").await;
     let project = home.path().join("project");
     std::fs::create_dir(&project).unwrap();
     let delegate = |prompt: &'static str, resume: Option<String>| {
@@ -101,9 +103,7 @@ fn printed_session(stderr: &str) -> String {
 /// `delegate` without `--json` says which session to resume, and how.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn delegate_prints_the_session_to_resume() {
-    let server = FakeServer::from_yaml(CHILD).await.unwrap();
-    let home = tempfile::tempdir().unwrap();
-    let preset = fake_preset(home.path(), &server.url(), "");
+    let (_server, home, preset) = fake_setup(&child(), "").await;
     let output = tokio::task::block_in_place(|| {
         subagent(home.path())
             .env("FAKE_KEY", "test-key")
@@ -133,20 +133,15 @@ async fn delegate_prints_the_session_to_resume() {
     assert!(project.join(format!("{id}.jsonl")).is_file(), "{err}");
 }
 
-const PARENT: &str = r#"
-- match: "remember the word GAMMA"
-  steps: [{text: "remembered GAMMA"}]
-- match: "which word"
-  steps: [{text: "the word was GAMMA"}]
-"#;
+fn parent() -> String {
+    remembering("GAMMA", "remembered GAMMA", "the word was GAMMA")
+}
 
 /// `run` prints its session at the end; `run --resume` with it continues that conversation
 /// (the model sees the earlier turns first) under the same session id, whose transcript grows.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn run_resumes_an_earlier_run() {
-    let server = FakeServer::from_yaml(PARENT).await.unwrap();
-    let home = tempfile::tempdir().unwrap();
-    let preset = fake_preset(home.path(), &server.url(), "");
+    let (server, home, preset) = fake_setup(&parent(), "").await;
     let run = |args: &[&str]| {
         let mut command = subagent(home.path());
         command
@@ -215,9 +210,7 @@ async fn run_resumes_an_earlier_run() {
 /// asked.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn run_resume_without_a_state_dir_is_refused() {
-    let server = FakeServer::from_yaml(PARENT).await.unwrap();
-    let home = tempfile::tempdir().unwrap();
-    let preset = fake_preset(home.path(), &server.url(), "");
+    let (server, home, preset) = fake_setup(&parent(), "").await;
     let output = tokio::task::block_in_place(|| {
         subagent(home.path())
             .env("FAKE_KEY", "test-key")

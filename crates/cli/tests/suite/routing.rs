@@ -9,16 +9,12 @@ use std::path::Path;
 use std::sync::Arc;
 
 use pretty_assertions::assert_eq;
-use subagent_core::agents::{AgentDirectory, AgentProfile, StaticAgents};
+use subagent_core::agents::{AgentProfile, StaticAgents};
 use subagent_core::registry::Registry;
-use subagent_core::{CancellationToken, StopReason};
+use subagent_core::{CancellationToken, Outcome, StopReason};
 use subagent_fork::{ForkConfig, ForkProvider, fork_task_text};
 use subagent_model::{Model, ModelKind};
-use subagent_runtime::tools::BashConfig;
-use subagent_runtime::{
-    Agent, AgentConfig, DelegationTool, DelegationToolConfig, FORK_PREAMBLE, PermissionPolicy,
-    Roots, Tool, ToolSet,
-};
+use subagent_runtime::{Agent, AgentConfig, DelegationToolConfig, FORK_PREAMBLE};
 use subagent_session::ContentBlock;
 use subagent_spawn::{DEFAULT_SYSTEM_PROMPT, SpawnConfig, SpawnProvider};
 use subagent_test_support::parent::{has_text_starting, last_results, read_only_agents};
@@ -33,23 +29,17 @@ fn model(server: &FakeServer) -> Arc<dyn Model> {
 /// A registry with `spawn` and `fork`.
 fn registry(model: &Arc<dyn Model>) -> Arc<Registry> {
     let registry = Registry::with_max_depth(3);
-    registry
-        .register(Arc::new(SpawnProvider::new(
-            "spawn",
-            Arc::clone(model),
-            SpawnConfig::default(),
-        )))
-        .unwrap();
-    registry
-        .register(Arc::new(ForkProvider::new(
-            "fork",
-            ForkConfig::default(),
-            None,
-        )))
-        .unwrap();
+    let spawn = SpawnProvider::new("spawn", Arc::clone(model), SpawnConfig::default());
+    registry.register(Arc::new(spawn)).unwrap();
+    let fork = ForkProvider::new("fork", ForkConfig::default(), None);
+    registry.register(Arc::new(fork)).unwrap();
     Arc::new(registry)
 }
 
+subagent_test_support::delegating_parent!();
+
+/// A parent on `model` in `dir` with the delegation tool of `row` on `registry` offering
+/// `agents`.
 fn parent_config(
     model: &Arc<dyn Model>,
     dir: &Path,
@@ -57,19 +47,19 @@ fn parent_config(
     row: DelegationToolConfig,
     agents: Vec<AgentProfile>,
 ) -> AgentConfig {
-    let agents: Arc<dyn AgentDirectory> = Arc::new(StaticAgents(agents));
-    let delegation: Arc<dyn Tool> =
-        Arc::new(DelegationTool::new(row, Arc::clone(registry), agents));
-    let tools = ToolSet::new(
-        ToolSet::builtin(BashConfig::default())
-            .into_iter()
-            .chain([delegation]),
-    );
-    let mut config = AgentConfig::new(Arc::clone(model), Roots::new(dir).unwrap());
-    config.system = Some(PARENT_SYSTEM.to_owned());
-    config.tools = tools;
-    config.permissions = PermissionPolicy::bypass();
-    config
+    let agents = Arc::new(StaticAgents(agents));
+    delegating_parent(model, dir, registry, row, agents, PARENT_SYSTEM)
+}
+
+/// Runs a parent of `config` on `prompt` to its outcome, which must be completed.
+async fn completed(config: AgentConfig, prompt: &str) -> Outcome {
+    let outcome = Agent::new(config)
+        .unwrap()
+        .start_prompt(prompt, CancellationToken::new())
+        .outcome()
+        .await;
+    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    outcome
 }
 
 const ROUTES: &str = r#"
@@ -105,12 +95,7 @@ async fn an_untyped_call_forks_and_a_typed_call_spawns() {
     let mut row = DelegationToolConfig::new("spawn");
     row.fork = Some("fork".to_owned());
     let config = parent_config(&model, dir.path(), &registry, row, read_only_agents());
-    let outcome = Agent::new(config)
-        .unwrap()
-        .start_prompt("please route both", CancellationToken::new())
-        .outcome()
-        .await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    let outcome = completed(config, "please route both").await;
     assert_eq!(outcome.text, "parent heard back");
     assert_eq!(server.violations(), Vec::<String>::new());
 
@@ -233,12 +218,7 @@ async fn agent_types_explore_and_plan_cannot_write_and_unknown_types_are_listed(
     let description = config.tools.get("subagent").unwrap().spec().description;
     assert!(description.contains("- explore: Read-only search of the code."));
     assert!(description.contains("fresh context"));
-    let outcome = Agent::new(config)
-        .unwrap()
-        .start_prompt("use the types", CancellationToken::new())
-        .outcome()
-        .await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    completed(config, "use the types").await;
     for file in ["explore.txt", "plan.txt", "plan-bash.txt"] {
         assert!(!dir.path().join(file).exists(), "{file} was written");
     }

@@ -10,6 +10,7 @@ use pretty_assertions::assert_eq;
 use serde_json::Value;
 use subagent_test_support::FakeServer;
 
+use super::support::write_file;
 use super::support::{json_lines, stderr, stdout, subagent};
 
 /// The preset's key: a name no pattern of the scrub knows.
@@ -25,15 +26,13 @@ const MARKER: &str = "[REDACTED:ADV_MODEL_KEY]";
 /// A preset whose model is the fake server with its key in `ADV_MODEL_KEY`, plus `extra`
 /// provider rows.
 fn secret_preset(dir: &Path, url: &str, extra: &str) -> PathBuf {
-    let path = dir.join("secret.yaml");
-    std::fs::write(
-        &path,
+    write_file(
+        dir,
+        "secret.yaml",
         format!(
             "version: 1\nmodel:\n  kind: anthropic\n  name: fake-model\n  base_url: {url}\n  api_key_env: {KEY_NAME}\n  retry:\n    max_retries: 0\nproviders:\n  - name: spawn\n    kind: spawn\n    config:\n      permission_mode: bypass\n{extra}tools:\n  - name: subagent\n    provider: spawn\n"
         ),
     )
-    .unwrap();
-    path
 }
 
 /// The binary with the key, its copy and a plain variable in its environment, and a file in
@@ -85,18 +84,28 @@ fn assert_env_clean(env: &str) {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_bash_tool_never_sees_the_presets_key_and_its_value_is_redacted() {
+/// Runs `subagent <command…> --preset <the secret preset> "show the environment"` on the bash
+/// scenario with the key in the environment, which must succeed: the fake server (what the
+/// model was sent) and the output.
+async fn show_the_environment(command: &[&str]) -> (FakeServer, std::process::Output) {
     let server = FakeServer::from_yaml(BASH_SCENARIO).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let preset = secret_preset(dir.path(), &server.url(), "");
     let output = with_secret(dir.path())
-        .args(["run", "--json", "--permission-mode", "bypass", "--preset"])
+        .args(command)
+        .arg("--preset")
         .arg(&preset)
         .arg("show the environment")
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    (server, output)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_bash_tool_never_sees_the_presets_key_and_its_value_is_redacted() {
+    let (server, output) =
+        show_the_environment(&["run", "--json", "--permission-mode", "bypass"]).await;
     assert!(
         !stdout(&output).contains(KEY_VALUE),
         "the event stream shows the key: {}",
@@ -129,16 +138,7 @@ async fn the_bash_tool_never_sees_the_presets_key_and_its_value_is_redacted() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_spawned_childs_bash_tool_never_sees_the_presets_key() {
-    let server = FakeServer::from_yaml(BASH_SCENARIO).await.unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let preset = secret_preset(dir.path(), &server.url(), "");
-    let output = with_secret(dir.path())
-        .args(["delegate", "--json", "--provider", "spawn", "--preset"])
-        .arg(&preset)
-        .arg("show the environment")
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let (_, output) = show_the_environment(&["delegate", "--json", "--provider", "spawn"]).await;
     assert!(!stdout(&output).contains(KEY_VALUE), "{}", stdout(&output));
     let results = tool_results(&json_lines(&output));
     assert_eq!(results.len(), 3, "{results:?}");

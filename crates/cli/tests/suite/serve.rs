@@ -6,34 +6,13 @@ use std::path::Path;
 use std::process::{Child, ChildStderr, Stdio};
 
 use pretty_assertions::assert_eq;
-use subagent_test_support::FakeServer;
 
+use super::support::sleeper_setup;
 use super::support::{
     announced_addr, fake_setup, post_a2a, processes_with, start_piped, subagent, wait_for,
 };
 
-const SCENARIOS: &str = r#"
-- name: hello
-  match: "HELLO"
-  steps:
-    - text: "Hi there."
-- name: structured
-  match: "STRUCT"
-  steps:
-    - tool_calls: [{name: structured_output, input: {count: 7}}]
-- name: gated
-  match: "GATED"
-  steps:
-    - wait_gate: never
-      text: "never"
-- name: resub
-  match: "RESUB"
-  steps:
-    - text: "before"
-      tool_calls: [{name: ls, input: {}}]
-    - wait_gate: resume
-      text: "after"
-"#;
+const SCENARIOS: &str = subagent_test_support::scenarios::SERVED;
 
 pub(super) const TOKEN: &str = "serve-test-token-0123456789";
 
@@ -167,21 +146,7 @@ pub(super) fn post(base: &str, body: &serde_json::Value) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_past_the_drain_deadline_cancels_runs_and_leaves_no_process() {
     let marker = format!("sleep {}", 6000 + std::process::id() % 1000);
-    let server = FakeServer::from_yaml(&format!(
-        "- match: 'run the sleeper'\n  steps:\n    - tool_calls:\n        - name: bash\n          input: {{command: '{marker}'}}\n    - text: never\n"
-    ))
-    .await
-    .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let preset = dir.path().join("bypass.yaml");
-    std::fs::write(
-        &preset,
-        format!(
-            "version: 1\nmodel:\n  kind: anthropic\n  name: fake-model\n  base_url: {}\n  api_key_env: FAKE_KEY\nproviders:\n  - name: spawn\n    kind: spawn\n    config:\n      permission_mode: bypass\ntools:\n  - name: subagent\n    provider: spawn\n",
-            server.url()
-        ),
-    )
-    .unwrap();
+    let (_server, dir, preset) = sleeper_setup(&marker).await;
     let (child, stderr, base) = start_with(dir.path(), &preset, &["--drain-secs", "0"]);
     let request = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {
         "message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "run the sleeper"}]},

@@ -3,6 +3,7 @@
 use pretty_assertions::assert_eq;
 use serde_json::Value;
 
+use super::support::assert_refused;
 use super::support::{Project, stderr, stdout};
 
 const HELLO: &str = "Say hello from the subagent";
@@ -129,11 +130,10 @@ fn show_prints_a_session_and_rm_deletes_it() {
     }
     // Nothing to continue: said, exit 2.
     let output = project.output(["delegate", "-c", "--preset", "presets/offline.yaml", HELLO]);
-    assert_eq!(output.status.code(), Some(2));
-    assert!(
-        stderr(&output).contains("error[NOT_RESUMABLE]: --continue: no child session in "),
-        "{}",
-        stderr(&output)
+    assert_refused(
+        &output,
+        "error[NOT_RESUMABLE]: --continue: no child session in ",
+        "",
     );
 }
 
@@ -152,13 +152,12 @@ fn a_session_resumed_by_another_kind_of_run_is_refused_unless_meant() {
         &child,
         "hi",
     ]);
-    assert_eq!(output.status.code(), Some(2));
-    assert!(
-        stderr(&output).contains(&format!(
+    assert_refused(
+        &output,
+        &format!(
             "error[NOT_RESUMABLE]: run cannot be resumed: session {child} is a session of provider \"spawn\", not \"parent\": a child's session continues with `subagent delegate --resume {child} PROMPT`, or give --adopt"
-        )),
-        "{}",
-        stderr(&output)
+        ),
+        "",
     );
     let adopted = ok(
         &project,

@@ -1,36 +1,16 @@
 //! Ctrl-C (SIGINT) to `subagent delegate` mid-run cancels the child and leaves no process.
 
-use std::path::Path;
 use std::process::Stdio;
-
-use subagent_test_support::FakeServer;
 
 use super::support::{Subagent, bin};
 use super::support::{processes_with, wait_for};
-
-fn preset(dir: &Path, url: &str) -> std::path::PathBuf {
-    let path = dir.join("sigint.yaml");
-    std::fs::write(
-        &path,
-        format!(
-            "version: 1\nmodel:\n  kind: anthropic\n  name: fake-model\n  base_url: {url}\n  api_key_env: FAKE_KEY\nproviders:\n  - name: spawn\n    kind: spawn\n    config:\n      permission_mode: bypass\ntools:\n  - name: subagent\n    provider: spawn\n"
-        ),
-    )
-    .unwrap();
-    path
-}
+use super::support::{sleeper_setup, write_file};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigint_mid_tool_cancels_and_leaves_no_process() {
     // A unique sleep length marks the child's grandchild in /proc.
     let marker = format!("sleep {}", 4000 + std::process::id() % 1000);
-    let server = FakeServer::from_yaml(&format!(
-        "- match: 'run the sleeper'\n  steps:\n    - tool_calls:\n        - name: bash\n          input: {{command: '{marker}'}}\n    - text: never\n"
-    ))
-    .await
-    .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let preset = preset(dir.path(), &server.url());
+    let (_server, dir, preset) = sleeper_setup(&marker).await;
     let mut child = Subagent::new(bin(), dir.path())
         .fake_key()
         .command()
@@ -92,28 +72,26 @@ fn a_second_sigint_stops_waiting_and_still_leaves_no_process() {
 
     let dir = tempfile::tempdir().unwrap();
     let marker = format!("sleep {}", 5000 + std::process::id() % 1000);
-    let stand_in = dir.path().join("claude");
-    std::fs::write(
-        &stand_in,
+    let stand_in = write_file(
+        dir.path(),
+        "claude",
         format!(
             "#!/bin/sh\n# A claude that ignores SIGINT and never answers.\ntrap '' INT\n{marker}\n"
         ),
-    )
-    .unwrap();
+    );
     std::fs::set_permissions(
         &stand_in,
         std::os::unix::fs::PermissionsExt::from_mode(0o755),
     )
     .unwrap();
-    let preset = dir.path().join("stubborn.yaml");
-    std::fs::write(
-        &preset,
+    let preset = write_file(
+        dir.path(),
+        "stubborn.yaml",
         format!(
             "version: 1\nproviders:\n  - name: claude-code\n    kind: claude-code\n    config: {{binary: \"{}\", grace_ms: 120000}}\n",
             stand_in.display()
         ),
-    )
-    .unwrap();
+    );
     let mut child = Subagent::new(bin(), dir.path())
         .command()
         .args(["delegate", "--provider", "claude-code", "--preset"])

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use pretty_assertions::assert_eq;
 
+use super::support::write_file;
 use super::support::{stderr, stdout, subagent};
 
 /// Each command must end well within this; a hang fails the test instead of blocking it.
@@ -23,8 +24,7 @@ fn fifo(dir: &Path, name: &str) -> PathBuf {
 fn specials(dir: &Path, stem: &str, big: usize) -> Vec<PathBuf> {
     let link = dir.join(format!("{stem}-zero-link"));
     std::os::unix::fs::symlink("/dev/zero", &link).unwrap();
-    let large = dir.join(format!("{stem}-large"));
-    std::fs::write(&large, vec![b' '; big]).unwrap();
+    let large = write_file(dir, format!("{stem}-large"), vec![b' '; big]);
     vec![
         PathBuf::from("/dev/zero"),
         link,
@@ -81,15 +81,14 @@ fn output_schema_refuses_special_files() {
 fn a_scenario_file_that_is_special_is_refused() {
     let home = tempfile::tempdir().unwrap();
     for path in specials(home.path(), "scenario", 17 << 20) {
-        let preset = home.path().join("scripted.yaml");
-        std::fs::write(
-            &preset,
+        let preset = write_file(
+            home.path(),
+            "scripted.yaml",
             format!(
                 "version: 1\nmodel: {{kind: scripted, name: s, scenario: \"{}\"}}\nproviders:\n  - {{name: spawn, kind: spawn}}\n",
                 path.display()
             ),
-        )
-        .unwrap();
+        );
         let output = bounded(
             home.path(),
             &[&"delegate", &"--offline", &"--preset", &preset, &"say hi"],
@@ -140,12 +139,11 @@ fn an_oversized_prompt_on_stdin_is_refused() {
 #[test]
 fn validation_builds_what_a_run_builds() {
     let home = tempfile::tempdir().unwrap();
-    let preset = home.path().join("turns.yaml");
-    std::fs::write(
-        &preset,
+    let preset = write_file(
+        home.path(),
+        "turns.yaml",
         "version: 1\nproviders:\n  - name: spawn\n    kind: spawn\n    config: {max_turns: 5000000000}\n",
-    )
-    .unwrap();
+    );
     let run = bounded(
         home.path(),
         &[&"delegate", &"--offline", &"--preset", &preset, &"say hi"],
@@ -167,8 +165,7 @@ fn validation_builds_what_a_run_builds() {
 #[test]
 fn a_cwd_that_is_a_file_is_refused_like_a_missing_one() {
     let home = tempfile::tempdir().unwrap();
-    let file = home.path().join("a-file");
-    std::fs::write(&file, "x").unwrap();
+    let file = write_file(home.path(), "a-file", "x");
     for cwd in [file.as_path(), Path::new("/nonexistent-cwd-7f3a")] {
         let output = bounded(
             home.path(),
@@ -188,18 +185,15 @@ const READ_THE_PIPE: &str = r#"
 
 /// A scripted preset whose model answers from `scenario` (text) with a spawn row and its tool.
 fn scripted_preset(dir: &Path, scenario: &str) -> PathBuf {
-    let scenario_path = dir.join("scenario.yaml");
-    std::fs::write(&scenario_path, scenario).unwrap();
-    let preset = dir.join("scripted.yaml");
-    std::fs::write(
-        &preset,
+    let scenario_path = write_file(dir, "scenario.yaml", scenario);
+    write_file(
+        dir,
+        "scripted.yaml",
         format!(
             "version: 1\nmodel: {{kind: scripted, name: s, scenario: \"{}\"}}\nproviders:\n  - {{name: spawn, kind: spawn}}\ntools:\n  - {{name: subagent, provider: spawn}}\n",
             scenario_path.display()
         ),
     )
-    .unwrap();
-    preset
 }
 
 /// `read_file` on a FIFO in the project is a tool error the model reads, and the run goes on.

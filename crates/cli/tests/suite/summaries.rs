@@ -7,6 +7,7 @@ use std::process::Stdio;
 use pretty_assertions::assert_eq;
 use subagent_test_support::FakeServer;
 
+use super::support::write_file;
 use super::support::{Subagent, bin};
 
 const SCENARIO: &str = r#"
@@ -35,15 +36,14 @@ const SCENARIO: &str = r#"
 async fn run_shows_a_running_childs_progress_summary() {
     let server = FakeServer::from_yaml(SCENARIO).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let preset = dir.path().join("summaries.yaml");
-    std::fs::write(
-        &preset,
+    let preset = write_file(
+        dir.path(),
+        "summaries.yaml",
         format!(
             "version: 1\nmodel:\n  kind: anthropic\n  name: fake-model\n  base_url: {}\n  api_key_env: FAKE_KEY\n  retry:\n    max_retries: 0\nproviders:\n  - name: spawn\n    kind: spawn\n    config:\n      summary_interval_secs: 1\ntools:\n  - name: subagent\n    provider: spawn\n",
             server.url()
         ),
-    )
-    .unwrap();
+    );
     let binary = bin();
     let (lines, status) = tokio::task::block_in_place(|| {
         let mut child = Subagent::new(binary, dir.path())

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use assert_cmd::Command;
 use std::sync::Arc;
 
-use subagent_conformance::{Adapter, StructuredAnswer, ToolCall, runtime_tools};
+use subagent_conformance::Adapter;
 use subagent_core::agents::StaticAgents;
 use subagent_core::registry::Registry;
 use subagent_core::{ProviderFactory, SubagentProvider};
@@ -173,18 +173,43 @@ pub(super) fn redact(value: &mut serde_json::Value) {
     }
 }
 
+/// Writes `text` to `dir/name` (a preset, a scenario, a script); its path.
+pub(super) fn write_file(dir: &Path, name: impl AsRef<Path>, text: impl AsRef<[u8]>) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// Asserts that `output` was refused before anything started (exit 2) with `text` on stderr;
+/// `what` names the case in the message.
+#[track_caller]
+pub(super) fn assert_refused(output: &std::process::Output, text: &str, what: &str) {
+    assert_eq!(output.status.code(), Some(2), "{what}: {}", stderr(output));
+    assert!(stderr(output).contains(text), "{what}: {}", stderr(output));
+}
+
+/// A preset `bypass.yaml` in `dir`: the fake server at `url` (key from `FAKE_KEY`), one spawn
+/// row that asks nothing (`bypass`) and the delegation tool on it.
+pub(super) fn bypass_preset(dir: &Path, url: &str) -> PathBuf {
+    write_file(
+        dir,
+        "bypass.yaml",
+        format!(
+            "version: 1\nmodel:\n  kind: anthropic\n  name: fake-model\n  base_url: {url}\n  api_key_env: FAKE_KEY\nproviders:\n  - name: spawn\n    kind: spawn\n    config:\n      permission_mode: bypass\ntools:\n  - name: subagent\n    provider: spawn\n"
+        ),
+    )
+}
+
 /// A preset in `dir` whose model is the fake server at `url` (Anthropic protocol, key from
 /// `FAKE_KEY`).
 pub(super) fn fake_preset(dir: &Path, url: &str, extra: &str) -> PathBuf {
-    let path = dir.join("fake.yaml");
-    std::fs::write(
-        &path,
+    write_file(
+        dir,
+        "fake.yaml",
         format!(
             "version: 1\nmax_depth: 2\nmodel:\n  kind: anthropic\n  name: fake-model\n  base_url: {url}\n  api_key_env: FAKE_KEY\n  retry:\n    max_retries: 0\nproviders:\n  - name: spawn\n    kind: spawn\n  - name: fork\n    kind: fork\n{extra}tools:\n  - name: subagent\n    provider: spawn\n"
         ),
     )
-    .unwrap();
-    path
 }
 
 /// A fake model server on `scenarios`, a temp dir (the runs' HOME) and a [`fake_preset`] on
@@ -196,6 +221,19 @@ pub(super) async fn fake_setup(
     let server = FakeServer::from_yaml(scenarios).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let preset = fake_preset(dir.path(), &server.url(), extra);
+    (server, dir, preset)
+}
+
+/// A fake model server on which `run the sleeper` runs the bash command `marker` (a `sleep`
+/// no other test runs), a temp dir (the runs' HOME) and a [`bypass_preset`] on the server in it.
+pub(super) async fn sleeper_setup(marker: &str) -> (FakeServer, tempfile::TempDir, PathBuf) {
+    let server = FakeServer::from_yaml(&format!(
+        "- match: 'run the sleeper'\n  steps:\n    - tool_calls:\n        - name: bash\n          input: {{command: '{marker}'}}\n    - text: never\n"
+    ))
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let preset = bypass_preset(dir.path(), &server.url());
     (server, dir, preset)
 }
 
@@ -438,14 +476,8 @@ pub(super) fn post_a2a(base: &str, token: &str, body: &serde_json::Value) -> Str
 /// fake model server.
 pub(super) fn worker_registry(server: &FakeServer, sessions: &Path) -> Registry {
     let model = server.model(ModelKind::Anthropic);
-    let nested = Registry::new();
-    nested
-        .register(Arc::new(SpawnProvider::new(
-            "nested",
-            Arc::clone(&model),
-            SpawnConfig::default(),
-        )))
-        .unwrap();
+    let nested = SpawnProvider::new("nested", Arc::clone(&model), SpawnConfig::default());
+    let nested = subagent_test_support::bench::registry_of(nested);
     let delegation: Arc<dyn Tool> = Arc::new(DelegationTool::new(
         DelegationToolConfig::new("nested"),
         Arc::new(nested),
@@ -646,15 +678,5 @@ impl Adapter for Remote {
         self.dir.path().to_path_buf()
     }
 
-    fn write_call(&self, file: &str, text: &str) -> Option<ToolCall> {
-        runtime_tools::write_call(file, text)
-    }
-
-    fn structured_answer(&self) -> StructuredAnswer {
-        runtime_tools::structured_answer()
-    }
-
-    fn delegate_call(&self, prompt: &str) -> Option<ToolCall> {
-        runtime_tools::delegate_call(prompt)
-    }
+    subagent_conformance::runtime_tool_calls!();
 }

@@ -10,6 +10,7 @@ use pretty_assertions::assert_eq;
 use serde_json::Value;
 
 use super::pinned::{claude_code_row, pinned};
+use super::support::write_file;
 use super::support::{Place, Subagent, bin};
 use super::support::{json_lines, processes_in, stderr, wait_for};
 
@@ -41,8 +42,7 @@ providers:
 "#,
         claude = claude_code_row(dir, url, claude_extra),
     );
-    let preset = dir.join("teams.yaml");
-    std::fs::write(&preset, text).unwrap();
+    let preset = write_file(dir, "teams.yaml", &text);
     (preset, project)
 }
 
@@ -70,15 +70,9 @@ fn read_json(path: &Path) -> Value {
 /// Scenarios are chosen by the latest genuine prompt, and a teammate's message is one: every
 /// agent reacts to the message it gets. First match wins. CARL-STOP and MATE-STOP tell the
 /// Claude Code teammate's shutdown request from the in-process ones' (it answers in text).
-const TEAM: &str = r#"
-- name: lead
-  match: "LEAD-TEAM"
-  steps:
-    - tool_calls: [{name: TeamCreate, input: {team_name: crew, description: three tasks}}]
-    - tool_calls: [{name: TaskCreate, input: {subject: alpha, description: first part}}]
-    - tool_calls: [{name: TaskCreate, input: {subject: beta, description: second part}}]
-    - tool_calls: [{name: TaskCreate, input: {subject: gamma, description: needs alpha and beta}}]
-    - tool_calls: [{name: TaskUpdate, input: {taskId: "3", addBlockedBy: ["1", "2"]}}]
+fn team() -> String {
+    subagent_test_support::scenarios::CREW_LEAD.to_owned()
+        + r#"
     - tool_calls:
         - {name: subagent, input: {name: alice, team_name: crew, description: alice, prompt: "MATE-ALICE: claim task 1, then 3 when it is free."}}
         - {name: subagent, input: {name: bob, team_name: crew, description: bob, prompt: "MATE-BOB: wait for alice."}}
@@ -141,11 +135,12 @@ const TEAM: &str = r#"
   match: "teammate-message"
   steps:
     - text: "Noted."
-"#;
+"#
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_mixed_team_splits_three_tasks_talks_and_shuts_down() {
-    let Place { server, dir, .. } = Place::new(TEAM, "subagent-teams-e2e-").await;
+    let Place { server, dir, .. } = Place::new(&team(), "subagent-teams-e2e-").await;
     let (preset, project) = setup(dir.path(), &server.url());
     let mut command = command(dir.path(), &project, &preset, "LEAD-TEAM: split the work");
     let output = tokio::task::spawn_blocking(move || command.output().unwrap())

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use subagent_test_support::FakeServer;
 
+use super::support::write_file;
 use super::support::{Subagent, bin};
 use super::support::{processes_with, wait_for};
 
@@ -24,6 +25,8 @@ enum Death {
 }
 
 impl Death {
+    const ALL: [Self; 3] = [Self::Term, Self::Hup, Self::Kill];
+
     fn flag(self) -> &'static str {
         match self {
             Self::Term => "-TERM",
@@ -100,15 +103,13 @@ fn kill_mid_run(mut child: Child, death: Death, marker: &str, expected: usize) {
 }
 
 fn bash_preset(dir: &Path, url: &str) -> PathBuf {
-    let path = dir.join("bash.yaml");
-    std::fs::write(
-        &path,
+    write_file(
+        dir,
+        "bash.yaml",
         format!(
             "version: 1\nmodel:\n  kind: anthropic\n  name: fake-model\n  base_url: {url}\n  api_key_env: FAKE_KEY\nproviders:\n  - name: spawn\n    kind: spawn\n    config:\n      permission_mode: bypass\n"
         ),
     )
-    .unwrap();
-    path
 }
 
 fn bash_tool(death: Death) {
@@ -133,19 +134,10 @@ fn bash_tool(death: Death) {
     }
 }
 
+/// SIGTERM and SIGHUP mid bash tool cancel the run and leave nothing; SIGKILL leaves nothing.
 #[test]
-fn sigterm_mid_bash_tool_cancels_and_leaves_nothing() {
-    bash_tool(Death::Term);
-}
-
-#[test]
-fn sighup_mid_bash_tool_cancels_and_leaves_nothing() {
-    bash_tool(Death::Hup);
-}
-
-#[test]
-fn sigkill_mid_bash_tool_leaves_nothing() {
-    bash_tool(Death::Kill);
+fn each_signal_mid_bash_tool_leaves_nothing() {
+    Death::ALL.into_iter().for_each(bash_tool);
 }
 
 #[cfg(feature = "e2e")]
@@ -155,9 +147,7 @@ mod claude {
 
     fn preset(dir: &Path, url: &str) -> PathBuf {
         let row = claude_code_row(dir, url, "      allowed_tools: [Bash]\n");
-        let path = dir.join("claude.yaml");
-        std::fs::write(&path, format!("version: 1\nproviders:\n{row}")).unwrap();
-        path
+        write_file(dir, "claude.yaml", format!("version: 1\nproviders:\n{row}"))
     }
 
     fn claude_bash(death: Death) {
@@ -193,19 +183,11 @@ mod claude {
         }
     }
 
+    /// SIGTERM and SIGHUP mid claude Bash cancel the run and leave nothing; SIGKILL leaves
+    /// nothing.
     #[test]
-    fn sigterm_mid_claude_bash_cancels_and_leaves_nothing() {
-        claude_bash(Death::Term);
-    }
-
-    #[test]
-    fn sighup_mid_claude_bash_cancels_and_leaves_nothing() {
-        claude_bash(Death::Hup);
-    }
-
-    #[test]
-    fn sigkill_mid_claude_bash_leaves_nothing() {
-        claude_bash(Death::Kill);
+    fn each_signal_mid_claude_bash_leaves_nothing() {
+        Death::ALL.into_iter().for_each(claude_bash);
     }
 }
 

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use serde_json::json;
 use subagent_codex::{CodexFactory, SandboxMode};
 use subagent_conformance::{Adapter, ToolCall};
-use subagent_core::{BuildContext, ProviderFactory, SubagentProvider};
+use subagent_core::{ProviderFactory, SubagentProvider};
 use subagent_test_support::FakeServer;
 use tempfile::TempDir;
 
@@ -41,10 +41,7 @@ impl Adapter for Codex {
         let mut config = harness::config(self.root.path(), server);
         config.sandbox = SandboxMode::WorkspaceWrite;
         config.timeout_secs = Some(170);
-        let config = serde_json::to_value(config).unwrap();
-        CodexFactory
-            .build("codex", &config, &BuildContext::default())
-            .unwrap()
+        subagent_conformance::built(&CodexFactory, "codex", &config)
     }
 
     fn workdir(&self) -> PathBuf {
@@ -52,10 +49,7 @@ impl Adapter for Codex {
     }
 
     fn write_call(&self, file: &str, text: &str) -> Option<ToolCall> {
-        Some(ToolCall::new(
-            "exec_command",
-            json!({"cmd": format!("printf '%s' '{text}' > {file}")}),
-        ))
+        subagent_conformance::codex_write_call(file, text)
     }
 
     fn delegate_call(&self, prompt: &str) -> Option<ToolCall> {

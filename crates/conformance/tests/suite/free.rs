@@ -9,11 +9,13 @@ use async_trait::async_trait;
 use serde_json::Value;
 use subagent_conformance::{Adapter, ModelFree};
 use subagent_core::{
-    BuildContext, Capabilities, Capability, Outcome, PermissionMode, ProviderFactory, Result, Run,
-    StartRequest, SubagentProvider,
+    Capabilities, Capability, Outcome, PermissionMode, ProviderFactory, Result, Run, StartRequest,
+    SubagentProvider,
 };
 use subagent_test_support::FakeServer;
 use tempfile::TempDir;
+
+use super::support::Factory;
 
 /// A claim the provider makes and does not keep.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -98,37 +100,6 @@ impl SubagentProvider for Script {
     }
 }
 
-struct ScriptFactory {
-    claim: Option<Claim>,
-}
-
-impl ProviderFactory for ScriptFactory {
-    fn kind(&self) -> &str {
-        "script"
-    }
-
-    fn summary(&self) -> &str {
-        "runs its prompt as a script, no model"
-    }
-
-    fn capabilities(&self) -> Capabilities {
-        capabilities(self.claim)
-    }
-
-    fn config_schema(&self) -> schemars::Schema {
-        schemars::json_schema!({"type": "object"})
-    }
-
-    fn build(
-        &self,
-        _name: &str,
-        _config: &Value,
-        _context: &BuildContext,
-    ) -> Result<Arc<dyn SubagentProvider>> {
-        Ok(Arc::new(Script { claim: self.claim }))
-    }
-}
-
 /// The adapter of [`Script`], with or without a false claim.
 pub(super) struct ScriptAdapter {
     dir: TempDir,
@@ -146,7 +117,12 @@ impl ScriptAdapter {
 
 impl Adapter for ScriptAdapter {
     fn factory(&self) -> Arc<dyn ProviderFactory> {
-        Arc::new(ScriptFactory { claim: self.claim })
+        Arc::new(Factory {
+            kind: "script",
+            summary: "runs its prompt as a script, no model",
+            capabilities: capabilities(self.claim),
+            built: Some(Arc::new(Script { claim: self.claim })),
+        })
     }
 
     fn provider(&self, _server: &FakeServer) -> Arc<dyn SubagentProvider> {

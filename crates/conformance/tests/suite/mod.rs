@@ -1,3 +1,4 @@
 mod free;
 mod probe;
+mod support;
 mod verdicts;

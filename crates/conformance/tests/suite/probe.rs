@@ -5,16 +5,17 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use serde_json::Value;
 use subagent_conformance::{Adapter, ToolCall};
 use subagent_core::{
-    BuildContext, CancellationToken, Capabilities, Capability, Outcome, ProviderFactory, Result,
-    Run, RunEvent, StartRequest, SubagentProvider,
+    CancellationToken, Capabilities, Capability, Outcome, ProviderFactory, Result, Run, RunEvent,
+    StartRequest, SubagentProvider,
 };
 use subagent_model::{Model, ModelKind, ModelRequest};
 use subagent_session::Message;
 use subagent_test_support::FakeServer;
 use tempfile::TempDir;
+
+use super::support::Factory;
 
 /// Something a provider gets wrong.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -103,40 +104,6 @@ impl SubagentProvider for Probe {
     }
 }
 
-struct ProbeFactory {
-    defect: Option<Defect>,
-}
-
-impl ProviderFactory for ProbeFactory {
-    fn kind(&self) -> &str {
-        "probe"
-    }
-
-    fn summary(&self) -> &str {
-        "the kit's test provider"
-    }
-
-    fn capabilities(&self) -> Capabilities {
-        capabilities(self.defect).with(
-            Capability::Resume,
-            self.defect == Some(Defect::FactoryOverclaims),
-        )
-    }
-
-    fn config_schema(&self) -> schemars::Schema {
-        schemars::json_schema!({"type": "object"})
-    }
-
-    fn build(
-        &self,
-        _name: &str,
-        _config: &Value,
-        _context: &BuildContext,
-    ) -> Result<Arc<dyn SubagentProvider>> {
-        Err(subagent_core::Error::invalid("built by the adapter"))
-    }
-}
-
 /// The adapter of [`Probe`], with or without a defect.
 pub(super) struct ProbeAdapter {
     dir: TempDir,
@@ -154,8 +121,14 @@ impl ProbeAdapter {
 
 impl Adapter for ProbeAdapter {
     fn factory(&self) -> Arc<dyn ProviderFactory> {
-        Arc::new(ProbeFactory {
-            defect: self.defect,
+        Arc::new(Factory {
+            kind: "probe",
+            summary: "the kit's test provider",
+            capabilities: capabilities(self.defect).with(
+                Capability::Resume,
+                self.defect == Some(Defect::FactoryOverclaims),
+            ),
+            built: None,
         })
     }
 

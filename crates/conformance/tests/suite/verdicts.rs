@@ -3,7 +3,7 @@
 //! fails `capabilities` and `all_declared` too, naming the capability.
 
 use pretty_assertions::assert_eq;
-use subagent_conformance::{Check, Verdict, check_blocking};
+use subagent_conformance::{Adapter, Check, Verdict, check_blocking};
 
 use super::free::{Claim, ScriptAdapter, as_written};
 use super::probe::{Defect, ProbeAdapter};
@@ -40,15 +40,20 @@ const GENERIC: [Check; 6] = [
     Check::AllDeclared,
 ];
 
-#[test]
-fn a_sound_provider_passes_every_check() {
-    let verdicts: Vec<(Check, Verdict)> = Check::ALL
+/// Every check's verdict on the adapter `adapter` makes; none may fail.
+fn every_verdict<A: Adapter>(adapter: impl Fn() -> A + Copy) -> Vec<(Check, Verdict)> {
+    Check::ALL
         .into_iter()
         .map(|check| {
-            let verdict = check_blocking(check, || ProbeAdapter::new(None));
+            let verdict = check_blocking(check, adapter);
             (check, verdict.unwrap_or_else(|failure| panic!("{failure}")))
         })
-        .collect();
+        .collect()
+}
+
+#[test]
+fn a_sound_provider_passes_every_check() {
+    let verdicts = every_verdict(|| ProbeAdapter::new(None));
     let mut declared = GENERIC.to_vec();
     declared.extend([Check::Persona, Check::ModelOverride, Check::Effort]);
     assert_eq!(verdicts, expected(&declared));
@@ -56,13 +61,7 @@ fn a_sound_provider_passes_every_check() {
 
 #[test]
 fn a_provider_without_a_model_passes_every_check() {
-    let verdicts: Vec<(Check, Verdict)> = Check::ALL
-        .into_iter()
-        .map(|check| {
-            let verdict = check_blocking(check, || ScriptAdapter::new(None));
-            (check, verdict.unwrap_or_else(|failure| panic!("{failure}")))
-        })
-        .collect();
+    let verdicts = every_verdict(|| ScriptAdapter::new(None));
     let mut declared = GENERIC.to_vec();
     declared.extend([Check::OutputSchema, Check::DepthLimit]);
     assert_eq!(verdicts, expected(&declared));

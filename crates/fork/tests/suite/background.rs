@@ -14,12 +14,13 @@ use subagent_session::ContentBlock;
 use subagent_test_support::{FakeServer, RecordedRequest};
 
 use super::support::{
-    fork_it, fork_row, is_fork_request, model, notified, parent_config, registry,
+    PARENT_FORKS, fork_it, fork_row, is_fork_request, model, notified, parent_config, registry,
 };
 
 subagent_test_support::background_doubles!();
 
-const SCENARIO: &str = r#"
+/// The fork child's scenario; [`PARENT_FORKS`] follows.
+const FORK_CHILD: &str = r#"
 - name: fork-child
   match: "FORK-JOB"
   steps:
@@ -28,21 +29,16 @@ const SCENARIO: &str = r#"
           input: {command: "echo hi"}
         - name: ask_user
           input: {question: "ok?"}
-    - text: "fork done"
-- name: parent
-  match: "please fork"
-  steps:
-    - tool_calls:
-        - name: subagent
-          input: {prompt: "FORK-JOB: look around"}
-    - text: "Waiting for the fork."
-"#;
+    - text: "fork done""#;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fork_calls_only_the_background_tools_and_never_asks() {
-    let server = FakeServer::from_yaml(&notified("notified", SCENARIO))
-        .await
-        .unwrap();
+    let server = FakeServer::from_yaml(&notified(
+        "notified",
+        &format!("{FORK_CHILD}{PARENT_FORKS}"),
+    ))
+    .await
+    .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let model = model(ModelKind::Anthropic, &server);
     let registry = registry();

@@ -8,22 +8,15 @@ use subagent_model::ModelKind;
 use subagent_test_support::{FakeServer, RecordedRequest};
 
 use super::support::{
-    fork_it, fork_row, is_fork_request, model, notified, parent_config, registry,
+    PARENT_FORKS, fork_it, fork_row, is_fork_request, model, notified, parent_config, registry,
 };
 
-const SCENARIO: &str = r#"
+/// The fork child's scenario; [`PARENT_FORKS`] follows.
+const FORK_CHILD: &str = r#"
 - name: fork-child
   match: "FORK-JOB"
   steps:
-    - text: "fork report"
-- name: parent
-  match: "please fork"
-  steps:
-    - tool_calls:
-        - name: subagent
-          input: {prompt: "FORK-JOB: look around"}
-    - text: "Waiting for the fork."
-"#;
+    - text: "fork report""#;
 
 /// The reasoning fields of a request's body (`thinking`, `reasoning`), `{}` without any.
 fn reasoning(request: &RecordedRequest) -> Value {
@@ -37,9 +30,12 @@ fn reasoning(request: &RecordedRequest) -> Value {
 
 /// The reasoning fields of the parent's first request and of the fork's.
 async fn parent_and_fork(kind: ModelKind, effort: Option<Effort>) -> (Value, Value) {
-    let server = FakeServer::from_yaml(&notified("The fork reported back.", SCENARIO))
-        .await
-        .unwrap();
+    let server = FakeServer::from_yaml(&notified(
+        "The fork reported back.",
+        &format!("{FORK_CHILD}{PARENT_FORKS}"),
+    ))
+    .await
+    .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let model = model(kind, &server);
     let registry = registry();

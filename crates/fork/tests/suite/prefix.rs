@@ -1,11 +1,9 @@
 //! The fork's first request starts with the parent's exact prefix; a fork cannot delegate.
 
-use std::sync::Arc;
-
 use pretty_assertions::assert_eq;
 use serde_json::Value;
 use subagent_core::{Capability, Error, ParentContext, StartRequest, ToolFilter};
-use subagent_fork::{ForkConfig, ForkProvider, fork_task_text};
+use subagent_fork::fork_task_text;
 use subagent_model::ModelKind;
 use subagent_runtime::NESTED_REFUSAL;
 use subagent_session::{ContentBlock, FORKED_TOOL_RESULT, Message, Role};
@@ -151,14 +149,7 @@ async fn fork_first_request_is_the_parents_prefix_responses() {
 
 #[tokio::test]
 async fn fork_refuses_what_would_break_the_prefix() {
-    let registry = subagent_core::registry::Registry::new();
-    registry
-        .register(Arc::new(ForkProvider::new(
-            "fork",
-            ForkConfig::default(),
-            None,
-        )))
-        .unwrap();
+    let registry = registry();
     let request = StartRequest::builder("x")
         .tool_filter(ToolFilter::deny(["bash"]))
         .persona("p")

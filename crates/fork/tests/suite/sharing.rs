@@ -4,11 +4,10 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use pretty_assertions::assert_eq;
-use subagent_core::{CancellationToken, StopReason};
+use subagent_core::CancellationToken;
 use subagent_model::{Model, ModelRequest, ModelStream, Scenarios, ScriptedModel};
-use subagent_runtime::Agent;
 
-use super::support::{fork_row, parent_config, registry};
+use super::support::{completed, fork_row, parent_config, registry};
 
 const SCENARIOS: &str = r#"
 - name: parent
@@ -55,12 +54,7 @@ async fn the_forks_first_request_shares_the_parents_messages_and_tools() {
     let model: Arc<dyn Model> = recording.clone();
     let registry = registry();
     let config = parent_config(&model, dir.path(), &registry, fork_row());
-    let outcome = Agent::new(config)
-        .unwrap()
-        .start_prompt("PARENT-TASK", CancellationToken::new())
-        .outcome()
-        .await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    completed(config, "PARENT-TASK").await;
 
     let requests = recording.requests.lock().unwrap().clone();
     let is_fork = |r: &ModelRequest| {

@@ -9,7 +9,7 @@ use futures::StreamExt;
 use pretty_assertions::assert_eq;
 use serde_json::Value;
 use subagent_core::registry::Registry;
-use subagent_core::{CancellationToken, RunEvent, StopReason};
+use subagent_core::{CancellationToken, RunEvent};
 use subagent_fork::{ForkConfig, ForkProvider};
 use subagent_model::ModelKind;
 use subagent_runtime::summary::SUMMARY_PROMPT;
@@ -17,6 +17,8 @@ use subagent_runtime::{Agent, SummaryConfig, SummaryTicks};
 use subagent_session::ContentBlock;
 use subagent_test_support::{FakeServer, RecordedRequest};
 use tokio::sync::Notify;
+
+use subagent_test_support::runs::assert_answered;
 
 use super::support::{fork_row, is_fork_request, model, notified, parent_config};
 
@@ -107,8 +109,7 @@ async fn a_running_fork_is_summarized_from_its_own_prefix() {
     server.gate("hold").open();
     let outcome = run.outcome().await;
     collector.await.unwrap();
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
-    assert_eq!(outcome.text, "The fork reported back.");
+    assert_answered(&outcome, "The fork reported back.");
     assert_eq!(server.violations(), Vec::<String>::new());
 
     let requests = server.model_requests();

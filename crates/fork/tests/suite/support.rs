@@ -3,16 +3,12 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use subagent_core::agents::{AgentDirectory, StaticAgents};
+use subagent_core::agents::StaticAgents;
 use subagent_core::registry::Registry;
 use subagent_core::{CancellationToken, Outcome, StopReason};
 use subagent_fork::{ForkConfig, ForkProvider};
 use subagent_model::{Model, ModelKind};
-use subagent_runtime::tools::BashConfig;
-use subagent_runtime::{
-    Agent, AgentConfig, DelegationTool, DelegationToolConfig, FORK_PREAMBLE, PermissionPolicy,
-    Roots, Tool, ToolSet,
-};
+use subagent_runtime::{Agent, AgentConfig, DelegationToolConfig, FORK_PREAMBLE};
 use subagent_test_support::{FakeServer, RecordedRequest};
 
 pub(super) const PARENT_SYSTEM: &str = "You are the parent agent under test.";
@@ -25,35 +21,26 @@ pub(super) fn model(kind: ModelKind, server: &FakeServer) -> Arc<dyn Model> {
 /// `crates/cli/tests/suite/routing.rs`: a provider's tests never link another provider).
 pub(super) fn registry() -> Arc<Registry> {
     let registry = Registry::new();
-    registry
-        .register(Arc::new(ForkProvider::new(
-            "fork",
-            ForkConfig::default(),
-            None,
-        )))
-        .unwrap();
+    registry.register(fork_provider()).unwrap();
     Arc::new(registry)
 }
 
+/// The fork provider as a preset row builds it by default: no model of its own.
+pub(super) fn fork_provider() -> Arc<ForkProvider> {
+    Arc::new(ForkProvider::new("fork", ForkConfig::default(), None))
+}
+
+subagent_test_support::delegating_parent!();
+
+/// A parent on `model` in `dir` with the delegation tool of `row` on `registry`, no agent types.
 pub(super) fn parent_config(
     model: &Arc<dyn Model>,
     dir: &Path,
     registry: &Arc<Registry>,
     row: DelegationToolConfig,
 ) -> AgentConfig {
-    let agents: Arc<dyn AgentDirectory> = Arc::new(StaticAgents::default());
-    let delegation: Arc<dyn Tool> =
-        Arc::new(DelegationTool::new(row, Arc::clone(registry), agents));
-    let tools = ToolSet::new(
-        ToolSet::builtin(BashConfig::default())
-            .into_iter()
-            .chain([delegation]),
-    );
-    let mut config = AgentConfig::new(Arc::clone(model), Roots::new(dir).unwrap());
-    config.system = Some(PARENT_SYSTEM.to_owned());
-    config.tools = tools;
-    config.permissions = PermissionPolicy::bypass();
-    config
+    let agents = Arc::new(StaticAgents::default());
+    delegating_parent(model, dir, registry, row, agents, PARENT_SYSTEM)
 }
 
 /// A row on the fork provider: a call without a type forks (the provider inherits the parent's
@@ -86,11 +73,28 @@ pub(super) fn notified(text: &str, scenarios: &str) -> String {
     )
 }
 
+/// A parent (prompted `please fork`) that forks `FORK-JOB: look around`, then says it waits: the
+/// last scenario of a file whose fork child's own comes before.
+pub(super) const PARENT_FORKS: &str = r#"
+- name: parent
+  match: "please fork"
+  steps:
+    - tool_calls:
+        - name: subagent
+          input: {prompt: "FORK-JOB: look around"}
+    - text: "Waiting for the fork."
+"#;
+
 /// Runs a parent of `config` on `please fork` to its outcome, which must be completed.
 pub(super) async fn fork_it(config: AgentConfig) -> Outcome {
+    completed(config, "please fork").await
+}
+
+/// Runs a parent of `config` on `prompt` to its outcome, which must be completed.
+pub(super) async fn completed(config: AgentConfig, prompt: &str) -> Outcome {
     let outcome = Agent::new(config)
         .unwrap()
-        .start_prompt("please fork", CancellationToken::new())
+        .start_prompt(prompt, CancellationToken::new())
         .outcome()
         .await;
     assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");

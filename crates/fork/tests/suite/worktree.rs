@@ -5,15 +5,12 @@ use std::sync::Arc;
 
 use pretty_assertions::assert_eq;
 use subagent_core::registry::Registry;
-use subagent_core::{CancellationToken, StopReason};
-use subagent_fork::{ForkConfig, ForkProvider};
 use subagent_model::ModelKind;
-use subagent_runtime::Agent;
 use subagent_session::ContentBlock;
 use subagent_test_support::{FakeServer, git};
 use subagent_worktree::Worktrees;
 
-use super::support::{fork_row, model, notified, parent_config};
+use super::support::{completed, fork_provider, fork_row, model, notified, parent_config};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_isolated_fork_edits_its_worktree_not_the_parents_checkout() {
@@ -44,21 +41,10 @@ async fn an_isolated_fork_edits_its_worktree_not_the_parents_checkout() {
     let model = model(ModelKind::Anthropic, &server);
     let mut registry = Registry::new();
     registry.set_isolator(Arc::new(Worktrees::new().with_root(&root)));
-    registry
-        .register(Arc::new(ForkProvider::new(
-            "fork",
-            ForkConfig::default(),
-            None,
-        )))
-        .unwrap();
+    registry.register(fork_provider()).unwrap();
     let registry = Arc::new(registry);
     let config = parent_config(&model, &repo, &registry, fork_row());
-    let outcome = Agent::new(config)
-        .unwrap()
-        .start_prompt("please fork apart", CancellationToken::new())
-        .outcome()
-        .await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    completed(config, "please fork apart").await;
     let kept: Vec<_> = std::fs::read_dir(&root)
         .unwrap()
         .map(|entry| entry.unwrap().path())

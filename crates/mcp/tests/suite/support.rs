@@ -67,20 +67,11 @@ impl Default for Setup {
     }
 }
 
+/// A `tools:` row as a preset would spell it: `name`, `provider` and `description`, defaults
+/// otherwise.
 pub(super) fn row(name: &str, provider: &str, description: Option<&str>) -> ToolRow {
-    ToolRow {
-        name: name.to_owned(),
-        provider: provider.to_owned(),
-        fork: None,
-        max_depth: None,
-        background: Default::default(),
-        foreground_timeout_ms: None,
-        tool_filter: None,
-        persona: None,
-        description: description.map(str::to_owned),
-        budget: None,
-        location: Default::default(),
-    }
+    let row = serde_json::json!({"name": name, "provider": provider, "description": description});
+    serde_json::from_value(row).unwrap()
 }
 
 fn model(server: &FakeServer) -> Arc<dyn Model> {

@@ -12,7 +12,7 @@ use subagent_session::StopReason;
 use subagent_test_support::FakeServer;
 use tokio_util::sync::CancellationToken;
 
-use super::support::{KINDS, build, config, drain, request, text_of};
+use super::support::{KINDS, build, config, drain, request, streamed, text_of};
 
 const SCENARIOS: &str = r#"
 - name: endless
@@ -166,11 +166,7 @@ async fn thinking_and_tool_call_arguments_count() {
 async fn the_scripted_model_is_capped_the_same_way() {
     let scenarios = Scenarios::from_yaml(SCENARIOS).unwrap();
     let model = ScriptedModel::new("s", scenarios).with_max_answer_bytes(100_000);
-    let stream = model
-        .stream(request("endless"), CancellationToken::new())
-        .await
-        .unwrap();
-    let (events, error) = drain(stream).await;
+    let (events, error) = streamed(&model, "endless").await;
     assert_eq!(code(error), Some(ErrorCode::AnswerTooLarge));
     assert_eq!(text_of(&events).len(), 100_000);
 }

@@ -5,9 +5,8 @@ use serde_json::json;
 use subagent_model::{ModelEvent, ModelKind, ToolSpec, Usage};
 use subagent_session::{ContentBlock, Message, Role, StopReason};
 use subagent_test_support::FakeServer;
-use tokio_util::sync::CancellationToken;
 
-use super::support::{KINDS, answer, drain, model, request, text_of};
+use super::support::{KINDS, answer, model, request, streamed, text_of};
 
 const SCENARIOS: &str = r#"
 - name: hello
@@ -41,11 +40,7 @@ async fn streamed_text_for_each_client() {
     let server = FakeServer::from_yaml(SCENARIOS).await.unwrap();
     for kind in KINDS {
         let model = model(&server, kind);
-        let stream = model
-            .stream(request("please say hi"), CancellationToken::new())
-            .await
-            .unwrap();
-        let (events, error) = drain(stream).await;
+        let (events, error) = streamed(model.as_ref(), "please say hi").await;
         assert!(error.is_none(), "{kind:?}: {error:?}");
         let deltas = events
             .iter()
@@ -92,11 +87,7 @@ async fn tool_call_arguments_in_many_fragments() {
                           "nested": {"a": [1, 2, 3], "ü": "ẞ"}});
     for kind in KINDS {
         let model = model(&server, kind);
-        let stream = model
-            .stream(request("use one tool"), CancellationToken::new())
-            .await
-            .unwrap();
-        let (events, error) = drain(stream).await;
+        let (events, error) = streamed(model.as_ref(), "use one tool").await;
         assert!(error.is_none(), "{kind:?}: {error:?}");
         let fragments: Vec<&str> = events
             .iter()

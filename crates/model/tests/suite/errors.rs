@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::support::{
     KINDS, SECRET, build, closed_port_url, config, drain, model, raw_server, refusal, request,
-    text_of,
+    streamed, text_of,
 };
 
 const SCENARIOS: &str = r#"
@@ -85,11 +85,7 @@ async fn error_event_mid_stream() {
     let server = FakeServer::from_yaml(SCENARIOS).await.unwrap();
     for kind in KINDS {
         let model = model(&server, kind);
-        let stream = model
-            .stream(request("midstream"), CancellationToken::new())
-            .await
-            .unwrap();
-        let (events, error) = drain(stream).await;
+        let (events, error) = streamed(model.as_ref(), "midstream").await;
         assert_eq!(text_of(&events), "partial answer", "{kind:?}");
         let error = error.unwrap();
         assert_eq!(
@@ -106,11 +102,7 @@ async fn a_stream_cut_midway_is_an_error_never_partial_success() {
     let server = FakeServer::from_yaml(SCENARIOS).await.unwrap();
     for kind in KINDS {
         let model = model(&server, kind);
-        let stream = model
-            .stream(request("cut"), CancellationToken::new())
-            .await
-            .unwrap();
-        let (events, error) = drain(stream).await;
+        let (events, error) = streamed(model.as_ref(), "cut").await;
         assert!(
             text_of(&events).starts_with("partial"),
             "{kind:?}: the text before the cut still streams"
@@ -176,11 +168,7 @@ async fn clean_end_without_the_final_event_is_a_protocol_error() {
         };
         let url = raw_server(body).await;
         let model = build(&config(&url, kind));
-        let stream = model
-            .stream(request("hi"), CancellationToken::new())
-            .await
-            .unwrap();
-        let (events, error) = drain(stream).await;
+        let (events, error) = streamed(model.as_ref(), "hi").await;
         assert_eq!(text_of(&events), "half", "{kind:?}");
         let error = error.unwrap();
         assert_eq!(error.code(), ErrorCode::Protocol, "{kind:?}: {error}");

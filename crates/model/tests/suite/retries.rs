@@ -24,11 +24,20 @@ fn with_retries(url: &str, kind: subagent_model::ModelKind, n: u32) -> subagent_
     c
 }
 
+/// A fake server on the scenarios and a `kind` client of it that retries `n` times.
+async fn retrying(
+    kind: subagent_model::ModelKind,
+    n: u32,
+) -> (FakeServer, std::sync::Arc<dyn subagent_model::Model>) {
+    let server = FakeServer::from_yaml(SCENARIOS).await.unwrap();
+    let model = build(&with_retries(&server.url(), kind, n));
+    (server, model)
+}
+
 #[tokio::test]
 async fn transient_errors_are_retried_before_the_first_byte() {
     for kind in KINDS {
-        let server = FakeServer::from_yaml(SCENARIOS).await.unwrap();
-        let model = build(&with_retries(&server.url(), kind, 2));
+        let (server, model) = retrying(kind, 2).await;
         let response = answer(&*model, request("flaky")).await;
         assert_eq!(response.message.text(), "finally", "{kind:?}");
         assert_eq!(server.model_requests().len(), 3, "{kind:?}");
@@ -42,8 +51,7 @@ async fn transient_errors_are_retried_before_the_first_byte() {
 #[tokio::test]
 async fn retries_are_bounded() {
     for kind in KINDS {
-        let server = FakeServer::from_yaml(SCENARIOS).await.unwrap();
-        let model = build(&with_retries(&server.url(), kind, 1));
+        let (server, model) = retrying(kind, 1).await;
         let error = refusal(&*model, request("flaky")).await;
         assert_eq!(error.code(), ErrorCode::ModelOverloaded, "{kind:?}");
         assert_eq!(server.model_requests().len(), 2, "{kind:?}");
@@ -53,8 +61,7 @@ async fn retries_are_bounded() {
 #[tokio::test]
 async fn bad_requests_are_not_retried() {
     for kind in KINDS {
-        let server = FakeServer::from_yaml(SCENARIOS).await.unwrap();
-        let model = build(&with_retries(&server.url(), kind, 3));
+        let (server, model) = retrying(kind, 3).await;
         let error = refusal(&*model, request("bad")).await;
         assert_eq!(error.code(), ErrorCode::ModelBadRequest);
         assert_eq!(server.model_requests().len(), 1, "{kind:?}");
@@ -64,8 +71,7 @@ async fn bad_requests_are_not_retried() {
 #[tokio::test]
 async fn never_resent_once_output_began() {
     for kind in KINDS {
-        let server = FakeServer::from_yaml(SCENARIOS).await.unwrap();
-        let model = build(&with_retries(&server.url(), kind, 3));
+        let (server, model) = retrying(kind, 3).await;
         let stream = model
             .stream(request("cut"), CancellationToken::new())
             .await

@@ -75,6 +75,19 @@ pub(super) async fn refusal(model: &dyn Model, request: ModelRequest) -> subagen
         .unwrap()
 }
 
+/// Streams `request(prompt)` from `model` and drains the stream: its events, and the error it
+/// ended with, if any.
+pub(super) async fn streamed(
+    model: &dyn Model,
+    prompt: &str,
+) -> (Vec<ModelEvent>, Option<subagent_model::Error>) {
+    let stream = model
+        .stream(request(prompt), tokio_util::sync::CancellationToken::new())
+        .await
+        .unwrap();
+    drain(stream).await
+}
+
 pub(super) async fn drain(
     mut stream: ModelStream,
 ) -> (Vec<ModelEvent>, Option<subagent_model::Error>) {

@@ -168,28 +168,27 @@ async fn a_server_restart_keeps_the_queued_jobs() {
     assert_eq!(outcome.text, "done: kept");
 }
 
+/// The refusal of connecting the row `remote` (kind `echo`) to `url` with the token `token`.
+async fn connecting_with(url: &str, token: &str) -> Error {
+    NatsProvider::connect(
+        "remote",
+        NatsConfig::new(url, "echo"),
+        Auth::Token(token.to_owned()),
+    )
+    .await
+    .unwrap_err()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_wrong_credential_or_a_row_nobody_serves_is_a_coded_error() {
     let server = NatsServer::start_with(&["--auth", "right-token-0123"]).unwrap();
-    let wrong = NatsProvider::connect(
-        "remote",
-        NatsConfig::new(server.url(), "echo"),
-        Auth::Token("wrong-token-0123".to_owned()),
-    )
-    .await
-    .unwrap_err();
+    let wrong = connecting_with(&server.url(), "wrong-token-0123").await;
     assert!(matches!(wrong, Error::Unauthorized { .. }), "{wrong:?}");
     assert_eq!(
         subagent_core::Error::from(wrong).code(),
         ErrorCode::Unauthorized
     );
-    let nobody = NatsProvider::connect(
-        "remote",
-        NatsConfig::new(server.url(), "echo"),
-        Auth::Token("right-token-0123".to_owned()),
-    )
-    .await
-    .unwrap_err();
+    let nobody = connecting_with(&server.url(), "right-token-0123").await;
     assert!(matches!(nobody, Error::NoWorker { .. }), "{nobody:?}");
     assert_eq!(
         subagent_core::Error::from(nobody).code(),

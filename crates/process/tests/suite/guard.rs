@@ -12,7 +12,7 @@ use subagent_process::{
     CancellationToken, ProcessSpec, Signal, SignalTarget, StopCause, StopPolicy,
 };
 
-use super::helpers::{CWD, Death, GUARD, alive, lines, spec};
+use super::helpers::{CWD, Death, GUARD, alive, helper_test, lines, printed_pid, spec};
 
 const DEATH: Duration = Duration::from_secs(5);
 const HELPER: &str = "SUBAGENT_PROCESS_GUARD_HELPER";
@@ -124,29 +124,9 @@ async fn helper_hosts_a_guarded_shell_with_an_escapee() {
 
 #[tokio::test]
 async fn nothing_outlives_a_host_killed_with_sigkill() {
-    let exe = std::env::current_exe().unwrap();
-    let mut host = ProcessSpec::new(exe, CWD)
-        .args([
-            "--exact",
-            "suite::guard::helper_hosts_a_guarded_shell_with_an_escapee",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(HELPER, "1")
-        .guard(None)
-        .overall_timeout(Some(Duration::from_secs(30)))
-        .spawn()
-        .unwrap();
-    let escapee = loop {
-        let line = host
-            .next_line()
-            .await
-            .unwrap()
-            .expect("the helper printed no pid");
-        if let Some((_, pid)) = line.split_once("ESCAPEE ") {
-            break pid.trim().parse::<i32>().unwrap();
-        }
-    };
+    let helper = "suite::guard::helper_hosts_a_guarded_shell_with_an_escapee";
+    let mut host = helper_test(helper, HELPER).guard(None).spawn().unwrap();
+    let escapee = printed_pid(&mut host, "ESCAPEE ").await;
     assert!(alive(escapee));
     let death = Death::watch(escapee);
     // Only the host, with SIGKILL: it can clean nothing up.

@@ -75,6 +75,21 @@ pub(super) fn helper_test(name: &str, var: &str) -> subagent_process::ProcessSpe
         .overall_timeout(Some(Duration::from_secs(30)))
 }
 
+/// The pid a helper test run by `child` prints after `marker` (libtest prints "test <name> ... "
+/// before the test's own output, on the same line).
+pub(super) async fn printed_pid(child: &mut subagent_process::Process, marker: &str) -> i32 {
+    loop {
+        let line = child
+            .next_line()
+            .await
+            .unwrap()
+            .expect("the helper printed no pid");
+        if let Some((_, pid)) = line.split_once(marker) {
+            return pid.trim().parse::<i32>().unwrap();
+        }
+    }
+}
+
 /// Every line `child` prints on stdout, to its end.
 pub(super) async fn lines(child: &mut subagent_process::Process) -> Vec<String> {
     let mut out = Vec::new();

@@ -20,6 +20,13 @@ fn sh(script: &str) -> ProcessSpec {
     spec("sh", CWD).args(["-c", script])
 }
 
+/// The pid of `child` (its group's leader) and the pid its first line prints.
+async fn leader_and_printed(child: &mut subagent_process::Process) -> (i32, i32) {
+    let leader = i32::try_from(child.pid()).unwrap();
+    let printed = child.next_line().await.unwrap().unwrap().parse().unwrap();
+    (leader, printed)
+}
+
 #[tokio::test]
 async fn reads_lines_and_reports_the_exit() {
     let mut child = sh("echo one; printf 'two\\r\\nthree'; exit 7")
@@ -232,8 +239,7 @@ async fn cancel_kills_the_whole_tree_grandchildren_included() {
         .cancel(cancel.clone())
         .spawn()
         .unwrap();
-    let leader = i32::try_from(child.pid()).unwrap();
-    let in_group: i32 = child.next_line().await.unwrap().unwrap().parse().unwrap();
+    let (leader, in_group) = leader_and_printed(&mut child).await;
     let escaped: i32 = child.next_line().await.unwrap().unwrap().parse().unwrap();
     assert_eq!(child.next_line().await.unwrap().as_deref(), Some("ready"));
     assert!(alive(in_group) && alive(escaped));
@@ -253,8 +259,7 @@ async fn cancel_kills_the_whole_tree_grandchildren_included() {
 #[tokio::test]
 async fn dropping_the_process_kills_its_tree() {
     let mut child = sh("sleep 300 & echo $!; wait").spawn().unwrap();
-    let leader = i32::try_from(child.pid()).unwrap();
-    let grandchild: i32 = child.next_line().await.unwrap().unwrap().parse().unwrap();
+    let (leader, grandchild) = leader_and_printed(&mut child).await;
     let deaths = [leader, grandchild].map(Death::watch);
     drop(child);
     for death in deaths {
@@ -266,8 +271,7 @@ async fn dropping_the_process_kills_its_tree() {
 #[tokio::test]
 async fn stragglers_in_the_group_die_when_the_child_exits() {
     let mut child = sh("sleep 300 >/dev/null 2>&1 & echo $!").spawn().unwrap();
-    let leader = i32::try_from(child.pid()).unwrap();
-    let straggler: i32 = child.next_line().await.unwrap().unwrap().parse().unwrap();
+    let (leader, straggler) = leader_and_printed(&mut child).await;
     let death = Death::watch(straggler);
     assert_eq!(child.next_line().await.unwrap(), None);
     assert!(child.wait().await.unwrap().success());
@@ -280,8 +284,7 @@ async fn the_end_of_stdout_comes_when_the_child_exits_though_a_grandchild_holds_
     // The grandchild inherits stdout and outlives the child: without a bound, reading waits for
     // it (here 300 s; with a CLI's background tool, forever).
     let mut child = sh("sleep 300 & echo $!; echo last").spawn().unwrap();
-    let leader = i32::try_from(child.pid()).unwrap();
-    let grandchild: i32 = child.next_line().await.unwrap().unwrap().parse().unwrap();
+    let (leader, grandchild) = leader_and_printed(&mut child).await;
     let death = Death::watch(grandchild);
     let rest = tokio::time::timeout(Duration::from_secs(20), lines(&mut child))
         .await

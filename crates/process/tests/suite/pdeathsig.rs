@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use subagent_process::{ProcessSpec, Signal};
 
-use super::helpers::{CWD, Death, alive, helper_test};
+use super::helpers::{CWD, Death, alive, helper_test, printed_pid};
 
 const HELPER: &str = "SUBAGENT_PROCESS_PDEATHSIG_HELPER";
 
@@ -29,17 +29,7 @@ async fn the_child_dies_when_its_owner_is_killed() {
     let mut owner = helper_test("suite::pdeathsig::helper_owns_a_sleeping_child", HELPER)
         .spawn()
         .unwrap();
-    let pid = loop {
-        let line = owner
-            .next_line()
-            .await
-            .unwrap()
-            .expect("the helper printed no pid");
-        // libtest prints "test <name> ... " before the test's own output, on the same line.
-        if let Some((_, pid)) = line.split_once("PID ") {
-            break pid.trim().parse::<i32>().unwrap();
-        }
-    };
+    let pid = printed_pid(&mut owner, "PID ").await;
     assert!(alive(pid));
     let death = Death::watch(pid);
     // Only the owner: its child is in a process group of its own and is not signalled by us.

@@ -6,7 +6,7 @@ use subagent_runtime::Agent;
 use subagent_test_support::FakeServer;
 use subagent_test_support::procs::{gone, pids_from};
 
-use super::support::{config, last_results, run};
+use super::support::{bash, call, completed_results, config, last_results, one_turn};
 
 const CANCEL: &str = r#"
 - name: long
@@ -53,24 +53,25 @@ async fn cancelling_mid_bash_kills_the_whole_process_tree() {
     }
 }
 
-const OUTPUT: &str = r#"
-- name: out
-  match: "outputs"
-  steps:
-    - tool_calls:
-        - {name: bash, input: {command: "echo out; echo err >&2; exit 3"}}
-        - {name: bash, input: {command: "head -c 100000 /dev/zero | tr '\\0' a"}}
-        - {name: bash, input: {command: "sleep 5 & echo started; wait", timeout_ms: 200}}
-    - text: "done"
-"#;
+fn output() -> String {
+    one_turn(
+        "outputs",
+        &[
+            bash("echo out; echo err >&2; exit 3"),
+            bash("head -c 100000 /dev/zero | tr '\\0' a"),
+            call(
+                "bash",
+                r#"{command: "sleep 5 & echo started; wait", timeout_ms: 200}"#,
+            ),
+        ],
+    )
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bash_reports_exit_codes_caps_output_and_times_out() {
     let dir = tempfile::tempdir().unwrap();
-    let server = FakeServer::from_yaml(OUTPUT).await.unwrap();
-    let outcome = run(config(&server, dir.path()), "outputs").await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
-    let results = last_results(&server.model_requests()[1]);
+    let server = FakeServer::from_yaml(&output()).await.unwrap();
+    let results = completed_results(&server, config(&server, dir.path()), "outputs").await;
     assert_eq!(
         results[0],
         (
@@ -92,15 +93,15 @@ async fn bash_reports_exit_codes_caps_output_and_times_out() {
     assert!(results[2].1);
 }
 
-const SERIAL: &str = r#"
-- name: pair
-  match: "pair"
-  steps:
-    - tool_calls:
-        - {name: bash, input: {command: "sleep 0.2; echo first >> order.txt; echo one"}}
-        - {name: bash, input: {command: "echo second >> order.txt; cat order.txt"}}
-    - text: "done"
-"#;
+fn serial() -> String {
+    one_turn(
+        "pair",
+        &[
+            bash("sleep 0.2; echo first >> order.txt; echo one"),
+            bash("echo second >> order.txt; cat order.txt"),
+        ],
+    )
+}
 
 /// Commands change things: the commands of one message run one at a time, in the order the
 /// model gave them (the first takes longer, yet the second sees what it wrote), and answer in
@@ -109,10 +110,8 @@ const SERIAL: &str = r#"
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn commands_of_one_message_run_one_at_a_time_in_call_order() {
     let dir = tempfile::tempdir().unwrap();
-    let server = FakeServer::from_yaml(SERIAL).await.unwrap();
-    let outcome = run(config(&server, dir.path()), "pair").await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
-    let results = last_results(&server.model_requests()[1]);
+    let server = FakeServer::from_yaml(&serial()).await.unwrap();
+    let results = completed_results(&server, config(&server, dir.path()), "pair").await;
     assert_eq!(
         results,
         vec![
@@ -125,21 +124,21 @@ async fn commands_of_one_message_run_one_at_a_time_in_call_order() {
     );
 }
 
-const CHAINED: &str = r#"
-- name: chained
-  match: "chain"
-  steps:
-    - tool_calls:
-        - {name: bash, input: {command: "echo allowed"}}
-        - {name: bash, input: {command: "echo hi; touch pwned1"}}
-        - {name: bash, input: {command: "echo hi && touch pwned2"}}
-        - {name: bash, input: {command: "echo hi | tee pwned3"}}
-        - {name: bash, input: {command: "echo $(touch pwned4)"}}
-        - {name: bash, input: {command: "echo `touch pwned5`"}}
-        - {name: bash, input: {command: "echo hi > pwned6"}}
-        - {name: bash, input: {command: "echo hi\ntouch pwned7"}}
-    - text: "done"
-"#;
+fn chained() -> String {
+    one_turn(
+        "chain",
+        &[
+            bash("echo allowed"),
+            bash("echo hi; touch pwned1"),
+            bash("echo hi && touch pwned2"),
+            bash("echo hi | tee pwned3"),
+            bash("echo $(touch pwned4)"),
+            bash("echo `touch pwned5`"),
+            bash("echo hi > pwned6"),
+            bash("echo hi\ntouch pwned7"),
+        ],
+    )
+}
 
 /// An allow rule for `echo *` allows an echo, not whatever a model chains after it: a command
 /// with shell control operators, substitutions or redirections is not auto-allowed by a
@@ -147,7 +146,7 @@ const CHAINED: &str = r#"
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_allow_rule_does_not_cover_commands_chained_after_the_allowed_one() {
     let dir = tempfile::tempdir().unwrap();
-    let server = FakeServer::from_yaml(CHAINED).await.unwrap();
+    let server = FakeServer::from_yaml(&chained()).await.unwrap();
     let mut config = config(&server, dir.path());
     config.permissions = subagent_runtime::PermissionPolicy::new(
         subagent_core::PermissionMode::Default,
@@ -156,9 +155,7 @@ async fn an_allow_rule_does_not_cover_commands_chained_after_the_allowed_one() {
         subagent_runtime::PermissionRule::parse("bash(echo *)", subagent_runtime::Decision::Allow)
             .unwrap(),
     );
-    let outcome = run(config, "chain them").await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
-    let results = last_results(&server.model_requests()[1]);
+    let results = completed_results(&server, config, "chain them").await;
     assert_eq!(results.len(), 8);
     assert!(!results[0].1, "{}", results[0].0);
     assert!(results[0].0.contains("allowed"), "{}", results[0].0);
@@ -174,14 +171,15 @@ async fn an_allow_rule_does_not_cover_commands_chained_after_the_allowed_one() {
 const SECRET_VALUE: &str = "adv-secret-value-0123456789";
 const REDACTED_NOTES: &str = "the key is [REDACTED:ADV_MODEL_KEY].\n";
 
-const NOTES: &str = r#"
-- match: "show the notes"
-  steps:
-    - tool_calls:
-        - {name: bash, input: {command: "cat notes.txt"}}
-        - {name: read_file, input: {path: "notes.txt"}}
-    - text: "done"
-"#;
+fn notes() -> String {
+    one_turn(
+        "show the notes",
+        &[
+            bash("cat notes.txt"),
+            call("read_file", r#"{path: "notes.txt"}"#),
+        ],
+    )
+}
 
 /// A configured secret's value never leaves a tool: the result the model gets, the run's
 /// events and its log (what a transcript is written from) all carry the marker instead.
@@ -198,7 +196,7 @@ async fn a_secret_value_in_tool_output_is_redacted_everywhere_it_goes() {
         format!("the key is {SECRET_VALUE}.\n"),
     )
     .unwrap();
-    let server = FakeServer::from_yaml(NOTES).await.unwrap();
+    let server = FakeServer::from_yaml(&notes()).await.unwrap();
     let mut config = config(&server, dir.path());
     config.secrets =
         subagent_process::Secrets::from_names(["ADV_MODEL_KEY"], |_| Some(SECRET_VALUE.to_owned()));

@@ -11,21 +11,21 @@ use subagent_runtime::{
 };
 use subagent_test_support::FakeServer;
 
-use super::support::{config, last_results, run};
+use super::support::{bash, call, completed_results, config, last_results, one_turn, run};
 
-const ESCAPES: &str = r#"
-- name: escapes
-  match: "escape"
-  steps:
-    - tool_calls:
-        - {name: read_file, input: {path: "../outside/secret.txt"}}
-        - {name: read_file, input: {path: "OUTSIDE_ABS"}}
-        - {name: read_file, input: {path: "link/secret.txt"}}
-        - {name: write_file, input: {path: "link/planted.txt", content: "x"}}
-        - {name: ls, input: {path: "link"}}
-        - {name: read_file, input: {path: "inside.txt"}}
-    - text: "done"
-"#;
+fn escapes() -> String {
+    one_turn(
+        "escape",
+        &[
+            call("read_file", r#"{path: "../outside/secret.txt"}"#),
+            call("read_file", r#"{path: "OUTSIDE_ABS"}"#),
+            call("read_file", r#"{path: "link/secret.txt"}"#),
+            call("write_file", r#"{path: "link/planted.txt", content: "x"}"#),
+            call("ls", r#"{path: "link"}"#),
+            call("read_file", r#"{path: "inside.txt"}"#),
+        ],
+    )
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn path_escapes_are_refused_symlinks_included() {
@@ -37,7 +37,7 @@ async fn path_escapes_are_refused_symlinks_included() {
     std::fs::write(outside.join("secret.txt"), "secret").unwrap();
     std::fs::write(work.join("inside.txt"), "one\ntwo\n").unwrap();
     std::os::unix::fs::symlink(&outside, work.join("link")).unwrap();
-    let scenario = ESCAPES.replace("OUTSIDE_ABS", outside.join("secret.txt").to_str().unwrap());
+    let scenario = escapes().replace("OUTSIDE_ABS", outside.join("secret.txt").to_str().unwrap());
     let server = FakeServer::from_yaml(&scenario).await.unwrap();
     let outcome = run(config(&server, &work), "escape please").await;
     assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
@@ -55,19 +55,31 @@ async fn path_escapes_are_refused_symlinks_included() {
     assert!(!outside.join("planted.txt").exists());
 }
 
-const EDITS: &str = r#"
-- name: edits
-  match: "edit"
-  steps:
-    - tool_calls:
-        - {name: edit_file, input: {path: "a.txt", old_string: "x", new_string: "y"}}
-        - {name: edit_file, input: {path: "b.txt", old_string: "absent", new_string: "y"}}
-        - {name: edit_file, input: {path: "c.txt", old_string: "x", new_string: "y", replace_all: true}}
-        - {name: edit_file, input: {path: "d.txt", old_string: "only", new_string: "one"}}
-        - {name: glob, input: {pattern: "**/*.txt"}}
-        - {name: grep, input: {pattern: "needle", output_mode: "content"}}
-    - text: "done"
-"#;
+fn edits() -> String {
+    one_turn(
+        "edit",
+        &[
+            call(
+                "edit_file",
+                r#"{path: "a.txt", old_string: "x", new_string: "y"}"#,
+            ),
+            call(
+                "edit_file",
+                r#"{path: "b.txt", old_string: "absent", new_string: "y"}"#,
+            ),
+            call(
+                "edit_file",
+                r#"{path: "c.txt", old_string: "x", new_string: "y", replace_all: true}"#,
+            ),
+            call(
+                "edit_file",
+                r#"{path: "d.txt", old_string: "only", new_string: "one"}"#,
+            ),
+            call("glob", r#"{pattern: "**/*.txt"}"#),
+            call("grep", r#"{pattern: "needle", output_mode: "content"}"#),
+        ],
+    )
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn edits_need_a_unique_match_and_search_respects_gitignore() {
@@ -79,10 +91,8 @@ async fn edits_need_a_unique_match_and_search_respects_gitignore() {
     std::fs::write(root.join("d.txt"), "the only needle").unwrap();
     std::fs::write(root.join(".gitignore"), "ignored.txt\n").unwrap();
     std::fs::write(root.join("ignored.txt"), "needle").unwrap();
-    let server = FakeServer::from_yaml(EDITS).await.unwrap();
-    let outcome = run(config(&server, root), "edit please").await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
-    let results = last_results(&server.model_requests()[1]);
+    let server = FakeServer::from_yaml(&edits()).await.unwrap();
+    let results = completed_results(&server, config(&server, root), "edit please").await;
     assert_eq!(
         results,
         vec![
@@ -117,15 +127,15 @@ impl PermissionBroker for Recorder {
     }
 }
 
-const WRITE: &str = r#"
-- name: write
-  match: "write"
-  steps:
-    - tool_calls:
-        - {name: write_file, input: {path: "new.txt", content: "hi"}}
-        - {name: read_file, input: {path: "missing.txt"}}
-    - text: "done"
-"#;
+fn write() -> String {
+    one_turn(
+        "write",
+        &[
+            call("write_file", r#"{path: "new.txt", content: "hi"}"#),
+            call("read_file", r#"{path: "missing.txt"}"#),
+        ],
+    )
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ask_goes_to_the_broker_except_in_the_background() {
@@ -135,7 +145,7 @@ async fn ask_goes_to_the_broker_except_in_the_background() {
         (true, Decision::Allow, 0, false),
     ] {
         let dir = tempfile::tempdir().unwrap();
-        let server = FakeServer::from_yaml(WRITE).await.unwrap();
+        let server = FakeServer::from_yaml(&write()).await.unwrap();
         let broker = Arc::new(Recorder {
             asked: Mutex::new(Vec::new()),
             answer,
@@ -161,22 +171,25 @@ async fn ask_goes_to_the_broker_except_in_the_background() {
     }
 }
 
-const DENIED_SPELLINGS: &str = r#"
-- name: spellings
-  match: "spell"
-  steps:
-    - tool_calls:
-        - {name: read_file, input: {path: "secret/key"}}
-        - {name: read_file, input: {path: "./secret/key"}}
-        - {name: read_file, input: {path: "secret//key"}}
-        - {name: read_file, input: {path: "secret/./key"}}
-        - {name: read_file, input: {path: "ROOT_ABS/secret/key"}}
-        - {name: read_file, input: {path: "alias/key"}}
-        - {name: write_file, input: {path: "./secret/planted.txt", content: "x"}}
-        - {name: grep, input: {pattern: "hidden", path: "./secret"}}
-        - {name: read_file, input: {path: "public.txt"}}
-    - text: "done"
-"#;
+fn denied_spellings() -> String {
+    one_turn(
+        "spell",
+        &[
+            call("read_file", r#"{path: "secret/key"}"#),
+            call("read_file", r#"{path: "./secret/key"}"#),
+            call("read_file", r#"{path: "secret//key"}"#),
+            call("read_file", r#"{path: "secret/./key"}"#),
+            call("read_file", r#"{path: "ROOT_ABS/secret/key"}"#),
+            call("read_file", r#"{path: "alias/key"}"#),
+            call(
+                "write_file",
+                r#"{path: "./secret/planted.txt", content: "x"}"#,
+            ),
+            call("grep", r#"{pattern: "hidden", path: "./secret"}"#),
+            call("read_file", r#"{path: "public.txt"}"#),
+        ],
+    )
+}
 
 /// A deny rule on a path holds whatever spelling of that path the model uses: `./`, doubled or
 /// `.` components, the absolute path, a symlink inside the roots leading to it.
@@ -188,7 +201,7 @@ async fn path_deny_rules_hold_for_every_spelling_of_the_path() {
     std::fs::write(root.join("secret/key"), "hidden").unwrap();
     std::fs::write(root.join("public.txt"), "open").unwrap();
     std::os::unix::fs::symlink(root.join("secret"), root.join("alias")).unwrap();
-    let scenario = DENIED_SPELLINGS.replace("ROOT_ABS", root.to_str().unwrap());
+    let scenario = denied_spellings().replace("ROOT_ABS", root.to_str().unwrap());
     let server = FakeServer::from_yaml(&scenario).await.unwrap();
     let mut config = config(&server, &root);
     for rule in [
@@ -200,9 +213,7 @@ async fn path_deny_rules_hold_for_every_spelling_of_the_path() {
             .permissions
             .rule(PermissionRule::parse(rule, Decision::Deny).unwrap());
     }
-    let outcome = run(config, "spell it").await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
-    let results = last_results(&server.model_requests()[1]);
+    let results = completed_results(&server, config, "spell it").await;
     assert_eq!(results.len(), 9);
     for (text, is_error) in &results[..8] {
         assert!(is_error, "{text}");
@@ -213,20 +224,29 @@ async fn path_deny_rules_hold_for_every_spelling_of_the_path() {
     assert!(!root.join("secret/planted.txt").exists());
 }
 
-const SPECIAL: &str = r#"
-- name: special
-  match: "special"
-  steps:
-    - tool_calls:
-        - {name: read_file, input: {path: "pipe"}}
-        - {name: edit_file, input: {path: "pipe", old_string: "x", new_string: "y"}}
-        - {name: read_file, input: {path: "big.txt"}}
-        - {name: edit_file, input: {path: "big.txt", old_string: "needle", new_string: "y"}}
-        - {name: grep, input: {pattern: "needle"}}
-        - {name: read_file, input: {path: "small.txt"}}
-        - {name: grep, input: {pattern: "needle", output_mode: "content", glob: "long.txt"}}
-    - text: "done"
-"#;
+fn special() -> String {
+    one_turn(
+        "special",
+        &[
+            call("read_file", r#"{path: "pipe"}"#),
+            call(
+                "edit_file",
+                r#"{path: "pipe", old_string: "x", new_string: "y"}"#,
+            ),
+            call("read_file", r#"{path: "big.txt"}"#),
+            call(
+                "edit_file",
+                r#"{path: "big.txt", old_string: "needle", new_string: "y"}"#,
+            ),
+            call("grep", r#"{pattern: "needle"}"#),
+            call("read_file", r#"{path: "small.txt"}"#),
+            call(
+                "grep",
+                r#"{pattern: "needle", output_mode: "content", glob: "long.txt"}"#,
+            ),
+        ],
+    )
+}
 
 /// A FIFO in the project blocks a reader until someone writes; a file over the read limit would
 /// be loaded whole. `read_file` and `edit_file` refuse both as tool errors, grep skips them
@@ -249,7 +269,7 @@ async fn fifos_and_oversized_files_are_tool_errors_not_a_hang() {
         format!("needle{}\n", "é".repeat(50_000)),
     )
     .unwrap();
-    let server = FakeServer::from_yaml(SPECIAL).await.unwrap();
+    let server = FakeServer::from_yaml(&special()).await.unwrap();
     let run = run(config(&server, &root), "special files");
     let outcome = match tokio::time::timeout(std::time::Duration::from_secs(60), run).await {
         Ok(outcome) => outcome,
@@ -287,17 +307,20 @@ async fn fifos_and_oversized_files_are_tool_errors_not_a_hang() {
     );
 }
 
-const ORDERED: &str = r#"
-- name: ordered
-  match: "in order"
-  steps:
-    - tool_calls:
-        - {name: bash, input: {command: "echo one > f.txt"}}
-        - {name: edit_file, input: {path: "f.txt", old_string: "one", new_string: "two"}}
-        - {name: read_file, input: {path: "f.txt"}}
-        - {name: grep, input: {pattern: "two", output_mode: "content"}}
-    - text: "done"
-"#;
+fn ordered() -> String {
+    one_turn(
+        "in order",
+        &[
+            bash("echo one > f.txt"),
+            call(
+                "edit_file",
+                r#"{path: "f.txt", old_string: "one", new_string: "two"}"#,
+            ),
+            call("read_file", r#"{path: "f.txt"}"#),
+            call("grep", r#"{pattern: "two", output_mode: "content"}"#),
+        ],
+    )
+}
 
 /// Calls of one message that change things run one at a time, in the order the model gave
 /// them, and a read after a change sees it (as Claude Code runs them): the edit finds the file
@@ -306,10 +329,8 @@ const ORDERED: &str = r#"
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_sees_what_the_calls_before_it_in_the_same_message_changed() {
     let dir = tempfile::tempdir().unwrap();
-    let server = FakeServer::from_yaml(ORDERED).await.unwrap();
-    let outcome = run(config(&server, dir.path()), "in order please").await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
-    let results = last_results(&server.model_requests()[1]);
+    let server = FakeServer::from_yaml(&ordered()).await.unwrap();
+    let results = completed_results(&server, config(&server, dir.path()), "in order please").await;
     assert_eq!(
         results[1..],
         [
@@ -326,7 +347,7 @@ async fn a_call_sees_what_the_calls_before_it_in_the_same_message_changed() {
 async fn a_notification_hook_hears_of_each_question_put_to_the_user() {
     for background in [false, true] {
         let dir = tempfile::tempdir().unwrap();
-        let server = FakeServer::from_yaml(WRITE).await.unwrap();
+        let server = FakeServer::from_yaml(&write()).await.unwrap();
         let log = dir.path().join("notified.jsonl");
         let hooks = subagent_settings::Hooks::from_value(
             &serde_json::json!({"Notification": [{"matcher": "permission_prompt", "hooks": [{"type": "command", "command": format!("cat >> {}; echo >> {}", log.display(), log.display())}]}]}),

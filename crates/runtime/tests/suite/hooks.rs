@@ -74,7 +74,52 @@ pub(super) async fn fire(
         .await
 }
 
-fn ran(count: usize) -> HookVerdict {
+/// Runs `event` for a call of `tool` with `input` under `hooks` (a settings file's `hooks` key)
+/// run in `dir`.
+pub(super) async fn fire_in(
+    dir: &Path,
+    hooks: Value,
+    event: HookEvent,
+    tool: Option<&str>,
+    input: Map<String, Value>,
+) -> HookVerdict {
+    fire(&runner(dir, hooks), event, tool, input).await
+}
+
+/// Runs `event` for a call of `tool` without input under `hooks` run in `dir`.
+pub(super) async fn fire_tool(
+    dir: &Path,
+    hooks: Value,
+    event: HookEvent,
+    tool: &str,
+) -> HookVerdict {
+    fire_in(dir, hooks, event, Some(tool), Map::new()).await
+}
+
+/// Runs `event` for the Bash call `ls` under the `commands` hooked on it (matcher `matcher`),
+/// run in `dir`.
+async fn fire_bash(
+    dir: &Path,
+    event: HookEvent,
+    matcher: Option<&str>,
+    commands: &[&str],
+) -> HookVerdict {
+    let hooks = on(event.name(), matcher, commands);
+    fire_in(dir, hooks, event, Some("Bash"), bash_call()).await
+}
+
+/// Runs `event` alone (no tool) under the `commands` hooked on it, run in `dir`.
+pub(super) async fn fire_alone(dir: &Path, event: HookEvent, commands: &[&str]) -> HookVerdict {
+    fire_event(dir, on(event.name(), None, commands), event).await
+}
+
+/// Runs `event` alone (no tool) under `hooks` run in `dir`.
+pub(super) async fn fire_event(dir: &Path, hooks: Value, event: HookEvent) -> HookVerdict {
+    fire_in(dir, hooks, event, None, Map::new()).await
+}
+
+/// The verdict of `count` hooks that ran and said nothing.
+pub(super) fn ran(count: usize) -> HookVerdict {
     HookVerdict {
         ran: count,
         ..HookVerdict::default()
@@ -92,8 +137,9 @@ async fn exit_zero_with_plain_text_or_json_lets_the_call_go_on() {
         r#"echo '{"continue": true, "systemMessage": "checked"}'"#,
     );
     let hooks = on("PreToolUse", Some("Bash"), &[&plain, &silent, &json]);
-    let verdict = fire(
-        &runner(dir.path(), hooks),
+    let verdict = fire_in(
+        dir.path(),
+        hooks,
         HookEvent::PreToolUse,
         Some("bash"),
         bash_call(),
@@ -233,36 +279,18 @@ async fn the_older_top_level_decision_approves_or_blocks_a_tool_call() {
         "block.sh",
         r#"echo '{"decision": "block", "reason": "not today"}'"#,
     );
-    let verdict = fire(
-        &runner(dir.path(), on("PreToolUse", None, &[&approve])),
-        HookEvent::PreToolUse,
-        Some("Bash"),
-        bash_call(),
-    )
-    .await;
+    let verdict = fire_bash(dir.path(), HookEvent::PreToolUse, None, &[&approve]).await;
     assert_eq!(
         verdict.permission,
         Some((HookDecision::Allow, "fine".into()))
     );
-    let verdict = fire(
-        &runner(dir.path(), on("PreToolUse", None, &[&approve, &block])),
-        HookEvent::PreToolUse,
-        Some("Bash"),
-        bash_call(),
-    )
-    .await;
+    let verdict = fire_bash(dir.path(), HookEvent::PreToolUse, None, &[&approve, &block]).await;
     assert_eq!(
         verdict.permission,
         Some((HookDecision::Deny, "not today".into()))
     );
     // On other events `decision: "block"` blocks with its reason.
-    let verdict = fire(
-        &runner(dir.path(), on("Stop", None, &[&block])),
-        HookEvent::Stop,
-        None,
-        Map::new(),
-    )
-    .await;
+    let verdict = fire_alone(dir.path(), HookEvent::Stop, &[&block]).await;
     assert_eq!(
         verdict,
         HookVerdict {
@@ -286,11 +314,11 @@ async fn permission_request_hooks_decide_through_decision_behavior() {
         r#"echo '{"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "deny", "message": "no network"}}}'"#,
     );
     let failing = script(dir.path(), "exit2.sh", "echo 'refused' >&2; exit 2");
-    let verdict = fire(
-        &runner(dir.path(), on("PermissionRequest", Some("Bash"), &[&allow])),
+    let verdict = fire_bash(
+        dir.path(),
         HookEvent::PermissionRequest,
         Some("Bash"),
-        bash_call(),
+        &[&allow],
     )
     .await;
     assert_eq!(
@@ -301,14 +329,11 @@ async fn permission_request_hooks_decide_through_decision_behavior() {
             ..ran(1)
         }
     );
-    let verdict = fire(
-        &runner(
-            dir.path(),
-            on("PermissionRequest", Some("Bash"), &[&allow, &deny]),
-        ),
+    let verdict = fire_bash(
+        dir.path(),
         HookEvent::PermissionRequest,
         Some("Bash"),
-        bash_call(),
+        &[&allow, &deny],
     )
     .await;
     assert_eq!(
@@ -316,13 +341,7 @@ async fn permission_request_hooks_decide_through_decision_behavior() {
         Some((HookDecision::Deny, "no network".into()))
     );
     // Exit 2 denies, with the stderr.
-    let verdict = fire(
-        &runner(dir.path(), on("PermissionRequest", None, &[&failing])),
-        HookEvent::PermissionRequest,
-        Some("Bash"),
-        bash_call(),
-    )
-    .await;
+    let verdict = fire_bash(dir.path(), HookEvent::PermissionRequest, None, &[&failing]).await;
     let text = format!("PermissionRequest:Bash hook error: [{failing}]: refused\n");
     assert_eq!(
         verdict,
@@ -342,13 +361,7 @@ async fn updated_input_and_additional_context_are_returned() {
         "rewrite.sh",
         r#"echo '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow", "permissionDecisionReason": "rewritten", "updatedInput": {"command": "ls --color=never"}, "additionalContext": "ls was rewritten"}}'"#,
     );
-    let verdict = fire(
-        &runner(dir.path(), on("PreToolUse", Some("Bash"), &[&rewrite])),
-        HookEvent::PreToolUse,
-        Some("Bash"),
-        bash_call(),
-    )
-    .await;
+    let verdict = fire_bash(dir.path(), HookEvent::PreToolUse, Some("Bash"), &[&rewrite]).await;
     assert_eq!(
         verdict,
         HookVerdict {
@@ -365,23 +378,17 @@ async fn updated_input_and_additional_context_are_returned() {
         r#"echo '{"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": "tests still pass"}}'"#,
     );
     let plain = script(dir.path(), "plain.sh", "echo 'for the transcript only'");
-    let verdict = fire(
-        &runner(dir.path(), on("PostToolUse", None, &[&context, &plain])),
+    let verdict = fire_bash(
+        dir.path(),
         HookEvent::PostToolUse,
-        Some("Bash"),
-        bash_call(),
+        None,
+        &[&context, &plain],
     )
     .await;
     assert_eq!(verdict.additional_context, vec!["tests still pass"]);
     // UserPromptSubmit and SessionStart take an exit-0 hook's plain stdout as context.
     for event in ["UserPromptSubmit", "SessionStart"] {
-        let verdict = fire(
-            &runner(dir.path(), on(event, None, &[&plain, &context])),
-            HookEvent::parse(event),
-            None,
-            Map::new(),
-        )
-        .await;
+        let verdict = fire_alone(dir.path(), HookEvent::parse(event), &[&plain, &context]).await;
         assert_eq!(
             verdict.additional_context,
             vec!["for the transcript only", "tests still pass"],
@@ -403,13 +410,8 @@ async fn continue_false_stops_with_its_reason_and_output_can_be_suppressed() {
         "suppress.sh",
         r#"echo '{"suppressOutput": true, "systemMessage": "formatted"}'"#,
     );
-    let verdict = fire(
-        &runner(dir.path(), on("PostToolUse", None, &[&stop])),
-        HookEvent::PostToolUse,
-        Some("Edit"),
-        Map::new(),
-    )
-    .await;
+    let hooks = on("PostToolUse", None, &[&stop]);
+    let verdict = fire_tool(dir.path(), hooks, HookEvent::PostToolUse, "Edit").await;
     assert_eq!(
         verdict,
         HookVerdict {
@@ -419,13 +421,8 @@ async fn continue_false_stops_with_its_reason_and_output_can_be_suppressed() {
             ..ran(1)
         }
     );
-    let verdict = fire(
-        &runner(dir.path(), on("PostToolUse", None, &[&suppress])),
-        HookEvent::PostToolUse,
-        Some("Edit"),
-        Map::new(),
-    )
-    .await;
+    let hooks = on("PostToolUse", None, &[&suppress]);
+    let verdict = fire_tool(dir.path(), hooks, HookEvent::PostToolUse, "Edit").await;
     assert_eq!(
         verdict,
         HookVerdict {
@@ -440,13 +437,7 @@ async fn continue_false_stops_with_its_reason_and_output_can_be_suppressed() {
 async fn json_that_does_not_parse_is_a_non_blocking_error() {
     let dir = tempfile::tempdir().unwrap();
     let broken = script(dir.path(), "broken.sh", "echo '{\"decision\": '");
-    let verdict = fire(
-        &runner(dir.path(), on("PreToolUse", None, &[&broken])),
-        HookEvent::PreToolUse,
-        Some("Bash"),
-        bash_call(),
-    )
-    .await;
+    let verdict = fire_bash(dir.path(), HookEvent::PreToolUse, None, &[&broken]).await;
     assert_eq!(verdict.ran, 1);
     assert_eq!(verdict.permission, None);
     assert_eq!(verdict.errors.len(), 1, "{verdict:?}");
@@ -562,13 +553,7 @@ async fn hooks_run_in_the_cwd_with_the_project_dir_in_their_environment() {
         "env.sh",
         r#"echo "$PWD|$CLAUDE_PROJECT_DIR|$SUBAGENT_PROJECT_DIR""#,
     );
-    let verdict = fire(
-        &runner(dir.path(), on("UserPromptSubmit", None, &[&env])),
-        HookEvent::UserPromptSubmit,
-        None,
-        Map::new(),
-    )
-    .await;
+    let verdict = fire_alone(dir.path(), HookEvent::UserPromptSubmit, &[&env]).await;
     let (cwd, project) = (dir.path().display(), dir.path().join("project"));
     let project = project.display();
     assert_eq!(
@@ -627,8 +612,9 @@ async fn a_command_configured_twice_runs_once() {
             {"type": "command", "command": other},
         ]},
     ]});
-    let verdict = fire(
-        &runner(dir.path(), hooks),
+    let verdict = fire_in(
+        dir.path(),
+        hooks,
         HookEvent::PreToolUse,
         Some("Bash"),
         bash_call(),

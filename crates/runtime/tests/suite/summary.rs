@@ -16,6 +16,8 @@ use subagent_test_support::{FakeServer, RecordedRequest};
 use tokio::sync::{Notify, watch};
 use tokio::task::JoinHandle;
 
+use subagent_test_support::runs::assert_answered;
+
 use super::support::config;
 
 const SCENARIO: &str = r#"
@@ -92,8 +94,7 @@ async fn shares_the_prefix(kind: ModelKind) {
     server.gate("hold").open();
     let outcome = run.outcome().await;
     let events = events.await.unwrap();
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
-    assert_eq!(outcome.text, "All done.");
+    assert_answered(&outcome, "All done.");
     // The agent's usage is its own two calls (10 + 5 each by default), not the summary's.
     assert_eq!(
         (outcome.usage.input_tokens, outcome.usage.output_tokens),
@@ -236,8 +237,7 @@ async fn a_summary_runs_no_tool_and_its_failure_leaves_the_run_alone() {
     server.gate("hold2").open();
     let outcome = run.outcome().await;
     let events = events.await.unwrap();
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
-    assert_eq!(outcome.text, "All done.");
+    assert_answered(&outcome, "All done.");
     assert_eq!(outcome.diagnostic, None);
     assert_eq!(outcome.usage.tool_uses, 2);
     assert_eq!(
@@ -351,7 +351,6 @@ async fn the_default_interval_runs_on_the_clock() {
     assert!(start.elapsed() >= 2 * SUMMARY_INTERVAL);
     scripted.gates().gate("hold").open();
     let outcome = run.outcome().await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
-    assert_eq!(outcome.text, "All done.");
+    assert_answered(&outcome, "All done.");
     assert_eq!(stats.borrow().requested, 1);
 }

@@ -3,11 +3,11 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use subagent_core::{CancellationToken, Outcome};
+use subagent_core::{CancellationToken, Outcome, StopReason};
 use subagent_model::ModelKind;
 use subagent_runtime::tools::BashConfig;
 use subagent_runtime::{Agent, AgentConfig, PermissionPolicy, Roots, SessionStore, ToolSet};
-use subagent_session::{ContentBlock, Role, load_transcript};
+use subagent_session::{Role, load_transcript};
 use subagent_test_support::{FakeServer, RecordedRequest};
 
 pub(super) fn config(server: &FakeServer, dir: &Path) -> AgentConfig {
@@ -61,6 +61,23 @@ pub(super) fn counting_in_the_background(command: &str) -> String {
     )
 }
 
+/// A scenario in which the agent, prompted with something that holds `trigger`, makes the tool
+/// `calls` ([`call`], [`bash`]) in one message, then says `done`.
+pub(super) fn one_turn(trigger: &str, calls: &[String]) -> String {
+    let calls: String = calls.iter().map(|c| format!("        - {c}\n")).collect();
+    format!("- match: {trigger:?}\n  steps:\n    - tool_calls:\n{calls}    - text: \"done\"\n")
+}
+
+/// A call of `tool` with `input` (a YAML flow mapping) in a [`one_turn`] scenario.
+pub(super) fn call(tool: &str, input: &str) -> String {
+    format!("{{name: {tool}, input: {input}}}")
+}
+
+/// A `bash` call of `command` in a [`one_turn`] scenario.
+pub(super) fn bash(command: &str) -> String {
+    call("bash", &format!("{{command: {command:?}}}"))
+}
+
 pub(super) async fn run(config: AgentConfig, prompt: &str) -> Outcome {
     Agent::new(config)
         .unwrap()
@@ -69,19 +86,28 @@ pub(super) async fn run(config: AgentConfig, prompt: &str) -> Outcome {
         .await
 }
 
+/// Runs `prompt` on an agent of `config` to its outcome, which must be completed.
+pub(super) async fn completed(config: AgentConfig, prompt: &str) -> Outcome {
+    let outcome = run(config, prompt).await;
+    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    outcome
+}
+
+/// Runs `prompt` on an agent of `config` (over `server`), asserts it completed, and returns the
+/// tool results of the model's second request: what the first turn's calls gave.
+pub(super) async fn completed_results(
+    server: &FakeServer,
+    config: AgentConfig,
+    prompt: &str,
+) -> Vec<(String, bool)> {
+    completed(config, prompt).await;
+    last_results(&server.model_requests()[1])
+}
+
 /// The tool results of the last message of a request: (text, is_error).
 pub(super) fn last_results(request: &RecordedRequest) -> Vec<(String, bool)> {
-    request
-        .messages
-        .last()
-        .unwrap()
-        .content
-        .iter()
-        .filter_map(|b| match b {
-            ContentBlock::ToolResult {
-                content, is_error, ..
-            } => Some((content.to_text(), *is_error)),
-            _ => None,
-        })
+    subagent_test_support::parent::last_results(request)
+        .into_iter()
+        .map(|(_, text, is_error)| (text, is_error))
         .collect()
 }

@@ -11,7 +11,7 @@ use subagent_runtime::tools::task_tools;
 use subagent_runtime::{Agent, TASK_RETENTION, TaskDir};
 use subagent_test_support::FakeServer;
 
-use super::support::{config, counting_in_the_background, last_results};
+use super::support::{completed, config, counting_in_the_background, last_results};
 
 /// The foreground scenario; [`background`] adds the background one.
 const PLAIN: &str = r#"
@@ -119,12 +119,7 @@ async fn a_run_without_background_tasks_makes_no_directory() {
     let mut config = config(&server, work.path());
     config.tools = config.tools.with(task_tools());
     config.task_dir = Some(TaskDir::new(&root));
-    let outcome = Agent::new(config)
-        .unwrap()
-        .start_prompt("just answer", CancellationToken::new())
-        .outcome()
-        .await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    let outcome = completed(config, "just answer").await;
     assert_eq!(outcome.text, "answered");
     assert_eq!(names(state.path()), Vec::<String>::new());
 }

@@ -5,16 +5,41 @@
 
 use pretty_assertions::assert_eq;
 use serde_json::Value;
-use subagent_core::{CancellationToken, StopReason};
+use subagent_core::CancellationToken;
 use subagent_runtime::Agent;
 use subagent_runtime::tools::task_tools;
 use subagent_test_support::procs::{gone, pids_from};
 use subagent_test_support::runs::no_durations;
 use subagent_test_support::{FakeServer, RecordedRequest};
 
+use subagent_test_support::runs::assert_answered;
+
 use super::support::{config, counting_in_the_background, last_results, run};
 
 /// The task id a "Started background command <id>." result names.
+/// A run of `scenarios` on `prompt` with the task tools, started in a fresh dir holding the FIFO
+/// `pids.fifo` its command writes to: the dir, the FIFO, the server and the running run.
+async fn started(
+    scenarios: &str,
+    prompt: &str,
+) -> (
+    tempfile::TempDir,
+    std::path::PathBuf,
+    FakeServer,
+    subagent_core::Run,
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("pids.fifo");
+    subagent_test_support::procs::mkfifo(&fifo);
+    let server = FakeServer::from_yaml(scenarios).await.unwrap();
+    let mut config = config(&server, dir.path());
+    config.tools = config.tools.with(task_tools());
+    let run = Agent::new(config)
+        .unwrap()
+        .start_prompt(prompt, CancellationToken::new());
+    (dir, fifo, server, run)
+}
+
 fn started_id(request: &RecordedRequest) -> String {
     let (text, _) = &last_results(request)[0];
     text.strip_prefix("Started background command ")
@@ -49,8 +74,7 @@ async fn a_background_command_is_a_task_with_an_output_file_read_with_task_outpu
     let mut config = config(&server, dir.path());
     config.tools = config.tools.with(task_tools());
     let outcome = run(config, "count in the background").await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
-    assert_eq!(outcome.text, "done");
+    assert_answered(&outcome, "done");
     let requests = server.model_requests();
     assert_eq!(requests.len(), 3);
     let id = started_id(&requests[1]);
@@ -114,23 +138,14 @@ const STOP: &str = r#"
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn task_stop_kills_a_background_commands_whole_process_group() {
-    let dir = tempfile::tempdir().unwrap();
-    let fifo = dir.path().join("pids.fifo");
-    subagent_test_support::procs::mkfifo(&fifo);
-    let server = FakeServer::from_yaml(STOP).await.unwrap();
-    let mut config = config(&server, dir.path());
-    config.tools = config.tools.with(task_tools());
-    let run = Agent::new(config)
-        .unwrap()
-        .start_prompt("stop the command", CancellationToken::new());
+    let (_dir, fifo, server, run) = started(STOP, "stop the command").await;
     // Opening the FIFO blocks until the command writes its pids: a gate, not a sleep.
     let pids = pids_from(fifo).await;
     assert_eq!(pids.len(), 2, "{pids:?}");
     assert!(pids.iter().all(|pid| !gone(*pid)));
     server.gate("pids-read").open();
     let outcome = run.outcome().await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
-    assert_eq!(outcome.text, "stopped");
+    assert_answered(&outcome, "stopped");
     // task_stop answered once the command had ended and its group had been killed.
     for pid in pids {
         assert!(gone(pid), "process {pid} survived task_stop");
@@ -166,23 +181,14 @@ const LEFT: &str = r#"
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_does_not_wait_for_a_background_command_and_stops_it_when_it_ends() {
-    let dir = tempfile::tempdir().unwrap();
-    let fifo = dir.path().join("pids.fifo");
-    subagent_test_support::procs::mkfifo(&fifo);
-    let server = FakeServer::from_yaml(LEFT).await.unwrap();
-    let mut config = config(&server, dir.path());
-    config.tools = config.tools.with(task_tools());
-    let run = Agent::new(config)
-        .unwrap()
-        .start_prompt("leave it running", CancellationToken::new());
+    let (_dir, fifo, server, run) = started(LEFT, "leave it running").await;
     let pid = read_fifo(&fifo, "the command's pid").await;
     let pid: u32 = pid.trim().parse().unwrap();
     // Only now may the model end its answer (before, the run could end and stop the command
     // before it wrote its pid).
     server.gate("pid-read").open();
     let outcome = within(run.outcome(), "the run's end").await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
-    assert_eq!(outcome.text, "leaving");
+    assert_answered(&outcome, "leaving");
     // Stopped with the run (SIGTERM, then the group's kill), and its output file says how it
     // ended by the time the run's outcome is out: a caller that exits right after loses nothing.
     let (started, _) = &last_results(&server.model_requests()[1])[0];

@@ -65,17 +65,12 @@ async fn the_gate_refuses_a_capability_the_row_lacks_with_our_code_and_nothing_s
 async fn without_the_version_header_or_with_a_0_3_method_nothing_is_served() {
     let mut harness = Harness::start(SCENARIOS, |_| {}).await;
     let body = json!({"jsonrpc": "2.0", "id": "x", "method": "SendMessage", "params": send_params("HELLO", json!({}))});
-    let response: Value = harness
+    let unversioned = harness
         .client
         .post(harness.rpc_url())
         .bearer_auth(super::support::TOKEN)
-        .json(&body)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .json(&body);
+    let response = Harness::json_of(unversioned).await;
     assert_eq!(
         (&response["id"], &response["error"]["code"]),
         (&json!("x"), &json!(-32009))
@@ -128,15 +123,10 @@ async fn unknown_fields_of_our_extension_are_invalid_params_and_unknown_extensio
     others["message"]["metadata"]["https://example.invalid/ext/other/v1"] = json!({"x": 1});
     others["message"]["extensions"] = json!(["https://example.invalid/ext/other/v1"]);
     others["metadata"] = json!({"https://example.invalid/ext/other/v1": {"y": 2}});
-    let response: Value = harness
+    let request = harness
         .request("SendMessage", others)
-        .header("A2A-Extensions", "https://example.invalid/ext/other/v1")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .header("A2A-Extensions", "https://example.invalid/ext/other/v1");
+    let response = Harness::json_of(request).await;
     assert_eq!(
         response["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED",
         "{response}"

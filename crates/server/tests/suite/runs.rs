@@ -5,28 +5,7 @@ use serde_json::{Value, json};
 
 use super::support::{Harness, send_params, summaries};
 
-pub(super) const SCENARIOS: &str = r#"
-- name: hello
-  match: "HELLO"
-  steps:
-    - text: "Hi there."
-- name: structured
-  match: "STRUCT"
-  steps:
-    - tool_calls: [{name: structured_output, input: {count: 7}}]
-- name: gated
-  match: "GATED"
-  steps:
-    - wait_gate: go
-      text: "finally"
-- name: resub
-  match: "RESUB"
-  steps:
-    - text: "before"
-      tool_calls: [{name: ls, input: {}}]
-    - wait_gate: resume
-      text: "after"
-"#;
+pub(super) const SCENARIOS: &str = subagent_test_support::scenarios::SERVED;
 
 /// The task with its volatile parts (ids, times, usage) replaced.
 fn stable(task: &Value) -> Value {

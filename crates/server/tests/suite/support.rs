@@ -109,6 +109,11 @@ impl Harness {
             .json(&json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params}))
     }
 
+    /// The JSON body of the response to `request`, whatever its status.
+    pub(super) async fn json_of(request: reqwest::RequestBuilder) -> Value {
+        request.send().await.unwrap().json().await.unwrap()
+    }
+
     /// A call's whole JSON-RPC response.
     pub(super) async fn call(&self, method: &str, params: Value) -> Value {
         let response = self.request(method, params).send().await.unwrap();

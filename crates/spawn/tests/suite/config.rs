@@ -14,8 +14,10 @@ use subagent_runtime::DelegationToolConfig;
 use subagent_spawn::{SpawnConfig, SpawnProvider};
 use subagent_test_support::FakeServer;
 
+use subagent_test_support::runs::assert_answered;
+
 use super::support::run;
-use super::support::{delegating, model, parent_config, requests_for};
+use super::support::{delegating, model, parent_config, registry_with, requests_for};
 
 /// The parent makes one delegation call with `input`; the child answers.
 fn scenario(input: &Value) -> String {
@@ -75,6 +77,7 @@ fn agent(model: Option<&str>) -> AgentProfile {
 
 #[tokio::test]
 async fn model_aliases_resolve_to_ids_for_a_spawned_child() {
+    use ModelKind::{Anthropic, OpenaiResponses};
     let task = |extra: Value| {
         let mut input = json!({"prompt": "CHILD-TASK go", "subagent_type": "worker"});
         input
@@ -83,52 +86,30 @@ async fn model_aliases_resolve_to_ids_for_a_spawned_child() {
             .extend(extra.as_object().unwrap().clone());
         input
     };
+    // (the model kind, the agent type's model, the call's model, what the child's request names)
     let cases = [
         // The agent type's Claude Code alias, on an Anthropic model.
-        (
-            ModelKind::Anthropic,
-            agent(Some("sonnet")),
-            task(json!({})),
-            json!({"model": "claude-sonnet-5"}),
-        ),
+        (Anthropic, "sonnet", None, "claude-sonnet-5"),
         // The preset's own alias.
-        (
-            ModelKind::OpenaiResponses,
-            agent(Some("fast")),
-            task(json!({})),
-            json!({"model": "tiny-model"}),
-        ),
+        (OpenaiResponses, "fast", None, "tiny-model"),
         // The call's model beats the agent type's, and is resolved too.
         (
-            ModelKind::Anthropic,
-            agent(Some("fast")),
-            task(json!({"model": "haiku"})),
-            json!({"model": "claude-haiku-4-5-20251001"}),
+            Anthropic,
+            "fast",
+            Some("haiku"),
+            "claude-haiku-4-5-20251001",
         ),
         // `inherit` in the call leaves the agent type's; in the agent type, the parent's model.
-        (
-            ModelKind::Anthropic,
-            agent(Some("opus")),
-            task(json!({"model": "inherit"})),
-            json!({"model": "claude-opus-4-8"}),
-        ),
-        (
-            ModelKind::Anthropic,
-            agent(Some("inherit")),
-            task(json!({})),
-            json!({"model": "fake-model"}),
-        ),
+        (Anthropic, "opus", Some("inherit"), "claude-opus-4-8"),
+        (Anthropic, "inherit", None, "fake-model"),
         // An id is sent as written.
-        (
-            ModelKind::OpenaiResponses,
-            agent(Some("gpt-5.5")),
-            task(json!({})),
-            json!({"model": "gpt-5.5"}),
-        ),
+        (OpenaiResponses, "gpt-5.5", None, "gpt-5.5"),
     ];
-    for (kind, profile, input, expected) in cases {
-        let label = format!("{kind:?} {:?} {input}", profile.model);
-        assert_eq!(child_sent(kind, profile, input).await, expected, "{label}");
+    for (kind, agent_model, call_model, expected) in cases {
+        let input = task(call_model.map_or_else(|| json!({}), |model| json!({"model": model})));
+        let label = format!("{kind:?} {agent_model} {input}");
+        let sent = child_sent(kind, agent(Some(agent_model)), input).await;
+        assert_eq!(sent, json!({"model": expected}), "{label}");
     }
 }
 
@@ -201,14 +182,7 @@ async fn agent_in_tools_limits_the_types_a_child_may_start() {
     let server = FakeServer::from_yaml(LIMITED).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let model = model(ModelKind::Anthropic, &server);
-    let registry = Arc::new(Registry::with_max_depth(3));
-    registry
-        .register(Arc::new(SpawnProvider::new(
-            "spawn",
-            Arc::clone(&model),
-            SpawnConfig::default(),
-        )))
-        .unwrap();
+    let registry = registry_with(&model, 3);
     // What the catalog makes of `tools: read_file, Agent(explore)`.
     let mut lead = AgentProfile::new("lead", "Leads.");
     lead.tool_filter = Some(subagent_core::ToolFilter::allow([
@@ -229,8 +203,7 @@ async fn agent_in_tools_limits_the_types_a_child_may_start() {
         Arc::new(agents),
     );
     let outcome = run(config, "please delegate").await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
-    assert_eq!(outcome.text, "parent done");
+    assert_answered(&outcome, "parent done");
     let requests = server.model_requests();
     // The lead kept the delegation tool (and its one other tool) and was refused `plan`,
     // saying which types it may start; `explore` ran.

@@ -6,9 +6,8 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use subagent_conformance::{Adapter, StructuredAnswer, ToolCall, runtime_tools};
+use subagent_conformance::Adapter;
 use subagent_core::agents::StaticAgents;
-use subagent_core::registry::Registry;
 use subagent_core::{ProviderFactory, SubagentProvider};
 use subagent_model::ModelKind;
 use subagent_runtime::{
@@ -32,14 +31,8 @@ impl Adapter for Spawn {
 
     fn provider(&self, server: &FakeServer) -> Arc<dyn SubagentProvider> {
         let model = model(ModelKind::Anthropic, server);
-        let nested = Registry::new();
-        nested
-            .register(Arc::new(SpawnProvider::new(
-                "nested",
-                Arc::clone(&model),
-                SpawnConfig::default(),
-            )))
-            .unwrap();
+        let nested = SpawnProvider::new("nested", Arc::clone(&model), SpawnConfig::default());
+        let nested = subagent_test_support::bench::registry_of(nested);
         let delegation: Arc<dyn Tool> = Arc::new(DelegationTool::new(
             DelegationToolConfig::new("nested"),
             Arc::new(nested),
@@ -57,17 +50,7 @@ impl Adapter for Spawn {
         self.dir.path().to_path_buf()
     }
 
-    fn write_call(&self, file: &str, text: &str) -> Option<ToolCall> {
-        runtime_tools::write_call(file, text)
-    }
-
-    fn structured_answer(&self) -> StructuredAnswer {
-        runtime_tools::structured_answer()
-    }
-
-    fn delegate_call(&self, prompt: &str) -> Option<ToolCall> {
-        runtime_tools::delegate_call(prompt)
-    }
+    subagent_conformance::runtime_tool_calls!();
 }
 
 subagent_conformance::suite!(Spawn {

@@ -2,12 +2,12 @@
 //! across spawn and fork are tested in `crates/cli/tests/suite/routing.rs`.)
 
 use pretty_assertions::assert_eq;
-use subagent_core::{CancellationToken, StopReason};
 use subagent_model::ModelKind;
-use subagent_runtime::Agent;
 use subagent_spawn::DEFAULT_SYSTEM_PROMPT;
 
-use super::support::Parent;
+use subagent_test_support::runs::assert_answered;
+
+use super::support::{Parent, completed_events};
 use super::support::{builtin_and, last_results, requests_for};
 
 const DELEGATE: &str = r#"
@@ -28,8 +28,7 @@ async fn parent_delegates_to_spawn(kind: ModelKind) {
     let parent = Parent::start(DELEGATE, kind, 3).await;
     let server = &parent.server;
     let outcome = parent.run("please delegate").await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
-    assert_eq!(outcome.text, "parent done");
+    assert_answered(&outcome, "parent done");
     assert_eq!(outcome.usage.tool_uses, 1);
     assert_eq!(server.violations(), Vec::<String>::new());
     let requests = server.model_requests();
@@ -92,8 +91,7 @@ async fn background_delegation_returns_at_once_and_notifies_later() {
     let parent = Parent::start(BACKGROUND, ModelKind::Anthropic, 3).await;
     let server = &parent.server;
     let outcome = parent.run("do it in the background").await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
-    assert_eq!(outcome.text, "got the background result");
+    assert_answered(&outcome, "got the background result");
     let requests = server.model_requests();
     let parent = requests_for(&requests, "in the background");
     let started = &last_results(parent[1])[0].1;
@@ -128,17 +126,11 @@ const FORWARD: &str = r#"
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_foreground_childs_events_reach_the_parents_stream_tagged_with_the_call() {
-    use futures::StreamExt;
     use subagent_core::RunEvent;
 
     let parent = Parent::start(FORWARD, ModelKind::Anthropic, 3).await;
     let config = parent.config();
-    let mut run = Agent::new(config)
-        .unwrap()
-        .start_prompt("please watch", CancellationToken::new());
-    let events: Vec<RunEvent> = run.take_events().unwrap().collect().await;
-    let outcome = run.outcome().await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    let (events, _) = completed_events(config, "please watch").await;
 
     let tagged = |id: Option<&String>| id.map(String::as_str) == Some("call_delegate");
     // The child's own events, in order, as the parent reports them.
@@ -214,17 +206,11 @@ const FORWARD_USAGE: &str = r#"
 /// the parent's own usage events stay untagged and its own.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_foreground_childs_usage_reaches_the_parents_stream_tagged_with_the_call() {
-    use futures::StreamExt;
     use subagent_core::RunEvent;
 
     let parent = Parent::start(FORWARD_USAGE, ModelKind::Anthropic, 3).await;
     let config = parent.config();
-    let mut run = Agent::new(config)
-        .unwrap()
-        .start_prompt("please count", CancellationToken::new());
-    let events: Vec<RunEvent> = run.take_events().unwrap().collect().await;
-    let outcome = run.outcome().await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    let (events, outcome) = completed_events(config, "please count").await;
 
     let usage: Vec<(Option<&str>, u64, u64)> = events
         .iter()

@@ -5,25 +5,21 @@
 use std::sync::Arc;
 
 use pretty_assertions::assert_eq;
+use subagent_core::ToolFilter;
 use subagent_core::agents::{AgentDirectory, AgentProfile, StaticAgents};
-use subagent_core::{StopReason, ToolFilter};
 use subagent_model::ModelKind;
 use subagent_runtime::{DelegationToolConfig, NESTED_REFUSAL};
 
+use subagent_test_support::runs::assert_answered;
+
 use super::support::{Parent, run};
 use super::support::{builtin_and, last_results, requests_for};
+use subagent_test_support::parent::{NESTING_CHILD, nested_refusal};
 
-const NESTING: &str = r#"
-- name: grandchild
-  match: "GRANDCHILD-TASK"
-  steps:
-    - text: "grandchild done"
-- name: child
-  match: "CHILD-NESTS"
-  steps:
-    - tool_calls:
-        - {id: call_nested, name: subagent, input: {prompt: "GRANDCHILD-TASK go"}}
-    - text: "child done"
+/// [`NESTING_CHILD`], started by the parents of these tests.
+fn scenarios() -> String {
+    NESTING_CHILD.to_owned()
+        + r#"
 - name: typed
   match: "parent starts a lead"
   steps:
@@ -38,7 +34,8 @@ const NESTING: &str = r#"
         - name: subagent
           input: {prompt: "CHILD-NESTS go"}
     - text: "parent done"
-"#;
+"#
+}
 
 /// `lead` lists the delegation tool (`subagent`) among its tools: it may delegate.
 fn lead() -> Arc<dyn AgentDirectory> {
@@ -53,15 +50,11 @@ async fn nesting(
     row: DelegationToolConfig,
     prompt: &str,
 ) -> Vec<subagent_test_support::RecordedRequest> {
-    let parent = Parent::start(NESTING, ModelKind::Anthropic, 3).await;
+    let parent = Parent::start(&scenarios(), ModelKind::Anthropic, 3).await;
     let server = &parent.server;
     let config = parent.config_with(row, lead());
     let outcome = run(config, prompt).await;
-    assert_eq!(
-        (outcome.status, outcome.text.as_str()),
-        (StopReason::Completed, "parent done"),
-        "{outcome:?}"
-    );
+    assert_answered(&outcome, "parent done");
     assert_eq!(server.violations(), Vec::<String>::new());
     server.model_requests()
 }
@@ -74,13 +67,7 @@ async fn a_child_gets_no_delegation_tool_and_a_call_to_one_is_refused_with_its_c
     assert_eq!(child[0].tool_names(), builtin_and(&[]));
     assert_eq!(
         last_results(child[1]),
-        vec![(
-            "call_nested".to_owned(),
-            format!(
-                "NESTED_DELEGATION_FORBIDDEN: nested delegation is forbidden: {NESTED_REFUSAL}"
-            ),
-            true
-        )]
+        nested_refusal("call_nested", NESTED_REFUSAL)
     );
     assert_eq!(requests_for(&requests, "GRANDCHILD-TASK").len(), 0);
 }

@@ -7,13 +7,9 @@ use subagent_core::agents::{AgentDirectory, StaticAgents};
 use subagent_core::registry::Registry;
 use subagent_core::{CancellationToken, Outcome};
 use subagent_model::{Model, ModelKind};
-use subagent_runtime::tools::BashConfig;
-use subagent_runtime::{
-    Agent, AgentConfig, DelegationTool, DelegationToolConfig, PermissionPolicy, Roots, Tool,
-    ToolSet,
-};
+use subagent_runtime::{Agent, AgentConfig, DelegationToolConfig};
 use subagent_spawn::{SpawnConfig, SpawnProvider};
-use subagent_test_support::{FakeServer, RecordedRequest};
+use subagent_test_support::FakeServer;
 
 /// The runtime's built-in tools, in the order a child is offered them.
 pub(super) const BUILTIN: [&str; 10] = [
@@ -120,6 +116,27 @@ impl Parent {
     }
 }
 
+/// Runs an agent of `config` on `prompt` to a completed outcome: the events of its stream, and
+/// the outcome.
+pub(super) async fn completed_events(
+    config: AgentConfig,
+    prompt: &str,
+) -> (Vec<subagent_core::RunEvent>, Outcome) {
+    use futures::StreamExt;
+
+    let mut run = Agent::new(config)
+        .unwrap()
+        .start_prompt(prompt, CancellationToken::new());
+    let events = run.take_events().unwrap().collect().await;
+    let outcome = run.outcome().await;
+    assert_eq!(
+        outcome.status,
+        subagent_core::StopReason::Completed,
+        "{outcome:?}"
+    );
+    (events, outcome)
+}
+
 /// Runs an agent of `config` on `prompt` to its outcome.
 pub(super) async fn run(config: AgentConfig, prompt: &str) -> Outcome {
     Agent::new(config)
@@ -129,6 +146,9 @@ pub(super) async fn run(config: AgentConfig, prompt: &str) -> Outcome {
         .await
 }
 
+subagent_test_support::delegating_parent!();
+
+/// A parent on `model` in `dir` with the delegation tool of `row` on `registry`.
 pub(super) fn parent_config(
     model: &Arc<dyn Model>,
     dir: &Path,
@@ -136,37 +156,9 @@ pub(super) fn parent_config(
     row: DelegationToolConfig,
     agents: Arc<dyn AgentDirectory>,
 ) -> AgentConfig {
-    let delegation: Arc<dyn Tool> =
-        Arc::new(DelegationTool::new(row, Arc::clone(registry), agents));
-    let tools = ToolSet::new(
-        ToolSet::builtin(BashConfig::default())
-            .into_iter()
-            .chain([delegation]),
-    );
-    let mut config = AgentConfig::new(Arc::clone(model), Roots::new(dir).unwrap());
-    config.system = Some("You are the parent.".to_owned());
-    config.tools = tools;
-    config.permissions = PermissionPolicy::bypass();
-    config
+    delegating_parent(model, dir, registry, row, agents, "You are the parent.")
 }
 
 pub(super) use subagent_test_support::requests_for;
 
-/// The tool results of the last message of a request: (id, text, is_error).
-pub(super) fn last_results(request: &RecordedRequest) -> Vec<(String, String, bool)> {
-    request
-        .messages
-        .last()
-        .unwrap()
-        .content
-        .iter()
-        .filter_map(|b| match b {
-            subagent_session::ContentBlock::ToolResult {
-                tool_use_id,
-                content,
-                is_error,
-            } => Some((tool_use_id.clone(), content.to_text(), *is_error)),
-            _ => None,
-        })
-        .collect()
-}
+pub(super) use subagent_test_support::parent::last_results;

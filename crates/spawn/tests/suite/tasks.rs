@@ -14,7 +14,9 @@ use subagent_runtime::{Agent, AgentConfig, DelegationToolConfig};
 use subagent_test_support::runs::no_durations;
 use subagent_test_support::{FakeServer, RecordedRequest};
 
-use super::support::{Parent, run};
+use subagent_test_support::runs::assert_answered;
+
+use super::support::{Parent, completed_events, run};
 use super::support::{agents, last_results, model, parent_config, registry_with, requests_for};
 
 fn parent(server: &FakeServer, dir: &std::path::Path) -> AgentConfig {
@@ -44,6 +46,11 @@ fn result_of(requests: &[&RecordedRequest], id: &str) -> (String, bool) {
 /// What a background call's result says before the task id.
 const STARTED: &str = "Started background subagent ";
 
+/// The task id the background call `call_bg` among `parent`'s requests started.
+fn started_task(parent: &[&RecordedRequest]) -> String {
+    task_id(&result_of(parent, "call_bg").0, STARTED)
+}
+
 /// The task id that follows `prefix` in a tool result.
 fn task_id(result: &str, prefix: &str) -> String {
     result
@@ -72,6 +79,20 @@ async fn run_opening(
         }
     }
     run.outcome().await
+}
+
+/// Runs a [`parent`] over `scenarios` on `prompt` in a fresh dir as [`run_opening`] does: the
+/// server, and the outcome.
+async fn parent_opening(
+    scenarios: &str,
+    prompt: &str,
+    gate: &str,
+    open_at: impl Fn(&RunEvent) -> bool,
+) -> (FakeServer, Outcome) {
+    let server = FakeServer::from_yaml(scenarios).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let outcome = run_opening(parent(&server, dir.path()), prompt, &server, gate, open_at).await;
+    (server, outcome)
 }
 
 /// The `type` of each line of an output file, runs of one type collapsed.
@@ -113,15 +134,12 @@ const NOTIFIED: &str = r#"
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_finished_background_task_is_notified_once_in_claude_codes_tags_with_its_output_file() {
-    let server = FakeServer::from_yaml(NOTIFIED).await.unwrap();
-    let dir = tempfile::tempdir().unwrap();
     // The child answers only once the parent's second turn is under way (its text streams), so
     // the notification cannot join that turn's request: a child that finished first made the
     // parent take it a turn early (2 requests, not 3) in a clean-clone CI run.
-    let outcome = run_opening(
-        parent(&server, dir.path()),
+    let (server, outcome) = parent_opening(
+        NOTIFIED,
         "do it in the background",
-        &server,
         "parent-waits",
         |event| {
             matches!(
@@ -134,14 +152,12 @@ async fn a_finished_background_task_is_notified_once_in_claude_codes_tags_with_i
         },
     )
     .await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
-    assert_eq!(outcome.text, "got the background result");
+    assert_answered(&outcome, "got the background result");
 
     let requests = server.model_requests();
     let parent = requests_for(&requests, "in the background");
     assert_eq!(parent.len(), 3);
-    let (started, _) = result_of(&parent, "call_bg");
-    let id = task_id(&started, STARTED);
+    let id = started_task(&parent);
     let notification = parent[2].messages.last().unwrap().text();
     let output_file = std::env::temp_dir()
         .join("subagent-tasks")
@@ -224,25 +240,20 @@ const READ: &str = r#"
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn task_output_looks_at_a_running_task_then_waits_for_its_result_which_is_not_notified_again()
 {
-    let server = FakeServer::from_yaml(READ).await.unwrap();
-    let dir = tempfile::tempdir().unwrap();
     // The child waits at its first answer until the parent has looked at it.
-    let outcome = run_opening(
-        parent(&server, dir.path()),
+    let (server, outcome) = parent_opening(
+        READ,
         "read the task",
-        &server,
         "child-go",
         |event| matches!(event, RunEvent::ToolResult { id, .. } if id == "call_look"),
     )
     .await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
-    assert_eq!(outcome.text, "parent done");
+    assert_answered(&outcome, "parent done");
 
     let requests = server.model_requests();
     let parent = requests_for(&requests, "read the task");
     assert_eq!(parent.len(), 4);
-    let (started, _) = result_of(&parent, "call_bg");
-    let id = task_id(&started, STARTED);
+    let id = started_task(&parent);
     let (looked, looked_error) = result_of(&parent, "call_look");
     let start = looked.find("<output_file>").unwrap() + "<output_file>".len();
     let output_file = looked[start..looked.find("</output_file>").unwrap()].to_owned();
@@ -315,14 +326,12 @@ async fn task_stop_kills_a_running_task_once_and_its_end_is_not_notified() {
         .start_prompt("stop the task", CancellationToken::new())
         .outcome()
         .await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
-    assert_eq!(outcome.text, "parent done");
+    assert_answered(&outcome, "parent done");
 
     let requests = server.model_requests();
     let parent = requests_for(&requests, "stop the task");
     assert_eq!(parent.len(), 4);
-    let (started, _) = result_of(&parent, "call_bg");
-    let id = task_id(&started, STARTED);
+    let id = started_task(&parent);
     let (stopped, stopped_error) = result_of(&parent, "call_stop");
     assert!(!stopped_error);
     let head = format!(
@@ -492,8 +501,7 @@ async fn a_foreground_child_past_the_rows_limit_moves_to_the_background() {
         |event| matches!(event, RunEvent::ToolResult { id, .. } if id == "call_slow"),
     )
     .await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
-    assert_eq!(outcome.text, "heard back");
+    assert_answered(&outcome, "heard back");
     let requests = server.model_requests();
     let parent = requests_for(&requests, "slow in the foreground");
     assert_eq!(parent.len(), 3);
@@ -530,12 +538,8 @@ async fn a_background_childs_events_reach_the_parents_stream_tagged_with_its_cal
     // The child's gate plays no part here.
     server.gate("parent-waits").open();
     let dir = tempfile::tempdir().unwrap();
-    let mut run = Agent::new(parent(&server, dir.path()))
-        .unwrap()
-        .start_prompt("do it in the background", CancellationToken::new());
-    let events: Vec<RunEvent> = run.take_events().unwrap().collect().await;
-    let outcome = run.outcome().await;
-    assert_eq!(outcome.status, StopReason::Completed, "{outcome:?}");
+    let (events, _) =
+        completed_events(parent(&server, dir.path()), "do it in the background").await;
     let tagged = |id: &Option<String>| id.as_deref() == Some("call_bg");
     let mut child: Vec<String> = Vec::new();
     for event in &events {

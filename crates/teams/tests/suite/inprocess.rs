@@ -6,19 +6,13 @@ use pretty_assertions::assert_eq;
 use subagent_core::CancellationToken;
 use subagent_teams::{LEADER, MemberStatus, TaskStatus};
 
-use super::support::{World, assert_completed, requests_for, results};
+use super::support::{World, assert_completed, assert_result, requests_for, results};
 
 /// Scenarios are chosen by the latest genuine prompt, and a teammate's message is one: each
 /// agent reacts to the message it gets. First match wins, so the specific ones come first.
-const TEAM: &str = r#"
-- name: lead
-  match: "LEAD-TEAM"
-  steps:
-    - tool_calls: [{name: TeamCreate, input: {team_name: crew, description: three tasks}}]
-    - tool_calls: [{name: TaskCreate, input: {subject: alpha, description: first part}}]
-    - tool_calls: [{name: TaskCreate, input: {subject: beta, description: second part}}]
-    - tool_calls: [{name: TaskCreate, input: {subject: gamma, description: needs alpha and beta}}]
-    - tool_calls: [{name: TaskUpdate, input: {taskId: "3", addBlockedBy: ["1", "2"]}}]
+fn team() -> String {
+    subagent_test_support::scenarios::CREW_LEAD.to_owned()
+        + r#"
     - tool_calls:
         - {name: subagent, input: {name: alice, team_name: crew, description: alice, prompt: "MATE-ALICE: claim task 1, then 3 when it is free."}}
         - {name: subagent, input: {name: bob, team_name: crew, description: bob, prompt: "MATE-BOB: wait for alice."}}
@@ -60,11 +54,12 @@ const TEAM: &str = r#"
   match: "MATE-BOB"
   steps:
     - text: "bob: waiting for alice."
-"#;
+"#
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_teammates_split_three_tasks_talk_and_shut_down() {
-    let world = World::noting(TEAM).await;
+    let world = World::noting(&team()).await;
     let server = &world.server;
     World::lead(world.leader(), "LEAD-TEAM: split the work").await;
     assert_eq!(server.violations(), Vec::<String>::new());
@@ -123,38 +118,29 @@ async fn two_teammates_split_three_tasks_talk_and_shut_down() {
     alice.extend(requests_for(&requests, "You are alice"));
     let mut bob = requests_for(&requests, "MATE-BOB");
     bob.extend(requests_for(&requests, "You are bob"));
-    let of = |all: &[(String, String, bool)], id: &str| {
-        all.iter()
-            .find(|(call, _, _)| call == id)
-            .map(|(_, text, error)| (text.clone(), *error))
-            .unwrap_or_else(|| panic!("no result for {id}"))
-    };
-    let alice_results = results(&alice);
-    let bob_results = results(&bob);
-    assert_eq!(
-        of(&alice_results, "alice-claims-3-early"),
-        (
-            "TASK_BLOCKED: task 3 is blocked by task(s) 1, 2 that are not completed yet".into(),
-            true
-        )
+    assert_result(
+        &alice,
+        "alice-claims-3-early",
+        "TASK_BLOCKED: task 3 is blocked by task(s) 1, 2 that are not completed yet",
+        true,
     );
-    assert_eq!(
-        of(&bob_results, "bob-claims-1"),
-        (
-            "TASK_ALREADY_CLAIMED: task 1 is already claimed by alice; pick another task".into(),
-            true
-        )
+    assert_result(
+        &bob,
+        "bob-claims-1",
+        "TASK_ALREADY_CLAIMED: task 1 is already claimed by alice; pick another task",
+        true,
     );
-    assert_eq!(
-        of(&bob_results, "bob-claims-2"),
-        ("Updated task #2: status pending, owner bob.".into(), false)
+    assert_result(
+        &bob,
+        "bob-claims-2",
+        "Updated task #2: status pending, owner bob.",
+        false,
     );
-    assert_eq!(
-        of(&alice_results, "alice-claims-3"),
-        (
-            "Updated task #3: status pending, owner alice.".into(),
-            false
-        )
+    assert_result(
+        &alice,
+        "alice-claims-3",
+        "Updated task #3: status pending, owner alice.",
+        false,
     );
 
     // Messages went both ways and each arrived once.

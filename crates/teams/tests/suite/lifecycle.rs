@@ -5,7 +5,7 @@ use pretty_assertions::assert_eq;
 use subagent_core::{CancellationToken, StopReason};
 use subagent_teams::MemberStatus;
 
-use super::support::{World, assert_completed, requests_for, results};
+use super::support::{World, assert_completed, lead_starting, requests_for, results};
 
 const AGAIN: &str = r#"
 - name: lead-one
@@ -80,23 +80,26 @@ async fn a_new_run_reopens_the_team_and_resumes_a_teammate() {
     assert!(team.unread("erin").unwrap().is_empty());
 }
 
-const HOLD: &str = r#"
-- name: lead
-  match: "LEAD-HOLD"
-  steps:
-    - tool_calls: [{name: TeamCreate, input: {team_name: held}}]
-    - tool_calls: [{name: subagent, input: {name: fay, team_name: held, prompt: "MATE-FAY-HOLD: think."}}]
-    - text: "Waiting."
+/// A leader that starts fay, who thinks until cancelled.
+fn hold() -> String {
+    lead_starting(
+        "LEAD-HOLD",
+        "held",
+        "fay",
+        "MATE-FAY-HOLD: think.",
+        "Waiting.",
+    ) + r#"
 - name: fay
   match: "MATE-FAY-HOLD"
   steps:
     - text: "thinking"
       wait_gate_mid: never
-"#;
+"#
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancelling_the_leader_cancels_its_teammates() {
-    let world = World::new(HOLD).await;
+    let world = World::new(&hold()).await;
     let server = &world.server;
     let cancel = CancellationToken::new();
     let run = world

@@ -7,25 +7,28 @@ use subagent_core::PermissionMode;
 use subagent_runtime::PermissionPolicy;
 use subagent_test_support::FakeServer;
 
-use super::support::{World, requests_for, results};
+use super::support::{World, lead_starting, requests_for, results};
 
-const WRITER: &str = r#"
-- name: lead
-  match: "LEAD-PERMS"
-  steps:
-    - tool_calls: [{name: TeamCreate, input: {team_name: careful}}]
-    - tool_calls: [{name: subagent, input: {name: gus, team_name: careful, prompt: "MATE-GUS: write the file."}}]
-    - text: "Started gus."
+/// A leader that starts gus, who runs a command and lists the tasks.
+fn writer() -> String {
+    lead_starting(
+        "LEAD-PERMS",
+        "careful",
+        "gus",
+        "MATE-GUS: write the file.",
+        "Started gus.",
+    ) + r#"
 - name: gus
   match: "MATE-GUS"
   steps:
     - tool_calls: [{id: gus-runs, name: bash, input: {command: "echo hi > out.txt"}}]
     - tool_calls: [{id: gus-lists, name: TaskList}]
     - text: "gus: done."
-"#;
+"#
+}
 
 async fn run(mode: PermissionMode) -> (FakeServer, tempfile::TempDir) {
-    let world = World::noting(WRITER).await;
+    let world = World::noting(&writer()).await;
     World::lead(world.leader_with(PermissionPolicy::new(mode)), "LEAD-PERMS").await;
     (world.server, world.project)
 }

@@ -7,42 +7,50 @@
 use pretty_assertions::assert_eq;
 use subagent_test_support::RecordedRequest;
 
-use super::support::{World, requests_for, results};
-
-/// The result of the call `id` among `requests`: (text, is_error).
-fn result(requests: &[&RecordedRequest], id: &str) -> (String, bool) {
-    results(requests)
-        .into_iter()
-        .find(|(call, _, _)| call == id)
-        .map(|(_, text, error)| (text, error))
-        .unwrap_or_else(|| panic!("no result for {id}"))
-}
+use super::support::{World, assert_result, requests_for, result_of, results};
 
 fn offers(request: &RecordedRequest, tool: &str) -> bool {
     request.tool_names().iter().any(|name| name == tool)
 }
 
-const APPROVED: &str = r#"
+/// The scenarios of a leader that starts gus in plan mode and approves its plan with the
+/// feedback "GUS-GO", on which gus writes `out.txt`; `gus_steps` are gus's first run.
+fn approved(gus_steps: &str) -> String {
+    format!(
+        r#"
 - name: lead
   match: "LEAD-PLAN"
   steps:
-    - tool_calls: [{name: TeamCreate, input: {team_name: planners}}]
-    - tool_calls: [{name: subagent, input: {name: gus, team_name: planners, mode: plan, prompt: "MATE-GUS: write out.txt."}}]
+    - tool_calls: [{{name: TeamCreate, input: {{team_name: planners}}}}]
+    - tool_calls: [{{name: subagent, input: {{name: gus, team_name: planners, mode: plan, prompt: "MATE-GUS: write out.txt."}}}}]
     - text: "Started gus."
 - name: lead-approves
   match: "GUS-PLAN"
   steps:
-    - tool_calls: [{id: lead-approves, name: SendMessage, input: {to: gus, message: {type: plan_approval_response, request_id: "plan-1@gus", approve: true, feedback: "GUS-GO"}}}]
+    - tool_calls: [{{id: lead-approves, name: SendMessage, input: {{to: gus, message: {{type: plan_approval_response, request_id: "plan-1@gus", approve: true, feedback: "GUS-GO"}}}}}}]
     - text: "Approved gus's plan."
 - name: gus-go
   match: "GUS-GO"
   steps:
-    - tool_calls: [{id: gus-writes, name: write_file, input: {path: out.txt, content: "after approval"}}]
+    - tool_calls: [{{id: gus-writes, name: write_file, input: {{path: out.txt, content: "after approval"}}}}]
     - text: "gus: written."
 - name: gus
   match: "MATE-GUS"
   steps:
-    - tool_calls: [{id: gus-writes-early, name: write_file, input: {path: out.txt, content: "too early"}}]
+{gus_steps}"#
+    )
+}
+
+/// Gus's approved run wrote `out.txt` without a refusal.
+fn assert_wrote_after_approval(world: &World, gus: &[&RecordedRequest]) {
+    assert_eq!(result_of(gus, "gus-writes").1, false);
+    assert_eq!(
+        std::fs::read_to_string(world.project.path().join("out.txt")).unwrap(),
+        "after approval"
+    );
+}
+
+const APPROVED: &str = r#"    - tool_calls: [{id: gus-writes-early, name: write_file, input: {path: out.txt, content: "too early"}}]
     - tool_calls: [{id: gus-runs-early, name: bash, input: {command: "echo hi > ran.txt"}}]
     - tool_calls: [{id: gus-submits, name: ExitPlanMode, input: {plan: "GUS-PLAN: write out.txt"}}]
     - tool_calls: [{id: gus-self-approves, name: SendMessage, input: {to: team-lead, message: {type: plan_approval_response, request_id: "plan-1@gus", approve: true}}}]
@@ -51,7 +59,7 @@ const APPROVED: &str = r#"
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_plan_mode_teammate_writes_only_once_the_lead_approves_its_plan() {
-    let world = World::noting(APPROVED).await;
+    let world = World::noting(&approved(APPROVED)).await;
     World::lead(world.leader(), "LEAD-PLAN").await;
     let server = &world.server;
     assert_eq!(server.violations(), Vec::<String>::new());
@@ -62,37 +70,34 @@ async fn a_plan_mode_teammate_writes_only_once_the_lead_approves_its_plan() {
     // command refused with the reason, nothing written; the teammate cannot approve itself.
     assert!(offers(gus[0], "ExitPlanMode") && offers(gus[0], "read_file"));
     assert!(!offers(gus[0], "write_file") && !offers(gus[0], "bash"));
-    let (early, refused) = result(&gus, "gus-writes-early");
+    let (early, refused) = result_of(&gus, "gus-writes-early");
     assert!(refused, "{early}");
     assert!(
         early.contains("plan mode") && early.contains("until team-lead approves your plan"),
         "{early}"
     );
-    assert!(result(&gus, "gus-runs-early").1);
+    assert!(result_of(&gus, "gus-runs-early").1);
     assert!(!world.project.path().join("ran.txt").exists());
-    assert_eq!(
-        result(&gus, "gus-submits"),
-        (
-            "Your plan was sent to team-lead for approval (request_id plan-1@gus). End your turn now: the answer arrives as a message. Until team-lead approves, you stay in plan mode (read-only).".into(),
-            false
-        )
+    assert_result(
+        &gus,
+        "gus-submits",
+        "Your plan was sent to team-lead for approval (request_id plan-1@gus). End your turn now: the answer arrives as a message. Until team-lead approves, you stay in plan mode (read-only).",
+        false,
     );
-    assert_eq!(
-        result(&gus, "gus-self-approves"),
-        (
-            "NOT_LEADER: only the team lead may approve or reject a plan".into(),
-            true
-        )
+    assert_result(
+        &gus,
+        "gus-self-approves",
+        "NOT_LEADER: only the team lead may approve or reject a plan",
+        true,
     );
 
     // The leader read the plan and approved it.
     let lead = requests_for(&requests, "LEAD-PLAN");
-    assert_eq!(
-        result(&lead, "lead-approves"),
-        (
-            "Approved gus's plan: gus leaves plan mode and starts on the changes.".into(),
-            false
-        )
+    assert_result(
+        &lead,
+        "lead-approves",
+        "Approved gus's plan: gus leaves plan mode and starts on the changes.",
+        false,
     );
 
     // After approval: gus's next run may write, and did.
@@ -102,11 +107,7 @@ async fn a_plan_mode_teammate_writes_only_once_the_lead_approves_its_plan() {
         .filter(|r| r.messages.iter().any(|m| m.text().contains("GUS-GO")))
         .collect();
     assert!(offers(woken[0], "write_file") && !offers(woken[0], "ExitPlanMode"));
-    assert_eq!(result(&gus, "gus-writes").1, false);
-    assert_eq!(
-        std::fs::read_to_string(world.project.path().join("out.txt")).unwrap(),
-        "after approval"
-    );
+    assert_wrote_after_approval(&world, &gus);
     let config = world.team("planners").config().unwrap();
     let member = config.member("gus").unwrap();
     assert_eq!(
@@ -150,23 +151,21 @@ async fn a_rejected_plan_keeps_the_teammate_read_only_with_the_feedback() {
     assert_eq!(server.violations(), Vec::<String>::new());
     let requests = server.requests();
     let lead = requests_for(&requests, "LEAD-PLAN");
-    assert_eq!(
-        result(&lead, "lead-unknown"),
-        (
-            "UNKNOWN_PLAN_REQUEST: no plan awaits approval under request_id \"plan-9@gus\" (answered already, or never sent)".into(),
-            true
-        )
+    assert_result(
+        &lead,
+        "lead-unknown",
+        "UNKNOWN_PLAN_REQUEST: no plan awaits approval under request_id \"plan-9@gus\" (answered already, or never sent)",
+        true,
     );
-    assert_eq!(
-        result(&lead, "lead-rejects"),
-        (
-            "Rejected gus's plan: gus stays in plan mode and revises it.".into(),
-            false
-        )
+    assert_result(
+        &lead,
+        "lead-rejects",
+        "Rejected gus's plan: gus stays in plan mode and revises it.",
+        false,
     );
     // An answered plan cannot be answered again.
     assert!(
-        result(&lead, "lead-again")
+        result_of(&lead, "lead-again")
             .0
             .starts_with("UNKNOWN_PLAN_REQUEST:")
     );
@@ -188,34 +187,14 @@ async fn a_rejected_plan_keeps_the_teammate_read_only_with_the_feedback() {
         "{prompt}"
     );
     assert!(!offers(woken, "write_file") && offers(woken, "ExitPlanMode"));
-    let (text, refused) = result(&gus, "gus-writes-rejected");
+    let (text, refused) = result_of(&gus, "gus-writes-rejected");
     assert!(refused && text.contains("plan mode"), "{text}");
     assert!(!world.project.path().join("out.txt").exists());
     let config = world.team("planners").config().unwrap();
     assert!(config.member("gus").unwrap().plan_mode_required);
 }
 
-const APPROVED_MID_RUN: &str = r#"
-- name: lead
-  match: "LEAD-PLAN"
-  steps:
-    - tool_calls: [{name: TeamCreate, input: {team_name: planners}}]
-    - tool_calls: [{name: subagent, input: {name: gus, team_name: planners, mode: plan, prompt: "MATE-GUS: write out.txt."}}]
-    - text: "Started gus."
-- name: lead-approves
-  match: "GUS-PLAN"
-  steps:
-    - tool_calls: [{id: lead-approves, name: SendMessage, input: {to: gus, message: {type: plan_approval_response, request_id: "plan-1@gus", approve: true, feedback: "GUS-GO"}}}]
-    - text: "Approved gus's plan."
-- name: gus-go
-  match: "GUS-GO"
-  steps:
-    - tool_calls: [{id: gus-writes, name: write_file, input: {path: out.txt, content: "after approval"}}]
-    - text: "gus: written."
-- name: gus
-  match: "MATE-GUS"
-  steps:
-    - tool_calls: [{id: gus-submits, name: ExitPlanMode, input: {plan: "GUS-PLAN: write out.txt"}}]
+const APPROVED_MID_RUN: &str = r#"    - tool_calls: [{id: gus-submits, name: ExitPlanMode, input: {plan: "GUS-PLAN: write out.txt"}}]
     - wait_gate: approved
       tool_calls: [{id: gus-writes-held, name: write_file, input: {path: out.txt, content: "same run"}}]
     - text: "gus: plan submitted."
@@ -225,7 +204,7 @@ const APPROVED_MID_RUN: &str = r#"
 /// and does not see the approval, which starts its next run, the one that may write.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_plan_approved_mid_run_loosens_only_the_next_run() {
-    let world = World::noting(APPROVED_MID_RUN).await;
+    let world = World::noting(&approved(APPROVED_MID_RUN)).await;
     let server = &world.server;
     let lead = tokio::spawn(World::lead(world.leader(), "LEAD-PLAN"));
     // Open gus's gate once the leader's approval is in (its result reached the model).
@@ -243,7 +222,7 @@ async fn a_plan_approved_mid_run_loosens_only_the_next_run() {
 
     let requests = server.requests();
     let gus = requests_for(&requests, "MATE-GUS");
-    let (held, refused) = result(&gus, "gus-writes-held");
+    let (held, refused) = result_of(&gus, "gus-writes-held");
     assert!(refused && held.contains("plan mode"), "{held}");
     // The approval reached none of the held run's requests: they offer ExitPlanMode.
     for request in gus.iter().filter(|r| offers(r, "ExitPlanMode")) {
@@ -252,9 +231,5 @@ async fn a_plan_approved_mid_run_loosens_only_the_next_run() {
             "the held run saw the approval"
         );
     }
-    assert_eq!(result(&gus, "gus-writes").1, false);
-    assert_eq!(
-        std::fs::read_to_string(world.project.path().join("out.txt")).unwrap(),
-        "after approval"
-    );
+    assert_wrote_after_approval(&world, &gus);
 }

@@ -166,3 +166,37 @@ pub(super) fn results(requests: &[&RecordedRequest]) -> Vec<(String, String, boo
     }
     out
 }
+
+/// The result of the call `id` among `requests`: (text, is_error).
+pub(super) fn result_of(requests: &[&RecordedRequest], id: &str) -> (String, bool) {
+    results(requests)
+        .into_iter()
+        .find(|(call, _, _)| call == id)
+        .map(|(_, text, error)| (text, error))
+        .unwrap_or_else(|| panic!("no result for {id}"))
+}
+
+/// Asserts that the call `id` among `requests` had the result `text`, an error or not.
+pub(super) fn assert_result(requests: &[&RecordedRequest], id: &str, text: &str, is_error: bool) {
+    assert_eq!(result_of(requests, id), (text.to_owned(), is_error), "{id}");
+}
+
+/// The scenario of a leader, prompted with `prompt`, that creates the team `team`, starts
+/// `mate` in it on `task`, then says `then`.
+pub(super) fn lead_starting(
+    prompt: &str,
+    team: &str,
+    mate: &str,
+    task: &str,
+    then: &str,
+) -> String {
+    format!(
+        r#"
+- name: lead
+  match: "{prompt}"
+  steps:
+    - tool_calls: [{{name: TeamCreate, input: {{team_name: {team}}}}}]
+    - tool_calls: [{{name: subagent, input: {{name: {mate}, team_name: {team}, prompt: "{task}"}}}}]
+    - text: "{then}""#
+    )
+}

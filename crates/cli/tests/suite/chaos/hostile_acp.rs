@@ -15,7 +15,7 @@ use super::process::{Delegate, Ended};
 use super::reaper;
 use super::rows::Provider;
 use super::{Line, Plan, Rng};
-use crate::suite::support::root;
+use crate::suite::support::{root, write_file};
 
 const BEHAVIOURS: [(&str, &str); 3] = [
     ("flood", "floods updates, never answers its prompt"),
@@ -37,16 +37,14 @@ const SETTLE: Duration = Duration::from_secs(10);
 
 fn preset(dir: &Path, model: &str, behaviour: &str) -> std::path::PathBuf {
     let agent = root().join("crates/acp/tests/fixtures/hostile-agent.sh");
-    let path = dir.join("hostile.yaml");
-    std::fs::write(
-        &path,
+    write_file(
+        dir,
+        "hostile.yaml",
         format!(
             "version: 1\nmodel: {{kind: anthropic, name: fake-model, base_url: \"{model}\", api_key_env: FAKE_KEY, retry: {{max_retries: 0}}}}\nproviders:\n  - name: acp\n    kind: acp\n    config:\n      command: \"{}\"\n      env: {{HOSTILE: {behaviour}}}\n      grace_ms: 500\n      timeout_secs: 5\n      max_permission_requests: 5\n",
             agent.display()
         ),
     )
-    .unwrap();
-    path
 }
 
 /// Why the run's end is not what the ending promises, if it is not.

@@ -214,32 +214,26 @@ fn in_own_process(test: &str) -> bool {
     subagent_test_support::alone::in_own_process(&format!("suite::chaos::{test}"))
 }
 
-#[test]
-fn signals() {
-    if in_own_process("signals") {
-        signals::run(&Plan::from_env("signals"));
-    }
+/// One test per part of the harness (`part: its run`), each in a process of its own, under the
+/// plan its name gives.
+macro_rules! parts {
+    ($($part:ident: $run:path),* $(,)?) => {
+        $(
+            #[test]
+            fn $part() {
+                if in_own_process(stringify!($part)) {
+                    $run(&Plan::from_env(stringify!($part)));
+                }
+            }
+        )*
+    };
 }
 
-#[test]
-fn cancels() {
-    if in_own_process("cancels") {
-        signals::cancels(&Plan::from_env("cancels"));
-    }
-}
-
-#[test]
-fn server() {
-    if in_own_process("server") {
-        server::run(&Plan::from_env("server"));
-    }
-}
-
-#[test]
-fn nats() {
-    if in_own_process("nats") {
-        nats::run(&Plan::from_env("nats"));
-    }
+parts! {
+    signals: signals::run,
+    cancels: signals::cancels,
+    server: server::run,
+    nats: nats::run,
 }
 
 /// The harness's count is not blind: an orphan nobody guards (a shell's `setsid` background

@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::suite::pinned::{claude_code_row, codex_acp_row, codex_row, path_with_bwrap};
+use crate::suite::support::write_file;
 
 /// Every provider kind the harness drives, in the order of the table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -165,15 +166,13 @@ pub(super) fn scenarios() -> String {
 /// The preset of a `subagent serve` or `subagent worker` (and of local spawn and fork runs):
 /// spawn and fork on the fake model at `url`, the bash tool allowed.
 pub(super) fn local_preset(dir: &Path, url: &str) -> PathBuf {
-    let path = dir.join("local.yaml");
-    std::fs::write(
-        &path,
+    write_file(
+        dir,
+        "local.yaml",
         format!(
             "version: 1\nmodel:\n  kind: anthropic\n  name: fake-model\n  base_url: {url}\n  api_key_env: FAKE_KEY\n  retry:\n    max_retries: 0\nproviders:\n  - name: spawn\n    kind: spawn\n    config:\n      permission_mode: bypass\n  - name: fork\n    kind: fork\n"
         ),
     )
-    .unwrap();
-    path
 }
 
 /// Where the caller's remote rows point.
@@ -218,7 +217,9 @@ pub(super) fn caller_preset(
             remotes.nats.as_deref().unwrap()
         ),
     };
-    let path = dir.join(format!("{}.yaml", provider.name()));
-    std::fs::write(&path, format!("{head}{row}")).unwrap();
-    path
+    write_file(
+        dir,
+        format!("{}.yaml", provider.name()),
+        format!("{head}{row}"),
+    )
 }

@@ -12,7 +12,7 @@ use subagent_settings::{HookEvent, Hooks, Scope};
 use subagent_test_support::procs;
 use tokio_util::sync::CancellationToken;
 
-use super::{fire, map, on, runner, script};
+use super::{fire, fire_alone, fire_event, fire_in, fire_tool, map, on, ran, runner, script};
 
 /// Waits (bounded: the kernel finishes a SIGKILL on its own time) until no live process has
 /// its working directory in `dir`, where every hook of these tests runs.
@@ -40,6 +40,20 @@ fn gone(pid: u32) -> bool {
         .is_none_or(|p| !p.live())
 }
 
+/// Fires `PreToolUse` for a Write with `input` under `hooks`, whose reader writes its stdin to
+/// `got.json` in `dir`: the verdict, and the length of the content `got.json` holds.
+async fn write_through(
+    dir: &Path,
+    hooks: Value,
+    input: Map<String, Value>,
+) -> (HookVerdict, Option<usize>) {
+    let verdict = fire_in(dir, hooks, HookEvent::PreToolUse, Some("Write"), input).await;
+    let got: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("got.json")).unwrap()).unwrap();
+    let length = got["tool_input"]["content"].as_str().map(str::len);
+    (verdict, length)
+}
+
 #[tokio::test]
 async fn a_hook_past_its_timeout_is_killed_and_reported_without_blocking() {
     let dir = tempfile::tempdir().unwrap();
@@ -49,22 +63,15 @@ async fn a_hook_past_its_timeout_is_killed_and_reported_without_blocking() {
         {"type": "command", "command": slow, "timeout": 1},
         {"type": "command", "command": fast},
     ]}]});
-    let verdict = fire(
-        &runner(dir.path(), hooks),
-        HookEvent::PreToolUse,
-        Some("Bash"),
-        Map::new(),
-    )
-    .await;
+    let verdict = fire_tool(dir.path(), hooks, HookEvent::PreToolUse, "Bash").await;
     assert_eq!(
         verdict,
         HookVerdict {
-            ran: 2,
             blocked: Some(format!("PreToolUse:Bash hook error: [{fast}]: fast one\n")),
             errors: vec![format!(
                 "PreToolUse hook [{slow}] timed out after 1 s; killed"
             )],
-            ..HookVerdict::default()
+            ..ran(2)
         }
     );
     assert_none_left(dir.path());
@@ -79,13 +86,8 @@ async fn a_hook_that_forks_leaves_nothing_running() {
         "fork.sh",
         "sleep 100 & echo $! > held.pid\nsleep 100 > /dev/null 2>&1 < /dev/null & echo $! > free.pid\necho '{\"systemMessage\": \"forked\"}'",
     );
-    let verdict = fire(
-        &runner(dir.path(), on("PostToolUse", None, &[&fork])),
-        HookEvent::PostToolUse,
-        Some("Bash"),
-        Map::new(),
-    )
-    .await;
+    let hooks = on("PostToolUse", None, &[&fork]);
+    let verdict = fire_tool(dir.path(), hooks, HookEvent::PostToolUse, "Bash").await;
     assert_eq!(verdict.system_messages, vec!["forked"], "{verdict:?}");
     for file in ["held.pid", "free.pid"] {
         let pid: u32 = std::fs::read_to_string(dir.path().join(file))
@@ -110,13 +112,7 @@ async fn a_hook_printing_megabytes_is_cut_at_the_bounds() {
         "flood.sh",
         "head -c 50000000 /dev/zero | tr '\\0' a",
     );
-    let verdict = fire(
-        &runner(dir.path(), on("UserPromptSubmit", None, &[&flood])),
-        HookEvent::UserPromptSubmit,
-        None,
-        Map::new(),
-    )
-    .await;
+    let verdict = fire_alone(dir.path(), HookEvent::UserPromptSubmit, &[&flood]).await;
     assert_eq!(verdict.additional_context.len(), 1, "{:?}", verdict.errors);
     assert_eq!(verdict.additional_context[0].len(), MAX_STDOUT_BYTES);
     let flood_err = script(
@@ -124,13 +120,8 @@ async fn a_hook_printing_megabytes_is_cut_at_the_bounds() {
         "flood-err.sh",
         "head -c 50000000 /dev/zero | tr '\\0' b >&2; exit 2",
     );
-    let verdict = fire(
-        &runner(dir.path(), on("PreToolUse", None, &[&flood_err])),
-        HookEvent::PreToolUse,
-        Some("Bash"),
-        Map::new(),
-    )
-    .await;
+    let hooks = on("PreToolUse", None, &[&flood_err]);
+    let verdict = fire_tool(dir.path(), hooks, HookEvent::PreToolUse, "Bash").await;
     let prefix = format!("PreToolUse:Bash hook error: [{flood_err}]: ");
     let blocked = verdict.blocked.unwrap();
     assert!(blocked.starts_with(&prefix));
@@ -146,27 +137,10 @@ async fn a_stdin_larger_than_the_pipe_buffer_reaches_readers_and_spares_non_read
     let deaf = script(dir.path(), "deaf.sh", "exit 0");
     let big = "x".repeat(4 * 1024 * 1024);
     let input = map(json!({"tool_name": "Write", "tool_input": {"content": big}}));
-    let verdict = fire(
-        &runner(dir.path(), on("PreToolUse", None, &[&reader, &late, &deaf])),
-        HookEvent::PreToolUse,
-        Some("Write"),
-        input,
-    )
-    .await;
-    assert_eq!(
-        verdict,
-        HookVerdict {
-            ran: 3,
-            ..HookVerdict::default()
-        }
-    );
-    let got: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.path().join("got.json")).unwrap())
-            .unwrap();
-    assert_eq!(
-        got["tool_input"]["content"].as_str().map(str::len),
-        Some(big.len())
-    );
+    let hooks = on("PreToolUse", None, &[&reader, &late, &deaf]);
+    let (verdict, got) = write_through(dir.path(), hooks, input).await;
+    assert_eq!(verdict, ran(3));
+    assert_eq!(got, Some(big.len()));
 }
 
 #[tokio::test]
@@ -222,19 +196,12 @@ async fn the_hooks_of_an_event_run_in_parallel() {
         {"type": "command", "command": writer, "timeout": 30},
         {"type": "command", "command": reader, "timeout": 30},
     ]}]});
-    let verdict = fire(
-        &runner(dir.path(), hooks),
-        HookEvent::UserPromptSubmit,
-        None,
-        Map::new(),
-    )
-    .await;
+    let verdict = fire_event(dir.path(), hooks, HookEvent::UserPromptSubmit).await;
     assert_eq!(
         verdict,
         HookVerdict {
-            ran: 2,
             additional_context: vec!["open".into()],
-            ..HookVerdict::default()
+            ..ran(2)
         }
     );
 }
@@ -253,27 +220,10 @@ async fn a_hook_that_floods_stdout_before_reading_stdin_does_not_deadlock() {
         {"type": "command", "command": hook, "timeout": 30},
     ]}]});
     let big = "y".repeat(4 * 1024 * 1024);
-    let verdict = fire(
-        &runner(dir.path(), hooks),
-        HookEvent::PreToolUse,
-        Some("Write"),
-        map(json!({"tool_input": {"content": big}})),
-    )
-    .await;
-    assert_eq!(
-        verdict,
-        HookVerdict {
-            ran: 1,
-            ..HookVerdict::default()
-        }
-    );
-    let got: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.path().join("got.json")).unwrap())
-            .unwrap();
-    assert_eq!(
-        got["tool_input"]["content"].as_str().map(str::len),
-        Some(big.len())
-    );
+    let input = map(json!({"tool_input": {"content": big}}));
+    let (verdict, got) = write_through(dir.path(), hooks, input).await;
+    assert_eq!(verdict, ran(1));
+    assert_eq!(got, Some(big.len()));
 }
 
 #[tokio::test]
