@@ -5,10 +5,7 @@ use std::time::Duration;
 
 use subagent_mcp_client::{McpServers, Options, ServerConfig, Source, parse_servers};
 
-// Both need node (`cargo xtask install-clis` installs the reference server beside the CLIs).
-#[cfg(feature = "e2e")]
 mod everything;
-#[cfg(feature = "e2e")]
 mod failures;
 
 /// The servers `json` (an `mcpServers` object) as a preset would configure them.
