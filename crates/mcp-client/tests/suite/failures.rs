@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 use subagent_core::CancellationToken;
-use subagent_mcp_client::ErrorCode;
+use subagent_mcp_client::{ErrorCode, McpServers};
 
 use super::{fixture, servers, started};
 
@@ -16,8 +16,27 @@ fn hostile(extra: &[&str]) -> serde_json::Value {
     json!({"command": "node", "args": args})
 }
 
-fn arguments(value: serde_json::Value) -> Option<serde_json::Map<String, serde_json::Value>> {
-    value.as_object().cloned()
+/// The hostile server alone, started in a fresh directory, its calls bounded by `call`.
+fn hostile_alone(call: Duration) -> (McpServers, tempfile::TempDir) {
+    started(
+        servers(json!({"hostile": hostile(&[])})),
+        Duration::from_secs(10),
+        call,
+    )
+}
+
+/// `tool` of the hostile server called with `arguments` under `cancel`: what the model would
+/// read, or the error.
+async fn call(
+    servers: &McpServers,
+    tool: &str,
+    arguments: serde_json::Value,
+    cancel: &CancellationToken,
+) -> Result<String, subagent_mcp_client::Error> {
+    let result = servers
+        .call("hostile", tool, arguments.as_object().cloned(), cancel)
+        .await?;
+    Ok(subagent_mcp_client::render(&result).content)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -73,36 +92,23 @@ async fn a_server_that_cannot_start_or_never_answers_fails_alone() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_dies_mid_call_says_how_and_starts_again_on_the_next_call() {
-    let (servers, _dir) = started(
-        servers(json!({"hostile": hostile(&[])})),
-        Duration::from_secs(10),
-        Duration::from_secs(10),
-    );
+    let (servers, _dir) = hostile_alone(Duration::from_secs(10));
     let cancel = CancellationToken::new();
-    let error = servers
-        .call("hostile", "die", None, &cancel)
+    let error = call(&servers, "die", json!(null), &cancel)
         .await
         .unwrap_err();
     assert_eq!(error.code, ErrorCode::ServerExited, "{error}");
     assert!(error.message.contains("dying on purpose"), "{error}");
     // The next call starts it again.
-    let big = servers
-        .call("hostile", "big", arguments(json!({"bytes": 10})), &cancel)
-        .await
-        .unwrap();
-    assert_eq!(subagent_mcp_client::render(&big).content, "x".repeat(10));
+    let big = call(&servers, "big", json!({"bytes": 10}), &cancel).await;
+    assert_eq!(big.unwrap(), "x".repeat(10));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn garbage_and_silence_end_at_the_timeout_with_what_the_server_wrote() {
-    let (servers, _dir) = started(
-        servers(json!({"hostile": hostile(&[])})),
-        Duration::from_secs(10),
-        Duration::from_millis(800),
-    );
+    let (servers, _dir) = hostile_alone(Duration::from_millis(800));
     let cancel = CancellationToken::new();
-    let error = servers
-        .call("hostile", "garbage", None, &cancel)
+    let error = call(&servers, "garbage", json!(null), &cancel)
         .await
         .unwrap_err();
     assert_eq!(error.code, ErrorCode::Timeout, "{error}");
@@ -112,38 +118,27 @@ async fn garbage_and_silence_end_at_the_timeout_with_what_the_server_wrote() {
             .contains("2 line(s) on stdout that are not MCP messages"),
         "{error}"
     );
-    let error = servers
-        .call("hostile", "hang", None, &cancel)
+    let error = call(&servers, "hang", json!(null), &cancel)
         .await
         .unwrap_err();
     assert_eq!(error.code, ErrorCode::Timeout, "{error}");
     // The server is still usable after both.
-    let big = servers
-        .call("hostile", "big", arguments(json!({"bytes": 3})), &cancel)
-        .await
-        .unwrap();
-    assert_eq!(subagent_mcp_client::render(&big).content, "xxx");
+    let big = call(&servers, "big", json!({"bytes": 3}), &cancel).await;
+    assert_eq!(big.unwrap(), "xxx");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_result_of_fifty_megabytes_arrives_whole_and_a_cancelled_call_ends_at_once() {
-    let (servers, _dir) = started(
-        servers(json!({"hostile": hostile(&[])})),
-        Duration::from_secs(10),
-        Duration::from_secs(60),
-    );
-    let cancel = CancellationToken::new();
+    let (servers, _dir) = hostile_alone(Duration::from_secs(60));
     let bytes = 50 * 1024 * 1024;
-    let big = servers
-        .call(
-            "hostile",
-            "big",
-            arguments(json!({"bytes": bytes})),
-            &cancel,
-        )
-        .await
-        .unwrap();
-    assert_eq!(subagent_mcp_client::render(&big).content.len(), bytes);
+    let big = call(
+        &servers,
+        "big",
+        json!({"bytes": bytes}),
+        &CancellationToken::new(),
+    )
+    .await;
+    assert_eq!(big.unwrap().len(), bytes);
     let cancelled = CancellationToken::new();
     let trigger = cancelled.clone();
     tokio::spawn(async move {
@@ -151,8 +146,7 @@ async fn a_result_of_fifty_megabytes_arrives_whole_and_a_cancelled_call_ends_at_
         trigger.cancel();
     });
     let began = Instant::now();
-    let error = servers
-        .call("hostile", "hang", None, &cancelled)
+    let error = call(&servers, "hang", json!(null), &cancelled)
         .await
         .unwrap_err();
     assert_eq!(error.code, ErrorCode::Cancelled, "{error}");
@@ -161,11 +155,7 @@ async fn a_result_of_fifty_megabytes_arrives_whole_and_a_cancelled_call_ends_at_
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dropping_the_servers_stops_their_processes() {
-    let (servers, dir) = started(
-        servers(json!({"hostile": hostile(&[])})),
-        Duration::from_secs(10),
-        Duration::from_secs(10),
-    );
+    let (servers, dir) = hostile_alone(Duration::from_secs(10));
     let (tools, _) = servers.start_all().await;
     assert_eq!(tools.len(), 4);
     let marker = fixture("hostile.js");

@@ -345,12 +345,10 @@ files read
     assert_eq!(json["env"]["A"]["value"], "1");
 }
 
-/// A `claude-code` child gets the rules claude does not read itself (the command line's, the
-/// preset's, our `.subagents/` files) as its `--settings`, in Claude Code's spelling: the real
-/// pinned `claude` then runs the command an allow rule names, and not one a deny rule names.
+/// A project whose preset has one row, the pinned `claude` on the fake server, whose model runs
+/// `touch made` with claude's `Bash`, then answers.
 #[cfg(feature = "e2e")]
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_claude_child_obeys_the_rules_handed_to_it() {
+async fn claude_project() -> (FakeServer, Project) {
     const CLAUDE: &str = r#"
 - match: "make it"
   steps:
@@ -369,6 +367,16 @@ async fn a_claude_child_obeys_the_rules_handed_to_it() {
         ),
     )
     .unwrap();
+    (server, project)
+}
+
+/// A `claude-code` child gets the rules claude does not read itself (the command line's, the
+/// preset's, our `.subagents/` files) as its `--settings`, in Claude Code's spelling: the real
+/// pinned `claude` then runs the command an allow rule names, and not one a deny rule names.
+#[cfg(feature = "e2e")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claude_child_obeys_the_rules_handed_to_it() {
+    let (_server, project) = claude_project().await;
     let delegate = |args: &[&str]| {
         let _ = std::fs::remove_file(project.dir.join("made"));
         let output = project
@@ -405,24 +413,7 @@ async fn a_claude_child_obeys_the_rules_handed_to_it() {
 #[cfg(feature = "e2e")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_delegated_claude_childs_question_goes_to_the_settings_hooks() {
-    const CLAUDE: &str = r#"
-- match: "make it"
-  steps:
-    - tool_calls:
-        - name: Bash
-          input: {command: "touch made", description: "make the file"}
-    - text: "done"
-"#;
-    let server = FakeServer::from_yaml(CLAUDE).await.unwrap();
-    let project = Project::new(&server.url());
-    let row = super::pinned::claude_code_row(project.home.path(), &server.url(), "");
-    std::fs::write(
-        &project.preset,
-        format!(
-            "version: 1\nproviders:\n{row}tools: [{{name: subagent, provider: claude-code}}]\n"
-        ),
-    )
-    .unwrap();
+    let (_server, project) = claude_project().await;
     let allow = r#"test -n "$SUBAGENT_PROJECT_DIR" && echo '{"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow"}}}'"#;
     let delegate = |hooked: bool| {
         let _ = std::fs::remove_file(project.dir.join("made"));
