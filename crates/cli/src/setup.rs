@@ -510,6 +510,20 @@ pub(crate) fn runnable(
     runnable_withholding(args, runner, model_flag, switch, factories, &[])
 }
 
+/// [`runnable`] for a command that runs no agent but lists what a run would have (`agents`,
+/// `mcp-servers`): the scripted model, so that no key is looked for, and no settings flags.
+pub(crate) fn listing(
+    args: &ProjectArgs,
+    factories: &[Arc<dyn ProviderFactory>],
+) -> Result<Runnable, Refusal> {
+    let no_flags = SettingsFlags::default();
+    let runner = RunnerFlags {
+        offline: true,
+        settings: &no_flags,
+    };
+    runnable(args, &runner, None, KeySwitch::AsWritten, factories)
+}
+
 /// What the commands that run agents say besides the project: `--offline` and the settings
 /// flags.
 pub(crate) struct RunnerFlags<'a> {

@@ -15,19 +15,7 @@ pub(super) fn agents(
     args: &AgentsArgs,
     factories: &[Arc<dyn ProviderFactory>],
 ) -> Result<ExitCode, Refusal> {
-    // No agent runs: the scripted model, so that no key is looked for.
-    let no_flags = crate::args::SettingsFlags::default();
-    let runner = setup::RunnerFlags {
-        offline: true,
-        settings: &no_flags,
-    };
-    let runnable = setup::runnable(
-        &args.preset,
-        &runner,
-        None,
-        setup::KeySwitch::AsWritten,
-        factories,
-    )?;
+    let runnable = setup::listing(&args.preset, factories)?;
     let entries = runnable.catalog.entries();
     let mut warnings = runnable.catalog.warnings();
     warnings.extend(crate::warnings::missing_skills(

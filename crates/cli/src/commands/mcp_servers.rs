@@ -17,19 +17,7 @@ pub(super) async fn mcp_servers(
     args: &McpServersArgs,
     factories: &[Arc<dyn ProviderFactory>],
 ) -> Result<ExitCode, Refusal> {
-    // No agent runs: the scripted model, so that no key is looked for.
-    let no_flags = crate::args::SettingsFlags::default();
-    let runner = setup::RunnerFlags {
-        offline: true,
-        settings: &no_flags,
-    };
-    let runnable = setup::runnable(
-        &args.preset,
-        &runner,
-        None,
-        setup::KeySwitch::AsWritten,
-        factories,
-    )?;
+    let runnable = setup::listing(&args.preset, factories)?;
     let (tools, failed) = runnable.mcp.servers.start_all().await;
     let configured = &runnable.mcp.configured;
     let mut rows: Vec<Value> = Vec::new();
