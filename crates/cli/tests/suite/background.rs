@@ -208,12 +208,16 @@ async fn run_keeps_background_output_files_in_the_state_dir() {
     assert_eq!(files_under(&temp), Vec::<std::path::PathBuf>::new());
 }
 
+/// The child starts a command in the background and reads it with `task_output`. The command
+/// sleeps first, so it is still running when the child's next request goes out: one that ended
+/// at once would reach the model as a `<task-notification>` before the `task_output` call, which
+/// this scenario does not answer (it failed that way under `cargo test`'s load).
 const CHILD_BASH: &str = r#"
 - name: child
   match: "sleepy"
   steps:
     - tool_calls:
-        - {id: call_sh, name: bash, input: {command: "echo from-the-shell-task", run_in_background: true}}
+        - {id: call_sh, name: bash, input: {command: "sleep 2; echo from-the-shell-task", run_in_background: true}}
     - tool_calls:
         - {id: call_read, name: task_output, input: {task_id: call_sh, timeout: 600000}}
     - text: "shell task read"
