@@ -367,6 +367,19 @@ fn agent_in_tools_limits_the_agent_types_it_may_start() {
     }
 }
 
+/// `mcpServers` naming configured servers asks for nothing an in-process agent lacks (every one
+/// gets the configured servers' tools): only servers defined in the file are warned about.
+#[test]
+fn mcp_servers_by_name_are_no_warning() {
+    let parsed =
+        parse("---\nname: r\ndescription: d\nmcpServers: [github, files]\n---\nbody").unwrap();
+    assert_eq!(parsed.warnings.len(), 0, "{:?}", parsed.warnings);
+    let inline =
+        parse("---\nname: r\ndescription: d\nmcpServers: [github, {x: {command: y}}]\n---\nbody")
+            .unwrap();
+    assert_eq!(inline.warnings.len(), 1, "{:?}", inline.warnings);
+}
+
 #[test]
 fn fields_no_provider_honours_are_warnings_where_they_are_written() {
     // `skills` (line 7) is honoured: no warning.
@@ -386,8 +399,9 @@ fn fields_no_provider_honours_are_warnings_where_they_are_written() {
         shown,
         vec![
             unsupported(
-                "agents/reviewer.md:4:1: `mcpServers` is not supported: the agent runs without \
-                 these MCP servers"
+                "agents/reviewer.md:4:1: `mcpServers` is not supported: servers defined in the \
+                 agent's file do not start (configure them in .mcp.json, ~/.claude.json or the \
+                 preset's mcp_servers:, whose tools every in-process agent gets, and name them)"
             ),
             unsupported(
                 "agents/reviewer.md:6:1: `hooks` run only where the agent runs in process \
