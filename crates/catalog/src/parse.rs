@@ -124,17 +124,8 @@ pub fn parse_definition(path: &Path, text: &str, source: Source) -> Result<Parse
                 .into(),
         )
     })?;
-    let fields = if yaml.trim().is_empty() {
-        Vec::new()
-    } else {
-        serde_saphyr::from_str::<Fields>(yaml)
-            .map_err(|e| {
-                let location = e.location().map_or(Location::NONE, yaml_location);
-                let message = UserMessageFormatter.format_message(&e).into_owned();
-                invalid(location, format!("invalid frontmatter: {message}"))
-            })?
-            .0
-    };
+    let fields =
+        frontmatter_fields(yaml).map_err(|(location, message)| invalid(location, message))?;
 
     let mut definition = Definition {
         prompt: body.trim().to_owned(),
@@ -537,7 +528,27 @@ fn shown(value: &Value) -> String {
 }
 
 /// The frontmatter's top-level entries in file order, keys and values with their locations.
-pub(crate) struct Fields(pub(crate) Vec<(Spanned<String>, Spanned<Value>)>);
+/// One frontmatter field: its key and its value, each with where it is written.
+pub(crate) type Field = (Spanned<String>, Spanned<Value>);
+
+/// The fields of a frontmatter's YAML, in order (none when it is blank); YAML that does not
+/// parse is where it fails and why.
+pub(crate) fn frontmatter_fields(
+    yaml: &str,
+) -> std::result::Result<Vec<Field>, (Location, String)> {
+    if yaml.trim().is_empty() {
+        return Ok(Vec::new());
+    }
+    serde_saphyr::from_str::<Fields>(yaml)
+        .map(|fields| fields.0)
+        .map_err(|e| {
+            let location = e.location().map_or(Location::NONE, yaml_location);
+            let message = UserMessageFormatter.format_message(&e).into_owned();
+            (location, format!("invalid frontmatter: {message}"))
+        })
+}
+
+pub(crate) struct Fields(pub(crate) Vec<Field>);
 
 impl<'de> Deserialize<'de> for Fields {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {

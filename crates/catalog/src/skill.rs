@@ -22,11 +22,12 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use serde_saphyr::{MessageFormatter, UserMessageFormatter};
 use subagent_core::skills::SkillSummary;
 
 use crate::location::Location;
-use crate::parse::{Fields, check_name, edit_distance, split_frontmatter, yaml_location};
+use crate::parse::{
+    check_name, edit_distance, frontmatter_fields, split_frontmatter, yaml_location,
+};
 use crate::source::Source;
 use crate::tools::split_tool_list;
 use crate::warning::{Warning, WarningKind};
@@ -93,17 +94,8 @@ pub fn parse_skill(path: &Path, text: &str, source: Source) -> Result<ParsedSkil
     check_name(&name)
         .map_err(|message| invalid(Location::NONE, format!("skill folder: {message}")))?;
     let (yaml, body) = split_frontmatter(text).unwrap_or(("", text));
-    let fields = if yaml.trim().is_empty() {
-        Vec::new()
-    } else {
-        serde_saphyr::from_str::<Fields>(yaml)
-            .map_err(|e| {
-                let location = e.location().map_or(Location::NONE, yaml_location);
-                let message = UserMessageFormatter.format_message(&e).into_owned();
-                invalid(location, format!("invalid frontmatter: {message}"))
-            })?
-            .0
-    };
+    let fields =
+        frontmatter_fields(yaml).map_err(|(location, message)| invalid(location, message))?;
     let mut summary = SkillSummary {
         name,
         dir,
