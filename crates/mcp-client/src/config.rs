@@ -77,6 +77,13 @@ pub enum Transport {
     },
 }
 
+impl Transport {
+    /// Whether the server is a program we start (else one at a URL).
+    pub fn is_stdio(&self) -> bool {
+        matches!(self, Self::Stdio { .. })
+    }
+}
+
 /// A map's keys only: a listing names the variables and headers, never their values.
 fn names_only<S: serde::Serializer>(
     map: &BTreeMap<String, String>,

@@ -1,11 +1,9 @@
 //! The servers of one run: each started once, when first needed, and shared by every agent of
 //! the run that may use it; stopped with the run.
 //!
-//! A stdio server runs under the process owner (`subagent-process`): in its own process group,
-//! under the host's guardian, with the model products' keys and the run's secrets withheld
-//! from its environment (what its `env` names is added), and with its tree killed when the run
-//! ends, is cancelled, or the host dies. Its stdout carries MCP's JSON-RPC messages, one a
-//! line; what else it writes there is logged and skipped; its stderr goes to the log.
+//! A stdio server is a process of ours ([`crate::stdio`]); an HTTP server is reached over MCP's
+//! streamable HTTP ([`crate::http`]). Either way the session is rmcp's, and what can go wrong
+//! (no start, no answer, an exit, a timeout, an error answer) has its [`ErrorCode`].
 //!
 //! Deliberately not here: the tools the model sees ([`crate::tool`]), where servers are
 //! configured ([`crate::config`]).
@@ -15,21 +13,22 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use rmcp::model::Tool;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification,
     CancelledNotificationParam, ClientNotification, ClientRequest, Implementation,
     InitializeRequestParams, JsonObject, ServerResult,
 };
-use rmcp::service::{PeerRequestOptions, RunningService, RxJsonRpcMessage, TxJsonRpcMessage};
-use rmcp::transport::Transport;
+use rmcp::service::{PeerRequestOptions, RunningService};
+use rmcp::transport::IntoTransport;
 use rmcp::{RoleClient, ServiceError, ServiceExt};
 use subagent_core::CancellationToken;
-use subagent_process::{Process, ProcessSpec, Scrub, Secrets, StdinMode, StopPolicy};
-use tokio::io::AsyncWriteExt;
-use tokio::sync::{Mutex, mpsc};
+use subagent_process::Secrets;
+use tokio::sync::Mutex;
 
 use crate::config::{ServerConfig, Transport as Reach};
 use crate::error::{Error, ErrorCode, Result};
+use crate::{http, stdio};
 
 /// How long a server may take to start and answer `initialize` and `tools/list` (Claude Code's
 /// `MCP_TIMEOUT` defaults to 30 s).
@@ -213,11 +212,14 @@ struct Connection {
     service: RunningService<RoleClient, InitializeRequestParams>,
     tools: Vec<ServerTool>,
     timeout: Option<Duration>,
-    /// Set once the server's stdout ended: what became of it.
+    /// A stdio server's: set once its stdout ended, what became of it. An HTTP server's: the
+    /// last failure on the wire.
     ended: Arc<std::sync::Mutex<Option<String>>>,
-    /// Lines on its stdout that were not MCP messages.
+    /// Lines on its stdout (answers over HTTP) that were not MCP messages.
     garbage: Arc<AtomicUsize>,
-    /// Stops this server's process.
+    /// Whether it is a process of ours (else reached over HTTP).
+    stdio: bool,
+    /// Stops this server's process (or ends the HTTP session).
     stop: CancellationToken,
 }
 
@@ -234,15 +236,6 @@ impl Connection {
         stop_all: &CancellationToken,
     ) -> Result<Self> {
         let name = config.name.clone();
-        let Reach::Stdio { command, args, env } = &config.transport else {
-            return Err(Error::new(
-                ErrorCode::UnsupportedTransport,
-                format!(
-                    "MCP server `{name}` ({}) is reached over HTTP, which this version does not connect to yet; run it as a stdio server (`command`)",
-                    config.source
-                ),
-            ));
-        };
         let failed = |what: String| {
             Error::new(
                 ErrorCode::StartFailed,
@@ -250,53 +243,57 @@ impl Connection {
             )
         };
         let stop = stop_all.child_token();
-        let mut process = ProcessSpec::new(command, &options.cwd)
-            .args(args)
-            .scrub(Scrub::ModelKeys)
-            .withhold(options.secrets.clone())
-            .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-            .stdin(StdinMode::Piped)
-            .max_line_bytes(MAX_MESSAGE_BYTES)
-            .stop_policy(StopPolicy::default().grace(Duration::from_secs(2)))
-            .cancel(stop.clone())
-            .spawn()
-            .map_err(|e| failed(format!("`{command}` could not be started: {e}")))?;
-        let stdin = process
-            .take_stdin()
-            .ok_or_else(|| failed("no stdin pipe".to_owned()))?;
-        let (sender, incoming) = mpsc::channel(64);
         let ended = Arc::new(std::sync::Mutex::new(None));
         let garbage = Arc::new(AtomicUsize::new(0));
-        tokio::spawn(read(
-            process,
-            sender,
-            Arc::clone(&ended),
-            Arc::clone(&garbage),
-            name.clone(),
-        ));
-        let transport = LineTransport {
-            stdin: Arc::new(Mutex::new(stdin)),
-            incoming,
+        let handshake = match &config.transport {
+            Reach::Stdio { command, args, env } => {
+                let started = stdio::start(
+                    &name,
+                    command,
+                    args,
+                    env,
+                    (&options.cwd, &options.secrets, MAX_MESSAGE_BYTES),
+                    &stop,
+                )
+                .map_err(&failed)?;
+                let (ended, garbage) = (Arc::clone(&started.ended), Arc::clone(&started.garbage));
+                let shake = handshake(started.transport);
+                let shaken = tokio::time::timeout(options.startup_timeout, shake).await;
+                (shaken, ended, garbage)
+            }
+            Reach::Http { kind, .. } if kind == "sse" => {
+                return Err(Error::new(
+                    ErrorCode::UnsupportedTransport,
+                    format!(
+                        "MCP server `{name}` ({}) uses the older SSE transport, which the MCP SDK we build on no longer speaks; if the server also serves streamable HTTP, set `\"type\": \"http\"` and its URL",
+                        config.source
+                    ),
+                ));
+            }
+            Reach::Http { url, headers, .. } => {
+                let notes = http::Notes {
+                    last: Arc::clone(&ended),
+                    garbage: Arc::clone(&garbage),
+                };
+                let transport =
+                    http::transport(url, headers, notes, MAX_MESSAGE_BYTES).map_err(&failed)?;
+                let shake = handshake(transport);
+                let shaken = tokio::time::timeout(options.startup_timeout, shake).await;
+                (shaken, ended, garbage)
+            }
         };
-        let info = InitializeRequestParams::new(
-            Default::default(),
-            Implementation::new("subagent", env!("CARGO_PKG_VERSION")),
-        );
-        let handshake = async {
-            let service = info.serve(transport).await.map_err(|e| e.to_string())?;
-            let tools = service
-                .peer()
-                .list_all_tools()
-                .await
-                .map_err(|e| e.to_string())?;
-            Ok::<_, String>((service, tools))
-        };
-        let (service, listed) = match tokio::time::timeout(options.startup_timeout, handshake).await
-        {
+        let (shaken, ended, garbage) = handshake;
+        let (service, listed) = match shaken {
             Ok(Ok(done)) => done,
             Ok(Err(e)) => {
                 stop.cancel();
-                let why = wait_for_end(&ended).await;
+                if !config.transport.is_stdio()
+                    && let Some(last) = ended.lock().ok().and_then(|l| l.clone())
+                {
+                    // rmcp's words name its types; what went wrong on the wire is the news.
+                    return Err(failed(format!("the MCP handshake failed: {last}")));
+                }
+                let why = stdio::wait_for_end(&ended).await;
                 return Err(failed(format!("the MCP handshake failed: {e}{why}")));
             }
             Err(_) => {
@@ -304,7 +301,7 @@ impl Connection {
                 return Err(failed(format!(
                     "no answer to `initialize` and `tools/list` within {} s{}",
                     options.startup_timeout.as_secs(),
-                    garbage_note(garbage.load(Ordering::Relaxed))
+                    stdio::garbage_note(garbage.load(Ordering::Relaxed))
                 )));
             }
         };
@@ -330,13 +327,15 @@ impl Connection {
             timeout: config.timeout_ms.map(Duration::from_millis),
             ended,
             garbage,
+            stdio: config.transport.is_stdio(),
             stop,
         })
     }
 
-    /// Whether the server's stdout ended (it exited, or was stopped).
+    /// Whether the session ended (the server exited, was stopped, or closed the connection).
     fn closed(&self) -> bool {
-        self.ended.lock().map(|e| e.is_some()).unwrap_or(true)
+        self.service.is_closed()
+            || (self.stdio && self.ended.lock().map(|e| e.is_some()).unwrap_or(true))
     }
 
     async fn call(
@@ -389,7 +388,9 @@ impl Connection {
                     ServiceError::TransportClosed | ServiceError::TransportSend(_)
                 ) {
                     // The reader records how the server ended just after its output closes.
-                    wait_for_end(&self.ended).await;
+                    if self.stdio {
+                        stdio::wait_for_end(&self.ended).await;
+                    }
                 }
                 Err(self.service_error(e, timeout))
             }
@@ -404,7 +405,7 @@ impl Connection {
                     "MCP server `{}` did not answer within {} s (its `timeout`, in milliseconds, sets how long a call may take){}",
                     self.name,
                     timeout.as_secs_f64(),
-                    garbage_note(self.garbage.load(Ordering::Relaxed))
+                    stdio::garbage_note(self.garbage.load(Ordering::Relaxed))
                 ),
             ),
             ServiceError::McpError(error) => Error::new(
@@ -417,11 +418,35 @@ impl Connection {
                     .lock()
                     .ok()
                     .and_then(|e| e.clone())
-                    .unwrap_or_else(|| "its output closed".to_owned());
+                    .unwrap_or_else(|| {
+                        if self.stdio {
+                            "its output closed"
+                        } else {
+                            "the connection closed"
+                        }
+                        .to_owned()
+                    });
+                if self.stdio {
+                    return Error::new(
+                        ErrorCode::ServerExited,
+                        format!(
+                            "MCP server `{}` went away during the call: {ended}",
+                            self.name
+                        ),
+                    );
+                }
+                // Over HTTP the session ends when the server's answer could not be read: a
+                // garbled answer is the server's fault in the protocol, a failed connection its
+                // going away.
+                let code = if self.garbage.load(Ordering::Relaxed) > 0 {
+                    ErrorCode::Protocol
+                } else {
+                    ErrorCode::ServerExited
+                };
                 Error::new(
-                    ErrorCode::ServerExited,
+                    code,
                     format!(
-                        "MCP server `{}` went away during the call: {ended}",
+                        "MCP server `{}` ended the session during the call: {ended}",
                         self.name
                     ),
                 )
@@ -434,111 +459,29 @@ impl Connection {
     }
 }
 
-/// What the user should know of lines that were not MCP messages.
-fn garbage_note(count: usize) -> String {
-    if count == 0 {
-        String::new()
-    } else {
-        format!("; it wrote {count} line(s) on stdout that are not MCP messages (see the log, -v)")
-    }
-}
-
-/// What became of a server whose handshake failed, once its output ended (briefly waited for).
-async fn wait_for_end(ended: &std::sync::Mutex<Option<String>>) -> String {
-    for _ in 0..50 {
-        if let Some(end) = ended.lock().ok().and_then(|e| e.clone()) {
-            return format!(" ({end})");
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    String::new()
-}
-
-/// Reads the server's stdout: each line that is an MCP message goes to the client; at the end,
-/// what became of the server is recorded in `ended`.
-async fn read(
-    mut process: Process,
-    sender: mpsc::Sender<RxJsonRpcMessage<RoleClient>>,
-    ended: Arc<std::sync::Mutex<Option<String>>>,
-    garbage: Arc<AtomicUsize>,
-    name: String,
-) {
-    let failure = loop {
-        match process.next_line().await {
-            Ok(Some(line)) if line.trim().is_empty() => {}
-            Ok(Some(line)) => match serde_json::from_str(&line) {
-                Ok(message) => {
-                    if sender.send(message).await.is_err() {
-                        process.stop();
-                    }
-                }
-                Err(e) => {
-                    garbage.fetch_add(1, Ordering::Relaxed);
-                    let start: String = line.chars().take(200).collect();
-                    tracing::warn!(target: "subagent::mcp", server = %name, "not an MCP message ({e}): {start}");
-                }
-            },
-            Ok(None) => break None,
-            Err(e) => break Some(e.to_string()),
-        }
-    };
-    drop(sender);
-    let end = match process.wait().await {
-        Ok(exit) => {
-            let tail = exit.stderr_tail.trim();
-            let status = match (exit.code(), exit.signal()) {
-                (Some(code), _) => format!("it exited with status {code}"),
-                (None, Some(signal)) => format!("it was killed by signal {signal}"),
-                (None, None) => "it ended".to_owned(),
-            };
-            let mut end = failure.map_or(status.clone(), |f| format!("{f}; {status}"));
-            if !tail.is_empty() {
-                end.push_str(&format!(
-                    "; its stderr ends: {}",
-                    tail.lines().last().unwrap_or_default()
-                ));
-            }
-            end
-        }
-        Err(e) => failure.unwrap_or_else(|| e.to_string()),
-    };
-    tracing::debug!(target: "subagent::mcp", server = %name, "{end}");
-    if let Ok(mut slot) = ended.lock() {
-        *slot = Some(end);
-    }
-}
-
-/// MCP over a server's stdin and the lines [`read`] hands on.
-struct LineTransport {
-    stdin: Arc<Mutex<tokio::process::ChildStdin>>,
-    incoming: mpsc::Receiver<RxJsonRpcMessage<RoleClient>>,
-}
-
-impl Transport<RoleClient> for LineTransport {
-    type Error = std::io::Error;
-
-    fn send(
-        &mut self,
-        item: TxJsonRpcMessage<RoleClient>,
-    ) -> impl std::future::Future<Output = std::result::Result<(), Self::Error>> + Send + 'static
-    {
-        let stdin = Arc::clone(&self.stdin);
-        async move {
-            let mut line = serde_json::to_vec(&item)?;
-            line.push(b'\n');
-            let mut stdin = stdin.lock().await;
-            stdin.write_all(&line).await?;
-            stdin.flush().await
-        }
-    }
-
-    fn receive(
-        &mut self,
-    ) -> impl std::future::Future<Output = Option<RxJsonRpcMessage<RoleClient>>> + Send {
-        self.incoming.recv()
-    }
-
-    async fn close(&mut self) -> std::result::Result<(), Self::Error> {
-        self.stdin.lock().await.shutdown().await
-    }
+/// The running session over `transport`, after `initialize`, and the server's tools.
+async fn handshake<T, E, A>(
+    transport: T,
+) -> std::result::Result<
+    (
+        RunningService<RoleClient, InitializeRequestParams>,
+        Vec<Tool>,
+    ),
+    String,
+>
+where
+    T: IntoTransport<RoleClient, E, A>,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    let info = InitializeRequestParams::new(
+        Default::default(),
+        Implementation::new("subagent", env!("CARGO_PKG_VERSION")),
+    );
+    let service = info.serve(transport).await.map_err(|e| e.to_string())?;
+    let tools = service
+        .peer()
+        .list_all_tools()
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok((service, tools))
 }

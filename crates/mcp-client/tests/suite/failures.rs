@@ -71,7 +71,7 @@ async fn a_server_that_cannot_start_or_never_answers_fails_alone() {
         [
             ("missing".to_owned(), ErrorCode::StartFailed),
             ("silent".to_owned(), ErrorCode::StartFailed),
-            ("remote".to_owned(), ErrorCode::UnsupportedTransport),
+            ("remote".to_owned(), ErrorCode::StartFailed),
         ]
     );
     // A failed server is not tried again, and says why each time.

@@ -7,6 +7,7 @@ use subagent_mcp_client::{McpServers, Options, ServerConfig, Source, parse_serve
 
 mod everything;
 mod failures;
+mod http;
 
 /// The servers `json` (an `mcpServers` object) as a preset would configure them.
 fn servers(json: serde_json::Value) -> Vec<ServerConfig> {
