@@ -301,6 +301,42 @@ pub(crate) fn with_settings(mut invocation: Invocation, settings: Option<&str>) 
     invocation
 }
 
+/// The servers of `servers` that claude does not read itself (the preset's: claude reads
+/// `~/.claude.json` and `.mcp.json` on its own), as its `--mcp-config` JSON; `None` when there
+/// is none.
+pub(crate) fn mcp_config(servers: &subagent_core::mcp::HostMcpServers) -> Option<String> {
+    use subagent_core::mcp::McpReach;
+    let handed: serde_json::Map<String, Value> = servers
+        .0
+        .iter()
+        .filter(|server| !server.scope.read_by_claude())
+        .map(|server| {
+            let mut entry = match &server.reach {
+                McpReach::Stdio { command, args, env } => serde_json::json!({
+                    "type": "stdio", "command": command, "args": args, "env": env,
+                }),
+                McpReach::Http { url, headers } => serde_json::json!({
+                    "type": "http", "url": url, "headers": headers,
+                }),
+            };
+            if let (Some(timeout), Some(entry)) = (server.timeout_ms, entry.as_object_mut()) {
+                entry.insert("timeout".into(), timeout.into());
+            }
+            (server.name.clone(), entry)
+        })
+        .collect();
+    (!handed.is_empty()).then(|| serde_json::json!({ "mcpServers": handed }).to_string())
+}
+
+/// `invocation` reading the MCP servers of the file at `path` (`--mcp-config`), beside those
+/// claude reads itself.
+pub(crate) fn with_mcp_config(mut invocation: Invocation, path: &std::path::Path) -> Invocation {
+    invocation
+        .args
+        .extend(["--mcp-config".to_owned(), path.display().to_string()]);
+    invocation
+}
+
 /// Builds the invocation. `is_root` and `sandbox_env` (our own `IS_SANDBOX`) decide whether
 /// `bypassPermissions` can work.
 pub fn build(

@@ -51,6 +51,11 @@ pub enum Error {
     /// installed.
     #[error("{}", .0.start_failure("claude", INSTALL_HINT))]
     Start(#[source] subagent_process::Error),
+    /// The file of MCP servers handed to the child (`--mcp-config`) could not be written to the
+    /// temporary directory. Returned by `start`; becomes `SPAWN_FAILED`. Retrying helps once
+    /// `TMPDIR` is writable.
+    #[error("the MCP servers for claude could not be written to a temporary file: {0}")]
+    McpConfigFile(#[source] std::io::Error),
 }
 
 impl From<subagent_process::Error> for Error {

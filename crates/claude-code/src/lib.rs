@@ -30,6 +30,7 @@
 //! | `cancel` | SIGINT to claude (it ends its tools and reports `error_during_execution`), grace, SIGKILL of the whole tree |
 //! | `parent.asker` | `--input-format stream-json --permission-prompt-tool stdio`, a `dontAsk` row runs in `default` (under the ceiling): the prompt is a stream-json user message, each `can_use_tool` control request is answered from the asker (allow + `updatedInput` / deny + message), stdin closes at the `result` |
 //! | an agent type's `hooks:` (`subagent_runtime::AgentHooks` in `parent.extensions`) | `--settings` `hooks`, after the settings' hooks claude does not read itself |
+//! | the host's MCP servers (`subagent_core::mcp::HostMcpServers` in the build context) | the preset's (those claude does not read itself) in a private temporary file named by `--mcp-config`, removed when the run ends; `~/.claude.json`'s and `.mcp.json`'s claude reads on its own |
 //!
 //! Always: `--permission-mode` from config (default `dontAsk`; `bypassPermissions` as root needs
 //! `IS_SANDBOX=1`, refused up front with that advice otherwise), `CLAUDE_CODE_MAX_RETRIES`
@@ -97,6 +98,9 @@ pub struct ClaudeCodeProvider {
     secrets: Secrets,
     /// The settings handed to every child as `--settings` (what claude does not read itself).
     settings: Option<Arc<serde_json::Map<String, Value>>>,
+    /// The MCP servers handed to every child as `--mcp-config` (what claude does not read
+    /// itself), as the file's JSON.
+    mcp_config: Option<Arc<String>>,
 }
 
 impl ClaudeCodeProvider {
@@ -108,6 +112,7 @@ impl ClaudeCodeProvider {
             config: Arc::new(config),
             secrets: Secrets::new(),
             settings: None,
+            mcp_config: None,
         })
     }
 
@@ -157,6 +162,28 @@ impl ClaudeCodeProvider {
         self.settings = command::handed_settings(settings).map(Arc::new);
         self
     }
+
+    /// Hands the host's MCP servers that `claude` does not read itself (the preset's) to every
+    /// child, in a private temporary file named by `--mcp-config` (their `env` and `headers`
+    /// may be secrets: never on the command line).
+    #[must_use]
+    pub fn with_mcp_servers(mut self, servers: &subagent_core::mcp::HostMcpServers) -> Self {
+        self.mcp_config = command::mcp_config(servers).map(Arc::new);
+        self
+    }
+}
+
+/// `json` in a new temporary file only its owner may read, removed when the path is dropped.
+fn write_private(json: &str) -> Result<tempfile::TempPath> {
+    use std::io::Write as _;
+    let mut file = tempfile::Builder::new()
+        .prefix("subagent-claude-mcp-")
+        .suffix(".json")
+        .tempfile()
+        .map_err(Error::McpConfigFile)?;
+    file.write_all(json.as_bytes())
+        .map_err(Error::McpConfigFile)?;
+    Ok(file.into_temp_path())
 }
 
 #[async_trait]
@@ -173,8 +200,15 @@ impl SubagentProvider for ClaudeCodeProvider {
         if request.cancel.is_cancelled() {
             return Err(subagent_core::Error::Cancelled);
         }
-        let invocation = self.invocation(&request)?;
+        let mut invocation = self.invocation(&request)?;
+        let mut files = Vec::new();
+        if let Some(json) = &self.mcp_config {
+            let path = write_private(json)?;
+            invocation = command::with_mcp_config(invocation, &path);
+            files.push(Arc::new(path));
+        }
         let plan = run::RunPlan {
+            _files: files,
             provider: self.name.clone(),
             invocation,
             schema: request.output_schema.clone(),
@@ -267,6 +301,12 @@ impl ProviderFactory for ClaudeCodeFactory {
             .get::<subagent_settings::EffectiveSettings>()
         {
             provider = provider.with_settings(&settings);
+        }
+        if let Some(servers) = context
+            .extensions
+            .get::<subagent_core::mcp::HostMcpServers>()
+        {
+            provider = provider.with_mcp_servers(&servers);
         }
         Ok(Arc::new(provider))
     }

@@ -36,6 +36,8 @@ pub(crate) struct RunPlan {
     /// Who answers the child's permission questions; `None`: the child never asks (the prompt
     /// goes on stdin as text, then EOF).
     pub asker: Option<Asker>,
+    /// Files the child reads (its `--mcp-config`), removed when the run is over.
+    pub _files: Vec<std::sync::Arc<tempfile::TempPath>>,
 }
 
 /// Starts the child: stdin a pipe (the prompt, then EOF), SIGINT to the child alone to stop it
@@ -383,6 +385,7 @@ mod tests {
             secrets: Secrets::new(),
             grace: Duration::from_secs(1),
             asker: None,
+            _files: Vec::new(),
         }
     }
 

@@ -8,6 +8,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use subagent_core::mcp::HostMcpServers;
 use subagent_mcp_client::{Configured, McpServers, McpTool, Options, Source};
 use subagent_preset::Preset;
 use subagent_runtime::{HostTools, Secrets, Tool};
@@ -68,6 +69,18 @@ impl McpSetup {
             servers,
             host_tools: HostTools::new(),
         })
+    }
+
+    /// The servers as product children are handed them (claude's `--mcp-config`, codex's
+    /// `mcp_servers`, ACP's `session/new`).
+    pub(crate) fn handed(&self) -> HostMcpServers {
+        HostMcpServers(
+            self.configured
+                .servers
+                .iter()
+                .filter_map(subagent_mcp_client::ServerConfig::spec)
+                .collect(),
+        )
     }
 
     /// Starts every server, says on stderr which could not start (and which of the project's

@@ -566,6 +566,7 @@ pub(crate) fn runnable_withholding(
     let sessions = session_store(&cwd);
     let mut provided = extensions(&preset, &model);
     provided.insert(mcp.host_tools.clone());
+    provided.insert(mcp.handed());
     if let Some(store) = &sessions {
         provided.insert(store.clone());
     }

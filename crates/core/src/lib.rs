@@ -33,6 +33,7 @@ mod factory;
 mod filter;
 pub mod isolation;
 pub mod lenient;
+pub mod mcp;
 mod provider;
 pub mod registry;
 mod request;

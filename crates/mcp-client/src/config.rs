@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use serde_json::Value;
+use subagent_core::mcp::{McpReach, McpScope, McpServerSpec};
 
 use crate::error::{Error, ErrorCode, Result};
 
@@ -81,6 +82,37 @@ impl Transport {
     /// Whether the server is a program we start (else one at a URL).
     pub fn is_stdio(&self) -> bool {
         matches!(self, Self::Stdio { .. })
+    }
+}
+
+impl ServerConfig {
+    /// The server as a product child is handed it; `None` for an `sse` server, which no child
+    /// is given (it is refused here too).
+    pub fn spec(&self) -> Option<McpServerSpec> {
+        let reach = match &self.transport {
+            Transport::Stdio { command, args, env } => McpReach::Stdio {
+                command: command.clone(),
+                args: args.clone(),
+                env: env.clone(),
+            },
+            Transport::Http { kind, .. } if kind == "sse" => return None,
+            Transport::Http { url, headers, .. } => McpReach::Http {
+                url: url.clone(),
+                headers: headers.clone(),
+            },
+        };
+        let scope = match self.source {
+            Source::Local { .. } => McpScope::Local,
+            Source::Project { .. } => McpScope::Project,
+            Source::User { .. } => McpScope::User,
+            Source::Preset { .. } => McpScope::Preset,
+        };
+        Some(McpServerSpec {
+            name: self.name.clone(),
+            reach,
+            scope,
+            timeout_ms: self.timeout_ms,
+        })
     }
 }
 

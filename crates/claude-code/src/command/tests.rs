@@ -355,3 +355,56 @@ fn agent_hooks_go_with_the_settings_hooks() {
     );
     assert_eq!(request_settings(None, None, None), None);
 }
+
+/// Only the preset's servers are handed over (claude reads `~/.claude.json` and `.mcp.json`
+/// itself), in claude's `--mcp-config` shape, stdio and HTTP alike.
+#[test]
+fn the_presets_mcp_servers_are_handed_in_claudes_shape() {
+    use subagent_core::mcp::{HostMcpServers, McpReach, McpScope, McpServerSpec};
+    let server = |name: &str, scope, reach| McpServerSpec {
+        name: name.into(),
+        reach,
+        scope,
+        timeout_ms: None,
+    };
+    let stdio = McpReach::Stdio {
+        command: "npx".into(),
+        args: vec!["-y".into(), "files".into()],
+        env: [("TOKEN".to_owned(), "s3cret".to_owned())].into(),
+    };
+    let http = McpReach::Http {
+        url: "http://127.0.0.1:9/mcp".into(),
+        headers: [("Authorization".to_owned(), "Bearer t".to_owned())].into(),
+    };
+    let mut timed = server("api", McpScope::Preset, http);
+    timed.timeout_ms = Some(5000);
+    let servers = HostMcpServers(vec![
+        server("files", McpScope::Preset, stdio.clone()),
+        server("users", McpScope::User, stdio.clone()),
+        server("project", McpScope::Project, stdio.clone()),
+        server("local", McpScope::Local, stdio),
+        timed,
+    ]);
+    let json: Value = serde_json::from_str(&mcp_config(&servers).unwrap()).unwrap();
+    assert_eq!(
+        json,
+        serde_json::json!({"mcpServers": {
+            "files": {"type": "stdio", "command": "npx", "args": ["-y", "files"], "env": {"TOKEN": "s3cret"}},
+            "api": {"type": "http", "url": "http://127.0.0.1:9/mcp", "headers": {"Authorization": "Bearer t"}, "timeout": 5000},
+        }})
+    );
+    let mine = HostMcpServers(vec![servers.0[1].clone()]);
+    assert_eq!(mcp_config(&mine), None);
+    let invocation = with_mcp_config(
+        Invocation {
+            program: "claude".into(),
+            args: vec!["-p".into()],
+            env: vec![],
+            pass_env: vec![],
+            cwd: "/p".into(),
+            prompt: "x".into(),
+        },
+        std::path::Path::new("/tmp/servers.json"),
+    );
+    assert_eq!(invocation.args, ["-p", "--mcp-config", "/tmp/servers.json"]);
+}

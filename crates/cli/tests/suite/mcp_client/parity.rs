@@ -1,0 +1,139 @@
+//! Parity with the pinned `claude` (issue 29): the preset's MCP server handed to a claude child
+//! (`--mcp-config`) and started for a spawn child, run against the fake model server, and what
+//! reached each model compared — the tool's name, description and input schema, and what a call
+//! returned.
+
+use pretty_assertions::assert_eq;
+use serde_json::Value;
+use subagent_test_support::{FakeServer, RecordedRequest};
+
+use super::everything;
+
+/// Both models call the reference server's `echo`, then answer.
+const BOTH: &str = r#"
+- match: "mcp parity (claude|spawn)"
+  steps:
+    - tool_calls:
+        - name: mcp__everything__echo
+          input: {message: "said twice"}
+    - text: "echoed"
+"#;
+
+/// What one child's model was shown of the server.
+#[derive(Debug, PartialEq)]
+struct Shown {
+    /// `mcp__everything__echo` as offered: its description and input schema (without a
+    /// `$schema` line).
+    echo: Value,
+    /// The call's result, as text.
+    result: String,
+}
+
+fn shown(requests: &[RecordedRequest], marker: &str) -> Shown {
+    let mine: Vec<&RecordedRequest> = requests
+        .iter()
+        .filter(|r| serde_json::to_string(&r.body).unwrap().contains(marker))
+        .collect();
+    let first = mine
+        .first()
+        .unwrap_or_else(|| panic!("no request for {marker}"));
+    let tools = first.body.as_ref().unwrap()["tools"].as_array().unwrap();
+    let mut echo = tools
+        .iter()
+        .find(|tool| tool["name"] == "mcp__everything__echo")
+        .unwrap_or_else(|| {
+            let names: Vec<&Value> = tools.iter().map(|t| &t["name"]).collect();
+            panic!("{marker}: no mcp__everything__echo among {names:?}")
+        })
+        .clone();
+    let map = echo.as_object_mut().unwrap();
+    map.remove("cache_control");
+    if let Some(schema) = map.get_mut("input_schema").and_then(Value::as_object_mut) {
+        schema.remove("$schema");
+    }
+    let last = mine.last().unwrap().body.as_ref().unwrap();
+    let messages = last["messages"].as_array().unwrap();
+    let result = messages
+        .iter()
+        .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+        .find(|block| block["type"] == "tool_result")
+        .unwrap_or_else(|| panic!("{marker}: no tool result"));
+    let result = match &result["content"] {
+        Value::String(text) => text.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter_map(|b| b["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        other => other.to_string(),
+    };
+    Shown { echo, result }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_presets_server_reaches_claude_and_spawn_children_alike() {
+    let server = FakeServer::from_yaml(BOTH).await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let project = home.path().join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    let project = std::fs::canonicalize(project).unwrap();
+    let row = super::super::pinned::claude_code_row(
+        home.path(),
+        &server.url(),
+        "      permission_mode: bypassPermissions\n",
+    );
+    let preset = home.path().join("preset.yaml");
+    std::fs::write(
+        &preset,
+        format!(
+            "version: 1\nmodel: {{kind: anthropic, name: m, base_url: \"{url}\", api_key_env: FAKE_KEY}}\nproviders:\n  - {{name: spawn, kind: spawn}}\n{row}tools: [{{name: subagent, provider: spawn}}]\nmcp_servers: {servers}\n",
+            url = server.url(),
+            servers = serde_json::json!({"everything": everything()}),
+        ),
+    )
+    .unwrap();
+    let delegate = |args: &[&str]| {
+        let output = subagent_test_support::cli::Subagent::new(
+            assert_cmd::cargo::cargo_bin("subagent"),
+            home.path(),
+        )
+        .cwd(&project)
+        .fake_key()
+        .arg("delegate")
+        .arg("--preset")
+        .arg(&preset)
+        .args(args)
+        .output();
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    let (claude_out, spawn_out) = tokio::task::block_in_place(|| {
+        (
+            delegate(&["--provider", "claude-code", "mcp parity claude"]),
+            delegate(&["--provider", "spawn", "mcp parity spawn"]),
+        )
+    });
+    assert!(claude_out.contains("echoed"), "{claude_out}");
+    assert!(spawn_out.contains("echoed"), "{spawn_out}");
+    let requests = server.model_requests();
+    let claude = shown(&requests, "mcp parity claude");
+    let spawn = shown(&requests, "mcp parity spawn");
+    assert_eq!(spawn, claude);
+    assert_eq!(claude.result, "Echo: said twice");
+    // The file claude read its servers from is gone with the run.
+    let left: Vec<_> = std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with("subagent-claude-mcp-")
+        })
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
