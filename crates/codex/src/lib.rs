@@ -46,6 +46,7 @@
 //! | `parent.cwd` | the child's cwd; `--skip-git-repo-check` when it is not inside a git repo |
 //! | `cancel` | SIGTERM to the group, grace, SIGKILL of the tree |
 //! | `max_depth` (any value) | no codex sub-agents: `-c agents.enabled=false --disable multi_agent --disable multi_agent_v2` |
+//! | the host's MCP servers (`subagent_core::mcp::HostMcpServers` in the build context) | every one (codex reads none of Claude Code's files) as `-c mcp_servers.<name>={…}`; `env` values and `headers` go through the child's environment (`env_vars`, `env_http_headers`), never argv; codex 0.171 offers MCP tools behind its `tool_search` |
 //!
 //! Always: `--json`, `--sandbox` from config (default `read-only`), `-c analytics.enabled=false`
 //! and `--disable plugins` (no traffic beyond the model server), and for a configured model
@@ -101,6 +102,7 @@ mod command;
 mod config;
 mod error;
 mod events;
+mod mcp;
 mod run;
 
 use std::sync::Arc;
@@ -144,6 +146,9 @@ pub struct CodexProvider {
     name: String,
     config: Arc<CodexConfig>,
     secrets: Secrets,
+    /// The host's MCP servers in codex's terms, or why they cannot be handed over (said when a
+    /// child would start).
+    mcp: Option<Arc<std::result::Result<mcp::Handover, String>>>,
 }
 
 impl CodexProvider {
@@ -154,6 +159,7 @@ impl CodexProvider {
             name: name.into(),
             config: Arc::new(config),
             secrets: Secrets::new(),
+            mcp: None,
         })
     }
 
@@ -162,6 +168,15 @@ impl CodexProvider {
     #[must_use]
     pub fn with_secrets(mut self, secrets: Secrets) -> Self {
         self.secrets = secrets;
+        self
+    }
+
+    /// Hands the host's MCP servers to every child (`-c mcp_servers.<name>={…}`, their `env`
+    /// and `headers` through the child's environment). Servers codex cannot be told of make
+    /// every start fail with what to change.
+    #[must_use]
+    pub fn with_mcp_servers(mut self, servers: &subagent_core::mcp::HostMcpServers) -> Self {
+        self.mcp = mcp::handover(servers).transpose().map(Arc::new);
         self
     }
 
@@ -267,9 +282,25 @@ impl SubagentProvider for CodexProvider {
             &request,
             schema.as_ref().map(|(_, path)| path.to_path_buf()),
         );
+        let mut command = command::build(&self.config, &invocation);
+        if let Some(handover) = self.mcp.as_deref() {
+            let handover = handover.as_ref().map_err(|why| {
+                subagent_core::Error::invalid(format!(
+                    "the MCP servers cannot be handed to codex: {why}"
+                ))
+            })?;
+            // Right after `exec`, before the row's own overrides (which win).
+            let at = 1.min(command.args.len());
+            let overrides = handover
+                .overrides
+                .iter()
+                .flat_map(|o| [std::ffi::OsString::from("-c"), o.into()]);
+            command.args.splice(at..at, overrides);
+            command.env.extend(handover.env.iter().cloned());
+        }
         let plan = run::RunPlan {
             provider: self.name.clone(),
-            command: command::build(&self.config, &invocation),
+            command,
             schema,
             ephemeral: self.config.ephemeral,
             timeout: self.config.timeout(),
@@ -361,9 +392,14 @@ impl ProviderFactory for CodexFactory {
             config.codex_home = Some(context.resolve_path(home));
         }
         let secrets = context.secrets.clone();
-        Ok(Arc::new(
-            CodexProvider::new(name, config)?.with_secrets(secrets),
-        ))
+        let mut provider = CodexProvider::new(name, config)?.with_secrets(secrets);
+        if let Some(servers) = context
+            .extensions
+            .get::<subagent_core::mcp::HostMcpServers>()
+        {
+            provider = provider.with_mcp_servers(&servers);
+        }
+        Ok(Arc::new(provider))
     }
 }
 

@@ -137,3 +137,65 @@ async fn a_presets_server_reaches_claude_and_spawn_children_alike() {
         .collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+/// A codex child is handed every server (codex reads none of Claude Code's files). Codex 0.171
+/// offers MCP tools only behind its `tool_search` (a Responses tool type of its own), so the
+/// model asks codex's `list_mcp_resources` for the server's resources: they come from the
+/// reference server we handed over.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_codex_child_is_handed_the_servers() {
+    let server = FakeServer::from_yaml(
+        r#"
+- match: "mcp codex"
+  steps:
+    - tool_calls:
+        - name: list_mcp_resources
+          input: {server: everything}
+    - text: "codex listed"
+"#,
+    )
+    .await
+    .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let project = home.path().join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    let row = super::super::pinned::codex_row(home.path(), &server.url(), "", "");
+    let preset = home.path().join("preset.yaml");
+    let mut everything = everything();
+    everything["env"] = serde_json::json!({"MCP_PARITY_TOKEN": "t0ken-value"});
+    std::fs::write(
+        &preset,
+        format!(
+            "version: 1\nmodel: {{kind: anthropic, name: m, base_url: \"{url}\", api_key_env: FAKE_KEY}}\nproviders:\n{row}tools: [{{name: subagent, provider: codex}}]\nmcp_servers: {servers}\n",
+            url = server.url(),
+            servers = serde_json::json!({"everything": everything}),
+        ),
+    )
+    .unwrap();
+    let output = tokio::task::block_in_place(|| {
+        subagent_test_support::cli::Subagent::new(
+            assert_cmd::cargo::cargo_bin("subagent"),
+            home.path(),
+        )
+        .cwd(&project)
+        .fake_key()
+        .args(["delegate", "--preset"])
+        .arg(&preset)
+        .args(["--provider", "codex", "mcp codex"])
+        .output()
+    });
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(stdout.contains("codex listed"), "{stdout}");
+    let requests = server.model_requests();
+    let all = serde_json::to_string(&requests.iter().map(|r| &r.body).collect::<Vec<_>>()).unwrap();
+    assert!(
+        all.contains("demo://resource/static/document/"),
+        "the server's resources never reached the model: {all}"
+    );
+}
