@@ -16,9 +16,10 @@
 //! | request | ACP |
 //! |---|---|
 //! | — | `initialize {protocolVersion: 1, clientCapabilities: {fs: {readTextFile, writeTextFile}, terminal: false}}` |
-//! | `parent.cwd` | the process's cwd and `session/new {cwd, mcpServers: []}` |
+//! | `parent.cwd` | the process's cwd and `session/new {cwd, mcpServers}` |
 //! | `permission_ceiling` | the row's `permission_mode` tightened by it; `session/set_mode` to the agent's mode the row's `modes` names for it (a stricter mode the row does not map is refused before the agent starts) |
-//! | `resume` | `session/load {sessionId, cwd, mcpServers: []}` instead of `session/new` |
+//! | `resume` | `session/load {sessionId, cwd, mcpServers}` instead of `session/new` |
+//! | the host's MCP servers (`subagent_core::mcp::HostMcpServers` in the build context) | `mcpServers` of `session/new` and `session/load`: stdio servers with an absolute command (a bare name looked up on `PATH`), HTTP servers only when `initialize` says `mcpCapabilities.http` |
 //! | prompt | `session/prompt {prompt: [{type: text}]}`, then `session/close` (errors ignored, waited for within the grace period) |
 //! | `cancel` | `session/cancel`; the prompt has the grace period to end as `cancelled`, then the tree is killed |
 //!
@@ -47,7 +48,7 @@
 //!
 //! Declared ([`CAPABILITIES`]): `resume`. Every outcome names its ACP session
 //! (`SessionRef {provider, id: sessionId, cwd}`); a request's `resume` loads it with
-//! `session/load {sessionId, cwd, mcpServers: []}` instead of `session/new` (the history the
+//! `session/load {sessionId, cwd, mcpServers}` instead of `session/new` (the history the
 //! agent replays while loading is not this run's: no events), then prompts. An agent whose
 //! `initialize` answer does not offer `loadSession` fails the run, saying so. Proven end to end:
 //! the conformance kit's resume check against codex-acp, and claude-agent-acp recalling its
@@ -84,6 +85,7 @@ mod coalesce;
 mod config;
 mod error;
 mod events;
+mod mcp;
 mod run;
 
 use std::sync::Arc;
@@ -118,6 +120,8 @@ pub struct AcpProvider {
     name: String,
     config: Arc<AcpConfig>,
     secrets: Secrets,
+    /// The host's MCP servers, handed to every session.
+    mcp: Arc<subagent_core::mcp::HostMcpServers>,
 }
 
 impl AcpProvider {
@@ -128,6 +132,7 @@ impl AcpProvider {
             name: name.into(),
             config: Arc::new(config),
             secrets: Secrets::new(),
+            mcp: Arc::default(),
         })
     }
 
@@ -136,6 +141,13 @@ impl AcpProvider {
     #[must_use]
     pub fn with_secrets(mut self, secrets: Secrets) -> Self {
         self.secrets = secrets;
+        self
+    }
+
+    /// Hands the host's MCP servers to every session (`session/new {mcpServers}`).
+    #[must_use]
+    pub fn with_mcp_servers(mut self, servers: Arc<subagent_core::mcp::HostMcpServers>) -> Self {
+        self.mcp = servers;
         self
     }
 
@@ -200,6 +212,7 @@ impl SubagentProvider for AcpProvider {
             timeout: self.config.timeout(),
             max_permission_requests: self.config.max_permission_requests,
             asker: request.parent.asker.clone(),
+            mcp: Arc::clone(&self.mcp),
         };
         let (sender, run) = Run::channel(&self.name, &request);
         let process = run::spawn(&plan)?;
@@ -269,9 +282,14 @@ impl ProviderFactory for AcpFactory {
         // stays a PATH lookup.
         config.command = context.resolve_program(&config.command);
         let secrets = context.secrets.clone();
-        Ok(Arc::new(
-            AcpProvider::new(name, config)?.with_secrets(secrets),
-        ))
+        let mut provider = AcpProvider::new(name, config)?.with_secrets(secrets);
+        if let Some(servers) = context
+            .extensions
+            .get::<subagent_core::mcp::HostMcpServers>()
+        {
+            provider = provider.with_mcp_servers(servers);
+        }
+        Ok(Arc::new(provider))
     }
 }
 

@@ -76,6 +76,8 @@ pub(crate) struct RunPlan {
     /// Who answers the agent's permission requests in place of the row's policy: the child's
     /// parent (`request.parent.asker`).
     pub asker: Option<Asker>,
+    /// The host's MCP servers, for the session.
+    pub mcp: Arc<subagent_core::mcp::HostMcpServers>,
 }
 
 /// Starts the agent's process. Fails only before it exists.
@@ -138,6 +140,7 @@ pub(crate) async fn drive(mut process: Process, sender: RunSender, plan: RunPlan
             permissions: plan.permissions,
             asker: plan.asker.clone(),
             files: plan.files.clone(),
+            mcp: Arc::clone(&plan.mcp),
             permission_bound: PermissionBound {
                 max: plan.max_permission_requests,
                 asked: Arc::new(AtomicU32::new(0)),
@@ -302,6 +305,7 @@ struct Setup {
     permissions: PermissionPolicy,
     asker: Option<Asker>,
     files: Files,
+    mcp: Arc<subagent_core::mcp::HostMcpServers>,
     permission_bound: PermissionBound,
 }
 
@@ -349,6 +353,7 @@ where
         permissions,
         asker,
         files,
+        mcp,
         permission_bound,
     } = setup;
     let read_files = files.clone();
@@ -442,6 +447,18 @@ where
                     )
                     .block_task()
                     .await?;
+                let (mcp_servers, skipped) = crate::mcp::servers(
+                    &mcp,
+                    &cwd,
+                    init.agent_capabilities.mcp_capabilities.http,
+                );
+                if !skipped.is_empty() {
+                    tracing::warn!(
+                        target: "subagent::acp",
+                        "the agent does not take MCP servers over HTTP (mcpCapabilities.http): {} not handed over",
+                        skipped.join(", ")
+                    );
+                }
                 let session_id = match resume {
                     Some(id) => {
                         if !init.agent_capabilities.load_session {
@@ -450,7 +467,10 @@ where
                         // The history the agent replays while loading is not this run's.
                         with_state(&session_state, |state| state.replaying = true);
                         let loaded = cx
-                            .send_request(LoadSessionRequest::new(id.clone(), cwd))
+                            .send_request(
+                                LoadSessionRequest::new(id.clone(), cwd)
+                                    .mcp_servers(mcp_servers),
+                            )
                             .block_task()
                             .await;
                         with_state(&session_state, |state| state.replaying = false);
@@ -458,7 +478,7 @@ where
                         SessionId::new(id)
                     }
                     None => {
-                        cx.send_request(NewSessionRequest::new(cwd))
+                        cx.send_request(NewSessionRequest::new(cwd).mcp_servers(mcp_servers))
                             .block_task()
                             .await?
                             .session_id

@@ -144,6 +144,24 @@ async fn a_presets_server_reaches_claude_and_spawn_children_alike() {
 /// reference server we handed over.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_codex_child_is_handed_the_servers() {
+    lists_the_handed_servers_resources(|dir, url| {
+        super::super::pinned::codex_row(dir, url, "", "")
+    })
+    .await;
+}
+
+/// An ACP agent (the pinned codex-acp) gets them in `session/new {mcpServers}`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_acp_child_is_handed_the_servers_in_its_session() {
+    lists_the_handed_servers_resources(|dir, url| {
+        super::super::pinned::codex_acp_row(dir, url, "codex")
+    })
+    .await;
+}
+
+/// Delegates to the row `row` makes (named `codex`) with the reference server in the preset:
+/// the model lists the server's resources through codex's `list_mcp_resources`.
+async fn lists_the_handed_servers_resources(row: impl Fn(&std::path::Path, &str) -> String) {
     let server = FakeServer::from_yaml(
         r#"
 - match: "mcp codex"
@@ -159,7 +177,7 @@ async fn a_codex_child_is_handed_the_servers() {
     let home = tempfile::tempdir().unwrap();
     let project = home.path().join("project");
     std::fs::create_dir_all(&project).unwrap();
-    let row = super::super::pinned::codex_row(home.path(), &server.url(), "", "");
+    let row = row(home.path(), &server.url());
     let preset = home.path().join("preset.yaml");
     let mut everything = everything();
     everything["env"] = serde_json::json!({"MCP_PARITY_TOKEN": "t0ken-value"});
