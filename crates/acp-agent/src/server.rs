@@ -12,8 +12,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, CancelNotification, ContentBlock as AcpBlock, Implementation,
-    InitializeRequest, InitializeResponse, NewSessionRequest, NewSessionResponse, PromptRequest,
-    PromptResponse, SessionNotification, StopReason as AcpStop,
+    InitializeRequest, InitializeResponse, McpCapabilities, NewSessionRequest, NewSessionResponse,
+    PromptRequest, PromptResponse, SessionNotification, StopReason as AcpStop,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent as AcpAgent, Client, Lines};
@@ -27,7 +27,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use crate::broker::AcpBroker;
 use crate::frames::{self, MAX_FRAME};
 use crate::updates::Translator;
-use crate::{Error, ParentFactory, Result};
+use crate::{Error, ParentFactory, Result, SessionTools};
 
 /// The provider name a parent's transcript is kept under.
 const PARENT: &str = "parent";
@@ -46,6 +46,7 @@ where
         sessions: Mutex::new(HashMap::new()),
         running: Mutex::new(Vec::new()),
     });
+    let takes_mcp = server.factory.takes_mcp_servers();
     let (sink, lines, writer) = frames::transport(incoming, outgoing, MAX_FRAME);
     let transport = Lines::new(sink, lines);
     let (on_new, on_prompt, on_cancel) = (
@@ -60,7 +61,7 @@ where
             async move |request: InitializeRequest,
                         responder: Responder<InitializeResponse>,
                         _cx: ConnectionTo<Client>| {
-                responder.respond(initialize(&request))
+                responder.respond(initialize(&request, takes_mcp))
             },
             agent_client_protocol::on_receive_request!(),
         )
@@ -68,7 +69,7 @@ where
             async move |request: NewSessionRequest,
                         responder: Responder<NewSessionResponse>,
                         cx: ConnectionTo<Client>| {
-                match on_new.new_session(request, cx) {
+                match on_new.new_session(request, cx).await {
                     Ok(response) => responder.respond(response),
                     Err(error) => responder.respond_with_error(error),
                 }
@@ -101,14 +102,18 @@ where
 
 /// The answer to `initialize`: protocol 1 whatever was asked (a client that cannot speak it
 /// closes the connection), and only what is implemented.
-fn initialize(request: &InitializeRequest) -> InitializeResponse {
+fn initialize(request: &InitializeRequest, takes_mcp: bool) -> InitializeResponse {
     tracing::debug!(
         asked = %request.protocol_version,
         client = %request.client_info.as_ref().map_or("unnamed", |info| info.name.as_str()),
         "initialize"
     );
     InitializeResponse::new(ProtocolVersion::V1)
-        .agent_capabilities(AgentCapabilities::new())
+        // MCP servers over streamable HTTP when the factory starts servers (stdio ones it must
+        // take by the protocol); not the older SSE transport.
+        .agent_capabilities(
+            AgentCapabilities::new().mcp_capabilities(McpCapabilities::new().http(takes_mcp)),
+        )
         .agent_info(Implementation::new("subagent", env!("CARGO_PKG_VERSION")))
 }
 
@@ -134,6 +139,8 @@ struct Session {
     id: String,
     cwd: PathBuf,
     broker: Arc<AcpBroker>,
+    /// The session's own tools (its MCP servers'), for every parent of the session.
+    tools: SessionTools,
     state: Mutex<Conversation>,
 }
 
@@ -150,19 +157,14 @@ struct Conversation {
 }
 
 impl Server {
-    fn new_session(
+    async fn new_session(
         &self,
         request: NewSessionRequest,
         cx: ConnectionTo<Client>,
     ) -> std::result::Result<NewSessionResponse, agent_client_protocol::Error> {
         let invalid = agent_client_protocol::Error::invalid_params;
-        if !request.mcp_servers.is_empty() {
-            return Err(refusal(
-                invalid(),
-                ErrorCode::InvalidArguments,
-                "subagent acp does not connect to MCP servers: start the session with mcpServers: [] (the parent's tools come from its preset)",
-            ));
-        }
+        let servers = crate::servers::specs(&request.mcp_servers)
+            .map_err(|message| refusal(invalid(), ErrorCode::InvalidArguments, message))?;
         if !request.cwd.is_absolute() {
             return Err(refusal(
                 invalid(),
@@ -173,6 +175,11 @@ impl Server {
                 ),
             ));
         }
+        let session_tools = self
+            .factory
+            .session_tools(&request.cwd, servers)
+            .await
+            .map_err(|message| refusal(invalid(), ErrorCode::InvalidArguments, message))?;
         let id = uuid_like();
         let broker = Arc::new(AcpBroker::new(cx, id.clone(), request.cwd.clone()));
         let agent = self
@@ -180,6 +187,7 @@ impl Server {
             .build(
                 &request.cwd,
                 Arc::clone(&broker) as Arc<dyn PermissionBroker>,
+                &session_tools,
             )
             .map_err(|message| refusal(invalid(), ErrorCode::InvalidArguments, message))?;
         let tools = &agent.config().tools;
@@ -194,6 +202,7 @@ impl Server {
             id: id.clone(),
             cwd: request.cwd,
             broker,
+            tools: session_tools,
             state: Mutex::new(Conversation {
                 prepared: Some(agent),
                 ..Conversation::default()
@@ -318,6 +327,7 @@ impl Server {
             None => self.factory.build(
                 &session.cwd,
                 Arc::clone(&session.broker) as Arc<dyn PermissionBroker>,
+                &session.tools,
             ),
         };
         let mut agent = match built {

@@ -10,7 +10,10 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use futures::future::BoxFuture;
+use subagent_acp_agent::SessionTools;
 use subagent_core::ProviderFactory;
+use subagent_core::mcp::McpServerSpec;
 use subagent_runtime::{Agent, PermissionBroker, PermissionPolicy};
 
 use crate::args::{AcpArgs, PresetArgs, ProjectArgs};
@@ -59,7 +62,12 @@ impl CliParent {
 }
 
 impl subagent_acp_agent::ParentFactory for CliParent {
-    fn build(&self, cwd: &Path, broker: Arc<dyn PermissionBroker>) -> Result<Agent, String> {
+    fn build(
+        &self,
+        cwd: &Path,
+        broker: Arc<dyn PermissionBroker>,
+        session: &SessionTools,
+    ) -> Result<Agent, String> {
         let runnable = self
             .runnable(cwd)
             .map_err(|r| format!("{}: {}", r.code, r.message))?;
@@ -67,8 +75,28 @@ impl subagent_acp_agent::ParentFactory for CliParent {
         let permissions = PermissionPolicy::new(mode)
             .with_settings(Arc::clone(&runnable.rules))
             .with_broker(broker);
-        crate::parent::parent_agent(&runnable, self.args.max_turns, permissions)
+        crate::parent::parent_agent(&runnable, self.args.max_turns, permissions, &session.tools)
             .map_err(|r| format!("{}: {}", r.code, r.message))
+    }
+
+    fn takes_mcp_servers(&self) -> bool {
+        true
+    }
+
+    /// The project's configured servers (started once per directory, shared by its sessions)
+    /// and the session's own, which stop with the session.
+    fn session_tools<'a>(
+        &'a self,
+        cwd: &'a Path,
+        servers: Vec<McpServerSpec>,
+    ) -> BoxFuture<'a, Result<SessionTools, String>> {
+        Box::pin(async move {
+            let runnable = self
+                .runnable(cwd)
+                .map_err(|r| format!("{}: {}", r.code, r.message))?;
+            runnable.mcp.start().await;
+            Ok(crate::mcp_client::session_servers(servers, cwd, &runnable.secrets).await)
+        })
     }
 }
 

@@ -25,6 +25,8 @@ pub(crate) struct McpSetup {
     pub servers: Arc<McpServers>,
     /// Filled with their tools by [`McpSetup::start`].
     pub host_tools: HostTools,
+    /// The tools [`McpSetup::start`] gave (the servers start once, however often it is called).
+    started: tokio::sync::OnceCell<Vec<Arc<dyn Tool>>>,
 }
 
 impl McpSetup {
@@ -68,6 +70,7 @@ impl McpSetup {
             configured,
             servers,
             host_tools: HostTools::new(),
+            started: tokio::sync::OnceCell::new(),
         })
     }
 
@@ -83,9 +86,14 @@ impl McpSetup {
         )
     }
 
-    /// Starts every server, says on stderr which could not start (and which of the project's
-    /// wait for trust), fills the host's handle and returns the tools for the parent.
+    /// Starts every server (once: a later call gives the same tools), says on stderr which
+    /// could not start (and which of the project's wait for trust), fills the host's handle and
+    /// returns the tools for the parent.
     pub(crate) async fn start(&self) -> Vec<Arc<dyn Tool>> {
+        self.started.get_or_init(|| self.start_once()).await.clone()
+    }
+
+    async fn start_once(&self) -> Vec<Arc<dyn Tool>> {
         if !self.configured.withheld.is_empty() {
             let names: Vec<&str> = self
                 .configured
@@ -111,5 +119,35 @@ impl McpSetup {
         let tools = McpTool::all(&self.servers, tools);
         self.host_tools.set(tools.iter().cloned());
         tools
+    }
+}
+
+/// The servers an ACP client names for one session (`session/new {mcpServers}`), started in
+/// `cwd` with `secrets` withheld: their tools for the session's parents, and the servers, which
+/// stop when the session's tools are dropped. A server that does not start is said on stderr
+/// and the session goes on without it, as a run does.
+pub(crate) async fn session_servers(
+    specs: Vec<subagent_core::mcp::McpServerSpec>,
+    cwd: &Path,
+    secrets: &Secrets,
+) -> subagent_acp_agent::SessionTools {
+    if specs.is_empty() {
+        return subagent_acp_agent::SessionTools::default();
+    }
+    let configs = specs
+        .into_iter()
+        .map(|spec| subagent_mcp_client::ServerConfig::from_spec(spec, Source::Session))
+        .collect();
+    let servers = Arc::new(McpServers::new(configs, Options::new(cwd, secrets.clone())));
+    let (tools, failed) = servers.start_all().await;
+    for (name, error) in &failed {
+        eprintln!(
+            "warning: the session's MCP server `{name}` is not available: error[{}]: {}",
+            error.code, error.message
+        );
+    }
+    subagent_acp_agent::SessionTools {
+        tools: McpTool::all(&servers, tools),
+        keep: Some(servers),
     }
 }

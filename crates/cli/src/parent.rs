@@ -45,6 +45,7 @@ pub(crate) fn parent_agent(
     runnable: &Runnable,
     max_turns: u32,
     permissions: PermissionPolicy,
+    session: &[Arc<dyn Tool>],
 ) -> Result<subagent_runtime::Agent, Refusal> {
     let directory: Arc<dyn subagent_core::agents::AgentDirectory> = runnable.catalog.clone();
     let delegations = runnable.tools.iter().map(|row| {
@@ -68,7 +69,8 @@ pub(crate) fn parent_agent(
             .chain(delegations)
             .chain(subagent_runtime::tools::task_tools()),
     )
-    .concat(&runnable.mcp.host_tools.tools());
+    .concat(&runnable.mcp.host_tools.tools())
+    .concat(&ToolSet::new(session.iter().cloned()));
     // The settings' additionalDirectories beside the working directory.
     let roots = Roots::with_dirs(&runnable.cwd, &runnable.rules.additional_dirs)
         .map_err(|e| Refusal::invalid(format!("{e} (from the settings' additionalDirectories)")))?;

@@ -20,13 +20,15 @@ pub enum McpScope {
     Project,
     /// `~/.claude.json`'s `projects["<dir>"].mcpServers`.
     Local,
+    /// Given by an ACP client for one session (`session/new {mcpServers}`).
+    Session,
 }
 
 impl McpScope {
     /// Whether Claude Code reads the server by itself (its own files), so a claude child needs
-    /// it handed over only when it comes from the preset.
+    /// it handed over only when it comes from the preset or a session.
     pub fn read_by_claude(self) -> bool {
-        !matches!(self, Self::Preset)
+        !matches!(self, Self::Preset | Self::Session)
     }
 }
 

@@ -38,6 +38,8 @@ pub enum Source {
         /// The preset's file.
         path: PathBuf,
     },
+    /// An ACP client's, for one session (`session/new {mcpServers}`).
+    Session,
 }
 
 impl std::fmt::Display for Source {
@@ -47,6 +49,7 @@ impl std::fmt::Display for Source {
             Self::Project { path } | Self::User { path } | Self::Preset { path } => {
                 write!(f, "{}", path.display())
             }
+            Self::Session => f.write_str("the editor's session"),
         }
     }
 }
@@ -86,6 +89,24 @@ impl Transport {
 }
 
 impl ServerConfig {
+    /// The server `spec` describes (given already expanded), configured by `source`.
+    pub fn from_spec(spec: McpServerSpec, source: Source) -> Self {
+        let transport = match spec.reach {
+            McpReach::Stdio { command, args, env } => Transport::Stdio { command, args, env },
+            McpReach::Http { url, headers } => Transport::Http {
+                kind: "http".to_owned(),
+                url,
+                headers,
+            },
+        };
+        Self {
+            name: spec.name,
+            transport,
+            source,
+            timeout_ms: spec.timeout_ms,
+        }
+    }
+
     /// The server as a product child is handed it; `None` for an `sse` server, which no child
     /// is given (it is refused here too).
     pub fn spec(&self) -> Option<McpServerSpec> {
@@ -106,6 +127,7 @@ impl ServerConfig {
             Source::Project { .. } => McpScope::Project,
             Source::User { .. } => McpScope::User,
             Source::Preset { .. } => McpScope::Preset,
+            Source::Session => McpScope::Session,
         };
         Some(McpServerSpec {
             name: self.name.clone(),

@@ -201,11 +201,12 @@ impl subagent_acp_agent::ParentFactory for FailNext {
         &self,
         cwd: &std::path::Path,
         broker: Arc<dyn subagent_runtime::PermissionBroker>,
+        session: &subagent_acp_agent::SessionTools,
     ) -> Result<subagent_runtime::Agent, String> {
         if self.fail.swap(false, std::sync::atomic::Ordering::SeqCst) {
             return Err("the preset went away".to_owned());
         }
-        self.inner.build(cwd, broker)
+        self.inner.build(cwd, broker, session)
     }
 }
 

@@ -51,7 +51,12 @@ impl TestParent {
 }
 
 impl ParentFactory for TestParent {
-    fn build(&self, cwd: &Path, broker: Arc<dyn PermissionBroker>) -> Result<Agent, String> {
+    fn build(
+        &self,
+        cwd: &Path,
+        broker: Arc<dyn PermissionBroker>,
+        _session: &subagent_acp_agent::SessionTools,
+    ) -> Result<Agent, String> {
         let agents: Arc<dyn AgentDirectory> = Arc::new(StaticAgents(Vec::new()));
         let delegation: Arc<dyn Tool> = Arc::new(DelegationTool::new(
             DelegationToolConfig::new("spawn"),

@@ -111,7 +111,7 @@ pub(super) async fn run(
     }
     // The MCP servers start before the parent is built: their tools are in its first request.
     runnable.mcp.start().await;
-    let mut agent = parent_agent(&runnable, args.max_turns, permissions)?;
+    let mut agent = parent_agent(&runnable, args.max_turns, permissions, &[])?;
     agent = crate::flags::with_effort(agent, effort)?;
     if args.teams {
         agent = crate::teams::lead(agent, &runnable)?;

@@ -192,4 +192,5 @@ async fn a_projects_servers_wait_for_trust_and_mcp_servers_lists_them() {
     assert!(told(&server, before).contains("Echo: from the model"));
 }
 
+mod acp;
 mod parity;
