@@ -680,3 +680,71 @@ impl Adapter for Remote {
 
     subagent_conformance::runtime_tool_calls!();
 }
+
+/// A home of a test's own (the runs' `HOME`, a managed-settings file that does not exist) with
+/// a project directory below it and a preset of one spawn row on the fake model at `url`, `extra`
+/// lines added to it.
+pub(super) struct Home {
+    pub home: tempfile::TempDir,
+    pub dir: PathBuf,
+    pub preset: PathBuf,
+}
+
+impl Home {
+    pub(super) fn new(url: &str, extra: &str) -> Self {
+        let home = tempfile::tempdir().unwrap();
+        let dir = home.path().join("project");
+        std::fs::create_dir_all(&dir).unwrap();
+        let preset = home.path().join("preset.yaml");
+        std::fs::write(
+            &preset,
+            format!(
+                "version: 1\nmodel: {{kind: anthropic, name: m, base_url: \"{url}\", api_key_env: FAKE_KEY}}\nproviders: [{{name: spawn, kind: spawn}}]\ntools: [{{name: subagent, provider: spawn}}]\n{extra}"
+            ),
+        )
+        .unwrap();
+        Self {
+            dir: std::fs::canonicalize(dir).unwrap(),
+            home,
+            preset,
+        }
+    }
+
+    /// Writes `text` at `relative` below the home.
+    pub(super) fn write(&self, relative: &str, text: &str) {
+        let path = self.home.path().join(relative);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    /// `subagent` in the project, with the home's environment.
+    pub(super) fn subagent(&self) -> Subagent {
+        Subagent::new(assert_cmd::cargo::cargo_bin("subagent"), self.home.path())
+            .cwd(&self.dir)
+            .fake_key()
+            .env(
+                "SUBAGENT_MANAGED_SETTINGS",
+                self.home.path().join("managed.json"),
+            )
+    }
+}
+
+/// `subagent delegate --preset PRESET ARGS…` in `project` with `home` as its HOME, which must
+/// exit 0: its stdout.
+pub(super) fn delegate_ok(home: &Path, project: &Path, preset: &Path, args: &[&str]) -> String {
+    let output = Subagent::new(assert_cmd::cargo::cargo_bin("subagent"), home)
+        .cwd(project)
+        .fake_key()
+        .arg("delegate")
+        .arg("--preset")
+        .arg(preset)
+        .args(args)
+        .output();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}

@@ -4,10 +4,10 @@
 //! them by that name, an untrusted project's servers wait, and `subagent mcp-servers` lists it
 //! all. The server is the pinned `@modelcontextprotocol/server-everything` on node.
 
-use std::path::PathBuf;
-
 use subagent_test_support::FakeServer;
 use subagent_test_support::cli::Subagent;
+
+use super::support::Home;
 
 /// The model calls the reference server's `echo`, then its `toggle-simulated-logging` (not
 /// read-only), then answers.
@@ -23,12 +23,6 @@ const SCENARIO: &str = r#"
     - text: "done"
 "#;
 
-struct Project {
-    home: tempfile::TempDir,
-    dir: PathBuf,
-    preset: PathBuf,
-}
-
 fn everything() -> serde_json::Value {
     let server = subagent_test_support::bench::installed_cli(
         "@modelcontextprotocol/server-everything/dist/index.js",
@@ -36,45 +30,22 @@ fn everything() -> serde_json::Value {
     serde_json::json!({"command": "node", "args": [server.display().to_string(), "stdio"]})
 }
 
-impl Project {
-    /// A project whose preset names the reference server (`in_preset`) or none.
-    fn new(url: &str, in_preset: bool) -> Self {
-        let home = tempfile::tempdir().unwrap();
-        let dir = home.path().join("project");
-        std::fs::create_dir_all(&dir).unwrap();
-        let preset = home.path().join("preset.yaml");
-        let servers = if in_preset {
-            format!(
-                "mcp_servers: {}\n",
-                serde_json::json!({"everything": everything()})
-            )
-        } else {
-            String::new()
-        };
-        std::fs::write(
-            &preset,
-            format!(
-                "version: 1\nmodel: {{kind: anthropic, name: m, base_url: \"{url}\", api_key_env: FAKE_KEY}}\nproviders: [{{name: spawn, kind: spawn}}]\ntools: [{{name: subagent, provider: spawn}}]\n{servers}"
-            ),
+/// A project whose preset names the reference server (`in_preset`) or none.
+fn project(url: &str, in_preset: bool) -> Home {
+    let servers = if in_preset {
+        format!(
+            "mcp_servers: {}\n",
+            serde_json::json!({"everything": everything()})
         )
-        .unwrap();
-        Self {
-            dir: std::fs::canonicalize(dir).unwrap(),
-            home,
-            preset,
-        }
-    }
+    } else {
+        String::new()
+    };
+    Home::new(url, &servers)
+}
 
-    fn subagent(&self) -> Subagent {
-        Subagent::new(assert_cmd::cargo::cargo_bin("subagent"), self.home.path())
-            .cwd(&self.dir)
-            .fake_key()
-            .env(
-                "SUBAGENT_MANAGED_SETTINGS",
-                self.home.path().join("managed.json"),
-            )
-            .env("SUBAGENT_PRESET", &self.preset)
-    }
+/// `subagent` in `project`, its preset named by `SUBAGENT_PRESET`.
+fn subagent(project: &Home) -> Subagent {
+    project.subagent().env("SUBAGENT_PRESET", &project.preset)
 }
 
 fn stderr(output: &std::process::Output) -> String {
@@ -93,10 +64,10 @@ fn told(server: &FakeServer, before: usize) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_run_parent_and_a_spawn_child_call_the_servers_tools_under_the_rules() {
     let server = FakeServer::from_yaml(SCENARIO).await.unwrap();
-    let project = Project::new(&server.url(), true);
+    let project = project(&server.url(), true);
     for command in ["run", "delegate"] {
         let before = server.model_requests().len();
-        let mut subagent = project.subagent().arg(command);
+        let mut subagent = subagent(&project).arg(command);
         if command == "delegate" {
             subagent = subagent.args(["--provider", "spawn"]);
         }
@@ -119,8 +90,7 @@ async fn the_run_parent_and_a_spawn_child_call_the_servers_tools_under_the_rules
     }
     // A rule naming the server allows every tool of it.
     let before = server.model_requests().len();
-    let output = project
-        .subagent()
+    let output = subagent(&project)
         .args(["run", "--allowedTools", "mcp__everything", "use the server"])
         .output();
     assert!(output.status.success(), "{}", stderr(&output));
@@ -134,14 +104,14 @@ async fn the_run_parent_and_a_spawn_child_call_the_servers_tools_under_the_rules
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_projects_servers_wait_for_trust_and_mcp_servers_lists_them() {
     let server = FakeServer::from_yaml(SCENARIO).await.unwrap();
-    let project = Project::new(&server.url(), false);
+    let project = project(&server.url(), false);
     std::fs::write(
         project.dir.join(".mcp.json"),
         serde_json::json!({"mcpServers": {"everything": everything(), "broken": {"command": "/nonexistent/server"}}})
             .to_string(),
     )
     .unwrap();
-    let listed = project.subagent().args(["mcp-servers", "--json"]).output();
+    let listed = subagent(&project).args(["mcp-servers", "--json"]).output();
     let value: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
     let statuses: Vec<(&str, &str)> = value["servers"]
         .as_array()
@@ -153,15 +123,15 @@ async fn a_projects_servers_wait_for_trust_and_mcp_servers_lists_them() {
         statuses,
         [("everything", "untrusted"), ("broken", "untrusted")]
     );
-    let output = project.subagent().args(["run", "use the server"]).output();
+    let output = subagent(&project).args(["run", "use the server"]).output();
     assert!(
         stderr(&output).contains("do not start until you trust the project"),
         "{}",
         stderr(&output)
     );
-    let trusted = project.subagent().arg("trust").output();
+    let trusted = subagent(&project).arg("trust").output();
     assert!(trusted.status.success(), "{}", stderr(&trusted));
-    let listed = project.subagent().args(["mcp-servers", "--json"]).output();
+    let listed = subagent(&project).args(["mcp-servers", "--json"]).output();
     assert_eq!(listed.status.code(), Some(1), "a server does not start");
     let value: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
     let everything = &value["servers"][0];
@@ -176,13 +146,13 @@ async fn a_projects_servers_wait_for_trust_and_mcp_servers_lists_them() {
     );
     assert_eq!(value["servers"][1]["status"], "failed");
     assert_eq!(value["servers"][1]["error"]["code"], "MCP_SERVER_FAILED");
-    let human = project.subagent().arg("mcp-servers").output();
+    let human = subagent(&project).arg("mcp-servers").output();
     let text = String::from_utf8_lossy(&human.stdout);
     assert!(text.contains("mcp__everything__echo"), "{text}");
     assert!(text.contains("error[MCP_SERVER_FAILED]"), "{text}");
     // Trusted, the run gets the project's server (and says which one failed).
     let before = server.model_requests().len();
-    let output = project.subagent().args(["run", "use the server"]).output();
+    let output = subagent(&project).args(["run", "use the server"]).output();
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(
         stderr(&output).contains("MCP server `broken` is not available"),

@@ -92,26 +92,8 @@ async fn a_presets_server_reaches_claude_and_spawn_children_alike() {
         ),
     )
     .unwrap();
-    let delegate = |args: &[&str]| {
-        let output = subagent_test_support::cli::Subagent::new(
-            assert_cmd::cargo::cargo_bin("subagent"),
-            home.path(),
-        )
-        .cwd(&project)
-        .fake_key()
-        .arg("delegate")
-        .arg("--preset")
-        .arg(&preset)
-        .args(args)
-        .output();
-        assert_eq!(
-            output.status.code(),
-            Some(0),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        String::from_utf8_lossy(&output.stdout).into_owned()
-    };
+    let delegate =
+        |args: &[&str]| super::super::support::delegate_ok(home.path(), &project, &preset, args);
     let (claude_out, spawn_out) = tokio::task::block_in_place(|| {
         (
             delegate(&["--provider", "claude-code", "mcp parity claude"]),

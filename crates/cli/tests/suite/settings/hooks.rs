@@ -4,7 +4,7 @@
 
 use subagent_test_support::FakeServer;
 
-use super::{Project, SCENARIO, stderr, stdout};
+use super::{SCENARIO, delegate, project, stderr, stdout};
 
 /// The settings' hooks around a spawn child's tool calls, Claude Code's protocol: `PreToolUse`
 /// blocks (exit 2, its stderr to the model), denies or rewrites a call, `PermissionRequest`
@@ -13,7 +13,7 @@ use super::{Project, SCENARIO, stderr, stdout};
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hooks_decide_block_rewrite_and_add_context() {
     let server = FakeServer::from_yaml(SCENARIO).await.unwrap();
-    let project = Project::new(&server.url());
+    let project = project(&server.url());
     let hook = |name: &str, body: &str| {
         let path = project.home.path().join(name);
         std::fs::write(
@@ -42,7 +42,7 @@ async fn hooks_decide_block_rewrite_and_add_context() {
     settings(
         serde_json::json!({"PermissionRequest": [{"matcher": "Bash", "hooks": [{"type": "command", "command": allow}]}]}),
     );
-    let (made, _, output) = project.delegate(&server, &[]);
+    let (made, _, output) = delegate(&project, &server, &[]);
     assert!(made, "{}", stderr(&output));
     let seen: serde_json::Value = serde_json::from_str(log().lines().next().unwrap()).unwrap();
     assert_eq!(seen["hook_event_name"], "PermissionRequest");
@@ -55,7 +55,7 @@ async fn hooks_decide_block_rewrite_and_add_context() {
     settings(
         serde_json::json!({"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": block}]}]}),
     );
-    let (made, told, output) = project.delegate(&server, &["--allowedTools", "Bash"]);
+    let (made, told, output) = delegate(&project, &server, &["--allowedTools", "Bash"]);
     assert!(!made, "{}", stderr(&output));
     assert!(
         told.contains(&format!(
@@ -72,7 +72,7 @@ async fn hooks_decide_block_rewrite_and_add_context() {
     settings(
         serde_json::json!({"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": deny}]}]}),
     );
-    let (made, told, _) = project.delegate(&server, &["--allowedTools", "Bash"]);
+    let (made, told, _) = delegate(&project, &server, &["--allowedTools", "Bash"]);
     assert!(!made);
     assert!(told.contains("not today"), "{told}");
     let rewrite = hook(
@@ -82,7 +82,7 @@ async fn hooks_decide_block_rewrite_and_add_context() {
     settings(
         serde_json::json!({"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": rewrite}]}]}),
     );
-    let (made, _, output) = project.delegate(&server, &[]);
+    let (made, _, output) = delegate(&project, &server, &[]);
     assert!(!made, "{}", stderr(&output));
     assert!(
         project.dir.join("rewritten").exists(),
@@ -99,7 +99,7 @@ async fn hooks_decide_block_rewrite_and_add_context() {
     settings(
         serde_json::json!({"PostToolUse": [{"matcher": "Read", "hooks": [{"type": "command", "command": context}]}]}),
     );
-    let (_, told, _) = project.delegate(&server, &[]);
+    let (_, told, _) = delegate(&project, &server, &[]);
     assert!(
         told.contains("TOKEN=from-dotenv\\n\\n\\nchecked by the hook"),
         "{told}"
@@ -133,7 +133,7 @@ async fn a_blocking_hook_gives_the_model_what_claude_gives_it() {
     - text: "done"
 "#;
     let server = FakeServer::from_yaml(BOTH).await.unwrap();
-    let project = Project::new(&server.url());
+    let project = project(&server.url());
     let script = project.home.path().join("block.sh");
     let log = project.home.path().join("hooks.log");
     std::fs::write(
@@ -222,7 +222,7 @@ async fn a_stop_hook_keeps_the_run_going_once() {
     - text: "second answer"
 "#;
     let server = FakeServer::from_yaml(TWICE).await.unwrap();
-    let project = Project::new(&server.url());
+    let project = project(&server.url());
     let script = project.home.path().join("stop.sh");
     std::fs::write(
         &script,
@@ -279,7 +279,7 @@ async fn a_run_calls_its_session_and_subagent_hooks_in_order() {
     - text: "child done"
 "#;
     let server = FakeServer::from_yaml(PLAN).await.unwrap();
-    let project = Project::new(&server.url());
+    let project = project(&server.url());
     let log = project.home.path().join("events.log");
     let script = project.home.path().join("log.sh");
     std::fs::write(
@@ -364,7 +364,7 @@ async fn the_settings_env_reaches_commands_and_hooks() {
     - text: "said"
 "#;
     let server = FakeServer::from_yaml(ECHO).await.unwrap();
-    let project = Project::new(&server.url());
+    let project = project(&server.url());
     let seen = project.home.path().join("seen.txt");
     let command = format!("bash -c 'echo \"$GREETING\" > {}'", seen.display());
     project.write(
@@ -408,7 +408,7 @@ async fn an_agents_own_hooks_run_in_its_runs_only() {
     - text: "parent done"
 "#;
     let server = FakeServer::from_yaml(BOTH).await.unwrap();
-    let project = Project::new(&server.url());
+    let project = project(&server.url());
     let script = project.home.path().join("no.sh");
     std::fs::write(
         &script,
@@ -422,8 +422,11 @@ async fn an_agents_own_hooks_run_in_its_runs_only() {
             "---\nname: guarded\ndescription: Runs commands under a guard.\nhooks:\n  PreToolUse:\n    - matcher: Bash\n      hooks:\n        - type: command\n          command: \"{command}\"\n---\nDo the task.\n"
         ),
     );
-    let (made, told, output) =
-        project.delegate(&server, &["--agent", "guarded", "--allowedTools", "Bash"]);
+    let (made, told, output) = delegate(
+        &project,
+        &server,
+        &["--agent", "guarded", "--allowedTools", "Bash"],
+    );
     assert!(!made, "{}", stderr(&output));
     assert!(
         told.contains(&format!(
@@ -432,7 +435,7 @@ async fn an_agents_own_hooks_run_in_its_runs_only() {
         "{told}"
     );
     // Not the agent: no guard.
-    let (made, _, output) = project.delegate(&server, &["--allowedTools", "Bash"]);
+    let (made, _, output) = delegate(&project, &server, &["--allowedTools", "Bash"]);
     assert!(made, "{}", stderr(&output));
     // A parent's child of that type: guarded; the parent itself is not.
     let _ = std::fs::remove_file(project.dir.join("made"));
@@ -465,7 +468,7 @@ async fn a_background_childs_command_runs_when_a_permission_request_hook_allows_
 {SCENARIO}"#
     );
     let server = FakeServer::from_yaml(&scenario).await.unwrap();
-    let project = Project::new(&server.url());
+    let project = project(&server.url());
     let script = project.home.path().join("allow.sh");
     std::fs::write(
         &script,

@@ -4,11 +4,10 @@
 //! `--allowedTools`/`--disallowedTools`/`--settings`; `subagent settings` shows them with their
 //! sources and `subagent trust` records trust.
 
-use std::path::PathBuf;
-
 use pretty_assertions::assert_eq;
 use subagent_test_support::FakeServer;
-use subagent_test_support::cli::Subagent;
+
+use super::support::Home;
 
 mod hooks;
 #[cfg(feature = "e2e")]
@@ -27,71 +26,37 @@ const SCENARIO: &str = r#"
     - text: "done"
 "#;
 
-/// A project (its own directory below a home) with a preset on the fake server.
-struct Project {
-    home: tempfile::TempDir,
-    dir: PathBuf,
-    preset: PathBuf,
+/// A project (its own directory below a home, a `.env` in it) with a preset on the fake server.
+fn project(url: &str) -> Home {
+    let home = Home::new(url, "");
+    std::fs::write(home.dir.join(".env"), "TOKEN=from-dotenv\n").unwrap();
+    home
 }
 
-impl Project {
-    fn new(url: &str) -> Self {
-        let home = tempfile::tempdir().unwrap();
-        let dir = home.path().join("project");
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join(".env"), "TOKEN=from-dotenv\n").unwrap();
-        let preset = home.path().join("preset.yaml");
-        std::fs::write(
-            &preset,
-            format!(
-                "version: 1\nmodel: {{kind: anthropic, name: m, base_url: \"{url}\", api_key_env: FAKE_KEY}}\nproviders: [{{name: spawn, kind: spawn}}]\ntools: [{{name: subagent, provider: spawn}}]\n"
-            ),
-        )
-        .unwrap();
-        Self {
-            dir: std::fs::canonicalize(dir).unwrap(),
-            home,
-            preset,
-        }
+/// `subagent delegate` of "make it" on the spawn row with `args`: whether `made` was
+/// created, and what the model was told of the bash and read calls.
+fn delegate(
+    project: &Home,
+    server: &FakeServer,
+    args: &[&str],
+) -> (bool, String, std::process::Output) {
+    let _ = std::fs::remove_file(project.dir.join("made"));
+    let before = server.model_requests().len();
+    let mut command = project.subagent().arg("delegate");
+    if !args.contains(&"--preset") {
+        command = command.arg("--preset").arg(&project.preset);
     }
-
-    fn write(&self, relative: &str, text: &str) {
-        let path = self.home.path().join(relative);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
-
-    fn subagent(&self) -> Subagent {
-        Subagent::new(assert_cmd::cargo::cargo_bin("subagent"), self.home.path())
-            .cwd(&self.dir)
-            .fake_key()
-            .env(
-                "SUBAGENT_MANAGED_SETTINGS",
-                self.home.path().join("managed.json"),
-            )
-    }
-
-    /// `subagent delegate` of "make it" on the spawn row with `args`: whether `made` was
-    /// created, and what the model was told of the bash and read calls.
-    fn delegate(&self, server: &FakeServer, args: &[&str]) -> (bool, String, std::process::Output) {
-        let _ = std::fs::remove_file(self.dir.join("made"));
-        let before = server.model_requests().len();
-        let mut command = self.subagent().arg("delegate");
-        if !args.contains(&"--preset") {
-            command = command.arg("--preset").arg(&self.preset);
-        }
-        let output = command
-            .args(["--provider", "spawn"])
-            .args(args)
-            .arg("make it")
-            .output();
-        let told = server.model_requests()[before..]
-            .iter()
-            .map(|r| serde_json::to_string(&r.messages).unwrap())
-            .collect::<Vec<_>>()
-            .join("\n");
-        (self.dir.join("made").exists(), told, output)
-    }
+    let output = command
+        .args(["--provider", "spawn"])
+        .args(args)
+        .arg("make it")
+        .output();
+    let told = server.model_requests()[before..]
+        .iter()
+        .map(|r| serde_json::to_string(&r.messages).unwrap())
+        .collect::<Vec<_>>()
+        .join("\n");
+    (project.dir.join("made").exists(), told, output)
 }
 
 fn stderr(output: &std::process::Output) -> String {
@@ -105,10 +70,10 @@ fn stdout(output: &std::process::Output) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rules_from_every_source_decide_a_childs_calls() {
     let server = FakeServer::from_yaml(SCENARIO).await.unwrap();
-    let project = Project::new(&server.url());
+    let project = project(&server.url());
 
     // No rule: nobody can be asked, so the command is refused; the model is told.
-    let (made, told, output) = project.delegate(&server, &[]);
+    let (made, told, output) = delegate(&project, &server, &[]);
     assert!(!made, "{}", stderr(&output));
     assert!(told.contains("permission denied"), "{told}");
     assert!(
@@ -121,17 +86,17 @@ async fn rules_from_every_source_decide_a_childs_calls() {
         ".claude/settings.json",
         r#"{"permissions": {"allow": ["Bash(touch made)"], "deny": ["Read(./.env)"]}}"#,
     );
-    let (made, told, output) = project.delegate(&server, &[]);
+    let (made, told, output) = delegate(&project, &server, &[]);
     assert!(made, "{}", stderr(&output));
     assert!(!told.contains("TOKEN=from-dotenv"), "{told}");
 
     // A flag's deny beats the user's allow.
-    let (made, _, output) = project.delegate(&server, &["--disallowedTools", "Bash(touch:*)"]);
+    let (made, _, output) = delegate(&project, &server, &["--disallowedTools", "Bash(touch:*)"]);
     assert!(!made, "{}", stderr(&output));
     std::fs::remove_file(project.home.path().join(".claude/settings.json")).unwrap();
 
     // A flag's allow, in our tool name.
-    let (made, _, output) = project.delegate(&server, &["--allowedTools", "bash(touch made)"]);
+    let (made, _, output) = delegate(&project, &server, &["--allowedTools", "bash(touch made)"]);
     assert!(made, "{}", stderr(&output));
 
     // The preset's `settings:` key.
@@ -142,8 +107,11 @@ async fn rules_from_every_source_decide_a_childs_calls() {
         format!("{preset}settings:\n  permissions:\n    allow: [\"Bash(touch made)\"]\n"),
     )
     .unwrap();
-    let (made, _, output) =
-        project.delegate(&server, &["--preset", with_settings.to_str().unwrap()]);
+    let (made, _, output) = delegate(
+        &project,
+        &server,
+        &["--preset", with_settings.to_str().unwrap()],
+    );
     assert!(made, "{}", stderr(&output));
     let shown = project
         .subagent()
@@ -158,24 +126,24 @@ async fn rules_from_every_source_decide_a_childs_calls() {
 
     // --settings as JSON ranks with the flags; the managed policy's deny beats it.
     let json = r#"{"permissions": {"allow": ["Bash"]}}"#;
-    let (made, _, output) = project.delegate(&server, &["--settings", json]);
+    let (made, _, output) = delegate(&project, &server, &["--settings", json]);
     assert!(made, "{}", stderr(&output));
     project.write("managed.json", r#"{"permissions": {"deny": ["Bash"]}}"#);
-    let (made, _, output) = project.delegate(&server, &["--settings", json]);
+    let (made, _, output) = delegate(&project, &server, &["--settings", json]);
     assert!(!made, "{}", stderr(&output));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_untrusted_project_cannot_widen_what_a_child_may_do() {
     let server = FakeServer::from_yaml(SCENARIO).await.unwrap();
-    let project = Project::new(&server.url());
+    let project = project(&server.url());
     project.write(
         "project/.claude/settings.json",
         r#"{"permissions": {"allow": ["Bash(touch made)"], "deny": ["Read(./.env)"]}}"#,
     );
 
     // Its deny counts at once; its allow is ignored, with a line that says how to trust it.
-    let (made, told, output) = project.delegate(&server, &[]);
+    let (made, told, output) = delegate(&project, &server, &[]);
     assert!(!made, "{}", stderr(&output));
     assert!(!told.contains("TOKEN=from-dotenv"), "{told}");
     assert!(
@@ -196,7 +164,7 @@ async fn an_untrusted_project_cannot_widen_what_a_child_may_do() {
             record.display()
         )
     );
-    let (made, _, output) = project.delegate(&server, &[]);
+    let (made, _, output) = delegate(&project, &server, &[]);
     assert!(made, "{}", stderr(&output));
     let listed = project.subagent().args(["trust", "--list"]).output();
     assert_eq!(
@@ -213,7 +181,7 @@ async fn an_untrusted_project_cannot_widen_what_a_child_may_do() {
         "{}",
         stdout(&revoked)
     );
-    let (made, _, _) = project.delegate(&server, &[]);
+    let (made, _, _) = delegate(&project, &server, &[]);
     assert!(!made);
 
     // Claude Code's own record of trust counts the same.
@@ -224,14 +192,14 @@ async fn an_untrusted_project_cannot_widen_what_a_child_may_do() {
             project.dir.display()
         ),
     );
-    let (made, _, output) = project.delegate(&server, &[]);
+    let (made, _, output) = delegate(&project, &server, &[]);
     assert!(made, "{}", stderr(&output));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_run_parent_obeys_the_rules_and_its_resume_hint_repeats_the_flags() {
     let server = FakeServer::from_yaml(SCENARIO).await.unwrap();
-    let project = Project::new(&server.url());
+    let project = project(&server.url());
     let output = project
         .subagent()
         .args(["run", "--preset"])
@@ -260,7 +228,7 @@ async fn the_run_parent_obeys_the_rules_and_its_resume_hint_repeats_the_flags() 
 
 #[test]
 fn bad_settings_are_refused_with_their_place_and_code() {
-    let project = Project::new("http://127.0.0.1:9");
+    let project = project("http://127.0.0.1:9");
     project.write(
         "project/.claude/settings.json",
         "{\n  \"permissions\": {\"allow\": [\"Bash\",]}\n}\n",
@@ -293,7 +261,7 @@ fn bad_settings_are_refused_with_their_place_and_code() {
 
 #[test]
 fn settings_shows_each_value_and_where_it_came_from() {
-    let project = Project::new("http://127.0.0.1:9");
+    let project = project("http://127.0.0.1:9");
     project.write(
         ".claude/settings.json",
         r#"{"permissions": {"allow": ["Bash(npm run test:*)"], "defaultMode": "acceptEdits"}, "env": {"A": "1"}}"#,
@@ -348,7 +316,7 @@ files read
 /// A project whose preset has one row, the pinned `claude` on the fake server, whose model runs
 /// `touch made` with claude's `Bash`, then answers.
 #[cfg(feature = "e2e")]
-async fn claude_project() -> (FakeServer, Project) {
+async fn claude_project() -> (FakeServer, Home) {
     const CLAUDE: &str = r#"
 - match: "make it"
   steps:
@@ -358,7 +326,7 @@ async fn claude_project() -> (FakeServer, Project) {
     - text: "done"
 "#;
     let server = FakeServer::from_yaml(CLAUDE).await.unwrap();
-    let project = Project::new(&server.url());
+    let project = project(&server.url());
     let row = super::pinned::claude_code_row(project.home.path(), &server.url(), "");
     std::fs::write(
         &project.preset,
@@ -454,7 +422,7 @@ async fn additional_directories_open_a_directory_beside_the_project() {
         shared.join("note.txt").display()
     );
     let server = FakeServer::from_yaml(&scenario).await.unwrap();
-    let project = Project::new(&server.url());
+    let project = project(&server.url());
     let run = |command: &str| {
         let before = server.model_requests().len();
         let output = project
@@ -500,7 +468,7 @@ async fn a_product_child_that_cannot_hold_the_rules_is_refused_before_it_starts(
     - text: "hi from codex"
 "#;
     let server = FakeServer::from_yaml(CODEX).await.unwrap();
-    let project = Project::new(&server.url());
+    let project = project(&server.url());
     let row = super::pinned::codex_row(project.home.path(), &server.url(), "", "");
     std::fs::write(
         &project.preset,

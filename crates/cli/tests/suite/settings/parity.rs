@@ -6,7 +6,7 @@
 
 use subagent_test_support::FakeServer;
 
-use super::{Project, stderr};
+use super::{project, stderr};
 
 /// Both children's model runs `touch made` with their shell tool, then answers.
 const BOTH: &str = r#"
@@ -138,7 +138,7 @@ struct Seen {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_hook_behaviour_decides_as_claude_decides() {
     let server = FakeServer::from_yaml(BOTH).await.unwrap();
-    let project = Project::new(&server.url());
+    let project = project(&server.url());
     let mut failures = Vec::new();
     for case in &CASES {
         let script = project.home.path().join("hook.sh");

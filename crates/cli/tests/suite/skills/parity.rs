@@ -153,25 +153,8 @@ async fn a_skill_reaches_the_model_as_claude_gives_it() {
         ),
     )
     .unwrap();
-    let delegate = |args: &[&str]| {
-        let output = subagent_test_support::cli::Subagent::new(
-            assert_cmd::cargo::cargo_bin("subagent"),
-            home.path(),
-        )
-        .cwd(&project)
-        .fake_key()
-        .arg("delegate")
-        .arg("--preset")
-        .arg(&preset)
-        .args(args)
-        .output();
-        assert_eq!(
-            output.status.code(),
-            Some(0),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-    };
+    let delegate =
+        |args: &[&str]| super::super::support::delegate_ok(home.path(), &project, &preset, args);
     tokio::task::block_in_place(|| {
         delegate(&["--provider", "claude-code", "parity claude"]);
         delegate(&["--provider", "spawn", "parity spawn"]);
