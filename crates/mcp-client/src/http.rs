@@ -304,17 +304,84 @@ impl StreamableHttpClient for HttpClient {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         limits: StreamableHttpResponseLimits,
     ) -> HttpResult<StreamableHttpPostResponse> {
-        let posted = self
-            .post(
-                uri,
-                message,
-                session_id,
-                auth_header,
-                custom_headers,
-                limits,
-            )
-            .await;
-        self.notes.failed(posted)
+        let posted = async {
+            let body = serde_json::to_vec(&message)?;
+            let had_session = session_id.is_some();
+            let response = self
+                .request(
+                    reqwest::Method::POST,
+                    &uri,
+                    session_id.as_deref(),
+                    auth_header,
+                    custom_headers,
+                )
+                .header(http::header::CONTENT_TYPE, JSON_MIME_TYPE)
+                .body(body)
+                .send()
+                .await
+                .map_err(wire)?;
+            let status = response.status();
+            if status == StatusCode::ACCEPTED || status == StatusCode::NO_CONTENT {
+                return Ok(StreamableHttpPostResponse::Accepted);
+            }
+            if status == StatusCode::NOT_FOUND && had_session {
+                return Err(StreamableHttpError::SessionExpired);
+            }
+            let session = response
+                .headers()
+                .get(HEADER_SESSION_ID)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
+            let media = media_type(&response);
+            if !status.is_success() {
+                // A JSON-RPC error answer may come with a failing status: it is the answer.
+                if media.as_deref() == Some(JSON_MIME_TYPE) {
+                    let (body, cut) = read_bounded(response, limits.max_error_response_size)
+                        .await
+                        .map_err(wire)?;
+                    if !cut
+                        && let Ok(message) = serde_json::from_slice::<ServerJsonRpcMessage>(&body)
+                    {
+                        return Ok(StreamableHttpPostResponse::Json(message, session));
+                    }
+                    return Err(StreamableHttpError::UnexpectedServerResponse(Cow::Owned(
+                        format!("HTTP {status}: {}", String::from_utf8_lossy(&body).trim()),
+                    )));
+                }
+                return Err(refused(response, limits.max_error_response_size).await);
+            }
+            match media.as_deref() {
+                Some(EVENT_STREAM_MIME_TYPE) => Ok(StreamableHttpPostResponse::Sse(
+                    events(response, limits.max_sse_event_size),
+                    session,
+                )),
+                Some(JSON_MIME_TYPE) => {
+                    let (body, cut) = read_bounded(response, limits.max_json_response_size)
+                        .await
+                        .map_err(wire)?;
+                    if cut {
+                        return Err(StreamableHttpError::ResponseBodyTooLarge {
+                            max_size: limits.max_json_response_size,
+                        });
+                    }
+                    if body.is_empty() {
+                        return Ok(StreamableHttpPostResponse::Accepted);
+                    }
+                    Ok(StreamableHttpPostResponse::Json(
+                        serde_json::from_slice(&body)?,
+                        session,
+                    ))
+                }
+                // An empty success to a notification, as some servers answer it.
+                _ if response.content_length() == Some(0) => {
+                    Ok(StreamableHttpPostResponse::Accepted)
+                }
+                other => Err(StreamableHttpError::UnexpectedContentType(
+                    other.map(str::to_owned),
+                )),
+            }
+        };
+        self.notes.failed(posted.await)
     }
     async fn delete_session(
         &self,
@@ -395,89 +462,5 @@ impl StreamableHttpClient for HttpClient {
             }
         };
         self.notes.failed(opened.await)
-    }
-}
-
-impl HttpClient {
-    async fn post(
-        &self,
-        uri: Arc<str>,
-        message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-        limits: StreamableHttpResponseLimits,
-    ) -> HttpResult<StreamableHttpPostResponse> {
-        let body = serde_json::to_vec(&message)?;
-        let had_session = session_id.is_some();
-        let response = self
-            .request(
-                reqwest::Method::POST,
-                &uri,
-                session_id.as_deref(),
-                auth_header,
-                custom_headers,
-            )
-            .header(http::header::CONTENT_TYPE, JSON_MIME_TYPE)
-            .body(body)
-            .send()
-            .await
-            .map_err(wire)?;
-        let status = response.status();
-        if status == StatusCode::ACCEPTED || status == StatusCode::NO_CONTENT {
-            return Ok(StreamableHttpPostResponse::Accepted);
-        }
-        if status == StatusCode::NOT_FOUND && had_session {
-            return Err(StreamableHttpError::SessionExpired);
-        }
-        let session = response
-            .headers()
-            .get(HEADER_SESSION_ID)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned);
-        let media = media_type(&response);
-        if !status.is_success() {
-            // A JSON-RPC error answer may come with a failing status: it is the answer.
-            if media.as_deref() == Some(JSON_MIME_TYPE) {
-                let (body, cut) = read_bounded(response, limits.max_error_response_size)
-                    .await
-                    .map_err(wire)?;
-                if !cut && let Ok(message) = serde_json::from_slice::<ServerJsonRpcMessage>(&body) {
-                    return Ok(StreamableHttpPostResponse::Json(message, session));
-                }
-                return Err(StreamableHttpError::UnexpectedServerResponse(Cow::Owned(
-                    format!("HTTP {status}: {}", String::from_utf8_lossy(&body).trim()),
-                )));
-            }
-            return Err(refused(response, limits.max_error_response_size).await);
-        }
-        match media.as_deref() {
-            Some(EVENT_STREAM_MIME_TYPE) => Ok(StreamableHttpPostResponse::Sse(
-                events(response, limits.max_sse_event_size),
-                session,
-            )),
-            Some(JSON_MIME_TYPE) => {
-                let (body, cut) = read_bounded(response, limits.max_json_response_size)
-                    .await
-                    .map_err(wire)?;
-                if cut {
-                    return Err(StreamableHttpError::ResponseBodyTooLarge {
-                        max_size: limits.max_json_response_size,
-                    });
-                }
-                if body.is_empty() {
-                    return Ok(StreamableHttpPostResponse::Accepted);
-                }
-                Ok(StreamableHttpPostResponse::Json(
-                    serde_json::from_slice(&body)?,
-                    session,
-                ))
-            }
-            // An empty success to a notification, as some servers answer it.
-            _ if response.content_length() == Some(0) => Ok(StreamableHttpPostResponse::Accepted),
-            other => Err(StreamableHttpError::UnexpectedContentType(
-                other.map(str::to_owned),
-            )),
-        }
     }
 }
