@@ -164,3 +164,56 @@ async fn a_projects_servers_wait_for_trust_and_mcp_servers_lists_them() {
 
 mod acp;
 mod parity;
+
+/// A server over streamable HTTP (the reference server on a port of its own, its token in a
+/// header from `${VAR}`) gives a spawn child its tools as a stdio one does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_spawn_child_calls_a_server_over_http() {
+    let peer = subagent_test_support::cli_peer::Peer::start(
+        std::process::Command::new("node")
+            .arg(
+                std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("../mcp-client/tests/fixtures/everything-http.mjs"),
+            )
+            .arg(subagent_test_support::bench::installed_cli(
+                "@modelcontextprotocol/server-everything/dist/transports/streamableHttp.js",
+            )),
+        std::process::Stdio::null(),
+    );
+    let server = FakeServer::from_yaml(
+        r#"
+- match: "over http"
+  steps:
+    - tool_calls:
+        - name: mcp__web__echo
+          input: {message: "across the wire"}
+    - text: "done"
+"#,
+    )
+    .await
+    .unwrap();
+    let servers = serde_json::json!({"web": {
+        "type": "http",
+        "url": peer.first_line(),
+        "headers": {"Authorization": "Bearer ${WEB_MCP_TOKEN}"},
+    }});
+    let project = Home::new(&server.url(), &format!("mcp_servers: {servers}\n"));
+    let output = subagent(&project)
+        .env("WEB_MCP_TOKEN", "t0ken")
+        .args(["delegate", "--provider", "spawn", "over http"])
+        .output();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let told = told(&server, 0);
+    assert!(told.contains("Echo: across the wire"), "{told}");
+    let listed = subagent(&project)
+        .env("WEB_MCP_TOKEN", "t0ken")
+        .args(["mcp-servers", "--json"])
+        .output();
+    let listed: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let text = listed.to_string();
+    assert!(text.contains("\"transport\":\"http\""), "{text}");
+    assert!(
+        !text.contains("t0ken"),
+        "a header's value is never listed: {text}"
+    );
+}
