@@ -64,6 +64,8 @@ pub(crate) async fn worker(
             "the preset has no enabled provider to run jobs on",
         ));
     }
+    // The configured MCP servers start once, for every job's in-process children.
+    runnable.mcp.start().await;
     let mut config = WorkerConfig::new(&args.nats, &runnable.cwd);
     config.auth = auth;
     config.tls = Tls {

@@ -9,7 +9,7 @@
 //! A child that may not delegate (its depth is its cap: nesting is opt-in, see
 //! `subagent_runtime::delegation`) gets no delegation tool at all, and a call to one anyway is
 //! refused with `NESTED_DELEGATION_FORBIDDEN`. A background child (`StartRequest::background`)
-//! is offered only the background tools (`subagent_runtime::tools::BACKGROUND_TOOLS`, its
+//! is offered only the background tools (`subagent_runtime::tools::BACKGROUND_TOOLS`, the MCP servers', its
 //! delegation tools and the harness's) and never asks: what would need approval is denied. Its
 //! own background tasks keep their files under its parent run's task root (else the provider's,
 //! [`SpawnProvider::with_task_dir`] or a `TaskDir` in the build context's extensions).

@@ -57,7 +57,7 @@ const SCENARIOS: &str = HELLO_AND_GATED;
 /// rows (its first line on stderr). Its stdout stays empty.
 /// A `subagent worker` process, killed (SIGKILL) and reaped when dropped: a failing test
 /// leaves none behind.
-struct Running(Option<Child>);
+pub(super) struct Running(Option<Child>);
 
 impl Running {
     /// SIGKILL, as a crash.
@@ -83,7 +83,11 @@ impl Drop for Running {
     }
 }
 
-fn start_worker(home: &Path, preset: &Path, nats: &str) -> (Running, BufReader<ChildStderr>) {
+pub(super) fn start_worker(
+    home: &Path,
+    preset: &Path,
+    nats: &str,
+) -> (Running, BufReader<ChildStderr>) {
     start_worker_with(home, preset, nats, &[])
 }
 

@@ -88,8 +88,10 @@ impl EventSink {
 /// list): reading, searching, editing, writing, running commands, and reading and stopping its
 /// own background tasks, and loading a skill (`Skill`: a skill that needs permission is
 /// denied, as every question of a background run is). Besides these, a background run keeps its delegation tools (its depth
-/// cap decides whether it may delegate: nesting is opt-in) and the harness's own tools
-/// ([`ToolKind::Internal`]: structured output). Nothing else: an embedder's tool may wait on a
+/// cap decides whether it may delegate: nesting is opt-in), the harness's own tools
+/// ([`ToolKind::Internal`]: structured output) and the MCP servers' tools (`mcp__…`: a server's
+/// tool answers without a person; one that is not read-only is denied unless a rule allows it,
+/// since nobody can be asked). Nothing else: an embedder's tool may wait on a
 /// person, and nobody waits on a background run. A background run is not offered the others
 /// ([`ToolSet::for_background`]) and a call to one anyway (a fork keeps its parent's list for
 /// the prompt cache) is refused with an error result the model can read.
@@ -109,7 +111,9 @@ pub const BACKGROUND_TOOLS: [&str; 11] = [
 
 /// Whether a background run may use the tool `name` of `kind` (see [`BACKGROUND_TOOLS`]).
 pub fn background_allows(name: &str, kind: ToolKind) -> bool {
-    matches!(kind, ToolKind::Delegate | ToolKind::Internal) || BACKGROUND_TOOLS.contains(&name)
+    matches!(kind, ToolKind::Delegate | ToolKind::Internal)
+        || BACKGROUND_TOOLS.contains(&name)
+        || name.starts_with("mcp__")
 }
 
 /// The answer to a background run's call of a tool it may not use.

@@ -217,3 +217,45 @@ async fn a_spawn_child_calls_a_server_over_http() {
         "a header's value is never listed: {text}"
     );
 }
+
+/// A `subagent worker` starts the configured servers once: a job's spawn child calls their tools.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_workers_children_get_the_servers() {
+    let nats = subagent_nats::testing::NatsServer::start().unwrap();
+    let server = FakeServer::from_yaml(SCENARIO).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let worker_dir = dir.path().join("worker");
+    std::fs::create_dir_all(&worker_dir).unwrap();
+    let worker_preset = super::support::fake_preset(
+        &worker_dir,
+        &server.url(),
+        &format!(
+            "mcp_servers: {}\n",
+            serde_json::json!({"everything": everything()})
+        ),
+    );
+    let (worker, mut worker_stderr) =
+        super::nats::start_worker(&worker_dir, &worker_preset, &nats.url());
+    let caller = dir.path().join("caller");
+    std::fs::create_dir_all(&caller).unwrap();
+    let row = format!(
+        "  - name: workers\n    kind: nats\n    config:\n      url: {}\n      row: spawn\n",
+        nats.url()
+    );
+    let caller_preset = super::support::fake_preset(&caller, &server.url(), &row);
+    let output = tokio::task::block_in_place(|| {
+        super::support::subagent(&caller)
+            .env("FAKE_KEY", "test-key")
+            .args(["delegate", "--provider", "workers", "--preset"])
+            .arg(&caller_preset)
+            .arg("use the server")
+            .output()
+            .unwrap()
+    });
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let told = told(&server, 0);
+    drop(worker);
+    let mut rest = String::new();
+    let _ = std::io::Read::read_to_string(&mut worker_stderr, &mut rest);
+    assert!(told.contains("Echo: from the model"), "{rest}\n{told}");
+}
