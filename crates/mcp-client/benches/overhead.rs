@@ -1,12 +1,12 @@
 //! What an MCP tool costs over a built-in one, through a parent: an in-process agent on the fake
 //! model server (real HTTP) makes one tool call, then answers. `builtin` reads a file with
 //! `read_file`; `mcp` calls the reference server's `echo`
-//! (`@modelcontextprotocol/server-everything` on node, over stdio, started once before the
-//! pairs, as a run starts it once). Paired and interleaved (`subagent_test_support::paired`);
-//! `PAIRS` sets how many (default 200).
+//! (`@modelcontextprotocol/server-everything` on node, started once before the pairs, as a run
+//! starts it once): over stdio, or with `MCP_TRANSPORT=http` over streamable HTTP on 127.0.0.1.
+//! Paired and interleaved (`subagent_test_support::paired`); `PAIRS` sets how many (default 200).
 //!
 //! `cargo bench -p subagent-mcp-client --features e2e --bench overhead` (the reference server is
-//! installed by `cargo xtask install-clis`).
+//! installed by `cargo xtask install-clis`), and again with `MCP_TRANSPORT=http`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -39,12 +39,33 @@ fn main() {
     let server = rt.block_on(FakeServer::from_yaml(SCENARIOS)).unwrap();
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("notes.txt"), "the notes\n").unwrap();
-    let everything = subagent_test_support::bench::installed_cli(
-        "@modelcontextprotocol/server-everything/dist/index.js",
-    );
+    let http = std::env::var("MCP_TRANSPORT").is_ok_and(|t| t == "http");
+    // Over HTTP the server runs as a peer of its own (killed when the bench ends).
+    let peer = http.then(|| {
+        subagent_test_support::cli_peer::Peer::start(
+            std::process::Command::new("node")
+                .arg(
+                    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                        .join("tests/fixtures/everything-http.mjs"),
+                )
+                .arg(subagent_test_support::bench::installed_cli(
+                    "@modelcontextprotocol/server-everything/dist/transports/streamableHttp.js",
+                )),
+            std::process::Stdio::null(),
+        )
+    });
+    let definition = match &peer {
+        Some(peer) => json!({"type": "http", "url": peer.first_line()}),
+        None => {
+            let everything = subagent_test_support::bench::installed_cli(
+                "@modelcontextprotocol/server-everything/dist/index.js",
+            );
+            json!({"command": "node", "args": [everything.display().to_string(), "stdio"]})
+        }
+    };
     let path = dir.path().join("preset.yaml");
     let configs = parse_servers(
-        &json!({"everything": {"command": "node", "args": [everything.display().to_string(), "stdio"]}}),
+        &json!({"everything": definition}),
         &Source::Preset { path: path.clone() },
         &path,
         &|_| None,
@@ -83,6 +104,10 @@ fn main() {
     paired.print(
         &format!("one tool call through a parent, {pairs} pairs"),
         "builtin read_file",
-        "mcp echo",
+        if http {
+            "mcp echo (http)"
+        } else {
+            "mcp echo (stdio)"
+        },
     );
 }
