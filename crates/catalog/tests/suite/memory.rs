@@ -10,7 +10,9 @@ use subagent_core::memory::{AgentMemory, MemoryRoots, MemoryScope};
 use super::support::{agents_in, write};
 
 fn keeper(scope: &str, tools: &str) -> String {
-    format!("---\nname: keeper\ndescription: Keeps notes.\n{tools}memory: {scope}\n---\nYou keep notes.\n")
+    format!(
+        "---\nname: keeper\ndescription: Keeps notes.\n{tools}memory: {scope}\n---\nYou keep notes.\n"
+    )
 }
 
 #[test]
@@ -19,7 +21,10 @@ fn each_scope_resolves_to_claude_codes_directory() {
     let (root, dir) = agents_in(&[
         ("user.md", &keeper("user", "").replace("keeper", "mine")),
         ("project.md", &keeper("project", "")),
-        ("local.md", &keeper("local", "").replace("keeper", "plug:in")),
+        (
+            "local.md",
+            &keeper("local", "").replace("keeper", "plug:in"),
+        ),
         ("none.md", "---\nname: plain\ndescription: d\n---\nx\n"),
     ]);
     let catalog = Catalog::load(
@@ -67,15 +72,28 @@ fn each_scope_resolves_to_claude_codes_directory() {
 #[test]
 fn a_tools_list_keeps_the_tools_that_reach_memory() {
     let root = tempfile::tempdir().unwrap();
-    let file = write(root.path(), "agents/keeper.md", &keeper("project", "tools: Bash\n"));
+    let file = write(
+        root.path(),
+        "agents/keeper.md",
+        &keeper("project", "tools: Bash\n"),
+    );
     let parsed = subagent_catalog::load_file(&file, Source::Project).unwrap();
     assert_eq!(
         parsed.definition.tool_filter(),
         Some(ToolFilter {
             allow: Some(
-                ["Bash", "bash", "Write", "write_file", "Edit", "edit_file", "Read", "read_file"]
-                    .map(String::from)
-                    .to_vec()
+                [
+                    "Bash",
+                    "bash",
+                    "Write",
+                    "write_file",
+                    "Edit",
+                    "edit_file",
+                    "Read",
+                    "read_file"
+                ]
+                .map(String::from)
+                .to_vec()
             ),
             deny: vec![],
         })
