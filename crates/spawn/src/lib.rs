@@ -44,6 +44,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use subagent_core::memory::AgentMemory;
 use subagent_core::registry::DEFAULT_MAX_DEPTH;
 use subagent_core::skills::SkillDirectory;
 use subagent_core::{
@@ -55,8 +56,8 @@ use subagent_runtime::ChildExtras;
 use subagent_runtime::tools::{BashConfig, SkillTool};
 use subagent_runtime::{
     Agent, AgentConfig, AgentHooks, DefaultModel, HostTools, OutputMode, ParentSnapshot,
-    PermissionPolicy, PreloadSkills, Roots, RunSkills, SKILL_TOOL, Secrets, Seed, SessionStore,
-    SettingsRules, Skills, SummaryConfig, TaskDir, Tool, ToolKind, ToolSet,
+    PermissionPolicy, PreloadSkills, Roots, RunMemory, RunSkills, SKILL_TOOL, Secrets, Seed,
+    SessionStore, SettingsRules, Skills, SummaryConfig, TaskDir, Tool, ToolKind, ToolSet,
 };
 
 /// The kind name in presets.
@@ -326,7 +327,7 @@ impl SpawnProvider {
         let snapshot = request.parent.extensions.get::<ParentSnapshot>();
         // An isolated child works only in the cwd it is given (its worktree), never in the
         // parent's roots.
-        let roots = match &snapshot {
+        let mut roots = match &snapshot {
             Some(snapshot) if request.isolation.is_none() => snapshot.env.roots.clone(),
             Some(_) => Roots::new(&request.parent.cwd)
                 .map_err(|e| Error::invalid(format!("working directory: {e}")))?,
@@ -370,6 +371,25 @@ impl SpawnProvider {
         // Its agent type's hooks run in its run, beside the settings'.
         if let Some(hooks) = request.parent.extensions.get::<AgentHooks>() {
             hooks.apply(&mut permissions, &request.parent.cwd);
+        }
+        // Its agent type's memory: the directory made ready, a root of its file tools (written
+        // without asking), the instructions and index at the end of its system prompt. A run's
+        // own: a child does not write its parent's memory without asking.
+        let memory = match request.parent.extensions.get::<AgentMemory>() {
+            Some(memory) => Some(
+                RunMemory::open(&memory)
+                    .map_err(|e| Error::spawn_failed(format!("agent memory: {e}")))?,
+            ),
+            None => None,
+        };
+        permissions.memory_dirs = Vec::new();
+        if let Some(memory) = &memory {
+            roots = roots
+                .with_private(&memory.dir)
+                .map_err(|e| Error::spawn_failed(format!("agent memory: {e}")))?;
+            if let Ok(canonical) = memory.dir.canonicalize() {
+                permissions.memory_dirs.push(canonical);
+            }
         }
         let max_depth = request
             .max_depth
@@ -425,6 +445,10 @@ impl SpawnProvider {
         if let Some(persona) = &request.persona {
             system.push_str("\n\n");
             system.push_str(persona);
+        }
+        if let Some(memory) = &memory {
+            system.push_str("\n\n");
+            system.push_str(&memory.instructions);
         }
         permissions.broker = if request.background {
             None
