@@ -35,6 +35,12 @@
 //! extensions), a child has the `Skill` tool after the built-in ones (unless its filters take it
 //! away), the skills listed in its first message after its task when it has the tool, and the
 //! skills its agent type preloads (`PreloadSkills` in the request's extensions) there as well.
+
+//!
+//! A child of an agent type with `memory:` (its `subagent_core::memory::AgentMemory` in the
+//! request's extensions) opens that memory (`RunMemory`): the directory made, its instructions
+//! and index at the end of the system prompt, the directory a private root of its file tools
+//! whose Markdown files it writes without asking (docs/memory.md).
 //!
 //! Deliberately not here: the agent loop and tools (`subagent-runtime`), the parent's
 //! conversation (that is `subagent-fork`).
