@@ -12,7 +12,7 @@ use serde_json::Value;
 use subagent_test_support::{FakeServer, RecordedRequest};
 
 use super::skills::{tool, write};
-use super::support::{fake_preset, stderr, subagent};
+use super::support::{fake_preset, stderr, stdout, subagent};
 
 mod parity;
 
@@ -56,8 +56,8 @@ impl Kept {
         self.project.join(".claude/agent-memory/keeper")
     }
 
-    /// `subagent ARGS --preset P PROMPT` in the project, which must succeed.
-    async fn ok(&self, args: &[&str], prompt: &str) {
+    /// `subagent ARGS --preset P PROMPT` in the project, which must succeed; its stdout.
+    async fn ok(&self, args: &[&str], prompt: &str) -> String {
         let mut command = subagent(self.home.path());
         command
             .current_dir(&self.project)
@@ -73,6 +73,7 @@ impl Kept {
             .await
             .unwrap();
         assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        stdout(&output)
     }
 
     /// The first request whose first message holds `prompt`.
@@ -252,6 +253,20 @@ async fn a_long_index_is_cut_and_user_memory_lives_under_home() {
     assert_eq!(mode(&dir), 0o700);
     assert_eq!(mode(&dir.join("MEMORY.md")), 0o600);
     assert!(!kept.project.join(".claude/agent-memory/mine").exists());
+
+    // `subagent agents` says where each agent's memory lives.
+    let mut command = subagent(kept.home.path());
+    command
+        .current_dir(&kept.project)
+        .args(["agents", "--preset"])
+        .arg(&kept.preset);
+    let listed = stdout(&command.output().unwrap());
+    for line in [
+        format!("memory (user) in {}", dir.display()),
+        format!("memory (project) in {}", kept.keeper_dir().display()),
+    ] {
+        assert!(listed.contains(&line), "{line}:\n{listed}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -85,7 +85,10 @@ fn modes_are_kept_or_private() {
     std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o751)).unwrap();
     replace_file(&shared, b"new", true).unwrap();
     assert_eq!(mode(&shared), 0o751);
-    assert_eq!(subagent_session::read_user_file(&shared, 16).unwrap(), b"new");
+    assert_eq!(
+        subagent_session::read_user_file(&shared, 16).unwrap(),
+        b"new"
+    );
     // A directory in the way: an error, and nothing left behind.
     std::fs::create_dir(dir.path().join("sub")).unwrap();
     assert!(replace_file(&dir.path().join("sub"), b"x", false).is_err());
