@@ -32,6 +32,12 @@ impl RunMemory {
     /// its index. A directory that cannot be made, or an index that cannot be read, is an
     /// [`Error::Io`]: the run would not have the memory its definition asks for.
     pub fn open(memory: &AgentMemory) -> Result<Self> {
+        Self::open_for(memory, "write_file")
+    }
+
+    /// [`RunMemory::open`] for a run whose writing tool has another name (`the Write tool` for
+    /// a `claude` child), which the instructions name.
+    pub fn open_for(memory: &AgentMemory, write_tool: &str) -> Result<Self> {
         let io = |path: &Path, source| Error::Io {
             path: path.display().to_string(),
             source,
@@ -44,18 +50,18 @@ impl RunMemory {
             Err(error) if error.kind() == std::io::ErrorKind::FileTooLarge => {
                 // Past the read bound: what is loaded is cut anyway; say how large it is.
                 let size = std::fs::metadata(&index_path).map_or(0, |m| m.len());
-                return Ok(Self::with_index(memory, &oversized(size)));
+                return Ok(Self::with_index(memory, &oversized(size), write_tool));
             }
             Err(error) => return Err(io(&index_path, error)),
         };
-        Ok(Self::with_index(memory, &index))
+        Ok(Self::with_index(memory, &index, write_tool))
     }
 
-    fn with_index(memory: &AgentMemory, index: &str) -> Self {
+    fn with_index(memory: &AgentMemory, index: &str, write_tool: &str) -> Self {
         Self {
             scope: memory.scope,
             dir: memory.dir.clone(),
-            instructions: instructions(&memory.dir, memory.scope, index),
+            instructions: instructions(&memory.dir, memory.scope, index, write_tool),
         }
     }
 }
@@ -69,15 +75,15 @@ fn oversized(size: u64) -> String {
 }
 
 /// The memory section of a system prompt: what the directory is for and how to keep it (in our
-/// words and tool names), the scope's guideline and the index under `## MEMORY.md` (Claude
-/// Code's heading, empty-index sentence and cut warning).
-pub fn instructions(dir: &Path, scope: MemoryScope, index: &str) -> String {
+/// words, naming `write_tool`), the scope's guideline and the index under `## MEMORY.md`
+/// (Claude Code's heading, empty-index sentence and cut warning).
+pub fn instructions(dir: &Path, scope: MemoryScope, index: &str, write_tool: &str) -> String {
     let dir = format!("{}/", dir.display());
     let loaded = load_index(index);
     format!(
         "# Persistent Agent Memory
 
-You have a persistent, file-based memory at `{dir}`. This directory already exists — write to it directly with write_file (do not create it or check that it exists).
+You have a persistent, file-based memory at `{dir}`. This directory already exists — write to it directly with {write_tool} (do not create it or check that it exists).
 
 Build it up over time, so that later runs of this agent know what you learned: who the user is and how they like to work, feedback on your approach (what to avoid and what to keep doing, and why), facts about ongoing work that the code and its history do not show, and where to find things outside the project. If you are asked to remember something, save it at once; if you are asked to forget something, remove it.
 

@@ -25,14 +25,24 @@ const SCENARIOS: &str = r#"
 - match: "keeper child (claude|spawn)"
   steps:
     - text: "kept"
+- match: "keeper child direct"
+  steps:
+    - tool_calls:
+        - name: Write
+          input: {file_path: "DIR/direct.md", content: "DIRECT-MEMORY\n"}
+    - text: "kept directly"
 "#;
 
 #[cfg(feature = "e2e")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn memory_reaches_the_model_as_claude_gives_it() {
-    let server = FakeServer::from_yaml(SCENARIOS).await.unwrap();
     let home = tempfile::tempdir().unwrap();
-    let project = home.path().join("project");
+    let project = std::fs::canonicalize(home.path()).unwrap().join("project");
+    let memory_dir = project.join(".claude/agent-memory/keeper");
+    let server =
+        FakeServer::from_yaml(&SCENARIOS.replace("DIR", &memory_dir.display().to_string()))
+            .await
+            .unwrap();
     write(
         &project,
         ".claude/agents/keeper.md",
