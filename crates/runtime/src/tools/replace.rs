@@ -32,7 +32,8 @@ pub(crate) fn lock_dir(dir: &Path) -> std::io::Result<File> {
 }
 
 /// Replaces `path` with `bytes` through a temporary file in the same directory and a rename.
-/// An existing file keeps its mode; a new one gets 0600 when `private`, else 0666 less the umask.
+/// An existing file keeps its mode, and one this process may not write is refused
+/// (`PermissionDenied`); a new one gets 0600 when `private`, else 0666 less the umask.
 /// The temporary file is removed when anything fails.
 pub(crate) fn replace_file(path: &Path, bytes: &[u8], private: bool) -> std::io::Result<()> {
     let dir = path.parent().ok_or_else(|| {
@@ -45,6 +46,11 @@ pub(crate) fn replace_file(path: &Path, bytes: &[u8], private: bool) -> std::io:
     let existing = std::fs::metadata(path)
         .ok()
         .map(|m| m.permissions().mode() & 0o7777);
+    if existing.is_some() {
+        // A file this process may not write stays unwritten, as an in-place write would leave
+        // it (a rename would replace it all the same).
+        rustix::fs::access(path, rustix::fs::Access::WRITE_OK)?;
+    }
     let mode = existing.unwrap_or(if private {
         PRIVATE_FILE_MODE
     } else {

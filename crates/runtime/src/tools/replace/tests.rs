@@ -89,6 +89,25 @@ fn modes_are_kept_or_private() {
         subagent_session::read_user_file(&shared, 16).unwrap(),
         b"new"
     );
+    // A file that may not be written stays as it is (unless we are root, who may).
+    let locked = dir.path().join("locked.md");
+    std::fs::write(&locked, "kept").unwrap();
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let root = rustix::process::geteuid().is_root();
+    let written = replace_file(&locked, b"over", false);
+    if root {
+        assert!(written.is_ok());
+    } else {
+        assert_eq!(
+            written.unwrap_err().kind(),
+            std::io::ErrorKind::PermissionDenied
+        );
+        assert_eq!(
+            subagent_session::read_user_file(&locked, 16).unwrap(),
+            b"kept"
+        );
+    }
+    std::fs::remove_file(&locked).unwrap();
     // A directory in the way: an error, and nothing left behind.
     std::fs::create_dir(dir.path().join("sub")).unwrap();
     assert!(replace_file(&dir.path().join("sub"), b"x", false).is_err());
