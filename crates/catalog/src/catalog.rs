@@ -6,6 +6,7 @@ use std::sync::{Arc, PoisonError, RwLock};
 
 use serde::Serialize;
 use subagent_core::agents::{AgentDirectory, AgentProfile};
+use subagent_core::memory::MemoryRoots;
 
 use crate::builtin::{BUILTIN_NAMES, BuiltinOptions, builtins};
 use crate::capability::ProviderTable;
@@ -36,6 +37,9 @@ pub struct CatalogConfig {
     /// Providers to check definitions against (see [`crate::capability_warnings`]); `None` = no
     /// check.
     pub providers: Option<ProviderTable>,
+    /// Where the `memory:` scopes' directories are (the user's home, the project); a
+    /// definition whose scope has no root here gets no memory.
+    pub memory: MemoryRoots,
 }
 
 impl Default for CatalogConfig {
@@ -46,6 +50,7 @@ impl Default for CatalogConfig {
             definitions: Vec::new(),
             definition_warnings: Vec::new(),
             providers: None,
+            memory: MemoryRoots::default(),
         }
     }
 }
@@ -92,6 +97,13 @@ impl CatalogConfig {
     #[must_use]
     pub fn builtins(mut self, builtins: Option<BuiltinOptions>) -> Self {
         self.builtins = builtins;
+        self
+    }
+
+    /// Resolves the `memory:` scopes' directories under these roots.
+    #[must_use]
+    pub fn memory(mut self, roots: MemoryRoots) -> Self {
+        self.memory = roots;
         self
     }
 
@@ -325,7 +337,10 @@ fn load(config: &CatalogConfig) -> Loaded {
         })
         .collect();
     entries.sort_by(|a, b| listing_key(&a.definition.name).cmp(&listing_key(&b.definition.name)));
-    let profiles = entries.iter().map(|e| e.definition.profile()).collect();
+    let profiles = entries
+        .iter()
+        .map(|e| e.definition.profile_with(&config.memory))
+        .collect();
     let capability_warnings = check(&config.providers, &entries);
     Loaded {
         entries,

@@ -2,11 +2,16 @@
 
 use serde::Serialize;
 use subagent_core::agents::{AgentProfile, Settings};
+use subagent_core::memory::{MemoryRoots, MemoryScope};
 use subagent_core::{Capability, Effort, PermissionMode, ToolFilter};
 
 use crate::location::Location;
 use crate::source::{Origin, Source};
 use crate::tools::with_aliases;
+
+/// The tools an agent with `memory` keeps (Claude Code's names): it reads and writes its
+/// memory directory with them.
+pub(crate) const MEMORY_TOOLS: [&str; 3] = ["Write", "Edit", "Read"];
 
 /// Where a child runs its file tools.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -77,8 +82,8 @@ pub struct Definition {
     pub color: Option<String>,
     /// `initialPrompt`.
     pub initial_prompt: Option<String>,
-    /// `memory` (Claude Code's memory scope).
-    pub memory: Option<String>,
+    /// `memory`: who shares the agent's memory directory (`user`, `project`, `local`).
+    pub memory: Option<MemoryScope>,
     /// `skills`.
     pub skills: Vec<String>,
     /// `mcpServers`, kept as written for the layer that starts MCP servers.
@@ -127,13 +132,26 @@ impl Definition {
 
     /// The tool filter it asks for: `tools` → allow, `disallowedTools` → deny, each name followed
     /// by its other-vocabulary alias (see [`with_aliases`](crate::with_aliases)). `None` when
-    /// it restricts nothing.
+    /// it restricts nothing. An agent with `memory` keeps the tools that read and write it
+    /// (`Read`, `Write`, `Edit`) in a `tools` list that lacks them, as Claude Code adds them;
+    /// `disallowedTools` can still take them away.
     pub fn tool_filter(&self) -> Option<ToolFilter> {
         if self.tools.is_none() && self.disallowed_tools.is_empty() {
             return None;
         }
+        let allow = self.tools.as_ref().map(|tools| {
+            let mut tools = tools.clone();
+            if self.memory.is_some() {
+                for needed in MEMORY_TOOLS {
+                    if !tools.iter().any(|tool| tool == needed) {
+                        tools.push(needed.to_owned());
+                    }
+                }
+            }
+            with_aliases(&tools)
+        });
         Some(ToolFilter {
-            allow: self.tools.as_deref().map(with_aliases),
+            allow,
             deny: with_aliases(&self.disallowed_tools),
         })
     }
@@ -173,7 +191,17 @@ impl Definition {
         (!parts.is_empty()).then(|| parts.join("\n\n"))
     }
 
-    /// The profile the delegation tool starts.
+    /// The profile the delegation tool starts, its memory directory resolved under `roots`.
+    pub fn profile_with(&self, roots: &MemoryRoots) -> AgentProfile {
+        let mut profile = self.profile();
+        profile.memory = self
+            .memory
+            .and_then(|scope| roots.resolve(scope, &self.name));
+        profile
+    }
+
+    /// The profile the delegation tool starts (without a memory directory: see
+    /// [`Definition::profile_with`]).
     pub fn profile(&self) -> AgentProfile {
         let mut profile = AgentProfile::new(self.name.clone(), self.description.clone());
         profile.provider = self.provider.clone();

@@ -18,6 +18,8 @@
 //!   `.subagents/` twins) of the user and the project ([`standard_skill_dirs`], [`Skills`]),
 //!   their frontmatter read with locations ([`parse_skill`]), their bodies read only when used
 //!   ([`Skills`] is the runtime's `SkillDirectory`);
+//! - agent memory: a definition's `memory:` scope resolved to its directory under the home and
+//!   project of [`CatalogConfig::memory`] (`AgentProfile::memory`, docs/memory.md);
 //! - checking definitions against their providers' capabilities ([`capability_warnings`]) and
 //!   tools ([`tool_warnings`]: unknown tool names with a guess, a filter that leaves no tools);
 //! - remembering which definition files did not load under the name they would have defined

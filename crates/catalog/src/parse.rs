@@ -18,6 +18,7 @@ use std::path::Path;
 use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::Value;
 use serde_saphyr::{MessageFormatter, Spanned, UserMessageFormatter};
+use subagent_core::memory::MemoryScope;
 use subagent_core::{Effort, PermissionMode};
 
 use crate::definition::{Definition, Isolation};
@@ -359,7 +360,15 @@ pub(crate) fn apply(
         }
         "color" => definition.color = non_blank(text(value)?),
         "initialPrompt" => definition.initial_prompt = non_blank(text(value)?),
-        "memory" => definition.memory = non_blank(text(value)?),
+        "memory" => {
+            let scope = text(value)?;
+            definition.memory = match non_blank(scope.clone()) {
+                None => None,
+                Some(name) => Some(MemoryScope::parse(name.trim()).ok_or_else(|| {
+                    format!("unknown memory scope {scope:?}; expected user, project or local")
+                })?),
+            };
+        }
         "mcpServers" => definition.mcp_servers = Some(value.clone()),
         "hooks" => definition.hooks = Some(value.clone()),
         _ => {}
@@ -387,7 +396,6 @@ pub(crate) fn unsupported(definition: &Definition, field: &str) -> Option<String
              ~/.claude.json or the preset's mcp_servers:, whose tools every in-process agent \
              gets, and name them)"
         }
-        "memory" if definition.memory.is_some() => "the agent keeps no memory between runs",
         "initialPrompt" if definition.initial_prompt.is_some() => {
             "the task given to the agent is its first message"
         }

@@ -4,7 +4,10 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 use subagent_core::agents::wildcard_match;
+use subagent_core::memory::AgentMemory;
 use subagent_core::{PermissionMode, StartRequest, ToolFilter};
+
+use subagent_runtime::RunMemory;
 
 use crate::config::{ClaudeCodeConfig, ClaudePermissionMode};
 use crate::{Error, Result};
@@ -416,8 +419,24 @@ pub fn build(
     if let Some(effort) = request.effort {
         flag("--effort", effort.as_str().to_owned());
     }
-    if let Some(persona) = &request.persona {
-        flag("--append-system-prompt", persona.clone());
+    // An agent type's memory: claude is not told the agent type (its body is the appended
+    // prompt), so the memory's instructions and index go there too, and a directory outside
+    // the working directory is added to claude's (`--add-dir`, below).
+    let memory = match request.parent.extensions.get::<AgentMemory>() {
+        Some(memory) => Some(
+            RunMemory::open_for(&memory, "the Write tool")
+                .map_err(|e| Error::Request(format!("agent memory: {e}")))?,
+        ),
+        None => None,
+    };
+    let appended = match (&request.persona, &memory) {
+        (Some(persona), Some(memory)) => Some(format!("{persona}\n\n{}", memory.instructions)),
+        (Some(persona), None) => Some(persona.clone()),
+        (None, Some(memory)) => Some(memory.instructions.clone()),
+        (None, None) => None,
+    };
+    if let Some(appended) = appended {
+        flag("--append-system-prompt", appended);
     }
     if let Some(schema) = &request.output_schema {
         if !schema.is_object() {
@@ -457,6 +476,12 @@ pub fn build(
         flag("--tools", allow.join(","));
     }
     // Variadic flags last among ours, each name its own argument.
+    if let Some(memory) = &memory
+        && !memory.dir.starts_with(&cwd)
+    {
+        args.push("--add-dir".into());
+        args.push(memory.dir.display().to_string());
+    }
     if !deny.is_empty() {
         args.push("--disallowedTools".into());
         args.extend(deny);

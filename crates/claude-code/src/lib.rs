@@ -20,7 +20,7 @@
 //! | `model` | `--model` |
 //! | `max_turns` | `--max-turns`; `result/error_max_turns` → `max_turns` |
 //! | `effort` | `--effort` (claude sends it as `output_config.effort`) |
-//! | `persona` | `--append-system-prompt` |
+//! | `persona` | `--append-system-prompt` (an agent type's memory, `AgentMemory` in the request's extensions, appended to it; a memory directory outside the cwd as `--add-dir`) |
 //! | `tool_filter` | allow → `--tools a,b` (exact list the model sees), deny → `--disallowedTools`; `*` patterns expand against [`KNOWN_TOOLS`] |
 //! | `output_schema` | `--json-schema`; `result.structured_output` (validated again here) → `Outcome.structured`; no structured output → `failed` |
 //! | `max_depth` | the child's own sub-agent tool is removed (`--disallowedTools Agent Task`): claude's sub-agents nest without a limit of their own, so under any cap the child runs none (see [`no_sub_agents`]) |

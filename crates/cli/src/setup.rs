@@ -649,6 +649,12 @@ pub(crate) fn load_catalog(
             preset.builtin_models.clone(),
         )))
         .dirs(standard_dirs(home.as_deref(), Some(cwd)))
+        // `memory:` directories: the user's under HOME, the project's under the working
+        // directory, as Claude Code puts them.
+        .memory(subagent_core::memory::MemoryRoots::new(
+            home.as_deref(),
+            Some(cwd),
+        ))
         .dirs(
             preset
                 .agents

@@ -226,6 +226,11 @@ pub struct AgentProfile {
     /// first message, as Claude Code puts it there. Names no skill has are left out.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skills: Vec<String>,
+    /// Its memory (`memory:`): a directory that survives its runs, whose index is loaded into
+    /// each child's instructions and which its file tools may write (an in-process provider
+    /// does both; a product CLI reads the definition's field itself).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<crate::memory::AgentMemory>,
     /// Where the definition came from (for listings), e.g. `builtin` or a file path.
     #[serde(default)]
     pub source: String,

@@ -12,7 +12,7 @@
 //! capabilities → depth → schema → isolation) before a provider sees it; [`isolation`], the
 //! contract of the isolator that moves a child into a place of its own (a git worktree) and
 //! cleans up after it; [`skills`], what the catalog's `SKILL.md` folders and the runtime's
-//! `Skill` tool share; [`agents`], the delegation
+//! `Skill` tool share; [`memory`], an agent type's memory directory (`memory:`) as both see it; [`agents`], the delegation
 //! vocabulary the catalog and the runtime share (agent profiles, the directory listing them,
 //! permission modes, tool filters); [`lenient`], the serde helpers that let a provider's typed
 //! wire events tolerate what a CLI adds or changes; [`text`] and [`time`], the small utilities
@@ -34,6 +34,7 @@ mod filter;
 pub mod isolation;
 pub mod lenient;
 pub mod mcp;
+pub mod memory;
 mod provider;
 pub mod registry;
 mod request;

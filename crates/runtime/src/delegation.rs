@@ -573,6 +573,10 @@ impl DelegationTool {
                     .extensions
                     .insert(crate::skills::PreloadSkills(profile.skills.clone()));
             }
+            // Its memory directory goes with its child (an in-process provider loads it).
+            if let Some(memory) = &profile.memory {
+                request.parent.extensions.insert(memory.clone());
+            }
         }
         // An agent type limited to some agent types (`Agent(…)` in its tools) keeps this tool,
         // unless the row's filter denies it.

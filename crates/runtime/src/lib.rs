@@ -37,6 +37,9 @@
 //!   into the conversation, the listing and an agent type's preloaded skills in a fresh run's
 //!   first message ([`RunSkills`]), in the shape Claude Code gives them (docs/skills.md); the
 //!   skills themselves come from a `subagent_core::skills::SkillDirectory` (the catalog's);
+//! - agent memory ([`memory`]): an agent type's memory directory made private and ready, its
+//!   instructions and `MEMORY.md` index (bounded as Claude Code bounds it) at the end of the
+//!   run's system prompt ([`RunMemory`]), the directory a root of the run's file tools;
 //! - structured output ([`structured`]): a `structured_output` capture tool validated with
 //!   JSON Schema, or validation of the final answer (for forks, whose tool list must not change);
 //! - periodic progress summaries ([`summary`]): a tool-less fork of a long run's conversation,
@@ -61,6 +64,7 @@ pub mod delegation;
 mod env;
 pub mod hooks;
 mod input;
+pub mod memory;
 mod paths;
 mod permissions;
 mod report;
@@ -84,6 +88,7 @@ pub use delegation::{
 pub use env::RunEnv;
 pub use hooks::{HookBase, HookDecision, HookRunner, HookVerdict};
 pub use input::{ChildExtras, TurnInput};
+pub use memory::RunMemory;
 pub use permissions::{
     AgentHooks, Decision, PermissionBroker, PermissionPolicy, PermissionRequest, PermissionRule,
     SettingsRules,

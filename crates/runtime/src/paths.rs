@@ -14,6 +14,8 @@ pub struct Roots {
     dirs: Vec<PathBuf>,
     /// Canonical directories the reading tools (ls, read_file, glob, grep) reach besides.
     read_only: Vec<PathBuf>,
+    /// Canonical roots whose new files are private to the user (0600): an agent's memory.
+    private: Vec<PathBuf>,
 }
 
 impl Roots {
@@ -39,7 +41,30 @@ impl Roots {
         Ok(Self {
             dirs,
             read_only: Vec::new(),
+            private: Vec::new(),
         })
+    }
+
+    /// These roots and `dir` (which must exist), a root whose new files the writing tools make
+    /// private to the user (mode 0600): an agent's memory directory, which the run reads and
+    /// writes wherever it is. `Config` when it does not exist.
+    pub fn with_private(mut self, dir: impl AsRef<Path>) -> Result<Self> {
+        let dir = dir.as_ref();
+        let canonical = dir
+            .canonicalize()
+            .map_err(|e| Error::Config(format!("root directory {}: {e}", dir.display())))?;
+        if !self.dirs.contains(&canonical) {
+            self.dirs.push(canonical.clone());
+        }
+        if !self.private.contains(&canonical) {
+            self.private.push(canonical);
+        }
+        Ok(self)
+    }
+
+    /// Whether a resolved path is in a private root (its new files are made 0600).
+    pub fn is_private(&self, path: &Path) -> bool {
+        self.private.iter().any(|dir| path.starts_with(dir))
     }
 
     /// These roots, and `dirs` for reading only (those that do not exist, or are inside a root

@@ -156,6 +156,9 @@ pub trait PermissionBroker: Send + Sync {
     async fn ask(&self, request: PermissionRequest) -> Decision;
 }
 
+/// The tools whose calls on a memory directory's Markdown files need nobody's permission.
+const MEMORY_WRITERS: [&str; 2] = ["write_file", "edit_file"];
+
 /// How a run's tool calls are permitted.
 #[derive(Clone, Default)]
 pub struct PermissionPolicy {
@@ -176,6 +179,10 @@ pub struct PermissionPolicy {
     /// teammate whose plan awaits its leader's approval): said in every plan-mode refusal, so
     /// the model knows what to do. A child inherits it with the policy.
     pub plan_reason: Option<Arc<str>>,
+    /// The run's agent memory directories (canonical): writing or editing a Markdown file in
+    /// one is allowed without asking, unless a deny rule or plan mode says no, as Claude Code
+    /// allows an agent its memory files. A run's own: the provider sets it for each child.
+    pub memory_dirs: Vec<PathBuf>,
 }
 
 /// Permission rules from Claude Code's settings files and the command line
@@ -331,6 +338,7 @@ impl std::fmt::Debug for PermissionPolicy {
             .field("agent_types", &self.agent_types)
             .field("settings", &self.settings)
             .field("plan_reason", &self.plan_reason)
+            .field("memory_dirs", &self.memory_dirs)
             .finish()
     }
 }
@@ -345,6 +353,7 @@ impl PermissionPolicy {
             agent_types: None,
             settings: None,
             plan_reason: None,
+            memory_dirs: Vec::new(),
         }
     }
 
@@ -408,12 +417,32 @@ impl PermissionPolicy {
             .as_ref()
             .and_then(|rules| rules.decide(tool, kind, subjects, cwd));
         let own = self.own_rules(tool, kind, subjects);
-        for wanted in [Decision::Deny, Decision::Ask, Decision::Allow] {
+        if settings == Some(Decision::Deny) || own == Some(Decision::Deny) {
+            return Decision::Deny;
+        }
+        if self.writes_memory(tool, subjects) {
+            return Decision::Allow;
+        }
+        for wanted in [Decision::Ask, Decision::Allow] {
             if settings == Some(wanted) || own == Some(wanted) {
                 return wanted;
             }
         }
         self.mode_default(kind)
+    }
+
+    /// Whether a call writes or edits a Markdown file in one of the run's memory directories
+    /// (one of its subjects, the resolved absolute path, is there).
+    fn writes_memory(&self, tool: &str, subjects: &[&str]) -> bool {
+        !self.memory_dirs.is_empty()
+            && MEMORY_WRITERS.contains(&tool)
+            && subjects.iter().any(|subject| {
+                let path = Path::new(subject);
+                path.is_absolute()
+                    && subject.ends_with(".md")
+                    && !subject.contains("/../")
+                    && self.memory_dirs.iter().any(|dir| path.starts_with(dir))
+            })
     }
 
     /// What rules and mode say about a call whose subject has several spellings: a rule

@@ -35,6 +35,12 @@
 //! extensions), a child has the `Skill` tool after the built-in ones (unless its filters take it
 //! away), the skills listed in its first message after its task when it has the tool, and the
 //! skills its agent type preloads (`PreloadSkills` in the request's extensions) there as well.
+
+//!
+//! A child of an agent type with `memory:` (its `subagent_core::memory::AgentMemory` in the
+//! request's extensions) opens that memory (`RunMemory`): the directory made, its instructions
+//! and index at the end of the system prompt, the directory a private root of its file tools
+//! whose Markdown files it writes without asking (docs/memory.md).
 //!
 //! Deliberately not here: the agent loop and tools (`subagent-runtime`), the parent's
 //! conversation (that is `subagent-fork`).
@@ -44,6 +50,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use subagent_core::memory::AgentMemory;
 use subagent_core::registry::DEFAULT_MAX_DEPTH;
 use subagent_core::skills::SkillDirectory;
 use subagent_core::{
@@ -55,8 +62,8 @@ use subagent_runtime::ChildExtras;
 use subagent_runtime::tools::{BashConfig, SkillTool};
 use subagent_runtime::{
     Agent, AgentConfig, AgentHooks, DefaultModel, HostTools, OutputMode, ParentSnapshot,
-    PermissionPolicy, PreloadSkills, Roots, RunSkills, SKILL_TOOL, Secrets, Seed, SessionStore,
-    SettingsRules, Skills, SummaryConfig, TaskDir, Tool, ToolKind, ToolSet,
+    PermissionPolicy, PreloadSkills, Roots, RunMemory, RunSkills, SKILL_TOOL, Secrets, Seed,
+    SessionStore, SettingsRules, Skills, SummaryConfig, TaskDir, Tool, ToolKind, ToolSet,
 };
 
 /// The kind name in presets.
@@ -326,7 +333,7 @@ impl SpawnProvider {
         let snapshot = request.parent.extensions.get::<ParentSnapshot>();
         // An isolated child works only in the cwd it is given (its worktree), never in the
         // parent's roots.
-        let roots = match &snapshot {
+        let mut roots = match &snapshot {
             Some(snapshot) if request.isolation.is_none() => snapshot.env.roots.clone(),
             Some(_) => Roots::new(&request.parent.cwd)
                 .map_err(|e| Error::invalid(format!("working directory: {e}")))?,
@@ -370,6 +377,25 @@ impl SpawnProvider {
         // Its agent type's hooks run in its run, beside the settings'.
         if let Some(hooks) = request.parent.extensions.get::<AgentHooks>() {
             hooks.apply(&mut permissions, &request.parent.cwd);
+        }
+        // Its agent type's memory: the directory made ready, a root of its file tools (written
+        // without asking), the instructions and index at the end of its system prompt. A run's
+        // own: a child does not write its parent's memory without asking.
+        let memory = match request.parent.extensions.get::<AgentMemory>() {
+            Some(memory) => Some(
+                RunMemory::open(&memory)
+                    .map_err(|e| Error::spawn_failed(format!("agent memory: {e}")))?,
+            ),
+            None => None,
+        };
+        permissions.memory_dirs = Vec::new();
+        if let Some(memory) = &memory {
+            roots = roots
+                .with_private(&memory.dir)
+                .map_err(|e| Error::spawn_failed(format!("agent memory: {e}")))?;
+            if let Ok(canonical) = memory.dir.canonicalize() {
+                permissions.memory_dirs.push(canonical);
+            }
         }
         let max_depth = request
             .max_depth
@@ -425,6 +451,10 @@ impl SpawnProvider {
         if let Some(persona) = &request.persona {
             system.push_str("\n\n");
             system.push_str(persona);
+        }
+        if let Some(memory) = &memory {
+            system.push_str("\n\n");
+            system.push_str(&memory.instructions);
         }
         permissions.broker = if request.background {
             None

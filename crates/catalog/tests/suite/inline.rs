@@ -48,7 +48,7 @@ fn every_frontmatter_field_in_either_spelling_and_warnings_for_the_rest() {
         "--agents",
         r#"{"a": {"description": "A.", "prompt": "Be A.", "disallowedTools": "Bash",
                   "max_turns": 3, "permissionMode": "plan", "effort": "low", "provider": "spawn",
-                  "tempreature": 1},
+                  "memory": "local", "tempreature": 1},
             "b": {"prompt": "Be B.", "name": "b"}}"#,
         Source::Flag,
     )
@@ -57,6 +57,7 @@ fn every_frontmatter_field_in_either_spelling_and_warnings_for_the_rest() {
     assert_eq!(a.max_turns, Some(3));
     assert_eq!(a.permission_mode, Some(PermissionMode::Plan));
     assert_eq!(a.provider.as_deref(), Some("spawn"));
+    assert_eq!(a.memory, Some(subagent_core::memory::MemoryScope::Local));
     assert_eq!(
         a.tool_filter(),
         Some(ToolFilter {
@@ -98,6 +99,10 @@ fn a_bad_value_or_shape_refuses_the_option_naming_the_agent() {
     assert_eq!(
         refused(r#"{"a": {"maxTurns": "many"}}"#),
         "--agents: agent `a`: `maxTurns`: expected a whole number from 1 to 4294967295, found \"many\""
+    );
+    assert_eq!(
+        refused(r#"{"a": {"memory": "team"}}"#),
+        "--agents: agent `a`: `memory`: unknown memory scope \"team\"; expected user, project or local"
     );
     assert_eq!(
         refused(r#"["a"]"#),

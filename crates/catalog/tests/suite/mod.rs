@@ -4,6 +4,7 @@ mod builtins;
 mod capability;
 mod catalog;
 mod inline;
+mod memory;
 mod parse;
 mod reload;
 mod resolve;

@@ -7,6 +7,7 @@ use proptest::prelude::*;
 use subagent_catalog::{
     Error, Isolation, Origin, Source, WarningKind, load_file, parse_definition, split_tool_list,
 };
+use subagent_core::memory::MemoryScope;
 use subagent_core::{Effort, PermissionMode, ToolFilter};
 
 fn parse(text: &str) -> Result<subagent_catalog::Parsed, Error> {
@@ -43,8 +44,8 @@ You review code.
 Point at lines.
 ";
     let parsed = parse(text).unwrap();
-    // Read, kept, and reported: the fields no provider acts on yet (`skills`, line 13, is
-    // honoured).
+    // Read, kept, and reported: the fields no provider acts on yet (`skills`, line 13, and
+    // `memory`, line 17, are honoured).
     assert_eq!(
         parsed
             .warnings
@@ -54,7 +55,6 @@ Point at lines.
         vec![
             (WarningKind::UnsupportedField, Some(12)),
             (WarningKind::UnsupportedField, Some(14)),
-            (WarningKind::UnsupportedField, Some(17)),
             (WarningKind::UnsupportedField, Some(18)),
         ]
     );
@@ -80,7 +80,7 @@ Point at lines.
         Some(serde_json::json!({"github": {"command": "gh-mcp"}}))
     );
     assert_eq!(d.effort, Some(Effort::High));
-    assert_eq!(d.memory.as_deref(), Some("project"));
+    assert_eq!(d.memory, Some(MemoryScope::Project));
     assert_eq!(d.hooks, Some(serde_json::json!({"Stop": []})));
     assert_eq!(d.provider.as_deref(), Some("claude-code"));
     assert_eq!(d.persona.as_deref(), Some("Be terse."));
@@ -108,7 +108,12 @@ Point at lines.
                 "Grep".into(),
                 "grep".into(),
                 "Glob".into(),
-                "glob".into()
+                "glob".into(),
+                // `memory:` keeps the tools that reach it.
+                "Write".into(),
+                "write_file".into(),
+                "Edit".into(),
+                "edit_file".into()
             ]),
             deny: vec![
                 "Bash".into(),
@@ -278,6 +283,11 @@ fn invalid_files_name_path_line_and_column() {
              medium, high, xhigh, max",
         ),
         (
+            "---\nname: r\nmemory: global\n---\n",
+            "agents/reviewer.md:3:9: `memory`: unknown memory scope \"global\"; expected user, \
+             project or local",
+        ),
+        (
             "---\nname: r\nisolation: vm\n---\n",
             "agents/reviewer.md:3:12: `isolation`: unknown isolation \"vm\"; expected worktree \
              or remote",
@@ -382,7 +392,7 @@ fn mcp_servers_by_name_are_no_warning() {
 
 #[test]
 fn fields_no_provider_honours_are_warnings_where_they_are_written() {
-    // `skills` (line 7) is honoured: no warning.
+    // `skills` (line 7) and `memory` (line 8) are honoured: no warning.
     let parsed = parse(
         "---\nname: r\ndescription: d\nmcpServers:\n  gh: {command: gh}\nhooks: {Stop: []}\n\
          skills: [a]\nmemory: user\ninitialPrompt: go\neffort: high\nisolation: remote\n\
@@ -406,10 +416,6 @@ fn fields_no_provider_honours_are_warnings_where_they_are_written() {
             unsupported(
                 "agents/reviewer.md:6:1: `hooks` run only where the agent runs in process \
                  (spawn): on a claude-code, codex, acp, a2a or nats provider it runs without them"
-            ),
-            unsupported(
-                "agents/reviewer.md:8:1: `memory` is not supported: the agent keeps no memory \
-                 between runs"
             ),
             unsupported(
                 "agents/reviewer.md:9:1: `initialPrompt` is not supported: the task given to the \

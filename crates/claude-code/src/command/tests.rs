@@ -408,3 +408,51 @@ fn the_presets_mcp_servers_are_handed_in_claudes_shape() {
     );
     assert_eq!(invocation.args, ["-p", "--mcp-config", "/tmp/servers.json"]);
 }
+
+#[test]
+fn an_agent_types_memory_goes_after_its_body_and_outside_the_cwd_as_an_added_dir() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path().join(".claude/agent-memory/keeper");
+    let mut request = request().persona("You keep notes.").build();
+    request
+        .parent
+        .extensions
+        .insert(subagent_core::memory::AgentMemory {
+            scope: subagent_core::memory::MemoryScope::User,
+            dir: dir.clone(),
+        });
+    let invocation = build(&ClaudeCodeConfig::default(), &request, "cc", false, None).unwrap();
+    let after = |flag: &str| {
+        let at = invocation.args.iter().position(|a| a == flag).unwrap();
+        invocation.args[at + 1].clone()
+    };
+    let appended = after("--append-system-prompt");
+    assert!(
+        appended.starts_with(&format!(
+            "You keep notes.\n\n# Persistent Agent Memory\n\nYou have a persistent, file-based memory at `{}/`. This directory already exists — write to it directly with the Write tool",
+            dir.display()
+        )),
+        "{appended}"
+    );
+    assert!(appended.ends_with("## MEMORY.md\n\nYour MEMORY.md is currently empty. When you save new memories, they will appear here."));
+    assert_eq!(after("--add-dir"), dir.display().to_string());
+    // The directory was made for it, private.
+    assert!(dir.is_dir());
+    // A memory inside the working directory needs no added directory.
+    let mut inside = StartRequest::builder("do it").cwd(home.path()).build();
+    inside
+        .parent
+        .extensions
+        .insert(subagent_core::memory::AgentMemory {
+            scope: subagent_core::memory::MemoryScope::Project,
+            dir: home.path().join(".claude/agent-memory/keeper"),
+        });
+    let invocation = build(&ClaudeCodeConfig::default(), &inside, "cc", false, None).unwrap();
+    assert!(!invocation.args.iter().any(|a| a == "--add-dir"));
+    assert!(
+        invocation
+            .args
+            .iter()
+            .any(|a| a.starts_with("# Persistent Agent Memory"))
+    );
+}

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use serde_json::json;
 use subagent_core::ProviderFactory;
+use subagent_core::agents::AgentDirectory;
 
 use crate::args::AgentsArgs;
 use crate::line::one_line;
@@ -49,6 +50,19 @@ pub(super) fn agents(
             one_line(&profile.description, 80)
         );
         outln!("{:<18} from {}", "", entry.definition.origin);
+        // Where its memory lives (`memory:`), resolved for this directory and HOME.
+        if let Some(memory) = runnable
+            .catalog
+            .get(&profile.name)
+            .and_then(|profile| profile.memory)
+        {
+            outln!(
+                "{:<18} memory ({}) in {}",
+                "",
+                memory.scope,
+                memory.dir.display()
+            );
+        }
         for overridden in &entry.overridden {
             outln!(
                 "{:<18} overrides {} ({})",

@@ -152,6 +152,10 @@ pub(super) async fn delegate(
             .extensions
             .insert(subagent_runtime::PreloadSkills(profile.skills.clone()));
     }
+    // Its memory directory goes with it (an in-process provider loads it).
+    if let Some(memory) = profile.as_ref().and_then(|profile| profile.memory.clone()) {
+        request.parent.extensions.insert(memory);
+    }
     let asking = Arc::new(AtomicBool::new(false));
     request.parent.asker = asker(&runnable, &request, Arc::clone(&asking));
     known_provider(&runnable, &provider)?;

@@ -1,4 +1,6 @@
 //! File tools: ls, read_file, write_file, edit_file, delete. All confined to the run's roots.
+//! write_file and edit_file replace a file whole (a temporary file renamed over it) under a lock
+//! on its directory (`replace.rs`).
 //! What they read is a regular file of at most [`MAX_READ_BYTES`]: a FIFO, a device or a larger
 //! file is a tool error, never a blocked call or an unbounded allocation.
 
@@ -6,6 +8,7 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 use subagent_model::ToolSpec;
 
+use super::replace::{lock_dir, replace_file};
 use super::{
     Tool, ToolContext, ToolKind, ToolOutput, blocking, opt_bool, opt_str, opt_u64, str_arg,
 };
@@ -184,11 +187,17 @@ impl Tool for WriteFileTool {
         let given = str_arg(&input, "path")?.to_owned();
         let content = str_arg(&input, "content")?.to_owned();
         let path = context.env.roots.resolve(&given)?;
+        let private = context.env.roots.is_private(&path);
         blocking(move || {
-            if let Some(parent) = path.parent() {
-                std::fs::create_dir_all(parent).map_err(|e| Error::io(&given, e))?;
+            let parent = path.parent().unwrap_or(&path);
+            if private {
+                subagent_session::private::create_dir_all(parent)
+            } else {
+                std::fs::create_dir_all(parent)
             }
-            std::fs::write(&path, content.as_bytes()).map_err(|e| Error::io(&given, e))?;
+            .map_err(|e| Error::io(&given, e))?;
+            let _lock = lock_dir(parent).map_err(|e| Error::io(&given, e))?;
+            replace_file(&path, content.as_bytes(), private).map_err(|e| Error::io(&given, e))?;
             Ok(ToolOutput::ok(format!(
                 "Wrote {} bytes to {given}",
                 content.len()
@@ -234,7 +243,14 @@ impl Tool for EditFileTool {
             return Err(Error::Arguments("\"old_string\" must not be empty".into()));
         }
         let path = context.env.roots.resolve(&given)?;
+        let private = context.env.roots.is_private(&path);
         blocking(move || {
+            // Read, change and write under the directory's lock: another run's edit of the
+            // same file waits, and lands after this one rather than over it.
+            let _lock = match path.parent() {
+                Some(parent) => Some(lock_dir(parent).map_err(|e| Error::io(&given, e))?),
+                None => None,
+            };
             let text = String::from_utf8(read_bounded(&path, &given)?).map_err(|_| {
                 Error::io(
                     &given,
@@ -259,7 +275,7 @@ impl Tool for EditFileTool {
                     )));
                 }
             };
-            std::fs::write(&path, updated).map_err(|e| Error::io(&given, e))?;
+            replace_file(&path, updated.as_bytes(), private).map_err(|e| Error::io(&given, e))?;
             Ok(ToolOutput::ok(format!(
                 "Replaced {count} occurrence{} in {given}",
                 if count == 1 { "" } else { "s" }

@@ -2,6 +2,7 @@
 
 mod bash;
 mod fs;
+mod replace;
 mod search;
 mod skill;
 pub(crate) mod snapshot;
