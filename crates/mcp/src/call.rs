@@ -11,8 +11,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use subagent_core::agents::{AgentProfile, Layers, Settings};
 use subagent_core::{
-    CancellationToken, Error as CoreError, Isolation, Outcome, ParentContext, Run, RunEvent, SessionRef, StartRequest,
-    default_description,
+    CancellationToken, Error as CoreError, Isolation, Outcome, ParentContext, Run, RunEvent,
+    SessionRef, StartRequest, default_description,
 };
 
 use crate::Shared;

@@ -44,12 +44,10 @@ use tokio::sync::Semaphore;
 use tokio_util::task::TaskTracker;
 
 pub use card::is_public_url;
-pub use subagent_http::{
-    MAX_HEAD, Token, default_bounds, fd_limit, raise_fd_limit, reserved_fds,
-};
 pub use error::{Error, Result};
 pub use run::Skill;
 pub use subagent_a2a::card::AGENT_CARD_PATH;
+pub use subagent_http::{MAX_HEAD, Token, default_bounds, fd_limit, raise_fd_limit, reserved_fds};
 
 /// Where the JSON-RPC binding is served.
 pub const RPC_PATH: &str = "/a2a";

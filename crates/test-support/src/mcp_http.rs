@@ -71,9 +71,11 @@ impl Client {
     /// `notifications/initialized`. Returns the `initialize` result.
     pub async fn initialize(&mut self) -> Value {
         let response = self
-            .post(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            .post(
+                json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
                 "protocolVersion": PROTOCOL_VERSION, "capabilities": {},
-                "clientInfo": {"name": "test", "version": "1"}}}))
+                "clientInfo": {"name": "test", "version": "1"}}}),
+            )
             .await;
         assert_eq!(response.status(), 200, "initialize");
         self.session = response
@@ -101,9 +103,11 @@ impl Client {
 
     /// Sends `notifications/cancelled` for request `id`.
     pub async fn cancel(&self, id: u64) -> reqwest::Response {
-        self.post(json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
-            "params": {"requestId": id, "reason": "changed my mind"}}))
-            .await
+        self.post(
+            json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": {"requestId": id, "reason": "changed my mind"}}),
+        )
+        .await
     }
 
     /// Ends the session (`DELETE`).

@@ -79,9 +79,11 @@ impl Http {
 /// stream once the child is at work.
 async fn working_call(client: &Client, id: u64) -> Events {
     let response = client
-        .post(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+        .post(
+            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
             "name": "subagent", "arguments": {"prompt": "wait for the gate"},
-            "_meta": {"progressToken": "w"}}}))
+            "_meta": {"progressToken": "w"}}}),
+        )
         .await;
     assert_eq!(response.status(), 200);
     let mut events = Events::new(response);
@@ -109,9 +111,11 @@ async fn a_call_over_http_answers_after_its_progress_and_the_tools_are_listed() 
         .collect();
     assert_eq!(names, [&json!("subagent"), &json!("helper")]);
     let response = client
-        .post(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        .post(
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
             "name": "subagent", "arguments": {"prompt": "what is the password?"},
-            "_meta": {"progressToken": "p"}}}))
+            "_meta": {"progressToken": "p"}}}),
+        )
         .await;
     let mut events = Events::new(response);
     let mut progress = Vec::new();
@@ -142,8 +146,12 @@ async fn without_the_token_or_with_a_wrong_one_a_request_is_refused_with_401() {
     }
     let client = http.client(Some("s3cret")).await;
     let answer = client
-        .ask(1, "tools/call", json!({"name": "helper",
-            "arguments": {"prompt": "what is the password?"}}))
+        .ask(
+            1,
+            "tools/call",
+            json!({"name": "helper",
+            "arguments": {"prompt": "what is the password?"}}),
+        )
         .await;
     assert_eq!(answer["result"]["content"][0]["text"], "swordfish");
     // Nothing reached the model but the one call.
@@ -184,8 +192,12 @@ async fn notifications_cancelled_cancels_the_run() {
     http.model.wait_dropped(1).await;
     // The session goes on.
     let answer = client
-        .ask(8, "tools/call", json!({"name": "subagent",
-            "arguments": {"prompt": "what is the password?"}}))
+        .ask(
+            8,
+            "tools/call",
+            json!({"name": "subagent",
+            "arguments": {"prompt": "what is the password?"}}),
+        )
         .await;
     assert_eq!(answer["result"]["content"][0]["text"], "swordfish");
     http.stop().await;
