@@ -60,7 +60,8 @@ pub(crate) enum Command {
     )]
     Serve(ServeArgs),
     /// Serve the preset's delegation tools to an MCP client (Claude Code, Codex, an editor) on
-    /// stdin/stdout, one MCP tool per row, until stdin closes; logs on stderr (docs/mcp.md).
+    /// stdin/stdout, one MCP tool per row, until stdin closes, or with --listen to MCP clients
+    /// over streamable HTTP until SIGTERM/SIGINT; logs on stderr (docs/mcp.md).
     #[cfg_attr(
         not(feature = "mcp"),
         command(about = "Not in this build (needs the `mcp` feature of subagent-cli): serve the preset's delegation tools to an MCP client.", long_about = None)
