@@ -173,6 +173,47 @@ async fn subagent_mcp_listen_serves_calls_over_http_behind_its_token() {
     assert_eq!(prompts, 2, "{stderr}");
 }
 
+/// SIGTERM while a call's child runs a command: the call is answered with its cancelled
+/// outcome on its stream, the command stops, and the server exits 0.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_over_http_answers_the_calls_cancelled_and_stops_their_children() {
+    let place = Place::new(
+        &SCENARIOS.replace("314162", "314164"),
+        "subagent-mcp-http-term-",
+    )
+    .await;
+    let fifo = place.project.join("ready.fifo");
+    subagent_test_support::procs::mkfifo(&fifo);
+    let server = Listening::start(&place).await;
+    let mut client = Client::new(&server.url, Some(TOKEN));
+    client.initialize().await;
+    let long = client
+        .post(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+            "name": "subagent", "arguments": {"prompt": "run a long job"}}}),
+        )
+        .await;
+    let started = tokio::task::spawn_blocking(move || std::fs::read_to_string(fifo).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(started, "started\n");
+    let answered = tokio::spawn(async move { Events::new(long).answer(1).await });
+    let (code, stderr) = server.terminate().await;
+    assert_eq!(code, Some(0), "{stderr}");
+    let answer = answered.await.unwrap();
+    assert_eq!(
+        (
+            &answer["result"]["isError"],
+            &answer["result"]["_meta"]["status"]
+        ),
+        (&json!(true), &json!("cancelled")),
+        "{answer}"
+    );
+    wait_for("the command to be gone", || {
+        processes_with("sleep 314164").is_empty()
+    });
+}
+
 /// What `subagent mcp --listen` refuses before it serves, each with its stable code.
 #[test]
 fn subagent_mcp_listen_refuses_a_bad_address_a_missing_token_and_a_port_in_use() {
