@@ -60,7 +60,8 @@ pub(crate) enum Command {
     )]
     Serve(ServeArgs),
     /// Serve the preset's delegation tools to an MCP client (Claude Code, Codex, an editor) on
-    /// stdin/stdout, one MCP tool per row, until stdin closes; logs on stderr (docs/mcp.md).
+    /// stdin/stdout, one MCP tool per row, until stdin closes, or with --listen to MCP clients
+    /// over streamable HTTP until SIGTERM/SIGINT; logs on stderr (docs/mcp.md).
     #[cfg_attr(
         not(feature = "mcp"),
         command(about = "Not in this build (needs the `mcp` feature of subagent-cli): serve the preset's delegation tools to an MCP client.", long_about = None)
@@ -387,14 +388,8 @@ pub(crate) struct ServeArgs {
     /// stderr). Anything but loopback needs a token.
     #[arg(long, value_name = "ADDR")]
     pub listen: String,
-    /// Clients must send `Authorization: Bearer <token>`, the token being this environment
-    /// variable's value (never pass a token on the command line).
-    #[arg(long, value_name = "VAR", conflicts_with = "token_file")]
-    pub token_env: Option<String>,
-    /// Clients must send `Authorization: Bearer <token>`, the token being this file's content
-    /// (surrounding whitespace ignored).
-    #[arg(long, value_name = "FILE")]
-    pub token_file: Option<PathBuf>,
+    #[command(flatten)]
+    pub token: TokenArgs,
     /// The URL clients reach this server at when it is behind a reverse proxy (written into
     /// the agent card), e.g. https://agents.example.com.
     #[arg(long, value_name = "URL")]
@@ -443,10 +438,35 @@ pub(crate) struct ServeArgs {
     pub keep_transcripts: bool,
 }
 
+/// The bearer token of a server (`serve`, `mcp --listen`): a variable's value or a file's
+/// content, never the command line's.
+#[derive(Debug, Args)]
+pub(crate) struct TokenArgs {
+    /// Clients must send `Authorization: Bearer <token>`, the token being this environment
+    /// variable's value (never pass a token on the command line).
+    #[arg(
+        long,
+        value_name = "VAR",
+        conflicts_with = "token_file",
+        requires = "listen"
+    )]
+    pub token_env: Option<String>,
+    /// Clients must send `Authorization: Bearer <token>`, the token being this file's content
+    /// (surrounding whitespace ignored).
+    #[arg(long, value_name = "FILE", requires = "listen")]
+    pub token_file: Option<PathBuf>,
+}
+
 #[derive(Debug, Args)]
 pub(crate) struct McpArgs {
     #[command(flatten)]
     pub preset: RunnableArgs,
+    /// Serve MCP streamable HTTP on this address, IP:PORT, at /mcp, instead of stdio (port 0
+    /// picks a free one; the URL is printed on stderr). Anything but loopback needs a token.
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<String>,
+    #[command(flatten)]
+    pub token: TokenArgs,
     /// The model of in-process children (default: the preset's).
     #[arg(long)]
     pub model: Option<String>,

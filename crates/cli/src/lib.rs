@@ -35,6 +35,8 @@ mod features;
 mod flags;
 mod kinds;
 mod line;
+#[cfg(any(feature = "serve", feature = "mcp"))]
+mod listen;
 mod logging;
 #[cfg(feature = "mcp")]
 mod mcp;

@@ -1,9 +1,9 @@
 //! `subagent serve`: the preset's registry served as an A2A 1.0 agent (the protocol and its
 //! limits are `subagent-server`'s; this file builds the registry, the skills and the config).
 //!
-//! The token comes from an environment variable or a file, never from the command line (where
-//! any local user reads it in the process list). Without a token only a loopback address may be
-//! served. SIGTERM, SIGINT and SIGHUP drain: stop accepting, let runs end up to the drain
+//! The token comes from an environment variable or a file, never from the command line, and
+//! without a token only a loopback address may be served (`listen.rs`, shared with `mcp
+//! --listen`). SIGTERM, SIGINT and SIGHUP drain: stop accepting, let runs end up to the drain
 //! deadline, then cancel them, then delete the transcripts of the tasks kept (unless
 //! `--keep-transcripts`; a forgotten task's goes when it is forgotten). Logs and notices go to
 //! stderr; stdout stays empty.
@@ -16,42 +16,11 @@ use std::time::Duration;
 
 use subagent_core::ProviderFactory;
 use subagent_core::agents::AgentDirectory;
-use subagent_server::{Server, ServerConfig, Skill, Token};
+use subagent_server::{Server, ServerConfig, Skill};
 
 use crate::args::ServeArgs;
 use crate::setup::{self, Runnable};
-use crate::{EXIT_COMPLETED, EXIT_NOT_COMPLETED, Refusal, warnings};
-
-/// The largest token file read, in bytes.
-const MAX_TOKEN_FILE: u64 = 64 << 10;
-
-/// The token named by `--token-env` or `--token-file`, if any.
-fn token(args: &ServeArgs) -> Result<Option<Token>, Refusal> {
-    if let Some(name) = &args.token_env {
-        let value = subagent_session::env::var(name).ok_or_else(|| {
-            Refusal::invalid(format!(
-                "--token-env {name}: the variable is not set (or not UTF-8)"
-            ))
-        })?;
-        return Token::new(&value)
-            .map(Some)
-            .ok_or_else(|| Refusal::invalid(format!("--token-env {name}: the variable is empty")));
-    }
-    if let Some(path) = &args.token_file {
-        let bytes = subagent_session::read_user_file(path, MAX_TOKEN_FILE).map_err(|error| {
-            Refusal::invalid(format!("--token-file {}: {error}", path.display()))
-        })?;
-        let text = String::from_utf8(bytes)
-            .map_err(|_| Refusal::invalid(format!("--token-file {}: not UTF-8", path.display())))?;
-        return Token::new(&text).map(Some).ok_or_else(|| {
-            Refusal::invalid(format!(
-                "--token-file {}: the file is empty",
-                path.display()
-            ))
-        });
-    }
-    Ok(None)
-}
+use crate::{EXIT_COMPLETED, EXIT_NOT_COMPLETED, Refusal, listen, warnings};
 
 /// Refuses the bounds that make no sense (a server that runs nothing, reads no body or
 /// remembers no task) and a public URL a client could not follow (it goes into the card).
@@ -191,20 +160,10 @@ pub(crate) async fn serve(
 ) -> Result<ExitCode, Refusal> {
     // First: the connections' default bounds follow the limit in force.
     let fd_limit = subagent_server::raise_fd_limit();
-    let token = token(&args)?;
+    let token = listen::token(&args.token)?;
     check_bounds(&args)?;
     let connections = connection_bounds(&args, fd_limit)?;
-    let addr: SocketAddr = args.listen.parse().map_err(|_| {
-        Refusal::invalid(format!(
-            "--listen {}: not an address (IP:PORT, e.g. 127.0.0.1:8080)",
-            args.listen
-        ))
-    })?;
-    if token.is_none() && !addr.ip().is_loopback() {
-        return Err(Refusal::invalid(format!(
-            "--listen {addr}: serving beyond this machine needs a token (--token-env VAR or --token-file FILE)"
-        )));
-    }
+    let addr = listen::address(&args.listen, token.as_ref())?;
     // The token's variable is a configured secret: no run's child inherits it.
     let runnable = setup::runnable_withholding(
         &args.preset.project,
@@ -212,7 +171,7 @@ pub(crate) async fn serve(
         args.model.as_deref(),
         setup::KeySwitch::AsWritten,
         factories,
-        &args.token_env.iter().cloned().collect::<Vec<_>>(),
+        &args.token.token_env.iter().cloned().collect::<Vec<_>>(),
     )?;
     if crate::kinds::uses_default_model(&runnable.preset, factories, None) {
         runnable.model.require()?;
@@ -243,11 +202,7 @@ pub(crate) async fn serve(
             .map(|store| store.dir().to_path_buf());
     }
     let stop = crate::stop::stop_signal();
-    let listener =
-        listen(addr).map_err(|error| Refusal::invalid(format!("--listen {addr}: {error}")))?;
-    let bound = listener
-        .local_addr()
-        .map_err(|error| Refusal::invalid(format!("--listen {addr}: {error}")))?;
+    let (listener, bound) = listen::bind(addr)?;
     announce(bound, &skills, &runnable.cwd);
     let server = Server::new(Arc::clone(&runnable.registry), skills, config);
     match server.serve(listener, stop).await {
@@ -271,18 +226,4 @@ fn announce(addr: SocketAddr, skills: &[Skill], cwd: &Path) {
         names.join(", "),
         cwd.display()
     );
-}
-
-/// The listening socket, its backlog 4096 (the kernel caps it at its `somaxconn`): with tokio's
-/// default of 1,024, 1,000 clients connecting at once overflowed the accept queue and the
-/// dropped ones came back only after the kernel's 1 s SYN retransmit (docs/performance.md).
-fn listen(addr: SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
-    let socket = if addr.is_ipv4() {
-        tokio::net::TcpSocket::new_v4()?
-    } else {
-        tokio::net::TcpSocket::new_v6()?
-    };
-    socket.set_reuseaddr(true)?;
-    socket.bind(addr)?;
-    socket.listen(4096)
 }

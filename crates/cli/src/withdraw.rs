@@ -34,8 +34,8 @@ fn names(command: &Command, factories: &[Arc<dyn ProviderFactory>]) -> Vec<Strin
         Command::Delegate(args) => (&args.preset.project, Vec::new()),
         Command::Run(args) => (&args.preset.project, Vec::new()),
         Command::Acp(args) => (&args.preset.project, Vec::new()),
-        Command::Mcp(args) => (&args.preset.project, Vec::new()),
-        Command::Serve(args) => (&args.preset.project, vec![args.token_env.clone()]),
+        Command::Mcp(args) => (&args.preset.project, vec![args.token.token_env.clone()]),
+        Command::Serve(args) => (&args.preset.project, vec![args.token.token_env.clone()]),
         Command::Worker(args) => (
             &args.preset.project,
             vec![

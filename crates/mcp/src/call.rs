@@ -11,8 +11,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use subagent_core::agents::{AgentProfile, Layers, Settings};
 use subagent_core::{
-    Error as CoreError, Isolation, Outcome, ParentContext, Run, RunEvent, SessionRef, StartRequest,
-    default_description,
+    CancellationToken, Error as CoreError, Isolation, Outcome, ParentContext, Run, RunEvent,
+    SessionRef, StartRequest, default_description,
 };
 
 use crate::Shared;
@@ -55,15 +55,17 @@ pub(crate) async fn call(
     entry: &Entry,
     arguments: Option<JsonObject>,
     context: &RequestContext<RoleServer>,
+    gone: Option<CancellationToken>,
 ) -> CallToolResult {
     let (provider, request) = match prepare(shared, entry, arguments) {
         Ok(started) => started,
         Err(error) => return refusal(&error),
     };
     let cancel = request.cancel.clone();
+    let gone = gone.unwrap_or_default();
     let run = tokio::select! {
         biased;
-        () = context.ct.cancelled() => {
+        () = cancelled(&context.ct, &gone) => {
             cancel.cancel();
             return refusal(&CoreError::Cancelled);
         }
@@ -77,8 +79,17 @@ pub(crate) async fn call(
         .meta
         .get_progress_token()
         .map(|token| Progress::new(context.peer.clone(), token));
-    let outcome = drive(run, progress, &context.ct).await;
+    let outcome = drive(run, progress, &context.ct, &gone).await;
     answer(&outcome, &provider)
+}
+
+/// Resolves once either token is cancelled: the client's `notifications/cancelled` (or the
+/// client gone), or over HTTP the call's stream dropped or its session ended.
+async fn cancelled(ct: &CancellationToken, gone: &CancellationToken) {
+    tokio::select! {
+        () = ct.cancelled() => {}
+        () = gone.cancelled() => {}
+    }
 }
 
 /// A call's arguments, as the client sent them, read and turned into the provider and the
@@ -314,20 +325,21 @@ fn progress_message(event: &RunEvent) -> Option<String> {
     }
 }
 
-/// Waits for the run's outcome, turning its events into progress meanwhile; `cancelled` (the
-/// client's `notifications/cancelled`, or the client gone) cancels the run, whose outcome is
+/// Waits for the run's outcome, turning its events into progress meanwhile; `ct` or `gone`
+/// cancelled ([`cancelled`]) cancels the run, whose outcome is
 /// still awaited so its process tree is gone before the call ends.
 async fn drive(
     mut run: Run,
     mut progress: Option<Progress>,
-    cancelled: &subagent_core::CancellationToken,
+    ct: &CancellationToken,
+    gone: &CancellationToken,
 ) -> Outcome {
     let mut events = run.take_events();
     let mut watching = true;
     loop {
         tokio::select! {
             biased;
-            () = cancelled.cancelled(), if watching => {
+            () = cancelled(ct, gone), if watching => {
                 tracing::debug!(run_id = %run.id(), "the MCP client cancelled the call");
                 run.cancel();
                 watching = false;

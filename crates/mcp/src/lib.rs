@@ -1,5 +1,6 @@
 //! `subagent-mcp`: `subagent mcp`, every delegation row of a preset served as an MCP tool over
-//! stdio, on the official Rust SDK (`rmcp`).
+//! stdio ([`McpServer::serve`]) or MCP streamable HTTP ([`McpServer::serve_http`], `http.rs`:
+//! sessions, a bearer token, DNS-rebinding checks), on the official Rust SDK (`rmcp`).
 //!
 //! One tool per row ([`subagent_preset::ToolRow`]): its name and description come from the row,
 //! the agent types the caller may name (`subagent_type`) are listed in the description (never in
@@ -27,14 +28,17 @@
 //! tightened by the agent type's mode: no argument of a call can loosen it.
 //!
 //! Deliberately not here: no provider and no preset loading (the caller hands over a built
-//! registry, its rows and its agent types), no streamable HTTP transport, no MCP tasks (a call
-//! waits for its child; `run_in_background` is not offered).
+//! registry, its rows and its agent types), no listening socket of its own (the caller binds
+//! it), no resuming a call's stream after a disconnect (no event store: a dropped stream
+//! cancels its call), no MCP tasks (a call waits for its child; `run_in_background` is not
+//! offered).
 
 mod call;
 mod eof;
 mod error;
 #[doc(hidden)]
 pub mod frames;
+mod http;
 mod tools;
 
 use std::future::Future;
@@ -56,6 +60,8 @@ use tokio_util::task::TaskTracker;
 
 pub use error::{Error, Result};
 pub use frames::MAX_FRAME;
+pub use http::{HttpConfig, MCP_PATH};
+pub use subagent_http::Token;
 
 /// How the server runs its calls.
 #[derive(Clone, Debug)]
@@ -93,16 +99,37 @@ impl McpConfig {
     }
 }
 
-/// What the handler shares with its calls.
+/// What the handler shares with its calls: one per client (over HTTP, one per session).
 struct Shared {
     registry: Arc<Registry>,
     agents: Arc<dyn AgentDirectory>,
-    tools: Vec<tools::Entry>,
-    config: McpConfig,
-    /// Cancelled when the client goes away: every run's token is a child of it.
+    tools: Arc<[tools::Entry]>,
+    config: Arc<McpConfig>,
+    /// Cancelled when the client goes away: every run's token is a child of it. Over HTTP a
+    /// session's is a child of the server's.
     connection: CancellationToken,
-    /// One token per call in flight, so `serve` can wait for their runs to end.
+    /// One token per call in flight, so `serve` can wait for their runs to end (over HTTP,
+    /// shared by every session).
     calls: TaskTracker,
+    /// Over HTTP: the sessions whose end (`DELETE`) cancels their runs, and this one's id once
+    /// a request has named it.
+    session: Option<http::SessionSlot>,
+}
+
+impl Shared {
+    /// A new client's share of the same server: its own connection token (a child of this
+    /// one's), the same calls.
+    fn for_session(&self, sessions: Arc<http::Sessions>) -> Self {
+        Self {
+            registry: Arc::clone(&self.registry),
+            agents: Arc::clone(&self.agents),
+            tools: Arc::clone(&self.tools),
+            config: Arc::clone(&self.config),
+            connection: self.connection.child_token(),
+            calls: self.calls.clone(),
+            session: Some(http::SessionSlot::new(sessions)),
+        }
+    }
 }
 
 /// An MCP server over a registry, ready to [`serve`](McpServer::serve) one client.
@@ -135,10 +162,11 @@ impl McpServer {
             shared: Arc::new(Shared {
                 registry,
                 agents,
-                tools,
-                config,
+                tools: tools.into(),
+                config: Arc::new(config),
                 connection: CancellationToken::new(),
                 calls: TaskTracker::new(),
+                session: None,
             }),
         }
     }
@@ -325,7 +353,9 @@ impl ServerHandler for McpServer {
             ));
         };
         let _in_flight = shared.calls.token();
-        let result = call::call(shared, entry, request.arguments, &context).await;
+        // Over HTTP: the session's end or the call's dropped stream cancels it too.
+        let gone = http::joined(shared, &context);
+        let result = call::call(shared, entry, request.arguments, &context, gone).await;
         Ok(result.into())
     }
 }

@@ -12,7 +12,8 @@
 //! Around it: bearer-token auth compared in constant time (`401` and nothing starts), a request
 //! body limit (`413`), a bound on concurrent runs (`503` with `Retry-After`), the depth cap,
 //! the `A2A-Version` header, bounds on connections and on the time to send a request head that
-//! keep clients without a token from starving it (`connections`), and a draining shutdown
+//! keep clients without a token from starving it (`subagent-http`, shared with `subagent mcp
+//! --listen`), and a draining shutdown
 //! ([`Server::serve`]): stop accepting, let runs end up to a deadline, then cancel them (their
 //! providers stop their process trees).
 //!
@@ -20,9 +21,7 @@
 //! CLI parsing, no TLS (put a reverse proxy in front, `docs/remote.md`), no push notifications
 //! and no HTTP+JSON binding yet.
 
-mod auth;
 mod card;
-mod connections;
 mod error;
 mod rpc;
 mod run;
@@ -44,12 +43,11 @@ use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tokio_util::task::TaskTracker;
 
-pub use auth::Token;
 pub use card::is_public_url;
-pub use connections::{MAX_HEAD, default_bounds, fd_limit, raise_fd_limit, reserved_fds};
 pub use error::{Error, Result};
 pub use run::Skill;
 pub use subagent_a2a::card::AGENT_CARD_PATH;
+pub use subagent_http::{MAX_HEAD, Token, default_bounds, fd_limit, raise_fd_limit, reserved_fds};
 
 /// Where the JSON-RPC binding is served.
 pub const RPC_PATH: &str = "/a2a";
@@ -230,13 +228,13 @@ impl Server {
         let router = router(&state);
         let stop_accepting = CancellationToken::new();
         let max = state.config.max_connections.max(1);
-        let bounds = connections::Bounds {
+        let bounds = subagent_http::Bounds {
             max,
             per_peer: state.config.max_connections_per_peer.max(1),
             header_timeout: state.config.header_timeout,
-            sockets: connections::socket_bound(max, fd_limit()),
+            sockets: subagent_http::socket_bound(max, fd_limit()),
         };
-        let serving = tokio::spawn(connections::serve(
+        let serving = tokio::spawn(subagent_http::serve(
             listener,
             router,
             bounds,

@@ -18,7 +18,8 @@
 //! environment cleared, HOME, keys, a preset, args and stdin; it takes the binary's path, so
 //! this crate never depends on the CLI), [`runs`] (a run driven to its end, the product
 //! providers' shared end-to-end checks) and [`FakeServer::model`] (a model client on the fake
-//! server); [`mod@bench`] holds the benchmarks' shared set-ups (a runtime, a registry of one
+//! server), [`mcp_http::Client`] (an MCP streamable HTTP client that shows every status and
+//! event, for `subagent mcp --listen`); [`mod@bench`] holds the benchmarks' shared set-ups (a runtime, a registry of one
 //! provider on the scripted model, the fake server on a runtime apart, an installed CLI).
 //!
 //! Deliberately not here: any model client (that is `subagent-model`), and assertions: the
@@ -34,6 +35,7 @@ pub mod cli_peer;
 pub mod doubles;
 mod encode;
 pub mod git;
+pub mod mcp_http;
 pub mod normalize;
 pub mod paired;
 pub mod parent;

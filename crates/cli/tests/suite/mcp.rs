@@ -49,7 +49,7 @@ async fn initialize(stdin: &mut tokio::process::ChildStdin) {
 
 /// A [`fake_preset`] in `dir` on the server at `url` whose spawn children run commands
 /// unasked (nobody can be asked during an MCP call).
-fn bypass_preset(dir: &std::path::Path, url: &str) -> std::path::PathBuf {
+pub(super) fn bypass_preset(dir: &std::path::Path, url: &str) -> std::path::PathBuf {
     let preset = fake_preset(dir, url, "");
     let text = std::fs::read_to_string(&preset).unwrap().replace(
         "  - name: spawn\n    kind: spawn\n",

@@ -26,6 +26,7 @@ mod logging;
 mod mcp;
 #[cfg(feature = "e2e")]
 mod mcp_client;
+mod mcp_http;
 mod memory;
 mod nats;
 mod nesting;

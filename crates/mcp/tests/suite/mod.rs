@@ -1,5 +1,6 @@
 mod calls;
 mod cancel;
+mod http;
 mod refusals;
 mod support;
 mod tools;

@@ -66,9 +66,10 @@ pub fn reserved_fds(fd_limit: u64) -> u64 {
     256.min(fd_limit / 2)
 }
 
-/// What connections may hold.
+/// What connections may hold ([`default_bounds`] and [`socket_bound`] give them from the
+/// process's limit on open files).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Bounds {
+pub struct Bounds {
     /// Connections open at once.
     pub max: usize,
     /// Connections open at once from one peer (an IPv4 address, an IPv6 /64).
@@ -84,7 +85,7 @@ pub(crate) struct Bounds {
 /// The bound on sockets held (open or closing) for `max` connections in a process allowed
 /// `fd_limit` open descriptors: an eighth more than `max`, within the limit less half of
 /// [`reserved_fds`], and always at least one more than `max`.
-pub(crate) fn socket_bound(max: usize, fd_limit: u64) -> usize {
+pub fn socket_bound(max: usize, fd_limit: u64) -> usize {
     let room =
         usize::try_from(fd_limit.saturating_sub(reserved_fds(fd_limit) / 2)).unwrap_or(usize::MAX);
     (max + max / 8 + 1).min(room).max(max + 1)
@@ -320,7 +321,7 @@ fn is_connection_error(error: &io::Error) -> bool {
 /// Accepts connections on `listener` and serves `router` on each until `stop` is cancelled,
 /// then lets every connection finish (each one closes once its request is answered) and
 /// returns.
-pub(crate) async fn serve(
+pub async fn serve(
     listener: TcpListener,
     router: Router,
     bounds: Bounds,
