@@ -71,6 +71,8 @@ pub(crate) async fn mcp(
         runnable.model.require()?;
     }
     warnings::print(&runnable.catalog, &runnable.cwd);
+    // The configured MCP servers start once, for every in-process child this server runs.
+    runnable.mcp.start().await;
     if let Some(notice) = &runnable.model.notice {
         eprintln!("{notice}");
     }

@@ -177,6 +177,8 @@ pub(crate) async fn serve(
         runnable.model.require()?;
     }
     warnings::print(&runnable.catalog, &runnable.cwd);
+    // The configured MCP servers start once, for every in-process child this server runs.
+    runnable.mcp.start().await;
     let skills = skills(&runnable);
     if skills.is_empty() {
         return Err(Refusal::invalid(

@@ -15,7 +15,7 @@ use super::mcp::bypass_preset;
 use super::support::{Place, Subagent, bin, processes_with, wait_for};
 
 /// The token the tests' servers are given (through `MCP_TEST_TOKEN`).
-const TOKEN: &str = "mcp-test-token-31337";
+pub(super) const TOKEN: &str = "mcp-test-token-31337";
 
 const SCENARIOS: &str = r#"
 - match: "what is the password"
@@ -30,16 +30,20 @@ const SCENARIOS: &str = r#"
 
 /// A running `subagent mcp --listen 127.0.0.1:0 --token-env MCP_TEST_TOKEN`, its URL read from
 /// its stderr.
-struct Listening {
+pub(super) struct Listening {
     child: tokio::process::Child,
-    url: String,
+    pub(super) url: String,
     /// The rest of its stderr, read to its end.
     stderr: JoinHandle<String>,
 }
 
 impl Listening {
     async fn start(place: &Place) -> Self {
-        let preset = bypass_preset(place.dir.path(), &place.server.url());
+        Self::start_with(place, &bypass_preset(place.dir.path(), &place.server.url())).await
+    }
+
+    /// The server on `preset`, in the place's project.
+    pub(super) async fn start_with(place: &Place, preset: &std::path::Path) -> Self {
         let subagent = Subagent::new(bin(), place.dir.path())
             .fake_key()
             .env("MCP_TEST_TOKEN", TOKEN)
@@ -50,7 +54,7 @@ impl Listening {
                 "--token-env",
                 "MCP_TEST_TOKEN",
             ])
-            .preset(&preset)
+            .preset(preset)
             .arg("--cwd")
             .arg(&place.project);
         let mut child = tokio::process::Command::from(subagent.command())

@@ -163,6 +163,7 @@ async fn a_projects_servers_wait_for_trust_and_mcp_servers_lists_them() {
 }
 
 mod acp;
+mod loops;
 mod parity;
 
 /// A server over streamable HTTP (the reference server on a port of its own, its token in a
