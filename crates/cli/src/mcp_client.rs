@@ -126,6 +126,7 @@ impl McpSetup {
 /// `cwd` with `secrets` withheld: their tools for the session's parents, and the servers, which
 /// stop when the session's tools are dropped. A server that does not start is said on stderr
 /// and the session goes on without it, as a run does.
+#[cfg(feature = "acp")]
 pub(crate) async fn session_servers(
     specs: Vec<subagent_core::mcp::McpServerSpec>,
     cwd: &Path,

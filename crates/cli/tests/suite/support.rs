@@ -731,6 +731,7 @@ impl Home {
 
 /// `subagent delegate --preset PRESET ARGS…` in `project` with `home` as its HOME, which must
 /// exit 0: its stdout.
+#[cfg(feature = "e2e")]
 pub(super) fn delegate_ok(home: &Path, project: &Path, preset: &Path, args: &[&str]) -> String {
     let output = Subagent::new(assert_cmd::cargo::cargo_bin("subagent"), home)
         .cwd(project)
