@@ -116,13 +116,13 @@ pub fn mkfifo(path: &Path) {
     assert!(status.success(), "mkfifo {}: {status}", path.display());
 }
 
-/// The pids a child wrote to the FIFO `fifo` (whitespace between them), read on a blocking
-/// thread: opening the FIFO waits until the child opens it to write, a gate, not a sleep.
+/// What a child wrote to the FIFO `fifo`, read on a blocking thread: opening the FIFO waits
+/// until the child opens it to write, a gate, not a sleep.
 ///
 /// # Panics
-/// When the FIFO cannot be read or holds something other than pids.
-pub async fn pids_from(fifo: PathBuf) -> Vec<u32> {
-    let text = tokio::task::spawn_blocking(move || {
+/// When the FIFO cannot be read.
+pub async fn text_from(fifo: PathBuf) -> String {
+    tokio::task::spawn_blocking(move || {
         use std::io::Read as _;
         let mut text = String::new();
         std::fs::File::open(&fifo)
@@ -131,8 +131,18 @@ pub async fn pids_from(fifo: PathBuf) -> Vec<u32> {
         text
     })
     .await
-    .unwrap_or_else(|e| panic!("the FIFO's reader: {e}"));
-    text.split_whitespace()
+    .unwrap_or_else(|e| panic!("the FIFO's reader: {e}"))
+}
+
+/// The pids a child wrote to the FIFO `fifo` (whitespace between them), read as
+/// [`text_from`] reads.
+///
+/// # Panics
+/// When the FIFO cannot be read or holds something other than pids.
+pub async fn pids_from(fifo: PathBuf) -> Vec<u32> {
+    text_from(fifo)
+        .await
+        .split_whitespace()
         .map(|p| p.parse().unwrap_or_else(|e| panic!("a pid {p:?}: {e}")))
         .collect()
 }

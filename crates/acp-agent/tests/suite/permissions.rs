@@ -168,8 +168,10 @@ async fn cancel_stops_the_run_and_its_children() {
             .block_task();
         let running = tokio::spawn(running);
         // The command has started once it wrote to the fifo.
-        let read = tokio::task::spawn_blocking(move || std::fs::read_to_string(fifo).unwrap());
-        assert_eq!(read.await.unwrap(), "started\n");
+        assert_eq!(
+            subagent_test_support::procs::text_from(fifo).await,
+            "started\n"
+        );
         cx.send_notification(CancelNotification::new(session))
             .unwrap();
         running.await.unwrap().map(|r| r.stop_reason)

@@ -544,9 +544,7 @@ async fn sigterm_cancels_the_runs_going_and_leaves_no_process() {
     )
     .await;
     // The command runs once it has written to the fifo.
-    let started = tokio::task::spawn_blocking(move || std::fs::read_to_string(fifo).unwrap())
-        .await
-        .unwrap();
+    let started = subagent_test_support::procs::text_from(fifo).await;
     assert_eq!(started, "started\n");
     assert!(!processes_with("sleep 314161").is_empty());
     let pid = child.id().unwrap().to_string();

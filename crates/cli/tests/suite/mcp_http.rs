@@ -160,9 +160,7 @@ async fn subagent_mcp_listen_serves_calls_over_http_behind_its_token() {
             "name": "subagent", "arguments": {"prompt": "run a long job"}}}),
         )
         .await;
-    let started = tokio::task::spawn_blocking(move || std::fs::read_to_string(fifo).unwrap())
-        .await
-        .unwrap();
+    let started = subagent_test_support::procs::text_from(fifo).await;
     assert_eq!(started, "started\n");
     assert!(!processes_with("sleep 314162").is_empty());
     assert_eq!(client.cancel(3).await.status(), 202);
@@ -197,9 +195,7 @@ async fn sigterm_over_http_answers_the_calls_cancelled_and_stops_their_children(
             "name": "subagent", "arguments": {"prompt": "run a long job"}}}),
         )
         .await;
-    let started = tokio::task::spawn_blocking(move || std::fs::read_to_string(fifo).unwrap())
-        .await
-        .unwrap();
+    let started = subagent_test_support::procs::text_from(fifo).await;
     assert_eq!(started, "started\n");
     let answered = tokio::spawn(async move { Events::new(long).answer(1).await });
     let (code, stderr) = server.terminate().await;
