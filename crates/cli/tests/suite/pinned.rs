@@ -54,6 +54,23 @@ pub(super) fn claude_code_row(dir: &Path, url: &str, extra: &str) -> String {
     )
 }
 
+/// A parity test's preset, written in `home`: the fake model at `url`, a `spawn` row, the
+/// pinned `claude` as row `claude-code` in `bypassPermissions`, then `rows` (more rows under
+/// `providers:`), the delegation tool on spawn, and `extra` top-level lines.
+#[cfg(feature = "e2e")]
+pub(super) fn parity_preset(home: &Path, url: &str, rows: &str, extra: &str) -> PathBuf {
+    let claude = claude_code_row(home, url, "      permission_mode: bypassPermissions\n");
+    let preset = home.join("preset.yaml");
+    std::fs::write(
+        &preset,
+        format!(
+            "version: 1\nmodel: {{kind: anthropic, name: m, base_url: \"{url}\", api_key_env: FAKE_KEY}}\nproviders:\n  - {{name: spawn, kind: spawn}}\n{claude}{rows}tools: [{{name: subagent, provider: spawn}}]\n{extra}"
+        ),
+    )
+    .unwrap();
+    preset
+}
+
 /// A `codex` row running the pinned `codex` against the fake model at `url` (Responses), its
 /// HOME, temp dir and `CODEX_HOME` made in `dir`, `extra` lines added to its `config:` and
 /// `env_extra` (`, NAME: value`…) to its `env:`.

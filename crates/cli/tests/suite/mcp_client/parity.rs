@@ -77,21 +77,15 @@ async fn a_presets_server_reaches_claude_and_spawn_children_alike() {
     let project = home.path().join("project");
     std::fs::create_dir_all(&project).unwrap();
     let project = std::fs::canonicalize(project).unwrap();
-    let row = super::super::pinned::claude_code_row(
+    let preset = super::super::pinned::parity_preset(
         home.path(),
         &server.url(),
-        "      permission_mode: bypassPermissions\n",
-    );
-    let preset = home.path().join("preset.yaml");
-    std::fs::write(
-        &preset,
-        format!(
-            "version: 1\nmodel: {{kind: anthropic, name: m, base_url: \"{url}\", api_key_env: FAKE_KEY}}\nproviders:\n  - {{name: spawn, kind: spawn}}\n{row}tools: [{{name: subagent, provider: spawn}}]\nmcp_servers: {servers}\n",
-            url = server.url(),
-            servers = serde_json::json!({"everything": everything()}),
+        "",
+        &format!(
+            "mcp_servers: {}\n",
+            serde_json::json!({"everything": everything()})
         ),
-    )
-    .unwrap();
+    );
     let delegate =
         |args: &[&str]| super::super::support::delegate_ok(home.path(), &project, &preset, args);
     let (claude_out, spawn_out) = tokio::task::block_in_place(|| {

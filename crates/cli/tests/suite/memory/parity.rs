@@ -53,39 +53,9 @@ async fn memory_reaches_the_model_as_claude_gives_it() {
         .collect();
     write(&project, ".claude/agent-memory/keeper/MEMORY.md", &index);
     let project = std::fs::canonicalize(project).unwrap();
-    let row = super::super::pinned::claude_code_row(
-        home.path(),
-        &server.url(),
-        "      permission_mode: bypassPermissions\n",
-    );
-    let preset = home.path().join("preset.yaml");
-    std::fs::write(
-        &preset,
-        format!(
-            "version: 1\nmodel: {{kind: anthropic, name: m, base_url: \"{url}\", api_key_env: FAKE_KEY}}\nproviders:\n  - {{name: spawn, kind: spawn}}\n{row}tools: [{{name: subagent, provider: spawn}}]\n",
-            url = server.url(),
-        ),
-    )
-    .unwrap();
-    let delegate = |args: &[&str]| {
-        let output = subagent_test_support::cli::Subagent::new(
-            assert_cmd::cargo::cargo_bin("subagent"),
-            home.path(),
-        )
-        .cwd(&project)
-        .fake_key()
-        .arg("delegate")
-        .arg("--preset")
-        .arg(&preset)
-        .args(args)
-        .output();
-        assert_eq!(
-            output.status.code(),
-            Some(0),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-    };
+    let preset = super::super::pinned::parity_preset(home.path(), &server.url(), "", "");
+    let delegate =
+        |args: &[&str]| super::super::support::delegate_ok(home.path(), &project, &preset, args);
     tokio::task::block_in_place(|| {
         delegate(&["--provider", "claude-code", "parity memory claude"]);
         delegate(&[

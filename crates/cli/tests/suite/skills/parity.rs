@@ -133,26 +133,20 @@ async fn a_skill_reaches_the_model_as_claude_gives_it() {
         ".claude/skills/guarded/SKILL.md",
         "---\ndescription: Needs a tool.\nallowed-tools: Bash(touch:*)\n---\nGUARDED-BODY\n",
     );
-    let row = super::super::pinned::claude_code_row(
-        home.path(),
-        &server.url(),
-        "      permission_mode: bypassPermissions\n",
-    );
     let dont_ask = super::super::pinned::claude_code_row(
         home.path(),
         &server.url(),
         "      permission_mode: dontAsk\n",
     )
     .replace("name: claude-code", "name: claude-dont-ask");
-    let preset = home.path().join("preset.yaml");
-    std::fs::write(
-        &preset,
-        format!(
-            "version: 1\nmodel: {{kind: anthropic, name: m, base_url: \"{url}\", api_key_env: FAKE_KEY}}\nproviders:\n  - {{name: spawn, kind: spawn}}\n  - {{name: spawn-dont-ask, kind: spawn, config: {{permission_mode: dont-ask}}}}\n{row}{dont_ask}tools: [{{name: subagent, provider: spawn}}]\n",
-            url = server.url(),
+    let preset = super::super::pinned::parity_preset(
+        home.path(),
+        &server.url(),
+        &format!(
+            "  - {{name: spawn-dont-ask, kind: spawn, config: {{permission_mode: dont-ask}}}}\n{dont_ask}"
         ),
-    )
-    .unwrap();
+        "",
+    );
     let delegate =
         |args: &[&str]| super::super::support::delegate_ok(home.path(), &project, &preset, args);
     tokio::task::block_in_place(|| {
