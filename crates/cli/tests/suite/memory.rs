@@ -12,7 +12,7 @@ use serde_json::Value;
 use subagent_test_support::{FakeServer, RecordedRequest};
 
 use super::skills::{tool, write};
-use super::support::{fake_preset, stderr, stdout, subagent};
+use super::support::{fake_preset, run_in, stderr, stdout, subagent};
 
 mod parity;
 
@@ -58,20 +58,7 @@ impl Kept {
 
     /// `subagent ARGS --preset P PROMPT` in the project, which must succeed; its stdout.
     async fn ok(&self, args: &[&str], prompt: &str) -> String {
-        let mut command = subagent(self.home.path());
-        command
-            .current_dir(&self.project)
-            .env(
-                subagent_test_support::cli::FAKE_KEY.0,
-                subagent_test_support::cli::FAKE_KEY.1,
-            )
-            .args(args)
-            .arg("--preset")
-            .arg(&self.preset)
-            .arg(prompt);
-        let output = tokio::task::spawn_blocking(move || command.output().unwrap())
-            .await
-            .unwrap();
+        let output = run_in(self.home.path(), &self.project, &self.preset, args, prompt).await;
         assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
         stdout(&output)
     }

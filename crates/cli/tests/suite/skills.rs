@@ -9,7 +9,7 @@ use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use subagent_test_support::{FakeServer, RecordedRequest};
 
-use super::support::{fake_preset, stderr, stdout, subagent};
+use super::support::{fake_preset, run_in, stderr, stdout, subagent};
 
 mod parity;
 
@@ -96,20 +96,7 @@ impl Skilled {
 
     /// `subagent ARGS --preset P PROMPT` in the project, run to its end on a blocking thread.
     async fn run(&self, args: &[&str], prompt: &str) -> std::process::Output {
-        let mut command = subagent(self.home.path());
-        command
-            .current_dir(&self.project)
-            .env(
-                subagent_test_support::cli::FAKE_KEY.0,
-                subagent_test_support::cli::FAKE_KEY.1,
-            )
-            .args(args)
-            .arg("--preset")
-            .arg(&self.preset)
-            .arg(prompt);
-        tokio::task::spawn_blocking(move || command.output().unwrap())
-            .await
-            .unwrap()
+        run_in(self.home.path(), &self.project, &self.preset, args, prompt).await
     }
 
     fn greet_dir(&self) -> String {

@@ -63,6 +63,31 @@ pub(super) fn subagent(home: &Path) -> Command {
     Command::from_std(Subagent::new(bin(), home).command())
 }
 
+/// `subagent ARGS --preset PRESET PROMPT` in `project` with `home` as its HOME and the fake
+/// presets' key, run to its end on a blocking thread.
+pub(super) async fn run_in(
+    home: &Path,
+    project: &Path,
+    preset: &Path,
+    args: &[&str],
+    prompt: &str,
+) -> std::process::Output {
+    let mut command = subagent(home);
+    command
+        .current_dir(project)
+        .env(
+            subagent_test_support::cli::FAKE_KEY.0,
+            subagent_test_support::cli::FAKE_KEY.1,
+        )
+        .args(args)
+        .arg("--preset")
+        .arg(preset)
+        .arg(prompt);
+    tokio::task::spawn_blocking(move || command.output().unwrap())
+        .await
+        .unwrap()
+}
+
 /// `subagent ARGS` in `dir` (also HOME) with the fake presets' key, run to its end.
 pub(super) fn keyed(dir: &Path, args: &[&str]) -> std::process::Output {
     subagent(dir)
