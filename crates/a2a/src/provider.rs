@@ -31,6 +31,9 @@ pub const CARRIED: Capabilities = {
     // The parent's permission rules do not cross the wire: a request carrying deny or ask
     // rules is refused rather than run without them.
     caps.permission_rules = false;
+    // An agent definition's own MCP servers are programs and URLs of this machine: a remote
+    // does not start what a caller names.
+    caps.mcp_servers = false;
     caps
 };
 
@@ -46,6 +49,7 @@ fn carried(ours: Capabilities) -> Capabilities {
     caps.inherits_parent_context = false;
     // Not carried across the wire (see `CARRIED`).
     caps.permission_rules = false;
+    caps.mcp_servers = false;
     caps
 }
 
@@ -297,7 +301,15 @@ impl SubagentProvider for A2aProvider {
         }
         if capability == subagent_core::Capability::PermissionRules {
             return Some(
-                "the parent's permission rules do not cross the A2A wire: the remote agent                  would run without the deny and ask rules"
+                "the parent's permission rules do not cross the A2A wire: the remote agent \
+                 would run without the deny and ask rules"
+                    .to_owned(),
+            );
+        }
+        if capability == subagent_core::Capability::McpServers {
+            return Some(
+                "an agent's own MCP servers are programs of this machine, which the remote \
+                 agent does not start; run the agent on a spawn, claude-code, codex or acp row"
                     .to_owned(),
             );
         }

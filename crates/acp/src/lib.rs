@@ -111,6 +111,7 @@ pub const KIND: &str = "acp";
 pub const CAPABILITIES: Capabilities = {
     let mut caps = Capabilities::NONE;
     caps.resume = true;
+    caps.mcp_servers = true;
     caps
 };
 
@@ -212,7 +213,11 @@ impl SubagentProvider for AcpProvider {
             timeout: self.config.timeout(),
             max_permission_requests: self.config.max_permission_requests,
             asker: request.parent.asker.clone(),
-            mcp: Arc::clone(&self.mcp),
+            mcp: if request.mcp_servers.is_empty() {
+                Arc::clone(&self.mcp)
+            } else {
+                Arc::new(self.mcp.with(&request.mcp_servers))
+            },
         };
         let (sender, run) = Run::channel(&self.name, &request);
         let process = run::spawn(&plan)?;

@@ -7,7 +7,8 @@
 use std::path::{Path, PathBuf};
 
 use agent_client_protocol::v1::schema::{
-    EnvVariable, HttpHeader, McpServer, McpServerHttp, McpServerStdio,
+    EnvVariable, HttpHeader, McpCapabilities, McpServer, McpServerHttp, McpServerSse,
+    McpServerStdio,
 };
 use subagent_core::mcp::{HostMcpServers, McpReach};
 
@@ -30,12 +31,13 @@ fn absolute(command: &str, cwd: &Path, path: Option<&str>) -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(command))
 }
 
-/// The servers of `host` for a session in `cwd`, HTTP ones only when the agent takes them
-/// (`http`); each HTTP server left out is named in the returned list of skipped names.
+/// The servers of `host` for a session in `cwd`, HTTP and SSE ones only when the agent takes
+/// them (its `mcpCapabilities`); each server left out is named in the returned list of skipped
+/// names.
 pub(crate) fn servers(
     host: &HostMcpServers,
     cwd: &Path,
-    http: bool,
+    takes: &McpCapabilities,
 ) -> (Vec<McpServer>, Vec<String>) {
     let path = std::env::var("PATH").ok();
     let mut servers = Vec::new();
@@ -54,7 +56,7 @@ pub(crate) fn servers(
                     .collect();
                 servers.push(McpServer::Stdio(stdio));
             }
-            McpReach::Http { url, headers } if http => {
+            McpReach::Http { url, headers } if takes.http => {
                 let mut remote = McpServerHttp::new(server.name.clone(), url.clone());
                 remote.headers = headers
                     .iter()
@@ -62,7 +64,15 @@ pub(crate) fn servers(
                     .collect();
                 servers.push(McpServer::Http(remote));
             }
-            McpReach::Http { .. } => skipped.push(server.name.clone()),
+            McpReach::Sse { url, headers } if takes.sse => {
+                let mut remote = McpServerSse::new(server.name.clone(), url.clone());
+                remote.headers = headers
+                    .iter()
+                    .map(|(name, value)| HttpHeader::new(name.clone(), value.clone()))
+                    .collect();
+                servers.push(McpServer::Sse(remote));
+            }
+            McpReach::Http { .. } | McpReach::Sse { .. } => skipped.push(server.name.clone()),
         }
     }
     (servers, skipped)
@@ -116,13 +126,13 @@ mod tests {
                 timeout_ms: None,
             },
         ]);
-        let (without, skipped) = servers(&host, dir.path(), false);
+        let (without, skipped) = servers(&host, dir.path(), &McpCapabilities::new());
         assert_eq!(skipped, ["api"]);
         assert_eq!(
             serde_json::to_value(&without).unwrap(),
             serde_json::json!([{"name": "files", "command": "/usr/bin/env", "args": ["a"], "env": [{"name": "K", "value": "v"}]}])
         );
-        let (with, skipped) = servers(&host, dir.path(), true);
+        let (with, skipped) = servers(&host, dir.path(), &McpCapabilities::new().http(true));
         assert!(skipped.is_empty());
         assert_eq!(
             serde_json::to_value(&with[1]).unwrap(),

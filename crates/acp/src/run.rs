@@ -450,12 +450,12 @@ where
                 let (mcp_servers, skipped) = crate::mcp::servers(
                     &mcp,
                     &cwd,
-                    init.agent_capabilities.mcp_capabilities.http,
+                    &init.agent_capabilities.mcp_capabilities,
                 );
                 if !skipped.is_empty() {
                     tracing::warn!(
                         target: "subagent::acp",
-                        "the agent does not take MCP servers over HTTP (mcpCapabilities.http): {} not handed over",
+                        "the agent does not take MCP servers over HTTP or SSE (mcpCapabilities): {} not handed over",
                         skipped.join(", ")
                     );
                 }

@@ -86,8 +86,9 @@ pub struct Definition {
     pub memory: Option<MemoryScope>,
     /// `skills`.
     pub skills: Vec<String>,
-    /// `mcpServers`, kept as written for the layer that starts MCP servers.
-    pub mcp_servers: Option<serde_json::Value>,
+    /// `mcpServers`: configured servers it names and servers defined for it (kept as written,
+    /// their `${VAR}`s expanded when a child starts).
+    pub mcp_servers: Vec<subagent_core::mcp::AgentMcpServer>,
     /// `hooks`, kept as written.
     pub hooks: Option<serde_json::Value>,
     /// The source it belongs to.
@@ -191,6 +192,13 @@ impl Definition {
         (!parts.is_empty()).then(|| parts.join("\n\n"))
     }
 
+    /// Whether its `mcpServers:` defines a server of its own (names alone ask for nothing).
+    pub fn defines_servers(&self) -> bool {
+        self.mcp_servers
+            .iter()
+            .any(|server| matches!(server, subagent_core::mcp::AgentMcpServer::Defined(_)))
+    }
+
     /// The profile the delegation tool starts, its memory directory resolved under `roots`.
     pub fn profile_with(&self, roots: &MemoryRoots) -> AgentProfile {
         let mut profile = self.profile();
@@ -219,6 +227,7 @@ impl Definition {
         profile.background = self.background;
         profile.hooks = self.hooks.clone().filter(|hooks| !hooks.is_null());
         profile.skills = self.skills.clone();
+        profile.mcp_servers = self.mcp_servers.clone();
         profile.source = self.origin.to_string();
         profile
     }
@@ -275,6 +284,9 @@ impl Definition {
         }
         if self.effort.is_some() {
             needed.push(Capability::Effort);
+        }
+        if self.defines_servers() {
+            needed.push(Capability::McpServers);
         }
         needed
     }

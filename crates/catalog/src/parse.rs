@@ -369,7 +369,9 @@ pub(crate) fn apply(
                 })?),
             };
         }
-        "mcpServers" => definition.mcp_servers = Some(value.clone()),
+        "mcpServers" => {
+            definition.mcp_servers = subagent_core::mcp::AgentMcpServer::list(value)?;
+        }
         "hooks" => definition.hooks = Some(value.clone()),
         _ => {}
     }
@@ -389,13 +391,6 @@ pub(crate) fn unsupported(definition: &Definition, field: &str) -> Option<String
         })
     };
     let consequence = match field {
-        // Names of configured servers ask for nothing an in-process agent lacks (each gets
-        // every configured server's tools); servers defined here do not start.
-        "mcpServers" if defines_servers(definition.mcp_servers.as_ref()) => {
-            "servers defined in the agent's file do not start (configure them in .mcp.json, \
-             ~/.claude.json or the preset's mcp_servers:, whose tools every in-process agent \
-             gets, and name them)"
-        }
         "initialPrompt" if definition.initial_prompt.is_some() => {
             "the task given to the agent is its first message"
         }
@@ -416,18 +411,6 @@ pub(crate) fn unsupported(definition: &Definition, field: &str) -> Option<String
         _ => return None,
     };
     Some(format!("`{field}` is not supported: {consequence}"))
-}
-
-/// Whether an `mcpServers` value defines servers (a mapping of definitions, or a list holding
-/// one) rather than naming configured ones.
-fn defines_servers(value: Option<&Value>) -> bool {
-    match value {
-        Some(Value::Object(map)) => !map.is_empty(),
-        Some(Value::Array(items)) => items.iter().any(|item| !item.is_string()),
-        Some(Value::Null) | None => false,
-        Some(Value::String(_)) => false,
-        Some(_) => true,
-    }
 }
 
 fn non_blank(text: String) -> Option<String> {

@@ -39,7 +39,7 @@ pub enum WarningKind {
     /// starts with no tools.
     NoTools,
     /// A field Claude Code honours that this catalog reads but no provider acts on
-    /// (`mcpServers`, `hooks`, `memory`, `initialPrompt`, `isolation: remote`). The
+    /// (`hooks`, `initialPrompt`, `isolation: remote`). The
     /// definition loads; the message says what the agent does without it.
     UnsupportedField,
     /// An agent definition's `skills:` names a skill no `SKILL.md` defines. The definition

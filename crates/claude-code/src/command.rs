@@ -321,6 +321,9 @@ pub(crate) fn mcp_config(servers: &subagent_core::mcp::HostMcpServers) -> Option
                 McpReach::Http { url, headers } => serde_json::json!({
                     "type": "http", "url": url, "headers": headers,
                 }),
+                McpReach::Sse { url, headers } => serde_json::json!({
+                    "type": "sse", "url": url, "headers": headers,
+                }),
             };
             if let (Some(timeout), Some(entry)) = (server.timeout_ms, entry.as_object_mut()) {
                 entry.insert("timeout".into(), timeout.into());

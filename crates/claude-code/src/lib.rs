@@ -87,6 +87,7 @@ pub const CAPABILITIES: Capabilities = {
     caps.resume = true;
     caps.isolation = true;
     caps.permission_rules = true;
+    caps.mcp_servers = true;
     caps
 };
 
@@ -101,6 +102,8 @@ pub struct ClaudeCodeProvider {
     /// The MCP servers handed to every child as `--mcp-config` (what claude does not read
     /// itself), as the file's JSON.
     mcp_config: Option<Arc<String>>,
+    /// The host's servers (a request's own are handed with them).
+    mcp_servers: Arc<subagent_core::mcp::HostMcpServers>,
 }
 
 impl ClaudeCodeProvider {
@@ -113,6 +116,7 @@ impl ClaudeCodeProvider {
             secrets: Secrets::new(),
             settings: None,
             mcp_config: None,
+            mcp_servers: Arc::default(),
         })
     }
 
@@ -169,6 +173,7 @@ impl ClaudeCodeProvider {
     #[must_use]
     pub fn with_mcp_servers(mut self, servers: &subagent_core::mcp::HostMcpServers) -> Self {
         self.mcp_config = command::mcp_config(servers).map(Arc::new);
+        self.mcp_servers = Arc::new(servers.clone());
         self
     }
 }
@@ -202,7 +207,14 @@ impl SubagentProvider for ClaudeCodeProvider {
         }
         let mut invocation = self.invocation(&request)?;
         let mut files = Vec::new();
-        if let Some(json) = &self.mcp_config {
+        // A request's own servers (an agent definition's) go in this child's file only.
+        let own = (!request.mcp_servers.is_empty())
+            .then(|| command::mcp_config(&self.mcp_servers.with(&request.mcp_servers)))
+            .flatten();
+        if let Some(json) = own
+            .as_deref()
+            .or(self.mcp_config.as_deref().map(String::as_str))
+        {
             let path = write_private(json)?;
             invocation = command::with_mcp_config(invocation, &path);
             files.push(Arc::new(path));

@@ -137,6 +137,7 @@ pub const CAPABILITIES: Capabilities = {
     caps.resume = true;
     caps.depth_limit = true;
     caps.isolation = true;
+    caps.mcp_servers = true;
     caps
 };
 
@@ -149,6 +150,8 @@ pub struct CodexProvider {
     /// The host's MCP servers in codex's terms, or why they cannot be handed over (said when a
     /// child would start).
     mcp: Option<Arc<std::result::Result<mcp::Handover, String>>>,
+    /// The host's servers (a request's own are handed with them).
+    mcp_servers: Arc<subagent_core::mcp::HostMcpServers>,
 }
 
 impl CodexProvider {
@@ -160,6 +163,7 @@ impl CodexProvider {
             config: Arc::new(config),
             secrets: Secrets::new(),
             mcp: None,
+            mcp_servers: Arc::default(),
         })
     }
 
@@ -177,6 +181,7 @@ impl CodexProvider {
     #[must_use]
     pub fn with_mcp_servers(mut self, servers: &subagent_core::mcp::HostMcpServers) -> Self {
         self.mcp = mcp::handover(servers).transpose().map(Arc::new);
+        self.mcp_servers = Arc::new(servers.clone());
         self
     }
 
@@ -283,7 +288,11 @@ impl SubagentProvider for CodexProvider {
             schema.as_ref().map(|(_, path)| path.to_path_buf()),
         );
         let mut command = command::build(&self.config, &invocation);
-        if let Some(handover) = self.mcp.as_deref() {
+        // A request's own servers (an agent definition's) are handed to this child only.
+        let own = (!request.mcp_servers.is_empty())
+            .then(|| mcp::handover(&self.mcp_servers.with(&request.mcp_servers)).transpose())
+            .flatten();
+        if let Some(handover) = own.as_ref().or(self.mcp.as_deref()) {
             let handover = handover.as_ref().map_err(|why| {
                 subagent_core::Error::invalid(format!(
                     "the MCP servers cannot be handed to codex: {why}"

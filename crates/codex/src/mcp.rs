@@ -41,7 +41,8 @@ fn bare(name: &str) -> bool {
 ///
 /// # Errors
 /// What codex cannot be told, in words: a server name codex's `-c` cannot address, two servers
-/// setting one variable to different values (codex passes variables by name).
+/// setting one variable to different values (codex passes variables by name), an SSE server
+/// (codex speaks stdio and streamable HTTP only).
 pub(crate) fn handover(servers: &HostMcpServers) -> Result<Option<Handover>, String> {
     if servers.0.is_empty() {
         return Ok(None);
@@ -56,6 +57,11 @@ pub(crate) fn handover(servers: &HostMcpServers) -> Result<Option<Handover>, Str
             ));
         }
         let mut fields = match &server.reach {
+            McpReach::Sse { .. } => {
+                return Err(format!(
+                    "MCP server `{name}` speaks SSE, which codex does not (stdio and streamable HTTP only); give it a `type: http` URL or run the agent on a claude-code row"
+                ));
+            }
             McpReach::Stdio { command, args, env } => {
                 for (key, value) in env {
                     match values.get(key) {

@@ -35,6 +35,11 @@ pub(crate) fn with_capability(
             deny: vec![NO_SUCH_TOOL.to_owned()],
             ..subagent_core::PermissionRules::default()
         }),
+        // The kit's server, its words written nowhere.
+        Capability::McpServers => match crate::mcp::kit_server(std::path::Path::new("/dev/null")) {
+            Ok(server) => request.mcp_servers(vec![server]),
+            Err(failure) => panic!("{failure}"),
+        },
         other => panic!("conformance: the kit does not know the capability {other}; teach it"),
     }
 }

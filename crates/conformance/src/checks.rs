@@ -28,6 +28,7 @@ pub(crate) async fn run(adapter: &dyn Adapter, check: Check) -> Result<Verdict, 
         Check::Resume => features::resume(adapter).await,
         Check::Effort => features::effort(adapter).await,
         Check::PermissionRules => crate::rules::permission_rules(adapter).await,
+        Check::McpServers => crate::mcp::mcp_servers(adapter).await,
         Check::AllDeclared => features::all_declared(adapter).await,
     }
 }

@@ -57,6 +57,7 @@ mod bench;
 mod checks;
 mod failure;
 mod features;
+mod mcp;
 mod recorded;
 mod rules;
 pub mod runtime_tools;
@@ -257,13 +258,16 @@ pub enum Check {
     Effort,
     /// `permission_rules`: a deny rule keeps a write from happening.
     PermissionRules,
+    /// `mcp_servers`: the request's own MCP server starts for the child, is asked for its
+    /// tools, and stops when the child ends.
+    McpServers,
     /// One request with every declared capability runs to completion.
     AllDeclared,
 }
 
 impl Check {
     /// Every check, in the order [`check_all`] runs them.
-    pub const ALL: [Check; 15] = [
+    pub const ALL: [Check; 16] = [
         Self::Capabilities,
         Self::Lifecycle,
         Self::Cancel,
@@ -278,6 +282,7 @@ impl Check {
         Self::Resume,
         Self::Effort,
         Self::PermissionRules,
+        Self::McpServers,
         Self::AllDeclared,
     ];
 }
@@ -348,6 +353,7 @@ macro_rules! suite {
             resume => Resume,
             effort => Effort,
             permission_rules => PermissionRules,
+            mcp_servers => McpServers,
             all_declared => AllDeclared,
         );
     };

@@ -231,6 +231,10 @@ pub struct AgentProfile {
     /// does both; a product CLI reads the definition's field itself).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory: Option<crate::memory::AgentMemory>,
+    /// Its `mcpServers:`: names of configured servers and servers defined for it alone (each
+    /// of its children gets those started, or handed to its product, and stopped with it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mcp_servers: Vec<crate::mcp::AgentMcpServer>,
     /// Where the definition came from (for listings), e.g. `builtin` or a file path.
     #[serde(default)]
     pub source: String,

@@ -35,6 +35,10 @@ pub struct Capabilities {
     /// files, `--disallowedTools`) for every tool call it makes.
     #[serde(default)]
     pub permission_rules: bool,
+    /// `mcp_servers`: the child gets the MCP servers an agent definition defines, started
+    /// for it (in process, or handed to the product in its own terms) and stopped with it.
+    #[serde(default)]
+    pub mcp_servers: bool,
     /// Descriptive: the child starts from the parent's conversation.
     pub inherits_parent_context: bool,
 }
@@ -52,6 +56,7 @@ impl Capabilities {
         isolation: false,
         effort: false,
         permission_rules: false,
+        mcp_servers: false,
         inherits_parent_context: false,
     };
 
@@ -67,6 +72,7 @@ impl Capabilities {
         isolation: true,
         effort: true,
         permission_rules: true,
+        mcp_servers: true,
         inherits_parent_context: false,
     };
 
@@ -83,6 +89,7 @@ impl Capabilities {
             Capability::Isolation => self.isolation,
             Capability::Effort => self.effort,
             Capability::PermissionRules => self.permission_rules,
+            Capability::McpServers => self.mcp_servers,
         }
     }
 
@@ -100,6 +107,7 @@ impl Capabilities {
             Capability::Isolation => &mut self.isolation,
             Capability::Effort => &mut self.effort,
             Capability::PermissionRules => &mut self.permission_rules,
+            Capability::McpServers => &mut self.mcp_servers,
         };
         *flag = on;
         self
@@ -150,11 +158,13 @@ pub enum Capability {
     Effort,
     /// `permission_rules`.
     PermissionRules,
+    /// `mcp_servers`.
+    McpServers,
 }
 
 impl Capability {
     /// Every gated capability, in table order.
-    pub const ALL: [Capability; 10] = [
+    pub const ALL: [Capability; 11] = [
         Self::OutputSchema,
         Self::DepthLimit,
         Self::ToolFilter,
@@ -165,6 +175,7 @@ impl Capability {
         Self::Isolation,
         Self::Effort,
         Self::PermissionRules,
+        Self::McpServers,
     ];
 
     /// The snake_case name (as in the capability table and error messages).
@@ -180,6 +191,7 @@ impl Capability {
             Self::Isolation => "isolation",
             Self::Effort => "effort",
             Self::PermissionRules => "permission_rules",
+            Self::McpServers => "mcp_servers",
         }
     }
 
@@ -196,6 +208,7 @@ impl Capability {
             Self::Isolation => "isolation",
             Self::Effort => "effort",
             Self::PermissionRules => "permission_rules",
+            Self::McpServers => "mcp_servers",
         }
     }
 }

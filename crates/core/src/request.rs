@@ -1,6 +1,8 @@
 //! What a caller asks of a provider, and the methods of lower types that take a request
 //! ([`Capabilities::missing_for`], [`Run::channel`]).
 
+mod agent_parts;
+
 use std::path::PathBuf;
 
 use serde_json::Value;
@@ -88,6 +90,10 @@ pub struct StartRequest {
     /// The parent's permission rules the child must hold to; with `deny` or `ask` rules the
     /// request needs [`Capability::PermissionRules`].
     pub permission_rules: Option<crate::PermissionRules>,
+    /// MCP servers the child gets besides the host's (an agent definition's own, `${VAR}`s
+    /// expanded): started for this child and stopped when it ends. Not empty: the request needs
+    /// [`Capability::McpServers`].
+    pub mcp_servers: Vec<crate::mcp::McpServerSpec>,
 }
 
 impl StartRequest {
@@ -117,6 +123,7 @@ impl StartRequest {
                 background: false,
                 permission_ceiling: None,
                 permission_rules: None,
+                mcp_servers: Vec::new(),
             },
         }
     }
@@ -166,6 +173,7 @@ impl StartRequest {
                 .is_some_and(crate::PermissionRules::restricts),
             Capability::PermissionRules,
         );
+        need(!self.mcp_servers.is_empty(), Capability::McpServers);
         needed
     }
 }
@@ -276,6 +284,12 @@ impl StartRequestBuilder {
     /// [`StartRequest::permission_rules`]); empty rules are left out.
     pub fn permission_rules(mut self, rules: crate::PermissionRules) -> Self {
         self.request.permission_rules = (!rules.is_empty()).then_some(rules);
+        self
+    }
+
+    /// MCP servers the child gets besides the host's (see [`StartRequest::mcp_servers`]).
+    pub fn mcp_servers(mut self, servers: Vec<crate::mcp::McpServerSpec>) -> Self {
+        self.request.mcp_servers = servers;
         self
     }
 

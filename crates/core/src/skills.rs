@@ -59,3 +59,8 @@ pub trait SkillDirectory: Send + Sync {
     /// there is none of that name, or its file no longer reads.
     fn load(&self, name: &str) -> crate::Result<LoadedSkill>;
 }
+
+/// The skills an agent type preloads (its definition's `skills:`), handed to the child in its
+/// request's `parent.extensions` ([`AgentProfile::give`](crate::agents::AgentProfile::give)).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PreloadSkills(pub Vec<String>);

@@ -40,6 +40,25 @@ pub enum Source {
     },
     /// An ACP client's, for one session (`session/new {mcpServers}`).
     Session,
+    /// An agent definition's `mcpServers:`, for that agent's children.
+    Agent {
+        /// The agent type.
+        agent: String,
+    },
+}
+
+impl Source {
+    /// Claude Code's name for where the server is configured.
+    pub fn scope(&self) -> McpScope {
+        match self {
+            Self::Local { .. } => McpScope::Local,
+            Self::Project { .. } => McpScope::Project,
+            Self::User { .. } => McpScope::User,
+            Self::Preset { .. } => McpScope::Preset,
+            Self::Session => McpScope::Session,
+            Self::Agent { .. } => McpScope::Agent,
+        }
+    }
 }
 
 impl std::fmt::Display for Source {
@@ -50,6 +69,7 @@ impl std::fmt::Display for Source {
                 write!(f, "{}", path.display())
             }
             Self::Session => f.write_str("the editor's session"),
+            Self::Agent { agent } => write!(f, "agent `{agent}`'s definition"),
         }
     }
 }
@@ -98,6 +118,11 @@ impl ServerConfig {
                 url,
                 headers,
             },
+            McpReach::Sse { url, headers } => Transport::Http {
+                kind: "sse".to_owned(),
+                url,
+                headers,
+            },
         };
         Self {
             name: spec.name,
@@ -122,17 +147,10 @@ impl ServerConfig {
                 headers: headers.clone(),
             },
         };
-        let scope = match self.source {
-            Source::Local { .. } => McpScope::Local,
-            Source::Project { .. } => McpScope::Project,
-            Source::User { .. } => McpScope::User,
-            Source::Preset { .. } => McpScope::Preset,
-            Source::Session => McpScope::Session,
-        };
         Some(McpServerSpec {
             name: self.name.clone(),
             reach,
-            scope,
+            scope: self.source.scope(),
             timeout_ms: self.timeout_ms,
         })
     }
@@ -163,7 +181,7 @@ pub struct ServerConfig {
 
 /// The servers of one `mcpServers` object (`{"name": {"command": …}, …}`), in the object's
 /// order, with `${VAR}` and `${VAR:-default}` expanded by `lookup` in `command`, `args`, `env`,
-/// `url` and `headers`, as `.mcp.json` allows.
+/// `url` and `headers`, as `.mcp.json` allows ([`subagent_core::mcp::parse_servers`]).
 ///
 /// # Errors
 /// [`ErrorCode::ConfigInvalid`] naming `path` and the server: a definition that is not an
@@ -175,138 +193,12 @@ pub fn parse_servers(
     path: &Path,
     lookup: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Vec<ServerConfig>> {
-    let Some(servers) = servers.as_object() else {
-        return Err(Error::config(
-            path,
-            "`mcpServers` must be an object of servers by name",
-        ));
-    };
-    servers
-        .iter()
-        .map(|(name, definition)| {
-            let server = |message: String| Error::config(path, format!("server `{name}`: {message}"));
-            if name.is_empty() || name.contains("__") {
-                return Err(server(
-                    "a server's name must not be empty nor contain `__` (its tools are mcp__<server>__<tool>)".into(),
-                ));
-            }
-            let Some(definition) = definition.as_object() else {
-                return Err(server("its definition must be an object".into()));
-            };
-            let text = |key: &str| -> Result<Option<String>> {
-                match definition.get(key) {
-                    None | Some(Value::Null) => Ok(None),
-                    Some(Value::String(value)) => expand(value, lookup).map(Some).map_err(&server),
-                    Some(_) => Err(server(format!("`{key}` must be a string"))),
-                }
-            };
-            let map = |key: &str| -> Result<BTreeMap<String, String>> {
-                match definition.get(key) {
-                    None | Some(Value::Null) => Ok(BTreeMap::new()),
-                    Some(Value::Object(entries)) => entries
-                        .iter()
-                        .map(|(k, v)| match v {
-                            Value::String(v) => Ok((k.clone(), expand(v, lookup).map_err(&server)?)),
-                            _ => Err(server(format!("`{key}.{k}` must be a string"))),
-                        })
-                        .collect(),
-                    Some(_) => Err(server(format!("`{key}` must be an object of strings"))),
-                }
-            };
-            let kind = text("type")?;
-            let transport = match kind.as_deref() {
-                None | Some("stdio") if definition.contains_key("command") || kind.is_some() => {
-                    let command = text("command")?
-                        .filter(|c| !c.is_empty())
-                        .ok_or_else(|| server("a stdio server needs a `command`".into()))?;
-                    let args = match definition.get("args") {
-                        None | Some(Value::Null) => Vec::new(),
-                        Some(Value::Array(args)) => args
-                            .iter()
-                            .map(|arg| match arg {
-                                Value::String(arg) => expand(arg, lookup).map_err(&server),
-                                _ => Err(server("`args` must be a list of strings".into())),
-                            })
-                            .collect::<Result<_>>()?,
-                        Some(_) => return Err(server("`args` must be a list of strings".into())),
-                    };
-                    Transport::Stdio {
-                        command,
-                        args,
-                        env: map("env")?,
-                    }
-                }
-                None | Some("http" | "sse" | "streamable-http") => {
-                    let url = text("url")?.ok_or_else(|| {
-                        server("a server needs a `command` (stdio) or a `url` (http, sse)".into())
-                    })?;
-                    Transport::Http {
-                        kind: kind.unwrap_or_else(|| "http".to_owned()),
-                        url,
-                        headers: map("headers")?,
-                    }
-                }
-                Some(other) => {
-                    return Err(server(format!(
-                        "unknown `type` `{other}` (stdio, http or sse)"
-                    )));
-                }
-            };
-            let timeout_ms = match definition.get("timeout") {
-                None | Some(Value::Null) => None,
-                Some(value) => Some(
-                    value
-                        .as_u64()
-                        .filter(|ms| *ms > 0)
-                        .ok_or_else(|| server("`timeout` must be a positive number of milliseconds".into()))?,
-                ),
-            };
-            Ok(ServerConfig {
-                name: name.clone(),
-                transport,
-                source: source.clone(),
-                timeout_ms,
-            })
-        })
-        .collect()
-}
-
-/// `text` with every `${VAR}` replaced by the variable's value and every `${VAR:-default}` by
-/// the value or, when it is unset or empty, the default. A `$` not followed by `{` stays.
-///
-/// # Errors
-/// A sentence naming a variable that is unset without a default, or an unclosed `${`.
-pub fn expand(
-    text: &str,
-    lookup: &dyn Fn(&str) -> Option<String>,
-) -> std::result::Result<String, String> {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(start) = rest.find("${") {
-        out.push_str(&rest[..start]);
-        let after = &rest[start + 2..];
-        let Some(end) = after.find('}') else {
-            return Err(format!("`{text}` has a `${{` without its `}}`"));
-        };
-        let inner = &after[..end];
-        let (name, default) = match inner.split_once(":-") {
-            Some((name, default)) => (name, Some(default)),
-            None => (inner, None),
-        };
-        let value = lookup(name).filter(|v| !(default.is_some() && v.is_empty()));
-        match (value, default) {
-            (Some(value), _) => out.push_str(&value),
-            (None, Some(default)) => out.push_str(default),
-            (None, None) => {
-                return Err(format!(
-                    "the environment variable `{name}` is not set and `${{{name}}}` has no default (write `${{{name}:-default}}`)"
-                ));
-            }
-        }
-        rest = &after[end + 1..];
-    }
-    out.push_str(rest);
-    Ok(out)
+    let specs = subagent_core::mcp::parse_servers(servers, source.scope(), lookup)
+        .map_err(|message| Error::config(path, message))?;
+    Ok(specs
+        .into_iter()
+        .map(|spec| ServerConfig::from_spec(spec, source.clone()))
+        .collect())
 }
 
 /// The servers configured for a run in `project` by the files Claude Code reads: the user's

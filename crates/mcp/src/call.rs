@@ -187,6 +187,13 @@ fn request(
     }
     builder = builder.agent_with(profile.as_ref(), layers);
     let mut request = builder.build();
+    // What the agent type gives its child beyond its settings (skills, memory, MCP servers;
+    // its hooks run only where a child runs in process, and not through this door).
+    if let Some(profile) = &profile {
+        for warning in profile.give(&mut request) {
+            tracing::warn!("{warning}");
+        }
+    }
     request.isolation = isolation;
     request.resume = args.resume.as_ref().map(|id| SessionRef {
         provider: provider.clone(),

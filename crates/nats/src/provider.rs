@@ -30,6 +30,9 @@ pub const CARRIED: Capabilities = {
     // The parent's permission rules do not cross the wire: a request carrying deny or ask
     // rules is refused rather than run without them.
     caps.permission_rules = false;
+    // An agent definition's own MCP servers are programs of this machine: a worker does not
+    // start what a caller names.
+    caps.mcp_servers = false;
     caps
 };
 
@@ -201,6 +204,13 @@ impl SubagentProvider for NatsProvider {
     }
 
     fn capability_reason(&self, capability: subagent_core::Capability) -> Option<String> {
+        if capability == subagent_core::Capability::McpServers {
+            return Some(
+                "an agent's own MCP servers are programs of this machine, which the workers do \
+                 not start; run the agent on a spawn, claude-code, codex or acp row"
+                    .to_owned(),
+            );
+        }
         if capability == subagent_core::Capability::PermissionRules
             && !self.capabilities.supports(capability)
         {

@@ -279,6 +279,7 @@ pub fn carried(worker: Capabilities) -> Capabilities {
     caps.inherits_parent_context = false;
     // Not carried across the wire (see `CARRIED`).
     caps.permission_rules = false;
+    caps.mcp_servers = false;
     caps
 }
 

@@ -559,24 +559,11 @@ impl DelegationTool {
         let profile_fresh = profile.filter(|_| route == Route::Fresh);
         builder = builder.agent_with(profile_fresh, layers);
         let mut request = builder.build();
-        // The agent type's own hooks go with its child (an in-process provider runs them).
-        if let Some(profile) = profile_fresh {
-            match crate::AgentHooks::of(profile) {
-                Ok(Some(hooks)) => request.parent.extensions.insert(hooks),
-                Ok(None) => {}
-                Err(error) => tracing::warn!("{error}: they do not run"),
-            }
-            // Its `skills:` open the child's conversation (an in-process provider loads them).
-            if !profile.skills.is_empty() {
-                request
-                    .parent
-                    .extensions
-                    .insert(crate::skills::PreloadSkills(profile.skills.clone()));
-            }
-            // Its memory directory goes with its child (an in-process provider loads it).
-            if let Some(memory) = &profile.memory {
-                request.parent.extensions.insert(memory.clone());
-            }
+        // What the agent type gives its child beyond its settings.
+        if let Some(profile) = profile_fresh
+            && let Err(error) = crate::agent_parts::give(profile, &mut request)
+        {
+            tracing::warn!("{error}: they do not run");
         }
         // An agent type limited to some agent types (`Agent(…)` in its tools) keeps this tool,
         // unless the row's filter denies it.

@@ -56,6 +56,7 @@
 //! providers themselves (`subagent-spawn`, `subagent-fork` build on this crate).
 
 mod agent;
+pub mod agent_parts;
 pub mod asking;
 pub mod budget;
 mod child_record;

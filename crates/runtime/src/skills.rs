@@ -23,10 +23,7 @@ impl std::fmt::Debug for Skills {
     }
 }
 
-/// The skills an agent type preloads (its definition's `skills:`), handed to the child in its
-/// request's `parent.extensions` (as the delegation tool and `subagent delegate --agent` do).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct PreloadSkills(pub Vec<String>);
+pub use subagent_core::skills::PreloadSkills;
 
 /// A run's skills: where they come from and which go into its first message.
 #[derive(Clone)]

@@ -171,10 +171,18 @@ pub(crate) fn resolve(
     if let Some(resumable) = continues {
         builder = builder.resume(resumable.session.clone());
     }
+    let mut request = builder.build();
+    // What the agent type gives its child beyond its settings (skills, memory, MCP servers;
+    // its hooks run only where a child runs in process, and not through this door).
+    if let Some(agent) = agent {
+        for warning in agent.give(&mut request) {
+            tracing::warn!("{warning}");
+        }
+    }
     Ok(Resolved {
         provider,
         skill: skill.id.clone(),
-        request: builder.build(),
+        request,
     })
 }
 

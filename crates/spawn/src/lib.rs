@@ -42,8 +42,15 @@
 //! and index at the end of the system prompt, the directory a private root of its file tools
 //! whose Markdown files it writes without asking (docs/memory.md).
 //!
+//! A request's own MCP servers (`mcp_servers`: an agent definition's `mcpServers:`
+//! definitions) start for that child alone, and their tools, with those of the host's servers
+//! its agent type names (`AgentMcpNames` in the request's extensions), join its tools past its
+//! tool filter's `allow` (only `deny` removes them), as Claude Code adds an agent's servers.
+//!
 //! Deliberately not here: the agent loop and tools (`subagent-runtime`), the parent's
 //! conversation (that is `subagent-fork`).
+
+mod servers;
 
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -55,7 +62,7 @@ use subagent_core::registry::DEFAULT_MAX_DEPTH;
 use subagent_core::skills::SkillDirectory;
 use subagent_core::{
     BuildContext, Capabilities, Capability, ChildTools, Error, PermissionMode, Placement,
-    ProviderFactory, Run, StartRequest, SubagentProvider,
+    ProviderFactory, Run, StartRequest, SubagentProvider, ToolFilter,
 };
 use subagent_model::{Model, ModelAliases};
 use subagent_runtime::ChildExtras;
@@ -173,6 +180,7 @@ pub fn capabilities() -> Capabilities {
         Capability::Resume,
         Capability::Isolation,
         Capability::PermissionRules,
+        Capability::McpServers,
     ] {
         caps = caps.with(capability, true);
     }
@@ -329,7 +337,7 @@ impl SpawnProvider {
         built
     }
 
-    fn agent_config(&self, request: &StartRequest) -> Result<AgentConfig, Error> {
+    fn agent_config(&self, request: &StartRequest, own: &ToolSet) -> Result<AgentConfig, Error> {
         let snapshot = request.parent.extensions.get::<ParentSnapshot>();
         // An isolated child works only in the cwd it is given (its worktree), never in the
         // parent's roots.
@@ -437,6 +445,19 @@ impl SpawnProvider {
         if tools.get(TASK_OUTPUT).is_some() && !starts_tasks(&tools) {
             tools = tools.retain(|_, spec| spec.name != TASK_OUTPUT && spec.name != TASK_STOP);
         }
+        // Its agent type's MCP servers (those it defines, started for it, and those it names)
+        // come past its `tools:` list, as Claude Code adds them: only `deny` removes them.
+        let mut theirs = own.concat(&servers::named(request, &self.host_tools.tools()));
+        if request.background {
+            theirs = theirs.for_background();
+        }
+        if permissions.mode == PermissionMode::Plan {
+            theirs = theirs.retain(|tool, _| tool.kind().is_read_only());
+        }
+        if let Some(filter) = &request.tool_filter {
+            theirs = theirs.filtered(&ToolFilter::deny(filter.deny.iter()));
+        }
+        tools = tools.concat(&theirs);
         // A child's extra tools (a teammate's team tools) come after the filters: whoever starts
         // the child gives them, not its agent type.
         let extras = request.parent.extensions.get::<ChildExtras>();
@@ -536,7 +557,12 @@ impl SubagentProvider for SpawnProvider {
     }
 
     async fn start(&self, request: StartRequest) -> Result<Run, Error> {
-        let config = self.agent_config(&request)?;
+        let secrets = match request.parent.extensions.get::<ParentSnapshot>() {
+            Some(snapshot) => self.secrets.union(&snapshot.env.secrets),
+            None => self.secrets.clone(),
+        };
+        let own = servers::ChildServers::start(&request, &secrets).await;
+        let config = self.agent_config(&request, &own.tools)?;
         let agent = Agent::new(config).map_err(|e| Error::invalid(e.to_string()))?;
         let (agent, seed) = match &request.resume {
             None => (agent, Seed::fresh(request.prompt.clone())),
@@ -702,8 +728,12 @@ mod tests {
                 .with_tools([Arc::clone(&delegation)]),
         ] {
             let request = || StartRequest::builder("x").cwd(&dir).max_depth(1).build();
-            let a = provider.agent_config(&request()).unwrap();
-            let b = provider.agent_config(&request()).unwrap();
+            let a = provider
+                .agent_config(&request(), &ToolSet::default())
+                .unwrap();
+            let b = provider
+                .agent_config(&request(), &ToolSet::default())
+                .unwrap();
             assert!(a.tools.same(&b.tools));
             assert!(
                 a.tools

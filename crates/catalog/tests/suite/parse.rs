@@ -7,8 +7,9 @@ use proptest::prelude::*;
 use subagent_catalog::{
     Error, Isolation, Origin, Source, WarningKind, load_file, parse_definition, split_tool_list,
 };
+use subagent_core::mcp::AgentMcpServer;
 use subagent_core::memory::MemoryScope;
-use subagent_core::{Effort, PermissionMode, ToolFilter};
+use subagent_core::{Capability, Effort, PermissionMode, ToolFilter};
 
 fn parse(text: &str) -> Result<subagent_catalog::Parsed, Error> {
     parse_definition(Path::new("agents/reviewer.md"), text, Source::Project)
@@ -30,7 +31,7 @@ color: blue
 initialPrompt: Start with git diff.
 skills: [review, style]
 mcpServers:
-  github: {command: gh-mcp}
+  - github: {command: gh-mcp}
 effort: high
 memory: project
 hooks:
@@ -44,8 +45,8 @@ You review code.
 Point at lines.
 ";
     let parsed = parse(text).unwrap();
-    // Read, kept, and reported: the fields no provider acts on yet (`skills`, line 13, and
-    // `memory`, line 17, are honoured).
+    // Read, kept, and reported: the fields no provider acts on yet (`skills`, line 13,
+    // `mcpServers`, line 14, and `memory`, line 17, are honoured).
     assert_eq!(
         parsed
             .warnings
@@ -54,7 +55,6 @@ Point at lines.
             .collect::<Vec<_>>(),
         vec![
             (WarningKind::UnsupportedField, Some(12)),
-            (WarningKind::UnsupportedField, Some(14)),
             (WarningKind::UnsupportedField, Some(18)),
         ]
     );
@@ -77,7 +77,12 @@ Point at lines.
     assert_eq!(d.skills, vec!["review", "style"]);
     assert_eq!(
         d.mcp_servers,
-        Some(serde_json::json!({"github": {"command": "gh-mcp"}}))
+        vec![AgentMcpServer::Defined(
+            serde_json::json!({"github": {"command": "gh-mcp"}})
+                .as_object()
+                .unwrap()
+                .clone()
+        )]
     );
     assert_eq!(d.effort, Some(Effort::High));
     assert_eq!(d.memory, Some(MemoryScope::Project));
@@ -377,22 +382,53 @@ fn agent_in_tools_limits_the_agent_types_it_may_start() {
     }
 }
 
-/// `mcpServers` naming configured servers asks for nothing an in-process agent lacks (every one
-/// gets the configured servers' tools): only servers defined in the file are warned about.
+/// `mcpServers` as Claude Code writes it (names and single-server mappings) is read without a
+/// warning: the named servers are configured elsewhere, the defined ones start for each child.
+/// A shape neither Claude Code nor we read refuses the file, saying what is wrong.
 #[test]
-fn mcp_servers_by_name_are_no_warning() {
-    let parsed =
-        parse("---\nname: r\ndescription: d\nmcpServers: [github, files]\n---\nbody").unwrap();
+fn mcp_servers_are_names_and_definitions() {
+    let parsed = parse(
+        "---\nname: r\ndescription: d\nmcpServers: [github, {x: {command: srv, args: ['${A:-1}']}}]\n---\nbody",
+    )
+    .unwrap();
     assert_eq!(parsed.warnings.len(), 0, "{:?}", parsed.warnings);
-    let inline =
-        parse("---\nname: r\ndescription: d\nmcpServers: [github, {x: {command: y}}]\n---\nbody")
-            .unwrap();
-    assert_eq!(inline.warnings.len(), 1, "{:?}", inline.warnings);
+    let d = parsed.definition;
+    assert_eq!(d.mcp_servers[0], AgentMcpServer::Named("github".into()));
+    assert!(d.defines_servers());
+    assert!(d.required_capabilities().contains(&Capability::McpServers));
+    assert_eq!(d.profile().mcp_servers, d.mcp_servers);
+    let names = parse("---\nname: r\ndescription: d\nmcpServers: [github]\n---\nbody").unwrap();
+    assert!(!names.definition.defines_servers());
+    assert!(
+        !names
+            .definition
+            .required_capabilities()
+            .contains(&Capability::McpServers)
+    );
+    for (bad, says) in [
+        ("[{a: {command: x}, b: {command: y}}]", "exactly one server"),
+        (
+            "[{a: {args: [x]}}]",
+            "server `a`: a server needs a `command`",
+        ),
+        (
+            "[{a__b: {command: x}}]",
+            "must not be empty nor contain `__`",
+        ),
+        ("github", "must be a list"),
+    ] {
+        let error = parse(&format!(
+            "---\nname: r\ndescription: d\nmcpServers: {bad}\n---\nbody"
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(error.contains(says), "{bad}: {error}");
+    }
 }
 
 #[test]
 fn fields_no_provider_honours_are_warnings_where_they_are_written() {
-    // `skills` (line 7) and `memory` (line 8) are honoured: no warning.
+    // `mcpServers` (line 4), `skills` (line 7) and `memory` (line 8) are honoured: no warning.
     let parsed = parse(
         "---\nname: r\ndescription: d\nmcpServers:\n  gh: {command: gh}\nhooks: {Stop: []}\n\
          skills: [a]\nmemory: user\ninitialPrompt: go\neffort: high\nisolation: remote\n\
@@ -408,11 +444,6 @@ fn fields_no_provider_honours_are_warnings_where_they_are_written() {
     assert_eq!(
         shown,
         vec![
-            unsupported(
-                "agents/reviewer.md:4:1: `mcpServers` is not supported: servers defined in the \
-                 agent's file do not start (configure them in .mcp.json, ~/.claude.json or the \
-                 preset's mcp_servers:, whose tools every in-process agent gets, and name them)"
-            ),
             unsupported(
                 "agents/reviewer.md:6:1: `hooks` run only where the agent runs in process \
                  (spawn): on a claude-code, codex, acp, a2a or nats provider it runs without them"

@@ -137,24 +137,10 @@ pub(super) async fn delegate(
     }
     let mut request = builder.build();
     request.parent.extensions = setup::extensions(&runnable.preset, &runnable.model);
-    // The agent type's own hooks go with its child (an in-process provider runs them).
-    if let Some(profile) = &profile
-        && let Some(hooks) = subagent_runtime::AgentHooks::of(profile).map_err(Refusal::invalid)?
-    {
-        request.parent.extensions.insert(hooks);
-    }
-    // Its `skills:` open the child's conversation (an in-process provider loads them).
-    if let Some(profile) = &profile
-        && !profile.skills.is_empty()
-    {
-        request
-            .parent
-            .extensions
-            .insert(subagent_runtime::PreloadSkills(profile.skills.clone()));
-    }
-    // Its memory directory goes with it (an in-process provider loads it).
-    if let Some(memory) = profile.as_ref().and_then(|profile| profile.memory.clone()) {
-        request.parent.extensions.insert(memory);
+    // What the agent type gives its child beyond its settings (hooks, skills, memory, MCP
+    // servers).
+    if let Some(profile) = &profile {
+        subagent_runtime::agent_parts::give(profile, &mut request).map_err(Refusal::invalid)?;
     }
     let asking = Arc::new(AtomicBool::new(false));
     request.parent.asker = asker(&runnable, &request, Arc::clone(&asking));

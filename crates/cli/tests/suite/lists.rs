@@ -37,11 +37,11 @@ fn providers_table_of_the_standard_preset() {
     let output = subagent(home.path()).arg("providers").output().unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     insta::assert_snapshot!(stdout(&output), @r"
-    provider     kind         state     output_schema  depth_limit  tool_filter  persona  model_override  max_turns  resume  isolation  effort  permission_rules  inherits_parent_context
-    spawn        spawn        enabled   yes            yes          yes          yes      yes             yes        yes     yes        yes     yes               -
-    fork         fork         enabled   yes            yes          -            -        -               yes        yes     yes        -       yes               yes
-    claude-code  claude-code  disabled  yes            yes          yes          yes      yes             yes        yes     yes        yes     yes               -
-    codex        codex        disabled  yes            yes          -            yes      yes             -          yes     yes        yes     -                 -
+    provider     kind         state     output_schema  depth_limit  tool_filter  persona  model_override  max_turns  resume  isolation  effort  permission_rules  mcp_servers  inherits_parent_context
+    spawn        spawn        enabled   yes            yes          yes          yes      yes             yes        yes     yes        yes     yes               yes          -
+    fork         fork         enabled   yes            yes          -            -        -               yes        yes     yes        -       yes               -            yes
+    claude-code  claude-code  disabled  yes            yes          yes          yes      yes             yes        yes     yes        yes     yes               yes          -
+    codex        codex        disabled  yes            yes          -            yes      yes             -          yes     yes        yes     -                 yes          -
     ");
 }
 
@@ -227,17 +227,17 @@ fn a_huge_provider_name_is_cut_in_the_tables_not_a_panic() {
     let long = "a".repeat(70_000);
     let shown = format!("{}…", "a".repeat(39));
     let header = format!(
-        "provider{pad}  kind   state    output_schema  depth_limit  tool_filter  persona  model_override  max_turns  resume  isolation  effort  permission_rules  inherits_parent_context\n",
+        "provider{pad}  kind   state    output_schema  depth_limit  tool_filter  persona  model_override  max_turns  resume  isolation  effort  permission_rules  mcp_servers  inherits_parent_context\n",
         pad = " ".repeat(32)
     );
     // `providers` shows the built row (spawn on the scripted model: no effort, and why);
     // `preset validate` what its kind can honour.
     let table = format!(
-        "{header}{shown}  spawn  enabled  yes            yes          yes          yes      yes             yes        yes     yes        -       yes               -\n\
+        "{header}{shown}  spawn  enabled  yes            yes          yes          yes      yes             yes        yes     yes        -       yes               yes          -\n\
          {shown}: no effort: its model, scripted:scripted-offline (offline), takes no reasoning effort\n"
     );
     let kind_table = format!(
-        "{header}{shown}  spawn  enabled  yes            yes          yes          yes      yes             yes        yes     yes        yes     yes               -\n"
+        "{header}{shown}  spawn  enabled  yes            yes          yes          yes      yes             yes        yes     yes        yes     yes               yes          -\n"
     );
     // Written out, and through a `${VAR:-default}` of the same length.
     for (file, name) in [

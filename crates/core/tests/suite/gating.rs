@@ -37,6 +37,16 @@ fn needing(builder: StartRequestBuilder, capability: Capability) -> StartRequest
             deny: vec!["Bash(rm -rf:*)".into()],
             ..subagent_core::PermissionRules::default()
         }),
+        Capability::McpServers => builder.mcp_servers(vec![subagent_core::mcp::McpServerSpec {
+            name: "kit".into(),
+            reach: subagent_core::mcp::McpReach::Stdio {
+                command: "kit-server".into(),
+                args: Vec::new(),
+                env: Default::default(),
+            },
+            scope: subagent_core::mcp::McpScope::Agent,
+            timeout_ms: None,
+        }]),
         other => panic!("no field for {other}"),
     }
 }
@@ -101,7 +111,7 @@ async fn all_capabilities_together_are_all_named() {
         err.to_string(),
         "subagent provider \"bare\" does not support the capabilities: \"output_schema\", \
          \"depth_limit\", \"tool_filter\", \"persona\", \"model_override\", \"max_turns\", \"resume\", \
-         \"isolation\", \"effort\", \"permission_rules\""
+         \"isolation\", \"effort\", \"permission_rules\", \"mcp_servers\""
     );
     assert_eq!(provider.starts(), 0);
     assert!(observer.seen.lock().unwrap().is_empty());
@@ -130,7 +140,8 @@ async fn all_capabilities_together_are_all_named() {
                 Capability::Resume,
                 Capability::Isolation,
                 Capability::Effort,
-                Capability::PermissionRules
+                Capability::PermissionRules,
+                Capability::McpServers
             ]
         ),
         other => panic!("{other:?}"),

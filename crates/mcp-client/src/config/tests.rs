@@ -5,6 +5,7 @@ use pretty_assertions::assert_eq;
 use serde_json::json;
 
 use super::*;
+use subagent_core::mcp::expand;
 
 fn env(name: &str) -> Option<String> {
     match name {

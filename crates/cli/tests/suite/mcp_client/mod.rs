@@ -163,6 +163,7 @@ async fn a_projects_servers_wait_for_trust_and_mcp_servers_lists_them() {
 }
 
 mod acp;
+mod agents;
 mod loops;
 mod parity;
 

@@ -114,30 +114,81 @@ async fn a_presets_server_reaches_claude_and_spawn_children_alike() {
     assert!(left.is_empty(), "{left:?}");
 }
 
+/// The same server defined in an agent definition (`mcpServers: [{everything: …}]`) instead of
+/// the preset: it reaches a claude child (in its `--mcp-config`) and a spawn child (started for
+/// it) alike.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agents_own_server_reaches_claude_and_spawn_children_alike() {
+    let server = FakeServer::from_yaml(BOTH).await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let project = home.path().join("project");
+    std::fs::create_dir_all(project.join(".claude/agents")).unwrap();
+    let project = std::fs::canonicalize(project).unwrap();
+    std::fs::write(
+        project.join(".claude/agents/echoer.md"),
+        format!(
+            "---\nname: echoer\ndescription: echoes\nmcpServers:\n  - everything: {}\n---\nYou echo.\n",
+            everything()
+        ),
+    )
+    .unwrap();
+    let preset = super::super::pinned::parity_preset(home.path(), &server.url(), "", "");
+    let delegate = |provider: &str, prompt: &str| {
+        super::super::support::delegate_ok(
+            home.path(),
+            &project,
+            &preset,
+            &["--agent", "echoer", "--provider", provider, prompt],
+        )
+    };
+    let (claude_out, spawn_out) = tokio::task::block_in_place(|| {
+        (
+            delegate("claude-code", "mcp parity claude"),
+            delegate("spawn", "mcp parity spawn"),
+        )
+    });
+    assert!(claude_out.contains("echoed"), "{claude_out}");
+    assert!(spawn_out.contains("echoed"), "{spawn_out}");
+    let requests = server.model_requests();
+    let claude = shown(&requests, "mcp parity claude");
+    assert_eq!(shown(&requests, "mcp parity spawn"), claude);
+    assert_eq!(claude.result, "Echo: said twice");
+}
+
 /// A codex child is handed every server (codex reads none of Claude Code's files). Codex 0.171
 /// offers MCP tools only behind its `tool_search` (a Responses tool type of its own), so the
 /// model asks codex's `list_mcp_resources` for the server's resources: they come from the
 /// reference server we handed over.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_codex_child_is_handed_the_servers() {
-    lists_the_handed_servers_resources(|dir, url| {
-        super::super::pinned::codex_row(dir, url, "", "")
-    })
-    .await;
+    for in_agent in [false, true] {
+        lists_the_handed_servers_resources(
+            |dir, url| super::super::pinned::codex_row(dir, url, "", ""),
+            in_agent,
+        )
+        .await;
+    }
 }
 
 /// An ACP agent (the pinned codex-acp) gets them in `session/new {mcpServers}`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_acp_child_is_handed_the_servers_in_its_session() {
-    lists_the_handed_servers_resources(|dir, url| {
-        super::super::pinned::codex_acp_row(dir, url, "codex")
-    })
-    .await;
+    for in_agent in [false, true] {
+        lists_the_handed_servers_resources(
+            |dir, url| super::super::pinned::codex_acp_row(dir, url, "codex"),
+            in_agent,
+        )
+        .await;
+    }
 }
 
-/// Delegates to the row `row` makes (named `codex`) with the reference server in the preset:
-/// the model lists the server's resources through codex's `list_mcp_resources`.
-async fn lists_the_handed_servers_resources(row: impl Fn(&std::path::Path, &str) -> String) {
+/// Delegates to the row `row` makes (named `codex`) with the reference server in the preset, or
+/// (`in_agent`) defined by the agent type the delegation names: the model lists the server's
+/// resources through codex's `list_mcp_resources`.
+async fn lists_the_handed_servers_resources(
+    row: impl Fn(&std::path::Path, &str) -> String,
+    in_agent: bool,
+) {
     let server = FakeServer::from_yaml(
         r#"
 - match: "mcp codex"
@@ -157,12 +208,23 @@ async fn lists_the_handed_servers_resources(row: impl Fn(&std::path::Path, &str)
     let preset = home.path().join("preset.yaml");
     let mut everything = everything();
     everything["env"] = serde_json::json!({"MCP_PARITY_TOKEN": "t0ken-value"});
+    let servers = serde_json::json!({"everything": everything});
+    let mut agent: &[&str] = &[];
+    if in_agent {
+        std::fs::create_dir_all(project.join(".claude/agents")).unwrap();
+        std::fs::write(
+            project.join(".claude/agents/lister.md"),
+            format!("---\nname: lister\ndescription: lists\nmcpServers: [{servers}]\n---\n"),
+        )
+        .unwrap();
+        agent = &["--agent", "lister"];
+    }
     std::fs::write(
         &preset,
         format!(
-            "version: 1\nmodel: {{kind: anthropic, name: m, base_url: \"{url}\", api_key_env: FAKE_KEY}}\nproviders:\n{row}tools: [{{name: subagent, provider: codex}}]\nmcp_servers: {servers}\n",
+            "version: 1\nmodel: {{kind: anthropic, name: m, base_url: \"{url}\", api_key_env: FAKE_KEY}}\nproviders:\n{row}tools: [{{name: subagent, provider: codex}}]\n{servers}\n",
             url = server.url(),
-            servers = serde_json::json!({"everything": everything}),
+            servers = if in_agent { String::new() } else { format!("mcp_servers: {servers}") },
         ),
     )
     .unwrap();
@@ -175,6 +237,7 @@ async fn lists_the_handed_servers_resources(row: impl Fn(&std::path::Path, &str)
         .fake_key()
         .args(["delegate", "--preset"])
         .arg(&preset)
+        .args(agent)
         .args(["--provider", "codex", "mcp codex"])
         .output()
     });
