@@ -20,6 +20,8 @@ pub(crate) const PINNED: &[(&str, &str)] = &[
     ("@modelcontextprotocol/sdk", "1.32.2"),
     // The MCP reference server an in-process agent's MCP client is checked against.
     ("@modelcontextprotocol/server-everything", "2026.8.31"),
+    // The MCP reference file server: its roots, as a project's server would be configured.
+    ("@modelcontextprotocol/server-filesystem", "2026.8.31"),
 ];
 
 /// Cargo features that turn on the end-to-end tests, one per provider crate.

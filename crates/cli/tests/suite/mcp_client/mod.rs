@@ -164,6 +164,7 @@ async fn a_projects_servers_wait_for_trust_and_mcp_servers_lists_them() {
 
 mod acp;
 mod agents;
+mod filesystem;
 mod loops;
 mod parity;
 
