@@ -251,6 +251,11 @@ impl AgentProfile {
     }
 }
 
+/// The agent type a child runs (an extension of its request, put there with its profile's
+/// parts by `AgentProfile::give`): what a record of the run names it by.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AgentType(pub String);
+
 /// The agent types a delegation tool offers. Implementations may reload: callers ask each time.
 pub trait AgentDirectory: Send + Sync {
     /// Every type, in the order they are listed to the model.

@@ -27,6 +27,32 @@ pub trait RegistryObserver: Send + Sync {
     fn started(&self, provider: &str, run: &Run);
 }
 
+/// What a [`RunRecorder`] is told of a run the registry started, taken from its request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StartedRun {
+    /// The provider's name.
+    pub provider: String,
+    /// Its description.
+    pub description: String,
+    /// The runs it descends from, the top-level one first (empty for a top-level start).
+    pub lineage: Vec<crate::RunId>,
+    /// Where it works.
+    pub cwd: std::path::PathBuf,
+    /// Its agent type, when it runs one.
+    pub agent_type: Option<String>,
+    /// Whether it runs in the background.
+    pub background: bool,
+}
+
+/// Keeps a record of every run the registry starts (the CLI's is a file record every `subagent`
+/// command of a user shares: `subagent ps`). Called after every gate passed and the provider
+/// started; it returns the run the caller gets: `run` itself, or a relay of it
+/// ([`Run::relay`]) that records what passes through and may cancel it.
+pub trait RunRecorder: Send + Sync {
+    /// Records `run`, started as `started` says.
+    fn record(&self, started: StartedRun, run: Run) -> Run;
+}
+
 /// Providers by name, in insertion order, behind the gates of the seam.
 ///
 /// A value built once and passed around (wrap it in an `Arc` to share); nothing is global.
@@ -35,6 +61,7 @@ pub struct Registry {
     max_depth: u32,
     observers: Vec<Arc<dyn RegistryObserver>>,
     isolator: Option<Arc<dyn Isolator>>,
+    recorder: Option<Arc<dyn RunRecorder>>,
 }
 
 impl Default for Registry {
@@ -66,6 +93,7 @@ impl Registry {
             max_depth,
             observers: Vec::new(),
             isolator: None,
+            recorder: None,
         }
     }
 
@@ -77,6 +105,11 @@ impl Registry {
     /// Adds an observer of started runs.
     pub fn add_observer(&mut self, observer: Arc<dyn RegistryObserver>) {
         self.observers.push(observer);
+    }
+
+    /// Installs the recorder every started run passes through (see [`RunRecorder`]).
+    pub fn set_recorder(&mut self, recorder: Arc<dyn RunRecorder>) {
+        self.recorder = Some(recorder);
     }
 
     /// Installs the isolator that serves requests asking for `isolation` (without one, such
@@ -210,6 +243,18 @@ impl Registry {
             }
             _ => None,
         };
+        let started = self.recorder.as_ref().map(|_| StartedRun {
+            provider: name.to_owned(),
+            description: request.description_or_default(),
+            lineage: request.parent.lineage.clone(),
+            cwd: request.parent.cwd.clone(),
+            agent_type: request
+                .parent
+                .extensions
+                .get::<crate::agents::AgentType>()
+                .map(|agent| agent.0.clone()),
+            background: request.background,
+        });
         let run = match (provider.start(request).await, isolated) {
             (Ok(run), Some(isolated)) => isolated.attach(run),
             (Ok(run), None) => run,
@@ -222,7 +267,10 @@ impl Registry {
         for observer in &self.observers {
             observer.started(name, &run);
         }
-        Ok(run)
+        Ok(match (&self.recorder, started) {
+            (Some(recorder), Some(started)) => recorder.record(started, run),
+            _ => run,
+        })
     }
 }
 

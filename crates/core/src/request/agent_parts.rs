@@ -18,6 +18,7 @@ impl AgentProfile {
     /// expanded is left out, as Claude Code leaves out a server it cannot connect.
     pub fn give(&self, request: &mut StartRequest) -> Vec<String> {
         let extensions = &mut request.parent.extensions;
+        extensions.insert(crate::agents::AgentType(self.name.clone()));
         if !self.skills.is_empty() {
             extensions.insert(PreloadSkills(self.skills.clone()));
         }
