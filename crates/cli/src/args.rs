@@ -98,12 +98,71 @@ pub(crate) enum Command {
     /// servers; one line each (ok, warn, missing: what to do). Exit 0 when everything enabled
     /// can run, else 1.
     Doctor(DoctorArgs),
+    /// List the runs of every `subagent` process of yours as a tree (parent, children,
+    /// teammates, background tasks): status, provider, elapsed time, tokens; --all adds the
+    /// recent finished ones (docs/runs.md).
+    Ps(PsArgs),
+    /// Print a run's events as `run` prints them (--json: one event a line); -f follows a
+    /// running one until it ends. ID is a run id or its first characters, as `ps` shows.
+    Logs(LogsArgs),
+    /// Stop a run (and its children) through the process that owns it, as Ctrl-C would; its
+    /// outcome says cancelled.
+    Stop(StopArgs),
     /// Print the completion script of SHELL on stdout, e.g. `source <(subagent completions
     /// bash)` in ~/.bashrc.
     Completions(CompletionsArgs),
     /// Print the manual page (roff) of subagent, or of one of its commands, on stdout, e.g.
     /// `subagent man > subagent.1 && man -l subagent.1`.
     Man(ManArgs),
+}
+
+impl Command {
+    /// The subcommand's name: the kind of the runs it starts in the record of runs.
+    pub(crate) fn kind(&self) -> &'static str {
+        match self {
+            Self::Delegate(_) => "delegate",
+            Self::Run(_) => "run",
+            Self::Acp(_) => "acp",
+            Self::Serve(_) => "serve",
+            Self::Mcp(_) => "mcp",
+            Self::Worker(_) => "worker",
+            _ => "other",
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct PsArgs {
+    /// Add the recent finished runs.
+    #[arg(long)]
+    pub all: bool,
+    /// Print JSON (every record, in tree order) instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct LogsArgs {
+    /// The run: its id, or its first characters as `ps` shows them.
+    pub id: String,
+    /// Follow a running run until it ends.
+    #[arg(short = 'f', long)]
+    pub follow: bool,
+    /// Print the events as JSON, one a line.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct StopArgs {
+    /// The run: its id, or its first characters as `ps` shows them.
+    pub id: String,
+    /// Return at once instead of waiting (up to 30 s) for the run to end.
+    #[arg(long)]
+    pub no_wait: bool,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -204,6 +263,11 @@ pub(crate) struct SettingsFlags {
 pub(crate) struct DelegateArgs {
     #[command(flatten)]
     pub preset: RunnableArgs,
+    /// Run in the background: print the run's id and return at once; the run goes on detached
+    /// from the terminal (closing it, or Ctrl-C, does not stop it), its output in a file that
+    /// `subagent ps` and `subagent logs ID` show (docs/runs.md).
+    #[arg(long)]
+    pub bg: bool,
     /// The provider to run the child on (default: the agent type's `provider`, else the
     /// provider of the preset's first delegation tool, else its first enabled provider). With
     /// --agent, the definition runs on this provider instead of its own.
@@ -268,6 +332,11 @@ pub(crate) struct DelegateArgs {
 pub(crate) struct RunArgs {
     #[command(flatten)]
     pub preset: RunnableArgs,
+    /// Run in the background: print the run's id and return at once; the run goes on detached
+    /// from the terminal (closing it, or Ctrl-C, does not stop it), its output in a file that
+    /// `subagent ps` and `subagent logs ID` show (docs/runs.md).
+    #[arg(long)]
+    pub bg: bool,
     /// The parent's model (default: the preset's).
     #[arg(long)]
     pub model: Option<String>,

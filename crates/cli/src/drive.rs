@@ -53,25 +53,39 @@ impl StopSignal {
 /// SIGINT, SIGTERM and SIGHUP, listened to from the moment a command starts (so a signal that
 /// lands while the child is being started is not lost, and does not kill us before we can stop
 /// it).
-pub(crate) struct Interrupts(Vec<(StopSignal, Signal)>);
+pub(crate) struct Interrupts {
+    heeded: Vec<(StopSignal, Signal)>,
+    /// Caught so that they do not kill, and never read.
+    _ignored: Vec<Signal>,
+}
 
 impl Interrupts {
     /// Starts listening. A handler that cannot be installed leaves that signal its default
     /// effect (the children still die with us: their guardian sees us go).
+    /// A detached `--bg` run catches SIGINT and SIGHUP and does nothing (a closed terminal or
+    /// the shell's Ctrl-C must not stop it): only SIGTERM (and `subagent stop`) do.
     pub(crate) fn listen() -> Self {
-        Self(
-            StopSignal::ALL
+        let detached = crate::bg::detached();
+        let (ignored, heeded): (Vec<StopSignal>, Vec<StopSignal>) = StopSignal::ALL
+            .into_iter()
+            .partition(|stop| detached && *stop != StopSignal::Terminate);
+        Self {
+            heeded: heeded
                 .into_iter()
                 .filter_map(|stop| signal(stop.kind()).ok().map(|signal| (stop, signal)))
                 .collect(),
-        )
+            _ignored: ignored
+                .into_iter()
+                .filter_map(|stop| signal(stop.kind()).ok())
+                .collect(),
+        }
     }
 
     async fn next(&mut self) -> StopSignal {
-        if self.0.is_empty() {
+        if self.heeded.is_empty() {
             return std::future::pending().await;
         }
-        let waits = self.0.iter_mut().map(|(stop, signal)| {
+        let waits = self.heeded.iter_mut().map(|(stop, signal)| {
             Box::pin(async move {
                 if signal.recv().await.is_none() {
                     std::future::pending::<()>().await;

@@ -28,6 +28,7 @@ mod acp;
 mod activity;
 mod args;
 mod background;
+mod bg;
 mod broker;
 mod commands;
 mod drive;
@@ -44,6 +45,7 @@ mod mcp_client;
 mod parent;
 mod preset_choice;
 mod prompt;
+mod recording;
 mod render;
 #[cfg(feature = "serve")]
 mod serve;
@@ -100,6 +102,9 @@ pub enum RefusalCode {
     /// The MCP client's (`subagent_mcp_client::ErrorCode`: `MCP_CONFIG_INVALID`, …), when the
     /// configured MCP servers cannot be used.
     Mcp(subagent_mcp_client::ErrorCode),
+    /// The record of runs' (`ps`, `logs`, `stop`): `RUN_NOT_FOUND`, `RUN_AMBIGUOUS`,
+    /// `RUN_NOT_RUNNING`, `RUN_OWNER_GONE`, `RUNS_UNAVAILABLE`.
+    Runs(&'static str),
 }
 
 impl RefusalCode {
@@ -110,6 +115,7 @@ impl RefusalCode {
             Self::Model(code) => code.as_str(),
             Self::Settings(code) => code,
             Self::Mcp(code) => code.as_str(),
+            Self::Runs(code) => code,
         }
     }
 }

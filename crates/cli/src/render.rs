@@ -151,6 +151,14 @@ impl Progress {
         }
     }
 
+    /// Takes one event into account; the line `subagent logs` prints of it, if any:
+    /// `[who] what`, as a plain `run` prints it without the time.
+    pub(crate) fn logged(&mut self, event: &RunEvent) -> Option<String> {
+        self.background.note(event);
+        self.plain_line(event)
+            .map(|(tag, line)| format!("[{tag}] {line}"))
+    }
+
     /// Takes one event into account; returns the plain line it prints, if any: the name of
     /// who did it (the run's label, or a nested agent's) and what happened.
     fn plain_line(&mut self, event: &RunEvent) -> Option<(String, String)> {

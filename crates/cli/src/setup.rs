@@ -450,14 +450,7 @@ pub(crate) fn team_dir(cwd: &Path) -> Option<PathBuf> {
     project_state_dir(cwd, &env, "teams")
 }
 
-/// Where every command keeps its state: `$XDG_STATE_HOME/subagents` (when absolute), else
-/// `$HOME/.local/state/subagents`; `None` when neither variable is absolute.
-pub(crate) fn state_root(get: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
-    let absolute = |name: &str| get(name).map(PathBuf::from).filter(|p| p.is_absolute());
-    let state = absolute("XDG_STATE_HOME")
-        .or_else(|| absolute("HOME").map(|home| home.join(".local/state")))?;
-    Some(state.join("subagents"))
-}
+pub(crate) use crate::recording::state_root;
 
 /// `<state dir>/subagents/<what>/<project key>`: see [`session_dir`].
 fn project_state_dir(
@@ -584,6 +577,10 @@ pub(crate) fn runnable_withholding(
     // A delegation asking for `isolation: worktree` gets a git worktree of its own.
     let mut registry = built.registry;
     registry.set_isolator(Arc::new(subagent_worktree::Worktrees::new()));
+    // Every run it starts is in the user's record of runs (`subagent ps`).
+    if let Some(recorder) = crate::recording::recorder() {
+        registry.set_recorder(recorder);
+    }
     let registry = Arc::new(registry);
     let catalog = Arc::new(load_catalog(&preset, &registry, factories, &cwd));
     tracing::debug!(

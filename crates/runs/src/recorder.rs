@@ -158,7 +158,10 @@ impl RunRecorder for Recorder {
                         let _ = runs.write(&record);
                     }
                 }
-                sender.emit(event);
+                // The relay's own `finish` reports the end.
+                if !matches!(event, RunEvent::Finished { .. }) {
+                    sender.emit(event);
+                }
             }
             let outcome = run.outcome().await;
             record.status = Status::ended(outcome.status);

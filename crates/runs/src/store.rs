@@ -202,6 +202,12 @@ impl Runs {
             if index < excess || ended < cutoff {
                 remove(&self.file("done", record.id, ".json"));
                 remove(&self.events_path(record.id));
+                // A `--bg` run's output file, kept under the record.
+                if let Some(output) = &record.output
+                    && output.starts_with(&self.root)
+                {
+                    remove(output);
+                }
                 forgotten += 1;
             }
         }

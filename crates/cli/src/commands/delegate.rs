@@ -21,6 +21,12 @@ pub(super) async fn delegate(
     args: DelegateArgs,
     factories: &[Arc<dyn ProviderFactory>],
 ) -> Result<ExitCode, Refusal> {
+    if args.bg {
+        let stdin_prompt = (args.prompt == "-")
+            .then(|| read_prompt(&args.prompt))
+            .transpose()?;
+        return crate::bg::launch(stdin_prompt, args.json).await;
+    }
     let prompt = read_prompt(&args.prompt)?;
     let mode = Mode::pick(args.json);
     let mut runnable = setup::runnable(

@@ -8,6 +8,7 @@ mod mcp_servers;
 mod preset;
 mod providers;
 mod run;
+mod runs;
 mod sessions;
 mod settings;
 mod skills;
@@ -26,6 +27,7 @@ use crate::{EXIT_CANCELLED, EXIT_COMPLETED, EXIT_NOT_COMPLETED, Refusal};
 
 /// Runs one subcommand with the provider kinds of this build (`setup::factories`).
 pub(crate) async fn dispatch(command: Command, factories: &[Arc<dyn ProviderFactory>]) -> ExitCode {
+    crate::recording::set_kind(command.kind());
     match command {
         Command::Delegate(args) => {
             let json = args.json;
@@ -91,6 +93,18 @@ pub(crate) async fn dispatch(command: Command, factories: &[Arc<dyn ProviderFact
                 .await
                 .unwrap_or_else(|r| r.report(json))
         }
+        Command::Ps(args) => {
+            let json = args.json;
+            runs::ps(&args).unwrap_or_else(|r| r.report(json))
+        }
+        Command::Logs(args) => {
+            let json = args.json;
+            runs::logs(&args).await.unwrap_or_else(|r| r.report(json))
+        }
+        Command::Stop(args) => {
+            let json = args.json;
+            runs::stop(&args).await.unwrap_or_else(|r| r.report(json))
+        }
         Command::Completions(args) => manual::completions(&args),
         Command::Man(args) => manual::man(&args).unwrap_or_else(|r| r.report(false)),
         // A front door this build left out (`--no-default-features`): say which feature has it.
@@ -116,7 +130,7 @@ pub(crate) async fn dispatch(command: Command, factories: &[Arc<dyn ProviderFact
 /// The largest prompt read from stdin (`-`), in bytes: 4 MiB.
 const MAX_STDIN_PROMPT: u64 = 4 << 20;
 
-pub(super) fn read_prompt(prompt: &str) -> Result<String, Refusal> {
+pub(crate) fn read_prompt(prompt: &str) -> Result<String, Refusal> {
     let text = if prompt == "-" {
         let bytes = subagent_session::read_bounded(std::io::stdin().lock(), MAX_STDIN_PROMPT)
             .map_err(|e| {

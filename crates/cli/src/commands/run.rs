@@ -77,6 +77,12 @@ pub(super) async fn run(
     args: RunArgs,
     factories: &[Arc<dyn ProviderFactory>],
 ) -> Result<ExitCode, Refusal> {
+    if args.bg {
+        let stdin_prompt = (args.prompt == "-")
+            .then(|| read_prompt(&args.prompt))
+            .transpose()?;
+        return crate::bg::launch(stdin_prompt, args.json).await;
+    }
     let prompt = read_prompt(&args.prompt)?;
     let mode = Mode::pick(args.json);
     let mut runnable = setup::runnable(
@@ -125,7 +131,15 @@ pub(super) async fn run(
         ),
         (None, false) => None,
     };
-    let run = parent_start(agent, prompt, resume.as_deref(), args.adopt, &runnable).await?;
+    let run = parent_start(
+        agent,
+        prompt.clone(),
+        resume.as_deref(),
+        args.adopt,
+        &runnable,
+    )
+    .await?;
+    let run = crate::recording::record_top(run, PARENT_PROVIDER, &prompt, &runnable.cwd);
     let run = subagent_runtime::budget::enforce(run, budget);
     notice(&runnable, mode);
     let run_cancel = run.cancel_token();

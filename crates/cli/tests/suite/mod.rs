@@ -41,6 +41,7 @@ mod readme_tour;
 mod resume;
 mod routing;
 mod run;
+mod runs;
 mod scenarios_doc;
 mod secrets;
 mod serve;

@@ -77,6 +77,9 @@ fn help(project: &Project, command: &TourCommand) {
             "trust",
             "mcp-servers",
             "doctor",
+            "ps",
+            "logs",
+            "stop",
             "completions",
             "man",
             "help"
@@ -572,6 +575,9 @@ fn docs_cli_names_the_options_each_command_takes() {
             &vec!["preset", "schema"],
             &vec!["mcp-servers"],
             &vec!["doctor"],
+            &vec!["ps"],
+            &vec!["logs"],
+            &vec!["stop"],
             &vec!["completions"],
             &vec!["man"],
         ]
