@@ -1,6 +1,7 @@
 //! The pinned product CLIs the end-to-end tests run: `cargo xtask install-clis` installs them
 //! with npm into `target/clis` when a pinned version is missing, and `cargo xtask test` calls it
-//! first and turns the end-to-end tests on with [`E2E_FEATURES`].
+//! first and turns the end-to-end tests on with [`E2E_FEATURES`]. It also installs the pinned
+//! Python packages and, through `chromium.rs`, the headless Chromium of the browser tests.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -62,9 +63,11 @@ pub(crate) fn missing(root: &Path) -> Vec<String> {
         .collect()
 }
 
-/// Installs the pinned CLIs unless they are all there.
+/// Installs the pinned CLIs unless they are all there (and the Python packages, and the
+/// headless browser of the page tests: `chromium.rs`).
 pub(crate) fn install(root: &Path) -> Result<()> {
     install_python(root)?;
+    crate::chromium::install()?;
     let dir = install_dir(root);
     let missing = missing(root);
     if missing.is_empty() {

@@ -1,5 +1,6 @@
 //! Project chores: `cargo xtask ci`, `cargo xtask test`, `cargo xtask tidy`, `cargo xtask bench`,
-//! `cargo xtask install-clis` (the pinned product CLIs for the end-to-end tests, see `clis.rs`),
+//! `cargo xtask install-clis` (the pinned product CLIs for the end-to-end tests, see `clis.rs`, and
+//! the browser tests' headless Chromium, `chromium.rs`),
 //! `cargo xtask fuzz` (the fuzz targets of `fuzz/`, see `fuzz.rs`), `cargo xtask load` (a load
 //! run on `subagent serve`, see `load.rs`), `cargo xtask chaos` (the chaos harness's long runs, see
 //! `chaos.rs`), `cargo xtask package`, `deps`, `lean` and `install` (what it takes to get
@@ -19,6 +20,7 @@ use std::process::Command;
 use anyhow::{Context, Result, bail};
 
 mod chaos;
+mod chromium;
 mod clis;
 mod dist;
 mod fuzz;
@@ -50,7 +52,10 @@ Commands:
           run the README's main-job command (its set-up section's `cargo run` line) as
           written, with no key and a fresh state dir (the last step of `test`)
   install-clis
-          npm-install the pinned claude and codex CLIs into target/clis when missing
+          npm-install the pinned claude and codex CLIs into target/clis when missing,
+          pip-install the pinned Python packages, and apt-get install Debian's chromium
+          (the browser tests' headless browser) when no Chromium is on PATH and
+          SUBAGENT_CHROMIUM names none
   install run the README's `cargo install --locked --path crates/cli` as written (a release
           build) into target/install-check and check that both binaries are there and run
   ci      tidy, package, deps, cargo fmt --check, clippy with warnings denied (the workspace,

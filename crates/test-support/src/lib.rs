@@ -19,7 +19,8 @@
 //! this crate never depends on the CLI), [`runs`] (a run driven to its end, the product
 //! providers' shared end-to-end checks) and [`FakeServer::model`] (a model client on the fake
 //! server), [`mcp_http::Client`] (an MCP streamable HTTP client that shows every status and
-//! event, for `subagent mcp --listen`); [`mod@bench`] holds the benchmarks' shared set-ups (a runtime, a registry of one
+//! event, for `subagent mcp --listen`), [`browser::Browser`] (a real headless Chromium driven
+//! over the DevTools protocol, for the tests of a web page); [`mod@bench`] holds the benchmarks' shared set-ups (a runtime, a registry of one
 //! provider on the scripted model, the fake server on a runtime apart, an installed CLI).
 //!
 //! Deliberately not here: any model client (that is `subagent-model`), and assertions: the
@@ -29,6 +30,7 @@
 
 pub mod alone;
 pub mod bench;
+pub mod browser;
 pub mod cli;
 pub mod cli_lines;
 pub mod cli_peer;

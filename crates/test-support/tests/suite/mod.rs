@@ -1,4 +1,5 @@
 mod binary;
+mod browser;
 mod cli_shapes;
 mod recording;
 mod repeat;
