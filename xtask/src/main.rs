@@ -238,7 +238,7 @@ fn clippy(root: &Path) -> Result<()> {
     run(root, command)?;
     // Each front door of the CLI alone (a build with `mcp` but not `serve` once lacked the
     // signal handling `serve` kept to itself).
-    for feature in ["serve", "mcp", "acp", "nats"] {
+    for feature in ["serve", "mcp", "acp", "nats", "ui"] {
         let mut command = cargo();
         command.args(["clippy", "-p", "subagent-cli", "--all-targets"]);
         command.args(["--no-default-features", "--features", feature]);

@@ -105,6 +105,14 @@ pub(crate) enum Command {
     /// Print a run's events as `run` prints them (--json: one event a line); -f follows a
     /// running one until it ends. ID is a run id or its first characters, as `ps` shows.
     Logs(LogsArgs),
+    /// Serve a live page of your runs (the tree of agents, each run's stream, teams and their
+    /// tasks, a stop button per run) on 127.0.0.1 behind a random token printed in its URL,
+    /// until SIGTERM/SIGINT (docs/runs.md).
+    #[cfg_attr(
+        not(feature = "ui"),
+        command(about = "Not in this build (needs the `ui` feature of subagent-cli): serve a live page of your runs.", long_about = None)
+    )]
+    Ui(UiArgs),
     /// Stop a run (and its children) through the process that owns it, as Ctrl-C would; its
     /// outcome says cancelled.
     Stop(StopArgs),
@@ -151,6 +159,13 @@ pub(crate) struct LogsArgs {
     /// Print the events as JSON, one a line.
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct UiArgs {
+    /// The address to serve on (port 0: any free one); the page's token is in the printed URL.
+    #[arg(long, value_name = "IP:PORT", default_value = "127.0.0.1:0")]
+    pub listen: String,
 }
 
 #[derive(Debug, Args)]

@@ -36,7 +36,7 @@ mod features;
 mod flags;
 mod kinds;
 mod line;
-#[cfg(any(feature = "serve", feature = "mcp"))]
+#[cfg(any(feature = "serve", feature = "mcp", feature = "ui"))]
 mod listen;
 mod logging;
 #[cfg(feature = "mcp")]
@@ -52,9 +52,11 @@ mod serve;
 mod settings;
 mod setup;
 mod skills;
-#[cfg(any(feature = "serve", feature = "mcp", feature = "nats"))]
+#[cfg(any(feature = "serve", feature = "mcp", feature = "nats", feature = "ui"))]
 mod stop;
 mod teams;
+#[cfg(feature = "ui")]
+mod ui;
 mod warnings;
 mod withdraw;
 #[cfg(feature = "nats")]

@@ -9,12 +9,15 @@ use subagent_http::Token;
 use tokio::net::TcpListener;
 
 use crate::Refusal;
+#[cfg(any(feature = "serve", feature = "mcp"))]
 use crate::args::TokenArgs;
 
 /// The largest token file read, in bytes.
+#[cfg(any(feature = "serve", feature = "mcp"))]
 const MAX_TOKEN_FILE: u64 = 64 << 10;
 
 /// The token named by `--token-env` or `--token-file`, if any.
+#[cfg(any(feature = "serve", feature = "mcp"))]
 pub(crate) fn token(args: &TokenArgs) -> Result<Option<Token>, Refusal> {
     if let Some(name) = &args.token_env {
         let value = subagent_session::env::var(name).ok_or_else(|| {

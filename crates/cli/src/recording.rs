@@ -91,6 +91,7 @@ pub(crate) fn record_top(
                 lineage: Vec::new(),
                 cwd: cwd.to_owned(),
                 agent_type: None,
+                teammate: None,
                 background: false,
             },
             run,

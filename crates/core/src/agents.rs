@@ -256,6 +256,11 @@ impl AgentProfile {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AgentType(pub String);
 
+/// A child's name in a team (an extension of its request, put there by whoever starts
+/// teammates): what a record of the run names it by.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Teammate(pub String);
+
 /// The agent types a delegation tool offers. Implementations may reload: callers ask each time.
 pub trait AgentDirectory: Send + Sync {
     /// Every type, in the order they are listed to the model.

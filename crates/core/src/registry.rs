@@ -40,6 +40,8 @@ pub struct StartedRun {
     pub cwd: std::path::PathBuf,
     /// Its agent type, when it runs one.
     pub agent_type: Option<String>,
+    /// Its name in a team, when it is a teammate.
+    pub teammate: Option<String>,
     /// Whether it runs in the background.
     pub background: bool,
 }
@@ -253,6 +255,11 @@ impl Registry {
                 .extensions
                 .get::<crate::agents::AgentType>()
                 .map(|agent| agent.0.clone()),
+            teammate: request
+                .parent
+                .extensions
+                .get::<crate::agents::Teammate>()
+                .map(|name| name.0.clone()),
             background: request.background,
         });
         let run = match (provider.start(request).await, isolated) {

@@ -25,4 +25,4 @@ mod store;
 
 pub use record::{Owner, Record, Status};
 pub use recorder::Recorder;
-pub use store::{Keep, Lookup, Runs};
+pub use store::{Keep, Lookup, Runs, tree};

@@ -118,7 +118,7 @@ impl RunRecorder for Recorder {
             provider: started.provider,
             description: started.description,
             agent_type: started.agent_type,
-            teammate: None,
+            teammate: started.teammate,
             background: started.background,
             cwd: started.cwd,
             status: Status::Running,

@@ -239,3 +239,30 @@ fn remove(path: &Path) {
         tracing::warn!(target: "subagent::runs", "cannot remove {}: {error}", path.display());
     }
 }
+
+/// `records` in tree order (each run after its parent, siblings by start) with their depths; a
+/// run whose parent is not among them is a root.
+pub fn tree(records: Vec<Record>) -> Vec<(usize, Record)> {
+    let ids: std::collections::HashSet<RunId> = records.iter().map(|r| r.id).collect();
+    let mut children: std::collections::HashMap<Option<RunId>, Vec<Record>> =
+        std::collections::HashMap::new();
+    for record in records {
+        let parent = record.parent.filter(|parent| ids.contains(parent));
+        children.entry(parent).or_default().push(record);
+    }
+    let mut ordered = Vec::new();
+    let mut stack: Vec<(usize, Record)> = children
+        .remove(&None)
+        .unwrap_or_default()
+        .into_iter()
+        .rev()
+        .map(|record| (0, record))
+        .collect();
+    while let Some((depth, record)) = stack.pop() {
+        if let Some(mine) = children.remove(&Some(record.id)) {
+            stack.extend(mine.into_iter().rev().map(|child| (depth + 1, child)));
+        }
+        ordered.push((depth, record));
+    }
+    ordered
+}

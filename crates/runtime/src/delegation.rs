@@ -185,6 +185,12 @@ struct Started {
 /// [`ChildExtras::plan_reason`]): the request's ceiling tightened, and the reason put in the
 /// policy an in-process child inherits from the parent's snapshot.
 fn hold(request: &mut StartRequest, extras: &ChildExtras) {
+    if let Some(name) = &extras.teammate {
+        request
+            .parent
+            .extensions
+            .insert(subagent_core::agents::Teammate(name.clone()));
+    }
     if let Some(mode) = extras.permission_ceiling {
         request.permission_ceiling = Some(
             request

@@ -51,6 +51,8 @@ pub struct ChildExtras {
     /// ([`PermissionPolicy::plan_reason`](crate::PermissionPolicy::plan_reason)) by an
     /// in-process child; a product child is told in its prompt.
     pub plan_reason: Option<Arc<str>>,
+    /// The child's name in a team (the record of runs shows it).
+    pub teammate: Option<String>,
 }
 
 impl std::fmt::Debug for ChildExtras {

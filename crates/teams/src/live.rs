@@ -329,6 +329,7 @@ impl Teams {
             tools: (self.member_tools)(self, team, name, held),
             permission_ceiling: ceiling,
             plan_reason: reason,
+            teammate: Some(name.to_owned()),
         }
     }
 

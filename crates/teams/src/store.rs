@@ -302,6 +302,15 @@ impl TeamDir {
         self.dir.join(INBOXES).join(format!("{name}.json"))
     }
 
+    /// Every message of `name`'s inbox, read or not, oldest first (what a viewer shows).
+    pub fn messages(&self, name: &str) -> Result<Vec<Message>> {
+        check_name("name", name)?;
+        self.locked(|| {
+            let inbox: Inbox = read_json_or_default(&self.inbox_path(name))?;
+            Ok(inbox.messages)
+        })
+    }
+
     /// `name`'s unread messages, oldest first (still unread afterwards).
     pub fn unread(&self, name: &str) -> Result<Vec<Message>> {
         check_name("name", name)?;

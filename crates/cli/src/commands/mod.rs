@@ -105,6 +105,12 @@ pub(crate) async fn dispatch(command: Command, factories: &[Arc<dyn ProviderFact
             let json = args.json;
             runs::stop(&args).await.unwrap_or_else(|r| r.report(json))
         }
+        #[cfg(feature = "ui")]
+        Command::Ui(args) => crate::ui::ui(&args)
+            .await
+            .unwrap_or_else(|r| r.report(false)),
+        #[cfg(not(feature = "ui"))]
+        Command::Ui(_) => crate::features::not_built("ui", "ui").report(false),
         Command::Completions(args) => manual::completions(&args),
         Command::Man(args) => manual::man(&args).unwrap_or_else(|r| r.report(false)),
         // A front door this build left out (`--no-default-features`): say which feature has it.

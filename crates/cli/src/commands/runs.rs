@@ -1,7 +1,6 @@
 //! `subagent ps`, `logs` and `stop`: the record of runs (crate `subagent-runs`, written by
 //! every `subagent` process of the user as its runs go), read.
 
-use std::collections::HashMap;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -68,31 +67,6 @@ fn elapsed(record: &Record) -> String {
     }
 }
 
-/// The records in tree order (each run after its parent, siblings by start), with depths.
-fn tree(records: Vec<Record>) -> Vec<(usize, Record)> {
-    let ids: std::collections::HashSet<RunId> = records.iter().map(|r| r.id).collect();
-    let mut children: HashMap<Option<RunId>, Vec<Record>> = HashMap::new();
-    for record in records {
-        let parent = record.parent.filter(|parent| ids.contains(parent));
-        children.entry(parent).or_default().push(record);
-    }
-    let mut ordered = Vec::new();
-    let mut stack: Vec<(usize, Record)> = children
-        .remove(&None)
-        .unwrap_or_default()
-        .into_iter()
-        .rev()
-        .map(|record| (0, record))
-        .collect();
-    while let Some((depth, record)) = stack.pop() {
-        if let Some(mine) = children.remove(&Some(record.id)) {
-            stack.extend(mine.into_iter().rev().map(|child| (depth + 1, child)));
-        }
-        ordered.push((depth, record));
-    }
-    ordered
-}
-
 pub(super) fn ps(args: &PsArgs) -> Result<ExitCode, Refusal> {
     let runs = open()?;
     let mut records = runs.live();
@@ -111,7 +85,7 @@ pub(super) fn ps(args: &PsArgs) -> Result<ExitCode, Refusal> {
             records.extend(runs.done().into_iter().filter(|r| wanted.contains(&r.id)));
         }
     }
-    let ordered = tree(records);
+    let ordered = subagent_runs::tree(records);
     if args.json {
         let rows: Vec<Value> = ordered
             .iter()

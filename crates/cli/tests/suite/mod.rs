@@ -58,4 +58,5 @@ mod support;
 #[cfg(feature = "e2e")]
 mod teams;
 mod termination;
+mod ui;
 mod worktree;
