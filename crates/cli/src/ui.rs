@@ -228,11 +228,13 @@ async fn events(
     let Lookup::Found(record) = shared.runs.find(&id) else {
         return json_answer(StatusCode::NOT_FOUND, &json!({"code": "RUN_NOT_FOUND"}));
     };
-    let path = shared.runs.events_path(record.id);
     let from = query.from.unwrap_or(0);
-    let (lines, next) = tokio::task::spawn_blocking(move || read_lines(&path, from))
-        .await
-        .unwrap_or((Vec::new(), from));
+    let runs = shared.runs.clone();
+    let id = record.id;
+    let (lines, next) =
+        tokio::task::spawn_blocking(move || runs.events_from(id, from, EVENTS_CHUNK))
+            .await
+            .unwrap_or((Vec::new(), from));
     let events: Vec<Value> = lines
         .iter()
         .filter_map(|line| serde_json::from_str(line).ok())
@@ -245,33 +247,6 @@ async fn events(
             "running": record.status == Status::Running,
         }),
     )
-}
-
-/// The complete lines of `path` past `offset`, and the offset after them.
-fn read_lines(path: &Path, offset: u64) -> (Vec<String>, u64) {
-    use std::io::{Read as _, Seek as _};
-    let Ok(mut file) = subagent_session::open_user_file(path) else {
-        return (Vec::new(), offset);
-    };
-    if file.seek(std::io::SeekFrom::Start(offset)).is_err() {
-        return (Vec::new(), offset);
-    }
-    let mut bytes = Vec::new();
-    if (&mut file)
-        .take(EVENTS_CHUNK)
-        .read_to_end(&mut bytes)
-        .is_err()
-    {
-        return (Vec::new(), offset);
-    }
-    let Some(end) = bytes.iter().rposition(|b| *b == b'\n') else {
-        return (Vec::new(), offset);
-    };
-    let lines = String::from_utf8_lossy(&bytes[..end])
-        .lines()
-        .map(str::to_owned)
-        .collect();
-    (lines, offset + u64::try_from(end + 1).unwrap_or(0))
 }
 
 async fn stop(

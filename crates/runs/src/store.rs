@@ -74,6 +74,31 @@ impl Runs {
         self.file("events", id, ".jsonl")
     }
 
+    /// The complete lines of `id`'s events past byte `offset`, at most `max` bytes of them,
+    /// and the offset after them (where the next read starts; a line still being written is
+    /// left for it). Nothing when there are none yet.
+    pub fn events_from(&self, id: RunId, offset: u64, max: u64) -> (Vec<String>, u64) {
+        use std::io::{Read as _, Seek as _};
+        let Ok(mut file) = subagent_session::open_user_file(&self.events_path(id)) else {
+            return (Vec::new(), offset);
+        };
+        if file.seek(std::io::SeekFrom::Start(offset)).is_err() {
+            return (Vec::new(), offset);
+        }
+        let mut bytes = Vec::new();
+        if (&mut file).take(max).read_to_end(&mut bytes).is_err() {
+            return (Vec::new(), offset);
+        }
+        let Some(end) = bytes.iter().rposition(|b| *b == b'\n') else {
+            return (Vec::new(), offset);
+        };
+        let lines = String::from_utf8_lossy(&bytes[..end])
+            .lines()
+            .map(str::to_owned)
+            .collect();
+        (lines, offset + u64::try_from(end + 1).unwrap_or(0))
+    }
+
     /// Writes `record` whole: aside, then renamed over the old one (a reader sees the old
     /// record or the new, never half of one). A record that ended goes to `done/`, and its live
     /// one is removed after.

@@ -148,37 +148,9 @@ pub(super) fn ps(args: &PsArgs) -> Result<ExitCode, Refusal> {
     Ok(ExitCode::from(EXIT_COMPLETED))
 }
 
-/// Reads what `path` holds past `offset`: the complete lines, and the offset after them.
-fn read_from(path: &std::path::Path, offset: u64) -> (Vec<String>, u64) {
-    use std::io::{Read as _, Seek as _};
-    let Ok(mut file) = subagent_session::open_user_file(path) else {
-        return (Vec::new(), offset);
-    };
-    if file.seek(std::io::SeekFrom::Start(offset)).is_err() {
-        return (Vec::new(), offset);
-    }
-    let mut bytes = Vec::new();
-    if (&mut file)
-        .take(EVENTS_CHUNK)
-        .read_to_end(&mut bytes)
-        .is_err()
-    {
-        return (Vec::new(), offset);
-    }
-    let Some(end) = bytes.iter().rposition(|b| *b == b'\n') else {
-        return (Vec::new(), offset);
-    };
-    let lines = String::from_utf8_lossy(&bytes[..end])
-        .lines()
-        .map(str::to_owned)
-        .collect();
-    (lines, offset + u64::try_from(end + 1).unwrap_or(0))
-}
-
 pub(super) async fn logs(args: &LogsArgs) -> Result<ExitCode, Refusal> {
     let runs = open()?;
     let record = find(&runs, &args.id)?;
-    let path = runs.events_path(record.id);
     let mut progress = Progress::new(
         Mode::Plain,
         record
@@ -189,7 +161,7 @@ pub(super) async fn logs(args: &LogsArgs) -> Result<ExitCode, Refusal> {
     let mut said = Said::default();
     let mut offset = 0;
     loop {
-        let (lines, next) = read_from(&path, offset);
+        let (lines, next) = runs.events_from(record.id, offset, EVENTS_CHUNK);
         offset = next;
         for line in lines {
             if args.json {
@@ -216,7 +188,7 @@ pub(super) async fn logs(args: &LogsArgs) -> Result<ExitCode, Refusal> {
             }
             _ => {
                 // The last lines written before the end.
-                let (lines, _) = read_from(&path, offset);
+                let (lines, _) = runs.events_from(record.id, offset, EVENTS_CHUNK);
                 for line in lines {
                     if args.json {
                         outln!("{line}");
