@@ -6,14 +6,18 @@
 //!
 //! The layout (`<state dir>/subagents/runs/`, every directory 0700, every file 0600):
 //! - `live/<id>.json`: a running run's [`Record`], replaced whole (written aside, then renamed)
-//!   when it starts, when its counts change (at most once a second) and when it ends;
+//!   once it has run half a second, when its counts change (at most once a second) and when it
+//!   ends (a run that ends sooner has only its finished record);
 //! - `done/<id>.json`: the record of a run that ended (written before the live one is removed);
 //! - `events/<id>.jsonl`: its events, one JSON line each, appended as they come (bounded);
 //! - `stop/<id>`: a request to stop it, which the process owning it acts on.
 //!
 //! Each run's files are written by the one process that owns it, so two `subagent` processes
-//! (or a hundred children) never write one file; a crash loses at most the event being
-//! written, and a live record whose owner is gone reads as [`Status::Lost`]. `ps` reads
+//! (or a hundred children) never write one file. A process writes them on one thread of its own
+//! (`writer`): a run only queues what is to be written, and the thread writes each batch (every
+//! run's new events in one append, its newest record once); a crash loses what was queued and
+//! not yet written, and a live record whose owner is gone reads as [`Status::Lost`]. A
+//! top-level run's end waits until everything before it is written. `ps` reads
 //! `live/` only; finished records are pruned by age and count ([`Keep`]).
 //!
 //! Deliberately not here: rendering (the CLI's `ps`, `logs`, and its page), running anything
@@ -22,6 +26,7 @@
 mod record;
 mod recorder;
 mod store;
+mod writer;
 
 pub use record::{Owner, Record, Status};
 pub use recorder::Recorder;

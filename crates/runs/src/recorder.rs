@@ -3,7 +3,6 @@
 //! stop` asks.
 
 use std::collections::HashMap;
-use std::io::Write as _;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant};
@@ -11,13 +10,10 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 use subagent_core::registry::{RunRecorder, StartedRun};
 use subagent_core::{CancellationToken, Run, RunEvent, RunId};
-use subagent_session::private;
 
 use crate::record::{Owner, Record, Status, now_ms};
 use crate::store::Runs;
-
-/// The most of one run's events kept, in bytes; past it one `truncated` line ends the file.
-const EVENTS_BYTES: u64 = 16 << 20;
+use crate::writer::Writer;
 /// How often the counts of a running run are written at most.
 const COUNTS_EVERY: Duration = Duration::from_secs(1);
 /// How often the process looks for stop requests while it owns a running run.
@@ -26,6 +22,8 @@ const STOP_POLL: Duration = Duration::from_millis(200);
 /// Records the runs of one process (see the crate's documentation).
 pub struct Recorder {
     runs: Runs,
+    /// The thread writing the files (`None`: it could not start, and nothing is recorded).
+    writer: Option<Writer>,
     /// What starts this process's top-level runs (`run`, `delegate`, `serve`, …).
     kind: String,
     /// The file a top-level run's output goes to, where there is one.
@@ -50,7 +48,13 @@ impl Recorder {
     /// A recorder writing into `runs`, its top-level runs started by `kind`.
     pub fn new(runs: Runs, kind: impl Into<String>, output: Option<PathBuf>) -> Arc<Self> {
         let kind = kind.into();
+        let writer = Writer::start(runs.clone())
+            .map_err(|error| {
+                tracing::warn!(target: "subagent::runs", "runs are not recorded: {error}");
+            })
+            .ok();
         Arc::new_cyclic(|me| Self {
+            writer,
             runs,
             kind,
             output,
@@ -58,6 +62,13 @@ impl Recorder {
             watching: Mutex::new(false),
             me: me.clone(),
         })
+    }
+
+    /// Waits until everything its runs have said so far is written.
+    pub async fn flush(&self) {
+        if let Some(writer) = &self.writer {
+            writer.flush().await;
+        }
     }
 
     /// The record it writes into.
@@ -130,23 +141,24 @@ impl RunRecorder for Recorder {
             session: None,
             diagnostic: None,
         };
-        if let Err(error) = self.runs.write(&record) {
-            tracing::warn!(target: "subagent::runs", %id, "the run is not recorded: {error}");
+        let Some(writer) = self.writer.clone() else {
             return run;
-        }
+        };
+        writer.record(&record);
         let Some(mut events) = run.take_events() else {
             return run;
         };
         let (sender, relay) = Run::relay(&run);
         self.live().insert(id, run.cancel_token());
         self.watch();
-        let runs = self.runs.clone();
         let me = self.me.clone();
-        let mut log = Events::open(&runs, id);
         tokio::spawn(async move {
             let mut written = Instant::now();
             while let Some(event) = events.next().await {
-                log.append(&event);
+                if let Ok(mut line) = serde_json::to_vec(&event) {
+                    line.push(b'\n');
+                    writer.events(id, line);
+                }
                 if let RunEvent::Usage {
                     usage,
                     parent_tool_use_id: None,
@@ -155,7 +167,7 @@ impl RunRecorder for Recorder {
                     record.usage = *usage;
                     if written.elapsed() >= COUNTS_EVERY {
                         written = Instant::now();
-                        let _ = runs.write(&record);
+                        writer.record(&record);
                     }
                 }
                 // The relay's own `finish` reports the end.
@@ -169,8 +181,11 @@ impl RunRecorder for Recorder {
             record.usage = outcome.usage;
             record.session.clone_from(&outcome.session);
             record.diagnostic.clone_from(&outcome.diagnostic);
-            if let Err(error) = runs.write(&record) {
-                tracing::warn!(target: "subagent::runs", %id, "the run's end is not recorded: {error}");
+            writer.record(&record);
+            // A top-level run's end is on disk before its caller hears of it (the command may
+            // exit right after); a child's is written with the next batch.
+            if top {
+                writer.flush().await;
             }
             if let Some(recorder) = me.upgrade() {
                 recorder.live().remove(&id);
@@ -178,42 +193,5 @@ impl RunRecorder for Recorder {
             sender.finish(outcome);
         });
         relay
-    }
-}
-
-/// A run's events file, appended one line at a time, up to [`EVENTS_BYTES`].
-struct Events {
-    file: Option<std::fs::File>,
-    written: u64,
-}
-
-impl Events {
-    fn open(runs: &Runs, id: RunId) -> Self {
-        let path = runs.events_path(id);
-        let file = private::create_file(&path)
-            .map_err(|error| {
-                tracing::warn!(target: "subagent::runs", "cannot write {}: {error}", path.display());
-            })
-            .ok();
-        Self { file, written: 0 }
-    }
-
-    fn append(&mut self, event: &RunEvent) {
-        let Some(file) = &mut self.file else { return };
-        let Ok(mut line) = serde_json::to_vec(event) else {
-            return;
-        };
-        line.push(b'\n');
-        let size = u64::try_from(line.len()).unwrap_or(u64::MAX);
-        if self.written.saturating_add(size) > EVENTS_BYTES {
-            let _ = file.write_all(b"{\"type\":\"truncated\"}\n");
-            self.file = None;
-            return;
-        }
-        // One write per event: a crash loses at most the line being written.
-        if file.write_all(&line).is_err() {
-            self.file = None;
-        }
-        self.written += size;
     }
 }

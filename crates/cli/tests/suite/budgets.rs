@@ -67,10 +67,14 @@ async fn a_token_budget_stops_the_child_with_its_own_stop_reason() {
         outcome["diagnostic"],
         "budget exceeded: the run used 30 tokens, over its budget of 20 (--max-tokens-budget)"
     );
-    assert_eq!(
-        server.model_requests().len(),
-        2,
-        "stopped after the answer that crossed it"
+    // Stopped after the answer that crossed it: the cancel goes out when that answer's usage
+    // reaches the budget's watcher, which runs beside the child (the record of runs relays
+    // it too), so a child already asking again may have sent its third request; it never gets
+    // to use its answer (the diagnostic above counts 30 tokens, not 45).
+    let asked = server.model_requests().len();
+    assert!(
+        (2..=3).contains(&asked),
+        "stopped after the answer that crossed it: {asked} requests"
     );
 }
 
