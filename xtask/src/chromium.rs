@@ -1,4 +1,4 @@
-//! The headless browser of the page tests (`subagent_test_support::browser`): `cargo xtask
+//! The headless browser of the page tests (`subagent_test_browser`): `cargo xtask
 //! install-clis` (and so `cargo xtask test`, `bench`) makes sure a Chromium is there, installing
 //! Debian's `chromium` package with apt-get when it is missing and we may (root, apt-get on
 //! PATH). About 30 s once on Debian 12 (25 packages, ≈ 100 MB from the package registry), then
@@ -31,7 +31,7 @@ fn advice() -> String {
     )
 }
 
-/// The names the tests look for on `PATH`, in order (`subagent_test_support::browser` has the
+/// The names the tests look for on `PATH`, in order (`subagent_test_browser` has the
 /// same list).
 const NAMES: &[&str] = &[
     "chromium",

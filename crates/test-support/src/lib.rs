@@ -30,7 +30,6 @@
 
 pub mod alone;
 pub mod bench;
-pub mod browser;
 pub mod cli;
 pub mod cli_lines;
 pub mod cli_peer;

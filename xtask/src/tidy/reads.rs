@@ -39,6 +39,10 @@ pub(super) const ALLOWED: &[(&str, &str)] = &[
         "crates/test-support/",
         "test fixtures, never in the product",
     ),
+    (
+        "crates/test-browser/",
+        "test fixtures (the page tests' browser), never in the product",
+    ),
 ];
 
 /// The forbidden calls in `text` (the file at `path`), before its `#[cfg(test)]` module.

@@ -7,8 +7,8 @@
 use std::io::BufRead as _;
 use std::time::Duration;
 
+use subagent_test_browser::Browser;
 use subagent_test_support::FakeServer;
-use subagent_test_support::browser::Browser;
 use subagent_test_support::procs;
 
 use super::support::Home;

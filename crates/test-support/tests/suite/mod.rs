@@ -1,5 +1,4 @@
 mod binary;
-mod browser;
 mod cli_shapes;
 mod recording;
 mod repeat;

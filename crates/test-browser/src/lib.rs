@@ -22,7 +22,7 @@
 //! running as root (Chromium refuses to start as root with its sandbox).
 //!
 //! The protocol goes over a WebSocket to `--remote-debugging-port=0` on 127.0.0.1, spoken by the
-//! few lines of `browser/ws.rs`, not over `--remote-debugging-pipe`: the pipe needs the
+//! few lines of `ws.rs`, not over `--remote-debugging-pipe`: the pipe needs the
 //! browser's fds 3 and 4 set between fork and exec, which only an `unsafe` `pre_exec` or a
 //! change to `subagent-process`'s clone code could do, and the port is what every WebDriver and
 //! CDP client uses. The cost: while a test runs, another local process could connect to that
@@ -38,7 +38,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use subagent_process::{ProcessSpec, Signal, StopPolicy};
 
-use crate::procs;
+use subagent_test_support::procs;
 
 mod cdp;
 mod ws;

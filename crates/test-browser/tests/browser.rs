@@ -1,3 +1,5 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 //! The headless browser of the page tests (`subagent_test_support::browser`) against a small
 //! live page served from 127.0.0.1: items appear over time, a button stops them, the page is
 //! read, clicked and photographed, and no process of the browser is left afterwards, also when
@@ -6,7 +8,7 @@
 use std::time::{Duration, Instant};
 
 use pretty_assertions::assert_eq;
-use subagent_test_support::browser::{Browser, Error, png_size};
+use subagent_test_browser::{Browser, Error, png_size};
 use subagent_test_support::procs;
 
 /// A list that grows every 50 ms until the button is clicked; the click says so on the page and
