@@ -252,3 +252,138 @@ async fn a_background_run_outlives_its_launcher_and_stops_on_request() {
         eventually("its process ends", || procs::gone(pid).then_some(()))
     });
 }
+
+/// Two `subagent` processes in one project record at once, each its own runs (its own owner);
+/// the launching shell's process group killed outright (SIGHUP, then SIGKILL) leaves a `--bg`
+/// run going; finished runs past `SUBAGENT_RUNS_KEEP` are forgotten when a process starts
+/// recording.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_processes_record_at_once_and_a_bg_run_outlives_its_shell() {
+    let server = FakeServer::from_yaml(
+        r#"
+- match: "first waits"
+  steps:
+    - wait_gate: a
+      text: "first done"
+- match: "second waits"
+  steps:
+    - wait_gate: b
+      text: "second done"
+- match: "third waits"
+  steps:
+    - wait_gate: c
+      text: "third done"
+- match: "quick"
+  steps:
+    - text: "quick done"
+"#,
+    )
+    .await
+    .unwrap();
+    let project = Home::new(&server.url(), "");
+    let first = tokio::task::block_in_place(|| {
+        subagent(&project)
+            .args(["delegate", "--provider", "spawn", "first waits"])
+            .spawn()
+    });
+    let second = tokio::task::block_in_place(|| {
+        subagent(&project)
+            .args(["delegate", "--provider", "spawn", "second waits"])
+            .spawn()
+    });
+    let running = tokio::task::block_in_place(|| {
+        eventually("both processes' runs recorded", || {
+            let runs = ps(&project, false);
+            (runs.len() == 2).then_some(runs)
+        })
+    });
+    let owners: std::collections::BTreeSet<u64> = running
+        .iter()
+        .map(|r| r["owner"]["pid"].as_u64().unwrap())
+        .collect();
+    assert_eq!(owners.len(), 2, "{running:?}");
+    assert_eq!(
+        owners,
+        [u64::from(first.id()), u64::from(second.id())]
+            .into_iter()
+            .collect()
+    );
+    server.gate("a").open();
+    server.gate("b").open();
+    for child in [first, second] {
+        let output = tokio::task::block_in_place(|| child.wait_with_output().unwrap());
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    let all = ps(&project, true);
+    assert_eq!(status(&all, "first waits"), "completed");
+    assert_eq!(status(&all, "second waits"), "completed");
+
+    // A shell launches a --bg run, then its whole process group is hung up and killed.
+    let mut launcher = std::process::Command::new("setsid");
+    launcher
+        .args([
+            "bash",
+            "-c",
+            "\"$SUBAGENT_BIN\" run --bg 'third waits'; exec sleep 60",
+        ])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", project.home.path())
+        .env("FAKE_KEY", "test-key")
+        .env("SUBAGENT_PRESET", &project.preset)
+        .env("SUBAGENT_BIN", assert_cmd::cargo::cargo_bin("subagent"))
+        .current_dir(&project.dir)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null());
+    let mut shell = launcher.spawn().unwrap();
+    let mut id = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(shell.stdout.take().unwrap()),
+        &mut id,
+    )
+    .unwrap();
+    let id = id.trim().to_owned();
+    assert_eq!(id.len(), 36, "{id:?}");
+    let group = format!("-{}", shell.id());
+    for signal in ["-HUP", "-KILL"] {
+        let _ = std::process::Command::new("kill")
+            .args([signal, "--", &group])
+            .status();
+    }
+    let _ = shell.wait();
+    std::thread::sleep(Duration::from_millis(300));
+    let record = ps(&project, false)
+        .into_iter()
+        .find(|r| r["id"] == id.as_str())
+        .unwrap_or_else(|| panic!("the --bg run {id} died with its shell"));
+    assert_eq!(record["status"], "running");
+    let pid = u32::try_from(record["owner"]["pid"].as_u64().unwrap()).unwrap();
+    server.gate("c").open();
+    tokio::task::block_in_place(|| {
+        eventually("the --bg run ends", || procs::gone(pid).then_some(()))
+    });
+    let all = ps(&project, true);
+    assert_eq!(status(&all, "third waits"), "completed");
+
+    // Past SUBAGENT_RUNS_KEEP, finished runs are forgotten when a process starts recording.
+    for _ in 0..2 {
+        let output = tokio::task::block_in_place(|| {
+            subagent(&project)
+                .env("SUBAGENT_RUNS_KEEP", "1")
+                .args(["delegate", "--provider", "spawn", "quick"])
+                .output()
+        });
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    // The second kept one (the first's) and added its own.
+    assert_eq!(ps(&project, true).len(), 2);
+}
