@@ -215,18 +215,36 @@ async fn list(State(shared): State<Arc<Shared>>, headers: HeaderMap, uri: Uri) -
     json_answer(StatusCode::OK, &json!({"runs": runs, "now_ms": now_ms()}))
 }
 
+/// The request's query and the run `id` names, for a request that carries the token; else the
+/// answer (401, or 404 `RUN_NOT_FOUND`).
+fn the_run(
+    shared: &Shared,
+    headers: &HeaderMap,
+    id: &str,
+    uri: &Uri,
+) -> Result<(TokenQuery, subagent_runs::Record), Box<Response>> {
+    let query = TokenQuery::of(uri);
+    if !admitted(shared, headers, &query) {
+        return Err(Box::new(refused()));
+    }
+    match shared.runs.find(id) {
+        Lookup::Found(record) => Ok((query, *record)),
+        _ => Err(Box::new(json_answer(
+            StatusCode::NOT_FOUND,
+            &json!({"code": "RUN_NOT_FOUND"}),
+        ))),
+    }
+}
+
 async fn events(
     State(shared): State<Arc<Shared>>,
     headers: HeaderMap,
     UrlPath(id): UrlPath<String>,
     uri: Uri,
 ) -> Response {
-    let query = TokenQuery::of(&uri);
-    if !admitted(&shared, &headers, &query) {
-        return refused();
-    }
-    let Lookup::Found(record) = shared.runs.find(&id) else {
-        return json_answer(StatusCode::NOT_FOUND, &json!({"code": "RUN_NOT_FOUND"}));
+    let (query, record) = match the_run(&shared, &headers, &id, &uri) {
+        Ok(found) => found,
+        Err(answer) => return *answer,
     };
     let from = query.from.unwrap_or(0);
     let runs = shared.runs.clone();
@@ -255,12 +273,9 @@ async fn stop(
     UrlPath(id): UrlPath<String>,
     uri: Uri,
 ) -> Response {
-    let query = TokenQuery::of(&uri);
-    if !admitted(&shared, &headers, &query) {
-        return refused();
-    }
-    let Lookup::Found(record) = shared.runs.find(&id) else {
-        return json_answer(StatusCode::NOT_FOUND, &json!({"code": "RUN_NOT_FOUND"}));
+    let record = match the_run(&shared, &headers, &id, &uri) {
+        Ok((_, record)) => record,
+        Err(answer) => return *answer,
     };
     if record.status != Status::Running {
         return json_answer(
