@@ -40,6 +40,7 @@ pub(crate) fn state_root(get: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf
 pub(crate) fn runs() -> Option<Runs> {
     let root = state_root(&|name| subagent_session::env::var(name))?;
     Runs::open(root.join("runs"))
+        .map(|runs| runs.keeping(keep()))
         .map_err(|error| tracing::warn!("runs are not recorded: {error}"))
         .ok()
 }
@@ -49,7 +50,7 @@ pub(crate) fn recorder() -> Option<Arc<Recorder>> {
     RECORDER
         .get_or_init(|| {
             let runs = runs()?;
-            runs.prune(keep());
+            runs.prune(runs.keep());
             let output = subagent_session::env::var(OUTPUT_ENV).map(PathBuf::from);
             Some(Recorder::new(
                 runs,

@@ -248,9 +248,9 @@ async fn events(
     };
     let from = query.from.unwrap_or(0);
     let runs = shared.runs.clone();
-    let id = record.id;
+    let running = record.status == Status::Running;
     let (lines, next) =
-        tokio::task::spawn_blocking(move || runs.events_from(id, from, EVENTS_CHUNK))
+        tokio::task::spawn_blocking(move || runs.events_from(&record, from, EVENTS_CHUNK))
             .await
             .unwrap_or((Vec::new(), from));
     let events: Vec<Value> = lines
@@ -262,7 +262,7 @@ async fn events(
         &json!({
             "events": events,
             "next": next,
-            "running": record.status == Status::Running,
+            "running": running,
         }),
     )
 }

@@ -57,8 +57,8 @@ pub use factory::{
 pub use provider::SubagentProvider;
 pub use request::{ParentContext, StartRequest, StartRequestBuilder};
 pub use run::{
-    DIAGNOSTIC_LIMIT, Outcome, Run, RunEmitter, RunEvent, RunEvents, RunId, RunSender, SessionRef,
-    Usage,
+    DIAGNOSTIC_LIMIT, Outcome, Run, RunEmitter, RunEvent, RunEvents, RunId, RunObserver, RunSender,
+    SessionRef, Usage,
 };
 pub use subagent_session::{Effort, Secrets, StopReason};
 pub use task::{TaskKind, TaskStatus};

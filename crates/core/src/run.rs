@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Instant;
 
@@ -315,16 +316,35 @@ fn redact_secrets(text: &str) -> String {
     out
 }
 
+/// What a host learns of a run as its caller takes it, told in the caller's own task (no task
+/// or channel of its own, so watching a hundred children costs next to nothing): each event as
+/// the caller's [`RunEvents`] yields it, and the outcome as [`Run::outcome`] returns it. A
+/// record of runs is one (see [`Run::observe`]).
+pub trait RunObserver: Send + Sync {
+    /// An event of the run, as its stream yields it.
+    fn event(&self, event: &RunEvent);
+
+    /// The run's outcome, as [`Run::outcome`] is about to return it. What it returns is
+    /// awaited first (a host that must have the end written down before the caller hears of
+    /// it, say because the command may exit right after).
+    fn ended(&self, outcome: &Outcome) -> Option<futures::future::BoxFuture<'static, ()>>;
+}
+
 /// The events of a run, as a stream. Ends after [`RunEvent::Finished`].
 pub struct RunEvents {
     receiver: mpsc::UnboundedReceiver<RunEvent>,
+    observer: Option<Arc<dyn RunObserver>>,
 }
 
 impl Stream for RunEvents {
     type Item = RunEvent;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<RunEvent>> {
-        Pin::new(&mut self.receiver).poll_next(cx)
+        let next = Pin::new(&mut self.receiver).poll_next(cx);
+        if let (Poll::Ready(Some(event)), Some(observer)) = (&next, &self.observer) {
+            observer.event(event);
+        }
+        next
     }
 }
 
@@ -336,6 +356,7 @@ pub struct Run {
     events: Option<RunEvents>,
     outcome: oneshot::Receiver<Outcome>,
     cancel: CancellationToken,
+    observer: Option<Arc<dyn RunObserver>>,
 }
 
 impl std::fmt::Debug for Run {
@@ -376,9 +397,11 @@ impl Run {
             description,
             events: Some(RunEvents {
                 receiver: events_rx,
+                observer: None,
             }),
             outcome: outcome_rx,
             cancel,
+            observer: None,
         };
         (sender, run)
     }
@@ -404,9 +427,11 @@ impl Run {
             description: inner.description.clone(),
             events: Some(RunEvents {
                 receiver: events_rx,
+                observer: None,
             }),
             outcome: outcome_rx,
             cancel: inner.cancel.clone(),
+            observer: None,
         };
         (sender, run)
     }
@@ -432,6 +457,16 @@ impl Run {
         self.events.take()
     }
 
+    /// Tells `observer` of the run's events as the stream taken from it yields them (when the
+    /// stream is still here to take: events taken before are not seen), and of its outcome as
+    /// [`Run::outcome`] returns it. One observer per run: a second replaces the first.
+    pub fn observe(&mut self, observer: Arc<dyn RunObserver>) {
+        if let Some(events) = &mut self.events {
+            events.observer = Some(Arc::clone(&observer));
+        }
+        self.observer = Some(observer);
+    }
+
     /// Asks the run to stop. The outcome then reports `cancelled` (or how the run ended, if it
     /// ended first).
     pub fn cancel(&self) {
@@ -446,14 +481,21 @@ impl Run {
     /// Waits for the outcome. Never fails: a broken provider yields `failed` with a diagnostic.
     pub async fn outcome(self) -> Outcome {
         let Run {
-            outcome, cancel, ..
+            outcome,
+            cancel,
+            observer,
+            ..
         } = self;
         // Drop the event receiver (if not taken) so unread events stop piling up.
-        match outcome.await {
+        let outcome = match outcome.await {
             Ok(outcome) => outcome,
             Err(_) if cancel.is_cancelled() => Outcome::cancelled(),
             Err(_) => Outcome::failed("the provider ended the run without an outcome"),
+        };
+        if let Some(written) = observer.and_then(|observer| observer.ended(&outcome)) {
+            written.await;
         }
+        outcome
     }
 }
 

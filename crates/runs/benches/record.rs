@@ -143,6 +143,7 @@ fn record(i: usize, status: Status) -> Record {
         output: None,
         session: None,
         diagnostic: None,
+        journal: None,
     }
 }
 

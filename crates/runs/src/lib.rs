@@ -6,19 +6,22 @@
 //!
 //! The layout (`<state dir>/subagents/runs/`, every directory 0700, every file 0600):
 //! - `live/<id>.json`: a running run's [`Record`], replaced whole (written aside, then renamed)
-//!   once it has run half a second, when its counts change (at most once a second) and when it
-//!   ends (a run that ends sooner has only its finished record);
-//! - `done/<id>.json`: the record of a run that ended (written before the live one is removed);
-//! - `events/<id>.jsonl`: its events, one JSON line each, appended as they come (bounded);
-//! - `stop/<id>`: a request to stop it, which the process owning it acts on.
+//!   once it has run half a second, when its counts change (at most once a second), and
+//!   removed when it ends (a run that ends sooner never has one);
+//! - `done/<journal>.jsonl`: the records of the runs of one journal that ended, a line each;
+//! - `events/<journal>.jsonl`: their events, a line each (`{"run":"<id>","event":…}`), bounded
+//!   per run;
+//! - `stop/<id>`: a request to stop a run, which the process owning it acts on.
 //!
-//! Each run's files are written by the one process that owns it, so two `subagent` processes
-//! (or a hundred children) never write one file. A process writes them on one thread of its own
-//! (`writer`): a run only queues what is to be written, and the thread writes each batch (every
-//! run's new events in one append, its newest record once); a crash loses what was queued and
-//! not yet written, and a live record whose owner is gone reads as [`Status::Lost`]. A
-//! top-level run's end waits until everything before it is written. `ps` reads
-//! `live/` only; finished records are pruned by age and count ([`Keep`]).
+//! A journal (`<pid>-<start ticks>-<n>`) belongs to one process: every file but `stop/` has one
+//! writer, so two `subagent` processes (or a thousand children) never write one file. A process
+//! writes on one thread of its own (`writer`): a run's caller only queues what it takes of the
+//! run (a [`subagent_core::RunObserver`]: no task, channel or file per run), and the thread
+//! writes each batch as one append per file; a crash loses what was queued and not yet written,
+//! and a live record whose owner is gone reads as [`Status::Lost`]. A top-level run's end waits
+//! until everything before it is written. `ps` reads `live/` only; finished runs are pruned by
+//! age and count ([`Keep`]) a journal at a time, by the next process to start recording and by
+//! a long-lived one as its journals fill.
 //!
 //! Deliberately not here: rendering (the CLI's `ps`, `logs`, and its page), running anything
 //! (the [`Recorder`] relays runs others start).

@@ -86,6 +86,11 @@ impl Owner {
         }
     }
 
+    /// Its name in file names: `<pid>-<start ticks>`.
+    pub fn key(&self) -> String {
+        format!("{}-{}", self.pid, self.start_ticks)
+    }
+
     /// Whether the owner still runs (the same process, not a zombie).
     pub fn alive(&self) -> bool {
         let Some(stat) = stat(self.pid) else {
@@ -162,12 +167,24 @@ pub struct Record {
     /// What went wrong.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diagnostic: Option<String>,
+    /// The journal its events and its end are written in (`<owner key>-<n>`: its owner's
+    /// `events/<journal>.jsonl` and `done/<journal>.jsonl`), set by the writer; `None`: the
+    /// owner's first (`<owner key>-0`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub journal: Option<String>,
 }
 
 impl Record {
     /// Whether it still runs (a live record whose owner is gone does not).
     pub fn running(&self) -> bool {
         self.status == Status::Running
+    }
+
+    /// The name of the journal its events and end are in.
+    pub fn journal(&self) -> String {
+        self.journal
+            .clone()
+            .unwrap_or_else(|| format!("{}-0", self.owner.key()))
     }
 }
 

@@ -1,5 +1,6 @@
-//! The recorder a host installs in its registry: every run it starts passes through a relay
-//! that writes the run's record and events as they come, and cancels the run when a `subagent
+//! The recorder a host installs in its registry: every run it starts is watched (a
+//! [`RunObserver`], told in the caller's own task) and its record and events queued to the
+//! writing thread as they come; it cancels the run when a `subagent
 //! stop` asks.
 
 use std::collections::HashMap;
@@ -7,13 +8,13 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
-use futures::StreamExt;
+use futures::future::BoxFuture;
 use subagent_core::registry::{RunRecorder, StartedRun};
-use subagent_core::{CancellationToken, Run, RunEvent, RunId};
+use subagent_core::{CancellationToken, Outcome, Run, RunEvent, RunId, RunObserver};
 
 use crate::record::{Owner, Record, Status, now_ms};
 use crate::store::Runs;
-use crate::writer::Writer;
+use crate::writer::{Shared, Writer};
 /// How often the counts of a running run are written at most.
 const COUNTS_EVERY: Duration = Duration::from_secs(1);
 /// How often the process looks for stop requests while it owns a running run.
@@ -24,6 +25,8 @@ pub struct Recorder {
     runs: Runs,
     /// The thread writing the files (`None`: it could not start, and nothing is recorded).
     writer: Option<Writer>,
+    /// This process (read once: every record names it).
+    owner: Owner,
     /// What starts this process's top-level runs (`run`, `delegate`, `serve`, …).
     kind: String,
     /// The file a top-level run's output goes to, where there is one.
@@ -48,7 +51,8 @@ impl Recorder {
     /// A recorder writing into `runs`, its top-level runs started by `kind`.
     pub fn new(runs: Runs, kind: impl Into<String>, output: Option<PathBuf>) -> Arc<Self> {
         let kind = kind.into();
-        let writer = Writer::start(runs.clone())
+        let owner = Owner::this();
+        let writer = Writer::start(runs.clone(), owner, runs.keep())
             .map_err(|error| {
                 tracing::warn!(target: "subagent::runs", "runs are not recorded: {error}");
             })
@@ -56,6 +60,7 @@ impl Recorder {
         Arc::new_cyclic(|me| Self {
             writer,
             runs,
+            owner,
             kind,
             output,
             live: Mutex::new(HashMap::new()),
@@ -115,9 +120,12 @@ impl Recorder {
 
 impl RunRecorder for Recorder {
     fn record(&self, started: StartedRun, mut run: Run) -> Run {
+        let Some(writer) = self.writer.clone() else {
+            return run;
+        };
         let id = run.id();
         let top = started.lineage.is_empty();
-        let mut record = Record {
+        let record = Record {
             id,
             parent: started.lineage.last().copied(),
             root: started.lineage.first().copied().unwrap_or(id),
@@ -136,62 +144,89 @@ impl RunRecorder for Recorder {
             started_ms: now_ms(),
             ended_ms: None,
             usage: subagent_core::Usage::default(),
-            owner: Owner::this(),
+            owner: self.owner,
             output: if top { self.output.clone() } else { None },
             session: None,
             diagnostic: None,
+            journal: None,
         };
-        let Some(writer) = self.writer.clone() else {
-            return run;
-        };
-        writer.record(&record);
-        let Some(mut events) = run.take_events() else {
-            return run;
-        };
-        let (sender, relay) = Run::relay(&run);
+        let state: Shared = Arc::new(Mutex::new(Some((record, Instant::now()))));
+        writer.started(id, Arc::clone(&state));
         self.live().insert(id, run.cancel_token());
         self.watch();
-        let me = self.me.clone();
-        tokio::spawn(async move {
-            let mut written = Instant::now();
-            while let Some(event) = events.next().await {
-                if let Ok(mut line) = serde_json::to_vec(&event) {
-                    line.push(b'\n');
-                    writer.events(id, line);
-                }
-                if let RunEvent::Usage {
-                    usage,
-                    parent_tool_use_id: None,
-                } = &event
-                {
-                    record.usage = *usage;
-                    if written.elapsed() >= COUNTS_EVERY {
-                        written = Instant::now();
-                        writer.record(&record);
-                    }
-                }
-                // The relay's own `finish` reports the end.
-                if !matches!(event, RunEvent::Finished { .. }) {
-                    sender.emit(event);
-                }
+        run.observe(Arc::new(Watched {
+            id,
+            top,
+            writer,
+            state,
+            recorder: self.me.clone(),
+        }));
+        run
+    }
+}
+
+/// One recorded run, told of its events and outcome as its caller takes them.
+struct Watched {
+    id: RunId,
+    top: bool,
+    writer: Writer,
+    /// Its record and when its counts were last queued; `None` once it ended.
+    state: Shared,
+    recorder: Weak<Recorder>,
+}
+
+impl Watched {
+    fn state(&self) -> std::sync::MutexGuard<'_, Option<(Record, Instant)>> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn forget(&self) {
+        if let Some(recorder) = self.recorder.upgrade() {
+            recorder.live().remove(&self.id);
+        }
+    }
+}
+
+impl RunObserver for Watched {
+    fn event(&self, event: &RunEvent) {
+        self.writer.event(self.id, event.clone());
+        if let RunEvent::Usage {
+            usage,
+            parent_tool_use_id: None,
+        } = event
+            && let Some((record, written)) = &mut *self.state()
+        {
+            record.usage = *usage;
+            if written.elapsed() >= COUNTS_EVERY {
+                *written = Instant::now();
+                self.writer.record(record.clone());
             }
-            let outcome = run.outcome().await;
-            record.status = Status::ended(outcome.status);
-            record.ended_ms = Some(now_ms());
-            record.usage = outcome.usage;
-            record.session.clone_from(&outcome.session);
-            record.diagnostic.clone_from(&outcome.diagnostic);
-            writer.record(&record);
-            // A top-level run's end is on disk before its caller hears of it (the command may
-            // exit right after); a child's is written with the next batch.
-            if top {
-                writer.flush().await;
-            }
-            if let Some(recorder) = me.upgrade() {
-                recorder.live().remove(&id);
-            }
-            sender.finish(outcome);
-        });
-        relay
+        }
+    }
+
+    fn ended(&self, outcome: &Outcome) -> Option<BoxFuture<'static, ()>> {
+        let (mut record, _) = self.state().take()?;
+        record.status = Status::ended(outcome.status);
+        record.ended_ms = Some(now_ms());
+        record.usage = outcome.usage;
+        record.session.clone_from(&outcome.session);
+        record.diagnostic.clone_from(&outcome.diagnostic);
+        self.writer.record(record);
+        self.forget();
+        // A top-level run's end is on disk before its caller hears of it (the command may exit
+        // right after); a child's is written with the next batch.
+        let writer = self.writer.clone();
+        self.top
+            .then(|| Box::pin(async move { writer.flush().await }) as BoxFuture<'static, ()>)
+    }
+}
+
+impl Drop for Watched {
+    /// A run whose caller let it go without its outcome is no longer this process's to stop
+    /// (its record stays running, and reads as lost once the process is gone).
+    fn drop(&mut self) {
+        if self.state().is_some() {
+            self.forget();
+        }
     }
 }

@@ -107,6 +107,8 @@ async fn a_run_is_recorded_while_it_runs_and_after() {
     assert_eq!(live[0].description, "say hello");
     assert_eq!(live[0].owner, Owner::this());
     go.send(true).unwrap();
+    // The record has what the caller takes: the rest of the stream, then the outcome.
+    while futures::StreamExt::next(&mut events).await.is_some() {}
     let outcome = run.outcome().await;
     assert!(outcome.is_completed(), "{outcome:?}");
     eventually("the record ends", || runs.live().is_empty()).await;
@@ -116,9 +118,9 @@ async fn a_run_is_recorded_while_it_runs_and_after() {
     assert_eq!(done.status, Status::Completed);
     assert_eq!(done.usage.input_tokens, 7);
     assert!(done.ended_ms.is_some());
-    let events = std::fs::read_to_string(runs.events_path(id)).unwrap();
+    let (events, _) = runs.events_from(&done, 0, u64::MAX);
     let kinds: Vec<String> = events
-        .lines()
+        .iter()
         .map(|line| {
             serde_json::from_str::<serde_json::Value>(line).unwrap()["type"]
                 .as_str()
@@ -129,7 +131,7 @@ async fn a_run_is_recorded_while_it_runs_and_after() {
     assert_eq!(kinds, ["started", "text", "usage", "finished"]);
     // Private to the user.
     use std::os::unix::fs::PermissionsExt as _;
-    for path in [runs.root().join("done"), runs.events_path(id)] {
+    for path in [runs.root().join("done"), runs.events_path(&done)] {
         let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
         assert!(
             mode == 0o700 || mode == 0o600,
@@ -187,6 +189,7 @@ fn a_lost_owner_a_corrupt_file_and_pruning() {
         output: None,
         session: None,
         diagnostic: None,
+        journal: None,
     };
     // A live record whose owner is gone.
     let gone = Owner {
@@ -199,17 +202,35 @@ fn a_lost_owner_a_corrupt_file_and_pruning() {
     // A corrupt file is skipped, nothing else lost.
     std::fs::write(runs.root().join("live/garbage.json"), "{not json").unwrap();
     assert_eq!(runs.live().len(), 1);
-    // Five finished ones, keep three (by age they all are recent enough).
+    // Five finished ones of five processes that are gone (a journal each), keep three (by age
+    // they all are recent enough).
+    let dead = |n: u32| Owner {
+        pid: u32::MAX - 2 - n,
+        start_ticks: 1,
+    };
     for minutes in 0..5 {
-        runs.write(&record(minutes, Status::Completed, Owner::this()))
+        runs.write(&record(minutes, Status::Completed, dead(minutes as u32)))
             .unwrap();
     }
+    // A corrupt line in a journal is skipped (and named in a warning), nothing else lost.
+    let journal = runs.root().join(format!("done/{}-0.jsonl", dead(0).key()));
+    let mut text = std::fs::read_to_string(&journal).unwrap();
+    text.insert_str(0, "{not json\n");
+    std::fs::write(&journal, text).unwrap();
+    assert_eq!(runs.done().len(), 5);
+    // This process's own journal, the oldest of all, is kept while it runs.
+    runs.write(&record(100, Status::Completed, Owner::this()))
+        .unwrap();
     let keep = Keep {
         count: 3,
         age: Duration::from_secs(u64::MAX / 4_000),
     };
-    // The lost one is finished first (six done), then the three oldest go.
+    // The lost one is finished first (seven done, the newest), then the journals past the
+    // newest three runs go, but for this process's.
     assert_eq!(runs.prune(keep), 3);
     assert!(runs.live().is_empty());
-    assert_eq!(runs.done().len(), 3);
+    let kept: Vec<Owner> = runs.done().iter().map(|r| r.owner).collect();
+    assert_eq!(kept.len(), 4, "{kept:?}");
+    assert!(kept.contains(&gone) && kept.contains(&dead(0)) && kept.contains(&dead(1)));
+    assert!(kept.contains(&Owner::this()));
 }

@@ -48,6 +48,15 @@ pub fn open_file(path: &Path) -> std::io::Result<File> {
     open_regular(options().write(true).create(true).truncate(false), path)
 }
 
+/// Opens `path` for appending (every write lands at its end, even with other writers),
+/// creating it mode 0600 when missing.
+///
+/// # Errors
+/// Those of [`create_file`].
+pub fn append_file(path: &Path) -> std::io::Result<File> {
+    open_regular(options().append(true).create(true), path)
+}
+
 /// Opens the existing file at `path` for writing, without truncating or creating it.
 ///
 /// # Errors

@@ -161,7 +161,8 @@ pub(super) async fn logs(args: &LogsArgs) -> Result<ExitCode, Refusal> {
     let mut said = Said::default();
     let mut offset = 0;
     loop {
-        let (lines, next) = runs.events_from(record.id, offset, EVENTS_CHUNK);
+        let (lines, next) = runs.events_from(&record, offset, EVENTS_CHUNK);
+        let moved = next != offset;
         offset = next;
         for line in lines {
             if args.json {
@@ -180,6 +181,9 @@ pub(super) async fn logs(args: &LogsArgs) -> Result<ExitCode, Refusal> {
             }
         }
         if !args.follow {
+            if moved {
+                continue;
+            }
             break;
         }
         match runs.find(&record.id.to_string()) {
@@ -188,7 +192,7 @@ pub(super) async fn logs(args: &LogsArgs) -> Result<ExitCode, Refusal> {
             }
             _ => {
                 // The last lines written before the end.
-                let (lines, _) = runs.events_from(record.id, offset, EVENTS_CHUNK);
+                let (lines, _) = runs.events_from(&record, offset, EVENTS_CHUNK);
                 for line in lines {
                     if args.json {
                         outln!("{line}");

@@ -171,3 +171,50 @@ async fn diagnostics_are_bounded_on_a_char_boundary() {
         "ab\nBearer [redacted] c"
     );
 }
+
+/// What an observer saw, and whether the outcome waited for what it returned.
+#[derive(Default)]
+struct Seen {
+    events: std::sync::Mutex<Vec<String>>,
+    ended: std::sync::Mutex<Option<StopReason>>,
+    waited: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl subagent_core::RunObserver for Seen {
+    fn event(&self, event: &RunEvent) {
+        let kind = serde_json::to_value(event).unwrap()["type"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        self.events.lock().unwrap().push(kind);
+    }
+
+    fn ended(&self, outcome: &Outcome) -> Option<futures::future::BoxFuture<'static, ()>> {
+        *self.ended.lock().unwrap() = Some(outcome.status);
+        let waited = Arc::clone(&self.waited);
+        Some(Box::pin(async move {
+            tokio::task::yield_now().await;
+            waited.store(true, std::sync::atomic::Ordering::SeqCst);
+        }))
+    }
+}
+
+/// An observer is told each event as the caller's stream yields it, and the outcome before
+/// `outcome()` returns it, after what it returned is awaited.
+#[tokio::test]
+async fn an_observer_sees_what_the_caller_takes_and_the_outcome_waits_for_it() {
+    let mut run = start(Behaviour::Finish).await;
+    let seen = Arc::new(Seen::default());
+    run.observe(Arc::clone(&seen) as Arc<dyn subagent_core::RunObserver>);
+    let mut events = run.take_events().unwrap();
+    let first = events.next().await.unwrap();
+    assert!(matches!(first, RunEvent::Started { .. }));
+    // Only what the caller took so far.
+    assert_eq!(*seen.events.lock().unwrap(), ["started"]);
+    while events.next().await.is_some() {}
+    assert_eq!(*seen.events.lock().unwrap(), ["started", "text", "finished"]);
+    assert_eq!(*seen.ended.lock().unwrap(), None);
+    let outcome = run.outcome().await;
+    assert_eq!(*seen.ended.lock().unwrap(), Some(outcome.status));
+    assert!(seen.waited.load(std::sync::atomic::Ordering::SeqCst));
+}
