@@ -11,7 +11,10 @@
 //! updates; the stop reason at the end; the next prompt continues the conversation),
 //! `session/request_permission` (every question the parent's permission policy would ask goes
 //! to the client; its answer is obeyed) and `session/cancel` (cancels the run and its children;
-//! the prompt answers `cancelled`). A line of input that is not UTF-8 or is over [`MAX_FRAME`]
+//! the prompt answers `cancelled`). A session's background tasks outlive the prompt that started
+//! them: the turn ends while they run, each one's end is sent as a `session/update` outside any
+//! turn while no prompt runs and told to the model at the next prompt, and they are stopped when
+//! the client goes away. A line of input that is not UTF-8 or is over [`MAX_FRAME`]
 //! bytes is answered with a JSON-RPC error (`id: null`) and skipped; the connection goes on.
 //!
 //! Deliberately not here: which model, tools, delegation rows and preset the parent has (the

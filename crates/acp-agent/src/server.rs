@@ -2,10 +2,18 @@
 //!
 //! A prompt runs on a task of its own (the connection keeps reading, so `session/cancel` and
 //! the answers to permission questions arrive while it runs); it streams its run's updates and
-//! answers with the stop reason. When the client goes away (end of input), every running prompt
-//! is cancelled and waited for, so no child process outlives the server.
+//! answers with the stop reason.
+//!
+//! A session keeps its background tasks beyond a prompt: each prompt's parent is given the
+//! session's task table ([`Agent::with_tasks`]), so the turn ends while background children
+//! run. A watcher of the session sends the client each task's end as soon as it comes while no
+//! prompt runs (outside any turn: the delegation's tool call updated with the result, and a
+//! line of agent message naming it); the next prompt's parent tells the model. A task that ends
+//! while a prompt runs is that prompt's to tell, as in any run. When the client goes away (end
+//! of input), every running prompt is cancelled and waited for, then every session's background
+//! tasks are stopped, so no child process outlives the server.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -19,14 +27,16 @@ use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent as AcpAgent, Client, Lines};
 use futures::StreamExt;
 use serde_json::json;
-use subagent_core::{CancellationToken, ErrorCode, Run, SessionRef, StartRequest, StopReason};
-use subagent_runtime::{Agent, EventLog, PermissionBroker, Seed, ToolKind};
+use subagent_core::{
+    CancellationToken, ErrorCode, Run, RunId, SessionRef, StartRequest, StopReason,
+};
+use subagent_runtime::{Agent, EventLog, PermissionBroker, Seed, TaskTable, ToolKind};
 use subagent_session::ContentBlock;
 use tokio::io::{AsyncRead, AsyncWrite};
 
 use crate::broker::AcpBroker;
 use crate::frames::{self, MAX_FRAME};
-use crate::updates::Translator;
+use crate::updates::{Translator, task_ended};
 use crate::{Error, ParentFactory, Result, SessionTools};
 
 /// The provider name a parent's transcript is kept under.
@@ -45,6 +55,7 @@ where
         factory,
         sessions: Mutex::new(HashMap::new()),
         running: Mutex::new(Vec::new()),
+        closed: CancellationToken::new(),
     });
     let takes_mcp = server.factory.takes_mcp_servers();
     let (sink, lines, writer) = frames::transport(incoming, outgoing, MAX_FRAME);
@@ -133,6 +144,8 @@ struct Server {
     sessions: Mutex<HashMap<String, Arc<Session>>>,
     /// Prompt tasks, awaited at shutdown.
     running: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+    /// Cancelled at shutdown: the sessions' watchers end.
+    closed: CancellationToken,
 }
 
 struct Session {
@@ -142,6 +155,11 @@ struct Session {
     /// The session's own tools (its MCP servers'), for every parent of the session.
     tools: SessionTools,
     state: Mutex<Conversation>,
+    /// The session's background tasks, kept beyond each prompt (output files under the task
+    /// root's directory named after the session id); stopped at shutdown.
+    tasks: Arc<TaskTable>,
+    /// Whether a prompt runs (set and cleared with `Conversation::running`), for the watcher.
+    busy: tokio::sync::watch::Sender<bool>,
 }
 
 #[derive(Default)]
@@ -180,8 +198,9 @@ impl Server {
             .session_tools(&request.cwd, servers)
             .await
             .map_err(|message| refusal(invalid(), ErrorCode::InvalidArguments, message))?;
-        let id = uuid_like();
-        let broker = Arc::new(AcpBroker::new(cx, id.clone(), request.cwd.clone()));
+        let run_id = RunId::new();
+        let id = run_id.to_string();
+        let broker = Arc::new(AcpBroker::new(cx.clone(), id.clone(), request.cwd.clone()));
         let agent = self
             .factory
             .build(
@@ -198,6 +217,12 @@ impl Server {
             .map(|(tool, spec)| (spec.name.clone(), tool.kind()))
             .collect();
         *broker.kinds.lock().unwrap_or_else(PoisonError::into_inner) = Arc::new(kinds);
+        let config = agent.config();
+        let tasks = Arc::new(TaskTable::for_run(
+            run_id,
+            config.task_dir.clone(),
+            config.secrets.clone(),
+        ));
         let session = Arc::new(Session {
             id: id.clone(),
             cwd: request.cwd,
@@ -207,7 +232,10 @@ impl Server {
                 prepared: Some(agent),
                 ..Conversation::default()
             }),
+            tasks,
+            busy: tokio::sync::watch::Sender::new(false),
         });
+        tokio::spawn(watch(Arc::clone(&session), cx, self.closed.clone()));
         tracing::debug!(session = %id, cwd = %session.cwd.display(), "session/new");
         self.sessions
             .lock()
@@ -282,6 +310,7 @@ impl Server {
                 ));
             }
             state.running = Some(cancel.clone());
+            session.busy.send_replace(true);
             (
                 state.prepared.take(),
                 state.log.take(),
@@ -299,6 +328,7 @@ impl Server {
             .await;
         let mut state = session.state.lock().unwrap_or_else(PoisonError::into_inner);
         state.running = None;
+        session.busy.send_replace(false);
         let (stop, log, transcript) = result?;
         state.log = log;
         state.transcript = transcript;
@@ -331,7 +361,7 @@ impl Server {
             ),
         };
         let mut agent = match built {
-            Ok(agent) => agent,
+            Ok(agent) => agent.with_tasks(Arc::clone(&session.tasks)),
             Err(message) => {
                 // The conversation so far is kept for the next prompt.
                 let mut state = session.state.lock().unwrap_or_else(PoisonError::into_inner);
@@ -424,7 +454,8 @@ impl Server {
         Ok((stop, log, transcript))
     }
 
-    /// Cancels every running prompt and waits for them (their children stop with them).
+    /// Cancels every running prompt and waits for them (their children stop with them), then
+    /// stops every session's background tasks and waits for them too.
     async fn shutdown(&self) {
         let sessions: Vec<Arc<Session>> = self
             .sessions
@@ -433,7 +464,7 @@ impl Server {
             .values()
             .cloned()
             .collect();
-        for session in sessions {
+        for session in &sessions {
             let state = session.state.lock().unwrap_or_else(PoisonError::into_inner);
             if let Some(token) = &state.running {
                 token.cancel();
@@ -443,6 +474,10 @@ impl Server {
             std::mem::take(&mut *self.running.lock().unwrap_or_else(PoisonError::into_inner));
         for task in tasks {
             let _ = task.await;
+        }
+        self.closed.cancel();
+        for session in sessions {
+            session.tasks.stop_all().await;
         }
     }
 }
@@ -482,7 +517,47 @@ fn prompt_blocks(
     Ok(blocks)
 }
 
-/// A fresh session id.
-fn uuid_like() -> String {
-    subagent_core::RunId::new().to_string()
+/// Watches `session`'s background tasks until `closed`: each task's end is sent to the client
+/// once no prompt runs, unless a prompt has told the model already (that turn showed it).
+async fn watch(session: Arc<Session>, cx: ConnectionTo<Client>, closed: CancellationToken) {
+    let mut busy = session.busy.subscribe();
+    let mut seen = HashSet::new();
+    loop {
+        let ended = tokio::select! {
+            biased;
+            () = closed.cancelled() => return,
+            ended = session.tasks.next_ended(&seen) => ended,
+        };
+        let idle = tokio::select! {
+            biased;
+            () = closed.cancelled() => return,
+            idle = busy.wait_for(|busy| !*busy) => idle.is_ok(),
+        };
+        if !idle {
+            return;
+        }
+        // Under the lock a prompt starts under: either the update goes out before the next
+        // prompt runs, or that prompt tells the model and the task is looked at again after it.
+        let state = session.state.lock().unwrap_or_else(PoisonError::into_inner);
+        if state.running.is_some() {
+            continue;
+        }
+        seen.insert(ended.id);
+        if session
+            .tasks
+            .get(ended.id)
+            .is_some_and(|task| task.notified)
+        {
+            continue;
+        }
+        tracing::debug!(session = %session.id, task = %ended.id, "background task ended");
+        for update in task_ended(&ended) {
+            if let Err(error) =
+                cx.send_notification(SessionNotification::new(session.id.clone(), update))
+            {
+                tracing::debug!(%error, "session/update not sent");
+            }
+        }
+        drop(state);
+    }
 }

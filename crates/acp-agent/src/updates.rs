@@ -17,7 +17,8 @@ use agent_client_protocol::v1::schema::{
 };
 use serde_json::Value;
 use subagent_core::RunEvent;
-use subagent_runtime::ToolKind;
+use subagent_core::text::{Limit, truncate};
+use subagent_runtime::{TaskInfo, TaskStatus, ToolKind};
 
 /// How many of a child's tool calls a delegation's progress lists (the latest ones).
 const PROGRESS_LINES: usize = 12;
@@ -190,6 +191,59 @@ impl Child {
         }
         out
     }
+}
+
+/// How much of a background task's result the updates of its end show (its start).
+const ENDED_RESULT: Limit = Limit::Chars(4000);
+/// How much of it the message line naming the end shows.
+const ENDED_LINE: Limit = Limit::Chars(300);
+
+/// What the client is shown when a background task of the session ends outside a prompt: the
+/// tool call that started it, updated to the task's status (`completed`, else `failed`) with
+/// its result, and a line of agent message naming the task, its status and the start of its
+/// result (a client that shows no late tool-call update still shows a message).
+pub(crate) fn task_ended(task: &TaskInfo) -> Vec<SessionUpdate> {
+    let status = task.state.status();
+    let result = task.state.outcome().map_or_else(String::new, |outcome| {
+        let mut text = match &outcome.structured {
+            Some(value) => value.to_string(),
+            None => outcome.text.clone(),
+        };
+        if let Some(diagnostic) = &outcome.diagnostic {
+            if !text.is_empty() {
+                text.push('\n');
+            }
+            text.push_str(diagnostic);
+        }
+        text
+    });
+    let call_status = match status {
+        TaskStatus::Completed => ToolCallStatus::Completed,
+        _ => ToolCallStatus::Failed,
+    };
+    let shown = format!(
+        "Background task {status}:\n{}",
+        truncate(&result, ENDED_RESULT)
+    );
+    let line = one_line(&truncate(&result, ENDED_LINE), 300);
+    let message = format!(
+        "\n\nBackground task “{}” {status}{}\n",
+        task.description,
+        if line.is_empty() {
+            String::new()
+        } else {
+            format!(": {line}")
+        }
+    );
+    vec![
+        SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+            task.tool_use_id.clone(),
+            ToolCallUpdateFields::new()
+                .status(call_status)
+                .content(vec![ToolCallContent::from(text_block(shown))]),
+        )),
+        SessionUpdate::AgentMessageChunk(ContentChunk::new(text_block(message))),
+    ]
 }
 
 /// Turns one run's events into updates.

@@ -1,5 +1,6 @@
 //! The agent loop.
 
+mod answer;
 mod calls;
 mod tool_hooks;
 
@@ -27,9 +28,7 @@ use crate::seed::{Seed, next_turn};
 use crate::sessions::{OpenSession, Recorder, SessionStore};
 use crate::skills::{RunSkills, SKILL_TOOL};
 use crate::structured::DEFAULT_STRUCTURED_RETRIES;
-use crate::structured::{
-    Capture, ENFORCE_PREFIX, OutputMode, StructuredOutputTool, capture_instructions,
-};
+use crate::structured::{Capture, OutputMode, StructuredOutputTool, capture_instructions};
 use crate::summary::{ProgressCell, RequestParts, Summarizer, SummaryConfig};
 use crate::tasks::{TaskDir, TaskTable};
 use crate::tools::{Roots, ToolSet};
@@ -120,6 +119,15 @@ pub struct AgentConfig {
     /// preloaded skills' bodies after its prompt, and the listing when the run has the `Skill`
     /// tool; `None` (the default): no skills.
     pub skills: Option<RunSkills>,
+    /// A task table the host keeps beyond the run (an editor's session, whose prompts are runs
+    /// of their own; see [`Agent::with_tasks`]). The run starts its background tasks in it and
+    /// forwards their events while it runs; when the model ends its answer the run tells what
+    /// has ended but neither waits for nor stops what still runs, and it opens by telling the
+    /// model, before the prompt, what ended since the last run (the same `<task-notification>`
+    /// text). Watching the tasks between runs ([`TaskTable::next_ended`]) and stopping them
+    /// ([`TaskTable::stop_all`]) is the host's. `None` (the default): a table of the run's own,
+    /// whose agent tasks the run waits for before it ends and which it stops at its end.
+    pub tasks: Option<Arc<TaskTable>>,
 }
 
 impl std::fmt::Debug for AgentConfig {
@@ -162,6 +170,7 @@ impl AgentConfig {
             summaries: None,
             max_tool_result_bytes: None,
             skills: None,
+            tasks: None,
         }
     }
 }
@@ -248,6 +257,14 @@ impl Agent {
         self
     }
 
+    /// Runs with `tasks` as its task table, kept by the caller beyond the run (see
+    /// [`AgentConfig::tasks`]).
+    #[must_use]
+    pub fn with_tasks(mut self, tasks: Arc<TaskTable>) -> Self {
+        self.config.tasks = Some(tasks);
+        self
+    }
+
     /// The configuration (with the capture tool added, if any).
     pub fn config(&self) -> &AgentConfig {
         &self.config
@@ -326,14 +343,20 @@ impl Agent {
             background: self.config.background,
             lineage: self.config.lineage.clone(),
             permissions: self.config.permissions.clone(),
-            tasks: Arc::new(
-                TaskTable::for_run(
-                    sender.id(),
-                    self.config.task_dir.clone(),
-                    self.config.secrets.clone(),
-                )
-                .forwarding(sender.emitter()),
-            ),
+            tasks: match &self.config.tasks {
+                Some(tasks) => {
+                    tasks.forward_to(Some(sender.emitter()));
+                    Arc::clone(tasks)
+                }
+                None => Arc::new(
+                    TaskTable::for_run(
+                        sender.id(),
+                        self.config.task_dir.clone(),
+                        self.config.secrets.clone(),
+                    )
+                    .forwarding(sender.emitter()),
+                ),
+            },
             secrets: self.config.secrets.clone(),
             sessions: self.config.sessions.clone(),
         });
@@ -390,6 +413,15 @@ impl Agent {
                     let listed = self.config.tools.get(SKILL_TOOL).is_some();
                     prompt.content.extend(skills.opening(listed));
                 }
+                // Tasks of a table kept beyond the runs that ended since the last one are told
+                // first (a run's own table has none yet).
+                let told: Vec<ContentBlock> = env
+                    .tasks
+                    .take_finished()
+                    .iter()
+                    .map(|n| ContentBlock::text(self.notification_text(&env, n)))
+                    .collect();
+                prompt.content.splice(0..0, told);
                 self.drive(&mut state, prompt, &env, &cancel, sender).await
             }
             Err(blocked) => Outcome::with_status(StopReason::Refused, String::new(), Some(blocked)),
@@ -399,7 +431,11 @@ impl Agent {
         if let Some(summarizer) = summarizer {
             summarizer.stop().await;
         }
-        env.tasks.stop_all().await;
+        match &self.config.tasks {
+            // The host's tasks go on; their events have no run to go to until the next one.
+            Some(tasks) => tasks.forward_to(None),
+            None => env.tasks.stop_all().await,
+        }
         if let Some(input) = &self.config.input {
             input.close().await;
         }
@@ -611,113 +647,6 @@ impl Agent {
             }
             pending = Message::new(Role::User, content);
         }
-    }
-
-    async fn after_answer(
-        &self,
-        state: &mut State,
-        env: &Arc<RunEnv>,
-        cancel: &CancellationToken,
-    ) -> Next {
-        let mut structured = None;
-        if let Some(validator) = &self.final_validator {
-            match validator.check_answer(&state.text) {
-                Ok(value) => structured = Some(value),
-                Err(problem) => return self.retry(state, &problem),
-            }
-        }
-        if let Some(capture) = &self.capture {
-            let captured = capture
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .value
-                .is_some();
-            if !captured {
-                return self.retry(
-                    state,
-                    "you ended your answer without calling the structured_output tool",
-                );
-            }
-        }
-        // While outside input may still come (a team at work), the run waits for it as for its
-        // background tasks.
-        let mut open = self.config.input.is_some();
-        loop {
-            let mut next = env.tasks.take_finished();
-            if next.is_empty() && !open {
-                // One look under the table's lock at both "finished" and "running": a task that
-                // finishes between two separate looks would otherwise be neither waited for nor
-                // delivered. `next_finished` returns at once when nothing is running.
-                let waited = tokio::select! {
-                    biased;
-                    () = cancel.cancelled() => return Next::Done(Box::new(Outcome::cancelled())),
-                    next = env.tasks.next_finished() => next,
-                };
-                next.extend(waited);
-            }
-            let mut blocks: Vec<ContentBlock> = next
-                .iter()
-                .map(|n| ContentBlock::text(self.notification_text(env, n)))
-                .collect();
-            if let Some(input) = &self.config.input {
-                blocks.extend(input.take());
-            }
-            if !blocks.is_empty() {
-                return Next::Continue(Message::new(Role::User, blocks));
-            }
-            if !open {
-                break;
-            }
-            let running = env.tasks.running() > 0;
-            let finished = tokio::select! {
-                biased;
-                () = cancel.cancelled() => return Next::Done(Box::new(Outcome::cancelled())),
-                Some(finished) = env.tasks.next_finished(), if running => Some(finished),
-                more = async {
-                    match &self.config.input {
-                        Some(input) => input.wait().await,
-                        None => false,
-                    }
-                } => {
-                    open = more;
-                    None
-                }
-            };
-            if let Some(finished) = finished {
-                let text = self.notification_text(env, &finished);
-                return Next::Continue(Message::new(Role::User, vec![ContentBlock::text(text)]));
-            }
-        }
-        // The settings' `Stop` hooks may keep the run going: their text is its next message.
-        if let Some(text) = tool_hooks::stop(env, &state.text, state.stop_hook_active, cancel).await
-        {
-            state.stop_hook_active = true;
-            return Next::Continue(Message::new(Role::User, vec![ContentBlock::text(text)]));
-        }
-        let mut outcome = self.end(state, StopReason::Completed, None);
-        outcome.structured = structured;
-        Next::Done(Box::new(outcome))
-    }
-
-    fn retry(&self, state: &mut State, problem: &str) -> Next {
-        if state.retries_used >= self.config.structured_retries {
-            return Next::Done(Box::new(self.end(
-                state,
-                StopReason::Failed,
-                Some(format!(
-                    "no valid structured output after {} retries: {problem}",
-                    state.retries_used
-                )),
-            )));
-        }
-        state.retries_used += 1;
-        let ask = match self.capture {
-            Some(_) => "Call the structured_output tool now with your final result.",
-            None => "Answer again with only a JSON value valid against the schema.",
-        };
-        Next::Continue(Message::user(format!(
-            "{ENFORCE_PREFIX} Your final answer is not accepted: {problem}\n{ask}"
-        )))
     }
 
     async fn call_model(

@@ -17,15 +17,21 @@
 //! `<result>`, `<usage>`): appended to the next user message (after the tool results) when the
 //! loop is going on anyway, or, when the model ends its answer while tasks are still running,
 //! as a new user message once the next task finishes (the loop waits, cancellably). A run
-//! therefore never finishes with a background child still running. Each task is told once:
+//! therefore never finishes with a background child still running — unless its host keeps the
+//! table beyond the run ([`AgentConfig::tasks`](crate::AgentConfig::tasks), `subagent acp`'s
+//! sessions): then the run ends without waiting for its tasks or stopping them, the host watches
+//! them ([`TaskTable::next_ended`]) and stops them when it ends ([`TaskTable::stop_all`]), and
+//! the next run given the table tells the model, before its prompt, what ended between the
+//! two. Each task is told once:
 //! a task whose end the model already read through the task tools
 //! ([`crate::tools::TaskOutputTool`], [`crate::tools::TaskStopTool`]) is marked notified and is
 //! not told again.
 
 pub(crate) mod dir;
+mod notification;
 mod output;
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
@@ -40,7 +46,7 @@ use subagent_core::{
 };
 use subagent_process::{Process, Secrets, StopCause};
 
-use crate::report::{command_report, forwarded_clean, worktree_lines};
+use crate::report::{command_report, forwarded_clean};
 
 /// A task's last activity is cut to this (an ellipsis marking the cut).
 const ACTIVITY: Limit = Limit::Chars(160);
@@ -155,64 +161,6 @@ impl Serialize for TaskState {
     }
 }
 
-/// A finished background run, ready to be told to the model.
-#[derive(Clone, Debug, PartialEq)]
-pub struct TaskNotification {
-    /// The task as it ended.
-    pub task: TaskInfo,
-}
-
-/// Where the result of a task starts in text the model reads.
-fn result_text(outcome: &Outcome) -> String {
-    match &outcome.structured {
-        Some(value) => value.to_string(),
-        None => outcome.text.clone(),
-    }
-}
-
-impl TaskNotification {
-    /// The `<task-notification>` text the model reads.
-    pub fn to_text(&self) -> String {
-        let task = &self.task;
-        let output_file = task
-            .output_file
-            .as_deref()
-            .map(Path::display)
-            .map(|path| path.to_string())
-            .unwrap_or_default();
-        let mut text = format!(
-            "<task-notification>\n<task_id>{}</task_id>\n<tool_use_id>{}</tool_use_id>\n<output_file>{output_file}</output_file>\n<status>{}</status>\n<summary>{}</summary>\n",
-            task.id,
-            task.tool_use_id,
-            task.state.status(),
-            task.description
-        );
-        let Some(outcome) = task.state.outcome() else {
-            text.push_str("</task-notification>");
-            return text;
-        };
-        text.push_str(&format!("<result>{}</result>\n", result_text(outcome)));
-        if let Some(diagnostic) = &outcome.diagnostic {
-            text.push_str(&format!("<diagnostic>{diagnostic}</diagnostic>\n"));
-        }
-        if let Some(session) = &outcome.session {
-            text.push_str(&format!("<session_id>{}</session_id>\n", session.id));
-        }
-        if let Some(worktree) = &outcome.worktree {
-            text.push_str(&worktree_lines(worktree));
-            text.push('\n');
-        }
-        let usage = &outcome.usage;
-        text.push_str(&format!(
-            "<usage><total_tokens>{}</total_tokens><tool_uses>{}</tool_uses><duration_ms>{}</duration_ms></usage>\n</task-notification>",
-            usage.input_tokens.saturating_add(usage.output_tokens),
-            usage.tool_uses,
-            usage.duration_ms
-        ));
-        text
-    }
-}
-
 struct Entry {
     info: TaskInfo,
     cancel: CancellationToken,
@@ -248,6 +196,7 @@ impl Inner {
 }
 
 pub use dir::{TASK_RETENTION, TaskDir};
+pub use notification::TaskNotification;
 use output::OutputFile;
 
 /// Where a table's output files go.
@@ -269,7 +218,8 @@ pub struct TaskTable {
     changed: tokio::sync::Notify,
     place: Place,
     secrets: Secrets,
-    parent: Option<RunEmitter>,
+    /// The stream of the run using the table now (see [`TaskTable::forward_to`]).
+    parent: Mutex<Option<RunEmitter>>,
 }
 
 impl Default for TaskTable {
@@ -296,7 +246,7 @@ impl TaskTable {
             changed: tokio::sync::Notify::new(),
             place: Place::Dir(dir.into()),
             secrets,
-            parent: None,
+            parent: Mutex::new(None),
         }
     }
 
@@ -304,16 +254,33 @@ impl TaskTable {
     /// started them), tagged with the id of the call that started each, as a foreground
     /// child's are (secrets redacted).
     #[must_use]
-    pub fn forwarding(mut self, parent: RunEmitter) -> Self {
-        self.parent = Some(parent);
+    pub fn forwarding(self, parent: RunEmitter) -> Self {
+        self.forward_to(Some(parent));
         self
+    }
+
+    /// From now on forwards into `parent` (`None`: nowhere): a table that outlives its runs
+    /// ([`AgentConfig::tasks`](crate::AgentConfig::tasks)) forwards into the stream of the run
+    /// using it, and between runs nowhere (its tasks' events still go to their output files).
+    pub fn forward_to(&self, parent: Option<RunEmitter>) {
+        *self.parent.lock().unwrap_or_else(PoisonError::into_inner) = parent;
     }
 
     /// The stream of the run that owns the table, when it forwards (see
     /// [`TaskTable::forwarding`]): where other work the run started and that outlives one tool
     /// call (a team's teammates) reports its events.
-    pub fn emitter(&self) -> Option<&RunEmitter> {
-        self.parent.as_ref()
+    pub fn emitter(&self) -> Option<RunEmitter> {
+        self.parent
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Puts `event` into the stream the table forwards into, if any.
+    fn emit(&self, event: RunEvent) {
+        if let Some(parent) = &*self.parent.lock().unwrap_or_else(PoisonError::into_inner) {
+            parent.emit(event);
+        }
     }
 
     /// The table of run `run_id`: output files under `<root>/<run_id>` of `root`
@@ -329,7 +296,7 @@ impl TaskTable {
                 dir: OnceLock::new(),
             },
             secrets,
-            parent: None,
+            parent: Mutex::new(None),
         }
     }
 
@@ -508,23 +475,26 @@ impl TaskTable {
 
     /// Tells the parent's stream that the task of `info` started.
     fn started(&self, info: &TaskInfo) {
-        if let Some(parent) = &self.parent {
-            parent.emit(RunEvent::TaskStarted {
-                task_id: info.id,
-                tool_use_id: info.tool_use_id.clone(),
-                kind: info.kind,
-                description: self.secrets.redact(&info.description).into_owned(),
-            });
-        }
+        self.emit(RunEvent::TaskStarted {
+            task_id: info.id,
+            tool_use_id: info.tool_use_id.clone(),
+            kind: info.kind,
+            description: self.secrets.redact(&info.description).into_owned(),
+        });
     }
 
     /// Passes a subagent task's event on to the parent's stream, tagged with `call_id`.
     fn forward(&self, event: &RunEvent, call_id: &str) {
-        let Some(parent) = &self.parent else {
+        if self
+            .parent
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_none()
+        {
             return;
-        };
+        }
         if let Some(event) = forwarded_clean(event.clone(), call_id, &self.secrets) {
-            parent.emit(event);
+            self.emit(event);
         }
     }
 
@@ -609,8 +579,8 @@ impl TaskTable {
         };
         // The parent's stream hears of the end (`subagent run` shows it), as it hears the
         // task's events.
-        if let (Some(parent), Some(ended)) = (&self.parent, ended) {
-            parent.emit(ended);
+        if let Some(ended) = ended {
+            self.emit(ended);
         }
         self.changed.notify_waiters();
     }
@@ -678,6 +648,28 @@ impl TaskTable {
                 if inner.awaited() == 0 {
                     return None;
                 }
+            }
+            notified.await;
+        }
+    }
+
+    /// Waits until a task not in `seen` has ended; its row (the first started, when several
+    /// have). How a host that keeps the table beyond its runs
+    /// ([`AgentConfig::tasks`](crate::AgentConfig::tasks)) hears of an end between them: it
+    /// neither delivers nor marks anything, so the next run still tells the model.
+    pub async fn next_ended(&self, seen: &HashSet<RunId>) -> TaskInfo {
+        loop {
+            let notified = self.changed.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            let ended = self
+                .lock()
+                .tasks
+                .iter()
+                .find(|entry| !entry.info.state.is_running() && !seen.contains(&entry.info.id))
+                .map(|entry| entry.info.clone());
+            if let Some(info) = ended {
+                return info;
             }
             notified.await;
         }

@@ -525,7 +525,7 @@ impl Teams {
     /// subagent's are), and cancels it when the team stops.
     async fn follow(&self, mut run: Run, context: &ToolContext) -> Outcome {
         let token = run.cancel_token();
-        let emitter = context.env.tasks.emitter().cloned();
+        let emitter = context.env.tasks.emitter();
         let mut events = run.take_events().filter(|_| emitter.is_some());
         let outcome = run.outcome();
         tokio::pin!(outcome);

@@ -3,6 +3,7 @@ mod a2a_remote;
 #[cfg(feature = "e2e")]
 mod a2a_sdk_peer;
 mod acp;
+mod acp_background;
 #[cfg(feature = "e2e")]
 mod acp_provider;
 mod background;

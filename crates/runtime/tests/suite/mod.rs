@@ -2,6 +2,7 @@ mod bash;
 mod caps;
 mod files;
 mod hooks;
+mod kept_tasks;
 mod log;
 mod summary;
 mod support;
