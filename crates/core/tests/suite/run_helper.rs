@@ -212,7 +212,10 @@ async fn an_observer_sees_what_the_caller_takes_and_the_outcome_waits_for_it() {
     // Only what the caller took so far.
     assert_eq!(*seen.events.lock().unwrap(), ["started"]);
     while events.next().await.is_some() {}
-    assert_eq!(*seen.events.lock().unwrap(), ["started", "text", "finished"]);
+    assert_eq!(
+        *seen.events.lock().unwrap(),
+        ["started", "text", "finished"]
+    );
     assert_eq!(*seen.ended.lock().unwrap(), None);
     let outcome = run.outcome().await;
     assert_eq!(*seen.ended.lock().unwrap(), Some(outcome.status));
