@@ -249,10 +249,16 @@ async fn events(
     let from = query.from.unwrap_or(0);
     let runs = shared.runs.clone();
     let running = record.status == Status::Running;
-    let (lines, next) =
+    // The first look (no `from`) starts with the run's start.
+    let first = query
+        .from
+        .is_none()
+        .then(|| subagent_runs::Runs::started(&record));
+    let (mut lines, next) =
         tokio::task::spawn_blocking(move || runs.events_from(&record, from, EVENTS_CHUNK))
             .await
             .unwrap_or((Vec::new(), from));
+    lines.splice(0..0, first);
     let events: Vec<Value> = lines
         .iter()
         .filter_map(|line| serde_json::from_str(line).ok())

@@ -189,6 +189,10 @@ impl Watched {
 
 impl RunObserver for Watched {
     fn event(&self, event: &RunEvent) {
+        // The start is the record's (`Runs::events_from` gives it first): not queued again.
+        if matches!(event, RunEvent::Started { .. }) {
+            return;
+        }
         self.writer.event(self.id, event.clone());
         if let RunEvent::Usage {
             usage,

@@ -102,18 +102,19 @@ impl Runs {
 
     /// `record`'s events past byte `offset` of its journal, as JSON lines (each one event), at
     /// most about `max` bytes of them, and the offset after the last line looked at (where the
-    /// next read starts; a line still being written is left for it). Nothing when there are
-    /// none yet.
+    /// next read starts; a line still being written is left for it). The journal does not
+    /// repeat the run's `started` event: [`Runs::started`] makes it from the record.
     pub fn events_from(&self, record: &Record, offset: u64, max: u64) -> (Vec<String>, u64) {
         use std::io::{Read as _, Seek as _};
+        let mut lines = Vec::new();
         let Ok(mut file) = subagent_session::open_user_file(&self.events_path(record)) else {
-            return (Vec::new(), offset);
+            return (lines, offset);
         };
         if file.seek(std::io::SeekFrom::Start(offset)).is_err() {
-            return (Vec::new(), offset);
+            return (lines, offset);
         }
         let prefix = format!("{{\"run\":\"{}\",\"event\":", record.id);
-        let (mut lines, mut at, mut taken) = (Vec::new(), offset, 0u64);
+        let (mut at, mut taken) = (offset, 0u64);
         let mut chunk = Vec::new();
         while taken < max {
             chunk.clear();
@@ -142,6 +143,17 @@ impl Runs {
             }
         }
         (lines, at)
+    }
+
+    /// `record`'s `started` event (as a JSON line of [`Runs::events_from`]): the first of its
+    /// events, made from the record.
+    pub fn started(record: &Record) -> String {
+        let started = subagent_core::RunEvent::Started {
+            run_id: record.id,
+            provider: record.provider.clone(),
+            description: record.description.clone(),
+        };
+        serde_json::to_string(&started).unwrap_or_default()
     }
 
     /// Writes `record`: a running one whole to `live/` (aside, then renamed over the old one: a

@@ -79,7 +79,7 @@ impl Drop for Handle {
 }
 
 /// How long the thread lets a batch gather once woken (unless a flush waits).
-const GATHER: Duration = Duration::from_millis(10);
+const GATHER: Duration = Duration::from_millis(2);
 
 impl Writer {
     /// Starts the thread writing into `runs` as `owner`, pruning by `keep`; it ends when every
@@ -147,6 +147,8 @@ struct Journal {
     name: String,
     /// Its events file, once opened.
     events: Option<std::fs::File>,
+    /// Its finished records' file, once written.
+    done: Option<std::fs::File>,
     /// Its events file cannot be written (said once).
     broken: bool,
     /// The batch's new event lines and finished records' lines (kept: no allocation a batch).
@@ -213,6 +215,7 @@ impl Thread {
             self.journals.push(Journal {
                 name,
                 events: None,
+                done: None,
                 broken: false,
                 events_buf: Vec::new(),
                 ended_buf: Vec::new(),
@@ -307,8 +310,18 @@ impl Thread {
                 continue;
             }
             let path = self.runs.done_path(&journal.name);
-            if let Err(error) = append_lines(&path, &journal.ended_buf) {
+            let written = match &mut journal.done {
+                Some(file) => file.write_all(&journal.ended_buf),
+                // The first lines of its finished records (the file ends a line: a pruning
+                // process may have added a lost run's).
+                None => append_lines(&path, &journal.ended_buf).and_then(|()| {
+                    journal.done = Some(subagent_session::private::append_file(&path)?);
+                    Ok(())
+                }),
+            };
+            if let Err(error) = written {
                 tracing::warn!(target: "subagent::runs", "cannot write {}: {error}", path.display());
+                journal.done = None;
             }
             journal.ended_buf.clear();
         }
@@ -374,6 +387,7 @@ impl Thread {
         if journal.open == 0 && open.journal != current {
             // Nothing more is written to it.
             journal.events = None;
+            journal.done = None;
             return true;
         }
         false

@@ -119,10 +119,10 @@ async fn a_run_is_recorded_while_it_runs_and_after() {
     assert_eq!(done.usage.input_tokens, 7);
     assert!(done.ended_ms.is_some());
     let (events, _) = runs.events_from(&done, 0, u64::MAX);
-    let kinds: Vec<String> = events
-        .iter()
+    let kinds: Vec<String> = std::iter::once(Runs::started(&done))
+        .chain(events)
         .map(|line| {
-            serde_json::from_str::<serde_json::Value>(line).unwrap()["type"]
+            serde_json::from_str::<serde_json::Value>(&line).unwrap()["type"]
                 .as_str()
                 .unwrap()
                 .to_owned()

@@ -160,8 +160,12 @@ pub(super) async fn logs(args: &LogsArgs) -> Result<ExitCode, Refusal> {
     );
     let mut said = Said::default();
     let mut offset = 0;
+    let mut first = true;
     loop {
-        let (lines, next) = runs.events_from(&record, offset, EVENTS_CHUNK);
+        let (mut lines, next) = runs.events_from(&record, offset, EVENTS_CHUNK);
+        if std::mem::take(&mut first) {
+            lines.insert(0, Runs::started(&record));
+        }
         let moved = next != offset;
         offset = next;
         for line in lines {
