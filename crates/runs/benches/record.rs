@@ -1,13 +1,15 @@
 //! What the record of runs costs on the user's path (`cargo bench -p subagent-runs --bench
 //! record`; own harness, paired and interleaved):
 //! - **a fan-out through a parent, recorded and not**: one parent turn with 1,000 delegation
-//!   calls to spawn children (each child's model waits 50 ms, the scripted model on the
-//!   2-worker runtime), run alternately through a registry with the recorder and one without;
-//!   the median of the paired differences, relative to the unrecorded run;
+//!   calls to spawn children (each child's model waits 50 ms; the parent and the children over
+//!   HTTP to the fake model server on a runtime of its own, the user's path, then with the
+//!   scripted model; the 2-worker runtime; the binary's allocator), run alternately through a
+//!   registry with the recorder and one without; the median of the paired differences,
+//!   relative to the unrecorded run;
 //! - **`ps` with 10,000 recorded runs**: 10,000 finished records and 20 running ones in a fresh
 //!   record; `ps` reads the running ones (`Runs::live` + `tree`), `ps --all` all of them.
 //!
-//! `PAIRS` (default 10) sets the number of fan-out pairs.
+//! The first argument (default 10) sets the number of fan-out pairs.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -41,9 +43,13 @@ fn scenarios() -> String {
 }
 
 /// A parent whose delegation tool starts spawn children through a registry (recorded into
-/// `runs`, or not).
-fn parent(recorder: Option<&Arc<Recorder>>, dir: &std::path::Path) -> AgentConfig {
-    let model = bench::scripted(&scenarios());
+/// `runs`, or not), the parent and its children on `model`.
+fn parent(
+    model: &Arc<dyn subagent_model::Model>,
+    recorder: Option<&Arc<Recorder>>,
+    dir: &std::path::Path,
+) -> AgentConfig {
+    let model = Arc::clone(model);
     let mut registry = Registry::with_max_depth(3);
     if let Some(recorder) = recorder {
         registry
@@ -84,14 +90,16 @@ fn median(mut samples: Vec<f64>) -> f64 {
     samples[samples.len() / 2]
 }
 
-fn fan_out() {
+/// The fan-out recorded and not, paired and interleaved, with the parent and its children on
+/// `model` (`what` names it).
+fn fan_out(what: &str, model: &Arc<dyn subagent_model::Model>) {
     let dir = tempfile::tempdir().unwrap();
     let runs = Runs::open(dir.path().join("runs")).unwrap();
     let recorder = Recorder::new(runs.clone(), "bench", None);
-    let plain = parent(None, dir.path());
-    let recorded = parent(Some(&recorder), dir.path());
+    let plain = parent(model, None, dir.path());
+    let recorded = parent(model, Some(&recorder), dir.path());
     let rt = bench::runtime(2);
-    let pairs = bench::pairs(4);
+    let pairs = bench::pairs(10);
     let (mut bare, mut with, mut diff) = (Vec::new(), Vec::new(), Vec::new());
     rt.block_on(async {
         run(&plain, None).await;
@@ -109,11 +117,11 @@ fn fan_out() {
     });
     let (b, w, d) = (median(bare), median(with), median(diff));
     println!(
-        "  fan-out of {CHILDREN} through a parent: {b:.1} ms unrecorded, {w:.1} ms recorded, paired diff {d:+.1} ms ({:+.1} %, {pairs} pairs)",
+        "  fan-out of {CHILDREN} through a parent, {what}: {b:.1} ms unrecorded, {w:.1} ms recorded, paired diff {d:+.1} ms ({:+.1} %, {pairs} pairs)",
         d / b * 100.0
     );
     println!(
-        "  ({} finished and {} running records, {} event files written)",
+        "    ({} finished and {} running records, {} journals written)",
         runs.done().len(),
         std::fs::read_dir(runs.root().join("live")).unwrap().count(),
         std::fs::read_dir(runs.root().join("events"))
@@ -180,5 +188,12 @@ fn main() {
     }
     println!("The record of runs:");
     ps();
-    fan_out();
+    // The user's path: the parent and every child over HTTP to the fake model server.
+    let (_server_runtime, server) = bench::server_apart(&scenarios());
+    fan_out("over HTTP", &bench::anthropic(&server));
+    fan_out("scripted model", &bench::scripted(&scenarios()));
 }
+
+/// The allocator the `subagent` binary uses (`crates/cli/src/main.rs`).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;

@@ -31,7 +31,7 @@ use subagent_core::agents::{AgentDirectory, StaticAgents};
 use subagent_core::registry::Registry;
 use subagent_core::{CancellationToken, StopReason};
 use subagent_model::scenario::Gate;
-use subagent_model::{Model, ModelConfig, ModelKind, Scenarios, ScriptedModel, ToolSpec};
+use subagent_model::{Model, Scenarios, ScriptedModel, ToolSpec};
 use subagent_runtime::{
     Agent, AgentConfig, DelegationTool, DelegationToolConfig, PermissionPolicy, Roots, Tool,
     ToolContext, ToolKind, ToolOutput, ToolSet,
@@ -126,10 +126,7 @@ struct HttpServer {
 
 impl HttpServer {
     fn start() -> Self {
-        let runtime = bench::runtime(1);
-        let server = runtime
-            .block_on(FakeServer::from_yaml(&scenarios()))
-            .unwrap();
+        let (runtime, server) = bench::server_apart(&scenarios());
         Self {
             server,
             _runtime: runtime,
@@ -138,10 +135,7 @@ impl HttpServer {
 
     /// Our Anthropic client pointed at the server (no retries).
     fn model(&self) -> Arc<dyn Model> {
-        let mut config =
-            ModelConfig::new(ModelKind::Anthropic, "fake-model").with_base_url(self.server.url());
-        config.retry.max_retries = 0;
-        subagent_model::build_with_env(&config, |_| Some("bench-key".to_owned())).unwrap()
+        bench::anthropic(&self.server)
     }
 }
 

@@ -77,13 +77,36 @@ pub fn pairs(default: usize) -> usize {
 /// When the runtime or the server cannot start.
 #[must_use]
 pub fn fake_server_apart() -> (Runtime, FakeServer) {
+    server_apart("- match: \".*\"\n  steps:\n    - text: \"hi from fake\"\n")
+}
+
+/// A fake model server playing `scenarios` (YAML), on a runtime of its own (one worker): a
+/// model provider is another process, so its work does not run on the measured workers. The
+/// server lives as long as the runtime returned with it.
+///
+/// # Panics
+/// When the runtime or the server cannot start.
+#[must_use]
+pub fn server_apart(scenarios: &str) -> (Runtime, FakeServer) {
     let runtime = runtime(1);
     let server = runtime
-        .block_on(FakeServer::from_yaml(
-            "- match: \".*\"\n  steps:\n    - text: \"hi from fake\"\n",
-        ))
+        .block_on(FakeServer::from_yaml(scenarios))
         .unwrap_or_else(|e| panic!("the fake server: {e}"));
     (runtime, server)
+}
+
+/// Our Anthropic client pointed at `server` (no retries), as a preset builds it.
+///
+/// # Panics
+/// When the client cannot be built.
+#[must_use]
+pub fn anthropic(server: &FakeServer) -> Arc<dyn Model> {
+    let mut config =
+        subagent_model::ModelConfig::new(subagent_model::ModelKind::Anthropic, "fake-model")
+            .with_base_url(server.url());
+    config.retry.max_retries = 0;
+    subagent_model::build_with_env(&config, |_| Some("bench-key".to_owned()))
+        .unwrap_or_else(|e| panic!("the Anthropic client: {e}"))
 }
 
 /// The installed CLI at `path` below `target/clis/node_modules` (`cargo xtask install-clis`).
