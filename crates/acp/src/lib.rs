@@ -54,6 +54,13 @@
 //! the conformance kit's resume check against codex-acp, and claude-agent-acp recalling its
 //! first run (`tests/suite/e2e.rs`).
 //!
+//! `depth_limit`, for claude-agent-acp and codex-acp only (`nesting`): whenever a request
+//! carries `max_depth`, the adapter is told to run no sub-agents of its own (claude-agent-acp:
+//! `_meta.claudeCode.options.disallowedTools: ["Agent", "Task"]` on `session/new` and
+//! `session/load`; codex-acp: `-c features.multi_agent=false -c features.multi_agent_v2=false`),
+//! so its model is offered none (proved end to end against both, `tests/suite/e2e.rs`). A row
+//! running any other agent declares no `depth_limit` and says why.
+//!
 //! Everything else is refused by the registry before the agent starts: ACP v1 has no standard
 //! way to pass a persona, a model, a turn limit, a tool filter or an output schema; a model
 //! override (`session/set_model`) is unstable; isolation is not promised for agents that write
@@ -86,6 +93,7 @@ mod config;
 mod error;
 mod events;
 mod mcp;
+mod nesting;
 mod run;
 
 use std::sync::Arc;
@@ -107,11 +115,14 @@ pub use events::{StreamState, TOOL_OUTPUT_LIMIT, kind_name};
 /// The provider kind, as written in a preset.
 pub const KIND: &str = "acp";
 
-/// What an acp provider honours (see the crate docs): `resume`, through `session/load`.
+/// What an acp provider honours (see the crate docs): `resume`, through `session/load`, the
+/// host's and a request's MCP servers, and `depth_limit` for an adapter whose own sub-agents it
+/// can turn off (claude-agent-acp, codex-acp: a row running another agent declares all but it).
 pub const CAPABILITIES: Capabilities = {
     let mut caps = Capabilities::NONE;
     caps.resume = true;
     caps.mcp_servers = true;
+    caps.depth_limit = true;
     caps
 };
 
@@ -120,6 +131,8 @@ pub const CAPABILITIES: Capabilities = {
 pub struct AcpProvider {
     name: String,
     config: Arc<AcpConfig>,
+    /// The adapter it runs, when its own sub-agents can be turned off (`depth_limit`).
+    adapter: Option<nesting::Adapter>,
     secrets: Secrets,
     /// The host's MCP servers, handed to every session.
     mcp: Arc<subagent_core::mcp::HostMcpServers>,
@@ -131,6 +144,7 @@ impl AcpProvider {
         config.validate()?;
         Ok(Self {
             name: name.into(),
+            adapter: nesting::Adapter::of(&config),
             config: Arc::new(config),
             secrets: Secrets::new(),
             mcp: Arc::default(),
@@ -164,8 +178,20 @@ impl SubagentProvider for AcpProvider {
         &self.name
     }
 
+    /// [`CAPABILITIES`], `depth_limit` only for an adapter whose own sub-agents can be turned
+    /// off (see `nesting`).
     fn capabilities(&self) -> Capabilities {
-        CAPABILITIES
+        let mut caps = CAPABILITIES;
+        caps.depth_limit = self.adapter.is_some();
+        caps
+    }
+
+    fn capability_reason(&self, capability: subagent_core::Capability) -> Option<String> {
+        (capability == subagent_core::Capability::DepthLimit && self.adapter.is_none()).then(|| {
+            "this ACP agent cannot be told to run no sub-agents of its own (claude-agent-acp and \
+             codex-acp can): under a depth cap it could nest past it"
+                .to_owned()
+        })
     }
 
     async fn start(&self, request: StartRequest) -> subagent_core::Result<Run> {
@@ -190,11 +216,20 @@ impl SubagentProvider for AcpProvider {
                 message: "the session reference has no ACP session id".to_owned(),
             });
         }
+        // Under a depth cap, a known adapter runs no sub-agents of its own.
+        let no_sub_agents = self.adapter.filter(|_| request.max_depth.is_some());
+        let mut args = self.config.args.clone();
+        args.extend(
+            no_sub_agents
+                .map(nesting::Adapter::launch_args)
+                .unwrap_or_default(),
+        );
         let plan = run::RunPlan {
             provider: self.name.clone(),
             resume: request.resume.as_ref().map(|session| session.id.clone()),
             program: self.config.command.clone(),
-            args: self.config.args.clone(),
+            args,
+            session_meta: no_sub_agents.and_then(nesting::Adapter::session_meta),
             cwd,
             env: self
                 .config
@@ -314,7 +349,19 @@ mod tests {
             .build("a", &serde_json::json!({"command": "bin/agent"}), &context)
             .unwrap();
         assert_eq!(provider.name(), "a");
-        assert_eq!(provider.capabilities(), CAPABILITIES);
+        // An agent it does not know: every capability of the kind but `depth_limit`, and why.
+        let mut unknown = CAPABILITIES;
+        unknown.depth_limit = false;
+        assert_eq!(provider.capabilities(), unknown);
+        assert!(
+            provider
+                .capability_reason(subagent_core::Capability::DepthLimit)
+                .is_some_and(|reason| reason.contains("sub-agents"))
+        );
+        let known = AcpFactory
+            .build("b", &serde_json::json!({"command": "codex-acp"}), &context)
+            .unwrap();
+        assert_eq!(known.capabilities(), CAPABILITIES);
         let Err(err) = AcpFactory.build("a", &serde_json::json!({"nope": 1}), &context) else {
             panic!("an unknown field was accepted");
         };

@@ -78,6 +78,9 @@ pub(crate) struct RunPlan {
     pub asker: Option<Asker>,
     /// The host's MCP servers, for the session.
     pub mcp: Arc<subagent_core::mcp::HostMcpServers>,
+    /// The `_meta` of `session/new` and `session/load` (what turns a known adapter's own
+    /// sub-agents off, see `crate::nesting`).
+    pub session_meta: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 /// Starts the agent's process. Fails only before it exists.
@@ -141,6 +144,7 @@ pub(crate) async fn drive(mut process: Process, sender: RunSender, plan: RunPlan
             asker: plan.asker.clone(),
             files: plan.files.clone(),
             mcp: Arc::clone(&plan.mcp),
+            session_meta: plan.session_meta.clone(),
             permission_bound: PermissionBound {
                 max: plan.max_permission_requests,
                 asked: Arc::new(AtomicU32::new(0)),
@@ -306,6 +310,7 @@ struct Setup {
     asker: Option<Asker>,
     files: Files,
     mcp: Arc<subagent_core::mcp::HostMcpServers>,
+    session_meta: Option<serde_json::Map<String, serde_json::Value>>,
     permission_bound: PermissionBound,
 }
 
@@ -354,6 +359,7 @@ where
         asker,
         files,
         mcp,
+        session_meta,
         permission_bound,
     } = setup;
     let read_files = files.clone();
@@ -469,7 +475,8 @@ where
                         let loaded = cx
                             .send_request(
                                 LoadSessionRequest::new(id.clone(), cwd)
-                                    .mcp_servers(mcp_servers),
+                                    .mcp_servers(mcp_servers)
+                                    .meta(session_meta.clone()),
                             )
                             .block_task()
                             .await;
@@ -478,7 +485,11 @@ where
                         SessionId::new(id)
                     }
                     None => {
-                        cx.send_request(NewSessionRequest::new(cwd).mcp_servers(mcp_servers))
+                        cx.send_request(
+                            NewSessionRequest::new(cwd)
+                                .mcp_servers(mcp_servers)
+                                .meta(session_meta.clone()),
+                        )
                             .block_task()
                             .await?
                             .session_id

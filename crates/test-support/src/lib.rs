@@ -52,7 +52,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 pub use encode::{Chunk, Protocol, encode, error_body};
-pub use server::{RecordedRequest, requests_for};
+pub use server::{RecordedRequest, requests_for, tool_paths};
 pub use subagent_model::scenario::{Gate, Scenarios};
 
 use server::State;

@@ -72,6 +72,28 @@ impl RecordedRequest {
     }
 }
 
+/// The tools a request body offered, in order, a Responses namespace's as `namespace/tool`
+/// (codex's `multi_agent_v1/spawn_agent`), a tool without a name by its type.
+#[must_use]
+pub fn tool_paths(body: &Value) -> Vec<String> {
+    let mut names = Vec::new();
+    for tool in body["tools"].as_array().into_iter().flatten() {
+        let name = tool["name"]
+            .as_str()
+            .or(tool["type"].as_str())
+            .unwrap_or_default();
+        match tool["tools"].as_array() {
+            Some(children) if tool["type"] == "namespace" => names.extend(
+                children
+                    .iter()
+                    .map(|child| format!("{name}/{}", child["name"].as_str().unwrap_or_default())),
+            ),
+            _ => names.push(name.to_owned()),
+        }
+    }
+    names
+}
+
 /// The requests of `requests` whose conversation a prompt containing `marker` started (see
 /// [`RecordedRequest::started_with`]).
 #[must_use]

@@ -57,6 +57,10 @@ const SCENARIOS: &str = r#"
   match: "(?i)remember BETA"
   steps:
     - text: "remembered"
+- name: nesting
+  match: "(?i)^nesting check"
+  steps:
+    - text: "checked"
 - name: recall
   match: "(?i)what did I ask you to remember"
   steps:
@@ -357,5 +361,52 @@ fn session_ref(harness: &Harness) -> subagent_core::SessionRef {
         id: String::new(),
         cwd: Some(harness.project()),
         transcript: None,
+    }
+}
+
+/// `depth_limit`: under a depth cap neither pinned adapter offers its model its own sub-agent
+/// tool — claude-agent-acp's Claude Code its Agent (or Task) tool, codex-acp's codex the
+/// multi-agent `spawn_agent` (or the `tool_search` a catalog model finds it behind); uncapped,
+/// both do (the control).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_depth_cap_leaves_both_adapters_without_their_own_sub_agents() {
+    let harness = Harness::new(SCENARIOS).await;
+    for adapter in [Adapter::Codex, Adapter::Claude] {
+        let provider = harness.provider(adapter, |_| {});
+        assert!(provider.capabilities().depth_limit, "{adapter:?}");
+        for capped in [false, true] {
+            let marker = format!("nesting check {adapter:?} capped={capped}");
+            let mut request = harness.request(&marker);
+            if capped {
+                request = request.max_depth(1);
+            }
+            let (_, outcome) = run_to_end(&provider, request).await;
+            assert_eq!(
+                outcome.status,
+                StopReason::Completed,
+                "{marker}: {outcome:?}"
+            );
+            let requests = harness.server.requests();
+            let tools: Vec<String> = requests
+                .iter()
+                .filter(|r| r.messages.iter().any(|m| m.text().contains(&marker)))
+                .filter_map(|r| r.body.as_ref())
+                .flat_map(subagent_test_support::tool_paths)
+                .collect();
+            assert!(!tools.is_empty(), "{marker}: no model request seen");
+            let sub_agents: Vec<&String> = tools
+                .iter()
+                .filter(|t| {
+                    ["Agent", "Task", "tool_search"].contains(&t.as_str())
+                        || t.ends_with("/spawn_agent")
+                        || *t == "spawn_agent"
+                })
+                .collect();
+            assert_eq!(
+                sub_agents.is_empty(),
+                capped,
+                "{marker}: sub-agent tools {sub_agents:?} of {tools:?}"
+            );
+        }
     }
 }

@@ -344,22 +344,7 @@ const SUB_AGENT_SCENARIOS: &str = r#"
 
 /// The tool names of a recorded request, a namespace's tools as `namespace/tool`.
 fn tool_names(body: &Value) -> Vec<String> {
-    let mut names = Vec::new();
-    for tool in body["tools"].as_array().into_iter().flatten() {
-        let name = tool["name"]
-            .as_str()
-            .or(tool["type"].as_str())
-            .unwrap_or_default();
-        match tool["tools"].as_array() {
-            Some(children) if tool["type"] == "namespace" => names.extend(
-                children
-                    .iter()
-                    .map(|child| format!("{name}/{}", child["name"].as_str().unwrap_or_default())),
-            ),
-            _ => names.push(name.to_owned()),
-        }
-    }
-    names
+    subagent_test_support::tool_paths(body)
 }
 
 fn is_sub_agent_tool(name: &str) -> bool {
