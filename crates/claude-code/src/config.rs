@@ -156,6 +156,11 @@ pub struct ClaudeCodeConfig {
     pub grace_ms: u64,
     /// Arguments added after ours (e.g. `--bare`, `--add-dir`, `/some/dir`).
     pub extra_args: Vec<String>,
+    /// How many of this row's children may be starting at once — from launch to claude's first
+    /// output line, just before its first model request. More wait, queued (a `queued` event),
+    /// and a queued child can be cancelled before anything starts. Default (`null`): the
+    /// machine's CPU count.
+    pub max_starting: Option<usize>,
 }
 
 /// Claude Code's own variables, passed through the scrub by default.
@@ -183,6 +188,7 @@ impl Default for ClaudeCodeConfig {
             idle_timeout_secs: Some(600),
             grace_ms: 5000,
             extra_args: Vec::new(),
+            max_starting: None,
         }
     }
 }
@@ -213,7 +219,20 @@ impl ClaudeCodeConfig {
                 "timeouts must be at least one second (or null for none)".into(),
             ));
         }
+        if self.max_starting == Some(0) {
+            return Err(crate::Error::Config(
+                "`max_starting` must be at least 1 (or null for the CPU count)".into(),
+            ));
+        }
         Ok(())
+    }
+
+    /// The bound on this row's children starting at once.
+    pub fn admission(&self) -> subagent_process::admission::Admission {
+        self.max_starting.map_or_else(
+            subagent_process::admission::Admission::per_cpu,
+            subagent_process::admission::Admission::new,
+        )
     }
 }
 

@@ -42,6 +42,10 @@
 //! Success is a `result` with `is_error` false **and** exit code 0; anything else is `failed`
 //! with claude's own error text (model errors arrive as subtype `success` with `is_error` true).
 //! The outcome's `session` (claude's session id and the cwd) resumes the run.
+//!
+//! Admission (`max_starting`, default the CPU count; `subagent_process::admission`): a child
+//! holds room among the row's starting children from launch to claude's first output line; one
+//! that finds none emits `Queued` and waits (a cancel then ends it with nothing started).
 
 mod command;
 mod config;
@@ -104,6 +108,8 @@ pub struct ClaudeCodeProvider {
     mcp_config: Option<Arc<String>>,
     /// The host's servers (a request's own are handed with them).
     mcp_servers: Arc<subagent_core::mcp::HostMcpServers>,
+    /// The bound on its children starting at once (`max_starting`).
+    admission: subagent_process::admission::Admission,
 }
 
 impl ClaudeCodeProvider {
@@ -112,6 +118,7 @@ impl ClaudeCodeProvider {
         config.validate()?;
         Ok(Self {
             name: name.into(),
+            admission: config.admission(),
             config: Arc::new(config),
             secrets: Secrets::new(),
             settings: None,
@@ -231,9 +238,33 @@ impl SubagentProvider for ClaudeCodeProvider {
             asker: request.parent.asker.clone(),
         };
         let (sender, run) = Run::channel(&self.name, &request);
-        let process = run::spawn(&plan, sender.cancel_token().clone())?;
-        tracing::debug!(provider = %self.name, pid = process.pid(), "claude started");
-        tokio::spawn(run::drive(process, sender, plan));
+        // Room to start now: started here, so a failure to launch is this call's error.
+        if let Some(admitted) = self.admission.try_admit() {
+            let process = run::spawn(&plan, sender.cancel_token().clone())?;
+            tracing::debug!(provider = %self.name, pid = process.pid(), "claude started");
+            tokio::spawn(run::drive(process, sender, plan, Some(admitted)));
+            return Ok(run);
+        }
+        // Else it waits, queued, and a cancel ends the wait with nothing started.
+        sender.emit(RunEvent::Queued {
+            ahead: self.admission.waiting(),
+        });
+        let admission = self.admission.clone();
+        let name = self.name.clone();
+        tokio::spawn(async move {
+            let cancel = sender.cancel_token().clone();
+            let Some(admitted) = admission.admit(&cancel).await else {
+                sender.finish(Outcome::cancelled());
+                return;
+            };
+            match run::spawn(&plan, cancel) {
+                Ok(process) => {
+                    tracing::debug!(provider = %name, pid = process.pid(), "claude started (was queued)");
+                    run::drive(process, sender, plan, Some(admitted)).await;
+                }
+                Err(error) => sender.finish(Outcome::failed(error.to_string())),
+            }
+        });
         Ok(run)
     }
 }

@@ -64,7 +64,14 @@ pub(crate) fn spawn(plan: &RunPlan, cancel: CancellationToken) -> Result<Process
 }
 
 /// Runs the child to its end and finishes the run.
-pub(crate) async fn drive(mut process: Process, sender: RunSender, plan: RunPlan) {
+/// `admitted` is the child's room among its row's starting children: let go at its first
+/// output line (claude has started: its first model request follows) or at its end.
+pub(crate) async fn drive(
+    mut process: Process,
+    sender: RunSender,
+    plan: RunPlan,
+    mut admitted: Option<subagent_process::admission::Admitted>,
+) {
     let stdin = process.take_stdin();
     // Lines for a child that asks: answers, until the `result` closes the channel (and stdin).
     let mut lines = None;
@@ -102,6 +109,7 @@ pub(crate) async fn drive(mut process: Process, sender: RunSender, plan: RunPlan
     loop {
         match process.next_line().await {
             Ok(Some(line)) => {
+                admitted.take();
                 if let (Some(tx), Some(asker)) = (&lines, &plan.asker)
                     && let Some(request) = control::parse(&line, &plan.invocation.cwd)
                 {

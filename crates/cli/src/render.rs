@@ -179,6 +179,11 @@ impl Progress {
             self.active.clone_from(&nested);
         }
         let line = match event {
+            RunEvent::Queued { ahead } => Some(match ahead {
+                0 => "queued: starts when a child of its row has started".to_owned(),
+                1 => "queued: 1 child waits before it".to_owned(),
+                n => format!("queued: {n} children wait before it"),
+            }),
             RunEvent::Started { description, .. } => Some(format!("started: {description}")),
             RunEvent::Text { text, .. } => {
                 self.recent_text.push_str(text);
@@ -413,6 +418,24 @@ mod tests {
         let mut parts: Vec<&str> = status.split(" · ").collect();
         parts.remove(1);
         parts.join(" · ")
+    }
+
+    #[test]
+    fn a_queued_child_says_how_many_wait_before_it() {
+        let mut progress = Progress::new(Mode::Plain, "claude-code");
+        let line = |progress: &mut Progress, ahead| {
+            progress
+                .plain_line(&RunEvent::Queued { ahead })
+                .map(|(_, line)| line)
+        };
+        assert_eq!(
+            line(&mut progress, 0).as_deref(),
+            Some("queued: starts when a child of its row has started")
+        );
+        assert_eq!(
+            line(&mut progress, 3).as_deref(),
+            Some("queued: 3 children wait before it")
+        );
     }
 
     #[test]

@@ -143,6 +143,12 @@ impl Outcome {
 #[serde(tag = "type", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum RunEvent {
+    /// The child waits for room before it starts: its provider bounds how many of its children
+    /// are starting at once. `ahead` wait before it. Cancelling it now starts nothing.
+    Queued {
+        /// How many children of the provider wait before it.
+        ahead: usize,
+    },
     /// The run started.
     Started {
         /// Its id.

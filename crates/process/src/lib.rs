@@ -64,6 +64,7 @@
 
 #![deny(missing_docs)]
 
+pub mod admission;
 mod child;
 mod env;
 mod error;
