@@ -66,6 +66,12 @@ pub struct AcpConfig {
     /// grace period) and the run fails, saying so. Default 200.
     #[serde(default = "default_max_permission_requests")]
     pub max_permission_requests: u32,
+    /// How many of this row's children may be starting at once — from launch to the agent's
+    /// first output line (its `initialize` answer). More wait, queued (a `queued` event), and a
+    /// queued child can be cancelled before anything starts. Default (`null`): the machine's
+    /// CPU count.
+    #[serde(default)]
+    pub max_starting: Option<usize>,
 }
 
 fn default_grace_ms() -> u64 {
@@ -90,13 +96,27 @@ impl AcpConfig {
             grace_ms: default_grace_ms(),
             timeout_secs: None,
             max_permission_requests: default_max_permission_requests(),
+            max_starting: None,
         }
+    }
+
+    /// The bound on this row's children starting at once.
+    pub fn admission(&self) -> subagent_process::admission::Admission {
+        self.max_starting.map_or_else(
+            subagent_process::admission::Admission::per_cpu,
+            subagent_process::admission::Admission::new,
+        )
     }
 
     /// Checks what serde cannot.
     pub fn validate(&self) -> Result<()> {
         if self.command.as_os_str().is_empty() {
             return Err(Error::config("`command` is empty"));
+        }
+        if self.max_starting == Some(0) {
+            return Err(Error::config(
+                "`max_starting` must be at least 1 (or null for the CPU count)",
+            ));
         }
         for key in self.modes.keys() {
             if PermissionMode::parse(key).is_none() {

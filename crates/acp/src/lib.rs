@@ -133,6 +133,8 @@ pub struct AcpProvider {
     config: Arc<AcpConfig>,
     /// The adapter it runs, when its own sub-agents can be turned off (`depth_limit`).
     adapter: Option<nesting::Adapter>,
+    /// The bound on its children starting at once (`max_starting`).
+    admission: subagent_process::admission::Admission,
     secrets: Secrets,
     /// The host's MCP servers, handed to every session.
     mcp: Arc<subagent_core::mcp::HostMcpServers>,
@@ -145,6 +147,7 @@ impl AcpProvider {
         Ok(Self {
             name: name.into(),
             adapter: nesting::Adapter::of(&config),
+            admission: config.admission(),
             config: Arc::new(config),
             secrets: Secrets::new(),
             mcp: Arc::default(),
@@ -255,9 +258,39 @@ impl SubagentProvider for AcpProvider {
             },
         };
         let (sender, run) = Run::channel(&self.name, &request);
-        let process = run::spawn(&plan)?;
-        tracing::debug!(provider = %self.name, pid = process.pid(), "acp agent started");
-        tokio::spawn(coalesce::Coalesced::new(run::drive(process, sender, plan)));
+        // Room to start now: started here, so a failure to launch is this call's error.
+        if let Some(admitted) = self.admission.try_admit() {
+            let process = run::spawn(&plan)?;
+            tracing::debug!(provider = %self.name, pid = process.pid(), "acp agent started");
+            tokio::spawn(coalesce::Coalesced::new(run::drive(
+                process,
+                sender,
+                plan,
+                Some(admitted),
+            )));
+            return Ok(run);
+        }
+        // Else it waits, queued, and a cancel ends the wait with nothing started.
+        sender.emit(subagent_core::RunEvent::Queued {
+            ahead: self.admission.waiting(),
+        });
+        let admission = self.admission.clone();
+        let name = self.name.clone();
+        tokio::spawn(async move {
+            let cancel = sender.cancel_token().clone();
+            let Some(admitted) = admission.admit(&cancel).await else {
+                sender.finish(subagent_core::Outcome::cancelled());
+                return;
+            };
+            match run::spawn(&plan) {
+                Ok(process) => {
+                    tracing::debug!(provider = %name, pid = process.pid(), "acp agent started (was queued)");
+                    coalesce::Coalesced::new(run::drive(process, sender, plan, Some(admitted)))
+                        .await;
+                }
+                Err(error) => sender.finish(subagent_core::Outcome::failed(error.to_string())),
+            }
+        });
         Ok(run)
     }
 }

@@ -109,7 +109,14 @@ enum Ended {
 }
 
 /// Reads the agent to its end, then delivers the outcome.
-pub(crate) async fn drive(mut process: Process, sender: RunSender, plan: RunPlan) {
+/// `admitted` is the child's room among its row's starting children: let go at its first
+/// output line (the agent answers `initialize`) or at its end.
+pub(crate) async fn drive(
+    mut process: Process,
+    sender: RunSender,
+    plan: RunPlan,
+    mut admitted: Option<subagent_process::admission::Admitted>,
+) {
     let cancel = sender.cancel_token().clone();
     // Stops the turn: the run's cancel, or the agent asking permission past the bound.
     let halt = cancel.child_token();
@@ -168,6 +175,7 @@ pub(crate) async fn drive(mut process: Process, sender: RunSender, plan: RunPlan
         tokio::select! {
             line = process.next_line(), if stdout_open => match line {
                 Ok(Some(line)) => {
+                    admitted.take();
                     // Redacted before the SDK parses it: every event and the outcome come from it.
                     let line = match plan.secrets.redact(&line) {
                         std::borrow::Cow::Borrowed(_) => line,

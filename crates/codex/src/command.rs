@@ -82,6 +82,11 @@ pub(crate) fn validate(config: &CodexConfig) -> Result<()> {
     if config.binary.as_os_str().is_empty() {
         return Err(Error::config("`binary` is empty"));
     }
+    if config.max_starting == Some(0) {
+        return Err(Error::config(
+            "`max_starting` must be at least 1 (or null for the CPU count)",
+        ));
+    }
     if let Some(provider) = &config.model_provider {
         if !is_bare_key(&provider.id) {
             return Err(Error::config(format!(

@@ -56,6 +56,10 @@ pub struct CodexConfig {
     /// After the polite stop (SIGTERM, on which codex ends its sandboxed command), wait this many
     /// milliseconds before SIGKILL of the process group. Default 2000.
     pub grace_ms: u64,
+    /// How many of this row's children may be starting at once — from launch to codex's first
+    /// output line (`thread.started`). More wait, queued (a `queued` event), and a queued child
+    /// can be cancelled before anything starts. Default (`null`): the machine's CPU count.
+    pub max_starting: Option<usize>,
 }
 
 /// Codex's own variables, passed through the scrub by default.
@@ -87,6 +91,7 @@ impl Default for CodexConfig {
             idle_timeout_secs: 1800,
             reconnect_timeout_secs: 60,
             grace_ms: 2000,
+            max_starting: None,
         }
     }
 }
@@ -105,6 +110,14 @@ impl CodexConfig {
     /// The reconnecting-without-progress limit.
     pub fn reconnect_timeout(&self) -> Duration {
         Duration::from_secs(self.reconnect_timeout_secs)
+    }
+
+    /// The bound on this row's children starting at once.
+    pub fn admission(&self) -> subagent_process::admission::Admission {
+        self.max_starting.map_or_else(
+            subagent_process::admission::Admission::per_cpu,
+            subagent_process::admission::Admission::new,
+        )
     }
 
     /// The grace period between SIGTERM and SIGKILL.

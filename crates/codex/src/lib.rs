@@ -152,6 +152,8 @@ pub struct CodexProvider {
     mcp: Option<Arc<std::result::Result<mcp::Handover, String>>>,
     /// The host's servers (a request's own are handed with them).
     mcp_servers: Arc<subagent_core::mcp::HostMcpServers>,
+    /// The bound on its children starting at once (`max_starting`).
+    admission: subagent_process::admission::Admission,
 }
 
 impl CodexProvider {
@@ -160,6 +162,7 @@ impl CodexProvider {
         command::validate(&config)?;
         Ok(Self {
             name: name.into(),
+            admission: config.admission(),
             config: Arc::new(config),
             secrets: Secrets::new(),
             mcp: None,
@@ -319,9 +322,33 @@ impl SubagentProvider for CodexProvider {
             secrets: self.secrets.clone(),
         };
         let (sender, run) = Run::channel(&self.name, &request);
-        let process = run::spawn(&plan, sender.cancel_token().clone())?;
-        tracing::debug!(provider = %self.name, pid = process.pid(), "codex started");
-        tokio::spawn(run::drive(process, sender, plan));
+        // Room to start now: started here, so a failure to launch is this call's error.
+        if let Some(admitted) = self.admission.try_admit() {
+            let process = run::spawn(&plan, sender.cancel_token().clone())?;
+            tracing::debug!(provider = %self.name, pid = process.pid(), "codex started");
+            tokio::spawn(run::drive(process, sender, plan, Some(admitted)));
+            return Ok(run);
+        }
+        // Else it waits, queued, and a cancel ends the wait with nothing started.
+        sender.emit(RunEvent::Queued {
+            ahead: self.admission.waiting(),
+        });
+        let admission = self.admission.clone();
+        let name = self.name.clone();
+        tokio::spawn(async move {
+            let cancel = sender.cancel_token().clone();
+            let Some(admitted) = admission.admit(&cancel).await else {
+                sender.finish(Outcome::cancelled());
+                return;
+            };
+            match run::spawn(&plan, cancel) {
+                Ok(process) => {
+                    tracing::debug!(provider = %name, pid = process.pid(), "codex started (was queued)");
+                    run::drive(process, sender, plan, Some(admitted)).await;
+                }
+                Err(error) => sender.finish(Outcome::failed(error.to_string())),
+            }
+        });
         Ok(run)
     }
 }

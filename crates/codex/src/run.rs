@@ -90,7 +90,14 @@ pub(crate) struct Ended {
 }
 
 /// Reads the child to its end, then delivers the outcome.
-pub(crate) async fn drive(mut process: Process, sender: RunSender, plan: RunPlan) {
+/// `admitted` is the child's room among its row's starting children: let go at its first
+/// output line (codex has started its thread) or at its end.
+pub(crate) async fn drive(
+    mut process: Process,
+    sender: RunSender,
+    plan: RunPlan,
+    mut admitted: Option<subagent_process::admission::Admitted>,
+) {
     let mut state = StreamState::default();
     let mut events = Vec::new();
     let mut last_progress = Instant::now();
@@ -107,6 +114,7 @@ pub(crate) async fn drive(mut process: Process, sender: RunSender, plan: RunPlan
         tokio::select! {
             line = process.next_line() => match line {
                 Ok(Some(line)) => {
+                    admitted.take();
                     // Redacted before parsing: every event and the outcome come from these lines.
                     match state.line(&plan.secrets.redact(&line), &mut events) {
                         Activity::Progress => {

@@ -219,3 +219,54 @@ pub fn assert_edited_in_worktree(events: &[RunEvent], outcome: &Outcome, root: &
         .unwrap_or_else(|| panic!("a session: {outcome:?}"));
     assert_eq!(session.cwd.as_deref(), Some(report.path.as_path()));
 }
+
+/// Admission through `provider`, a product row built with `max_starting: 1`: three children
+/// started together, each with `request()` (answered `answer` by the model); the third is
+/// cancelled while it waits. Checks that the first started at once, the second waited
+/// (`Queued { ahead: 0 }` right after `Started`) and then answered, and the third ended
+/// `cancelled` having waited (the caller then checks that only two children asked its model).
+///
+/// # Panics
+/// When a child does not behave so.
+pub async fn assert_admission(
+    provider: &dyn SubagentProvider,
+    request: impl Fn() -> StartRequest,
+    answer: &str,
+) {
+    let start = || async {
+        provider
+            .start(request())
+            .await
+            .unwrap_or_else(|error| panic!("a child does not start: {error}"))
+    };
+    let first = start().await;
+    let second = start().await;
+    let third = start().await;
+    // The third is cancelled while it waits: nothing of it starts.
+    third.cancel();
+    let limit = Duration::from_secs(120);
+    let (third_events, third_outcome) = finish_within(third, limit).await;
+    assert_eq!(
+        third_outcome.status,
+        StopReason::Cancelled,
+        "{third_outcome:?}"
+    );
+    assert!(
+        matches!(third_events.get(1), Some(RunEvent::Queued { .. })),
+        "{third_events:?}"
+    );
+    let (first_events, first_outcome) = finish_within(first, limit).await;
+    let (second_events, second_outcome) = finish_within(second, limit).await;
+    assert_answered(&first_outcome, answer);
+    assert_answered(&second_outcome, answer);
+    assert!(
+        !first_events
+            .iter()
+            .any(|event| matches!(event, RunEvent::Queued { .. })),
+        "{first_events:?}"
+    );
+    assert!(
+        matches!(second_events.get(1), Some(RunEvent::Queued { ahead: 0 })),
+        "{second_events:?}"
+    );
+}

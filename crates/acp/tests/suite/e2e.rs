@@ -410,3 +410,25 @@ async fn a_depth_cap_leaves_both_adapters_without_their_own_sub_agents() {
         }
     }
 }
+
+/// Admission (`max_starting`) against codex-acp: past the bound a child waits, queued, and starts
+/// once one before it has answered `initialize`; a queued child cancelled starts nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn past_the_bound_a_child_waits_queued_and_a_cancelled_one_starts_nothing() {
+    let harness = Harness::new(SCENARIOS).await;
+    let provider = harness.provider(Adapter::Codex, |config| config.max_starting = Some(1));
+    subagent_test_support::runs::assert_admission(
+        &provider,
+        || harness.request("say hi").build(),
+        "hi from fake",
+    )
+    .await;
+    // Two children asked the model; the cancelled one never ran.
+    let asked = harness
+        .server
+        .requests()
+        .iter()
+        .filter(|r| r.messages.iter().any(|m| m.text().contains("say hi")))
+        .count();
+    assert_eq!(asked, 2);
+}

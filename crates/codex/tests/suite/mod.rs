@@ -9,6 +9,8 @@ mod conformance;
 #[cfg(feature = "e2e")]
 mod e2e;
 #[cfg(feature = "e2e")]
+mod e2e_admission;
+#[cfg(feature = "e2e")]
 mod e2e_failures;
 #[cfg(feature = "e2e")]
 mod e2e_isolation;
