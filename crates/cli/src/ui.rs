@@ -20,7 +20,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde_json::{Value, json};
 use subagent_http::Token;
-use subagent_runs::{Lookup, Runs, Status};
+use subagent_runs::{Lookup, Runs};
 
 use crate::args::UiArgs;
 use crate::{EXIT_COMPLETED, Refusal, RefusalCode};
@@ -248,7 +248,7 @@ async fn events(
     };
     let from = query.from.unwrap_or(0);
     let runs = shared.runs.clone();
-    let running = record.status == Status::Running;
+    let running = record.running();
     // The first look (no `from`) starts with the run's start.
     let first = query
         .from
@@ -283,7 +283,7 @@ async fn stop(
         Ok((_, record)) => record,
         Err(answer) => return *answer,
     };
-    if record.status != Status::Running {
+    if !record.running() {
         return json_answer(
             StatusCode::CONFLICT,
             &json!({"code": "RUN_NOT_RUNNING", "status": record.status.as_str()}),

@@ -9,6 +9,9 @@ use subagent_core::{RunId, SessionRef, StopReason, Usage};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
+    /// It waits for room to start: its provider bounds how many of its children are starting
+    /// at once.
+    Queued,
     /// It runs.
     Running,
     /// It ended, as its outcome says.
@@ -44,9 +47,15 @@ impl Status {
         }
     }
 
+    /// Whether the run has not ended (queued or running).
+    pub fn live(self) -> bool {
+        matches!(self, Self::Queued | Self::Running)
+    }
+
     /// The snake_case name.
     pub fn as_str(self) -> &'static str {
         match self {
+            Self::Queued => "queued",
             Self::Running => "running",
             Self::Completed => "completed",
             Self::Failed => "failed",
@@ -177,7 +186,7 @@ pub struct Record {
 impl Record {
     /// Whether it still runs (a live record whose owner is gone does not).
     pub fn running(&self) -> bool {
-        self.status == Status::Running
+        self.status.live()
     }
 
     /// The name of the journal its events and end are in.

@@ -194,6 +194,18 @@ impl RunObserver for Watched {
             return;
         }
         self.writer.event(self.id, event.clone());
+        // A queued child's record says so until its next event.
+        let queued = matches!(event, RunEvent::Queued { .. });
+        if let Some((record, _)) = &mut *self.state()
+            && (queued || record.status == Status::Queued)
+        {
+            record.status = if queued {
+                Status::Queued
+            } else {
+                Status::Running
+            };
+            self.writer.record(record.clone());
+        }
         if let RunEvent::Usage {
             usage,
             parent_tool_use_id: None,

@@ -234,3 +234,73 @@ fn a_lost_owner_a_corrupt_file_and_pruning() {
     assert!(kept.contains(&gone) && kept.contains(&dead(0)) && kept.contains(&dead(1)));
     assert!(kept.contains(&Owner::this()));
 }
+
+/// Waits for room first (`Queued`), then runs until `release`.
+struct Queuing {
+    admit: tokio::sync::watch::Receiver<bool>,
+    release: tokio::sync::watch::Receiver<bool>,
+}
+
+#[async_trait]
+impl SubagentProvider for Queuing {
+    fn name(&self) -> &str {
+        "queuing"
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::NONE
+    }
+
+    async fn start(&self, request: StartRequest) -> subagent_core::Result<Run> {
+        let (sender, run) = Run::channel("queuing", &request);
+        let (mut admit, mut release) = (self.admit.clone(), self.release.clone());
+        tokio::spawn(async move {
+            sender.emit(RunEvent::Queued { ahead: 0 });
+            let _ = admit.wait_for(|go| *go).await;
+            sender.emit(RunEvent::Text {
+                text: "started".into(),
+                parent_tool_use_id: None,
+            });
+            let _ = release.wait_for(|go| *go).await;
+            sender.finish(Outcome::completed("done"));
+        });
+        Ok(run)
+    }
+}
+
+/// A child waiting for room reads `queued` in the record, then `running` once it starts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_queued_run_reads_queued_until_it_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let runs = Runs::open(dir.path().join("runs")).unwrap();
+    let (admit_tx, admit) = tokio::sync::watch::channel(false);
+    let (release_tx, release) = tokio::sync::watch::channel(false);
+    let mut registry = Registry::new();
+    registry.set_recorder(Recorder::new(runs.clone(), "delegate", None));
+    registry
+        .register(Arc::new(Queuing { admit, release }))
+        .unwrap();
+    let mut run = registry
+        .start("queuing", StartRequest::new("wait your turn", dir.path()))
+        .await
+        .unwrap();
+    // The caller takes the events (the record has what the caller takes).
+    let mut events = run.take_events().unwrap();
+    let drained =
+        tokio::spawn(async move { while futures::StreamExt::next(&mut events).await.is_some() {} });
+    let status = |runs: &Runs| runs.live().first().map(|record| record.status);
+    eventually("the queued record", || {
+        status(&runs) == Some(Status::Queued)
+    })
+    .await;
+    assert!(runs.live()[0].running(), "a queued run has not ended");
+    admit_tx.send(true).unwrap();
+    eventually("the running record", || {
+        status(&runs) == Some(Status::Running)
+    })
+    .await;
+    release_tx.send(true).unwrap();
+    drained.await.unwrap();
+    assert!(run.outcome().await.is_completed());
+    eventually("the record ends", || runs.live().is_empty()).await;
+}

@@ -191,7 +191,7 @@ pub(super) async fn logs(args: &LogsArgs) -> Result<ExitCode, Refusal> {
             break;
         }
         match runs.find(&record.id.to_string()) {
-            Lookup::Found(now) if now.status == Status::Running => {
+            Lookup::Found(now) if now.running() => {
                 tokio::time::sleep(Duration::from_millis(200)).await;
             }
             _ => {
@@ -247,7 +247,7 @@ pub(super) async fn stop(args: &StopArgs) -> Result<ExitCode, Refusal> {
     let runs = open()?;
     let record = find(&runs, &args.id)?;
     match record.status {
-        Status::Running => {}
+        Status::Running | Status::Queued => {}
         Status::Lost => {
             return Err(Refusal::new(
                 RefusalCode::Runs("RUN_OWNER_GONE"),
@@ -270,12 +270,12 @@ pub(super) async fn stop(args: &StopArgs) -> Result<ExitCode, Refusal> {
             format!("cannot ask for run {} to stop: {error}", record.id),
         )
     })?;
-    let mut status = Status::Running;
+    let mut status = record.status;
     if !args.no_wait {
         let deadline = std::time::Instant::now() + Duration::from_secs(30);
         while std::time::Instant::now() < deadline {
             match runs.find(&record.id.to_string()) {
-                Lookup::Found(now) if now.status == Status::Running => {
+                Lookup::Found(now) if now.running() => {
                     tokio::time::sleep(Duration::from_millis(100)).await;
                 }
                 Lookup::Found(now) => {
@@ -291,7 +291,7 @@ pub(super) async fn stop(args: &StopArgs) -> Result<ExitCode, Refusal> {
             "{}",
             json!({"id": record.id, "status": status.as_str(), "asked": true})
         );
-    } else if status == Status::Running {
+    } else if status.live() {
         outln!(
             "asked run {} to stop{}",
             record.id,
@@ -304,11 +304,9 @@ pub(super) async fn stop(args: &StopArgs) -> Result<ExitCode, Refusal> {
     } else {
         outln!("run {} stopped: {status}", record.id);
     }
-    Ok(ExitCode::from(
-        if status == Status::Running && !args.no_wait {
-            EXIT_NOT_COMPLETED
-        } else {
-            EXIT_COMPLETED
-        },
-    ))
+    Ok(ExitCode::from(if status.live() && !args.no_wait {
+        EXIT_NOT_COMPLETED
+    } else {
+        EXIT_COMPLETED
+    }))
 }
