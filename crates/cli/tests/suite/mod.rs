@@ -58,6 +58,8 @@ mod summaries;
 mod support;
 #[cfg(feature = "e2e")]
 mod teams;
+#[cfg(feature = "e2e")]
+mod teams_products;
 mod termination;
 mod ui;
 mod worktree;
