@@ -1,7 +1,8 @@
 //! The record of runs through the binary (issue 30): a fan-out is a tree in `subagent ps`,
 //! `subagent stop` cancels one child through the process that owns it, `logs` prints a run's
 //! events (and follows one), a `--bg` run outlives its launcher and a SIGHUP or SIGINT, and
-//! stops on request; bad ids are refused with stable codes.
+//! stops on request; bad ids are refused with stable codes; a corrupt record is named and
+//! skipped.
 
 use std::time::{Duration, Instant};
 
@@ -386,4 +387,69 @@ async fn two_processes_record_at_once_and_a_bg_run_outlives_its_shell() {
     }
     // The second kept one (the first's) and added its own.
     assert_eq!(ps(&project, true).len(), 2);
+}
+
+/// A corrupt record file and a corrupt line in a journal of finished records are named in a
+/// warning and skipped; every other run is still listed and found.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_corrupt_record_is_named_and_skipped_and_nothing_else_is_lost() {
+    let server =
+        FakeServer::from_yaml("- match: \"quick\"\n  steps:\n    - text: \"quick done\"\n")
+            .await
+            .unwrap();
+    let project = Home::new(&server.url(), "");
+    for _ in 0..2 {
+        let output = tokio::task::block_in_place(|| {
+            subagent(&project)
+                .args(["delegate", "--provider", "spawn", "quick"])
+                .output()
+        });
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    let root = project.home.path().join(".local/state/subagents/runs");
+    // A live record that is not JSON, and a journal whose first line is not.
+    std::fs::write(root.join("live/garbage.json"), "{not json").unwrap();
+    let journal = std::fs::read_dir(root.join("done"))
+        .unwrap()
+        .flatten()
+        .map(|entry| entry.path())
+        .next()
+        .unwrap();
+    let text = std::fs::read_to_string(&journal).unwrap();
+    std::fs::write(&journal, format!("{{broken\n{text}")).unwrap();
+    let output =
+        tokio::task::block_in_place(|| subagent(&project).args(["ps", "--all", "--json"]).output());
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("garbage.json") && stderr.contains("skipped"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!("line 1 of the run records {}", journal.display())),
+        "{stderr}"
+    );
+    let value: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let runs = value["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2, "{runs:?}");
+    // Each is still found by its id.
+    for run in runs {
+        let id = run["id"].as_str().unwrap();
+        let found = tokio::task::block_in_place(|| {
+            subagent(&project).args(["logs", id, "--json"]).output()
+        });
+        assert!(
+            found.status.success(),
+            "{}",
+            String::from_utf8_lossy(&found.stderr)
+        );
+    }
 }
