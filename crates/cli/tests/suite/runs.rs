@@ -1,7 +1,7 @@
 //! The record of runs through the binary (issue 30): a fan-out is a tree in `subagent ps`,
 //! `subagent stop` cancels one child through the process that owns it, `logs` prints a run's
-//! events (and follows one), a `--bg` run outlives its launcher and a SIGHUP or SIGINT, and
-//! stops on request; bad ids are refused with stable codes; a corrupt record is named and
+//! events (and follows one), a `--bg` run outlives its launcher and a SIGHUP or SIGINT, its
+//! session resumes like any run's, and another stops on request; bad ids are refused with stable codes; a corrupt record is named and
 //! skipped.
 
 use std::time::{Duration, Instant};
@@ -34,6 +34,9 @@ const SCENARIO: &str = r#"
   steps:
     - wait_gate: bg
       text: "background done"
+- match: "carry on"
+  steps:
+    - text: "carried on"
 - match: "stop me"
   steps:
     - wait_gate: never
@@ -235,6 +238,36 @@ async fn a_background_run_outlives_its_launcher_and_stops_on_request() {
             procs::gone(u32::try_from(pid).unwrap()).then_some(())
         })
     });
+    // Its record names its session, which `--resume` continues like any run's.
+    let ended = ps(&project, true)
+        .into_iter()
+        .find(|r| r["id"] == id.as_str())
+        .unwrap();
+    let session = ended["session"]["id"].as_str().unwrap().to_owned();
+    let resumed = tokio::task::block_in_place(|| {
+        subagent(&project)
+            .args(["run", "--resume", &session, "carry on"])
+            .output()
+    });
+    assert!(
+        resumed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&resumed.stderr)
+    );
+    assert!(String::from_utf8_lossy(&resumed.stdout).contains("carried on"));
+    let requests = server.requests();
+    let carried = requests
+        .iter()
+        .rev()
+        .find(|r| r.messages.iter().any(|m| m.text().contains("carry on")))
+        .unwrap();
+    assert!(
+        carried
+            .messages
+            .iter()
+            .any(|m| m.text().contains("wait here")),
+        "the resumed run has the background run's conversation"
+    );
 
     // Another, stopped through its owner: cancelled, its process gone.
     let launched = tokio::task::block_in_place(|| {
