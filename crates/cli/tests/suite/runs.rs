@@ -1,8 +1,8 @@
 //! The record of runs through the binary (issue 30): a fan-out is a tree in `subagent ps`,
 //! `subagent stop` cancels one child through the process that owns it, `logs` prints a run's
 //! events (and follows one), a `--bg` run outlives its launcher and a SIGHUP or SIGINT, its
-//! session resumes like any run's, and another stops on request; bad ids are refused with stable codes; a corrupt record is named and
-//! skipped.
+//! session resumes like any run's, and another stops on request; bad ids are refused with
+//! stable codes; a corrupt record is named and skipped.
 
 use std::time::{Duration, Instant};
 
