@@ -86,8 +86,30 @@ async fn a_presets_server_reaches_claude_and_spawn_children_alike() {
             serde_json::json!({"everything": everything()})
         ),
     );
-    let delegate =
-        |args: &[&str]| super::super::support::delegate_ok(home.path(), &project, &preset, args);
+    // The run's temp files in a dir of this test's own: other tests write theirs meanwhile.
+    let tmp = home.path().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let delegate = |args: &[&str]| {
+        let output = subagent_test_support::cli::Subagent::new(
+            assert_cmd::cargo::cargo_bin("subagent"),
+            home.path(),
+        )
+        .cwd(&project)
+        .fake_key()
+        .env("TMPDIR", &tmp)
+        .arg("delegate")
+        .arg("--preset")
+        .arg(&preset)
+        .args(args)
+        .output();
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
     let (claude_out, spawn_out) = tokio::task::block_in_place(|| {
         (
             delegate(&["--provider", "claude-code", "mcp parity claude"]),
@@ -102,7 +124,7 @@ async fn a_presets_server_reaches_claude_and_spawn_children_alike() {
     assert_eq!(spawn, claude);
     assert_eq!(claude.result, "Echo: said twice");
     // The file claude read its servers from is gone with the run.
-    let left: Vec<_> = std::fs::read_dir(std::env::temp_dir())
+    let left: Vec<_> = std::fs::read_dir(&tmp)
         .unwrap()
         .filter_map(Result::ok)
         .filter(|e| {
