@@ -258,39 +258,24 @@ impl SubagentProvider for AcpProvider {
             },
         };
         let (sender, run) = Run::channel(&self.name, &request);
-        // Room to start now: started here, so a failure to launch is this call's error.
-        if let Some(admitted) = self.admission.try_admit() {
-            let process = run::spawn(&plan)?;
-            tracing::debug!(provider = %self.name, pid = process.pid(), "acp agent started");
-            tokio::spawn(coalesce::Coalesced::new(run::drive(
-                process,
-                sender,
-                plan,
-                Some(admitted),
-            )));
-            return Ok(run);
-        }
-        // Else it waits, queued, and a cancel ends the wait with nothing started.
-        sender.emit(subagent_core::RunEvent::Queued {
-            ahead: self.admission.waiting(),
-        });
-        let admission = self.admission.clone();
+        // With room, started here (a failure to launch is this call's error); else queued.
+        let cancel = sender.cancel_token().clone();
         let name = self.name.clone();
-        tokio::spawn(async move {
-            let cancel = sender.cancel_token().clone();
-            let Some(admitted) = admission.admit(&cancel).await else {
-                sender.finish(subagent_core::Outcome::cancelled());
-                return;
-            };
-            match run::spawn(&plan) {
-                Ok(process) => {
-                    tracing::debug!(provider = %name, pid = process.pid(), "acp agent started (was queued)");
+        self.admission.start(
+            sender,
+            cancel,
+            subagent_process::admission::Report {
+                queued: subagent_core::RunSender::queued,
+                never_started: subagent_core::RunSender::never_started,
+            },
+            move |admitted| {
+                let process = run::spawn(&plan)?;
+                tracing::debug!(provider = %name, pid = process.pid(), "acp agent started");
+                Ok::<_, Error>(move |sender| {
                     coalesce::Coalesced::new(run::drive(process, sender, plan, Some(admitted)))
-                        .await;
-                }
-                Err(error) => sender.finish(subagent_core::Outcome::failed(error.to_string())),
-            }
-        });
+                })
+            },
+        )?;
         Ok(run)
     }
 }

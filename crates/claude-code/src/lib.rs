@@ -238,33 +238,22 @@ impl SubagentProvider for ClaudeCodeProvider {
             asker: request.parent.asker.clone(),
         };
         let (sender, run) = Run::channel(&self.name, &request);
-        // Room to start now: started here, so a failure to launch is this call's error.
-        if let Some(admitted) = self.admission.try_admit() {
-            let process = run::spawn(&plan, sender.cancel_token().clone())?;
-            tracing::debug!(provider = %self.name, pid = process.pid(), "claude started");
-            tokio::spawn(run::drive(process, sender, plan, Some(admitted)));
-            return Ok(run);
-        }
-        // Else it waits, queued, and a cancel ends the wait with nothing started.
-        sender.emit(RunEvent::Queued {
-            ahead: self.admission.waiting(),
-        });
-        let admission = self.admission.clone();
+        // With room, started here (a failure to launch is this call's error); else queued.
+        let cancel = sender.cancel_token().clone();
         let name = self.name.clone();
-        tokio::spawn(async move {
-            let cancel = sender.cancel_token().clone();
-            let Some(admitted) = admission.admit(&cancel).await else {
-                sender.finish(Outcome::cancelled());
-                return;
-            };
-            match run::spawn(&plan, cancel) {
-                Ok(process) => {
-                    tracing::debug!(provider = %name, pid = process.pid(), "claude started (was queued)");
-                    run::drive(process, sender, plan, Some(admitted)).await;
-                }
-                Err(error) => sender.finish(Outcome::failed(error.to_string())),
-            }
-        });
+        self.admission.start(
+            sender,
+            cancel.clone(),
+            subagent_process::admission::Report {
+                queued: subagent_core::RunSender::queued,
+                never_started: subagent_core::RunSender::never_started,
+            },
+            move |admitted| {
+                let process = run::spawn(&plan, cancel)?;
+                tracing::debug!(provider = %name, pid = process.pid(), "claude started");
+                Ok::<_, Error>(move |sender| run::drive(process, sender, plan, Some(admitted)))
+            },
+        )?;
         Ok(run)
     }
 }

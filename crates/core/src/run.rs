@@ -581,6 +581,18 @@ impl RunSender {
         inner.outcome().await
     }
 
+    /// Reports that the run waits for room to start ([`RunEvent::Queued`]: its provider bounds
+    /// how many of its children are starting at once).
+    pub fn queued(&self, ahead: usize) {
+        self.emit(RunEvent::Queued { ahead });
+    }
+
+    /// Ends a run that never started: `cancelled` when it was cancelled while it waited to
+    /// start (`why` is `None`), else `failed` with why it could not.
+    pub fn never_started(self, why: Option<String>) {
+        self.finish(why.map_or_else(Outcome::cancelled, Outcome::failed));
+    }
+
     /// Ends the run: the diagnostic is sanitized, the duration filled in when the provider left
     /// it at 0, [`RunEvent::Finished`] emitted and the outcome delivered.
     pub fn finish(mut self, outcome: Outcome) {

@@ -6,6 +6,9 @@
 //! that finds no room waits in [`Admission::admit`], where cancelling it ends the wait before
 //! anything starts.
 //!
+//! [`Admission::start`] is the one way a provider starts a child under it: at once when there is
+//! room, else queued on a task of its own.
+//!
 //! Deliberately not here: what "started" means for a product (the provider decides when to
 //! drop the permit) and how a wait is shown (the provider's `queued` event).
 
@@ -78,6 +81,58 @@ impl Admission {
         };
         self.waiting.fetch_sub(1, Ordering::Relaxed);
         admitted.map(|permit| Admitted { _permit: permit })
+    }
+}
+
+/// How a provider's child reports what [`Admission::start`] does with it: `S` is its run's
+/// sender, which the helper hands to the launched child's work, or ends itself.
+pub struct Report<S> {
+    /// The child waits, `ahead` before it.
+    pub queued: fn(&S, usize),
+    /// It never started: `None` when cancelled while it waited, else why it could not launch.
+    pub never_started: fn(S, Option<String>),
+}
+
+impl Admission {
+    /// Starts a child: `launch` launches it (its process, say) and returns the work that drives
+    /// it given `sender`. With room now, `launch` runs here and its error is this call's (the
+    /// start fails as without admission); without, the child is reported queued and waits on a
+    /// task of its own — a cancel of `cancel` then ends it through
+    /// `never_started` with nothing launched, and a launch that fails ends it with the error.
+    ///
+    /// # Errors
+    /// `launch`'s, when it ran here.
+    pub fn start<S, L, D, F, E>(
+        &self,
+        sender: S,
+        cancel: CancellationToken,
+        report: Report<S>,
+        launch: L,
+    ) -> Result<(), E>
+    where
+        S: Send + 'static,
+        L: FnOnce(Admitted) -> Result<D, E> + Send + 'static,
+        D: FnOnce(S) -> F + Send,
+        F: std::future::Future<Output = ()> + Send + 'static,
+        E: std::fmt::Display + Send,
+    {
+        if let Some(admitted) = self.try_admit() {
+            tokio::spawn(launch(admitted)?(sender));
+            return Ok(());
+        }
+        (report.queued)(&sender, self.waiting());
+        let admission = self.clone();
+        tokio::spawn(async move {
+            let Some(admitted) = admission.admit(&cancel).await else {
+                (report.never_started)(sender, None);
+                return;
+            };
+            match launch(admitted) {
+                Ok(drive) => drive(sender).await,
+                Err(error) => (report.never_started)(sender, Some(error.to_string())),
+            }
+        });
+        Ok(())
     }
 }
 
