@@ -758,7 +758,23 @@ impl Home {
 /// exit 0: its stdout.
 #[cfg(feature = "e2e")]
 pub(super) fn delegate_ok(home: &Path, project: &Path, preset: &Path, args: &[&str]) -> String {
-    let output = Subagent::new(assert_cmd::cargo::cargo_bin("subagent"), home)
+    delegate_ok_with(home, project, preset, args, &[])
+}
+
+/// [`delegate_ok`] with `env` set for the command.
+#[cfg(feature = "e2e")]
+pub(super) fn delegate_ok_with(
+    home: &Path,
+    project: &Path,
+    preset: &Path,
+    args: &[&str],
+    env: &[(&str, &Path)],
+) -> String {
+    let mut command = Subagent::new(assert_cmd::cargo::cargo_bin("subagent"), home);
+    for (name, value) in env {
+        command = command.env(name, value);
+    }
+    let output = command
         .cwd(project)
         .fake_key()
         .arg("delegate")

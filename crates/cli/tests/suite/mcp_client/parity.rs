@@ -90,25 +90,13 @@ async fn a_presets_server_reaches_claude_and_spawn_children_alike() {
     let tmp = home.path().join("tmp");
     std::fs::create_dir_all(&tmp).unwrap();
     let delegate = |args: &[&str]| {
-        let output = subagent_test_support::cli::Subagent::new(
-            assert_cmd::cargo::cargo_bin("subagent"),
+        super::super::support::delegate_ok_with(
             home.path(),
+            &project,
+            &preset,
+            args,
+            &[("TMPDIR", &tmp)],
         )
-        .cwd(&project)
-        .fake_key()
-        .env("TMPDIR", &tmp)
-        .arg("delegate")
-        .arg("--preset")
-        .arg(&preset)
-        .args(args)
-        .output();
-        assert_eq!(
-            output.status.code(),
-            Some(0),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        String::from_utf8_lossy(&output.stdout).into_owned()
     };
     let (claude_out, spawn_out) = tokio::task::block_in_place(|| {
         (
