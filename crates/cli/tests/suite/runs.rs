@@ -53,13 +53,18 @@ fn ps(project: &Home, all: bool) -> Vec<Value> {
         command = command.arg("--all");
     }
     let output = command.output();
+    succeeded(&output);
+    let value: Value = serde_json::from_slice(&output.stdout).unwrap();
+    value["runs"].as_array().unwrap().clone()
+}
+
+/// Asserts the command exited 0, showing its stderr if not.
+fn succeeded(output: &std::process::Output) {
     assert!(
         output.status.success(),
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let value: Value = serde_json::from_slice(&output.stdout).unwrap();
-    value["runs"].as_array().unwrap().clone()
 }
 
 fn eventually<T>(what: &str, mut found: impl FnMut() -> Option<T>) -> T {
@@ -112,11 +117,7 @@ async fn a_fan_out_is_a_tree_and_stop_cancels_one_child() {
         .unwrap();
     let short = &second["id"].as_str().unwrap()[..8];
     let stopped = tokio::task::block_in_place(|| subagent(&project).args(["stop", short]).output());
-    assert!(
-        stopped.status.success(),
-        "{}",
-        String::from_utf8_lossy(&stopped.stderr)
-    );
+    succeeded(&stopped);
     assert!(
         String::from_utf8_lossy(&stopped.stdout).contains("stopped: cancelled"),
         "{}",
@@ -124,11 +125,7 @@ async fn a_fan_out_is_a_tree_and_stop_cancels_one_child() {
     );
     server.gate("one").open();
     let output = tokio::task::block_in_place(|| parent.wait_with_output().unwrap());
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    succeeded(&output);
     let all = ps(&project, true);
     assert_eq!(status(&all, "fan out"), "completed");
     assert_eq!(status(&all, "first"), "completed");
@@ -190,11 +187,7 @@ async fn a_background_run_outlives_its_launcher_and_stops_on_request() {
             .args(["run", "--bg", "wait here"])
             .output()
     });
-    assert!(
-        launched.status.success(),
-        "{}",
-        String::from_utf8_lossy(&launched.stderr)
-    );
+    succeeded(&launched);
     let id = String::from_utf8_lossy(&launched.stdout).trim().to_owned();
     assert_eq!(id.len(), 36, "{id}");
     let record = tokio::task::block_in_place(|| {
@@ -249,11 +242,7 @@ async fn a_background_run_outlives_its_launcher_and_stops_on_request() {
             .args(["run", "--resume", &session, "carry on"])
             .output()
     });
-    assert!(
-        resumed.status.success(),
-        "{}",
-        String::from_utf8_lossy(&resumed.stderr)
-    );
+    succeeded(&resumed);
     assert!(String::from_utf8_lossy(&resumed.stdout).contains("carried on"));
     let requests = server.requests();
     let carried = requests
@@ -346,11 +335,7 @@ async fn two_processes_record_at_once_and_a_bg_run_outlives_its_shell() {
     server.gate("b").open();
     for child in [first, second] {
         let output = tokio::task::block_in_place(|| child.wait_with_output().unwrap());
-        assert!(
-            output.status.success(),
-            "{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
+        succeeded(&output);
     }
     let all = ps(&project, true);
     assert_eq!(status(&all, "first waits"), "completed");
@@ -412,11 +397,7 @@ async fn two_processes_record_at_once_and_a_bg_run_outlives_its_shell() {
                 .args(["delegate", "--provider", "spawn", "quick"])
                 .output()
         });
-        assert!(
-            output.status.success(),
-            "{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
+        succeeded(&output);
     }
     // The second kept one (the first's) and added its own.
     assert_eq!(ps(&project, true).len(), 2);
@@ -437,11 +418,7 @@ async fn a_corrupt_record_is_named_and_skipped_and_nothing_else_is_lost() {
                 .args(["delegate", "--provider", "spawn", "quick"])
                 .output()
         });
-        assert!(
-            output.status.success(),
-            "{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
+        succeeded(&output);
     }
     let root = project.home.path().join(".local/state/subagents/runs");
     // A live record that is not JSON, and a journal whose first line is not.
@@ -456,11 +433,7 @@ async fn a_corrupt_record_is_named_and_skipped_and_nothing_else_is_lost() {
     std::fs::write(&journal, format!("{{broken\n{text}")).unwrap();
     let output =
         tokio::task::block_in_place(|| subagent(&project).args(["ps", "--all", "--json"]).output());
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    succeeded(&output);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
         stderr.contains("garbage.json") && stderr.contains("skipped"),
@@ -479,10 +452,6 @@ async fn a_corrupt_record_is_named_and_skipped_and_nothing_else_is_lost() {
         let found = tokio::task::block_in_place(|| {
             subagent(&project).args(["logs", id, "--json"]).output()
         });
-        assert!(
-            found.status.success(),
-            "{}",
-            String::from_utf8_lossy(&found.stderr)
-        );
+        succeeded(&found);
     }
 }
