@@ -15,66 +15,61 @@ use super::support::{Place, Subagent, bin};
 use super::support::{fake_preset, write_file};
 use super::support::{json_lines, stderr};
 
-/// The leader makes the team and its two product teammates; each teammate's answer leads to
-/// the next message. First match wins, on the latest genuine prompt.
-const SCENARIOS: &str = r#"
-- name: lead
-  match: "LEAD-PRODUCTS"
+/// The scenarios of one teammate `name` (upper-case `mark`), the leader's answers to it
+/// included: its first answer, the leader's message and its answer, the leader's shutdown
+/// request and its approval. Scenario names start with `name`.
+fn mate(name: &str, mark: &str) -> String {
+    format!(
+        r#"
+- name: {name}-lead-ready
+  match: "{mark}-READY"
   steps:
-    - tool_calls: [{name: TeamCreate, input: {team_name: products}}]
-    - tool_calls:
-        - {name: subagent, input: {name: dave, team_name: products, subagent_type: codex-mate, description: dave, prompt: "MATE-DAVE: stand by."}}
-        - {name: subagent, input: {name: erin, team_name: products, subagent_type: acp-mate, description: erin, prompt: "MATE-ERIN: stand by."}}
-    - text: "The team is at work."
-- name: lead-dave-ready
-  match: "DAVE-READY"
+    - tool_calls: [{{name: SendMessage, input: {{to: {name}, message: "{mark}-NOTE: the build is green"}}}}]
+    - text: "Told {name}."
+- name: {name}-lead-ack
+  match: "{mark}-ACK"
   steps:
-    - tool_calls: [{name: SendMessage, input: {to: dave, message: "DAVE-NOTE: the build is green"}}]
-    - text: "Told dave."
-- name: lead-dave-ack
-  match: "DAVE-ACK"
+    - tool_calls: [{{name: SendMessage, input: {{to: {name}, message: {{type: shutdown_request, reason: "{mark}-STOP"}}}}}}]
+    - text: "Asked {name} to stop."
+- name: {name}-stop
+  match: "{mark}-STOP"
   steps:
-    - tool_calls: [{name: SendMessage, input: {to: dave, message: {type: shutdown_request, reason: "DAVE-STOP"}}}]
-    - text: "Asked dave to stop."
-- name: lead-erin-ready
-  match: "ERIN-READY"
+    - text: '{{"type":"shutdown_response","approve":true,"reason":"{mark}-AGREES"}}'
+- name: {name}-note
+  match: "{mark}-NOTE"
   steps:
-    - tool_calls: [{name: SendMessage, input: {to: erin, message: "ERIN-NOTE: the docs are done"}}]
-    - text: "Told erin."
-- name: lead-erin-ack
-  match: "ERIN-ACK"
+    - text: "{mark}-ACK: noted the build."
+- name: {name}-first
+  match: "MATE-{mark}"
   steps:
-    - tool_calls: [{name: SendMessage, input: {to: erin, message: {type: shutdown_request, reason: "ERIN-STOP"}}}]
-    - text: "Asked erin to stop."
-- name: dave-stop
-  match: "DAVE-STOP"
-  steps:
-    - text: '{"type":"shutdown_response","approve":true,"reason":"DAVE-AGREES"}'
-- name: dave-note
-  match: "DAVE-NOTE"
-  steps:
-    - text: "DAVE-ACK: noted the build."
-- name: dave-first
-  match: "MATE-DAVE"
-  steps:
-    - text: "DAVE-READY: standing by."
-- name: erin-stop
-  match: "ERIN-STOP"
-  steps:
-    - text: '{"type":"shutdown_response","approve":true,"reason":"ERIN-AGREES"}'
-- name: erin-note
-  match: "ERIN-NOTE"
-  steps:
-    - text: "ERIN-ACK: noted the docs."
-- name: erin-first
-  match: "MATE-ERIN"
-  steps:
-    - text: "ERIN-READY: standing by."
-- name: lead-noted
-  match: "teammate-message"
-  steps:
-    - text: "Noted."
-"#;
+    - text: "{mark}-READY: standing by."
+"#
+    )
+}
+
+/// A leader that makes team `team` on `prompt` with the teammates `(name, mark, agent type)`,
+/// their scenarios, then its answer to any other teammate message. First match wins, on the
+/// latest genuine prompt.
+fn scenarios(prompt: &str, team: &str, mates: &[(&str, &str, &str)]) -> String {
+    let spawns: String = mates
+        .iter()
+        .map(|(name, mark, agent_type)| {
+            format!(
+                "        - {{name: subagent, input: {{name: {name}, team_name: {team}, subagent_type: {agent_type}, description: {name}, prompt: \"MATE-{mark}: stand by.\"}}}}\n"
+            )
+        })
+        .collect();
+    let mut yaml = format!(
+        "- name: lead\n  match: \"{prompt}\"\n  steps:\n    - tool_calls: [{{name: TeamCreate, input: {{team_name: {team}}}}}]\n    - tool_calls:\n{spawns}    - text: \"The team is at work.\"\n"
+    );
+    for (name, mark, _) in mates {
+        yaml.push_str(&mate(name, mark));
+    }
+    yaml.push_str(
+        "- name: lead-noted\n  match: \"teammate-message\"\n  steps:\n    - text: \"Noted.\"\n",
+    );
+    yaml
+}
 
 /// Writes the agent type `name` running on `provider`, its prompt `body`, into `project`.
 fn agent_type(project: &Path, name: &str, provider: &str, body: &str) {
@@ -169,7 +164,15 @@ fn resumed(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_codex_and_an_acp_teammate_answer_by_resume_and_approve_their_shutdown() {
-    let Place { server, dir, .. } = Place::new(SCENARIOS, "subagent-teams-products-").await;
+    let Place { server, dir, .. } = Place::new(
+        &scenarios(
+            "LEAD-PRODUCTS",
+            "products",
+            &[("dave", "DAVE", "codex-mate"), ("erin", "ERIN", "acp-mate")],
+        ),
+        "subagent-teams-products-",
+    )
+    .await;
     let project = dir.path().join("project");
     agent_type(
         &project,
@@ -235,53 +238,12 @@ async fn a_codex_and_an_acp_teammate_answer_by_resume_and_approve_their_shutdown
     }
 }
 
-/// The leader's scenarios for one teammate `name` (upper-case `mark`) of agent type
-/// `agent_type`, and the teammate's own.
-fn one_mate(name: &str, mark: &str, agent_type: &str) -> String {
-    format!(
-        r#"
-- name: lead
-  match: "LEAD-ONE"
-  steps:
-    - tool_calls: [{{name: TeamCreate, input: {{team_name: one}}}}]
-    - tool_calls: [{{name: subagent, input: {{name: {name}, team_name: one, subagent_type: {agent_type}, description: {name}, prompt: "MATE-{mark}: stand by."}}}}]
-    - text: "The team is at work."
-- name: lead-ready
-  match: "{mark}-READY"
-  steps:
-    - tool_calls: [{{name: SendMessage, input: {{to: {name}, message: "{mark}-NOTE: the build is green"}}}}]
-    - text: "Told {name}."
-- name: lead-ack
-  match: "{mark}-ACK"
-  steps:
-    - tool_calls: [{{name: SendMessage, input: {{to: {name}, message: {{type: shutdown_request, reason: "{mark}-STOP"}}}}}}]
-    - text: "Asked {name} to stop."
-- name: mate-stop
-  match: "{mark}-STOP"
-  steps:
-    - text: '{{"type":"shutdown_response","approve":true,"reason":"{mark}-AGREES"}}'
-- name: mate-note
-  match: "{mark}-NOTE"
-  steps:
-    - text: "{mark}-ACK: noted the build."
-- name: mate-first
-  match: "MATE-{mark}"
-  steps:
-    - text: "{mark}-READY: standing by."
-- name: lead-noted
-  match: "teammate-message"
-  steps:
-    - text: "Noted."
-"#
-    )
-}
-
 /// An A2A teammate: its agent type runs on an `a2a` row in front of another `subagent serve`
 /// (spawn on the same fake model), which keeps its session between the leader's messages.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_a2a_teammate_answers_by_resume_and_approves_its_shutdown() {
     let Place { server, dir, .. } = Place::new(
-        &one_mate("fred", "FRED", "remote-mate"),
+        &scenarios("LEAD-ONE", "one", &[("fred", "FRED", "remote-mate")]),
         "subagent-teams-a2a-",
     )
     .await;
@@ -328,7 +290,7 @@ async fn an_a2a_teammate_answers_by_resume_and_approves_its_shutdown() {
         );
     }
     // The far side resumed fred's session for the message and the shutdown request.
-    resumed(&server.requests(), "mate-stop", "MATE-FRED", "FRED-ACK");
+    resumed(&server.requests(), "fred-stop", "MATE-FRED", "FRED-ACK");
     let (code, _, _) = tokio::task::spawn_blocking(move || stop(served, served_stderr))
         .await
         .unwrap();
