@@ -417,10 +417,13 @@ impl Thread {
 
     /// Adds one event to its run's journal lines, within [`EVENTS_BYTES`] for the run.
     fn take_event(&mut self, id: RunId, event: &RunEvent) {
-        let current = self.current();
+        // An event after its run ended goes into the current journal (made only then).
+        let index = match self.open.get(&id) {
+            Some(open) => open.journal,
+            None => self.current(),
+        };
         let open = self.open.get_mut(&id);
-        // An event after its run ended goes into the current journal.
-        let journal = &mut self.journals[open.as_ref().map_or(current, |open| open.journal)];
+        let journal = &mut self.journals[index];
         let buf = &mut journal.events_buf;
         let start = buf.len();
         match &open {
